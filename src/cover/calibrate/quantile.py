@@ -1,0 +1,88 @@
+"""Exact conformal rank arithmetic and the k-th smallest score.
+
+``q = k-th smallest score, k = ceil((n + 1)(1 - alpha))`` (paper Eq. 3), computed in
+integer/rational arithmetic: in floating point ``1 - 0.7`` is not ``0.3`` and a
+float ``ceil`` is off by one order statistic for some ``n``. ``alpha`` is read as
+the decimal the user wrote (``0.3`` means 3/10).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from decimal import Decimal
+from fractions import Fraction
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from cover.errors import CoverWarning
+
+AlphaLike = float | str | Fraction | Decimal
+
+
+def as_fraction(alpha: AlphaLike) -> Fraction:
+    """``alpha`` as an exact fraction in (0, 1): floats by their shortest decimal repr."""
+    if isinstance(alpha, bool):
+        raise ValueError(f"alpha must be a number in (0, 1), got {alpha!r}")
+    try:
+        if isinstance(alpha, float):
+            if not math.isfinite(alpha):
+                raise ValueError
+            a = Fraction(repr(alpha))
+        elif isinstance(alpha, (int, Fraction, Decimal, str)):
+            a = Fraction(alpha)
+        else:
+            a = Fraction(str(alpha))
+    except (ValueError, ZeroDivisionError, TypeError):
+        raise ValueError(f"alpha must be a number in (0, 1), got {alpha!r}") from None
+    if not 0 < a < 1:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
+    return a
+
+
+def conformal_rank(n: int, alpha: AlphaLike) -> int:
+    """``k = ceil((n + 1)(1 - alpha))`` exactly; may exceed ``n``."""
+    if n < 0:
+        raise ValueError(f"n must be >= 0, got {n}")
+    a = as_fraction(alpha)
+    return math.ceil((n + 1) * (1 - a))
+
+
+def min_calibration_size(alpha: AlphaLike) -> int:
+    """Smallest ``n`` with a finite threshold: ``k <= n  <=>  n >= (1 - alpha)/alpha``."""
+    a = as_fraction(alpha)
+    return math.ceil((1 - a) / a)
+
+
+def kth_smallest(scores: ArrayLike, k: int) -> float:
+    """The ``k``-th smallest value (1-based) by O(n) selection; ``+inf`` when ``k > n``."""
+    s = np.asarray(scores, dtype=np.float64).reshape(-1)
+    if np.isnan(s).any():
+        raise ValueError("scores contain NaN")
+    if k < 1:
+        return -np.inf
+    if k > s.size:
+        return np.inf
+    return float(np.partition(s, k - 1)[k - 1])
+
+
+def conformal_quantile(scores: ArrayLike, alpha: AlphaLike, *, warn: bool = True
+                       ) -> tuple[float, int, int]:
+    """``(q, k, n)`` with ``q`` the k-th smallest of the ``n`` scores.
+
+    When ``k > n`` the level is unattainable with this many rows: ``q = +inf`` (every
+    region is the whole video) and a :class:`CoverWarning` says how many rows it needs.
+    """
+    s = np.asarray(scores, dtype=np.float64).reshape(-1)
+    n = int(s.size)
+    k = conformal_rank(n, alpha)
+    q = kth_smallest(s, k)
+    if k > n and warn:
+        warnings.warn(
+            f"alpha={alpha}: {n} calibration rows are too few for a finite threshold "
+            f"(need at least {min_calibration_size(alpha)}); every region is the whole video",
+            CoverWarning,
+            stacklevel=2,
+        )
+    return q, k, n

@@ -1,0 +1,161 @@
+"""Joining predictions with ground truth or durations, and fitting rows to ``[0, T]``.
+
+Each function returns the kept table plus the :class:`RowProblem` list that says
+what happened to every other row (rejected) or value (clipped).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from cover.data.table import GroundingTable
+from cover.errors import RowProblem
+from cover.ragged import segment_any
+
+
+def _problems(table: GroundingTable, rows: NDArray[np.int64], why: str | list[str],
+              action: Any = "rejected") -> list[RowProblem]:
+    lines = table.line if table.line is not None else np.zeros(len(table), dtype=np.int64)
+    whys = [why] * rows.size if isinstance(why, str) else why
+    return [
+        RowProblem(table.source, int(lines[i]), str(table.qid[i]), w, action)
+        for i, w in zip(rows.tolist(), whys, strict=True)
+    ]
+
+
+def _query_of(table: GroundingTable, rows: NDArray[np.int64]) -> list[Any]:
+    if table.records is None:
+        return [None] * rows.size
+    return [table.records[i].get("query") for i in rows.tolist()]
+
+
+def _lookup(keys: NDArray[np.str_], wanted: NDArray[np.str_]) -> tuple[NDArray[np.int64],
+                                                                      NDArray[np.bool_]]:
+    """Index into ``keys`` of each ``wanted`` key, and whether it was found."""
+    if keys.size == 0:
+        return np.zeros(wanted.size, dtype=np.int64), np.zeros(wanted.size, dtype=bool)
+    order = np.argsort(keys, kind="stable")
+    pos = np.minimum(np.searchsorted(keys[order], wanted), keys.size - 1)
+    j = order[pos]
+    return j, keys[j] == wanted
+
+
+def attach_truth(
+    preds: GroundingTable, gt: GroundingTable, *, strict: bool = False
+) -> tuple[GroundingTable, list[RowProblem]]:
+    """Join ``gt`` onto ``preds`` by qid, checking that ``vid`` (and ``query``, when both
+    files have it) agree, and take T from the ground truth.
+
+    Predictions without ground truth and ground truth without predictions are both
+    rejected (a silently dropped row would bias calibration). Truth windows and
+    predictions reaching outside ``[0, T]`` are clipped and counted, or rejected
+    when ``strict``.
+    """
+    problems: list[RowProblem] = []
+    gt_truth = gt.require_truth()
+    j, matched = _lookup(gt.qid, preds.qid)
+    problems += _problems(preds, np.flatnonzero(~matched),
+                          f"no ground truth for this qid in {gt.source}")
+    unmatched_gt = np.flatnonzero(~np.isin(gt.qid, preds.qid))
+    problems += _problems(gt, unmatched_gt, f"no prediction for this qid in {preds.source}")
+
+    rows = np.flatnonzero(matched)
+    jj = j[rows]
+    vid_bad = preds.vid[rows] != gt.vid[jj]
+    problems += _problems(preds, rows[vid_bad], [
+        f"vid differs from ground truth ({preds.vid[i]!r} vs {gt.vid[k]!r})"
+        for i, k in zip(rows[vid_bad].tolist(), jj[vid_bad].tolist(), strict=True)
+    ])
+    qp, qg = _query_of(preds, rows), _query_of(gt, jj)
+    query_bad = np.array([a is not None and b is not None and a != b
+                          for a, b in zip(qp, qg, strict=True)], dtype=bool)
+    problems += _problems(preds, rows[query_bad & ~vid_bad],
+                          "query text differs from ground truth")
+    pd = preds.duration[rows]
+    dur_bad = np.isfinite(pd) & (np.abs(pd - gt.duration[jj]) > 1e-6)
+    problems += _problems(preds, rows[dur_bad & ~vid_bad & ~query_bad],
+                          "duration differs from ground truth")
+    ok = ~(vid_bad | query_bad | dur_bad)
+    rows, jj = rows[ok], jj[ok]
+
+    joined = replace(preds.take(rows), duration=gt.duration[jj], truth=gt_truth.take(jj))
+    joined, more = clip_truth(joined, strict=strict)
+    problems += more
+    joined, more = clip_predictions(joined, strict=strict)
+    problems += more
+    return joined, problems
+
+
+def clip_truth(table: GroundingTable, *, strict: bool = False) -> tuple[GroundingTable,
+                                                                        list[RowProblem]]:
+    """Clip truth windows to ``[0, T]`` (counted), rejecting rows whose truth falls
+    entirely outside, or any row reaching outside when ``strict``."""
+    truth = table.require_truth()
+    r = truth.rows
+    t = table.duration[r]
+    outside = segment_any((truth.starts < 0) | (truth.ends > t), truth.offsets)
+    clipped = truth.clip(0.0, table.duration)
+    vanished = clipped.n_components == 0
+    problems: list[RowProblem] = []
+    reject = vanished | (outside & strict)
+    why = [
+        "ground-truth windows lie outside [0, T]" if v
+        else "a ground-truth window reaches outside [0, T] (strict mode)"
+        for v in vanished[reject].tolist()
+    ]
+    problems += _problems(table, np.flatnonzero(reject), why)
+    problems += _problems(table, np.flatnonzero(outside & ~reject),
+                          "ground-truth window clipped to [0, T]", action="clipped")
+    out = replace(table, truth=clipped)
+    return (out.take(~reject) if reject.any() else out), problems
+
+
+def clip_predictions(table: GroundingTable, *, strict: bool = False) -> tuple[GroundingTable,
+                                                                              list[RowProblem]]:
+    """Clip top-1 intervals to ``[0, T]`` (counted), or reject them when ``strict``."""
+    t = table.duration
+    has = table.has_interval
+    outside = has & ((table.pred_start < 0) | (table.pred_end > t))
+    problems: list[RowProblem] = []
+    if strict:
+        problems += _problems(table, np.flatnonzero(outside),
+                              "predicted interval reaches outside [0, T] (strict mode)")
+        return (table.take(~outside) if outside.any() else table), problems
+    problems += _problems(table, np.flatnonzero(outside),
+                          "predicted interval clipped to [0, T]", action="clipped")
+    ps = np.where(has, np.clip(table.pred_start, 0.0, t), np.nan)
+    pe = np.where(has, np.clip(table.pred_end, 0.0, t), np.nan)
+    return replace(table, pred_start=ps, pred_end=pe), problems
+
+
+def fill_durations(
+    preds: GroundingTable,
+    vids: NDArray[np.str_] | None,
+    durations: NDArray[np.float64] | None,
+    *,
+    strict: bool = False,
+    source: str = "--videos",
+) -> tuple[GroundingTable, list[RowProblem]]:
+    """Take T from the prediction rows when present, else look the vid up in
+    ``(vids, durations)``; a row whose video has no known duration is rejected with
+    a message naming it. Then clip predictions to ``[0, T]``."""
+    t = preds.duration.copy()
+    missing = ~np.isfinite(t)
+    if vids is not None and durations is not None and missing.any():
+        j, hit = _lookup(vids, preds.vid)
+        fill = missing & hit
+        t[fill] = durations[j[fill]]
+    unknown = ~np.isfinite(t)
+    problems = _problems(preds, np.flatnonzero(unknown), [
+        f"no duration known for video {v!r} (not in the row, not in {source})"
+        for v in preds.vid[unknown].tolist()
+    ])
+    out = replace(preds, duration=t)
+    if unknown.any():
+        out = out.take(~unknown)
+    out, more = clip_predictions(out, strict=strict)
+    return out, problems + more

@@ -1,0 +1,165 @@
+"""The columnar grounding table: one row per (video, query) pair.
+
+Columns are numpy arrays; the relevance signal and ground-truth windows are
+ragged (flat values + offsets). A table read from a prediction file has no truth
+(``truth is None``); :func:`cover.data.join.attach_truth` adds it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from cover.data.units import split_units
+from cover.intervals import Intervals
+from cover.ragged import Ragged
+
+#: QVHighlights / Moment-DETR saliency clips are 2 s long.
+DEFAULT_CLIP_SECONDS = 2.0
+
+
+@dataclass(frozen=True)
+class GroundingTable:
+    """Predictions (and optionally truth) for ``n`` queries.
+
+    Attributes
+    ----------
+    qid, vid : str arrays
+        Query id (as text, the join key) and video id.
+    duration : float array
+        Video length T in seconds; NaN where unknown.
+    pred_start, pred_end : float arrays
+        Top-1 interval (the highest-scoring window); NaN where the grounder gave none.
+    relevance : Ragged
+        Per-clip relevance signal (empty row when absent); clip ``i`` covers
+        ``[i*clip, (i+1)*clip) ∩ [0, T]``.
+    truth : Intervals or None
+        Ground-truth windows, one or more per row.
+    line : int array
+        1-based line of the row in ``source`` (0 when built in memory).
+    records : list of dict or None
+        The original parsed rows, kept so certified output can echo them untouched.
+    """
+
+    qid: NDArray[np.str_]
+    vid: NDArray[np.str_]
+    duration: NDArray[np.float64]
+    pred_start: NDArray[np.float64]
+    pred_end: NDArray[np.float64]
+    relevance: Ragged
+    clip: float = DEFAULT_CLIP_SECONDS
+    truth: Intervals | None = None
+    start_std: NDArray[np.float64] | None = None
+    end_std: NDArray[np.float64] | None = None
+    line: NDArray[np.int64] | None = None
+    source: str = "<memory>"
+    records: list[dict[str, Any]] | None = field(default=None, repr=False, compare=False)
+
+    # ---- construction -------------------------------------------------------------
+    @classmethod
+    def from_arrays(
+        cls,
+        *,
+        qid: ArrayLike,
+        duration: ArrayLike,
+        pred_start: ArrayLike | None = None,
+        pred_end: ArrayLike | None = None,
+        vid: ArrayLike | None = None,
+        relevance: Ragged | list[list[float]] | None = None,
+        truth: Intervals | tuple[ArrayLike, ArrayLike] | None = None,
+        clip: float = DEFAULT_CLIP_SECONDS,
+    ) -> GroundingTable:
+        """Build a table in memory (the Python API's entry point).
+
+        ``truth`` is an :class:`Intervals` or a ``(starts, ends)`` pair of arrays.
+        Missing predictions (NaN) are refusals.
+        """
+        q = np.asarray(qid).astype(str)
+        n = q.size
+        t = np.asarray(duration, dtype=np.float64).reshape(-1)
+        t = np.broadcast_to(t, (n,)).copy()
+        ps = np.full(n, np.nan) if pred_start is None else np.asarray(pred_start, np.float64)
+        pe = np.full(n, np.nan) if pred_end is None else np.asarray(pred_end, np.float64)
+        v = q.copy() if vid is None else np.asarray(vid).astype(str)
+        if relevance is None:
+            rel = Ragged(np.empty(0), np.zeros(n + 1, dtype=np.int64))
+        elif isinstance(relevance, Ragged):
+            rel = relevance
+        else:
+            rel = Ragged.from_lists(relevance)
+        tr: Intervals | None
+        if truth is None or isinstance(truth, Intervals):
+            tr = truth
+        else:
+            tr = Intervals.single(truth[0], truth[1])
+        return cls(qid=q, vid=v, duration=t, pred_start=ps, pred_end=pe, relevance=rel,
+                   clip=float(clip), truth=tr)
+
+    # ---- views --------------------------------------------------------------------
+    def __len__(self) -> int:
+        return int(self.qid.size)
+
+    @property
+    def has_interval(self) -> NDArray[np.bool_]:
+        """Rows with a usable top-1 interval."""
+        return np.isfinite(self.pred_start) & np.isfinite(self.pred_end)
+
+    @property
+    def has_relevance(self) -> NDArray[np.bool_]:
+        return self.relevance.lengths > 0
+
+    @property
+    def units(self) -> NDArray[np.str_]:
+        """The exchangeability unit of each row (source video), see :mod:`cover.data.units`."""
+        return split_units(self.vid)
+
+    def truth_envelope(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """``(earliest start, latest end)`` of the truth windows per row."""
+        if self.truth is None:
+            raise ValueError("this table has no ground truth; attach it with attach_truth()")
+        return self.truth.envelope()
+
+    def require_truth(self) -> Intervals:
+        if self.truth is None:
+            raise ValueError("this table has no ground truth; attach it with attach_truth()")
+        return self.truth
+
+    def where(self, what: int) -> str:
+        """``file:line (qid=...)`` for messages about row ``what``."""
+        line = int(self.line[what]) if self.line is not None else 0
+        loc = f"{self.source}:{line}" if line > 0 else self.source
+        return f"{loc} (qid={self.qid[what]})"
+
+    # ---- row selection ------------------------------------------------------------
+    def take(self, rows: ArrayLike) -> GroundingTable:
+        """The sub-table of ``rows`` (indices or a boolean mask), in that order."""
+        idx = np.asarray(rows)
+        if idx.dtype == bool:
+            idx = np.flatnonzero(idx)
+        idx = idx.astype(np.int64)
+
+        def opt(a: NDArray[Any] | None) -> NDArray[Any] | None:
+            return None if a is None else a[idx]
+
+        return replace(
+            self,
+            qid=self.qid[idx],
+            vid=self.vid[idx],
+            duration=self.duration[idx],
+            pred_start=self.pred_start[idx],
+            pred_end=self.pred_end[idx],
+            relevance=self.relevance.take(idx),
+            truth=None if self.truth is None else self.truth.take(idx),
+            start_std=opt(self.start_std),
+            end_std=opt(self.end_std),
+            line=opt(self.line),
+            records=None if self.records is None else [self.records[i] for i in idx.tolist()],
+        )
+
+    def select_qids(self, qids: ArrayLike) -> GroundingTable:
+        """Rows whose qid is in ``qids`` (file order kept)."""
+        keep = np.isin(self.qid, np.asarray(qids).astype(str))
+        return self.take(keep)

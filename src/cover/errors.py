@@ -1,0 +1,87 @@
+"""Errors, warnings and the row-level problem log.
+
+Every problem with an input row is recorded as a :class:`RowProblem` that names
+the file, the 1-based line, the query id and what is wrong, so that a user can
+open the file at that line and fix it. Nothing is dropped silently: a row is
+either kept (possibly clipped, with a counted warning) or rejected with a reason.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Literal
+
+Action = Literal["rejected", "clipped", "floored", "noted"]
+
+
+class CoverError(Exception):
+    """Base class of every error COVER raises on purpose."""
+
+
+class InputError(CoverError, ValueError):
+    """Bad input data: the message names file, line and query id."""
+
+
+class CalibratorFileError(CoverError, ValueError):
+    """A saved calibrator that is corrupt, tampered with, or of another schema version."""
+
+
+class CoverWarning(UserWarning):
+    """A counted, non-fatal condition (clipping, an infinite threshold, a fallback)."""
+
+
+@dataclass(frozen=True)
+class RowProblem:
+    """One problem with one input row."""
+
+    path: str
+    line: int
+    qid: str | None
+    problem: str
+    action: Action
+
+    def __str__(self) -> str:
+        where = f"{self.path}:{self.line}" if self.line > 0 else self.path
+        who = f" (qid={self.qid})" if self.qid is not None else ""
+        return f"{where}{who}: {self.problem}"
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "path": self.path,
+            "line": self.line,
+            "qid": self.qid,
+            "problem": self.problem,
+            "action": self.action,
+        }
+
+
+@dataclass
+class ProblemLog:
+    """Problems found while reading and validating, grouped by action."""
+
+    problems: list[RowProblem] = field(default_factory=list)
+
+    def add(self, problem: RowProblem) -> None:
+        self.problems.append(problem)
+
+    def extend(self, problems: list[RowProblem]) -> None:
+        self.problems.extend(problems)
+
+    def of(self, action: Action) -> list[RowProblem]:
+        return [p for p in self.problems if p.action == action]
+
+    def counts(self) -> dict[str, int]:
+        """Counts per action, e.g. ``{"rejected": 2, "clipped": 5}``."""
+        return dict(Counter(p.action for p in self.problems))
+
+    def __len__(self) -> int:
+        return len(self.problems)
+
+
+def summarize(problems: list[RowProblem], *, limit: int = 5) -> str:
+    """A readable multi-line summary: the first ``limit`` problems and how many more."""
+    lines = [f"  {p}" for p in problems[:limit]]
+    if len(problems) > limit:
+        lines.append(f"  ... and {len(problems) - limit} more")
+    return "\n".join(lines)

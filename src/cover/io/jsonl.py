@@ -1,0 +1,158 @@
+"""Reading JSON-lines (or a JSON array) with line numbers kept for error messages."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+from numpy.typing import NDArray
+
+from cover.errors import InputError, RowProblem, summarize
+
+OnError = Literal["raise", "reject"]
+_QID_HINT = re.compile(r'"qid"\s*:\s*("?)([^,"}\s]+)\1')
+
+
+@dataclass
+class RawRows:
+    """Parsed rows of one file, with their 1-based line numbers.
+
+    ``rejected`` maps line -> the original row (a dict, or the raw text when the
+    line was not valid JSON) of every row that was rejected, so writers can echo
+    every input row back with its fate.
+    """
+
+    path: str
+    records: list[dict[str, Any]]
+    lines: NDArray[np.int64]
+    problems: list[RowProblem] = field(default_factory=list)
+    rejected: dict[int, Any] = field(default_factory=dict)
+
+    def reject(self, keep: NDArray[np.bool_], reasons: dict[int, str]) -> None:
+        """Drop rows where ``keep`` is False, recording ``reasons[i]`` for row ``i``."""
+        for i, why in sorted(reasons.items()):
+            rec = self.records[i]
+            qid = rec.get("qid") if isinstance(rec, dict) else None
+            line = int(self.lines[i])
+            self.problems.append(
+                RowProblem(self.path, line, None if qid is None else str(qid), why, "rejected")
+            )
+            self.rejected[line] = rec
+        idx = np.flatnonzero(keep)
+        self.records = [self.records[i] for i in idx.tolist()]
+        self.lines = self.lines[idx]
+
+
+def read_json_rows(path: str | Path) -> RawRows:
+    """Parse a JSON-lines file (one object per line) or a JSON array of objects.
+
+    Blank lines are skipped. A line that is not a JSON object becomes a rejected
+    row (its problem names the line), never a silent drop. An empty file is an error.
+    """
+    p = Path(path)
+    name = str(path)
+    if not p.exists():
+        raise InputError(f"{name}: no such file")
+    text = p.read_text(encoding="utf-8")
+    if not text.strip():
+        raise InputError(f"{name}: the file is empty (expected one JSON object per line)")
+    if text.lstrip().startswith("["):
+        return _read_json_array(name, text)
+    records: list[dict[str, Any]] = []
+    lines: list[int] = []
+    raw = RawRows(name, records, np.empty(0, dtype=np.int64))
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            m = _QID_HINT.search(line)
+            raw.problems.append(
+                RowProblem(name, lineno, m.group(2) if m else None,
+                           f"malformed JSON ({exc.msg} at column {exc.colno})", "rejected")
+            )
+            raw.rejected[lineno] = line
+            continue
+        if not isinstance(obj, dict):
+            raw.problems.append(
+                RowProblem(name, lineno, None,
+                           f"expected a JSON object, got {type(obj).__name__}", "rejected")
+            )
+            raw.rejected[lineno] = line
+            continue
+        records.append(obj)
+        lines.append(lineno)
+    raw.lines = np.asarray(lines, dtype=np.int64)
+    return raw
+
+
+def _read_json_array(name: str, text: str) -> RawRows:
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{name}:{exc.lineno}: malformed JSON ({exc.msg})") from exc
+    raw = RawRows(name, [], np.empty(0, dtype=np.int64))
+    lines: list[int] = []
+    for i, obj in enumerate(data, start=1):
+        if isinstance(obj, dict):
+            raw.records.append(obj)
+            lines.append(i)
+        else:
+            raw.problems.append(RowProblem(name, i, None, "entry is not a JSON object", "rejected"))
+            raw.rejected[i] = obj
+    raw.lines = np.asarray(lines, dtype=np.int64)
+    return raw
+
+
+def raise_on_rejections(problems: list[RowProblem], on_error: OnError, what: str) -> None:
+    """Under ``on_error='raise'``, turn rejected rows into one clear :class:`InputError`."""
+    rejected = [p for p in problems if p.action == "rejected"]
+    if rejected and on_error == "raise":
+        raise InputError(
+            f"{len(rejected)} bad row(s) in {what}:\n{summarize(rejected)}\n"
+            "Fix these rows, or pass --on-error reject (API: on_error='reject') to set them "
+            "aside with their reasons and go on."
+        )
+
+
+def check_required(raw: RawRows, fields: tuple[str, ...]) -> None:
+    """Reject rows that lack any of ``fields`` (or hold null there)."""
+    reasons: dict[int, str] = {}
+    for i, rec in enumerate(raw.records):
+        missing = [f for f in fields if rec.get(f) is None]
+        if missing:
+            reasons[i] = "missing field(s): " + ", ".join(missing)
+    if reasons:
+        keep = np.ones(len(raw.records), dtype=bool)
+        keep[list(reasons)] = False
+        raw.reject(keep, reasons)
+
+
+def check_unique_qids(raw: RawRows) -> None:
+    """Reject every repeat of a qid after its first occurrence, naming the first line."""
+    q = np.array([str(r["qid"]) for r in raw.records], dtype=str)
+    if q.size == 0:
+        return
+    _, first_idx, inverse = np.unique(q, return_index=True, return_inverse=True)
+    first = first_idx[inverse]
+    dup = np.flatnonzero(first != np.arange(q.size))
+    if dup.size:
+        reasons = {
+            int(i): f"duplicate qid (first seen on line {int(raw.lines[first[i]])})" for i in dup
+        }
+        keep = np.ones(q.size, dtype=bool)
+        keep[dup] = False
+        raw.reject(keep, reasons)
+
+
+def write_jsonl(path: str | Path, rows: list[Any]) -> None:
+    """Write one JSON value per line (``allow_nan`` off: non-finite floats are a bug)."""
+    with open(path, "w", encoding="utf-8") as fh:
+        for row in rows:
+            fh.write(json.dumps(row, allow_nan=False))
+            fh.write("\n")

@@ -1,0 +1,141 @@
+"""Metrics of certified regions against ground truth (paper §Metrics, SPEC §5).
+
+Coverage (truth inside region), miss rate, mean region length (seconds and share
+of T), IoU between region and truth, connected components, refusal rate and the
+base grounder's point-IoU, marginally and conditional on non-refusal.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+from numpy.typing import NDArray
+
+from cover.calibrate.split import beta_band
+from cover.data.table import GroundingTable
+from cover.regions import Regions
+from cover.scores import Target, check_target, truth_target
+
+RefusalPolicy = Literal["whole-video", "miss", "drop"]
+REFUSAL_POLICIES: tuple[RefusalPolicy, ...] = ("whole-video", "miss", "drop")
+
+
+@dataclass(frozen=True)
+class MetricSet:
+    """Means over one set of rows (NaN when the set is empty)."""
+
+    n: int
+    coverage: float
+    miss_rate: float
+    mean_length_s: float
+    mean_length_frac: float
+    mean_iou: float
+    mean_components: float
+
+    @classmethod
+    def of(cls, mask: NDArray[np.bool_], covered: NDArray[np.bool_], length: NDArray[np.float64],
+           duration: NDArray[np.float64], iou: NDArray[np.float64],
+           components: NDArray[np.int64]) -> MetricSet:
+        n = int(mask.sum())
+
+        def mean(x: NDArray[Any]) -> float:
+            return float(np.mean(x[mask])) if n else float("nan")
+
+        cov = mean(covered.astype(np.float64))
+        return cls(n, cov, 1.0 - cov if n else float("nan"), mean(length),
+                   mean(length / duration), mean(iou), mean(components.astype(np.float64)))
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """Named result of :func:`evaluate`; ``to_dict()`` is what the CLI writes."""
+
+    marginal: MetricSet
+    non_refused: MetricSet
+    refusal_rate: float
+    point_iou: float
+    counts: dict[str, int]
+    refusal_policy: str
+    covered: NDArray[np.bool_] = field(repr=False)
+    reference: dict[str, float] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "marginal": asdict(self.marginal),
+            "non_refused": asdict(self.non_refused),
+            "refusal_rate": self.refusal_rate,
+            "point_iou": self.point_iou,
+            "refusal_policy": self.refusal_policy,
+            "counts": dict(self.counts),
+        }
+        if self.reference is not None:
+            out["reference"] = dict(self.reference)
+        return out
+
+
+def point_iou(table: GroundingTable) -> NDArray[np.float64]:
+    """IoU of the top-1 interval with the truth, max over the truth windows (the
+    official QVHighlights "MR-full" definition); 0 for rows without a prediction."""
+    truth = table.require_truth()
+    r = truth.rows
+    ps, pe = table.pred_start[r], table.pred_end[r]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        inter = np.maximum(np.minimum(pe, truth.ends) - np.maximum(ps, truth.starts), 0.0)
+        union = (pe - ps) + (truth.ends - truth.starts) - inter
+        iou = np.where(union > 0, inter / union, 0.0)
+    iou = np.nan_to_num(iou, nan=0.0)
+    out = np.zeros(len(table))
+    np.maximum.at(out, r, iou)
+    return out
+
+
+def coverage_reference(n: int, k: int, level: float = 0.95) -> dict[str, float]:
+    """The finite-sample reference: realised coverage ~ ``Beta(k, n + 1 - k)``."""
+    lo, hi = beta_band(n, k, level)
+    return {"n_calibration": n, "k": k, "expected": min(k, n + 1) / (n + 1),
+            "band_lo": lo, "band_hi": hi, "band_level": level}
+
+
+def evaluate(
+    regions: Regions,
+    table: GroundingTable,
+    *,
+    target: str = "envelope",
+    refusal_policy: str = "whole-video",
+    calibration: tuple[int, int] | None = None,
+) -> Evaluation:
+    """Coverage, length, IoU, miss rate, components and refusal rate of ``regions``.
+
+    ``refusal_policy`` only changes the *evaluation* of refused rows (the certified
+    output is always the whole video): ``"whole-video"`` scores them as certified,
+    ``"miss"`` counts them as misses, ``"drop"`` leaves them out of the marginal.
+    ``calibration=(n, k)`` adds the Beta reference band.
+    """
+    if refusal_policy not in REFUSAL_POLICIES:
+        raise ValueError(f"refusal_policy must be one of {REFUSAL_POLICIES}, got {refusal_policy!r}")
+    if len(regions) != len(table):
+        raise ValueError(f"{len(regions)} regions for {len(table)} rows")
+    tgt: Target = check_target(target)
+    truth = truth_target(table, tgt)
+    covered = regions.intervals.contains(truth)
+    iou = regions.intervals.iou(truth)
+    length = regions.length
+    refused = regions.refused
+    if refusal_policy == "miss":
+        covered = covered & ~refused
+    everyone = np.ones(len(table), dtype=bool) if refusal_policy != "drop" else ~refused
+    args = (covered, length, regions.duration, iou, regions.n_components)
+    n = len(table)
+    return Evaluation(
+        marginal=MetricSet.of(everyone, *args),
+        non_refused=MetricSet.of(~refused, *args),
+        refusal_rate=float(refused.mean()) if n else float("nan"),
+        point_iou=float(point_iou(table).mean()) if n else float("nan"),
+        counts={"rows": n, "refused": int(refused.sum()), "covered": int(covered.sum()),
+                "missed": int((~covered).sum())},
+        refusal_policy=refusal_policy,
+        covered=covered,
+        reference=None if calibration is None else coverage_reference(*calibration),
+    )

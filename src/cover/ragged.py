@@ -1,0 +1,103 @@
+"""Ragged columns: one variable-length array per row, stored as flat values + offsets.
+
+Row ``i`` owns ``values[offsets[i]:offsets[i + 1]]``. All helpers are vectorised
+over rows; none loops in Python.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+
+def offsets_from_lengths(lengths: ArrayLike) -> NDArray[np.int64]:
+    """``offsets = [0, cumsum(lengths)]``."""
+    lengths = np.asarray(lengths, dtype=np.int64)
+    out = np.zeros(lengths.size + 1, dtype=np.int64)
+    np.cumsum(lengths, out=out[1:])
+    return out
+
+
+def row_ids(offsets: NDArray[np.int64]) -> NDArray[np.int64]:
+    """The owning row of every flat element: ``repeat(arange(n), lengths)``."""
+    lengths = np.diff(offsets)
+    return np.repeat(np.arange(lengths.size, dtype=np.int64), lengths)
+
+
+def take_index(offsets: NDArray[np.int64], rows: NDArray[np.int64]) -> tuple[
+    NDArray[np.int64], NDArray[np.int64]
+]:
+    """Flat gather index and new offsets that select ``rows`` (in that order)."""
+    rows = np.asarray(rows, dtype=np.int64)
+    lengths = offsets[rows + 1] - offsets[rows]
+    new_offsets = offsets_from_lengths(lengths)
+    shift = np.repeat(offsets[rows] - new_offsets[:-1], lengths)
+    flat = np.arange(new_offsets[-1], dtype=np.int64) + shift
+    return flat, new_offsets
+
+
+def segment_sum(values: NDArray[np.floating], offsets: NDArray[np.int64]) -> NDArray[np.float64]:
+    """Per-row sum; empty rows sum to 0."""
+    n = offsets.size - 1
+    return np.bincount(row_ids(offsets), weights=values, minlength=n).astype(np.float64)
+
+
+def segment_any(mask: NDArray[np.bool_], offsets: NDArray[np.int64]) -> NDArray[np.bool_]:
+    """Per-row logical or; empty rows are False."""
+    n = offsets.size - 1
+    return np.bincount(row_ids(offsets), weights=mask.astype(np.float64), minlength=n) > 0
+
+
+def segment_all(mask: NDArray[np.bool_], offsets: NDArray[np.int64]) -> NDArray[np.bool_]:
+    """Per-row logical and; empty rows are True."""
+    return ~segment_any(~mask, offsets)
+
+
+def segment_min(
+    values: NDArray[np.floating], offsets: NDArray[np.int64], empty: float = np.inf
+) -> NDArray[np.float64]:
+    """Per-row minimum; empty rows get ``empty``."""
+    n = offsets.size - 1
+    out = np.full(n, empty, dtype=np.float64)
+    lengths = np.diff(offsets)
+    nonempty = lengths > 0
+    if values.size:
+        out[nonempty] = np.minimum.reduceat(values, offsets[:-1][nonempty])
+    return out
+
+
+def segment_max(
+    values: NDArray[np.floating], offsets: NDArray[np.int64], empty: float = -np.inf
+) -> NDArray[np.float64]:
+    """Per-row maximum; empty rows get ``empty``."""
+    return -segment_min(-np.asarray(values, dtype=np.float64), offsets, empty=-empty)
+
+
+@dataclass(frozen=True)
+class Ragged:
+    """A ragged float column (e.g. a per-clip relevance signal)."""
+
+    values: NDArray[np.float64]
+    offsets: NDArray[np.int64]
+
+    @classmethod
+    def from_lists(cls, rows: list[list[float]]) -> Ragged:
+        lengths = np.fromiter((len(r) for r in rows), dtype=np.int64, count=len(rows))
+        flat = [v for r in rows for v in r]
+        return cls(np.asarray(flat, dtype=np.float64), offsets_from_lengths(lengths))
+
+    def __len__(self) -> int:
+        return self.offsets.size - 1
+
+    @property
+    def lengths(self) -> NDArray[np.int64]:
+        return np.diff(self.offsets)
+
+    def row(self, i: int) -> NDArray[np.float64]:
+        return self.values[self.offsets[i] : self.offsets[i + 1]]
+
+    def take(self, rows: NDArray[np.int64]) -> Ragged:
+        flat, offsets = take_index(self.offsets, rows)
+        return Ragged(self.values[flat], offsets)

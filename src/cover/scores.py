@@ -1,0 +1,174 @@
+"""Nonconformity scores: the smallest ``lam`` whose region contains the truth.
+
+Three families (paper §Method, SPEC §3):
+
+* **NORM**: ``S = max((s_hat - s*)/l, (e* - e_hat)/l)`` with ``l = max(e_hat - s_hat, min_scale)``.
+* **SEC**: the same with ``l = 1`` (seconds).
+* **SLS**: ``S = -min f`` over every clip the truth needs, for a per-clip relevance ``f``.
+
+Refused rows (no usable prediction for the family) score ``-inf``: their region is
+the whole video for every ``lam``, so they are always covered. Every score obeys
+the nestedness contract ``S <= lam  <=>  truth ⊆ C_lam`` (see :mod:`cover.regions`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, get_args
+
+import numpy as np
+from numpy.typing import NDArray
+
+from cover.data.table import GroundingTable
+from cover.intervals import CONTAINMENT_ATOL, Intervals
+from cover.ragged import Ragged, offsets_from_lengths, row_ids, segment_max
+
+Family = Literal["norm", "sec", "sls"]
+Target = Literal["envelope", "windows"]
+FAMILIES: tuple[Family, ...] = get_args(Family)
+TARGETS: tuple[Target, ...] = get_args(Target)
+DEFAULT_MIN_SCALE = 1.0
+
+
+def check_family(family: str) -> Family:
+    if family not in FAMILIES:
+        raise ValueError(f"unknown score family {family!r}; choose one of {', '.join(FAMILIES)}")
+    return family  # type: ignore[return-value]
+
+
+def check_target(target: str) -> Target:
+    if target not in TARGETS:
+        raise ValueError(f"unknown truth target {target!r}; choose one of {', '.join(TARGETS)}")
+    return target  # type: ignore[return-value]
+
+
+def interval_scale(
+    pred_start: NDArray[np.float64],
+    pred_end: NDArray[np.float64],
+    family: Family,
+    min_scale: float = DEFAULT_MIN_SCALE,
+) -> tuple[NDArray[np.float64], NDArray[np.bool_]]:
+    """Scale ``l``: ``max(e_hat - s_hat, min_scale)`` for NORM, 1 for SEC.
+
+    Returns ``(l, floored)`` where ``floored`` marks NORM rows whose predicted length
+    was below ``min_scale`` (a zero-length prediction would otherwise divide by zero).
+    """
+    if family == "sec":
+        return np.ones_like(pred_start), np.zeros(pred_start.shape, dtype=bool)
+    if not min_scale > 0:
+        raise ValueError(f"min_scale must be > 0, got {min_scale}")
+    length = pred_end - pred_start
+    floored = length < min_scale
+    return np.where(floored, min_scale, length), floored & np.isfinite(length)
+
+
+def interval_score(
+    pred_start: NDArray[np.float64],
+    pred_end: NDArray[np.float64],
+    true_start: NDArray[np.float64],
+    true_end: NDArray[np.float64],
+    scale: NDArray[np.float64],
+) -> NDArray[np.float64]:
+    """``S = max((s_hat - s*)/l, (e* - e_hat)/l)`` (paper Eq. 1); negative when the
+    prediction strictly contains the truth."""
+    return np.maximum((pred_start - true_start) / scale, (true_end - pred_end) / scale)
+
+
+def superlevel_score(
+    relevance: Ragged, clip: float, truth: Intervals, atol: float = CONTAINMENT_ATOL
+) -> tuple[NDArray[np.float64], NDArray[np.bool_]]:
+    """``S = -min f`` over the clips every truth window needs (paper Eq. 2).
+
+    A window ``[a, b]`` of positive length needs the clips whose interior meets it,
+    ``i = floor(a/c) .. ceil(b/c) - 1``; a point needs any one clip whose closed
+    span holds it (so the better of two neighbours on a boundary). Clips past the
+    end of the signal count as ``-inf`` (never in a region), giving ``S = +inf``.
+
+    Returns ``(S, beyond_signal)``; ``beyond_signal`` marks rows that needed such clips.
+    """
+    n = len(truth)
+    w_row = truth.rows
+    a, b = truth.starts, truth.ends
+    point = (b - a) <= 2 * atol
+    # Clip index range per window; for points, the 1-2 clips whose span holds x.
+    x = 0.5 * (a + b)
+    lo = np.where(point, np.ceil((x - atol) / clip) - 1, np.floor((a + atol) / clip))
+    hi = np.where(point, np.floor((x + atol) / clip), np.ceil((b - atol) / clip) - 1)
+    lo = lo.astype(np.int64)
+    hi = np.maximum(hi.astype(np.int64), lo)
+    counts = hi - lo + 1
+    off = offsets_from_lengths(counts)
+    k = row_ids(off)
+    clip_idx = lo[k] + (np.arange(off[-1], dtype=np.int64) - off[k])
+    n_clips = relevance.lengths[w_row[k]]
+    valid = (clip_idx >= 0) & (clip_idx < n_clips)
+    flat = relevance.offsets[w_row[k]] + np.where(valid, clip_idx, 0)
+    f = np.where(valid, relevance.values[flat] if relevance.values.size else 0.0, -np.inf)
+    # Positive windows need all their clips (min); points need one (max).
+    f_min = np.minimum.reduceat(f, off[:-1]) if f.size else np.empty(0)
+    f_max = np.maximum.reduceat(f, off[:-1]) if f.size else np.empty(0)
+    window_score = -np.where(point, f_max, f_min)
+    beyond_window = ~np.isfinite(window_score) & (window_score > 0)
+    scores = segment_max(window_score, truth.offsets, empty=-np.inf)
+    beyond = np.zeros(n, dtype=bool)
+    np.logical_or.at(beyond, w_row, beyond_window)
+    return scores, beyond
+
+
+@dataclass(frozen=True)
+class Scores:
+    """Scores of one family on a labelled table, with the counts that explain them."""
+
+    family: Family
+    values: NDArray[np.float64]
+    refused: NDArray[np.bool_]
+    floored: NDArray[np.bool_]
+    beyond_signal: NDArray[np.bool_]
+
+    def counts(self) -> dict[str, int]:
+        return {
+            "rows": int(self.values.size),
+            "refused": int(self.refused.sum()),
+            "min_scale_floored": int(self.floored.sum()),
+            "beyond_signal": int(self.beyond_signal.sum()),
+        }
+
+
+def refused_for(table: GroundingTable, family: Family) -> NDArray[np.bool_]:
+    """Rows with no usable prediction for ``family``: no interval (NORM/SEC) or no
+    relevance signal (SLS)."""
+    return ~table.has_relevance if family == "sls" else ~table.has_interval
+
+
+def truth_target(table: GroundingTable, target: Target) -> Intervals:
+    """The truth to cover: the envelope of the windows (paper) or every window."""
+    truth = table.require_truth()
+    if target == "windows":
+        return truth
+    return Intervals.single(*truth.envelope())
+
+
+def compute_scores(
+    table: GroundingTable,
+    family: str,
+    *,
+    min_scale: float = DEFAULT_MIN_SCALE,
+    target: str = "envelope",
+) -> Scores:
+    """Scores of ``family`` for every row of a labelled table (refusals score -inf)."""
+    fam = check_family(family)
+    tgt = check_target(target)
+    refused = refused_for(table, fam)
+    n = len(table)
+    if fam == "sls":
+        s, beyond = superlevel_score(table.relevance, table.clip, truth_target(table, tgt))
+        floored = np.zeros(n, dtype=bool)
+    else:
+        # Interval families: covering every window == covering their envelope.
+        ts, te = table.truth_envelope()
+        scale, floored = interval_scale(table.pred_start, table.pred_end, fam, min_scale)
+        with np.errstate(invalid="ignore"):
+            s = interval_score(table.pred_start, table.pred_end, ts, te, scale)
+        beyond = np.zeros(n, dtype=bool)
+    s = np.where(refused, -np.inf, s)
+    return Scores(fam, s, refused, floored & ~refused, beyond & ~refused)
