@@ -114,7 +114,8 @@ def evaluate(
     ``calibration=(n, k)`` adds the Beta reference band.
     """
     if refusal_policy not in REFUSAL_POLICIES:
-        raise ValueError(f"refusal_policy must be one of {REFUSAL_POLICIES}, got {refusal_policy!r}")
+        raise ValueError(
+            f"refusal_policy must be one of {REFUSAL_POLICIES}, got {refusal_policy!r}")
     if len(regions) != len(table):
         raise ValueError(f"{len(regions)} regions for {len(table)} rows")
     tgt: Target = check_target(target)

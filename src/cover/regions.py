@@ -117,6 +117,13 @@ class Regions:
     def row(self, i: int) -> list[list[float]]:
         return self.intervals.row(i)
 
+    def take(self, rows: ArrayLike) -> Regions:
+        """The regions of ``rows`` (indices or a boolean mask), in that order."""
+        idx = np.asarray(rows)
+        idx = np.flatnonzero(idx) if idx.dtype == bool else idx.astype(np.int64)
+        return Regions(self.intervals.take(idx), self.duration[idx], self.refused[idx],
+                       self.threshold[idx], self.family, self.alpha)
+
     def summary(self) -> dict[str, Any]:
         return {
             "rows": len(self),

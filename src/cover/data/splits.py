@@ -30,7 +30,7 @@ def _choose_units(units: NDArray[np.str_], frac: float, rng: np.random.Generator
     if not 0.0 < frac < 1.0:
         raise ValueError(f"fraction must be in (0, 1), got {frac}")
     uniq, inverse = np.unique(units, return_inverse=True)
-    n_pick = int(round(frac * uniq.size))
+    n_pick = round(frac * uniq.size)
     n_pick = min(max(n_pick, 1), uniq.size - 1) if uniq.size > 1 else uniq.size
     picked = np.zeros(uniq.size, dtype=bool)
     picked[rng.permutation(uniq.size)[:n_pick]] = True

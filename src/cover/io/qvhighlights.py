@@ -112,6 +112,23 @@ def _float_field(raw: RawRows, key: str) -> NDArray[np.float64]:
     return out
 
 
+def top1(win: NDArray[np.float64], offsets: NDArray[np.int64]) -> tuple[
+    NDArray[np.float64], NDArray[np.float64]
+]:
+    """``(s_hat, e_hat)`` of the highest-scoring window per row (``win`` columns are
+    start, end, score); ties keep list order; NaN for rows without windows."""
+    n = offsets.size - 1
+    ps = np.full(n, np.nan)
+    pe = np.full(n, np.nan)
+    if win.shape[0]:
+        r = row_ids(offsets)
+        order = np.lexsort((np.arange(r.size), -win[:, 2], r))
+        first = order[np.r_[True, r[order][1:] != r[order][:-1]]]
+        ps[r[first]] = win[first, 0]
+        pe[r[first]] = win[first, 1]
+    return ps, pe
+
+
 @dataclass(frozen=True)
 class Loaded:
     """A table read from a file, what was wrong with it, and the rows set aside.
@@ -170,16 +187,7 @@ def read_predictions(
     sal2, soff = _trim(keep, sal[:, None], soff)
     has_std = bool(np.isfinite(std_s[keep]).any())
 
-    n = len(raw.records)
-    ps = np.full(n, np.nan)
-    pe = np.full(n, np.nan)
-    if win.shape[0]:
-        r = row_ids(woff)
-        # Highest score first; ties keep list order.
-        order = np.lexsort((np.arange(r.size), -win[:, 2], r))
-        first = order[np.r_[True, r[order][1:] != r[order][:-1]]]
-        ps[r[first]] = win[first, 0]
-        pe[r[first]] = win[first, 1]
+    ps, pe = top1(win, woff)
 
     table = GroundingTable(
         qid=np.array([str(rec["qid"]) for rec in raw.records], dtype=str),

@@ -1,0 +1,1 @@
+"""Reports: console and Markdown tables, figures (matplotlib, optional) and HTML."""

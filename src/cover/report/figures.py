@@ -1,0 +1,145 @@
+"""Figures of study results (needs the ``plot`` extra: matplotlib).
+
+Each function writes one PNG and returns its path. Figures are made to be read:
+labelled axes with units, the exact-coverage diagonal, the finite-sample
+reference band, and one colour + marker per score family throughout.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from cover.report.tables import family_label
+from cover.studies.coverage_validity import ValidityResult
+
+STYLE = {
+    "norm": {"color": "#1f77b4", "marker": "o"},
+    "sec": {"color": "#d62728", "marker": "s"},
+    "sls": {"color": "#2ca02c", "marker": "^"},
+}
+
+
+def _plt() -> Any:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise ImportError(
+            "figures need matplotlib: pip install 'cover-grounding[plot]'"
+        ) from exc
+    return plt
+
+
+def _series(result: ValidityResult, family: str, attr: str) -> np.ndarray:
+    return np.array([getattr(result.cell(family, a), attr) for a in result.protocol.alphas])
+
+
+def coverage_vs_target(result: ValidityResult, path: str | Path) -> Path:
+    """Realised coverage (mean ± sd over resamples) against 1 - alpha, with the
+    diagonal and the ``k/(n+1)`` reference band."""
+    plt = _plt()
+    target = 1 - np.array(result.protocol.alphas)
+    order = np.argsort(target)
+    fam0 = result.families[0]
+    fig, ax = plt.subplots(figsize=(5.6, 4.8), dpi=150)
+    lo, hi = _series(result, fam0, "band_lo"), _series(result, fam0, "band_hi")
+    ax.fill_between(target[order], lo[order], hi[order], color="0.85",
+                    label="reference band (Beta + test noise, 95%)")
+    ax.plot([0.45, 1.0], [0.45, 1.0], ls="--", color="0.3", lw=1, label="exact coverage")
+    for i, fam in enumerate(result.families):
+        st = STYLE.get(fam, {})
+        dx = (i - (len(result.families) - 1) / 2) * 0.006  # keep error bars apart
+        ax.errorbar(target[order] + dx, _series(result, fam, "coverage_mean")[order],
+                    yerr=_series(result, fam, "coverage_sd")[order], capsize=3, lw=1.4,
+                    ms=5, label=family_label(fam), **st)
+    ax.set_xlabel("target coverage 1 - alpha")
+    ax.set_ylabel("realised coverage on test split")
+    ax.set_xlim(0.45, 1.0)
+    ax.set_ylim(0.45, 1.0)
+    ax.set_aspect("equal")
+    ax.grid(alpha=0.3)
+    ax.set_title(f"Coverage vs target: {result.name}", fontsize=10)
+    ax.legend(fontsize=8, loc="upper left")
+    fig.tight_layout()
+    out = Path(path)
+    fig.savefig(out)
+    plt.close(fig)
+    return out
+
+
+def length_vs_target(result: ValidityResult, path: str | Path,
+                     mean_duration: float | None = None) -> Path:
+    """Mean region length (s, mean ± sd over resamples) against 1 - alpha."""
+    plt = _plt()
+    target = 1 - np.array(result.protocol.alphas)
+    order = np.argsort(target)
+    fig, ax = plt.subplots(figsize=(5.6, 4.8), dpi=150)
+    for fam in result.families:
+        st = STYLE.get(fam, {})
+        ax.errorbar(target[order], _series(result, fam, "length_mean")[order],
+                    yerr=_series(result, fam, "length_sd")[order], capsize=3, lw=1.4, ms=5,
+                    label=family_label(fam), **st)
+    if mean_duration is not None:
+        ax.axhline(mean_duration, ls=":", color="0.3", lw=1,
+                   label=f"whole video (mean {mean_duration:.0f} s)")
+    ax.set_xlabel("target coverage 1 - alpha")
+    ax.set_ylabel("mean region length (s)")
+    ax.set_ylim(0, None if mean_duration is None else 1.1 * mean_duration)
+    ax.grid(alpha=0.3)
+    ax.set_title(f"Region length vs target: {result.name}", fontsize=10)
+    ax.legend(fontsize=8, loc="upper left")
+    fig.tight_layout()
+    out = Path(path)
+    fig.savefig(out)
+    plt.close(fig)
+    return out
+
+
+def frontier(results: Sequence[ValidityResult] | ValidityResult, path: str | Path) -> Path:
+    """Coverage-length frontier: mean length against realised coverage; rings mark
+    the 0.8 and 0.9 targets."""
+    plt = _plt()
+    results = [results] if isinstance(results, ValidityResult) else list(results)
+    fig, ax = plt.subplots(figsize=(5.6, 4.8), dpi=150)
+    linestyles = ["-", "--", ":", "-."]
+    for j, res in enumerate(results):
+        alphas = np.array(res.protocol.alphas)
+        order = np.argsort(1 - alphas)
+        for fam in res.families:
+            st = STYLE.get(fam, {})
+            cov = _series(res, fam, "coverage_mean")[order]
+            length = _series(res, fam, "length_mean")[order]
+            label = family_label(fam) if len(results) == 1 else f"{res.name} {family_label(fam)}"
+            ax.plot(cov, length, ls=linestyles[j % 4], lw=1.4, ms=5, label=label, **st)
+            ring = np.isin(np.round(1 - alphas[order], 2), [0.8, 0.9])
+            ax.scatter(cov[ring], length[ring], s=110, facecolors="none",
+                       edgecolors=st.get("color", "k"), lw=1.2)
+    ax.set_xlabel("realised coverage on test split")
+    ax.set_ylabel("mean region length (s)")
+    ax.grid(alpha=0.3)
+    title = results[0].name if len(results) == 1 else f"{len(results)} grounders"
+    ax.set_title(f"Coverage-length frontier: {title}\n(rings mark targets 1 - alpha = 0.8 and 0.9)",
+                 fontsize=10)
+    ax.legend(fontsize=8, loc="upper left")
+    fig.tight_layout()
+    out = Path(path)
+    fig.savefig(out)
+    plt.close(fig)
+    return out
+
+
+def validity_figures(result: ValidityResult, out_dir: str | Path,
+                     mean_duration: float | None = None) -> list[Path]:
+    """The three standard figures of a coverage-validity run."""
+    d = Path(out_dir)
+    return [
+        coverage_vs_target(result, d / "coverage_vs_target.png"),
+        length_vs_target(result, d / "length_vs_target.png", mean_duration),
+        frontier(result, d / "frontier.png"),
+    ]

@@ -1,0 +1,87 @@
+"""Tables of study results: plain text for the console, Markdown for files."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from cover.studies.coverage_validity import ValidityResult
+
+_FAMILY_LABEL = {"norm": "NORM", "sec": "SEC", "sls": "SLS"}
+
+
+def family_label(family: str) -> str:
+    return _FAMILY_LABEL.get(family, family.upper())
+
+
+def _render(header: Sequence[str], rows: Sequence[Sequence[str]], markdown: bool) -> str:
+    if markdown:
+        lines = ["| " + " | ".join(header) + " |",
+                 "|" + "|".join("---:" if i else "---" for i in range(len(header))) + "|"]
+        lines += ["| " + " | ".join(r) + " |" for r in rows]
+        return "\n".join(lines)
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
+    fmt = "  ".join(f"{{:>{w}}}" if i else f"{{:<{w}}}" for i, w in enumerate(widths))
+    out = [fmt.format(*header), "  ".join("-" * w for w in widths)]
+    out += [fmt.format(*r) for r in rows]
+    return "\n".join(out)
+
+
+def validity_table(result: ValidityResult, *, markdown: bool = False) -> str:
+    """Target vs realised coverage and length per family (mean ± sd over resamples).
+
+    A ``*`` marks a mean coverage outside the reference band
+    ``k/(n+1) ± 1.96 sqrt(sd_Beta^2 + sd_test^2)``.
+    """
+    fams = result.families
+    header = ["1-alpha", "k/(n+1) [band]"]
+    for f in fams:
+        header += [f"{family_label(f)} coverage", f"{family_label(f)} length (s)"]
+    rows = []
+    for alpha in result.protocol.alphas:
+        first = result.cell(fams[0], alpha)
+        row = [f"{1 - alpha:.2f}",
+               f"{first.expected:.3f} [{first.band_lo:.3f}, {first.band_hi:.3f}]"]
+        for f in fams:
+            c = result.cell(f, alpha)
+            flag = "" if c.within_band else " *"
+            row += [f"{c.coverage_mean:.3f} ± {c.coverage_sd:.3f}{flag}",
+                    f"{c.length_mean:.1f} ± {c.length_sd:.1f}"]
+        rows.append(row)
+    return _render(header, rows, markdown)
+
+
+def validity_summary(result: ValidityResult) -> str:
+    """One paragraph: split sizes and what the band flags say."""
+    outside = [c for c in result.cells if not c.within_band]
+    p = result.protocol
+    text = (f"{result.name}: {result.n_rows} queries; unit-level split {p.cal_frac:.0%}/"
+            f"{1 - p.cal_frac:.0%} (seed {p.seed}) -> pool {result.n_pool} rows / "
+            f"{result.n_units_pool} videos, test {result.n_test} rows / {result.n_units_test} "
+            f"videos; {p.n_resamples} resamples of {p.resample_frac:.0%} of the pool "
+            f"(n ≈ {result.cells[0].n_calibration} rows). Base grounder point-IoU on test: "
+            f"{result.point_iou:.3f}. ")
+    if outside:
+        text += "Cells outside the reference band: " + ", ".join(
+            f"{family_label(c.family)} at 1-alpha={c.target:.2f} ({c.coverage_mean:.3f} vs "
+            f"[{c.band_lo:.3f}, {c.band_hi:.3f}])" for c in outside) + "."
+    else:
+        text += "Every cell's mean coverage lies inside its reference band."
+    return text
+
+
+def multi_validity_table(results: Sequence[ValidityResult], alpha: float, *,
+                         markdown: bool = True) -> str:
+    """One row per grounder at one alpha: coverage and length per family."""
+    fams = results[0].families
+    header = ["grounder", "point-IoU"]
+    for f in fams:
+        header += [f"{family_label(f)} cov", f"{family_label(f)} len (s)"]
+    rows = []
+    for r in results:
+        row = [r.name, f"{r.point_iou:.3f}"]
+        for f in fams:
+            c = r.cell(f, alpha)
+            row += [f"{c.coverage_mean:.3f}{'' if c.within_band else ' *'}",
+                    f"{c.length_mean:.1f}"]
+        rows.append(row)
+    return _render(header, rows, markdown)

@@ -1,0 +1,213 @@
+"""Study 1, coverage validity (paper §Coverage validity, SPEC §6.1).
+
+For every score family and every alpha of the grid: calibrate on resamples of the
+calibration pool, certify the fixed test split, and report realised coverage and
+region length (mean ± sd over resamples) against the target, with the
+finite-sample reference: realised coverage ~ ``Beta(k, n + 1 - k)``, widened by
+the test split's own sampling noise (cluster-robust over split units).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from cover._progress import NullProgress, Progress
+from cover.calibrate.quantile import conformal_rank
+from cover.calibrate.split import beta_band, beta_sd, split_conformal
+from cover.data.splits import resample_units, split_by_unit
+from cover.data.table import GroundingTable
+from cover.metrics import evaluate, point_iou
+from cover.regions import build_regions
+from cover.scores import DEFAULT_MIN_SCALE, FAMILIES, compute_scores
+from cover.studies.protocol import Protocol
+
+#: z-value of the two-sided 95% reference band.
+Z95 = 1.959963984540054
+
+
+@dataclass(frozen=True)
+class ValidityCell:
+    """One (family, alpha) cell of the study."""
+
+    family: str
+    alpha: float
+    target: float
+    coverage_mean: float
+    coverage_sd: float
+    length_mean: float
+    length_sd: float
+    length_frac_mean: float
+    iou_mean: float
+    components_mean: float
+    nonrefused_coverage_mean: float
+    nonrefused_length_mean: float
+    threshold_mean: float
+    n_calibration: int
+    k: int
+    expected: float
+    beta_sd: float
+    beta_lo: float
+    beta_hi: float
+    test_sd: float
+    band_lo: float
+    band_hi: float
+    within_band: bool
+    pool_coverage: float
+    pool_length: float
+    pool_threshold: float
+
+
+@dataclass
+class ValidityResult:
+    """All cells for one grounder, plus the split and counts behind them."""
+
+    name: str
+    source: str
+    protocol: Protocol
+    n_rows: int
+    n_pool: int
+    n_test: int
+    n_units_pool: int
+    n_units_test: int
+    cells: list[ValidityCell]
+    counts: dict[str, dict[str, int]] = field(default_factory=dict)
+    point_iou: float = float("nan")
+
+    def cell(self, family: str, alpha: float) -> ValidityCell:
+        for c in self.cells:
+            if c.family == family and abs(c.alpha - alpha) < 1e-12:
+                return c
+        raise KeyError((family, alpha))
+
+    @property
+    def families(self) -> list[str]:
+        return list(dict.fromkeys(c.family for c in self.cells))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "study": "coverage_validity",
+            "name": self.name,
+            "source": self.source,
+            "protocol": self.protocol.to_dict(),
+            "rows": {"total": self.n_rows, "pool": self.n_pool, "test": self.n_test},
+            "units": {"pool": self.n_units_pool, "test": self.n_units_test},
+            "point_iou": self.point_iou,
+            "counts": self.counts,
+            "cells": [_finite(asdict(c)) for c in self.cells],
+        }
+
+
+def _finite(d: dict[str, Any]) -> dict[str, Any]:
+    """JSON-safe copy: non-finite floats become strings."""
+    return {k: (("inf" if v > 0 else "-inf") if isinstance(v, float) and np.isinf(v)
+                else (None if isinstance(v, float) and np.isnan(v) else v))
+            for k, v in d.items()}
+
+
+def cluster_sd(y: NDArray[np.float64], units: NDArray[np.str_]) -> float:
+    """Cluster-robust sd of ``mean(y)``: ``sqrt(sum_u (sum_{i in u} (y_i - ybar))^2) / n``
+    (rows of one unit are dependent, so the binomial formula would be too small)."""
+    n = y.size
+    if n == 0:
+        return float("nan")
+    _, inv = np.unique(units, return_inverse=True)
+    per_unit = np.bincount(inv, weights=y - y.mean())
+    return float(np.sqrt(np.sum(per_unit**2)) / n)
+
+
+def coverage_validity(
+    table: GroundingTable,
+    *,
+    name: str = "grounder",
+    families: tuple[str, ...] = FAMILIES,
+    protocol: Protocol | None = None,
+    min_scale: float = DEFAULT_MIN_SCALE,
+    target: str = "envelope",
+    progress: Progress | None = None,
+) -> ValidityResult:
+    """Run the coverage-validity protocol on a labelled table.
+
+    The pool/test split is by unit (source video). Each resample calibrates on
+    ``resample_frac`` of the pool's units; with ``n_resamples = 0`` the whole pool
+    is used once. Per cell the reference is ``E = k/(n+1)`` at the median resample
+    size ``n``, with band ``E ± 1.96 * sqrt(sd_Beta^2 + sd_test^2)``.
+    """
+    protocol = protocol or Protocol()
+    progress = progress or NullProgress()
+    split = split_by_unit(table.units, cal_frac=protocol.cal_frac, seed=protocol.seed)
+    pool = table.take(split.calibration)
+    test = table.take(split.test)
+    if protocol.n_resamples > 0:
+        masks = resample_units(pool.units, n_resamples=protocol.n_resamples,
+                               frac=protocol.resample_frac, seed=protocol.seed)
+    else:
+        masks = [np.ones(len(pool), dtype=bool)]
+    n_med = int(np.median([m.sum() for m in masks]))
+    test_units = test.units
+    cells: list[ValidityCell] = []
+    counts: dict[str, dict[str, int]] = {}
+    for fam in families:
+        pool_scores = compute_scores(pool, fam, min_scale=min_scale, target=target)
+        counts[fam] = {
+            f"pool_{k}": v for k, v in pool_scores.counts().items()
+        } | {f"test_{k}": v for k, v in compute_scores(
+            test, fam, min_scale=min_scale, target=target).counts().items()}
+        for alpha in protocol.alphas:
+            cov, length, frac, iou, comp, nr_cov, nr_len, thr = ([] for _ in range(8))
+            for m in masks:
+                th = split_conformal(pool_scores.values[m], alpha=alpha, warn=False)
+                ev = evaluate(build_regions(test, fam, th.value, min_scale=min_scale), test,
+                              target=target)
+                cov.append(ev.marginal.coverage)
+                length.append(ev.marginal.mean_length_s)
+                frac.append(ev.marginal.mean_length_frac)
+                iou.append(ev.marginal.mean_iou)
+                comp.append(ev.marginal.mean_components)
+                nr_cov.append(ev.non_refused.coverage)
+                nr_len.append(ev.non_refused.mean_length_s)
+                thr.append(th.value)
+                progress.advance()
+            full = split_conformal(pool_scores.values, alpha=alpha, warn=False)
+            ev_full = evaluate(build_regions(test, fam, full.value, min_scale=min_scale), test,
+                               target=target)
+            k = conformal_rank(n_med, alpha)
+            expected = min(k, n_med + 1) / (n_med + 1)
+            b_sd = beta_sd(n_med, k)
+            b_lo, b_hi = beta_band(n_med, k)
+            t_sd = cluster_sd(ev_full.covered.astype(np.float64), test_units)
+            half = Z95 * float(np.hypot(b_sd, t_sd))
+            cov_mean = float(np.mean(cov))
+            finite_thr = [t for t in thr if np.isfinite(t)]
+            cells.append(ValidityCell(
+                family=fam, alpha=float(alpha), target=1.0 - float(alpha),
+                coverage_mean=cov_mean, coverage_sd=float(np.std(cov, ddof=1)) if len(cov) > 1
+                else 0.0,
+                length_mean=float(np.mean(length)),
+                length_sd=float(np.std(length, ddof=1)) if len(length) > 1 else 0.0,
+                length_frac_mean=float(np.mean(frac)), iou_mean=float(np.mean(iou)),
+                components_mean=float(np.mean(comp)),
+                nonrefused_coverage_mean=float(np.nanmean(nr_cov)) if len(nr_cov) else np.nan,
+                nonrefused_length_mean=float(np.nanmean(nr_len)) if len(nr_len) else np.nan,
+                threshold_mean=float(np.mean(finite_thr)) if finite_thr else float("inf"),
+                n_calibration=n_med, k=k, expected=expected, beta_sd=b_sd, beta_lo=b_lo,
+                beta_hi=b_hi, test_sd=t_sd, band_lo=expected - half, band_hi=expected + half,
+                within_band=bool(expected - half <= cov_mean <= expected + half),
+                pool_coverage=ev_full.marginal.coverage,
+                pool_length=ev_full.marginal.mean_length_s,
+                pool_threshold=full.value,
+            ))
+    return ValidityResult(
+        name=name, source=table.source, protocol=protocol, n_rows=len(table),
+        n_pool=len(pool), n_test=len(test), n_units_pool=split.n_units_calibration,
+        n_units_test=split.n_units_test, cells=cells, counts=counts,
+        point_iou=float(point_iou(test).mean()) if len(test) else float("nan"),
+    )
+
+
+def n_steps(protocol: Protocol, families: tuple[str, ...]) -> int:
+    """Progress units of one :func:`coverage_validity` run."""
+    return len(families) * len(protocol.alphas) * max(protocol.n_resamples, 1)

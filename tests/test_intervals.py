@@ -1,0 +1,315 @@
+"""Property tests of :class:`cover.intervals.Intervals` against per-row Python oracles.
+
+Two kinds of inputs: endpoints on a coarse grid (so overlaps, touching components,
+duplicates and zero-length components are frequent and measures are exact) and
+arbitrary floats. The set-semantic oracles cut the line at every endpoint and
+probe each endpoint and each elementary midpoint.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cover.intervals import CONTAINMENT_ATOL, Intervals
+
+SETTINGS = settings(max_examples=200, deadline=None, derandomize=True, database=None)
+
+Row = list[tuple[float, float]]
+
+# ---- strategies --------------------------------------------------------------------------
+grid_point = st.integers(0, 24).map(lambda k: k / 2)  # 0, 0.5, ..., 12
+float_point = st.floats(min_value=-50.0, max_value=250.0, allow_nan=False)
+
+
+def component(point: st.SearchStrategy) -> st.SearchStrategy:
+    return st.tuples(point, point).map(lambda p: (min(p), max(p)))
+
+
+def interval_rows(point=grid_point, max_rows=6, max_comp=5) -> st.SearchStrategy:
+    return st.lists(st.lists(component(point), max_size=max_comp), max_size=max_rows)
+
+
+def make(rows: list[Row]) -> Intervals:
+    return Intervals.from_lists([[list(c) for c in r] for r in rows])
+
+
+def merge_oracle(row: Row) -> Row:
+    """The textbook sort-and-sweep merge (closed intervals: touching ones merge)."""
+    out: list[list[float]] = []
+    for s, e in sorted(row):
+        if out and s <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], e)
+        else:
+            out.append([s, e])
+    return [(s, e) for s, e in out]
+
+
+def member(x: float, row: Row) -> bool:
+    return any(s <= x <= e for s, e in row)
+
+
+def probes(*rows: Row) -> list[float]:
+    """Every endpoint and the midpoint of every elementary gap between endpoints."""
+    pts = sorted({p for r in rows for c in r for p in c})
+    mids = [(a + b) / 2 for a, b in zip(pts, pts[1:], strict=False)]
+    return pts + mids
+
+
+def elementary_measure(pred, *rows: Row) -> float:
+    """Measure of ``{x : pred(member(x, row) for row in rows)}`` by an endpoint sweep."""
+    pts = sorted({p for r in rows for c in r for p in c})
+    total = 0.0
+    for a, b in zip(pts, pts[1:], strict=False):
+        m = (a + b) / 2
+        if pred(*(member(m, r) for r in rows)):
+            total += b - a
+    return total
+
+
+def is_normalized(iv: Intervals) -> bool:
+    for i in range(len(iv)):
+        row = iv.row(i)
+        if any(s > e for s, e in row):
+            return False
+        if any(row[j + 1][0] <= row[j][1] for j in range(len(row) - 1)):
+            return False  # unsorted, overlapping or touching
+    return True
+
+
+# ---- construction and views --------------------------------------------------------------
+@SETTINGS
+@given(interval_rows(float_point))
+def test_from_lists_roundtrip_and_counts(rows):
+    iv = make(rows)
+    assert len(iv) == len(rows)
+    assert iv.n_components.tolist() == [len(r) for r in rows]
+    assert iv.rows.tolist() == [i for i, r in enumerate(rows) for _ in r]
+    assert iv.to_lists() == [[list(c) for c in r] for r in rows]
+    for i, r in enumerate(rows):
+        assert iv.row(i) == [list(c) for c in r]
+    assert iv.any_component().tolist() == [bool(r) for r in rows]
+
+
+def test_empty_and_single_constructors():
+    e = Intervals.empty(3)
+    assert len(e) == 3 and e.n_components.tolist() == [0, 0, 0]
+    assert e.length().tolist() == [0.0, 0.0, 0.0]
+    assert e.normalized().to_lists() == [[], [], []]
+    s = Intervals.single([1.0, 2.0], [3.0, 2.0])
+    assert s.to_lists() == [[[1.0, 3.0]], [[2.0, 2.0]]]
+
+
+# ---- normalized --------------------------------------------------------------------------
+@SETTINGS
+@given(interval_rows(grid_point))
+def test_normalized_grid_matches_merge_oracle(rows):
+    norm = make(rows).normalized()
+    assert len(norm) == len(rows)
+    assert is_normalized(norm)
+    for i, r in enumerate(rows):
+        got = [tuple(c) for c in norm.row(i)]
+        assert got == merge_oracle(r)
+        # Same set: every probe point is in the union iff it is in the result.
+        for x in probes(r):
+            assert member(x, got) == member(x, r)
+        # Same measure as the brute-force sweep; length() of a normalized set is exact.
+        assert norm.length()[i] == pytest.approx(elementary_measure(lambda a: a, r), abs=1e-12)
+
+
+@SETTINGS
+@given(interval_rows(float_point, max_rows=8, max_comp=7))
+def test_normalized_floats_matches_merge_oracle(rows):
+    norm = make(rows).normalized()
+    assert is_normalized(norm)
+    for i, r in enumerate(rows):
+        assert [tuple(c) for c in norm.row(i)] == merge_oracle(r)
+    # Idempotent.
+    assert norm.normalized().to_lists() == norm.to_lists()
+
+
+@SETTINGS
+@given(interval_rows(grid_point), st.randoms(use_true_random=False))
+def test_normalized_ignores_component_order(rows, rnd):
+    shuffled = [rnd.sample(r, len(r)) for r in rows]
+    assert make(shuffled).normalized().to_lists() == make(rows).normalized().to_lists()
+
+
+def test_normalized_does_not_carry_ends_across_rows():
+    # Row 0's large end must not swallow row 1's components.
+    iv = Intervals.from_lists([[[0.0, 100.0]], [[1.0, 2.0], [3.0, 4.0]], [], [[5.0, 5.0]]])
+    assert iv.normalized().to_lists() == [[[0.0, 100.0]], [[1.0, 2.0], [3.0, 4.0]], [],
+                                          [[5.0, 5.0]]]
+
+
+def test_normalized_merges_touching_and_nested():
+    iv = Intervals.from_lists([[[3.0, 4.0], [0.0, 1.0], [1.0, 2.0], [0.5, 0.7], [2.5, 2.5]]])
+    assert iv.normalized().to_lists() == [[[0.0, 2.0], [2.5, 2.5], [3.0, 4.0]]]
+
+
+# ---- clip --------------------------------------------------------------------------------
+@st.composite
+def rows_with_bounds(draw, point=grid_point):
+    rows = draw(interval_rows(point))
+    lo = [draw(point) for _ in rows]
+    hi = [draw(point) for _ in rows]
+    return rows, lo, hi
+
+
+@SETTINGS
+@given(rows_with_bounds(float_point))
+def test_clip_matches_loop(data):
+    rows, lo, hi = data
+    got = make(rows).clip(np.asarray(lo), np.asarray(hi))
+    assert len(got) == len(rows)
+    for i, r in enumerate(rows):
+        expected = []
+        for s, e in r:
+            s2, e2 = max(s, lo[i]), min(e, hi[i])
+            if s2 <= e2:
+                expected.append([s2, e2])
+        assert got.row(i) == expected
+
+
+@SETTINGS
+@given(interval_rows(grid_point), grid_point, grid_point)
+def test_clip_scalar_bounds_is_set_intersection(rows, a, b):
+    lo, hi = min(a, b), max(a, b)
+    got = make(rows).clip(lo, hi).normalized()
+    for i, r in enumerate(rows):
+        g = [tuple(c) for c in got.row(i)]
+        for x in probes(r, [(lo, hi)]):
+            assert member(x, g) == (member(x, r) and lo <= x <= hi)
+
+
+# ---- contains ----------------------------------------------------------------------------
+@st.composite
+def pair_of_rows(draw, point=grid_point, max_rows=6):
+    n = draw(st.integers(0, max_rows))
+    a = [draw(st.lists(component(point), max_size=5)) for _ in range(n)]
+    b = [draw(st.lists(component(point), max_size=4)) for _ in range(n)]
+    return a, b
+
+
+@SETTINGS
+@given(pair_of_rows(grid_point))
+def test_contains_is_set_inclusion(data):
+    a_rows, b_rows = data
+    a = make(a_rows).normalized()
+    b = make(b_rows)
+    got = a.contains(b, atol=0.0)
+    assert got.dtype == np.bool_ and got.shape == (len(a_rows),)
+    for i in range(len(a_rows)):
+        # b ⊆ a as sets (probing every endpoint and elementary midpoint).
+        expected = all(member(x, a_rows[i]) for x in probes(a_rows[i], b_rows[i])
+                       if member(x, b_rows[i]))
+        assert got[i] == expected, (a_rows[i], b_rows[i])
+    # Default tolerance never makes the answer stricter.
+    assert (a.contains(b) | ~got).all()
+
+
+@SETTINGS
+@given(pair_of_rows(float_point), st.sampled_from([0.0, CONTAINMENT_ATOL, 0.5]))
+def test_contains_with_tolerance_matches_loop(data, atol):
+    a_rows, b_rows = data
+    a = make(a_rows).normalized()
+    got = a.contains(make(b_rows), atol=atol)
+    for i in range(len(a_rows)):
+        comps = [tuple(c) for c in a.row(i)]
+        expected = True
+        for s, e in b_rows[i]:
+            if not any(cs - atol <= s and e <= ce + atol for cs, ce in comps):
+                expected = False
+        assert got[i] == expected
+
+
+def test_contains_edge_cases():
+    a = Intervals.from_lists([[[0.0, 10.0]], [], [[0.0, 1.0], [2.0, 3.0]], [[5.0, 5.0]]])
+    b = Intervals.from_lists([[], [], [[0.5, 2.5]], [[5.0, 5.0]]])
+    # Empty truth is contained (also in an empty region); a component spanning a gap is not.
+    assert a.contains(b).tolist() == [True, True, False, True]
+    near = Intervals.single([10.0 + 0.5 * CONTAINMENT_ATOL], [10.0 + 0.5 * CONTAINMENT_ATOL])
+    assert Intervals.single([0.0], [10.0]).contains(near).tolist() == [True]
+    far = Intervals.single([10.0 + 2 * CONTAINMENT_ATOL], [10.0 + 2 * CONTAINMENT_ATOL])
+    assert Intervals.single([0.0], [10.0]).contains(far).tolist() == [False]
+    with pytest.raises(ValueError):
+        Intervals.empty(2).contains(Intervals.empty(3))
+
+
+# ---- intersection length and IoU ---------------------------------------------------------
+@SETTINGS
+@given(pair_of_rows(grid_point))
+def test_intersection_length_and_iou_match_sweep(data):
+    a_rows, b_rows = data
+    a = make(a_rows).normalized()
+    b = make(b_rows).normalized()
+    inter = a.intersection_length(b)
+    iou = a.iou(b)
+    assert np.array_equal(inter, b.intersection_length(a))
+    for i in range(len(a_rows)):
+        ar, br = a_rows[i], b_rows[i]
+        e_inter = elementary_measure(lambda x, y: x and y, ar, br)
+        e_union = elementary_measure(lambda x, y: x or y, ar, br)
+        assert inter[i] == pytest.approx(e_inter, abs=1e-12)
+        expected_iou = e_inter / e_union if e_union > 0 else 0.0
+        assert iou[i] == pytest.approx(expected_iou, abs=1e-12)
+        assert 0.0 <= iou[i] <= 1.0
+
+
+@SETTINGS
+@given(interval_rows(float_point))
+def test_iou_with_itself_is_one(rows):
+    a = make(rows).normalized()
+    iou = a.iou(a)
+    for i in range(len(rows)):
+        positive = a.length()[i] > 0
+        assert iou[i] == pytest.approx(1.0 if positive else 0.0, rel=1e-12)
+
+
+def test_intersection_length_row_mismatch():
+    with pytest.raises(ValueError):
+        Intervals.empty(1).intersection_length(Intervals.empty(2))
+
+
+# ---- envelope and take -------------------------------------------------------------------
+@SETTINGS
+@given(interval_rows(float_point))
+def test_envelope_matches_loop(rows):
+    lo, hi = make(rows).envelope()
+    for i, r in enumerate(rows):
+        if r:
+            assert lo[i] == min(s for s, _ in r)
+            assert hi[i] == max(e for _, e in r)
+        else:
+            assert math.isnan(lo[i]) and math.isnan(hi[i])
+
+
+@st.composite
+def rows_and_take(draw):
+    rows = draw(interval_rows(float_point))
+    sel = draw(st.lists(st.integers(0, len(rows) - 1), max_size=10)) if rows else []
+    return rows, sel
+
+
+@SETTINGS
+@given(rows_and_take())
+def test_take_matches_loop(data):
+    rows, sel = data
+    got = make(rows).take(sel)
+    assert len(got) == len(sel)
+    assert got.to_lists() == [[list(c) for c in rows[i]] for i in sel]
+
+
+@SETTINGS
+@given(interval_rows(grid_point))
+def test_length_is_measure_of_normalized(rows):
+    norm = make(rows).normalized()
+    raw = make(rows)
+    for i, r in enumerate(rows):
+        assert norm.length()[i] == pytest.approx(elementary_measure(lambda a: a, r), abs=1e-12)
+        # On the raw (possibly overlapping) set, length() is the plain sum.
+        assert raw.length()[i] == pytest.approx(sum(e - s for s, e in r), abs=1e-12)
