@@ -8,6 +8,7 @@ probe each endpoint and each elementary midpoint.
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -26,12 +27,24 @@ grid_point = st.integers(0, 24).map(lambda k: k / 2)  # 0, 0.5, ..., 12
 float_point = st.floats(min_value=-50.0, max_value=250.0, allow_nan=False)
 
 
-def component(point: st.SearchStrategy) -> st.SearchStrategy:
-    return st.tuples(point, point).map(lambda p: (min(p), max(p)))
+def _pairs(point: st.SearchStrategy, k: int) -> st.SearchStrategy:
+    return st.lists(st.tuples(point, point).map(lambda p: (min(p), max(p))),
+                    min_size=k, max_size=k)
 
 
-def interval_rows(point=grid_point, max_rows=6, max_comp=5) -> st.SearchStrategy:
-    return st.lists(st.lists(component(point), max_size=max_comp), max_size=max_rows)
+@st.composite
+def interval_rows(draw, point=grid_point, max_rows=6, max_comp=5, n_rows=None):
+    """Rows of components; drawn flat (row lengths, then all pairs) to keep it fast."""
+    if n_rows is None:
+        lengths = draw(st.lists(st.integers(0, max_comp), max_size=max_rows))
+    else:
+        lengths = draw(st.lists(st.integers(0, max_comp), min_size=n_rows, max_size=n_rows))
+    flat = draw(_pairs(point, sum(lengths)))
+    rows, pos = [], 0
+    for n in lengths:
+        rows.append(flat[pos : pos + n])
+        pos += n
+    return rows
 
 
 def make(rows: list[Row]) -> Intervals:
@@ -56,7 +69,7 @@ def member(x: float, row: Row) -> bool:
 def probes(*rows: Row) -> list[float]:
     """Every endpoint and the midpoint of every elementary gap between endpoints."""
     pts = sorted({p for r in rows for c in r for p in c})
-    mids = [(a + b) / 2 for a, b in zip(pts, pts[1:], strict=False)]
+    mids = [(a + b) / 2 for a, b in itertools.pairwise(pts)]
     return pts + mids
 
 
@@ -64,7 +77,7 @@ def elementary_measure(pred, *rows: Row) -> float:
     """Measure of ``{x : pred(member(x, row) for row in rows)}`` by an endpoint sweep."""
     pts = sorted({p for r in rows for c in r for p in c})
     total = 0.0
-    for a, b in zip(pts, pts[1:], strict=False):
+    for a, b in itertools.pairwise(pts):
         m = (a + b) / 2
         if pred(*(member(m, r) for r in rows)):
             total += b - a
@@ -155,8 +168,8 @@ def test_normalized_merges_touching_and_nested():
 @st.composite
 def rows_with_bounds(draw, point=grid_point):
     rows = draw(interval_rows(point))
-    lo = [draw(point) for _ in rows]
-    hi = [draw(point) for _ in rows]
+    lo = draw(st.lists(point, min_size=len(rows), max_size=len(rows)))
+    hi = draw(st.lists(point, min_size=len(rows), max_size=len(rows)))
     return rows, lo, hi
 
 
@@ -190,8 +203,8 @@ def test_clip_scalar_bounds_is_set_intersection(rows, a, b):
 @st.composite
 def pair_of_rows(draw, point=grid_point, max_rows=6):
     n = draw(st.integers(0, max_rows))
-    a = [draw(st.lists(component(point), max_size=5)) for _ in range(n)]
-    b = [draw(st.lists(component(point), max_size=4)) for _ in range(n)]
+    a = draw(interval_rows(point, max_comp=5, n_rows=n))
+    b = draw(interval_rows(point, max_comp=4, n_rows=n))
     return a, b
 
 
@@ -222,7 +235,8 @@ def test_contains_with_tolerance_matches_loop(data, atol):
         comps = [tuple(c) for c in a.row(i)]
         expected = True
         for s, e in b_rows[i]:
-            if not any(cs - atol <= s and e <= ce + atol for cs, ce in comps):
+            # Slack applied to the contained component: its start + atol, end - atol.
+            if not any(cs <= s + atol and ce >= e - atol for cs, ce in comps):
                 expected = False
         assert got[i] == expected
 

@@ -1,0 +1,400 @@
+"""The Calibrator's configuration checks and its versioned JSON file (never pickle)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+import warnings
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from cover.calibrate.calibrator import SCHEMA, SCHEMA_VERSION, Calibrator
+from cover.calibrate.quantile import min_calibration_size
+from cover.data.table import GroundingTable
+from cover.errors import CalibratorFileError, CoverWarning
+from cover.ragged import Ragged
+from cover.regions import Regions
+from cover.scores import compute_scores
+
+SRC = Path(__file__).resolve().parents[1] / "src" / "cover"
+
+
+def make_table(n: int, seed: int = 0, clip: float = 2.0, refuse_every: int = 0
+               ) -> GroundingTable:
+    """A labelled table with intervals, relevance signals and a few refusals."""
+    rng = np.random.default_rng(seed)
+    duration = rng.choice([60.0, 126.0, 150.0], size=n)
+    ts = rng.uniform(0, duration * 0.7)
+    te = np.minimum(ts + rng.uniform(2, 30, size=n), duration)
+    ps = np.clip(ts + rng.normal(0, 5, size=n), 0, duration - 1)
+    pe = np.clip(np.maximum(te + rng.normal(0, 5, size=n), ps + 0.5), 0, duration)
+    if refuse_every:
+        ps[::refuse_every] = np.nan
+        pe[::refuse_every] = np.nan
+    rel = []
+    for i in range(n):
+        m = int(math.ceil(duration[i] / clip))
+        centre = np.arange(m) * clip + clip / 2
+        inside = (centre >= ts[i]) & (centre <= te[i])
+        f = inside * 1.0 + rng.normal(0, 0.4, size=m)
+        rel.append(f.tolist() if not (refuse_every and i % refuse_every == 1) else [])
+    return GroundingTable.from_arrays(
+        qid=np.arange(n), duration=duration, pred_start=ps, pred_end=pe,
+        relevance=Ragged.from_lists(rel), truth=(ts, te), clip=clip,
+    )
+
+
+def same_regions(a: Regions, b: Regions) -> None:
+    assert np.array_equal(a.intervals.offsets, b.intervals.offsets)
+    assert np.array_equal(a.intervals.starts, b.intervals.starts)
+    assert np.array_equal(a.intervals.ends, b.intervals.ends)
+    assert np.array_equal(a.refused, b.refused)
+    assert np.array_equal(a.threshold, b.threshold)
+    assert a.family == b.family
+
+
+@pytest.fixture(scope="module")
+def cal_table() -> GroundingTable:
+    return make_table(200, seed=1, refuse_every=17)
+
+
+@pytest.fixture(scope="module")
+def test_table() -> GroundingTable:
+    return make_table(150, seed=2, refuse_every=13)
+
+
+def saved(cal: Calibrator, tmp_path: Path, name: str = "cal.json") -> Path:
+    p = tmp_path / name
+    cal.save(p)
+    return p
+
+
+def reseal(doc: dict[str, Any]) -> dict[str, Any]:
+    """Recompute the checksum the way the writer does, after an edit."""
+    from cover.calibrate.calibrator import _digest
+
+    body = {k: v for k, v in doc.items() if k != "sha256"}
+    return {**body, "sha256": _digest(body)}
+
+
+# ---------------------------------------------------------------------------------
+# round trip
+
+
+@pytest.mark.parametrize("score", ["norm", "sec", "sls"])
+def test_round_trip_fields_and_identical_certification(
+    score: str, cal_table: GroundingTable, test_table: GroundingTable, tmp_path: Path
+) -> None:
+    cal = Calibrator(score=score, alpha=0.1).fit(cal_table)
+    p = saved(cal, tmp_path)
+    text = p.read_text(encoding="utf-8")
+    doc = json.loads(text)
+    assert doc["schema"] == SCHEMA == "cover.calibrator"
+    assert doc["schema_version"] == SCHEMA_VERSION
+    assert isinstance(doc["schema_version"], int)
+    assert doc["score"] == score
+    assert doc["alpha"] == "0.1"
+    assert isinstance(doc["threshold"], float) and doc["threshold"] == cal.threshold_
+    assert doc["k"] == cal.k_ == math.ceil((len(cal_table) + 1) * Fraction(9, 10))
+    assert doc["n_calibration"] == cal.n_ == len(cal_table)
+    scores = compute_scores(cal_table, score)
+    assert doc["counts"] == scores.counts()
+    assert doc["counts"]["rows"] == len(cal_table)
+    assert doc["counts"]["refused"] == int(scores.refused.sum()) > 0
+    assert re.fullmatch(r"[0-9a-f]{64}", doc["sha256"])
+    assert "NaN" not in text and "Infinity" not in text
+
+    loaded = Calibrator.load(p)
+    assert loaded.score == cal.score and loaded.rule == cal.rule
+    assert loaded.alpha_fraction == cal.alpha_fraction == Fraction(1, 10)
+    assert loaded.threshold_ == cal.threshold_
+    assert (loaded.k_, loaded.n_) == (cal.k_, cal.n_)
+    assert loaded.counts_ == cal.counts_
+    assert loaded.min_scale == cal.min_scale and loaded.target == cal.target
+    assert loaded.expected_coverage == cal.expected_coverage
+    same_regions(loaded.certify(test_table), cal.certify(test_table))
+    # a loaded calibrator saves back to the very same document
+    assert loaded.to_dict() == cal.to_dict()
+
+
+def test_round_trip_non_default_settings(cal_table: GroundingTable, test_table: GroundingTable,
+                                         tmp_path: Path) -> None:
+    cal = Calibrator(score="norm", alpha="0.05", min_scale=3.5, target="windows").fit(cal_table)
+    loaded = Calibrator.load(saved(cal, tmp_path))
+    assert loaded.min_scale == 3.5 and loaded.target == "windows"
+    assert loaded.alpha_fraction == Fraction(1, 20)
+    same_regions(loaded.certify(test_table), cal.certify(test_table))
+
+
+@pytest.mark.parametrize(
+    ("alpha", "text"),
+    [(0.1, "0.1"), ("0.05", "0.05"), (0.3, "0.3"), (Fraction(1, 3), "1/3"), (0.125, "0.125"),
+     (Fraction(2, 7), "2/7")],
+)
+def test_alpha_is_written_as_exact_text(alpha: Any, text: str, cal_table: GroundingTable,
+                                        tmp_path: Path) -> None:
+    cal = Calibrator(score="sec", alpha=alpha).fit(cal_table)
+    doc = json.loads(saved(cal, tmp_path).read_text())
+    assert doc["alpha"] == text
+    assert Fraction(doc["alpha"]) == cal.alpha_fraction
+    loaded = Calibrator.load(tmp_path / "cal.json")
+    assert loaded.alpha_fraction == cal.alpha_fraction
+    assert loaded.k_ == cal.k_
+
+
+def test_sls_clip_seconds_survive_the_round_trip(tmp_path: Path) -> None:
+    table = make_table(120, seed=4, clip=1.0)
+    cal = Calibrator(score="sls", alpha=0.2).fit(table)
+    loaded = Calibrator.load(saved(cal, tmp_path))
+    assert loaded.clip_ == 1.0
+    with pytest.raises(ValueError, match="clip"):
+        loaded.certify(make_table(10, seed=5, clip=2.0))
+    same_regions(loaded.certify(table), cal.certify(table))
+
+
+def test_no_pickle_anywhere(cal_table: GroundingTable, tmp_path: Path) -> None:
+    p = saved(Calibrator(score="norm").fit(cal_table), tmp_path)
+    raw = p.read_bytes()
+    assert not raw.startswith(b"\x80")  # pickle protocol 2+ header
+    json.loads(raw.decode("utf-8"))
+    pattern = re.compile(r"^\s*(import|from)\s+(pickle|cPickle|dill|joblib|shelve|marshal)\b",
+                         re.MULTILINE)
+    offenders = [str(f) for f in SRC.rglob("*.py") if pattern.search(f.read_text("utf-8"))]
+    assert offenders == []
+
+
+# ---------------------------------------------------------------------------------
+# infinite thresholds
+
+
+def test_too_small_calibration_set_gives_inf_threshold_and_whole_video(
+    test_table: GroundingTable, tmp_path: Path
+) -> None:
+    need = min_calibration_size(Fraction(1, 10))
+    small = make_table(need - 1, seed=9)
+    with pytest.warns(CoverWarning, match=str(need)):
+        cal = Calibrator(score="norm", alpha=0.1).fit(small)
+    assert cal.threshold_ == math.inf
+    assert cal.k_ is not None and cal.n_ is not None and cal.k_ > cal.n_
+    assert cal.expected_coverage == 1.0
+    regions = cal.certify(test_table)
+    assert regions.intervals.n_components.tolist() == [1] * len(test_table)
+    assert regions.intervals.starts.tolist() == [0.0] * len(test_table)
+    assert regions.intervals.ends.tolist() == test_table.duration.tolist()
+
+    p = saved(cal, tmp_path)
+    doc = json.loads(p.read_text())
+    assert doc["threshold"] == "inf"
+    loaded = Calibrator.load(p)
+    assert loaded.threshold_ == math.inf
+    same_regions(loaded.certify(test_table), regions)
+
+
+def test_just_enough_calibration_rows_gives_finite_threshold() -> None:
+    need = min_calibration_size(Fraction(1, 10))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CoverWarning)
+        cal = Calibrator(score="norm", alpha=0.1).fit(make_table(need, seed=9))
+    assert cal.threshold_ is not None and math.isfinite(cal.threshold_)
+
+
+def test_minus_inf_threshold_round_trip(tmp_path: Path) -> None:
+    table = make_table(30, seed=3, refuse_every=1)  # every row refuses an interval
+    cal = Calibrator(score="sec", alpha=0.2).fit(table)
+    assert cal.threshold_ == -math.inf
+    p = saved(cal, tmp_path)
+    assert json.loads(p.read_text())["threshold"] == "-inf"
+    loaded = Calibrator.load(p)
+    assert loaded.threshold_ == -math.inf
+    same_regions(loaded.certify(table), cal.certify(table))
+
+
+# ---------------------------------------------------------------------------------
+# bad files
+
+
+@pytest.fixture
+def good_doc(cal_table: GroundingTable) -> dict[str, Any]:
+    return Calibrator(score="norm", alpha=0.1).fit(cal_table).to_dict()
+
+
+def write_doc(tmp_path: Path, doc: Any) -> Path:
+    p = tmp_path / "cal.json"
+    p.write_text(json.dumps(doc, indent=2), encoding="utf-8")
+    return p
+
+
+@pytest.mark.parametrize(
+    "content",
+    [b"", b"{not json", b"\x80\x04\x95 pickled bytes", b"\xff\xfe\x00garbage", b'{"schema": '],
+    ids=["empty", "broken", "pickle", "binary", "truncated"],
+)
+def test_corrupt_file(content: bytes, tmp_path: Path) -> None:
+    p = tmp_path / "cal.json"
+    p.write_bytes(content)
+    with pytest.raises(CalibratorFileError, match="corrupt") as ei:
+        Calibrator.load(p)
+    assert str(p) in str(ei.value)
+
+
+def test_truncated_copy_of_a_real_file_is_corrupt(good_doc: dict, tmp_path: Path) -> None:
+    p = tmp_path / "cal.json"
+    text = json.dumps(good_doc, indent=2)
+    p.write_text(text[: len(text) // 2], encoding="utf-8")
+    with pytest.raises(CalibratorFileError, match="corrupt"):
+        Calibrator.load(p)
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    p = tmp_path / "nope.json"
+    with pytest.raises(CalibratorFileError, match="no such") as ei:
+        Calibrator.load(p)
+    assert str(p) in str(ei.value)
+
+
+@pytest.mark.parametrize("version", [SCHEMA_VERSION + 1, 0, str(SCHEMA_VERSION), None])
+def test_other_schema_version(version: Any, good_doc: dict, tmp_path: Path) -> None:
+    doc = reseal({**good_doc, "schema_version": version})  # a valid checksum
+    p = write_doc(tmp_path, doc)
+    with pytest.raises(CalibratorFileError, match="version") as ei:
+        Calibrator.load(p)
+    assert str(p) in str(ei.value) and repr(version) in str(ei.value)
+
+
+def test_other_schema_version_without_resealing(good_doc: dict, tmp_path: Path) -> None:
+    p = write_doc(tmp_path, {**good_doc, "schema_version": SCHEMA_VERSION + 1})
+    with pytest.raises(CalibratorFileError, match="version"):
+        Calibrator.load(p)
+
+
+@pytest.mark.parametrize(
+    "doc",
+    [{"schema": "something.else"}, {"schema_version": 1}, [1, 2, 3], "cover.calibrator", 42],
+    ids=["other-schema", "no-schema", "list", "string", "number"],
+)
+def test_other_schema(doc: Any, good_doc: dict, tmp_path: Path) -> None:
+    if isinstance(doc, dict):
+        doc = reseal({**{k: v for k, v in good_doc.items() if k != "schema"}, **doc})
+    p = write_doc(tmp_path, doc)
+    with pytest.raises(CalibratorFileError, match="not a COVER calibrator") as ei:
+        Calibrator.load(p)
+    assert str(p) in str(ei.value)
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        {"threshold": 99.0},
+        {"threshold": "inf"},
+        {"k": 1},
+        {"alpha": "0.5"},
+        {"score": "sec"},
+        {"counts": {"rows": 1}},
+    ],
+    ids=["threshold", "threshold-inf", "k", "alpha", "score", "counts"],
+)
+def test_tampered_file_fails_the_checksum(edit: dict, good_doc: dict, tmp_path: Path) -> None:
+    p = write_doc(tmp_path, {**good_doc, **edit})
+    with pytest.raises(CalibratorFileError, match="checksum") as ei:
+        Calibrator.load(p)
+    assert str(p) in str(ei.value)
+
+
+def test_tampered_threshold_in_place(good_doc: dict, tmp_path: Path) -> None:
+    """Edit the number in the text itself, as a user with an editor would."""
+    p = write_doc(tmp_path, good_doc)
+    text = p.read_text()
+    old = json.dumps(good_doc["threshold"])
+    new_text = text.replace(f'"threshold": {old}', '"threshold": 0.5')
+    assert new_text != text
+    p.write_text(new_text)
+    with pytest.raises(CalibratorFileError, match="checksum"):
+        Calibrator.load(p)
+
+
+def test_missing_checksum(good_doc: dict, tmp_path: Path) -> None:
+    doc = {k: v for k, v in good_doc.items() if k != "sha256"}
+    with pytest.raises(CalibratorFileError, match="checksum"):
+        Calibrator.load(write_doc(tmp_path, doc))
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [{"threshold": "huge"}, {"threshold": None}, {"threshold": True}, {"k": "many"},
+     {"alpha": "1.5"}, {"score": "bogus"}, {"min_scale": 0}],
+    ids=["threshold-text", "threshold-null", "threshold-bool", "k-text", "alpha-range",
+         "score", "min-scale"],
+)
+def test_well_sealed_but_malformed_fields(edit: dict, good_doc: dict, tmp_path: Path) -> None:
+    p = write_doc(tmp_path, reseal({**good_doc, **edit}))
+    with pytest.raises(CalibratorFileError) as ei:
+        Calibrator.load(p)
+    assert str(p) in str(ei.value)
+
+
+@pytest.mark.parametrize("drop", ["score", "alpha", "threshold", "k", "n_calibration", "rule"])
+def test_well_sealed_but_missing_field(drop: str, good_doc: dict, tmp_path: Path) -> None:
+    doc = reseal({k: v for k, v in good_doc.items() if k != drop})
+    with pytest.raises(CalibratorFileError):
+        Calibrator.load(write_doc(tmp_path, doc))
+
+
+def test_checksum_is_sha256_of_content(good_doc: dict) -> None:
+    """The checksum covers every field but itself (any reordering of keys is fine)."""
+    body = {k: v for k, v in good_doc.items() if k != "sha256"}
+    canon = json.dumps(body, sort_keys=True, separators=(",", ":"), allow_nan=False)
+    assert good_doc["sha256"] == hashlib.sha256(canon.encode()).hexdigest()
+    shuffled = dict(reversed(list(good_doc.items())))
+    assert Calibrator.from_dict(shuffled).threshold_ == good_doc["threshold"]
+
+
+# ---------------------------------------------------------------------------------
+# configuration and state errors
+
+
+def test_certify_before_fit(test_table: GroundingTable, tmp_path: Path) -> None:
+    cal = Calibrator()
+    assert not cal.fitted
+    with pytest.raises(RuntimeError, match="not fitted"):
+        cal.certify(test_table)
+    with pytest.raises(RuntimeError, match="not fitted"):
+        cal.save(tmp_path / "cal.json")
+    with pytest.raises(RuntimeError):
+        _ = cal.expected_coverage
+    assert not (tmp_path / "cal.json").exists()
+
+
+@pytest.mark.parametrize("score", ["NORM", "iou", "", "seconds"])
+def test_invalid_score_family(score: str) -> None:
+    with pytest.raises(ValueError, match="score family"):
+        Calibrator(score=score)
+
+
+@pytest.mark.parametrize("alpha", [0, 1, 0.0, 1.0, -0.1, 1.5, float("nan"), float("inf"),
+                                   "abc", True, "1/0"])
+def test_alpha_outside_unit_interval(alpha: Any) -> None:
+    with pytest.raises(ValueError, match="alpha"):
+        Calibrator(alpha=alpha)
+
+
+@pytest.mark.parametrize("min_scale", [0, 0.0, -1.0, float("nan"), "1"])
+def test_invalid_min_scale(min_scale: Any) -> None:
+    with pytest.raises(ValueError, match="min_scale"):
+        Calibrator(min_scale=min_scale)
+
+
+def test_invalid_rule_and_target() -> None:
+    with pytest.raises(ValueError, match="rule"):
+        Calibrator(rule="magic")
+    with pytest.raises(ValueError, match="target"):
+        Calibrator(target="middle")
+
+
+def test_calibration_file_error_is_a_value_error() -> None:
+    assert issubclass(CalibratorFileError, ValueError)
