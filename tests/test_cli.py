@@ -1,0 +1,182 @@
+"""The ``cover`` command end to end: real data, and bad input giving clear errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import cover
+from cover.cli import main
+
+
+def _write_jsonl(path: Path, rows: list[object]) -> Path:
+    path.write_text("\n".join(r if isinstance(r, str) else json.dumps(r) for r in rows) + "\n")
+    return path
+
+
+def _synthetic(tmp_path: Path, n: int = 60, seed: int = 0) -> tuple[Path, Path]:
+    rng = np.random.default_rng(seed)
+    preds, gts = [], []
+    for i in range(n):
+        s = float(rng.uniform(0, 100))
+        e = s + float(rng.uniform(2, 40))
+        ts = max(0.0, s + float(rng.normal(0, 5)))
+        te = min(150.0, max(ts + 1, e + float(rng.normal(0, 5))))
+        preds.append({"qid": i, "vid": f"v{i // 3}_0.0_150.0", "query": f"q{i}",
+                      "pred_relevant_windows": [[s, e, 0.9], [0.0, 10.0, 0.1]]})
+        gts.append({"qid": i, "vid": f"v{i // 3}_0.0_150.0", "query": f"q{i}",
+                    "duration": 150, "relevant_windows": [[ts, te]]})
+    return _write_jsonl(tmp_path / "preds.jsonl", preds), _write_jsonl(tmp_path / "gt.jsonl", gts)
+
+
+def test_split_calibrate_certify_evaluate_on_real_data(tmp_path, qvh_gt, qdetr_preds, capsys):
+    assert main(["split", "--gt", str(qvh_gt), "--out-dir", str(tmp_path)]) == 0
+    cal_q = tmp_path / "calibration_qids.txt"
+    test_q = tmp_path / "test_qids.txt"
+    assert len(cal_q.read_text().split()) == 623
+    assert len(test_q.read_text().split()) == 927
+    cal_json = tmp_path / "cal.json"
+    assert main(["calibrate", "--preds", str(qdetr_preds), "--gt", str(qvh_gt), "--qids",
+                 str(cal_q), "--score", "sls", "--alpha", "0.1", "-o", str(cal_json)]) == 0
+    regions = tmp_path / "regions.jsonl"
+    assert main(["certify", "--calibrator", str(cal_json), "--preds", str(qdetr_preds),
+                 "--qids", str(test_q), "--videos", str(qvh_gt), "-o", str(regions)]) == 0
+    rows = [json.loads(x) for x in regions.read_text().splitlines()]
+    assert len(rows) == 927
+    assert all(r["cover"]["status"] == "certified" for r in rows)
+    assert all(set(r) >= {"qid", "vid", "pred_relevant_windows", "cover"} for r in rows)
+    metrics = tmp_path / "metrics.json"
+    assert main(["evaluate", "--regions", str(regions), "--gt", str(qvh_gt), "--json",
+                 str(metrics)]) == 0
+    got = json.loads(metrics.read_text())
+    assert got["counts"]["rows"] == 927
+    assert got["counts"]["ground_truth_not_certified"] == 623
+
+    # The same numbers through the Python API.
+    preds = cover.read_predictions(qdetr_preds).table
+    gt = cover.read_ground_truth(qvh_gt).table
+    table, _ = cover.attach_truth(preds, gt)
+    split = cover.split_by_unit(table.units, cal_frac=0.4, seed=42)
+    cal = cover.Calibrator(score="sls", alpha=0.1).fit(table.take(split.calibration))
+    assert cal.threshold_ == pytest.approx(json.loads(cal_json.read_text())["threshold"])
+    test = table.take(split.test)
+    ev = cover.evaluate(cal.certify(test), test)
+    assert got["marginal"]["coverage"] == pytest.approx(ev.marginal.coverage, abs=1e-12)
+    assert got["marginal"]["mean_length_s"] == pytest.approx(ev.marginal.mean_length_s)
+    assert got["reference"]["n_calibration"] == 623
+
+
+def test_certify_without_durations_names_the_fix(tmp_path, capsys):
+    preds, gt = _synthetic(tmp_path)
+    cal = tmp_path / "cal.json"
+    assert main(["calibrate", "--preds", str(preds), "--gt", str(gt), "-o", str(cal)]) == 0
+    code = main(["certify", "--calibrator", str(cal), "--preds", str(preds), "-o",
+                 str(tmp_path / "r.jsonl")])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "--videos" in err and "qid=0" in err and "preds.jsonl:1" in err
+
+
+def test_certify_echoes_every_row_with_its_fate(tmp_path, capsys):
+    preds, gt = _synthetic(tmp_path)
+    cal = tmp_path / "cal.json"
+    assert main(["calibrate", "--preds", str(preds), "--gt", str(gt), "-o", str(cal)]) == 0
+    lines = preds.read_text().splitlines()
+    refusal = json.dumps({"qid": "r1", "vid": "v0_0.0_150.0", "pred_relevant_windows": []})
+    unknown = json.dumps({"qid": "u1", "vid": "nowhere", "pred_relevant_windows": [[1, 2, 1]]})
+    bad = lines[:5] + ["{not json", refusal, unknown, ""] + lines[5:]
+    mixed = _write_jsonl(tmp_path / "mixed.jsonl", bad)
+    out = tmp_path / "r.jsonl"
+    code = main(["certify", "--calibrator", str(cal), "--preds", str(mixed), "--videos",
+                 str(gt), "-o", str(out)])
+    assert code == 2
+    assert "mixed.jsonl:6" in capsys.readouterr().err
+    code = main(["certify", "--calibrator", str(cal), "--preds", str(mixed), "--videos",
+                 str(gt), "-o", str(out), "--on-error", "reject"])
+    assert code == 0
+    rows = [json.loads(x) for x in out.read_text().splitlines()]
+    assert len(rows) == sum(1 for x in bad if x.strip())
+    status = [r["cover"]["status"] for r in rows]
+    assert status.count("rejected") == 2 and status.count("refused") == 1
+    assert rows[5]["cover"]["raw"] == "{not json"
+    assert rows[6]["cover"]["region"] == [[0.0, 150.0]]
+    assert "no duration known" in rows[7]["cover"]["reason"]
+    assert "certified 60, refused (whole video) 1, rejected 2" in capsys.readouterr().out
+
+
+def test_too_small_calibration_set_warns_and_strict_refuses(tmp_path, capsys):
+    preds, gt = _synthetic(tmp_path, n=10)
+    cal = tmp_path / "cal.json"
+    assert main(["calibrate", "--preds", str(preds), "--gt", str(gt), "--alpha", "0.05",
+                 "-o", str(cal)]) == 0
+    err = capsys.readouterr().err
+    assert "too few" in err and "need at least 19" in err
+    assert json.loads(cal.read_text())["threshold"] == "inf"
+    assert main(["calibrate", "--preds", str(preds), "--gt", str(gt), "--alpha", "0.05",
+                 "--strict", "-o", str(cal)]) == 2
+
+
+@pytest.mark.parametrize("alpha", ["0", "1", "1.5", "-0.1", "nan", "abc"])
+def test_alpha_outside_unit_interval_is_a_usage_error(tmp_path, alpha, capsys):
+    preds, gt = _synthetic(tmp_path)
+    with pytest.raises(SystemExit) as exc:
+        main(["calibrate", "--preds", str(preds), "--gt", str(gt), "--alpha", alpha, "-o",
+              str(tmp_path / "c.json")])
+    assert exc.value.code == 2
+    assert "alpha" in capsys.readouterr().err
+
+
+def test_tampered_calibrator_is_refused(tmp_path, capsys):
+    preds, gt = _synthetic(tmp_path)
+    cal = tmp_path / "cal.json"
+    assert main(["calibrate", "--preds", str(preds), "--gt", str(gt), "-o", str(cal)]) == 0
+    doc = json.loads(cal.read_text())
+    doc["threshold"] = 0.0
+    cal.write_text(json.dumps(doc))
+    code = main(["certify", "--calibrator", str(cal), "--preds", str(preds), "--videos",
+                 str(gt), "-o", str(tmp_path / "r.jsonl")])
+    assert code == 2
+    assert "checksum" in capsys.readouterr().err
+
+
+def test_prediction_without_ground_truth_is_named(tmp_path, capsys):
+    preds, gt = _synthetic(tmp_path)
+    extra = json.dumps({"qid": 999, "vid": "x_0_150", "pred_relevant_windows": [[1, 5, 1]]})
+    with preds.open("a") as fh:
+        fh.write(extra + "\n")
+    code = main(["calibrate", "--preds", str(preds), "--gt", str(gt), "-o",
+                 str(tmp_path / "c.json")])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "qid=999" in err and "no ground truth" in err and "preds.jsonl:61" in err
+
+
+def test_demo_without_data_says_what_to_do(tmp_path, capsys):
+    code = main(["demo", "--out", str(tmp_path / "o"), "--data-dir", str(tmp_path / "none")])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "--data-dir" in err and "highlight_val_release.jsonl" in err
+
+
+def test_demo_writes_table_json_figures_and_report(tmp_path, data_dir, capsys):
+    out = tmp_path / "demo"
+    assert main(["demo", "--out", str(out), "--data-dir", str(data_dir), "--resamples",
+                 "5"]) == 0
+    printed = capsys.readouterr().out
+    assert "1-alpha" in printed and "NORM coverage" in printed and "0.90" in printed
+    doc = json.loads((out / "validity.json").read_text())
+    assert len(doc["cells"]) == 18 and doc["rows"] == {"total": 1550, "pool": 623, "test": 927}
+    for name in ("coverage_vs_target.png", "length_vs_target.png", "frontier.png"):
+        png = (out / name).read_bytes()
+        assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 20_000
+    html = (out / "report.html").read_text()
+    assert html.count("data:image/png;base64,") == 3 and "<table>" in html
+    assert "| 0.90 |" in (out / "report.md").read_text()
+    for fam in ("norm", "sec", "sls"):
+        cal = cover.Calibrator.load(out / "calibrators" / f"{fam}_alpha0.1.json")
+        assert cal.n_ == 623
+        assert len((out / "regions" / f"{fam}_alpha0.1_test.jsonl").read_text().splitlines()) \
+            == 927

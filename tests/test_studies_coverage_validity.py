@@ -1,0 +1,99 @@
+"""Study 1 (coverage validity) on synthetic exchangeable data and on real files."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+import cover
+from cover.report.tables import validity_summary, validity_table
+from cover.studies import Protocol, coverage_validity
+from cover.studies.coverage_validity import cluster_sd
+
+
+def _exchangeable_table(n: int, seed: int, rows_per_unit: int = 1) -> cover.GroundingTable:
+    """Predictions with i.i.d. boundary errors: every family's scores are exchangeable."""
+    rng = np.random.default_rng(seed)
+    s = rng.uniform(10, 90, n)
+    e = s + rng.uniform(5, 40, n)
+    ts = np.clip(s + rng.normal(0, 4, n), 0, None)
+    te = np.minimum(np.maximum(ts + 1, e + rng.normal(0, 4, n)), 150)
+    units = np.arange(n) // rows_per_unit
+    return cover.GroundingTable.from_arrays(
+        qid=np.arange(n), vid=[f"u{u}" for u in units], duration=150.0, pred_start=s,
+        pred_end=e, truth=(ts, te))
+
+
+def test_cells_shape_and_split_bookkeeping():
+    table = _exchangeable_table(400, 0, rows_per_unit=2)
+    proto = Protocol(n_resamples=4, alphas=(0.1, 0.3))
+    res = coverage_validity(table, families=("norm", "sec"), protocol=proto)
+    assert len(res.cells) == 4
+    assert res.n_pool + res.n_test == 400
+    assert res.n_units_pool + res.n_units_test == 200
+    assert res.n_units_pool == 80  # 40% of 200 units
+    assert {c.family for c in res.cells} == {"norm", "sec"}
+    doc = res.to_dict()
+    assert doc["rows"]["total"] == 400 and len(doc["cells"]) == 4
+
+
+def test_coverage_tracks_target_on_exchangeable_data():
+    devs = []
+    for seed in range(6):
+        res = coverage_validity(_exchangeable_table(1000, seed), families=("norm", "sec"),
+                                protocol=Protocol(n_resamples=10, seed=seed))
+        devs += [c.coverage_mean - c.expected for c in res.cells]
+        # Nearly every cell inside its 95% band (a few may fall out by chance).
+        assert sum(c.within_band for c in res.cells) >= len(res.cells) - 2
+    # Averaged over splits and cells, realised coverage matches k/(n+1).
+    assert abs(np.mean(devs)) < 0.01
+
+
+def test_no_resampling_uses_the_whole_pool():
+    res = coverage_validity(_exchangeable_table(300, 1), families=("norm",),
+                            protocol=Protocol(n_resamples=0, alphas=(0.2,)))
+    c = res.cells[0]
+    assert c.coverage_mean == c.pool_coverage
+    assert c.threshold_mean == c.pool_threshold
+    assert c.coverage_sd == 0.0
+    assert c.n_calibration == res.n_pool
+
+
+def test_band_flags_a_miscalibrated_cell():
+    table = _exchangeable_table(800, 2)
+    # Make the test split systematically harder than the pool: shift its truth right.
+    split = cover.split_by_unit(table.units, cal_frac=0.4, seed=42)
+    ts, te = table.truth_envelope()
+    shift = np.where(split.test, 15.0, 0.0)
+    moved = replace(table, truth=cover.Intervals.single(np.minimum(ts + shift, 149),
+                                                        np.minimum(te + shift, 150)))
+    res = coverage_validity(moved, families=("sec",), protocol=Protocol(n_resamples=5))
+    assert not all(c.within_band for c in res.cells)
+    assert "*" in validity_table(res)
+    assert "outside the reference band" in validity_summary(res)
+
+
+def test_cluster_sd_reduces_to_binomial_with_one_row_per_unit():
+    y = np.random.default_rng(0).integers(0, 2, 500).astype(float)
+    units = np.arange(500).astype(str)
+    p = y.mean()
+    assert cluster_sd(y, units) == pytest.approx(np.sqrt(p * (1 - p) / 500))
+    # Perfectly correlated pairs double the variance.
+    pairs = np.repeat(np.arange(250), 2).astype(str)
+    y2 = np.repeat(y[:250], 2)
+    p2 = y2.mean()
+    assert cluster_sd(y2, pairs) == pytest.approx(np.sqrt(2 * p2 * (1 - p2) / 500))
+
+
+def test_real_qdetr_tracks_target(qvh_gt, qdetr_preds):
+    table, _ = cover.attach_truth(cover.read_predictions(qdetr_preds).table,
+                                  cover.read_ground_truth(qvh_gt).table)
+    res = coverage_validity(table, name="QD-DETR", protocol=Protocol(n_resamples=10))
+    assert res.n_pool == 623 and res.n_units_pool == 190
+    for c in res.cells:
+        assert abs(c.coverage_mean - c.target) < 0.06, (c.family, c.alpha, c.coverage_mean)
+    # SLS regions are shorter than interval widening at the 0.9 target on this grounder.
+    assert res.cell("sls", 0.1).length_mean < res.cell("norm", 0.1).length_mean
+    assert res.cell("sls", 0.1).components_mean > 1.0
