@@ -39,7 +39,7 @@ def make_table(n: int, seed: int = 0, clip: float = 2.0, refuse_every: int = 0
         pe[::refuse_every] = np.nan
     rel = []
     for i in range(n):
-        m = int(math.ceil(duration[i] / clip))
+        m = math.ceil(duration[i] / clip)
         centre = np.arange(m) * clip + clip / 2
         inside = (centre >= ts[i]) & (centre <= te[i])
         f = inside * 1.0 + rng.normal(0, 0.4, size=m)
@@ -251,6 +251,12 @@ def test_truncated_copy_of_a_real_file_is_corrupt(good_doc: dict, tmp_path: Path
         Calibrator.load(p)
 
 
+def test_directory_instead_of_file(tmp_path: Path) -> None:
+    with pytest.raises(CalibratorFileError) as ei:
+        Calibrator.load(tmp_path)
+    assert str(tmp_path) in str(ei.value)
+
+
 def test_missing_file(tmp_path: Path) -> None:
     p = tmp_path / "nope.json"
     with pytest.raises(CalibratorFileError, match="no such") as ei:
@@ -387,6 +393,24 @@ def test_alpha_outside_unit_interval(alpha: Any) -> None:
 def test_invalid_min_scale(min_scale: Any) -> None:
     with pytest.raises(ValueError, match="min_scale"):
         Calibrator(min_scale=min_scale)
+
+
+def test_infinite_min_scale_is_invalid() -> None:
+    """min_scale = inf would make every NORM scale infinite (regions NaN / empty) and
+    the calibrator could not even be saved as JSON."""
+    with pytest.raises(ValueError, match="min_scale"):
+        Calibrator(min_scale=float("inf"))
+
+
+@pytest.mark.parametrize("alpha", [np.float64(0.1), np.float32(0.1), np.array(0.1)[()]],
+                         ids=["float64", "float32", "0d-array-item"])
+def test_numpy_alpha_is_read_as_its_decimal(alpha: Any, cal_table: GroundingTable,
+                                             tmp_path: Path) -> None:
+    """alpha taken from a numpy array (e.g. a sweep over np.linspace) is a valid alpha."""
+    cal = Calibrator(score="sec", alpha=alpha)
+    assert cal.alpha_fraction == Fraction(1, 10)
+    cal.fit(cal_table)
+    assert json.loads(saved(cal, tmp_path).read_text())["alpha"] == "0.1"
 
 
 def test_invalid_rule_and_target() -> None:

@@ -18,7 +18,7 @@ from cover.data.join import attach_truth, clip_predictions, clip_truth, fill_dur
 from cover.data.splits import resample_units, split_by_unit
 from cover.data.table import GroundingTable
 from cover.data.units import split_units
-from cover.errors import RowProblem
+from cover.errors import InputError, RowProblem
 from cover.io.qvhighlights import read_durations, read_ground_truth, read_predictions
 
 # ---------------------------------------------------------------------------------
@@ -162,7 +162,8 @@ def test_duration_mismatch_is_rejected(tmp_path: Path) -> None:
     joined, problems = attach_truth(p.table, g.table)
     assert joined.qid.tolist() == ["1"]
     [prob] = rejected(problems)
-    assert (prob.line, prob.qid) == (2, "2") and "duration" in prob.problem
+    assert (prob.path, prob.line, prob.qid) == (str(pp), 2, "2")
+    assert "duration" in prob.problem
     assert_join_accounted(joined, problems, p.table, g.table)
 
 
@@ -485,3 +486,22 @@ def test_resample_units_within_the_pool() -> None:
 @pytest.mark.parametrize("n", [0, 1, 50])
 def test_resample_units_count(n: int) -> None:
     assert len(resample_units(make_units(30), n_resamples=n)) == n
+
+
+def test_fill_durations_never_keeps_a_non_positive_duration(tmp_path: Path) -> None:
+    videos = write_lines(tmp_path / "videos.jsonl", [
+        {"vid": "zero", "duration": 0}, {"vid": "neg", "duration": -3},
+        {"vid": "ok", "duration": 100},
+    ])
+    pp = write_lines(tmp_path / "p.jsonl", [
+        pred(1, vid="zero"), pred(2, vid="neg"), pred(3, vid="ok")])
+    p = read_predictions(pp)
+    try:
+        vids, durs = read_durations(videos)
+    except InputError:  # refusing the file outright is acceptable too
+        return
+    out, problems = fill_durations(p.table, vids, durs, source=str(videos))
+    assert (np.isfinite(out.duration) & (out.duration > 0)).all(), \
+        dict(zip(out.qid.tolist(), out.duration.tolist(), strict=True))
+    assert out.qid.tolist() == ["3"]
+    assert sorted(q.qid for q in rejected(problems)) == ["1", "2"]

@@ -561,3 +561,35 @@ def test_on_error_reject_returns_a_consistent_table(tmp_path: Path) -> None:
     assert t.line.tolist() == (q + 1).tolist()
     assert [r["qid"] for r in t.records] == q.tolist()
     assert_accounted(loaded, p)
+
+
+@pytest.mark.parametrize("bad", [0, -3, float("inf"), float("nan")],
+                         ids=["zero", "negative", "inf", "nan"])
+def test_read_durations_returns_only_usable_durations(tmp_path: Path, bad: float) -> None:
+    """A duration that is not a finite number > 0 cannot be a video length: it is
+    either skipped or an error, never handed on as T."""
+    p = write_lines(tmp_path / "d.jsonl", [{"vid": "good", "duration": 100},
+                                           {"vid": "bad", "duration": bad}])
+    try:
+        vids, durs = read_durations(p)
+    except InputError as exc:
+        assert str(p) in str(exc)
+        return
+    assert np.isfinite(durs).all() and (durs > 0).all(), dict(zip(vids, durs, strict=True))
+    assert "good" in vids.tolist()
+
+
+def test_json_array_problem_names_the_line_of_the_entry(tmp_path: Path) -> None:
+    """In an indented JSON array, the reported line must be inside the bad entry, so
+    the user can open the file there (errors.py: 'open the file at that line')."""
+    rows = [pred(1), pred(2, windows=[[9, 3, 0.5]]), pred(3)]
+    p = tmp_path / "p.json"
+    p.write_text(json.dumps(rows, indent=2), encoding="utf-8")
+    lines = p.read_text().splitlines()
+    starts = [i for i, s in enumerate(lines, start=1) if s == "  {"]
+    ends = [i for i, s in enumerate(lines, start=1) if s in ("  }", "  },")]
+    span = range(starts[1], ends[1] + 1)  # the second entry
+    loaded = read_predictions(p, on_error="reject")
+    prob = only_problem(loaded)
+    assert prob.qid == "2"
+    assert prob.line in span, f"reported line {prob.line}, entry spans lines {list(span)}"

@@ -106,8 +106,10 @@ class Calibrator:
         self._alpha = as_fraction(self.alpha)
         if self.rule not in RULES:
             raise ValueError(f"unknown rule {self.rule!r}; choose one of {', '.join(RULES)}")
-        if not (isinstance(self.min_scale, (int, float)) and self.min_scale > 0):
-            raise ValueError(f"min_scale must be > 0 seconds, got {self.min_scale!r}")
+        if not (isinstance(self.min_scale, (int, float)) and math.isfinite(self.min_scale)
+                and self.min_scale > 0):
+            raise ValueError(f"min_scale must be a finite number > 0 seconds, "
+                             f"got {self.min_scale!r}")
 
     # ---- fit / certify ------------------------------------------------------------
     def fit(self, table: GroundingTable) -> Self:
@@ -214,6 +216,9 @@ class Calibrator:
             doc = json.loads(p.read_text(encoding="utf-8"))
         except FileNotFoundError:
             raise CalibratorFileError(f"{path}: no such calibrator file") from None
+        except OSError as exc:
+            raise CalibratorFileError(f"{path}: cannot read calibrator file ({exc.strerror})") \
+                from None
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise CalibratorFileError(f"{path}: corrupt calibrator file (not JSON: {exc})") \
                 from None

@@ -22,14 +22,18 @@ AlphaLike = float | str | Fraction | Decimal
 
 
 def as_fraction(alpha: AlphaLike) -> Fraction:
-    """``alpha`` as an exact fraction in (0, 1): floats by their shortest decimal repr."""
+    """``alpha`` as an exact fraction in (0, 1): floats (numpy's too) by their shortest
+    decimal repr, so ``0.3`` means 3/10."""
     if isinstance(alpha, bool):
         raise ValueError(f"alpha must be a number in (0, 1), got {alpha!r}")
+    if isinstance(alpha, np.ndarray) and alpha.ndim == 0:
+        alpha = alpha.item()
     try:
-        if isinstance(alpha, float):
-            if not math.isfinite(alpha):
+        if isinstance(alpha, (float, np.floating)):
+            if not math.isfinite(float(alpha)):
                 raise ValueError
-            a = Fraction(repr(alpha))
+            # str() is the shortest decimal that round-trips in the value's own precision.
+            a = Fraction(str(alpha))
         elif isinstance(alpha, (int, Fraction, Decimal, str)):
             a = Fraction(alpha)
         else:

@@ -61,7 +61,9 @@ def read_json_rows(path: str | Path) -> RawRows:
     if not text.strip():
         raise InputError(f"{name}: the file is empty (expected one JSON object per line)")
     if text.lstrip().startswith("["):
-        return _read_json_array(name, text)
+        array = _read_json_array(name, text)
+        if array is not None:
+            return array
     records: list[dict[str, Any]] = []
     lines: list[int] = []
     raw = RawRows(name, records, np.empty(0, dtype=np.int64))
@@ -91,20 +93,43 @@ def read_json_rows(path: str | Path) -> RawRows:
     return raw
 
 
-def _read_json_array(name: str, text: str) -> RawRows:
+def _read_json_array(name: str, text: str) -> RawRows | None:
+    """A whole-file JSON array, each entry numbered by the line it starts on; ``None``
+    when the text is not one array (then it is read as JSON lines)."""
+    decoder = json.JSONDecoder()
+    pos = text.index("[") + 1
+    entries: list[tuple[int, Any]] = []
     try:
-        data = json.loads(text)
+        while True:
+            while pos < len(text) and text[pos] in " \t\r\n,":
+                pos += 1
+            if pos >= len(text):
+                return None
+            if text[pos] == "]":
+                break
+            obj, end = decoder.raw_decode(text, pos)
+            entries.append((text.count("\n", 0, pos) + 1, obj))
+            pos = end
     except json.JSONDecodeError as exc:
-        raise InputError(f"{name}:{exc.lineno}: malformed JSON ({exc.msg})") from exc
+        first = next(ln for ln in text.splitlines() if ln.strip())
+        try:
+            json.loads(first)
+        except json.JSONDecodeError:
+            raise InputError(f"{name}:{exc.lineno}: malformed JSON array ({exc.msg} at column "
+                             f"{exc.colno})") from None
+        return None  # JSON lines whose first line happens to be an array
+    if text[pos + 1 :].strip():
+        return None  # e.g. JSON lines whose first line happens to be an array
     raw = RawRows(name, [], np.empty(0, dtype=np.int64))
     lines: list[int] = []
-    for i, obj in enumerate(data, start=1):
+    for line, obj in entries:
         if isinstance(obj, dict):
             raw.records.append(obj)
-            lines.append(i)
+            lines.append(line)
         else:
-            raw.problems.append(RowProblem(name, i, None, "entry is not a JSON object", "rejected"))
-            raw.rejected[i] = obj
+            raw.problems.append(RowProblem(name, line, None, "entry is not a JSON object",
+                                           "rejected"))
+            raw.rejected[line] = obj
     raw.lines = np.asarray(lines, dtype=np.int64)
     return raw
 

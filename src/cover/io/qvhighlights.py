@@ -11,6 +11,7 @@ Ground-truth rows: ``qid``, ``vid``, ``duration``, ``relevant_windows``
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -100,16 +101,27 @@ def _trim(keep: NDArray[np.bool_], flat: NDArray[np.float64],
     return flat[flat_idx], new_off
 
 
-def _float_field(raw: RawRows, key: str) -> NDArray[np.float64]:
-    """A scalar float column (NaN where absent); non-numbers become NaN then rejected."""
+def _float_field(raw: RawRows, key: str) -> tuple[NDArray[np.float64], NDArray[np.bool_]]:
+    """A scalar float column and where it is present; values that are present but not
+    numbers (or are NaN/inf) come back as NaN with ``present`` set, to be rejected."""
     out = np.full(len(raw.records), np.nan)
+    present = np.zeros(len(raw.records), dtype=bool)
     for i, rec in enumerate(raw.records):
         v = rec.get(key)
+        if v is None:
+            continue
+        present[i] = True
         if isinstance(v, (int, float)) and not isinstance(v, bool):
             out[i] = float(v)
-        elif v is not None:
-            out[i] = np.inf  # present but not a number: flagged as non-finite below
-    return out
+    return out, present
+
+
+def _bad_number(values: NDArray[np.float64], present: NDArray[np.bool_], *,
+                positive: bool) -> NDArray[np.bool_]:
+    """Present but not a finite number (> 0 when ``positive``, else >= 0)."""
+    with np.errstate(invalid="ignore"):
+        ok = np.isfinite(values) & ((values > 0) if positive else (values >= 0))
+    return present & ~ok
 
 
 def top1(win: NDArray[np.float64], offsets: NDArray[np.int64]) -> tuple[
@@ -167,21 +179,18 @@ def read_predictions(
     win, woff = _ragged_matrix(raw, "pred_relevant_windows", (2, 3), optional=True)
     sal, soff = _ragged_matrix(raw, "pred_saliency_scores", (), optional=True)
     sal = sal[:, 0]
-    duration = _float_field(raw, "duration")
-    std_s = _float_field(raw, "start_std")
-    std_e = _float_field(raw, "end_std")
+    duration, has_dur = _float_field(raw, "duration")
+    std_s, has_s = _float_field(raw, "start_std")
+    std_e, has_e = _float_field(raw, "end_std")
     # Vectorised validity checks over all windows and clips at once.
     keep = _apply(raw, _first_reason(len(raw.records), [
         (segment_any(~np.isfinite(win).all(axis=1), woff),
          "non-finite number (NaN/inf) in pred_relevant_windows"),
         (segment_any(~np.isfinite(sal), soff), "non-finite number in pred_saliency_scores"),
         (segment_any(win[:, 0] > win[:, 1], woff), "a predicted window has start > end"),
-        (~np.isnan(duration) & ~(np.isfinite(duration) & (duration > 0)),
-         "duration must be a finite number > 0"),
-        (~np.isnan(std_s) & ~(np.isfinite(std_s) & (std_s >= 0)),
-         "start_std must be a finite number >= 0"),
-        (~np.isnan(std_e) & ~(np.isfinite(std_e) & (std_e >= 0)),
-         "end_std must be a finite number >= 0"),
+        (_bad_number(duration, has_dur, positive=True), "duration must be a finite number > 0"),
+        (_bad_number(std_s, has_s, positive=False), "start_std must be a finite number >= 0"),
+        (_bad_number(std_e, has_e, positive=False), "end_std must be a finite number >= 0"),
     ]))
     win, woff = _trim(keep, win, woff)
     sal2, soff = _trim(keep, sal[:, None], soff)
@@ -219,9 +228,10 @@ def read_ground_truth(path: str | Path, *, on_error: OnError = "raise") -> Loade
     check_unique_qids(raw)
     win, woff = _ragged_matrix(raw, "relevant_windows", (2,), optional=False)
     win = win[:, :2]
-    duration = _float_field(raw, "duration")
+    duration, _ = _float_field(raw, "duration")
     keep = _apply(raw, _first_reason(len(raw.records), [
-        (~(np.isfinite(duration) & (duration > 0)), "duration must be a finite number > 0"),
+        (_bad_number(duration, np.ones(duration.size, dtype=bool), positive=True),
+         "duration must be a finite number > 0"),
         (np.diff(woff) == 0, "relevant_windows is empty (no true moment)"),
         (segment_any(~np.isfinite(win).all(axis=1), woff), "non-finite number in a window"),
         (segment_any(win[:, 0] > win[:, 1], woff), "a true window has start > end"),
@@ -252,11 +262,16 @@ def read_durations(path: str | Path) -> tuple[NDArray[np.str_], NDArray[np.float
     raw = read_json_rows(path)
     vids: list[str] = []
     durs: list[float] = []
-    for rec in raw.records:
+    for rec, line in zip(raw.records, raw.lines.tolist(), strict=True):
         v, d = rec.get("vid"), rec.get("duration")
-        if v is not None and isinstance(d, (int, float)) and not isinstance(d, bool):
-            vids.append(str(v))
-            durs.append(float(d))
+        if v is None or d is None:
+            continue
+        if not (isinstance(d, (int, float)) and not isinstance(d, bool)
+                and math.isfinite(d) and d > 0):
+            raise InputError(f"{raw.path}:{line}: vid {v}: duration must be a finite number "
+                             f"> 0, got {d!r}")
+        vids.append(str(v))
+        durs.append(float(d))
     if not vids:
         raise InputError(f"{raw.path}: no row has both 'vid' and a numeric 'duration'")
     vid = np.array(vids, dtype=str)
