@@ -36,6 +36,22 @@ def _plt() -> Any:
     return plt
 
 
+def _save(plt: Any, fig: Any, path: str | Path) -> Path:
+    fig.tight_layout()
+    out = Path(path)
+    fig.savefig(out)
+    plt.close(fig)
+    return out
+
+
+def _finish(ax: Any, xlabel: str, ylabel: str, title: str) -> None:
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.grid(alpha=0.3)
+    ax.set_title(title, fontsize=10)
+    ax.legend(fontsize=8, loc="upper left")
+
+
 def _series(result: ValidityResult, family: str, attr: str) -> np.ndarray:
     return np.array([getattr(result.cell(family, a), attr) for a in result.protocol.alphas])
 
@@ -58,19 +74,12 @@ def coverage_vs_target(result: ValidityResult, path: str | Path) -> Path:
         ax.errorbar(target[order] + dx, _series(result, fam, "coverage_mean")[order],
                     yerr=_series(result, fam, "coverage_sd")[order], capsize=3, lw=1.4,
                     ms=5, label=family_label(fam), **st)
-    ax.set_xlabel("target coverage 1 - alpha")
-    ax.set_ylabel("realised coverage on test split")
     ax.set_xlim(0.45, 1.0)
     ax.set_ylim(0.45, 1.0)
     ax.set_aspect("equal")
-    ax.grid(alpha=0.3)
-    ax.set_title(f"Coverage vs target: {result.name}", fontsize=10)
-    ax.legend(fontsize=8, loc="upper left")
-    fig.tight_layout()
-    out = Path(path)
-    fig.savefig(out)
-    plt.close(fig)
-    return out
+    _finish(ax, "target coverage 1 - alpha", "realised coverage on test split",
+            f"Coverage vs target: {result.name}")
+    return _save(plt, fig, path)
 
 
 def length_vs_target(result: ValidityResult, path: str | Path,
@@ -88,17 +97,10 @@ def length_vs_target(result: ValidityResult, path: str | Path,
     if mean_duration is not None:
         ax.axhline(mean_duration, ls=":", color="0.3", lw=1,
                    label=f"whole video (mean {mean_duration:.0f} s)")
-    ax.set_xlabel("target coverage 1 - alpha")
-    ax.set_ylabel("mean region length (s)")
     ax.set_ylim(0, None if mean_duration is None else 1.1 * mean_duration)
-    ax.grid(alpha=0.3)
-    ax.set_title(f"Region length vs target: {result.name}", fontsize=10)
-    ax.legend(fontsize=8, loc="upper left")
-    fig.tight_layout()
-    out = Path(path)
-    fig.savefig(out)
-    plt.close(fig)
-    return out
+    _finish(ax, "target coverage 1 - alpha", "mean region length (s)",
+            f"Region length vs target: {result.name}")
+    return _save(plt, fig, path)
 
 
 def frontier(results: Sequence[ValidityResult] | ValidityResult, path: str | Path) -> Path:
@@ -120,18 +122,10 @@ def frontier(results: Sequence[ValidityResult] | ValidityResult, path: str | Pat
             ring = np.isin(np.round(1 - alphas[order], 2), [0.8, 0.9])
             ax.scatter(cov[ring], length[ring], s=110, facecolors="none",
                        edgecolors=st.get("color", "k"), lw=1.2)
-    ax.set_xlabel("realised coverage on test split")
-    ax.set_ylabel("mean region length (s)")
-    ax.grid(alpha=0.3)
     title = results[0].name if len(results) == 1 else f"{len(results)} grounders"
-    ax.set_title(f"Coverage-length frontier: {title}\n(rings mark targets 1 - alpha = 0.8 and 0.9)",
-                 fontsize=10)
-    ax.legend(fontsize=8, loc="upper left")
-    fig.tight_layout()
-    out = Path(path)
-    fig.savefig(out)
-    plt.close(fig)
-    return out
+    _finish(ax, "realised coverage on test split", "mean region length (s)",
+            f"Coverage-length frontier: {title}\n(rings mark targets 1 - alpha = 0.8 and 0.9)")
+    return _save(plt, fig, path)
 
 
 def validity_figures(result: ValidityResult, out_dir: str | Path,
