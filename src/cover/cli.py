@@ -38,7 +38,7 @@ def _report_problems(problems: list[RowProblem], *, what: str) -> dict[str, int]
             _say(f"cover: {len(these)} row(s) {action} in {what}: " +
                  "; ".join(f"{k} ({v})" for k, v in kinds.most_common(4)))
             _say(summarize(these, limit=3))
-    return dict(counts)
+    return {str(k): v for k, v in counts.items()}
 
 
 def _alpha(text: str) -> str:
@@ -123,8 +123,9 @@ def cmd_certify(args: argparse.Namespace) -> int:
     raise_on_rejections(problems, args.on_error, args.preds)
     regions = cal.certify(table)
     rejected = dict(preds.rejected)
-    by_line = {int(ln): rec for ln, rec in zip(preds.table.line.tolist(),
-                                              preds.table.records or [], strict=True)}
+    lines = preds.table.line if preds.table.line is not None else np.zeros(0, dtype=np.int64)
+    by_line = {int(ln): rec for ln, rec in zip(lines.tolist(), preds.table.records or [],
+                                              strict=True)}
     for p in problems:
         if p.action == "rejected" and p.line in by_line:
             rejected[p.line] = by_line[p.line]
@@ -325,7 +326,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     def show(message: Warning | str, category: type[Warning], *_: Any, **__: Any) -> None:
         _say(f"cover: warning: {message}")
 
-    warnings.showwarning = show  # type: ignore[assignment]
+    warnings.showwarning = show
     warnings.simplefilter("always", CoverWarning)
     try:
         return int(args.func(args))

@@ -171,7 +171,8 @@ class Intervals:
         overlap = np.minimum(self.ends[ia], other.ends[ib]) - np.maximum(
             self.starts[ia], other.starts[ib]
         )
-        return np.bincount(prow, weights=np.maximum(overlap, 0.0), minlength=len(self))
+        return np.bincount(prow, weights=np.maximum(overlap, 0.0),
+                           minlength=len(self)).astype(np.float64)
 
     def iou(self, other: Intervals) -> NDArray[np.float64]:
         """Row-wise ``|A ∩ B| / |A ∪ B|`` (0 when both are empty)."""

@@ -44,15 +44,16 @@ def segment_sum(values: NDArray[np.floating], offsets: NDArray[np.int64]) -> NDA
     return np.bincount(row_ids(offsets), weights=values, minlength=n).astype(np.float64)
 
 
-def segment_any(mask: NDArray[np.bool_], offsets: NDArray[np.int64]) -> NDArray[np.bool_]:
+def segment_any(mask: ArrayLike, offsets: NDArray[np.int64]) -> NDArray[np.bool_]:
     """Per-row logical or; empty rows are False."""
     n = offsets.size - 1
-    return np.bincount(row_ids(offsets), weights=mask.astype(np.float64), minlength=n) > 0
+    weights = np.asarray(mask, dtype=np.float64)
+    return np.asarray(np.bincount(row_ids(offsets), weights=weights, minlength=n) > 0)
 
 
-def segment_all(mask: NDArray[np.bool_], offsets: NDArray[np.int64]) -> NDArray[np.bool_]:
+def segment_all(mask: ArrayLike, offsets: NDArray[np.int64]) -> NDArray[np.bool_]:
     """Per-row logical and; empty rows are True."""
-    return ~segment_any(~mask, offsets)
+    return ~segment_any(~np.asarray(mask, dtype=bool), offsets)
 
 
 def segment_min(

@@ -33,13 +33,13 @@ DEFAULT_MIN_SCALE = 1.0
 def check_family(family: str) -> Family:
     if family not in FAMILIES:
         raise ValueError(f"unknown score family {family!r}; choose one of {', '.join(FAMILIES)}")
-    return family  # type: ignore[return-value]
+    return family
 
 
 def check_target(target: str) -> Target:
     if target not in TARGETS:
         raise ValueError(f"unknown truth target {target!r}; choose one of {', '.join(TARGETS)}")
-    return target  # type: ignore[return-value]
+    return target
 
 
 def interval_scale(

@@ -144,8 +144,9 @@ def read_regions(path: str | Path, *, on_error: OnError = "raise") -> LoadedRegi
     intervals = Intervals(reg[:, 0].copy(), reg[:, 1].copy(), roff).normalized()
     first = raw.records[0]["cover"] if raw.records else {}
     meta = {k: first.get(k) for k in ("score", "rule", "alpha", "k", "n_calibration")}
+    alpha = meta.get("alpha")
     regions = Regions(intervals, dur, refused, thr, str(meta.get("score")),
-                      None if meta.get("alpha") is None else float(meta["alpha"]))
+                      float(alpha) if isinstance(alpha, (int, float, str)) else None)
     raise_on_rejections(raw.problems, on_error, raw.path)
     return LoadedRegions(table, regions, raw.problems, n_prev, meta)
 
