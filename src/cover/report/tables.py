@@ -13,7 +13,8 @@ def family_label(family: str) -> str:
     return _FAMILY_LABEL.get(family, family.upper())
 
 
-def _render(header: Sequence[str], rows: Sequence[Sequence[str]], markdown: bool) -> str:
+def render(header: Sequence[str], rows: Sequence[Sequence[str]], markdown: bool) -> str:
+    """A Markdown table, or an aligned plain-text one for the console."""
     if markdown:
         lines = ["| " + " | ".join(header) + " |",
                  "|" + "|".join("---:" if i else "---" for i in range(len(header))) + "|"]
@@ -47,7 +48,7 @@ def validity_table(result: ValidityResult, *, markdown: bool = False) -> str:
             row += [f"{c.coverage_mean:.3f} ± {c.coverage_sd:.3f}{flag}",
                     f"{c.length_mean:.1f} ± {c.length_sd:.1f}"]
         rows.append(row)
-    return _render(header, rows, markdown)
+    return render(header, rows, markdown)
 
 
 def validity_summary(result: ValidityResult) -> str:
@@ -84,4 +85,4 @@ def multi_validity_table(results: Sequence[ValidityResult], alpha: float, *,
             row += [f"{c.coverage_mean:.3f}{'' if c.within_band else ' *'}",
                     f"{c.length_mean:.1f}"]
         rows.append(row)
-    return _render(header, rows, markdown)
+    return render(header, rows, markdown)
