@@ -84,6 +84,8 @@ class Intervals:
     def envelope(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """Earliest start and latest end per row (NaN for rows without components)."""
         n = len(self)
+        if self.starts.size == n and np.array_equal(self.offsets, np.arange(n + 1)):
+            return self.starts, self.ends  # one component per row
         lo = np.full(n, np.nan)
         hi = np.full(n, np.nan)
         k = self.n_components > 0
@@ -148,39 +150,43 @@ class Intervals:
         ib = other.offsets[prow] + p % np.maximum(nb_r, 1)
         return ia, ib, prow
 
-    def contains(self, other: Intervals, atol: float = CONTAINMENT_ATOL) -> NDArray[np.bool_]:
-        """Row-wise ``other ⊆ self``: every component of ``other`` lies in one component
-        of ``self`` (``self`` normalized), up to ``atol`` seconds. Empty ``other`` is
-        contained."""
+    def relate(self, other: Intervals, atol: float = CONTAINMENT_ATOL) -> tuple[
+        NDArray[np.bool_], NDArray[np.float64]
+    ]:
+        """Row-wise ``(other ⊆ self, |self ∩ other|)`` from one pass over component pairs.
+
+        Containment: every component of ``other`` lies in one component of ``self``
+        (``self`` normalized), up to ``atol`` seconds; an empty ``other`` is contained.
+        """
         if len(self) != len(other):
-            raise ValueError("contains: row counts differ")
-        ia, ib, _ = self._pairs(other)
-        inside = (self.starts[ia] <= other.starts[ib] + atol) & (
-            self.ends[ia] >= other.ends[ib] - atol
-        )
+            raise ValueError("row counts differ")
+        ia, ib, prow = self._pairs(other)
+        s_a, e_a, s_b, e_b = self.starts[ia], self.ends[ia], other.starts[ib], other.ends[ib]
+        inside = (s_a <= s_b + atol) & (e_a >= e_b - atol)
         # Component ib of other is covered if any pair covers it.
-        covered = np.zeros(other.starts.size, dtype=bool)
-        np.logical_or.at(covered, ib, inside)
-        return segment_all(covered, other.offsets)
+        covered = np.bincount(ib, weights=inside, minlength=other.starts.size) > 0
+        overlap = np.maximum(np.minimum(e_a, e_b) - np.maximum(s_a, s_b), 0.0)
+        inter = np.bincount(prow, weights=overlap, minlength=len(self)).astype(np.float64)
+        return segment_all(covered, other.offsets), inter
+
+    def contains(self, other: Intervals, atol: float = CONTAINMENT_ATOL) -> NDArray[np.bool_]:
+        """Row-wise ``other ⊆ self`` (see :meth:`relate`)."""
+        return self.relate(other, atol)[0]
 
     def intersection_length(self, other: Intervals) -> NDArray[np.float64]:
         """Row-wise ``|self ∩ other|`` for two normalized sets."""
-        if len(self) != len(other):
-            raise ValueError("intersection_length: row counts differ")
-        ia, ib, prow = self._pairs(other)
-        overlap = np.minimum(self.ends[ia], other.ends[ib]) - np.maximum(
-            self.starts[ia], other.starts[ib]
-        )
-        return np.bincount(prow, weights=np.maximum(overlap, 0.0),
-                           minlength=len(self)).astype(np.float64)
+        return self.relate(other)[1]
+
+    @staticmethod
+    def iou_from(inter: NDArray[np.float64], len_a: NDArray[np.float64],
+                 len_b: NDArray[np.float64]) -> NDArray[np.float64]:
+        """``inter / (len_a + len_b - inter)``, 0 where the union is empty."""
+        union = len_a + len_b - inter
+        return np.divide(inter, union, out=np.zeros_like(inter), where=union > 0)
 
     def iou(self, other: Intervals) -> NDArray[np.float64]:
         """Row-wise ``|A ∩ B| / |A ∪ B|`` (0 when both are empty)."""
-        inter = self.intersection_length(other)
-        union = self.length() + other.length() - inter
-        with np.errstate(invalid="ignore", divide="ignore"):
-            out = np.where(union > 0, inter / union, 0.0)
-        return out
+        return self.iou_from(self.intersection_length(other), self.length(), other.length())
 
     def any_component(self) -> NDArray[np.bool_]:
         return segment_any(np.ones(self.starts.size, dtype=bool), self.offsets)

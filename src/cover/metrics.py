@@ -15,6 +15,7 @@ from numpy.typing import NDArray
 
 from cover.calibrate.split import beta_band
 from cover.data.table import GroundingTable
+from cover.ragged import segment_max
 from cover.regions import Regions
 from cover.scores import Target, check_target, truth_target
 
@@ -86,9 +87,7 @@ def point_iou(table: GroundingTable) -> NDArray[np.float64]:
         union = (pe - ps) + (truth.ends - truth.starts) - inter
         iou = np.where(union > 0, inter / union, 0.0)
     iou = np.nan_to_num(iou, nan=0.0)
-    out = np.zeros(len(table))
-    np.maximum.at(out, r, iou)
-    return out
+    return segment_max(iou, truth.offsets, empty=0.0)
 
 
 def coverage_reference(n: int, k: int, level: float = 0.95) -> dict[str, float]:
@@ -120,9 +119,9 @@ def evaluate(
         raise ValueError(f"{len(regions)} regions for {len(table)} rows")
     tgt: Target = check_target(target)
     truth = truth_target(table, tgt)
-    covered = regions.intervals.contains(truth)
-    iou = regions.intervals.iou(truth)
+    covered, inter = regions.intervals.relate(truth)
     length = regions.length
+    iou = regions.intervals.iou_from(inter, length, truth.length())
     refused = regions.refused
     if refusal_policy == "miss":
         covered = covered & ~refused
