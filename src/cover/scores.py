@@ -75,43 +75,46 @@ def interval_score(
 
 
 def superlevel_score(
-    relevance: Ragged, clip: float, truth: Intervals, atol: float = CONTAINMENT_ATOL
+    relevance: Ragged,
+    clip: float,
+    truth: Intervals,
+    duration: NDArray[np.float64],
+    atol: float = CONTAINMENT_ATOL,
 ) -> tuple[NDArray[np.float64], NDArray[np.bool_]]:
     """``S = -min f`` over the clips every truth window needs (paper Eq. 2).
 
-    A window ``[a, b]`` of positive length needs the clips whose interior meets it,
-    ``i = floor(a/c) .. ceil(b/c) - 1``; a point needs any one clip whose closed
-    span holds it (so the better of two neighbours on a boundary). Clips past the
-    end of the signal count as ``-inf`` (never in a region), giving ``S = +inf``.
+    Clip ``i`` spans ``[i*c, min((i+1)*c, T)]``; runs of selected clips merge, and a
+    window ``[a, b]`` is inside a run from clip ``j`` to ``l`` iff ``j*c <= a + atol`` and
+    ``(l+1)*c >= b - atol``. With ``lo = floor((a + atol)/c)``, ``hi = ceil((b - atol)/c) - 1``
+    the window needs every clip ``lo..hi`` when ``hi >= lo`` (``S_w = -min f``), and any
+    one clip of ``hi..lo`` otherwise (a point-like window: ``S_w = -max f``). Clips past
+    the end of the signal, or starting at or after ``T``, count as ``-inf`` (never in a
+    region), giving ``S = +inf``.
 
     Returns ``(S, beyond_signal)``; ``beyond_signal`` marks rows that needed such clips.
     """
     n = len(truth)
     w_row = truth.rows
-    a, b = truth.starts, truth.ends
-    point = (b - a) <= 2 * atol
-    # Clip index range per window; for points, the 1-2 clips whose span holds x.
-    x = 0.5 * (a + b)
-    lo = np.where(point, np.ceil((x - atol) / clip) - 1, np.floor((a + atol) / clip))
-    hi = np.where(point, np.floor((x + atol) / clip), np.ceil((b - atol) / clip) - 1)
-    lo = lo.astype(np.int64)
-    hi = np.maximum(hi.astype(np.int64), lo)
-    counts = hi - lo + 1
+    lo = np.floor((truth.starts + atol) / clip).astype(np.int64)
+    hi = (np.ceil((truth.ends - atol) / clip) - 1).astype(np.int64)
+    need_all = hi >= lo
+    first = np.minimum(lo, hi)
+    counts = np.abs(hi - lo) + 1
     off = offsets_from_lengths(counts)
     k = row_ids(off)
-    clip_idx = lo[k] + (np.arange(off[-1], dtype=np.int64) - off[k])
-    n_clips = relevance.lengths[w_row[k]]
-    valid = (clip_idx >= 0) & (clip_idx < n_clips)
-    flat = relevance.offsets[w_row[k]] + np.where(valid, clip_idx, 0)
-    f = np.where(valid, relevance.values[flat] if relevance.values.size else 0.0, -np.inf)
-    # Positive windows need all their clips (min); points need one (max).
+    clip_idx = first[k] + (np.arange(off[-1], dtype=np.int64) - off[k])
+    row = w_row[k]
+    valid = (clip_idx >= 0) & (clip_idx < relevance.lengths[row]) & (
+        clip_idx * clip < duration[row])
+    flat = np.where(valid, relevance.offsets[row] + clip_idx, 0)
+    values = relevance.values[flat] if relevance.values.size else np.zeros(flat.size)
+    f = np.where(valid, values, -np.inf)
     f_min = np.minimum.reduceat(f, off[:-1]) if f.size else np.empty(0)
     f_max = np.maximum.reduceat(f, off[:-1]) if f.size else np.empty(0)
-    window_score = -np.where(point, f_max, f_min)
-    beyond_window = ~np.isfinite(window_score) & (window_score > 0)
+    window_score = -np.where(need_all, f_min, f_max)
+    beyond_window = np.isposinf(window_score)
     scores = segment_max(window_score, truth.offsets, empty=-np.inf)
-    beyond = np.zeros(n, dtype=bool)
-    np.logical_or.at(beyond, w_row, beyond_window)
+    beyond = np.bincount(w_row, weights=beyond_window, minlength=n) > 0
     return scores, beyond
 
 
@@ -161,7 +164,8 @@ def compute_scores(
     refused = refused_for(table, fam)
     n = len(table)
     if fam == "sls":
-        s, beyond = superlevel_score(table.relevance, table.clip, truth_target(table, tgt))
+        s, beyond = superlevel_score(table.relevance, table.clip, truth_target(table, tgt),
+                                     table.duration)
         floored = np.zeros(n, dtype=bool)
     else:
         # Interval families: covering every window == covering their envelope.
