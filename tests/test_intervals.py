@@ -96,8 +96,8 @@ def is_normalized(iv: Intervals) -> bool:
 
 # ---- construction and views --------------------------------------------------------------
 @SETTINGS
-@given(interval_rows(float_point))
-def test_from_lists_roundtrip_and_counts(rows):
+@given(interval_rows(float_point), st.data())
+def test_views_envelope_and_take_match_loops(rows, data):
     iv = make(rows)
     assert len(iv) == len(rows)
     assert iv.n_components.tolist() == [len(r) for r in rows]
@@ -106,6 +106,19 @@ def test_from_lists_roundtrip_and_counts(rows):
     for i, r in enumerate(rows):
         assert iv.row(i) == [list(c) for c in r]
     assert iv.any_component().tolist() == [bool(r) for r in rows]
+    # envelope: earliest start / latest end, NaN for rows without components
+    lo, hi = iv.envelope()
+    for i, r in enumerate(rows):
+        if r:
+            assert lo[i] == min(s for s, _ in r)
+            assert hi[i] == max(e for _, e in r)
+        else:
+            assert math.isnan(lo[i]) and math.isnan(hi[i])
+    # take: rows in the given order, repeats allowed
+    sel = data.draw(st.lists(st.integers(0, len(rows) - 1), max_size=10)) if rows else []
+    got = iv.take(sel)
+    assert len(got) == len(sel)
+    assert got.to_lists() == [[list(c) for c in rows[i]] for i in sel]
 
 
 def test_empty_and_single_constructors():
@@ -121,7 +134,8 @@ def test_empty_and_single_constructors():
 @SETTINGS
 @given(interval_rows(grid_point))
 def test_normalized_grid_matches_merge_oracle(rows):
-    norm = make(rows).normalized()
+    raw = make(rows)
+    norm = raw.normalized()
     assert len(norm) == len(rows)
     assert is_normalized(norm)
     for i, r in enumerate(rows):
@@ -132,6 +146,8 @@ def test_normalized_grid_matches_merge_oracle(rows):
             assert member(x, got) == member(x, r)
         # Same measure as the brute-force sweep; length() of a normalized set is exact.
         assert norm.length()[i] == pytest.approx(elementary_measure(lambda a: a, r), abs=1e-12)
+        # On the raw (possibly overlapping) set, length() is the plain sum.
+        assert raw.length()[i] == pytest.approx(sum(e - s for s, e in r), abs=1e-12)
 
 
 @SETTINGS
@@ -143,6 +159,9 @@ def test_normalized_floats_matches_merge_oracle(rows):
         assert [tuple(c) for c in norm.row(i)] == merge_oracle(r)
     # Idempotent.
     assert norm.normalized().to_lists() == norm.to_lists()
+    # IoU with itself: 1, or 0 when the row has no positive measure.
+    np.testing.assert_allclose(norm.iou(norm), np.where(norm.length() > 0, 1.0, 0.0),
+                               rtol=1e-12)
 
 
 @SETTINGS
@@ -274,56 +293,6 @@ def test_intersection_length_and_iou_match_sweep(data):
         assert 0.0 <= iou[i] <= 1.0
 
 
-@SETTINGS
-@given(interval_rows(float_point))
-def test_iou_with_itself_is_one(rows):
-    a = make(rows).normalized()
-    iou = a.iou(a)
-    for i in range(len(rows)):
-        positive = a.length()[i] > 0
-        assert iou[i] == pytest.approx(1.0 if positive else 0.0, rel=1e-12)
-
-
 def test_intersection_length_row_mismatch():
     with pytest.raises(ValueError):
         Intervals.empty(1).intersection_length(Intervals.empty(2))
-
-
-# ---- envelope and take -------------------------------------------------------------------
-@SETTINGS
-@given(interval_rows(float_point))
-def test_envelope_matches_loop(rows):
-    lo, hi = make(rows).envelope()
-    for i, r in enumerate(rows):
-        if r:
-            assert lo[i] == min(s for s, _ in r)
-            assert hi[i] == max(e for _, e in r)
-        else:
-            assert math.isnan(lo[i]) and math.isnan(hi[i])
-
-
-@st.composite
-def rows_and_take(draw):
-    rows = draw(interval_rows(float_point))
-    sel = draw(st.lists(st.integers(0, len(rows) - 1), max_size=10)) if rows else []
-    return rows, sel
-
-
-@SETTINGS
-@given(rows_and_take())
-def test_take_matches_loop(data):
-    rows, sel = data
-    got = make(rows).take(sel)
-    assert len(got) == len(sel)
-    assert got.to_lists() == [[list(c) for c in rows[i]] for i in sel]
-
-
-@SETTINGS
-@given(interval_rows(grid_point))
-def test_length_is_measure_of_normalized(rows):
-    norm = make(rows).normalized()
-    raw = make(rows)
-    for i, r in enumerate(rows):
-        assert norm.length()[i] == pytest.approx(elementary_measure(lambda a: a, r), abs=1e-12)
-        # On the raw (possibly overlapping) set, length() is the plain sum.
-        assert raw.length()[i] == pytest.approx(sum(e - s for s, e in r), abs=1e-12)

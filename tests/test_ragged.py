@@ -57,16 +57,6 @@ def test_offsets_and_row_ids_match_loops(lengths):
     assert row_ids(off).tolist() == expected_rows
 
 
-@SETTINGS
-@given(ragged_rows(finite))
-def test_ragged_from_lists_roundtrip(rows):
-    rg = Ragged.from_lists(rows)
-    assert len(rg) == len(rows)
-    assert rg.lengths.tolist() == [len(r) for r in rows]
-    for i, r in enumerate(rows):
-        assert rg.row(i).tolist() == r
-
-
 # ---- segment reductions ------------------------------------------------------------------
 @SETTINGS
 @given(ragged_rows(finite))
@@ -170,9 +160,14 @@ def test_take_index_matches_loop(data):
 
 @SETTINGS
 @given(rows_and_selection())
-def test_ragged_take_matches_loop(data):
+def test_ragged_from_lists_and_take_match_loop(data):
     rows, sel = data
-    rg = Ragged.from_lists(rows).take(np.asarray(sel, dtype=np.int64))
+    full = Ragged.from_lists(rows)
+    assert len(full) == len(rows)
+    assert full.lengths.tolist() == [len(r) for r in rows]
+    for i, r in enumerate(rows):
+        assert full.row(i).tolist() == r
+    rg = full.take(np.asarray(sel, dtype=np.int64))
     assert len(rg) == len(sel)
     for j, i in enumerate(sel):
         assert rg.row(j).tolist() == rows[i]

@@ -17,7 +17,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from cover.data.table import GroundingTable
-from cover.intervals import Intervals, _from_flat
+from cover.intervals import CONTAINMENT_ATOL, Intervals, _from_flat
 from cover.ragged import Ragged, row_ids
 from cover.scores import DEFAULT_MIN_SCALE, Family, check_family, interval_scale, refused_for
 
@@ -30,11 +30,17 @@ def widen(
     duration: NDArray[np.float64],
 ) -> Intervals:
     """``[s_hat - lam*l, e_hat + lam*l] ∩ [0, T]``; empty when a negative ``lam``
-    shrinks the interval past itself."""
+    shrinks the interval past itself. An interval that rounding alone (within
+    ``CONTAINMENT_ATOL``) pushed past a single point, e.g. at ``T``, stays that point."""
     lam_a = np.broadcast_to(np.asarray(lam, dtype=np.float64), pred_start.shape)
     with np.errstate(invalid="ignore"):
         lo = np.maximum(pred_start - lam_a * scale, 0.0)
         hi = np.minimum(pred_end + lam_a * scale, duration)
+        # A region that float rounding shrank past a single point (e.g. at T) stays a point.
+        point = (lo > hi) & (lo - hi <= CONTAINMENT_ATOL)
+        mid = np.clip(0.5 * (lo + hi), 0.0, duration)
+    lo = np.where(point, mid, lo)
+    hi = np.where(point, mid, hi)
     keep = lo <= hi
     rows = np.flatnonzero(keep)
     return _from_flat(lo[keep], hi[keep], rows, pred_start.size)

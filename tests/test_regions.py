@@ -1,0 +1,189 @@
+"""Properties of certified regions ``C_lam`` (SPEC §3): shape, clipping to ``[0, T]``,
+nestedness in ``lam``, the widening length identity, the super-level-set construction
+and the refusal / ``lam = +inf`` whole-video policy. (Nestedness against the truth,
+``S <= lam  <=>  truth ⊆ C_lam``, is in ``test_scores.py``.)
+
+The table generator and oracles live in ``grounding_cases.py``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import grounding_cases as gen
+from cover.data.table import GroundingTable
+from cover.intervals import CONTAINMENT_ATOL
+from cover.regions import build_regions
+from cover.scores import FAMILIES, compute_scores
+
+SETTINGS = settings(max_examples=200, deadline=None, derandomize=True, database=None)
+
+
+def region_oracle(case, lam: np.ndarray) -> list[list[tuple[float, float]]]:
+    """Per-row Python construction of ``C_lam`` straight from SPEC §3."""
+    tb = case.table
+    scale = gen.oracle_scale(case)
+    out = []
+    for i in range(case.n):
+        t = float(tb.duration[i])
+        lam_i = float(lam[i])
+        refused = (tb.relevance.lengths[i] == 0 if case.family == "sls"
+                   else not (math.isfinite(tb.pred_start[i]) and math.isfinite(tb.pred_end[i])))
+        if refused or lam_i == math.inf:
+            out.append([(0.0, t)])
+        elif case.family == "sls":
+            out.append(gen.sls_region_oracle(tb.relevance.row(i), tb.clip, t, lam_i))
+        else:
+            lo = max(tb.pred_start[i] - lam_i * scale[i], 0.0)
+            hi = min(tb.pred_end[i] + lam_i * scale[i], t)
+            if lo <= hi:
+                out.append([(lo, hi)])
+            elif lo - hi <= CONTAINMENT_ATOL:  # rounding shrank it past a point: keep the point
+                mid = min(max((lo + hi) / 2, 0.0), t)
+                out.append([(mid, mid)])
+            else:
+                out.append([])
+    return out
+
+
+def assert_normalized_inside_video(reg, duration: np.ndarray) -> None:
+    for i in range(len(reg)):
+        comps = reg.row(i)
+        for s, e in comps:
+            assert 0.0 <= s <= e <= duration[i], (i, comps, duration[i])
+        for (_, e0), (s1, _) in itertools.pairwise(comps):
+            assert e0 < s1, (i, comps)  # sorted, disjoint, not touching
+
+
+# ---- shape and construction --------------------------------------------------------------
+@pytest.mark.parametrize("family", FAMILIES)
+@SETTINGS
+@given(data=st.data())
+def test_regions_match_oracle_and_length_identity(family, data):
+    case = data.draw(gen.cases(family), label="case")
+    scores = gen.scores_of(case)
+    lam = data.draw(gen.thresholds(case, scores), label="lam")
+    reg = build_regions(case.table, family, lam, min_scale=case.min_scale, alpha=0.1)
+    assert len(reg) == case.n and reg.family == family and reg.alpha == 0.1
+    assert np.array_equal(reg.threshold, lam)
+    assert np.array_equal(reg.duration, case.table.duration)
+    assert reg.refused.tolist() == compute_scores(case.table, family).refused.tolist()
+    assert_normalized_inside_video(reg, case.table.duration)
+    expected = region_oracle(case, lam)
+    for i in range(case.n):
+        got = [tuple(c) for c in reg.row(i)]
+        assert len(got) == len(expected[i]), (i, got, expected[i])
+        for (gs, ge), (es, ee) in zip(got, expected[i], strict=True):
+            assert gs == pytest.approx(es, rel=1e-12, abs=1e-12)
+            assert ge == pytest.approx(ee, rel=1e-12, abs=1e-12)
+        # Length is the measure of the components.
+        assert reg.length[i] == pytest.approx(sum(e - s for s, e in expected[i]), abs=1e-9)
+        assert reg.n_components[i] == len(expected[i])
+        if family != "sls":
+            assert len(got) <= 1
+    if family != "sls":
+        # Length identity: |C_lam| = |[s - lam*l, e + lam*l] ∩ [0, T]| (0 when empty);
+        # refusals and lam = +inf get T.
+        tb = case.table
+        length = np.empty(case.n)
+        for i in range(case.n):
+            s, e, t = tb.pred_start[i], tb.pred_end[i], tb.duration[i]
+            if not (math.isfinite(s) and math.isfinite(e)) or lam[i] == math.inf:
+                length[i] = t
+                continue
+            ell = max(e - s, case.min_scale) if family == "norm" else 1.0
+            length[i] = max(0.0, min(e + lam[i] * ell, t) - max(s - lam[i] * ell, 0.0))
+        np.testing.assert_allclose(reg.length, length, rtol=1e-12, atol=1e-9)
+
+
+# ---- nestedness ------------------------------------------------------------------------------
+@pytest.mark.parametrize("family", FAMILIES)
+@SETTINGS
+@given(data=st.data())
+def test_regions_nested_in_lam(family, data):
+    """lam1 <= lam2 (per row) implies C_lam1 ⊆ C_lam2, exactly (no tolerance)."""
+    case = data.draw(gen.cases(family), label="case")
+    scores = gen.scores_of(case)
+    a = data.draw(gen.thresholds(case, scores), label="lam_a")
+    b = data.draw(gen.thresholds(case, scores), label="lam_b")
+    lo, hi = np.minimum(a, b), np.maximum(a, b)
+    r_lo = build_regions(case.table, family, lo, min_scale=case.min_scale)
+    r_hi = build_regions(case.table, family, hi, min_scale=case.min_scale)
+    assert r_hi.intervals.contains(r_lo.intervals, atol=0.0).all()
+    assert np.all(r_lo.length <= r_hi.length)
+    # And against the truth: covered at lam1 implies covered at lam2.
+    truth = gen.truth_target(case.table, case.target)
+    assert np.all(r_hi.intervals.contains(truth) | ~r_lo.intervals.contains(truth))
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+@settings(SETTINGS, max_examples=50)
+@given(data=st.data(), lam=st.one_of(st.floats(-3.0, 10.0), st.sampled_from([np.inf, -np.inf])))
+def test_scalar_threshold_equals_broadcast(family, data, lam):
+    case = data.draw(gen.cases(family), label="case")
+    r1 = build_regions(case.table, family, lam, min_scale=case.min_scale)
+    r2 = build_regions(case.table, family, np.full(case.n, lam), min_scale=case.min_scale)
+    assert r1.intervals.to_lists() == r2.intervals.to_lists()
+
+
+# ---- explicit cases ----------------------------------------------------------------------
+def table(**kw) -> GroundingTable:
+    kw.setdefault("qid", np.arange(np.size(kw["duration"])))
+    return GroundingTable.from_arrays(**kw)
+
+
+def test_widening_clips_to_video_and_empties_on_negative_lam():
+    tb = table(duration=[10.0, 10.0, 10.0], pred_start=[2.0, 4.0, 4.0],
+               pred_end=[8.0, 6.0, 6.0])
+    assert build_regions(tb, "sec", 3.0).intervals.to_lists() == [
+        [[0.0, 10.0]], [[1.0, 9.0]], [[1.0, 9.0]]]
+    # NORM: l = 6 for row 0, l = 2 for rows 1-2.
+    assert build_regions(tb, "norm", 0.5).intervals.to_lists() == [
+        [[0.0, 10.0]], [[3.0, 7.0]], [[3.0, 7.0]]]
+    # Negative lam shrinks; past the midpoint the region is empty.
+    assert build_regions(tb, "sec", [-1.0, -0.5, -1.5]).intervals.to_lists() == [
+        [[3.0, 7.0]], [[4.5, 5.5]], []]
+    assert build_regions(tb, "sec", -np.inf).intervals.to_lists() == [[], [], []]
+    assert build_regions(tb, "sec", np.inf).intervals.to_lists() == [[[0.0, 10.0]]] * 3
+
+
+def test_superlevel_runs_and_last_clip_truncated_at_T():
+    # 2 s clips, T = 9 s: clip 4 spans [8, 9]; clip 5 would start past T.
+    tb = table(duration=[9.0], relevance=[[1.0, 1.0, -2.0, 0.5, 3.0]])
+    assert build_regions(tb, "sls", -0.5).row(0) == [[0.0, 4.0], [6.0, 9.0]]
+    assert build_regions(tb, "sls", -1.0).row(0) == [[0.0, 4.0], [8.0, 9.0]]
+    assert build_regions(tb, "sls", -2.0).row(0) == [[8.0, 9.0]]
+    assert build_regions(tb, "sls", 2.0).row(0) == [[0.0, 9.0]]
+    assert build_regions(tb, "sls", -3.5).row(0) == []
+    # Signal shorter than the video: the region never reaches past the signal.
+    tb = table(duration=[20.0], relevance=[[0.0, 0.0]])
+    assert build_regions(tb, "sls", 0.0).row(0) == [[0.0, 4.0]]
+    assert build_regions(tb, "sls", np.inf).row(0) == [[0.0, 20.0]]
+
+
+def test_refusals_get_whole_video_for_every_lam():
+    tb = table(duration=[12.0, 12.0], pred_start=[np.nan, 3.0], pred_end=[np.nan, 4.0],
+               relevance=[[], [1.0] * 6])
+    for lam in (-np.inf, -5.0, 0.0, 5.0, np.inf):
+        for fam in FAMILIES:
+            reg = build_regions(tb, fam, lam)
+            assert reg.row(0) == [[0.0, 12.0]]
+            assert reg.refused.tolist() == [True, False]
+
+
+def test_build_regions_rejects_nan_lam_and_bad_durations():
+    tb = table(duration=[10.0], pred_start=[1.0], pred_end=[2.0])
+    with pytest.raises(ValueError, match="NaN"):
+        build_regions(tb, "sec", np.nan)
+    for bad in (np.nan, 0.0, -1.0, np.inf):
+        tb = table(duration=[bad], pred_start=[1.0], pred_end=[2.0])
+        with pytest.raises(ValueError, match="duration"):
+            build_regions(tb, "sec", 1.0)
+    with pytest.raises(ValueError, match="family"):
+        build_regions(table(duration=[10.0]), "nope", 1.0)
