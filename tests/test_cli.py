@@ -180,3 +180,18 @@ def test_demo_writes_table_json_figures_and_report(tmp_path, data_dir, capsys):
         assert cal.n_ == 623
         assert len((out / "regions" / f"{fam}_alpha0.1_test.jsonl").read_text().splitlines()) \
             == 927
+
+
+def test_ground_truth_without_prediction_suggests_qids(tmp_path, capsys):
+    preds, gt = _synthetic(tmp_path)
+    lines = preds.read_text().splitlines()
+    preds.write_text("\n".join(lines[:-3]) + "\n")
+    code = main(["calibrate", "--preds", str(preds), "--gt", str(gt), "-o",
+                 str(tmp_path / "c.json")])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "3 ground-truth row(s) have no prediction" in err and "--qids" in err
+    assert "gt.jsonl:58 (qid=57)" in err
+    assert main(["calibrate", "--preds", str(preds), "--gt", str(gt), "--on-error", "reject",
+                 "-o", str(tmp_path / "c.json")]) == 0
+    assert "3 row(s) rejected" in capsys.readouterr().err

@@ -66,6 +66,14 @@ def _load_labelled(args: argparse.Namespace) -> tuple[Any, list[RowProblem]]:
         wanted = read_qids(args.qids)
         ptab, gtab = ptab.select_qids(wanted), gtab.select_qids(wanted)
     table, problems = attach_truth(ptab, gtab, strict=args.strict)
+    no_pred = [p for p in problems if p.path == gtab.source and p.action == "rejected"]
+    if no_pred and args.on_error == "raise":
+        raise InputError(
+            f"{len(no_pred)} ground-truth row(s) have no prediction, e.g. {no_pred[0]}.\n"
+            "A silently dropped query would bias calibration. If you calibrate on a subset "
+            "on purpose, pass --qids FILE (e.g. from `cover split`); to set them aside, "
+            "pass --on-error reject."
+        )
     raise_on_rejections(problems, args.on_error, f"{args.preds} joined with {args.gt}")
     return table, preds.problems + gt.problems + problems
 
