@@ -151,7 +151,7 @@ def _independent_top1_iou(case: Case) -> np.ndarray:
                 rec = json.loads(line)
                 truth[str(rec["qid"])] = rec["relevant_windows"]
     out = []
-    for rec in case.preds.table.records or []:
+    for rec in case.preds.table.records if case.preds.table.records is not None else []:
         wins = rec.get("pred_relevant_windows") or []
         if not wins:
             out.append(0.0)

@@ -421,7 +421,7 @@ def test_rejected_rows_keep_the_original_record(tmp_path: Path) -> None:
     p = write_lines(tmp_path / "p.jsonl", [pred(1), bad])
     loaded = read_predictions(p, on_error="reject")
     assert loaded.rejected == {2: bad}
-    assert loaded.table.records == [pred(1)]
+    assert list(loaded.table.records) == [pred(1)]
 
 
 # ---------------------------------------------------------------------------------

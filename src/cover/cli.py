@@ -132,8 +132,8 @@ def cmd_certify(args: argparse.Namespace) -> int:
     regions = cal.certify(table)
     rejected = dict(preds.rejected)
     lines = preds.table.line if preds.table.line is not None else np.zeros(0, dtype=np.int64)
-    by_line = {int(ln): rec for ln, rec in zip(lines.tolist(), preds.table.records or [],
-                                              strict=True)}
+    records: list[Any] = [] if preds.table.records is None else list(preds.table.records)
+    by_line = {int(ln): rec for ln, rec in zip(lines.tolist(), records, strict=True)}
     for p in problems:
         if p.action == "rejected" and p.line in by_line:
             rejected[p.line] = by_line[p.line]

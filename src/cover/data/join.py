@@ -27,10 +27,10 @@ def _problems(table: GroundingTable, rows: NDArray[np.int64], why: str | list[st
     ]
 
 
-def _query_of(table: GroundingTable, rows: NDArray[np.int64]) -> list[Any]:
-    if table.records is None:
-        return [None] * rows.size
-    return [table.records[i].get("query") for i in rows.tolist()]
+def _query_of(table: GroundingTable, rows: NDArray[np.int64]) -> NDArray[np.object_]:
+    if table.query is None:
+        return np.full(rows.size, None, dtype=object)
+    return table.query[rows]
 
 
 def _lookup(keys: NDArray[np.str_], wanted: NDArray[np.str_]) -> tuple[NDArray[np.int64],
@@ -71,8 +71,7 @@ def attach_truth(
         for i, k in zip(rows[vid_bad].tolist(), jj[vid_bad].tolist(), strict=True)
     ])
     qp, qg = _query_of(preds, rows), _query_of(gt, jj)
-    query_bad = np.array([a is not None and b is not None and a != b
-                          for a, b in zip(qp, qg, strict=True)], dtype=bool)
+    query_bad = (qp != None) & (qg != None) & (qp != qg)  # noqa: E711 (elementwise)
     problems += _problems(preds, rows[query_bad & ~vid_bad],
                           "query text differs from ground truth")
     pd = preds.duration[rows]

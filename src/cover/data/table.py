@@ -40,7 +40,9 @@ class GroundingTable:
         Ground-truth windows, one or more per row.
     line : int array
         1-based line of the row in ``source`` (0 when built in memory).
-    records : list of dict or None
+    query : object array or None
+        Query text per row (None where the file has none); checked when joining.
+    records : object array of dict, or None
         The original parsed rows, kept so certified output can echo them untouched.
     """
 
@@ -56,7 +58,8 @@ class GroundingTable:
     end_std: NDArray[np.float64] | None = None
     line: NDArray[np.int64] | None = None
     source: str = "<memory>"
-    records: list[dict[str, Any]] | None = field(default=None, repr=False, compare=False)
+    query: NDArray[np.object_] | None = None
+    records: NDArray[np.object_] | None = field(default=None, repr=False, compare=False)
 
     # ---- construction -------------------------------------------------------------
     @classmethod
@@ -156,7 +159,8 @@ class GroundingTable:
             start_std=opt(self.start_std),
             end_std=opt(self.end_std),
             line=opt(self.line),
-            records=None if self.records is None else [self.records[i] for i in idx.tolist()],
+            query=opt(self.query),
+            records=opt(self.records),
         )
 
     def select_qids(self, qids: ArrayLike) -> GroundingTable:

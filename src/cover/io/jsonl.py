@@ -134,6 +134,18 @@ def _read_json_array(name: str, text: str) -> RawRows | None:
     return raw
 
 
+def object_column(values: list[Any]) -> NDArray[np.object_]:
+    """A 1-d object array holding ``values`` as they are (dicts stay dicts)."""
+    out = np.empty(len(values), dtype=object)
+    out[:] = values
+    return out
+
+
+def field_column(records: list[dict[str, Any]], key: str) -> NDArray[np.object_]:
+    """``rec.get(key)`` for every record, as an object array (None where absent)."""
+    return object_column([rec.get(key) for rec in records])
+
+
 def raise_on_rejections(problems: list[RowProblem], on_error: OnError, what: str) -> None:
     """Under ``on_error='raise'``, turn rejected rows into one clear :class:`InputError`."""
     rejected = [p for p in problems if p.action == "rejected"]

@@ -27,6 +27,8 @@ from cover.io.jsonl import (
     RawRows,
     check_required,
     check_unique_qids,
+    field_column,
+    object_column,
     raise_on_rejections,
     read_json_rows,
 )
@@ -210,7 +212,8 @@ def read_predictions(
         end_std=std_e[keep] if has_std else None,
         line=raw.lines,
         source=raw.path,
-        records=raw.records,
+        query=field_column(raw.records, "query"),
+        records=object_column(raw.records),
     )
     raise_on_rejections(raw.problems, on_error, raw.path)
     return Loaded(table, raw.problems, raw.rejected)
@@ -248,7 +251,8 @@ def read_ground_truth(path: str | Path, *, on_error: OnError = "raise") -> Loade
         truth=Intervals(win[:, 0].copy(), win[:, 1].copy(), woff),
         line=raw.lines,
         source=raw.path,
-        records=raw.records,
+        query=field_column(raw.records, "query"),
+        records=object_column(raw.records),
     )
     raise_on_rejections(raw.problems, on_error, raw.path)
     return Loaded(table, raw.problems, raw.rejected)

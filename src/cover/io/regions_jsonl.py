@@ -24,7 +24,14 @@ import numpy as np
 from cover.data.table import GroundingTable
 from cover.errors import RowProblem
 from cover.intervals import Intervals
-from cover.io.jsonl import OnError, raise_on_rejections, read_json_rows, write_jsonl
+from cover.io.jsonl import (
+    OnError,
+    field_column,
+    object_column,
+    raise_on_rejections,
+    read_json_rows,
+    write_jsonl,
+)
 from cover.io.qvhighlights import _apply, _first_reason, _ragged_matrix, _trim, top1
 from cover.ragged import Ragged, segment_any
 from cover.regions import Regions
@@ -139,7 +146,8 @@ def read_regions(path: str | Path, *, on_error: OnError = "raise") -> LoadedRegi
         relevance=Ragged(np.empty(0), np.zeros(m + 1, dtype=np.int64)),
         line=raw.lines,
         source=raw.path,
-        records=raw.records,
+        query=field_column(raw.records, "query"),
+        records=object_column(raw.records),
     )
     intervals = Intervals(reg[:, 0].copy(), reg[:, 1].copy(), roff).normalized()
     first = raw.records[0]["cover"] if raw.records else {}
