@@ -3,6 +3,14 @@
 This is the region type of COVER (a certified region may be several disjoint
 intervals) and also the type of multi-window ground truth. Everything is
 vectorised over rows, including merging, containment and intersection.
+
+>>> iv = Intervals.from_lists([[[5, 8], [0, 2], [1, 3]], []]).normalized()
+>>> iv.to_lists()
+[[[0.0, 3.0], [5.0, 8.0]], []]
+>>> iv.length().tolist(), iv.n_components.tolist()
+([6.0, 0.0], [2, 0])
+>>> iv.contains(Intervals.from_lists([[[1, 2.5]], []])).tolist()
+[True, True]
 """
 
 from __future__ import annotations

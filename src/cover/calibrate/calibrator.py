@@ -1,12 +1,14 @@
 """The user-facing calibrator: configuration + fitted threshold, saved as versioned JSON.
 
 >>> import numpy as np, cover
->>> cal_table = cover.GroundingTable.from_arrays(
+>>> cal_table = cover.GroundingTable.from_arrays(   # end overshoots by i/4 s
 ...     qid=np.arange(99), duration=150.0, pred_start=np.full(99, 40.0),
-...     pred_end=np.full(99, 60.0), truth=(np.full(99, 45.0), 40.0 + np.arange(99) / 4))
+...     pred_end=np.full(99, 60.0), truth=(np.full(99, 45.0), 60.0 + np.arange(99) / 4))
 >>> cal = cover.Calibrator(score="sec", alpha=0.1).fit(cal_table)
->>> cal.threshold_, cal.k_
-(4.5, 90)
+>>> cal.threshold_, cal.k_              # k = ceil(100 * 0.9) = 90 -> score 89/4
+(22.25, 90)
+>>> cal.certify(cal_table).row(0)      # [40 - 22.25, 60 + 22.25]
+[[17.75, 82.25]]
 """
 
 from __future__ import annotations

@@ -4,6 +4,14 @@
 integer/rational arithmetic: in floating point ``1 - 0.7`` is not ``0.3`` and a
 float ``ceil`` is off by one order statistic for some ``n``. ``alpha`` is read as
 the decimal the user wrote (``0.3`` means 3/10).
+
+>>> import math
+>>> math.ceil((9 + 1) * (1 - 0.7))   # float: 1 - 0.7 = 0.30000000000000004
+4
+>>> conformal_rank(9, 0.7)
+3
+>>> kth_smallest([3.0, 1.0, 2.0], conformal_rank(2, 0.5))  # k = ceil(3 * 0.5) = 2
+2.0
 """
 
 from __future__ import annotations
