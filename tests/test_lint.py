@@ -30,3 +30,12 @@ def test_mypy_is_clean():
     if "No module named mypy" in out.stderr:
         pytest.skip("mypy not installed")
     assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_importing_cover_stays_light():
+    """``import cover`` must not pull in scipy.stats or matplotlib (seconds at start-up)."""
+    code = ("import sys, cover; heavy = [m for m in ('scipy.stats', 'matplotlib') "
+            "if m in sys.modules]; print(','.join(heavy))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == ""

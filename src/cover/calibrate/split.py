@@ -13,8 +13,6 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy import stats
-
 from cover.calibrate.quantile import AlphaLike, as_fraction, conformal_quantile
 
 
@@ -52,6 +50,8 @@ def beta_band(n: int, k: int, level: float = 0.95) -> tuple[float, float]:
     when ``k > n`` (the whole-video threshold always covers)."""
     if k > n:
         return 1.0, 1.0
+    from scipy import stats  # imported on use: scipy.stats alone costs ~1 s at start-up
+
     lo, hi = stats.beta.ppf([(1 - level) / 2, (1 + level) / 2], k, n + 1 - k)
     return float(lo), float(hi)
 
