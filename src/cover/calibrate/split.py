@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
+
 from cover.calibrate.quantile import AlphaLike, as_fraction, conformal_quantile
 
 
