@@ -296,20 +296,23 @@ def test_join_of_many_problems_accounts_for_every_line(tmp_path: Path) -> None:
 
 def test_fill_durations_from_rows_then_lookup(tmp_path: Path) -> None:
     pp = write_lines(tmp_path / "p.jsonl", [
-        pred(1, vid="a", duration=90),   # the row's own duration wins
+        pred(1, vid="a", duration=90),   # contradicts the lookup (120): rejected
         pred(2, vid="b"),                # from the lookup
         pred(3, vid="zzz"),              # unknown
         pred(4, vid="a"),                # from the lookup
+        pred(5, vid="c", duration=30),   # the row's own duration (not in the lookup)
+        pred(6, vid="b", duration=60),   # agrees with the lookup
     ])
     p = read_predictions(pp)
     vids = np.array(["b", "a"])
     durs = np.array([60.0, 120.0])
     out, problems = fill_durations(p.table, vids, durs, source="videos.jsonl")
-    assert out.qid.tolist() == ["1", "2", "4"]
-    assert out.duration.tolist() == [90.0, 60.0, 120.0]
-    [prob] = rejected(problems)
-    assert (prob.path, prob.line, prob.qid) == (str(pp), 3, "3")
-    assert "'zzz'" in prob.problem and "videos.jsonl" in prob.problem
+    assert out.qid.tolist() == ["2", "4", "5", "6"]
+    assert out.duration.tolist() == [60.0, 120.0, 30.0, 60.0]
+    probs = sorted(rejected(problems), key=lambda q: q.line)
+    assert [(q.path, q.line, q.qid) for q in probs] == [(str(pp), 1, "1"), (str(pp), 3, "3")]
+    assert "contradicts 120" in probs[0].problem and "videos.jsonl" in probs[0].problem
+    assert "'zzz'" in probs[1].problem and "videos.jsonl" in probs[1].problem
     assert len(out) + len(rejected(problems)) == len(p.table)
 
 

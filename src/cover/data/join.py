@@ -140,21 +140,29 @@ def fill_durations(
     source: str = "--videos",
 ) -> tuple[GroundingTable, list[RowProblem]]:
     """Take T from the prediction rows when present, else look the vid up in
-    ``(vids, durations)``; a row whose video has no known duration is rejected with
-    a message naming it. Then clip predictions to ``[0, T]``."""
+    ``(vids, durations)``. A row whose video has no known duration, or whose own
+    duration contradicts the lookup, is rejected with a message naming it. Then
+    clip predictions to ``[0, T]``."""
     t = preds.duration.copy()
     missing = ~np.isfinite(t)
-    if vids is not None and durations is not None and missing.any():
+    clash = np.zeros(t.size, dtype=bool)
+    if vids is not None and durations is not None:
         j, hit = _lookup(vids, preds.vid)
         fill = missing & hit
         t[fill] = durations[j[fill]]
+        clash = ~missing & hit & (np.abs(t - durations[j]) > 1e-6)
     unknown = ~np.isfinite(t)
     problems = _problems(preds, np.flatnonzero(unknown), [
         f"no duration known for video {v!r} (not in the row, not in {source})"
         for v in preds.vid[unknown].tolist()
     ])
+    problems += _problems(preds, np.flatnonzero(clash), [
+        f"duration {a:g} in the row contradicts {b:g} for video {v!r} in {source}"
+        for a, b, v in zip(t[clash].tolist(), durations[j[clash]].tolist(),
+                           preds.vid[clash].tolist(), strict=True)
+    ] if clash.any() and durations is not None else [])
     out = replace(preds, duration=t)
-    if unknown.any():
-        out = out.take(~unknown)
+    if (unknown | clash).any():
+        out = out.take(~(unknown | clash))
     out, more = clip_predictions(out, strict=strict)
     return out, problems + more
