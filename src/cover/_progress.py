@@ -1,4 +1,9 @@
-"""A minimal progress line on stderr for steps that take more than a moment."""
+"""A minimal progress report on stderr for steps that take more than a moment.
+
+On a terminal it redraws one line (at most 10 times a second); elsewhere (logs,
+CI) it prints a plain line at most every 2 seconds and a closing line if the step
+took longer than a second, so a long job is never silent.
+"""
 
 from __future__ import annotations
 
@@ -9,37 +14,52 @@ from typing import TextIO
 
 
 class Progress:
-    """``with Progress("calibrating", total) as p: p.advance()`` -- redraws at most
-    10 times a second, and only on a terminal unless ``force``."""
+    """``with Progress("calibrating", total) as p: p.advance()``."""
 
     def __init__(self, label: str, total: int, *, stream: TextIO | None = None,
-                 enabled: bool | None = None) -> None:
+                 enabled: bool = True, tty: bool | None = None) -> None:
         self.label = label
         self.total = max(total, 1)
         self.done = 0
         self.stream = stream or sys.stderr
-        self.enabled = self.stream.isatty() if enabled is None else enabled
+        self.enabled = enabled
+        self.tty = self.stream.isatty() if tty is None else tty
         self._t0 = time.monotonic()
-        self._last = 0.0
+        self._last = self._t0
+        self._printed = False
+
+    def _line(self, now: float) -> str:
+        pct = 100.0 * self.done / self.total
+        return f"{self.label}: {self.done}/{self.total} ({pct:3.0f}%) {now - self._t0:5.1f}s"
 
     def advance(self, k: int = 1) -> None:
         self.done += k
+        if not self.enabled:
+            return
         now = time.monotonic()
-        if self.enabled and (now - self._last > 0.1 or self.done >= self.total):
-            self._last = now
-            pct = 100.0 * self.done / self.total
-            self.stream.write(f"\r{self.label}: {self.done}/{self.total} ({pct:3.0f}%) "
-                              f"{now - self._t0:5.1f}s")
-            self.stream.flush()
+        if self.tty and (now - self._last > 0.1 or self.done >= self.total):
+            self.stream.write("\r" + self._line(now))
+        elif not self.tty and now - self._last > 2.0:
+            self.stream.write(self._line(now) + "\n")
+        else:
+            return
+        self._last = now
+        self._printed = True
+        self.stream.flush()
 
     def __enter__(self) -> Progress:
         return self
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
-        if self.enabled:
+        if not self.enabled:
+            return
+        now = time.monotonic()
+        if self.tty and self._printed:
             self.stream.write("\n")
-            self.stream.flush()
+        elif not self.tty and now - self._t0 > 1.0:
+            self.stream.write(self._line(now) + " done\n")
+        self.stream.flush()
 
 
 class NullProgress(Progress):
