@@ -13,6 +13,7 @@ import sys
 import warnings
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -167,8 +168,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     raise_on_rejections(problems, args.on_error, f"{args.regions} joined with {args.gt}")
     idx, _ = _lookup(loaded.table.qid, joined.qid)
     regions = loaded.regions.take(idx)
-    regions = type(regions)(regions.intervals, joined.duration, regions.refused,
-                            regions.threshold, regions.family, regions.alpha)
+    regions = replace(regions, duration=joined.duration)  # T from the ground truth
     meta = loaded.meta
     calib = None
     if meta.get("k") is not None and meta.get("n_calibration") is not None:

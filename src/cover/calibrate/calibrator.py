@@ -22,6 +22,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any, Self
 
+from cover._json import from_json_number, to_json_number
 from cover._version import __version__
 from cover.calibrate.quantile import AlphaLike, as_fraction
 from cover.calibrate.split import Threshold, split_conformal
@@ -39,19 +40,6 @@ SCHEMA = "cover.calibrator"
 SCHEMA_VERSION = 1
 _SCALES = {"norm": "predicted_length", "sec": "seconds", "sls": "relevance"}
 RULES = ("split",)
-
-
-def _num(x: float) -> float | str:
-    """JSON has no infinities: they are written as the strings "inf" / "-inf"."""
-    return x if math.isfinite(x) else ("inf" if x > 0 else "-inf")
-
-
-def _unnum(x: Any) -> float:
-    if x in ("inf", "-inf"):
-        return float(x)
-    if isinstance(x, (int, float)) and not isinstance(x, bool):
-        return float(x)
-    raise CalibratorFileError(f"threshold must be a number or 'inf', got {x!r}")
 
 
 def alpha_text(a: Fraction) -> str:
@@ -171,7 +159,7 @@ class Calibrator:
             "clip_seconds": self.clip_,
             "alpha": alpha_text(self._alpha),
             "rule": self.rule,
-            "threshold": _num(q),
+            "threshold": to_json_number(q),
             "k": self.k_,
             "n_calibration": self.n_,
             "counts": dict(self.counts_),
@@ -202,7 +190,10 @@ class Calibrator:
         try:
             cal = cls(score=doc["score"], alpha=Fraction(doc["alpha"]), rule=doc["rule"],
                       min_scale=doc["min_scale"], target=doc["target"])
-            th = Threshold(doc["rule"], cal._alpha, _unnum(doc["threshold"]), int(doc["k"]),
+            value = from_json_number(doc["threshold"])
+            if math.isnan(value):
+                raise ValueError("threshold is missing")
+            th = Threshold(doc["rule"], cal._alpha, value, int(doc["k"]),
                            int(doc["n_calibration"]))
             clip = doc.get("clip_seconds")
             cal._set(th, dict(doc.get("counts", {})), None if clip is None else float(clip))

@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from cover._json import from_json_number, to_json_number
 from cover.data.table import GroundingTable
 from cover.errors import RowProblem
 from cover.intervals import Intervals
@@ -35,10 +36,6 @@ from cover.io.jsonl import (
 from cover.io.qvhighlights import _apply, _first_reason, _ragged_matrix, _trim, top1
 from cover.ragged import Ragged, segment_any
 from cover.regions import Regions
-
-
-def _jnum(x: float) -> float | str:
-    return x if math.isfinite(x) else ("inf" if x > 0 else "-inf")
 
 
 def certified_rows(
@@ -63,7 +60,7 @@ def certified_rows(
             "refused": refused,
             "duration": float(regions.duration[i]),
             **meta,
-            "threshold": _jnum(thresholds[i]),
+            "threshold": to_json_number(thresholds[i]),
         }
         out.append((int(table.line[i]), {**rec, "cover": block}))
     reasons: dict[int, str] = {}
@@ -136,7 +133,7 @@ def read_regions(path: str | Path, *, on_error: OnError = "raise") -> LoadedRegi
     win, woff = _ragged_matrix(raw, "pred_relevant_windows", (2, 3), optional=True)
     ps, pe = top1(win, woff)
     m = len(raw.records)
-    thr = np.array([_unj(r["cover"].get("threshold", np.nan)) for r in raw.records], np.float64)
+    thr = np.array([_threshold(r["cover"].get("threshold")) for r in raw.records], np.float64)
     table = GroundingTable(
         qid=np.array([str(r["qid"]) for r in raw.records], dtype=str),
         vid=np.array([str(r.get("vid", r["qid"])) for r in raw.records], dtype=str),
@@ -159,10 +156,8 @@ def read_regions(path: str | Path, *, on_error: OnError = "raise") -> LoadedRegi
     return LoadedRegions(table, regions, raw.problems, n_prev, meta)
 
 
-def _unj(x: Any) -> float:
-    if isinstance(x, str):
-        try:
-            return float(x)
-        except ValueError:
-            return float("nan")
-    return float(x) if isinstance(x, (int, float)) else float("nan")
+def _threshold(x: Any) -> float:
+    try:
+        return from_json_number(x)
+    except ValueError:
+        return math.nan

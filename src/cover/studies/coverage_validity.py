@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from cover._json import json_safe
 from cover._progress import NullProgress, Progress
 from cover.calibrate.quantile import conformal_rank
 from cover.calibrate.split import beta_band, beta_sd, split_conformal
@@ -97,15 +98,8 @@ class ValidityResult:
             "units": {"pool": self.n_units_pool, "test": self.n_units_test},
             "point_iou": self.point_iou,
             "counts": self.counts,
-            "cells": [_finite(asdict(c)) for c in self.cells],
+            "cells": [json_safe(asdict(c)) for c in self.cells],
         }
-
-
-def _finite(d: dict[str, Any]) -> dict[str, Any]:
-    """JSON-safe copy: non-finite floats become strings."""
-    return {k: (("inf" if v > 0 else "-inf") if isinstance(v, float) and np.isinf(v)
-                else (None if isinstance(v, float) and np.isnan(v) else v))
-            for k, v in d.items()}
 
 
 def cluster_sd(y: NDArray[np.float64], units: NDArray[np.str_]) -> float:
