@@ -143,6 +143,26 @@ def top1(win: NDArray[np.float64], offsets: NDArray[np.int64]) -> tuple[
     return ps, pe
 
 
+def table_of(raw: RawRows, **columns: Any) -> GroundingTable:
+    """A table of the rows kept in ``raw``: qid, vid (the qid where absent), query,
+    line, source and the records come from ``raw``; ``columns`` give the rest, and
+    absent predictions / relevance default to none (refusals)."""
+    n = len(raw.records)
+    qid = np.array([str(rec["qid"]) for rec in raw.records], dtype=str)
+    base: dict[str, Any] = {
+        "qid": qid,
+        "vid": np.array([str(rec.get("vid", rec["qid"])) for rec in raw.records], dtype=str),
+        "pred_start": np.full(n, np.nan),
+        "pred_end": np.full(n, np.nan),
+        "relevance": Ragged(np.empty(0), np.zeros(n + 1, dtype=np.int64)),
+        "line": raw.lines,
+        "source": raw.path,
+        "query": field_column(raw.records, "query"),
+        "records": object_column(raw.records),
+    }
+    return GroundingTable(**(base | columns))
+
+
 @dataclass(frozen=True)
 class Loaded:
     """A table read from a file, what was wrong with it, and the rows set aside.
@@ -200,9 +220,8 @@ def read_predictions(
 
     ps, pe = top1(win, woff)
 
-    table = GroundingTable(
-        qid=np.array([str(rec["qid"]) for rec in raw.records], dtype=str),
-        vid=np.array([str(rec["vid"]) for rec in raw.records], dtype=str),
+    table = table_of(
+        raw,
         duration=duration[keep],
         pred_start=ps,
         pred_end=pe,
@@ -210,10 +229,6 @@ def read_predictions(
         clip=float(clip),
         start_std=std_s[keep] if has_std else None,
         end_std=std_e[keep] if has_std else None,
-        line=raw.lines,
-        source=raw.path,
-        query=field_column(raw.records, "query"),
-        records=object_column(raw.records),
     )
     raise_on_rejections(raw.problems, on_error, raw.path)
     return Loaded(table, raw.problems, raw.rejected)
@@ -240,20 +255,8 @@ def read_ground_truth(path: str | Path, *, on_error: OnError = "raise") -> Loade
         (segment_any(win[:, 0] > win[:, 1], woff), "a true window has start > end"),
     ]))
     win, woff = _trim(keep, win, woff)
-    n = len(raw.records)
-    table = GroundingTable(
-        qid=np.array([str(rec["qid"]) for rec in raw.records], dtype=str),
-        vid=np.array([str(rec["vid"]) for rec in raw.records], dtype=str),
-        duration=duration[keep],
-        pred_start=np.full(n, np.nan),
-        pred_end=np.full(n, np.nan),
-        relevance=Ragged(np.empty(0), np.zeros(n + 1, dtype=np.int64)),
-        truth=Intervals(win[:, 0].copy(), win[:, 1].copy(), woff),
-        line=raw.lines,
-        source=raw.path,
-        query=field_column(raw.records, "query"),
-        records=object_column(raw.records),
-    )
+    table = table_of(raw, duration=duration[keep],
+                     truth=Intervals(win[:, 0].copy(), win[:, 1].copy(), woff))
     raise_on_rejections(raw.problems, on_error, raw.path)
     return Loaded(table, raw.problems, raw.rejected)
 

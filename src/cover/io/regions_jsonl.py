@@ -27,14 +27,12 @@ from cover.errors import RowProblem
 from cover.intervals import Intervals
 from cover.io.jsonl import (
     OnError,
-    field_column,
-    object_column,
     raise_on_rejections,
     read_json_rows,
     write_jsonl,
 )
-from cover.io.qvhighlights import _apply, _first_reason, _ragged_matrix, _trim, top1
-from cover.ragged import Ragged, segment_any
+from cover.io.qvhighlights import _apply, _first_reason, _ragged_matrix, _trim, table_of, top1
+from cover.ragged import segment_any
 from cover.regions import Regions
 
 
@@ -132,20 +130,8 @@ def read_regions(path: str | Path, *, on_error: OnError = "raise") -> LoadedRegi
         r.pop("_region", None)
     win, woff = _ragged_matrix(raw, "pred_relevant_windows", (2, 3), optional=True)
     ps, pe = top1(win, woff)
-    m = len(raw.records)
     thr = np.array([_threshold(r["cover"].get("threshold")) for r in raw.records], np.float64)
-    table = GroundingTable(
-        qid=np.array([str(r["qid"]) for r in raw.records], dtype=str),
-        vid=np.array([str(r.get("vid", r["qid"])) for r in raw.records], dtype=str),
-        duration=dur,
-        pred_start=ps,
-        pred_end=pe,
-        relevance=Ragged(np.empty(0), np.zeros(m + 1, dtype=np.int64)),
-        line=raw.lines,
-        source=raw.path,
-        query=field_column(raw.records, "query"),
-        records=object_column(raw.records),
-    )
+    table = table_of(raw, duration=dur, pred_start=ps, pred_end=pe)
     intervals = Intervals(reg[:, 0].copy(), reg[:, 1].copy(), roff).normalized()
     first = raw.records[0]["cover"] if raw.records else {}
     meta = {k: first.get(k) for k in ("score", "rule", "alpha", "k", "n_calibration")}
