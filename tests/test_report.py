@@ -51,3 +51,18 @@ def test_figures_and_html(result, tmp_path):
         result, markdown=True), figs)])
     html = page.read_text()
     assert html.count("<img") == 3 and "para &lt;b&gt;" in html and "<th>1-alpha</th>" in html
+
+
+def test_summary_names_refusals():
+    rng = np.random.default_rng(1)
+    n = 200
+    s = rng.uniform(0, 100, n)
+    e = s + 10
+    s[:20] = np.nan  # the grounder gave no interval for 20 queries
+    table = cover.GroundingTable.from_arrays(qid=np.arange(n), duration=150.0, pred_start=s,
+                                             pred_end=e, truth=(np.full(n, 50.0),
+                                                                np.full(n, 60.0)))
+    res = coverage_validity(table, families=("norm",), protocol=Protocol(n_resamples=2))
+    from cover.report.tables import validity_summary
+
+    assert "Refused rows (certified as the whole video): NORM 20." in validity_summary(res)

@@ -61,6 +61,11 @@ def validity_summary(result: ValidityResult) -> str:
             f"videos; {p.n_resamples} resamples of {p.resample_frac:.0%} of the pool "
             f"(n ≈ {result.cells[0].n_calibration} rows). Base grounder point-IoU on test: "
             f"{result.point_iou:.3f}. ")
+    refused = {f: c.get("pool_refused", 0) + c.get("test_refused", 0)
+               for f, c in result.counts.items()}
+    if any(refused.values()):
+        text += "Refused rows (certified as the whole video): " + ", ".join(
+            f"{family_label(f)} {n}" for f, n in refused.items() if n) + ". "
     if outside:
         text += "Cells outside the reference band: " + ", ".join(
             f"{family_label(c.family)} at 1-alpha={c.target:.2f} ({c.coverage_mean:.3f} vs "
