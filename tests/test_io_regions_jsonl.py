@@ -90,3 +90,18 @@ def test_not_a_certify_output_is_named(tmp_path):
     path.write_text(json.dumps({"qid": 1, "pred_relevant_windows": [[1, 2, 1]]}))
     with pytest.raises(InputError, match="cover certify"):
         read_regions(path)
+
+
+def test_in_memory_tables_certify_to_rows(tmp_path):
+    table = cover.GroundingTable.from_arrays(qid=["a", "b"], duration=[100.0, 50.0],
+                                             pred_start=[10.0, np.nan], pred_end=[20.0, np.nan])
+    cal = cover.Calibrator(score="sec", alpha=0.5)
+    cal_table = cover.GroundingTable.from_arrays(qid=np.arange(9), duration=100.0,
+                                                 pred_start=np.full(9, 10.0),
+                                                 pred_end=np.full(9, 20.0),
+                                                 truth=(np.full(9, 10.0), 20.0 + np.arange(9)))
+    cal.fit(cal_table)  # k = ceil(10 * 0.5) = 5 -> threshold 4
+    rows = certified_rows(table, cal.certify(table), {"score": "sec"}, {}, [])
+    assert [r["qid"] for r in rows] == ["a", "b"]
+    assert rows[0]["cover"]["region"] == [[6.0, 24.0]] and rows[0]["cover"]["threshold"] == 4.0
+    assert rows[1]["cover"]["status"] == "refused" and rows[1]["cover"]["region"] == [[0.0, 50.0]]

@@ -44,13 +44,17 @@ def certified_rows(
     problems: list[RowProblem],
 ) -> list[dict[str, Any]]:
     """Rows to write, in input-line order: kept rows with their region, rejected rows
-    with their reason. ``meta`` holds score, rule, alpha, k, n_calibration."""
-    if table.records is None or table.line is None:
-        raise ValueError("certified output needs a table read from a file (records and lines)")
+    with their reason. ``meta`` holds score, rule, alpha, k, n_calibration. A table
+    built in memory (no records) gets ``{"qid": ..., "vid": ...}`` rows."""
+    records: list[Any] = (list(table.records) if table.records is not None else
+                          [{"qid": q, "vid": v} for q, v in zip(table.qid.tolist(),
+                                                                table.vid.tolist(), strict=True)])
+    lines = (table.line if table.line is not None
+             else np.arange(1, len(table) + 1, dtype=np.int64))
     out: list[tuple[int, dict[str, Any]]] = []
     lists = regions.intervals.to_lists()
     thresholds = regions.threshold.tolist()
-    for i, rec in enumerate(table.records):
+    for i, rec in enumerate(records):
         refused = bool(regions.refused[i])
         block = {
             "status": "refused" if refused else "certified",
@@ -60,7 +64,7 @@ def certified_rows(
             **meta,
             "threshold": to_json_number(thresholds[i]),
         }
-        out.append((int(table.line[i]), {**rec, "cover": block}))
+        out.append((int(lines[i]), {**rec, "cover": block}))
     reasons: dict[int, str] = {}
     for p in problems:
         if p.action == "rejected":
