@@ -105,3 +105,37 @@ def test_in_memory_tables_certify_to_rows(tmp_path):
     assert [r["qid"] for r in rows] == ["a", "b"]
     assert rows[0]["cover"]["region"] == [[6.0, 24.0]] and rows[0]["cover"]["threshold"] == 4.0
     assert rows[1]["cover"]["status"] == "refused" and rows[1]["cover"]["region"] == [[0.0, 50.0]]
+
+
+def _cover_row(qid, **block):
+    base = {"status": "certified", "region": [[1, 2]], "refused": False, "duration": 10,
+            "score": "sec", "rule": "split", "alpha": 0.1, "k": 9, "n_calibration": 9,
+            "threshold": 1.0}
+    return {"qid": qid, "cover": base | block}
+
+
+def test_bad_duration_in_a_region_row_is_named(tmp_path):
+    path = tmp_path / "r.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in [_cover_row(1),
+                                                      _cover_row(2, duration="long")]))
+    with pytest.raises(InputError, match=r"r\.jsonl:2 \(qid=2\).*cover\.duration"):
+        read_regions(path)
+
+
+def test_mixed_calibrators_are_refused(tmp_path):
+    path = tmp_path / "r.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in [_cover_row(1), _cover_row(2),
+                                                      _cover_row(3, alpha=0.2)]))
+    with pytest.raises(InputError, match=r"r\.jsonl:3 \(qid=3\): cover\.alpha is 0\.2"):
+        read_regions(path)
+
+
+def test_reading_leaves_the_rows_untouched(tmp_path):
+    rows = [_cover_row(1), _cover_row(2, refused=True, status="refused")]
+    path = tmp_path / "r.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows))
+    back = read_regions(path)
+    assert list(back.table.records) == rows
+    assert back.regions.refused.tolist() == [False, True]
+    assert back.meta == {"score": "sec", "rule": "split", "alpha": 0.1, "k": 9,
+                         "n_calibration": 9}

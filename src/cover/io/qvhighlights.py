@@ -22,108 +22,23 @@ from numpy.typing import NDArray
 from cover.data.table import DEFAULT_CLIP_SECONDS, GroundingTable
 from cover.errors import InputError, RowProblem
 from cover.intervals import Intervals
+from cover.io.fields import (
+    bad_number,
+    first_reason,
+    float_field,
+    ragged_field,
+    reject_rows,
+    table_of,
+    trim_ragged,
+)
 from cover.io.jsonl import (
     OnError,
-    RawRows,
     check_required,
     check_unique_qids,
-    field_column,
-    object_column,
     raise_on_rejections,
     read_json_rows,
 )
-from cover.ragged import Ragged, offsets_from_lengths, row_ids, segment_any, take_index
-
-
-def _ragged_matrix(
-    raw: RawRows, key: str, width: tuple[int, ...], *, optional: bool
-) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
-    """Flatten ``rec[key]`` (a list of rows of ``width`` numbers, or of numbers when
-    ``width == ()``) over records; reject rows whose value has the wrong shape."""
-    arrays: list[NDArray[np.float64]] = []
-    reasons: dict[int, str] = {}
-    ncol = max(width) if width else 1
-    for i, rec in enumerate(raw.records):
-        v = rec.get(key)
-        if v is None:
-            if not optional:
-                reasons[i] = f"missing field: {key}"
-            arrays.append(np.empty((0, ncol)))
-            continue
-        try:
-            a = np.asarray(v, dtype=np.float64)
-        except (TypeError, ValueError):
-            reasons[i] = f"{key} must hold numbers"
-            arrays.append(np.empty((0, ncol)))
-            continue
-        if a.size == 0:
-            arrays.append(np.empty((0, ncol)))
-        elif not width and a.ndim == 1:
-            arrays.append(a.reshape(-1, 1))
-        elif width and a.ndim == 2 and a.shape[1] in width:
-            if a.shape[1] < ncol:  # windows without a score: rank by list order
-                a = np.column_stack([a, -np.arange(a.shape[0], dtype=np.float64)])
-            arrays.append(a)
-        else:
-            shape = "[[start, end(, score)], ...]" if width else "[x, ...]"
-            reasons[i] = f"{key} must look like {shape}"
-            arrays.append(np.empty((0, ncol)))
-    if reasons:
-        keep = np.ones(len(raw.records), dtype=bool)
-        keep[list(reasons)] = False
-        arrays = [a for a, k in zip(arrays, keep, strict=True) if k]
-        raw.reject(keep, reasons)
-    lengths = np.fromiter((a.shape[0] for a in arrays), dtype=np.int64, count=len(arrays))
-    flat = np.concatenate(arrays) if arrays else np.empty((0, ncol))
-    return flat, offsets_from_lengths(lengths)
-
-
-def _first_reason(n: int, checks: list[tuple[NDArray[np.bool_], str]]) -> dict[int, str]:
-    """Row -> the first failing check's message."""
-    reasons: dict[int, str] = {}
-    for bad, why in checks:
-        for i in np.flatnonzero(bad).tolist():
-            reasons.setdefault(i, why)
-    return reasons
-
-
-def _apply(raw: RawRows, reasons: dict[int, str]) -> NDArray[np.bool_]:
-    """Reject the rows in ``reasons``; returns the keep mask over the rows before."""
-    keep = np.ones(len(raw.records), dtype=bool)
-    if reasons:
-        keep[list(reasons)] = False
-        raw.reject(keep, reasons)
-    return keep
-
-
-def _trim(keep: NDArray[np.bool_], flat: NDArray[np.float64],
-          offsets: NDArray[np.int64]) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
-    """Drop the ragged rows where ``keep`` is False."""
-    flat_idx, new_off = take_index(offsets, np.flatnonzero(keep))
-    return flat[flat_idx], new_off
-
-
-def _float_field(raw: RawRows, key: str) -> tuple[NDArray[np.float64], NDArray[np.bool_]]:
-    """A scalar float column and where it is present; values that are present but not
-    numbers (or are NaN/inf) come back as NaN with ``present`` set, to be rejected."""
-    out = np.full(len(raw.records), np.nan)
-    present = np.zeros(len(raw.records), dtype=bool)
-    for i, rec in enumerate(raw.records):
-        v = rec.get(key)
-        if v is None:
-            continue
-        present[i] = True
-        if isinstance(v, (int, float)) and not isinstance(v, bool):
-            out[i] = float(v)
-    return out, present
-
-
-def _bad_number(values: NDArray[np.float64], present: NDArray[np.bool_], *,
-                positive: bool) -> NDArray[np.bool_]:
-    """Present but not a finite number (> 0 when ``positive``, else >= 0)."""
-    with np.errstate(invalid="ignore"):
-        ok = np.isfinite(values) & ((values > 0) if positive else (values >= 0))
-    return present & ~ok
+from cover.ragged import Ragged, row_ids, segment_any
 
 
 def top1(win: NDArray[np.float64], offsets: NDArray[np.int64]) -> tuple[
@@ -141,26 +56,6 @@ def top1(win: NDArray[np.float64], offsets: NDArray[np.int64]) -> tuple[
         ps[r[first]] = win[first, 0]
         pe[r[first]] = win[first, 1]
     return ps, pe
-
-
-def table_of(raw: RawRows, **columns: Any) -> GroundingTable:
-    """A table of the rows kept in ``raw``: qid, vid (the qid where absent), query,
-    line, source and the records come from ``raw``; ``columns`` give the rest, and
-    absent predictions / relevance default to none (refusals)."""
-    n = len(raw.records)
-    qid = np.array([str(rec["qid"]) for rec in raw.records], dtype=str)
-    base: dict[str, Any] = {
-        "qid": qid,
-        "vid": np.array([str(rec.get("vid", rec["qid"])) for rec in raw.records], dtype=str),
-        "pred_start": np.full(n, np.nan),
-        "pred_end": np.full(n, np.nan),
-        "relevance": Ragged(np.empty(0), np.zeros(n + 1, dtype=np.int64)),
-        "line": raw.lines,
-        "source": raw.path,
-        "query": field_column(raw.records, "query"),
-        "records": object_column(raw.records),
-    }
-    return GroundingTable(**(base | columns))
 
 
 @dataclass(frozen=True)
@@ -195,27 +90,27 @@ def read_predictions(
     no_pred = np.array(
         ["pred_relevant_windows" not in r and "pred_saliency_scores" not in r
          for r in raw.records], dtype=bool)
-    _apply(raw, _first_reason(len(raw.records), [
+    reject_rows(raw, first_reason(len(raw.records), [
         (no_pred, "missing field: pred_relevant_windows (and no pred_saliency_scores)")]))
 
-    win, woff = _ragged_matrix(raw, "pred_relevant_windows", (2, 3), optional=True)
-    sal, soff = _ragged_matrix(raw, "pred_saliency_scores", (), optional=True)
+    win, woff = ragged_field(raw, "pred_relevant_windows", (2, 3), optional=True)
+    sal, soff = ragged_field(raw, "pred_saliency_scores", (), optional=True)
     sal = sal[:, 0]
-    duration, has_dur = _float_field(raw, "duration")
-    std_s, has_s = _float_field(raw, "start_std")
-    std_e, has_e = _float_field(raw, "end_std")
+    duration, has_dur = float_field(raw, "duration")
+    std_s, has_s = float_field(raw, "start_std")
+    std_e, has_e = float_field(raw, "end_std")
     # Vectorised validity checks over all windows and clips at once.
-    keep = _apply(raw, _first_reason(len(raw.records), [
+    keep = reject_rows(raw, first_reason(len(raw.records), [
         (segment_any(~np.isfinite(win).all(axis=1), woff),
          "non-finite number (NaN/inf) in pred_relevant_windows"),
         (segment_any(~np.isfinite(sal), soff), "non-finite number in pred_saliency_scores"),
         (segment_any(win[:, 0] > win[:, 1], woff), "a predicted window has start > end"),
-        (_bad_number(duration, has_dur, positive=True), "duration must be a finite number > 0"),
-        (_bad_number(std_s, has_s, positive=False), "start_std must be a finite number >= 0"),
-        (_bad_number(std_e, has_e, positive=False), "end_std must be a finite number >= 0"),
+        (bad_number(duration, has_dur, positive=True), "duration must be a finite number > 0"),
+        (bad_number(std_s, has_s, positive=False), "start_std must be a finite number >= 0"),
+        (bad_number(std_e, has_e, positive=False), "end_std must be a finite number >= 0"),
     ]))
-    win, woff = _trim(keep, win, woff)
-    sal2, soff = _trim(keep, sal[:, None], soff)
+    win, woff = trim_ragged(keep, win, woff)
+    sal2, soff = trim_ragged(keep, sal[:, None], soff)
     has_std = bool(np.isfinite(std_s[keep]).any())
 
     ps, pe = top1(win, woff)
@@ -244,17 +139,17 @@ def read_ground_truth(path: str | Path, *, on_error: OnError = "raise") -> Loade
     raw = read_json_rows(path)
     check_required(raw, ("qid", "vid", "duration", "relevant_windows"))
     check_unique_qids(raw)
-    win, woff = _ragged_matrix(raw, "relevant_windows", (2,), optional=False)
+    win, woff = ragged_field(raw, "relevant_windows", (2,), optional=False)
     win = win[:, :2]
-    duration, _ = _float_field(raw, "duration")
-    keep = _apply(raw, _first_reason(len(raw.records), [
-        (_bad_number(duration, np.ones(duration.size, dtype=bool), positive=True),
+    duration, _ = float_field(raw, "duration")
+    keep = reject_rows(raw, first_reason(len(raw.records), [
+        (bad_number(duration, np.ones(duration.size, dtype=bool), positive=True),
          "duration must be a finite number > 0"),
         (np.diff(woff) == 0, "relevant_windows is empty (no true moment)"),
         (segment_any(~np.isfinite(win).all(axis=1), woff), "non-finite number in a window"),
         (segment_any(win[:, 0] > win[:, 1], woff), "a true window has start > end"),
     ]))
-    win, woff = _trim(keep, win, woff)
+    win, woff = trim_ragged(keep, win, woff)
     table = table_of(raw, duration=duration[keep],
                      truth=Intervals(win[:, 0].copy(), win[:, 1].copy(), woff))
     raise_on_rejections(raw.problems, on_error, raw.path)

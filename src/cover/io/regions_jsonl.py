@@ -23,15 +23,25 @@ import numpy as np
 
 from cover._json import from_json_number, to_json_number
 from cover.data.table import GroundingTable
-from cover.errors import RowProblem
+from cover.errors import InputError, RowProblem
 from cover.intervals import Intervals
+from cover.io.fields import (
+    bad_number,
+    first_reason,
+    float_field,
+    ragged_field,
+    reject_rows,
+    table_of,
+    trim_ragged,
+)
 from cover.io.jsonl import (
     OnError,
+    RawRows,
     raise_on_rejections,
     read_json_rows,
     write_jsonl,
 )
-from cover.io.qvhighlights import _apply, _first_reason, _ragged_matrix, _trim, table_of, top1
+from cover.io.qvhighlights import top1
 from cover.ragged import segment_any
 from cover.regions import Regions
 
@@ -99,51 +109,71 @@ def read_regions(path: str | Path, *, on_error: OnError = "raise") -> LoadedRegi
     """Read certified regions (the ``cover`` block of each row) for evaluation.
 
     Rows certified as rejected are counted, not evaluated. Regions are validated
-    (finite, ``s <= e``) and normalized (sorted, merged).
+    (finite, ``s <= e``) and normalized (sorted, merged); every row must come from
+    the same calibrator (score, rule, alpha, k, n_calibration), else the first row
+    that differs is named.
     """
     raw = read_json_rows(path)
-    status = [r.get("cover", {}).get("status") if isinstance(r.get("cover"), dict) else None
-              for r in raw.records]
-    was_rejected = np.array([s == "rejected" for s in status], dtype=bool)
-    n_prev = int(was_rejected.sum())
-    keep = ~was_rejected
-    raw.records = [r for r, k in zip(raw.records, keep, strict=True) if k]
-    raw.lines = raw.lines[keep]
+    was_rejected = np.array([_block(r).get("status") == "rejected" for r in raw.records],
+                            dtype=bool)
+    raw.records = [r for r, k in zip(raw.records, ~was_rejected, strict=True) if k]
+    raw.lines = raw.lines[~was_rejected]
     n = len(raw.records)
-    no_block = np.array([not isinstance(r.get("cover"), dict)
-                         or not isinstance(r["cover"].get("region"), list)
-                         for r in raw.records], dtype=bool)
-    no_qid = np.array([r.get("qid") is None for r in raw.records], dtype=bool)
-    _apply(raw, _first_reason(n, [
-        (no_qid, "missing field: qid"),
-        (no_block, "no cover.region list (is this the output of `cover certify`?)"),
+    reject_rows(raw, first_reason(n, [
+        (np.array([r.get("qid") is None for r in raw.records], dtype=bool),
+         "missing field: qid"),
+        (np.array([not isinstance(_block(r).get("region"), list) for r in raw.records],
+                  dtype=bool), "no cover.region list (is this the output of `cover certify`?)"),
     ]))
-    for r in raw.records:
-        r["_region"] = r["cover"]["region"]
-    reg, roff = _ragged_matrix(raw, "_region", (2,), optional=False)
+    reg, roff = ragged_field(raw, "cover.region", (2,), optional=False,
+                             get=lambda r: r["cover"]["region"])
     reg = reg[:, :2]
-    refused = np.array([bool(r["cover"].get("refused", False)) for r in raw.records], dtype=bool)
-    dur = np.array([r["cover"].get("duration", np.nan) for r in raw.records], dtype=np.float64)
-    keepm = _apply(raw, _first_reason(len(raw.records), [
+    dur, has_dur = float_field(raw, "cover.duration", get=lambda r: r["cover"].get("duration"))
+    keep = reject_rows(raw, first_reason(len(raw.records), [
         (segment_any(~np.isfinite(reg).all(axis=1), roff), "non-finite number in cover.region"),
         (segment_any(reg[:, 0] > reg[:, 1], roff), "a region component has start > end"),
+        (bad_number(dur, has_dur, positive=True), "cover.duration must be a finite number > 0"),
     ]))
-    reg, roff = _trim(keepm, reg, roff)
-    refused, dur = refused[keepm], dur[keepm]
-    for r in raw.records:
-        r.pop("_region", None)
-    win, woff = _ragged_matrix(raw, "pred_relevant_windows", (2, 3), optional=True)
+    reg, roff = trim_ragged(keep, reg, roff)
+    dur = dur[keep]
+    meta = _common_meta(raw)
+    refused = np.array([_block(r).get("refused") is True for r in raw.records], dtype=bool)
+    thr = np.array([_threshold(_block(r).get("threshold")) for r in raw.records], np.float64)
+    win, woff = ragged_field(raw, "pred_relevant_windows", (2, 3), optional=True)
     ps, pe = top1(win, woff)
-    thr = np.array([_threshold(r["cover"].get("threshold")) for r in raw.records], np.float64)
     table = table_of(raw, duration=dur, pred_start=ps, pred_end=pe)
     intervals = Intervals(reg[:, 0].copy(), reg[:, 1].copy(), roff).normalized()
-    first = raw.records[0]["cover"] if raw.records else {}
-    meta = {k: first.get(k) for k in ("score", "rule", "alpha", "k", "n_calibration")}
     alpha = meta.get("alpha")
     regions = Regions(intervals, dur, refused, thr, str(meta.get("score")),
-                      float(alpha) if isinstance(alpha, (int, float, str)) else None)
+                      float(alpha) if isinstance(alpha, (int, float)) else None)
     raise_on_rejections(raw.problems, on_error, raw.path)
-    return LoadedRegions(table, regions, raw.problems, n_prev, meta)
+    return LoadedRegions(table, regions, raw.problems, int(was_rejected.sum()), meta)
+
+
+_META_KEYS = ("score", "rule", "alpha", "k", "n_calibration")
+
+
+def _block(rec: dict[str, Any]) -> dict[str, Any]:
+    block = rec.get("cover")
+    return block if isinstance(block, dict) else {}
+
+
+def _common_meta(raw: RawRows) -> dict[str, Any]:
+    """The calibrator fields shared by every row; a file that mixes calibrators would
+    make one coverage number meaningless, so the first differing row is an error."""
+    if not raw.records:
+        return dict.fromkeys(_META_KEYS)
+    first = {k: _block(raw.records[0]).get(k) for k in _META_KEYS}
+    for rec, line in zip(raw.records, raw.lines.tolist(), strict=True):
+        this = {k: _block(rec).get(k) for k in _META_KEYS}
+        if this != first:
+            key = next(k for k in _META_KEYS if this[k] != first[k])
+            raise InputError(
+                f"{raw.path}:{line} (qid={rec.get('qid')}): cover.{key} is {this[key]!r} but "
+                f"{first[key]!r} on line {int(raw.lines[0])}; evaluate the output of one "
+                "calibrator at a time"
+            )
+    return first
 
 
 def _threshold(x: Any) -> float:

@@ -1,0 +1,135 @@
+"""Columns out of parsed JSON rows, and vectorised checks that reject bad rows.
+
+Readers turn ``RawRows`` into numpy columns (:func:`ragged_field`,
+:func:`float_field`), flag bad rows with boolean masks over all rows at once, and
+reject them with the first failing reason (:func:`first_reason`,
+:func:`reject_rows`), so every rejected row keeps its file, line, qid and reason.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from cover.data.table import GroundingTable
+from cover.io.jsonl import RawRows, field_column, object_column
+from cover.ragged import Ragged, offsets_from_lengths, take_index
+
+
+def ragged_field(
+    raw: RawRows, key: str, width: tuple[int, ...], *, optional: bool,
+    get: Callable[[dict[str, Any]], Any] | None = None,
+) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
+    """Flatten ``rec[key]`` (or ``get(rec)``; a list of rows of ``width`` numbers, or of
+    numbers when ``width == ()``) over records; reject rows whose value has the wrong
+    shape. A missing 3rd column (a window score) is filled so list order ranks them."""
+    arrays: list[NDArray[np.float64]] = []
+    reasons: dict[int, str] = {}
+    ncol = max(width) if width else 1
+    shape = "[[start, end(, score)], ...] of numbers" if width else "[x, ...] of numbers"
+    for i, rec in enumerate(raw.records):
+        v = rec.get(key) if get is None else get(rec)
+        if v is None:
+            if not optional:
+                reasons[i] = f"missing field: {key}"
+            arrays.append(np.empty((0, ncol)))
+            continue
+        try:
+            a = np.asarray(v, dtype=np.float64)
+        except (TypeError, ValueError):
+            reasons[i] = f"{key} must look like {shape}"
+            arrays.append(np.empty((0, ncol)))
+            continue
+        if a.size == 0:
+            arrays.append(np.empty((0, ncol)))
+        elif not width and a.ndim == 1:
+            arrays.append(a.reshape(-1, 1))
+        elif width and a.ndim == 2 and a.shape[1] in width:
+            if a.shape[1] < ncol:  # windows without a score: rank by list order
+                a = np.column_stack([a, -np.arange(a.shape[0], dtype=np.float64)])
+            arrays.append(a)
+        else:
+            reasons[i] = f"{key} must look like {shape}"
+            arrays.append(np.empty((0, ncol)))
+    if reasons:
+        keep = np.ones(len(raw.records), dtype=bool)
+        keep[list(reasons)] = False
+        arrays = [a for a, k in zip(arrays, keep, strict=True) if k]
+        raw.reject(keep, reasons)
+    lengths = np.fromiter((a.shape[0] for a in arrays), dtype=np.int64, count=len(arrays))
+    flat = np.concatenate(arrays) if arrays else np.empty((0, ncol))
+    return flat, offsets_from_lengths(lengths)
+
+
+def first_reason(n: int, checks: list[tuple[NDArray[np.bool_], str]]) -> dict[int, str]:
+    """Row -> the first failing check's message."""
+    reasons: dict[int, str] = {}
+    for bad, why in checks:
+        for i in np.flatnonzero(bad).tolist():
+            reasons.setdefault(i, why)
+    return reasons
+
+
+def reject_rows(raw: RawRows, reasons: dict[int, str]) -> NDArray[np.bool_]:
+    """Reject the rows in ``reasons``; returns the keep mask over the rows before.
+    With :func:`first_reason`: ``keep = reject_rows(raw, first_reason(n, checks))``."""
+    keep = np.ones(len(raw.records), dtype=bool)
+    if reasons:
+        keep[list(reasons)] = False
+        raw.reject(keep, reasons)
+    return keep
+
+
+def trim_ragged(keep: NDArray[np.bool_], flat: NDArray[np.float64],
+          offsets: NDArray[np.int64]) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
+    """Drop the ragged rows where ``keep`` is False."""
+    flat_idx, new_off = take_index(offsets, np.flatnonzero(keep))
+    return flat[flat_idx], new_off
+
+
+def float_field(raw: RawRows, key: str, *, get: Callable[[dict[str, Any]], Any] | None = None
+                ) -> tuple[NDArray[np.float64], NDArray[np.bool_]]:
+    """A scalar float column (``rec[key]`` or ``get(rec)``) and where it is present;
+    values that are present but not numbers come back as NaN with ``present`` set, so
+    :func:`bad_number` rejects them."""
+    out = np.full(len(raw.records), np.nan)
+    present = np.zeros(len(raw.records), dtype=bool)
+    for i, rec in enumerate(raw.records):
+        v = rec.get(key) if get is None else get(rec)
+        if v is None:
+            continue
+        present[i] = True
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            out[i] = float(v)
+    return out, present
+
+
+def bad_number(values: NDArray[np.float64], present: NDArray[np.bool_], *,
+                positive: bool) -> NDArray[np.bool_]:
+    """Present but not a finite number (> 0 when ``positive``, else >= 0)."""
+    with np.errstate(invalid="ignore"):
+        ok = np.isfinite(values) & ((values > 0) if positive else (values >= 0))
+    return present & ~ok
+
+
+def table_of(raw: RawRows, **columns: Any) -> GroundingTable:
+    """A table of the rows kept in ``raw``: qid, vid (the qid where absent), query,
+    line, source and the records come from ``raw``; ``columns`` give the rest, and
+    absent predictions / relevance default to none (refusals)."""
+    n = len(raw.records)
+    qid = np.array([str(rec["qid"]) for rec in raw.records], dtype=str)
+    base: dict[str, Any] = {
+        "qid": qid,
+        "vid": np.array([str(rec.get("vid", rec["qid"])) for rec in raw.records], dtype=str),
+        "pred_start": np.full(n, np.nan),
+        "pred_end": np.full(n, np.nan),
+        "relevance": Ragged(np.empty(0), np.zeros(n + 1, dtype=np.int64)),
+        "line": raw.lines,
+        "source": raw.path,
+        "query": field_column(raw.records, "query"),
+        "records": object_column(raw.records),
+    }
+    return GroundingTable(**(base | columns))
