@@ -10,7 +10,7 @@ from cover.calibrate import Calibrator, Threshold, conformal_rank, split_conform
 from cover.data import GroundingTable, attach_truth, split_by_unit
 from cover.errors import CalibratorFileError, CoverError, CoverWarning, InputError
 from cover.intervals import Intervals
-from cover.io import read_durations, read_ground_truth, read_predictions
+from cover.io import load_labelled, read_durations, read_ground_truth, read_predictions
 from cover.metrics import Evaluation, evaluate
 from cover.regions import Regions, build_regions
 from cover.scores import FAMILIES, compute_scores
@@ -33,6 +33,7 @@ __all__ = [
     "compute_scores",
     "conformal_rank",
     "evaluate",
+    "load_labelled",
     "read_durations",
     "read_ground_truth",
     "read_predictions",

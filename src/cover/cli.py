@@ -53,38 +53,14 @@ def _alpha(text: str) -> str:
     return text
 
 
-def _load_labelled(args: argparse.Namespace) -> tuple[Any, list[RowProblem]]:
-    """Predictions joined with ground truth, optionally restricted to ``--qids``."""
-    from cover.data.join import attach_truth
-    from cover.io import read_ground_truth, read_predictions
-    from cover.io.jsonl import raise_on_rejections
-    from cover.io.qids import read_qids
-
-    preds = read_predictions(args.preds, clip=args.clip, on_error=args.on_error)
-    gt = read_ground_truth(args.gt, on_error=args.on_error)
-    ptab, gtab = preds.table, gt.table
-    if args.qids:
-        wanted = read_qids(args.qids)
-        ptab, gtab = ptab.select_qids(wanted), gtab.select_qids(wanted)
-    table, problems = attach_truth(ptab, gtab, strict=args.strict)
-    no_pred = [p for p in problems if p.path == gtab.source and p.action == "rejected"]
-    if no_pred and args.on_error == "raise":
-        raise InputError(
-            f"{len(no_pred)} ground-truth row(s) have no prediction, e.g. {no_pred[0]}.\n"
-            "A silently dropped query would bias calibration. If you calibrate on a subset "
-            "on purpose, pass --qids FILE (e.g. from `cover split`); to set them aside, "
-            "pass --on-error reject."
-        )
-    raise_on_rejections(problems, args.on_error, f"{args.preds} joined with {args.gt}")
-    return table, preds.problems + gt.problems + problems
-
-
 # ---- calibrate -----------------------------------------------------------------------
 def cmd_calibrate(args: argparse.Namespace) -> int:
     from cover.calibrate import Calibrator
+    from cover.io.labelled import load_labelled
     from cover.metrics import coverage_reference
 
-    table, problems = _load_labelled(args)
+    table, problems = load_labelled(args.preds, args.gt, qids=args.qids, clip=args.clip,
+                                    strict=args.strict, on_error=args.on_error)
     _report_problems(problems, what="calibration input")
     if len(table) == 0:
         raise InputError("no calibration rows left after validation")
@@ -153,7 +129,7 @@ def cmd_certify(args: argparse.Namespace) -> int:
 
 # ---- evaluate ------------------------------------------------------------------------
 def cmd_evaluate(args: argparse.Namespace) -> int:
-    from cover.data.join import _lookup, attach_truth
+    from cover.data.join import attach_truth, index_of
     from cover.io import read_ground_truth
     from cover.io.jsonl import raise_on_rejections
     from cover.io.regions_jsonl import read_regions
@@ -166,7 +142,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     unmatched_gt = [p for p in problems if p.path == gt.table.source]
     problems = [p for p in problems if p.path != gt.table.source]
     raise_on_rejections(problems, args.on_error, f"{args.regions} joined with {args.gt}")
-    idx, _ = _lookup(loaded.table.qid, joined.qid)
+    idx, _ = index_of(loaded.table.qid, joined.qid)
     regions = loaded.regions.take(idx)
     regions = replace(regions, duration=joined.duration)  # T from the ground truth
     meta = loaded.meta

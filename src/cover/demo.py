@@ -12,13 +12,10 @@ import numpy as np
 
 from cover._progress import Progress
 from cover.calibrate import Calibrator
-from cover.data.join import attach_truth
 from cover.data.splits import split_by_unit
-from cover.data.table import GroundingTable
 from cover.errors import RowProblem
-from cover.io import read_ground_truth, read_predictions
 from cover.io.datasets import DEMO_GROUNDER, QVH_VAL_GT, QVH_VAL_PREDICTIONS, find_data_dir
-from cover.io.jsonl import raise_on_rejections
+from cover.io.labelled import load_labelled
 from cover.io.qids import write_qids
 from cover.io.regions_jsonl import certified_rows, write_certified
 from cover.metrics import evaluate
@@ -33,15 +30,6 @@ def _say(msg: str) -> None:
 
 def slug(name: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or "grounder"
-
-
-def load_labelled(preds: Path, gt: Path) -> tuple[GroundingTable, list[RowProblem]]:
-    """Read, validate and join one prediction file with its ground truth."""
-    p = read_predictions(preds)
-    g = read_ground_truth(gt)
-    table, problems = attach_truth(p.table, g.table)
-    raise_on_rejections(problems, "raise", f"{preds} joined with {gt}")
-    return table, p.problems + g.problems + problems
 
 
 def write_validity(result: ValidityResult, out: Path, mean_duration: float) -> list[Path]:

@@ -33,9 +33,10 @@ def _query_of(table: GroundingTable, rows: NDArray[np.int64]) -> NDArray[np.obje
     return table.query[rows]
 
 
-def _lookup(keys: NDArray[np.str_], wanted: NDArray[np.str_]) -> tuple[NDArray[np.int64],
+def index_of(keys: NDArray[np.str_], wanted: NDArray[np.str_]) -> tuple[NDArray[np.int64],
                                                                       NDArray[np.bool_]]:
-    """Index into ``keys`` of each ``wanted`` key, and whether it was found."""
+    """Index into ``keys`` of each ``wanted`` key, and whether it was found
+    (one sort + binary search, no per-row dictionary)."""
     if keys.size == 0:
         return np.zeros(wanted.size, dtype=np.int64), np.zeros(wanted.size, dtype=bool)
     order = np.argsort(keys, kind="stable")
@@ -57,7 +58,7 @@ def attach_truth(
     """
     problems: list[RowProblem] = []
     gt_truth = gt.require_truth()
-    j, matched = _lookup(gt.qid, preds.qid)
+    j, matched = index_of(gt.qid, preds.qid)
     problems += _problems(preds, np.flatnonzero(~matched),
                           f"no ground truth for this qid in {gt.source}")
     unmatched_gt = np.flatnonzero(~np.isin(gt.qid, preds.qid))
@@ -147,7 +148,7 @@ def fill_durations(
     missing = ~np.isfinite(t)
     clash = np.zeros(t.size, dtype=bool)
     if vids is not None and durations is not None:
-        j, hit = _lookup(vids, preds.vid)
+        j, hit = index_of(vids, preds.vid)
         fill = missing & hit
         t[fill] = durations[j[fill]]
         clash = ~missing & hit & (np.abs(t - durations[j]) > 1e-6)
