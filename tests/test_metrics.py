@@ -116,3 +116,12 @@ def test_point_iou_matches_a_loop_on_random_rows():
 
     expected = [max(iou((s, e), w) for w in ws) for s, e, ws in rows]
     assert point_iou(table) == pytest.approx(expected)
+
+
+def test_base_iou_can_be_skipped_without_changing_region_metrics():
+    table = _table([(10, 20, [(12, 18)]), (40, 50, [(30, 45)])])
+    regions = _regions([[(5, 25)], [(35, 55)]], [False, False])
+    full = evaluate(regions, table)
+    lean = evaluate(regions, table, base_iou=False)
+    assert np.isnan(lean.point_iou) and full.point_iou == pytest.approx((0.6 + 0.25) / 2)
+    assert lean.marginal == full.marginal and lean.non_refused == full.non_refused

@@ -104,13 +104,16 @@ def evaluate(
     target: str = "envelope",
     refusal_policy: str = "whole-video",
     calibration: tuple[int, int] | None = None,
+    base_iou: bool = True,
 ) -> Evaluation:
     """Coverage, length, IoU, miss rate, components and refusal rate of ``regions``.
 
     ``refusal_policy`` only changes the *evaluation* of refused rows (the certified
     output is always the whole video): ``"whole-video"`` scores them as certified,
     ``"miss"`` counts them as misses, ``"drop"`` leaves them out of the marginal.
-    ``calibration=(n, k)`` adds the Beta reference band.
+    ``calibration=(n, k)`` adds the Beta reference band. ``base_iou=False`` skips
+    the grounder's point-IoU (NaN), which does not depend on the regions: loops that
+    evaluate many thresholds on one table compute it once.
     """
     if refusal_policy not in REFUSAL_POLICIES:
         raise ValueError(
@@ -132,7 +135,7 @@ def evaluate(
         marginal=MetricSet.of(everyone, *args),
         non_refused=MetricSet.of(~refused, *args),
         refusal_rate=float(refused.mean()) if n else float("nan"),
-        point_iou=float(point_iou(table).mean()) if n else float("nan"),
+        point_iou=float(point_iou(table).mean()) if n and base_iou else float("nan"),
         counts={"rows": n, "refused": int(refused.sum()), "covered": int(covered.sum()),
                 "missed": int((~covered).sum())},
         refusal_policy=refusal_policy,

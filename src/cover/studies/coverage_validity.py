@@ -155,7 +155,7 @@ def coverage_validity(
             for m in masks:
                 th = split_conformal(pool_scores.values[m], alpha=alpha, warn=False)
                 ev = evaluate(build_regions(test, fam, th.value, min_scale=min_scale), test,
-                              target=target)
+                              target=target, base_iou=False)
                 cov.append(ev.marginal.coverage)
                 length.append(ev.marginal.mean_length_s)
                 frac.append(ev.marginal.mean_length_frac)
@@ -167,7 +167,7 @@ def coverage_validity(
                 progress.advance()
             full = split_conformal(pool_scores.values, alpha=alpha, warn=False)
             ev_full = evaluate(build_regions(test, fam, full.value, min_scale=min_scale), test,
-                               target=target)
+                               target=target, base_iou=False)
             k = conformal_rank(n_med, alpha)
             expected = min(k, n_med + 1) / (n_med + 1)
             b_sd = beta_sd(n_med, k)
