@@ -195,3 +195,27 @@ def test_ground_truth_without_prediction_suggests_qids(tmp_path, capsys):
     assert main(["calibrate", "--preds", str(preds), "--gt", str(gt), "--on-error", "reject",
                  "-o", str(tmp_path / "c.json")]) == 0
     assert "3 row(s) rejected" in capsys.readouterr().err
+
+
+def test_listed_qids_that_match_nothing_are_named(tmp_path, capsys):
+    preds, gt = _synthetic(tmp_path)
+    qids = tmp_path / "q.txt"
+    qids.write_text("1\n2\n\nnope\n")
+    cal = tmp_path / "c.json"
+    code = main(["calibrate", "--preds", str(preds), "--gt", str(gt), "--qids", str(qids),
+                 "-o", str(cal)])
+    assert code == 2
+    assert "q.txt:4 (qid=nope): qid not found" in capsys.readouterr().err
+    qids.write_text("\n".join(str(i) for i in range(30)) + "\n")
+    assert main(["calibrate", "--preds", str(preds), "--gt", str(gt), "--qids", str(qids),
+                 "-o", str(cal)]) == 0
+    qids.write_text("3\nghost\n")
+    out = tmp_path / "r.jsonl"
+    args = ["certify", "--calibrator", str(cal), "--preds", str(preds), "--videos", str(gt),
+            "--qids", str(qids), "-o", str(out)]
+    assert main(args) == 2
+    assert "q.txt:2 (qid=ghost): qid not found in" in capsys.readouterr().err
+    assert main([*args, "--on-error", "reject"]) == 0
+    rows = [json.loads(x) for x in out.read_text().splitlines()]
+    assert [r["qid"] for r in rows] == [3] and rows[0]["cover"]["status"] == "certified"
+    assert "1 row(s) rejected" in capsys.readouterr().err

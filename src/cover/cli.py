@@ -87,17 +87,21 @@ def cmd_certify(args: argparse.Namespace) -> int:
     from cover.data.join import fill_durations
     from cover.io import read_durations, read_predictions
     from cover.io.jsonl import raise_on_rejections
-    from cover.io.qids import read_qids
+    from cover.io.qids import read_qid_lines, unknown_qids
     from cover.io.regions_jsonl import certified_rows, write_certified
 
     cal = Calibrator.load(args.calibrator)
     preds = read_predictions(args.preds, clip=args.clip, on_error=args.on_error)
     table = preds.table
+    problems: list[RowProblem] = []
     if args.qids:
-        table = table.select_qids(read_qids(args.qids))
+        wanted, lines = read_qid_lines(args.qids)
+        problems += unknown_qids(args.qids, wanted, lines, table.qid, args.preds)
+        table = table.select_qids(wanted)
     vids, durs = read_durations(args.videos) if args.videos else (None, None)
-    table, problems = fill_durations(table, vids, durs, strict=args.strict,
-                                     source=args.videos or "--videos (not given)")
+    table, filled = fill_durations(table, vids, durs, strict=args.strict,
+                                   source=args.videos or "--videos (not given)")
+    problems += filled
     no_duration = [p for p in problems if p.problem.startswith("no duration known")]
     if no_duration and not args.videos and args.on_error == "raise":
         raise InputError(
@@ -112,7 +116,7 @@ def cmd_certify(args: argparse.Namespace) -> int:
     records: list[Any] = [] if preds.table.records is None else list(preds.table.records)
     by_line = {int(ln): rec for ln, rec in zip(lines.tolist(), records, strict=True)}
     for p in problems:
-        if p.action == "rejected" and p.line in by_line:
+        if p.action == "rejected" and p.path == preds.table.source and p.line in by_line:
             rejected[p.line] = by_line[p.line]
     meta = {"score": cal.score, "rule": cal.rule, "alpha": float(cal.alpha_fraction),
             "k": cal.k_, "n_calibration": cal.n_}

@@ -77,7 +77,7 @@ def certified_rows(
         out.append((int(lines[i]), {**rec, "cover": block}))
     reasons: dict[int, str] = {}
     for p in problems:
-        if p.action == "rejected":
+        if p.action == "rejected" and p.path == table.source:
             reasons.setdefault(p.line, p.problem)
     for line, rec in rejected.items():
         block = {"status": "rejected", "region": None, "refused": False,
