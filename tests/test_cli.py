@@ -219,3 +219,25 @@ def test_listed_qids_that_match_nothing_are_named(tmp_path, capsys):
     rows = [json.loads(x) for x in out.read_text().splitlines()]
     assert [r["qid"] for r in rows] == [3] and rows[0]["cover"]["status"] == "certified"
     assert "1 row(s) rejected" in capsys.readouterr().err
+
+
+def test_validity_over_two_real_grounders(tmp_path, data_dir, qvh_gt, qdetr_preds, capsys):
+    eatr = data_dir / "qvhighlights" / "eatr" / "best_hl_val_preds.jsonl"
+    out = tmp_path / "v"
+    assert main(["validity", "--gt", str(qvh_gt), "--out", str(out), "--preds",
+                 str(qdetr_preds), "--name", "QD-DETR", "--preds", str(eatr), "--name", "EaTR",
+                 "--families", "norm", "sls", "--alphas", "0.1", "0.2", "--resamples",
+                 "3"]) == 0
+    printed = capsys.readouterr().out
+    assert printed.count("1-alpha") == 2
+    overview = (out / "overview.md").read_text()
+    assert "| QD-DETR |" in overview and "| EaTR |" in overview and "SEC" not in overview
+    for name in ("qd-detr", "eatr"):
+        doc = json.loads((out / name / "validity.json").read_text())
+        assert doc["name"] in ("QD-DETR", "EaTR") and len(doc["cells"]) == 4
+        assert (out / name / "coverage_vs_target.png").stat().st_size > 20_000
+    html = (out / "report.html").read_text()
+    assert html.count("<h2>") == 2 and html.count("data:image/png") == 6
+    assert main(["validity", "--gt", str(qvh_gt), "--out", str(out), "--preds",
+                 str(qdetr_preds), "--name", "a", "--name", "b"]) == 2
+    assert "one --name per --preds" in capsys.readouterr().err
