@@ -11,7 +11,6 @@ import argparse
 import json
 import sys
 import warnings
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -20,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from cover._version import __version__
-from cover.errors import CoverError, CoverWarning, InputError, RowProblem, summarize
+from cover.errors import CoverError, CoverWarning, InputError, RowProblem, report_lines
 
 EXIT_USAGE = 2
 
@@ -29,17 +28,9 @@ def _say(msg: str) -> None:
     print(msg, file=sys.stderr)
 
 
-def _report_problems(problems: list[RowProblem], *, what: str) -> dict[str, int]:
-    """Print grouped counts of non-fatal problems; return counts per action."""
-    counts = Counter(p.action for p in problems)
-    for action in ("clipped", "rejected"):
-        these = [p for p in problems if p.action == action]
-        if these:
-            kinds = Counter(p.problem for p in these)
-            _say(f"cover: {len(these)} row(s) {action} in {what}: " +
-                 "; ".join(f"{k} ({v})" for k, v in kinds.most_common(4)))
-            _say(summarize(these, limit=3))
-    return {str(k): v for k, v in counts.items()}
+def _report_problems(problems: list[RowProblem], *, what: str) -> None:
+    for line in report_lines(problems, what=what):
+        _say(line)
 
 
 def _alpha(text: str) -> str:

@@ -13,7 +13,7 @@ import numpy as np
 from cover._progress import Progress
 from cover.calibrate import Calibrator
 from cover.data.splits import split_by_unit
-from cover.errors import RowProblem
+from cover.errors import RowProblem, report_lines
 from cover.io.datasets import DEMO_GROUNDER, QVH_VAL_GT, QVH_VAL_PREDICTIONS, find_data_dir
 from cover.io.labelled import load_labelled
 from cover.io.qids import write_qids
@@ -69,7 +69,7 @@ def run_validity(
     sections: list[tuple[str, str, str, list[Path]]] = []
     for path, name in zip(preds, names, strict=True):
         table, problems = load_labelled(path, gt)
-        _note_problems(problems)
+        _note_problems(problems, str(path))
         with Progress(f"{name}: calibrating", n_steps(protocol, families)) as prog:
             res = coverage_validity(table, name=name, families=families, protocol=protocol,
                                     min_scale=min_scale, target=target, progress=prog)
@@ -88,10 +88,9 @@ def run_validity(
     return results
 
 
-def _note_problems(problems: list[RowProblem]) -> None:
-    clipped = [p for p in problems if p.action == "clipped"]
-    if clipped:
-        _say(f"cover: {len(clipped)} value(s) clipped to [0, T], e.g. {clipped[0]}")
+def _note_problems(problems: list[RowProblem], what: str) -> None:
+    for line in report_lines(problems, what=what, limit=1):
+        _say(line)
 
 
 def _write_overview(results: list[ValidityResult], out: Path) -> None:
@@ -134,7 +133,7 @@ def run_demo(*, out: Path, data_dir: str | None = None, n_resamples: int = 50) -
     _say(f"cover demo: {DEMO_GROUNDER} predictions on QVHighlights val from {data}")
     out.mkdir(parents=True, exist_ok=True)
     table, problems = load_labelled(data / rel, data / QVH_VAL_GT)
-    _note_problems(problems)
+    _note_problems(problems, rel)
     protocol = Protocol(n_resamples=n_resamples)
 
     # 1. The deployable artefacts: a unit-level split, one calibrator per family at

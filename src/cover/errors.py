@@ -79,6 +79,19 @@ class ProblemLog:
         return len(self.problems)
 
 
+def report_lines(problems: list[RowProblem], *, what: str, limit: int = 3) -> list[str]:
+    """Human lines about clipped and rejected rows: a count per kind, then examples."""
+    out: list[str] = []
+    for action in ("clipped", "rejected"):
+        these = [p for p in problems if p.action == action]
+        if these:
+            kinds = Counter(p.problem for p in these)
+            out.append(f"cover: {len(these)} row(s) {action} in {what}: " +
+                       "; ".join(f"{k} ({v})" for k, v in kinds.most_common(4)))
+            out.append(summarize(these, limit=limit))
+    return out
+
+
 def summarize(problems: list[RowProblem], *, limit: int = 5) -> str:
     """A readable multi-line summary: the first ``limit`` problems and how many more."""
     lines = [f"  {p}" for p in problems[:limit]]
