@@ -34,7 +34,7 @@ def validity_table(result: ValidityResult, *, markdown: bool = False) -> str:
     ``k/(n+1) ± 1.96 sqrt(sd_Beta^2 + sd_test^2)``.
     """
     fams = result.families
-    header = ["1-alpha", "k/(n+1) [band]"]
+    header = ["1-alpha", "k/(n+1) [95% band]"]
     for f in fams:
         header += [f"{family_label(f)} coverage", f"{family_label(f)} length (s)"]
     rows = []
