@@ -44,12 +44,12 @@ def _save(plt: Any, fig: Any, path: str | Path) -> Path:
     return out
 
 
-def _finish(ax: Any, xlabel: str, ylabel: str, title: str) -> None:
+def _finish(ax: Any, xlabel: str, ylabel: str, title: str, legend: str = "upper left") -> None:
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.grid(alpha=0.3)
     ax.set_title(title, fontsize=10)
-    ax.legend(fontsize=8, loc="upper left")
+    ax.legend(fontsize=8, loc=legend)
 
 
 def _series(result: ValidityResult, family: str, attr: str) -> np.ndarray:
@@ -98,8 +98,9 @@ def length_vs_target(result: ValidityResult, path: str | Path,
         ax.axhline(mean_duration, ls=":", color="0.3", lw=1,
                    label=f"whole video (mean {mean_duration:.0f} s)")
     ax.set_ylim(0, None if mean_duration is None else 1.1 * mean_duration)
+    # Lengths rise to the right: the legend goes where the curves are not.
     _finish(ax, "target coverage 1 - alpha", "mean region length (s)",
-            f"Region length vs target: {result.name}")
+            f"Region length vs target: {result.name}", legend="lower right")
     return _save(plt, fig, path)
 
 
