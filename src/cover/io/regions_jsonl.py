@@ -25,15 +25,7 @@ from cover._json import from_json_number, to_json_number
 from cover.data.table import GroundingTable
 from cover.errors import InputError, RowProblem
 from cover.intervals import Intervals
-from cover.io.fields import (
-    bad_number,
-    first_reason,
-    float_field,
-    ragged_field,
-    reject_rows,
-    table_of,
-    trim_ragged,
-)
+from cover.io import fields
 from cover.io.jsonl import (
     OnError,
     RawRows,
@@ -119,29 +111,31 @@ def read_regions(path: str | Path, *, on_error: OnError = "raise") -> LoadedRegi
     raw.records = [r for r, k in zip(raw.records, ~was_rejected, strict=True) if k]
     raw.lines = raw.lines[~was_rejected]
     n = len(raw.records)
-    reject_rows(raw, first_reason(n, [
+    fields.reject_rows(raw, fields.first_reason(n, [
         (np.array([r.get("qid") is None for r in raw.records], dtype=bool),
          "missing field: qid"),
         (np.array([not isinstance(_block(r).get("region"), list) for r in raw.records],
                   dtype=bool), "no cover.region list (is this the output of `cover certify`?)"),
     ]))
-    reg, roff = ragged_field(raw, "cover.region", (2,), optional=False,
+    reg, roff = fields.ragged_field(raw, "cover.region", (2,), optional=False,
                              get=lambda r: r["cover"]["region"])
     reg = reg[:, :2]
-    dur, has_dur = float_field(raw, "cover.duration", get=lambda r: r["cover"].get("duration"))
-    keep = reject_rows(raw, first_reason(len(raw.records), [
+    dur, has_dur = fields.float_field(raw, "cover.duration",
+                                      get=lambda r: r["cover"].get("duration"))
+    keep = fields.reject_rows(raw, fields.first_reason(len(raw.records), [
         (segment_any(~np.isfinite(reg).all(axis=1), roff), "non-finite number in cover.region"),
         (segment_any(reg[:, 0] > reg[:, 1], roff), "a region component has start > end"),
-        (bad_number(dur, has_dur, positive=True), "cover.duration must be a finite number > 0"),
+        (fields.bad_number(dur, has_dur, positive=True),
+         "cover.duration must be a finite number > 0"),
     ]))
-    reg, roff = trim_ragged(keep, reg, roff)
+    reg, roff = fields.trim_ragged(keep, reg, roff)
     dur = dur[keep]
     meta = _common_meta(raw)
     refused = np.array([_block(r).get("refused") is True for r in raw.records], dtype=bool)
     thr = np.array([_threshold(_block(r).get("threshold")) for r in raw.records], np.float64)
-    win, woff = ragged_field(raw, "pred_relevant_windows", (2, 3), optional=True)
+    win, woff = fields.ragged_field(raw, "pred_relevant_windows", (2, 3), optional=True)
     ps, pe = top1(win, woff)
-    table = table_of(raw, duration=dur, pred_start=ps, pred_end=pe)
+    table = fields.table_of(raw, duration=dur, pred_start=ps, pred_end=pe)
     intervals = Intervals(reg[:, 0].copy(), reg[:, 1].copy(), roff).normalized()
     alpha = meta.get("alpha")
     regions = Regions(intervals, dur, refused, thr, str(meta.get("score")),
