@@ -1,0 +1,71 @@
+"""``cover certify``: certified regions for new predictions (no labels needed)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+import numpy as np
+
+from cover.cli._common import Subparsers, _common_input, _report_problems
+from cover.errors import InputError, RowProblem
+
+
+def add_parser(sub: Subparsers) -> None:
+    p = sub.add_parser("certify", help="certified regions for new predictions")
+    p.add_argument("--calibrator", required=True)
+    p.add_argument("--preds", required=True)
+    p.add_argument("--videos", help="any jsonl with vid and duration (when preds lack duration)")
+    p.add_argument("--qids", help="certify only these query ids")
+    p.add_argument("-o", "--output", required=True, help="regions jsonl to write")
+    _common_input(p)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from cover.calibrate import Calibrator
+    from cover.data.join import fill_durations
+    from cover.io import read_durations, read_predictions
+    from cover.io.jsonl import raise_on_rejections
+    from cover.io.qids import read_qid_lines, unknown_qids
+    from cover.io.regions_jsonl import certified_rows, write_certified
+
+    cal = Calibrator.load(args.calibrator)
+    preds = read_predictions(args.preds, clip=args.clip, on_error=args.on_error)
+    table = preds.table
+    problems: list[RowProblem] = []
+    if args.qids:
+        wanted, lines = read_qid_lines(args.qids)
+        problems += unknown_qids(args.qids, wanted, lines, table.qid, args.preds)
+        table = table.select_qids(wanted)
+    vids, durs = read_durations(args.videos) if args.videos else (None, None)
+    table, filled = fill_durations(table, vids, durs, strict=args.strict,
+                                   source=args.videos or "--videos (not given)")
+    problems += filled
+    no_duration = [p for p in problems if p.problem.startswith("no duration known")]
+    if no_duration and not args.videos and args.on_error == "raise":
+        raise InputError(
+            f"{len(no_duration)} prediction row(s) carry no duration, e.g. {no_duration[0]}.\n"
+            "Pass --videos FILE: any jsonl with 'vid' and 'duration' fields (QVHighlights' "
+            "highlight_*_release.jsonl files qualify; no ground truth is needed)."
+        )
+    raise_on_rejections(problems, args.on_error, args.preds)
+    regions = cal.certify(table)
+    rejected = dict(preds.rejected)
+    lines = preds.table.line if preds.table.line is not None else np.zeros(0, dtype=np.int64)
+    records: list[Any] = [] if preds.table.records is None else list(preds.table.records)
+    by_line = {int(ln): rec for ln, rec in zip(lines.tolist(), records, strict=True)}
+    for p in problems:
+        if p.action == "rejected" and p.path == preds.table.source and p.line in by_line:
+            rejected[p.line] = by_line[p.line]
+    meta = {"score": cal.score, "rule": cal.rule, "alpha": float(cal.alpha_fraction),
+            "k": cal.k_, "n_calibration": cal.n_}
+    rows = certified_rows(table, regions, meta, rejected, preds.problems + problems)
+    write_certified(args.output, rows)
+    _report_problems(preds.problems + problems, what=args.preds)
+    n_ref = int(regions.refused.sum())
+    print(f"certified {len(table) - n_ref}, refused (whole video) {n_ref}, rejected "
+          f"{len(rejected)} of {len(rows)} input rows; mean region length "
+          f"{regions.length.mean() if len(regions) else float('nan'):.1f} s")
+    print(f"wrote {args.output}")
+    return 0

@@ -1,0 +1,75 @@
+"""``cover evaluate``: coverage, length and IoU of certified regions against truth."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from dataclasses import replace
+from pathlib import Path
+
+from cover.cli._common import Subparsers
+
+
+def add_parser(sub: Subparsers) -> None:
+    from cover.scores import TARGETS
+
+    p = sub.add_parser("evaluate", help="coverage, length, IoU of certified regions")
+    p.add_argument("--regions", required=True, help="output of cover certify")
+    p.add_argument("--gt", required=True)
+    p.add_argument("--json", help="write the metrics here as JSON")
+    p.add_argument("--target", choices=TARGETS, default="envelope")
+    p.add_argument("--refusal-policy", choices=("whole-video", "miss", "drop"),
+                   default="whole-video", help="how refused rows count in the metrics")
+    p.add_argument("--on-error", choices=("raise", "reject"), default="raise")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from cover.data.join import attach_truth, index_of
+    from cover.io import read_ground_truth
+    from cover.io.jsonl import raise_on_rejections
+    from cover.io.regions_jsonl import read_regions
+    from cover.metrics import evaluate
+
+    loaded = read_regions(args.regions, on_error=args.on_error)
+    gt = read_ground_truth(args.gt, on_error=args.on_error)
+    joined, problems = attach_truth(loaded.table, gt.table, strict=False)
+    # Ground truth of queries that were not certified is expected (another split).
+    unmatched_gt = [p for p in problems if p.path == gt.table.source]
+    problems = [p for p in problems if p.path != gt.table.source]
+    raise_on_rejections(problems, args.on_error, f"{args.regions} joined with {args.gt}")
+    idx, _ = index_of(loaded.table.qid, joined.qid)
+    regions = loaded.regions.take(idx)
+    regions = replace(regions, duration=joined.duration)  # T from the ground truth
+    meta = loaded.meta
+    calib = None
+    if meta.get("k") is not None and meta.get("n_calibration") is not None:
+        calib = (int(meta["n_calibration"]), int(meta["k"]))
+    ev = evaluate(regions, joined, target=args.target, refusal_policy=args.refusal_policy,
+                  calibration=calib)
+    out = ev.to_dict()
+    out["counts"] |= {
+        "rejected_at_certify": loaded.rejected_at_certify,
+        "rejected_here": sum(p.action == "rejected" for p in loaded.problems + problems),
+        "ground_truth_not_certified": len(unmatched_gt),
+    }
+    out["score"], out["alpha"] = meta.get("score"), meta.get("alpha")
+    m, nr = ev.marginal, ev.non_refused
+    print(f"{args.regions}: {m.n} rows evaluated ({meta.get('score')}, alpha={meta.get('alpha')})")
+    print(f"coverage {m.coverage:.4f} (miss rate {m.miss_rate:.4f}); mean length "
+          f"{m.mean_length_s:.1f} s ({m.mean_length_frac:.1%} of the video); IoU {m.mean_iou:.3f}; "
+          f"components {m.mean_components:.2f}")
+    print(f"refusal rate {ev.refusal_rate:.3f}; non-refused: coverage {nr.coverage:.4f}, length "
+          f"{nr.mean_length_s:.1f} s; base grounder point-IoU {ev.point_iou:.3f}")
+    if ev.reference is not None:
+        r = ev.reference
+        print(f"reference: k/(n+1) = {r['expected']:.4f}, 95% Beta band "
+              f"[{r['band_lo']:.4f}, {r['band_hi']:.4f}] (calibration n = {r['n_calibration']})")
+    c = out["counts"]
+    print(f"rows: {c['rows']} evaluated, {c['rejected_at_certify']} rejected at certify, "
+          f"{c['rejected_here']} rejected here; {c['ground_truth_not_certified']} ground-truth "
+          "rows had no region (not evaluated)")
+    if args.json:
+        Path(args.json).write_text(json.dumps(out, indent=2, allow_nan=True) + "\n")
+        print(f"wrote {args.json}")
+    return 0
