@@ -23,6 +23,10 @@ class InputError(CoverError, ValueError):
     """Bad input data: the message names file, line and query id."""
 
 
+class OutputError(CoverError, OSError):
+    """An output that cannot be written safely (missing folder, a folder, or an input)."""
+
+
 class CalibratorFileError(CoverError, ValueError):
     """A saved calibrator that is corrupt, tampered with, or of another schema version."""
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -12,6 +13,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from cover.errors import InputError, RowProblem, summarize
+from cover.io.output import atomic_open
 
 OnError = Literal["raise", "reject"]
 _QID_HINT = re.compile(r'"qid"\s*:\s*("?)([^,"}\s]+)\1')
@@ -187,9 +189,11 @@ def check_unique_qids(raw: RawRows) -> None:
         raw.reject(keep, reasons)
 
 
-def write_jsonl(path: str | Path, rows: list[Any]) -> None:
-    """Write one JSON value per line (``allow_nan`` off: non-finite floats are a bug)."""
-    with open(path, "w", encoding="utf-8") as fh:
+def write_jsonl(path: str | Path, rows: list[Any], *,
+                inputs: Iterable[str | Path | None] = ()) -> None:
+    """Write one JSON value per line, atomically (:mod:`cover.io.output`); ``allow_nan``
+    is off: a non-finite float is a bug, never a half-written file."""
+    with atomic_open(path, "w", inputs=inputs) as fh:
         for row in rows:
             fh.write(json.dumps(row, allow_nan=False))
             fh.write("\n")
