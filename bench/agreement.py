@@ -1,0 +1,96 @@
+"""Agreement of every peer's threshold with COVER's exact k-th order statistic."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+from baselines import np_quantile_icdf_threshold, np_quantile_threshold, np_sort_threshold
+from numpy.typing import NDArray
+from peers import ConformalRegressor, SplitConformalRegressor, crepes_threshold, mapie_threshold
+
+import cover
+
+F = NDArray[np.float64]
+
+
+def rank_of(sorted_scores: F, v: float) -> int | float:
+    """1-based rank of ``v`` among distinct sorted scores (inf when v is inf)."""
+    if not math.isfinite(v):
+        return math.inf
+    i = int(np.searchsorted(sorted_scores, v))
+    return i + 1 if i < sorted_scores.size and sorted_scores[i] == v else math.nan
+
+
+def peer_thresholds(s: F, alpha: float) -> dict[str, float | str]:
+    out: dict[str, float | str] = {
+        "numpy float ceil": np_sort_threshold(s, alpha),
+        "np.quantile higher": np_quantile_threshold(s, alpha),
+        "np.quantile inverted_cdf": np_quantile_icdf_threshold(s, alpha),
+    }
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out["crepes"] = crepes_threshold(s, alpha) if ConformalRegressor else "not installed"
+        if SplitConformalRegressor is None:
+            out["MAPIE"] = "not installed"
+        else:
+            try:
+                out["MAPIE"] = mapie_threshold(s, alpha)
+            except ValueError:
+                out["MAPIE"] = "raises"
+    return out
+
+
+def agreement(ns: list[int], alphas: list[float], rng: np.random.Generator) -> str:
+    peers = ["numpy float ceil", "np.quantile higher", "np.quantile inverted_cdf", "crepes",
+             "MAPIE"]
+    head = ["n", "alpha", "exact k (COVER)", *peers]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for n in ns:
+        s = rng.exponential(1.0, n)  # distinct, positive: |S| = S for crepes/MAPIE
+        ss = np.sort(s)
+        for a in alphas:
+            th = cover.split_conformal(s, alpha=a, warn=False)
+            cells = [str(n), str(a), str(th.k) if th.k <= n else f"{th.k} > n (inf)"]
+            for p, v in peer_thresholds(s, a).items():
+                del p
+                if isinstance(v, str):
+                    if v == "raises":
+                        v = "**raises ✗**" if th.finite else "raises (COVER: inf)"
+                    cells.append(v)
+                    continue
+                r = rank_of(ss, v)
+                rk = "inf" if r == math.inf else str(r)
+                if v == th.value:
+                    cells.append(f"{rk} ✓")
+                else:
+                    diff = "" if not (isinstance(r, int) and th.k <= n) else f" ({r - th.k:+d})"
+                    cells.append(f"**{rk}{diff} ✗**")
+            lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def scan(n_max: int, alphas: list[float]) -> str:
+    """Every n in 1..n_max: the n where a peer's threshold is not COVER's."""
+    lines = ["| alpha | peer | n with another threshold | n where it raises although "
+             "k <= n | n where it raises and k > n | first n that differ |",
+             "|---|---|---|---|---|---|"]
+    found: dict[tuple[float, str], tuple[list[int], list[int], list[int]]] = {}
+    for n in range(1, n_max + 1):
+        s = np.arange(1.0, n + 1.0)
+        for a in alphas:
+            th = cover.split_conformal(s, alpha=a, warn=False)
+            for p, v in peer_thresholds(s, a).items():
+                wrong, raised, raised_inf = found.setdefault((a, p), ([], [], []))
+                if v == "raises":
+                    (raised if th.finite else raised_inf).append(n)
+                elif not isinstance(v, str) and v != th.value:
+                    wrong.append(n)
+    for (a, p), (wrong, raised, raised_inf) in found.items():
+        first = ", ".join(map(str, sorted(wrong + raised)[:6]))
+        lines.append(f"| {a} | {p} | {len(wrong)} | {len(raised)} | {len(raised_inf)} "
+                     f"| {first or '—'} |")
+    return "\n".join(lines)
+
+

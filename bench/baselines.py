@@ -1,0 +1,94 @@
+"""Plain numpy baselines: the formulas a user would write, no validation, no refusals."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+from workloads import Data
+
+from cover.intervals import CONTAINMENT_ATOL
+from cover.scores import DEFAULT_MIN_SCALE as MIN_SCALE
+
+F = NDArray[np.float64]
+
+
+def np_float_rank(n: int, alpha: float) -> int:
+    return math.ceil((n + 1) * (1 - alpha))  # float arithmetic on purpose
+
+
+def np_sort_threshold(s: F, alpha: float) -> float:
+    k = np_float_rank(s.size, alpha)
+    return float(np.sort(s)[k - 1]) if k <= s.size else math.inf
+
+
+def np_quantile_threshold(s: F, alpha: float) -> float:
+    level = np_float_rank(s.size, alpha) / s.size
+    return float(np.quantile(s, level, method="higher")) if level <= 1 else math.inf
+
+
+def np_quantile_icdf_threshold(s: F, alpha: float) -> float:
+    level = np_float_rank(s.size, alpha) / s.size
+    return float(np.quantile(s, level, method="inverted_cdf")) if level <= 1 else math.inf
+
+
+def np_norm_score_partition(d: Data, alpha: float) -> float:
+    lenp = d.pe - d.ps
+    scale = np.where(lenp < MIN_SCALE, MIN_SCALE, lenp)
+    s = np.maximum((d.ps - d.ts) / scale, (d.te - d.pe) / scale)
+    k = np_float_rank(s.size, alpha)
+    return float(np.partition(s, k - 1)[k - 1])
+
+
+def np_widen(d: Data, q: float, family: str) -> tuple[F, F]:
+    if family == "norm":
+        lenp = d.pe - d.ps
+        scale = np.where(lenp < MIN_SCALE, MIN_SCALE, lenp)
+        lo, hi = d.ps - q * scale, d.pe + q * scale
+    else:
+        lo, hi = d.ps - q, d.pe + q
+    return np.maximum(lo, 0.0), np.minimum(hi, d.T)
+
+
+def np_superlevel(dense: F, T: F, q: float, clip: float) -> tuple[Any, F, F]:
+    """Runs of clips with f >= -q on a dense (m, clips) matrix."""
+    i = np.arange(dense.shape[1])
+    sel = (dense >= -q) & (i * clip < T[:, None])
+    prev = np.zeros_like(sel)
+    prev[:, 1:] = sel[:, :-1]
+    nxt = np.zeros_like(sel)
+    nxt[:, :-1] = sel[:, 1:]
+    r0, c0 = np.nonzero(sel & ~prev)
+    r1, c1 = np.nonzero(sel & ~nxt)
+    return r0, c0 * clip, np.minimum((c1 + 1) * clip, T[r1])
+
+
+def np_evaluate(d: Data, lo: F, hi: F) -> tuple[float, float]:
+    covered = (lo <= d.ts + CONTAINMENT_ATOL) & (hi >= d.te - CONTAINMENT_ATOL)
+    return float(covered.mean()), float((hi - lo).mean())
+
+
+def _iou(a0: F, a1: F, b0: F, b1: F) -> F:
+    inter = np.maximum(np.minimum(a1, b1) - np.maximum(a0, b0), 0.0)
+    union = (a1 - a0) + (b1 - b0) - inter
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(union > 0, inter / union, 0.0)
+
+
+def np_evaluate_full(d: Data, lo: F, hi: F) -> dict[str, float]:
+    """Coverage, mean length, length / T, region IoU and the grounder's point-IoU for
+    one interval per row (truth = envelope; COVER's point-IoU takes the best truth
+    window instead, so that one is not compared on multi-window truth)."""
+    covered = (lo <= d.ts + CONTAINMENT_ATOL) & (hi >= d.te - CONTAINMENT_ATOL)
+    length = hi - lo
+    return {
+        "coverage": float(covered.mean()),
+        "mean_length_s": float(length.mean()),
+        "mean_length_frac": float((length / d.T).mean()),
+        "mean_iou": float(_iou(lo, hi, d.ts, d.te).mean()),
+        "point_iou": float(np.nan_to_num(_iou(d.ps, d.pe, d.ts, d.te)).mean()),
+    }
+
+

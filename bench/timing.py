@@ -1,0 +1,75 @@
+"""Interleaved timing: the contenders of one cell run in turn, round after round.
+
+Machines drift (frequency scaling, other processes); timing contender A for a while
+and then contender B puts the drift into the ratio. Here every round times each
+contender once, in the same order, so a slow stretch of the machine hits all of them.
+Each contender's call is looped so one timing lasts at least ``min_time``; the cell
+reports min, median and max seconds per call over the rounds, and ratios are taken
+round by round (``t_A / t_ref`` in the same round) before the median.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Timing:
+    """Seconds per call over the rounds."""
+
+    min: float
+    median: float
+    max: float
+    rounds: tuple[float, ...]
+
+
+@dataclass
+class Contender:
+    """One implementation in a cell: ``fn()`` is timed; ``result`` is its warm-up output."""
+
+    name: str
+    fn: Callable[[], Any]
+    result: Any = None
+    number: int = 1
+
+
+def _once(fn: Callable[[], Any], number: int) -> float:
+    t0 = time.perf_counter()
+    for _ in range(number):
+        fn()
+    return (time.perf_counter() - t0) / number
+
+
+def interleaved(contenders: list[Contender], rounds: int,
+                min_time: float = 0.02) -> dict[str, Timing]:
+    """Warm up each contender (keeping its result), size its loop, then time all of them
+    once per round for ``rounds`` rounds."""
+    for c in contenders:
+        t0 = time.perf_counter()
+        c.result = c.fn()
+        first = time.perf_counter() - t0
+        c.number = max(1, min(10_000, int(min_time / max(first, 1e-9))))
+    seen: dict[str, list[float]] = {c.name: [] for c in contenders}
+    for _ in range(rounds):
+        for c in contenders:
+            seen[c.name].append(_once(c.fn, c.number))
+    return {name: Timing(min(ts), statistics.median(ts), max(ts), tuple(ts))
+            for name, ts in seen.items()}
+
+
+def ratio(a: Timing, ref: Timing) -> tuple[float, float, float]:
+    """min, median and max of the round-by-round ratio ``a / ref``."""
+    rs = [x / y for x, y in zip(a.rounds, ref.rounds, strict=True) if y > 0]
+    return min(rs), statistics.median(rs), max(rs)
+
+
+def fmt_time(t: float) -> str:
+    if t < 1e-3:
+        return f"{t * 1e6:.1f} µs"
+    if t < 1.0:
+        return f"{t * 1e3:.2f} ms"
+    return f"{t:.2f} s"
