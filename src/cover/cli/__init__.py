@@ -22,7 +22,8 @@ from cover.errors import CoverError, CoverWarning
 EXIT_USAGE = 2
 
 #: Command modules under ``cover.cli``, in help order.
-COMMANDS: tuple[str, ...] = ("calibrate", "certify", "evaluate", "split", "validity", "demo")
+COMMANDS: tuple[str, ...] = ("calibrate", "certify", "evaluate", "split", "validity", "demo",
+                             "ensemble")
 
 
 def build_parser() -> argparse.ArgumentParser:

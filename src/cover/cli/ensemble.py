@@ -1,0 +1,49 @@
+"""``cover ensemble``: several prediction files of the same queries -> one grounder that
+reports its boundary uncertainty (mean top-1 window, ``start_std``, ``end_std``)."""
+
+from __future__ import annotations
+
+import argparse
+
+from cover.cli._common import Subparsers, _report_problems
+
+
+def add_parser(sub: Subparsers) -> None:
+    p = sub.add_parser("ensemble", help="mean and sd of several grounders' top-1 windows")
+    p.add_argument("preds", nargs="+", help="prediction jsonl files (Moment-DETR format), >= 2")
+    p.add_argument("--name", action="append", help="display name per file (for the counts)")
+    p.add_argument("--min-members", type=int, default=2,
+                   help="members that must give a row an interval, else the row is refused "
+                        "(default 2)")
+    p.add_argument("--clip", type=float, default=2.0, help="relevance clip length, s (default 2)")
+    p.add_argument("--on-error", choices=("raise", "reject"), default="raise",
+                   help="bad rows: stop with an error (default) or set them aside with reasons")
+    p.add_argument("-o", "--output", required=True, help="ensemble prediction jsonl to write")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from cover.errors import InputError
+    from cover.grounders.ensemble import ensemble
+    from cover.io import read_predictions, write_jsonl
+
+    if len(args.preds) < 2:
+        raise InputError("give at least two prediction files")
+    names = args.name or list(args.preds)
+    if len(names) != len(args.preds):
+        raise InputError("give one --name per prediction file")
+    tables = []
+    for path in args.preds:
+        loaded = read_predictions(path, clip=args.clip, on_error=args.on_error)
+        _report_problems(loaded.problems, what=path)
+        tables.append(loaded.table)
+    ens = ensemble(tables, names=names, min_members=args.min_members)
+    write_jsonl(args.output, ens.records(), inputs=args.preds)
+    c = ens.counts
+    print(f"ensemble of {c['members']} files: {c['rows']} queries, {c['all_members']} with an "
+          f"interval from every member, {c['refused']} refused (fewer than "
+          f"{args.min_members} members), {c['with_relevance']} with mean relevance")
+    for nm in names:
+        print(f"  {nm}: missing {c[f'missing_in[{nm}]']}, refused {c[f'refused_by[{nm}]']}")
+    print(f"wrote {args.output}")
+    return 0
