@@ -9,6 +9,7 @@ from cover._version import __version__
 from cover.calibrate import Calibrator, Threshold, conformal_rank, split_conformal
 from cover.data import GroundingTable, attach_truth, split_by_unit
 from cover.errors import CalibratorFileError, CoverError, CoverWarning, InputError
+from cover.grounding_metrics import GroundingMetrics, grounding_metrics
 from cover.intervals import Intervals
 from cover.io import load_labelled, read_durations, read_ground_truth, read_predictions
 from cover.metrics import Evaluation, evaluate
@@ -22,6 +23,7 @@ __all__ = [
     "CoverError",
     "CoverWarning",
     "Evaluation",
+    "GroundingMetrics",
     "GroundingTable",
     "InputError",
     "Intervals",
@@ -33,6 +35,7 @@ __all__ = [
     "compute_scores",
     "conformal_rank",
     "evaluate",
+    "grounding_metrics",
     "load_labelled",
     "read_durations",
     "read_ground_truth",

@@ -44,6 +44,10 @@ class GroundingTable:
         Query text per row (None where the file has none); checked when joining.
     records : object array of dict, or None
         The original parsed rows, kept so certified output can echo them untouched.
+    pred_windows : Ragged or None
+        Every predicted window per row in file order, values of shape ``(m, 3)``
+        (start, end, score), unclipped; what ranking metrics such as mAP need
+        (:mod:`cover.grounding_metrics`).
     """
 
     qid: NDArray[np.str_]
@@ -60,6 +64,7 @@ class GroundingTable:
     source: str = "<memory>"
     query: NDArray[np.object_] | None = None
     records: NDArray[np.object_] | None = field(default=None, repr=False, compare=False)
+    pred_windows: Ragged | None = field(default=None, repr=False, compare=False)
 
     # ---- construction -------------------------------------------------------------
     @classmethod
@@ -161,6 +166,7 @@ class GroundingTable:
             line=opt(self.line),
             query=opt(self.query),
             records=opt(self.records),
+            pred_windows=None if self.pred_windows is None else self.pred_windows.take(idx),
         )
 
     def select_qids(self, qids: ArrayLike) -> GroundingTable:

@@ -124,6 +124,7 @@ def read_predictions(
         clip=float(clip),
         start_std=std_s[keep] if has_std else None,
         end_std=std_e[keep] if has_std else None,
+        pred_windows=Ragged(win, woff),
     )
     raise_on_rejections(raw.problems, on_error, raw.path)
     return Loaded(table, raw.problems, raw.rejected)

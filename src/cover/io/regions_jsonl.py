@@ -34,7 +34,7 @@ from cover.io.jsonl import (
     write_jsonl,
 )
 from cover.io.qvhighlights import top1
-from cover.ragged import segment_any
+from cover.ragged import Ragged, segment_any
 from cover.regions import Regions
 
 
@@ -135,7 +135,8 @@ def read_regions(path: str | Path, *, on_error: OnError = "raise") -> LoadedRegi
     thr = np.array([_threshold(_block(r).get("threshold")) for r in raw.records], np.float64)
     win, woff = fields.ragged_field(raw, "pred_relevant_windows", (2, 3), optional=True)
     ps, pe = top1(win, woff)
-    table = fields.table_of(raw, duration=dur, pred_start=ps, pred_end=pe)
+    table = fields.table_of(raw, duration=dur, pred_start=ps, pred_end=pe,
+                            pred_windows=Ragged(win, woff))
     intervals = Intervals(reg[:, 0].copy(), reg[:, 1].copy(), roff).normalized()
     alpha = meta.get("alpha")
     regions = Regions(intervals, dur, refused, thr, str(meta.get("score")),
