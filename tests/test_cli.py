@@ -67,6 +67,8 @@ def test_split_calibrate_certify_evaluate_on_real_data(tmp_path, qvh_gt, qdetr_p
     assert got["marginal"]["coverage"] == pytest.approx(ev.marginal.coverage, abs=1e-12)
     assert got["marginal"]["mean_length_s"] == pytest.approx(ev.marginal.mean_length_s)
     assert got["reference"]["n_calibration"] == 623
+    assert got["field_metrics"]["full"] == pytest.approx(
+        cover.grounding_metrics(test).full.to_dict())
 
 
 def test_certify_without_durations_names_the_fix(tmp_path, capsys):

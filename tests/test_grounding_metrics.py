@@ -231,3 +231,20 @@ def test_golden_field_miou_differs_from_point_iou_only_by_clipping(data_dir: Pat
     assert (table.pred_windows is not None
             and (table.pred_windows.values[table.pred_windows.offsets[differ], 1]
                  > table.duration[differ]).all())
+
+
+def test_validity_output_carries_the_fields_metrics(qvh_gt: Path, qdetr_preds: Path):
+    from cover.data.splits import split_by_unit
+    from cover.report.tables import multi_validity_table, validity_summary
+    from cover.studies.coverage_validity import coverage_validity
+    from cover.studies.protocol import Protocol
+
+    table, _ = cover.load_labelled(qdetr_preds, qvh_gt)
+    proto = Protocol(n_resamples=0, alphas=(0.1,))
+    res = coverage_validity(table, name="QD-DETR", families=("sec",), protocol=proto)
+    split = split_by_unit(table.units, cal_frac=proto.cal_frac, seed=proto.seed)
+    want = grounding_metrics(table.take(split.test))
+    assert res.to_dict()["field_metrics"]["full"] == pytest.approx(want.full.to_dict())
+    assert f"R1@0.5 {want.r1_at(0.5):.2f}" in validity_summary(res)
+    row = multi_validity_table([res], 0.1).splitlines()[2]
+    assert f"| {want.r1_at(0.5):.2f} | {want.miou:.2f} |" in row

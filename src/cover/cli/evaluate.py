@@ -26,10 +26,12 @@ def add_parser(sub: Subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from cover.data.join import attach_truth, index_of
+    from cover.grounding_metrics import grounding_metrics
     from cover.io import read_ground_truth
     from cover.io.jsonl import raise_on_rejections
     from cover.io.regions_jsonl import read_regions
     from cover.metrics import evaluate
+    from cover.report.tables import field_metrics_text
 
     loaded = read_regions(args.regions, on_error=args.on_error)
     gt = read_ground_truth(args.gt, on_error=args.on_error)
@@ -54,6 +56,10 @@ def run(args: argparse.Namespace) -> int:
         "ground_truth_not_certified": len(unmatched_gt),
     }
     out["score"], out["alpha"] = meta.get("score"), meta.get("alpha")
+    # The field's metrics of the grounder behind the regions, from the predicted windows
+    # the certified rows carry (rows without any are refusals).
+    field = grounding_metrics(joined) if len(joined) else None
+    out["field_metrics"] = None if field is None else field.to_dict()
     m, nr = ev.marginal, ev.non_refused
     print(f"{args.regions}: {m.n} rows evaluated ({meta.get('score')}, alpha={meta.get('alpha')})")
     print(f"coverage {m.coverage:.4f} (miss rate {m.miss_rate:.4f}); mean length "
@@ -61,6 +67,9 @@ def run(args: argparse.Namespace) -> int:
           f"components {m.mean_components:.2f}")
     print(f"refusal rate {ev.refusal_rate:.3f}; non-refused: coverage {nr.coverage:.4f}, length "
           f"{nr.mean_length_s:.1f} s; base grounder point-IoU {ev.point_iou:.3f}")
+    if field is not None and field.n_refused < len(joined):
+        print(f"base grounder, the field's metrics (Moment-DETR eval, percent): "
+              f"{field_metrics_text(field.to_dict())}")
     if ev.reference is not None:
         r = ev.reference
         print(f"reference: k/(n+1) = {r['expected']:.4f}, 95% Beta band "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from cover.studies.coverage_validity import ValidityResult
 
@@ -61,6 +62,8 @@ def validity_summary(result: ValidityResult) -> str:
             f"videos; {p.n_resamples} resamples of {p.resample_frac:.0%} of the pool "
             f"(n ≈ {result.cells[0].n_calibration} rows). Base grounder point-IoU on test: "
             f"{result.point_iou:.3f}. ")
+    if result.field_metrics:
+        text += f"The field's metrics on test: {field_metrics_text(result.field_metrics)}. "
     refused = {f: c.get("pool_refused", 0) + c.get("test_refused", 0)
                for f, c in result.counts.items()}
     if any(refused.values()):
@@ -75,16 +78,30 @@ def validity_summary(result: ValidityResult) -> str:
     return text
 
 
+def field_metrics_text(metrics: dict[str, Any]) -> str:
+    """``R1@0.3 .. / R1@0.5 .. / R1@0.7 .. / mIoU .. / mAP ..`` from
+    :meth:`cover.grounding_metrics.GroundingMetrics.to_dict` (percent)."""
+    full = metrics["full"]
+    keys = ("R1@0.3", "R1@0.5", "R1@0.7", "mIoU", "mAP")
+    return ", ".join(f"{k} {full[k]:.2f}" for k in keys if full.get(k) is not None)
+
+
+def _pct(metrics: dict[str, Any], key: str) -> str:
+    v = metrics.get("full", {}).get(key)
+    return "n/a" if v is None else f"{v:.2f}"
+
+
 def multi_validity_table(results: Sequence[ValidityResult], alpha: float, *,
                          markdown: bool = True) -> str:
     """One row per grounder at one alpha: coverage and length per family."""
     fams = results[0].families
-    header = ["grounder", "point-IoU"]
+    header = ["grounder", "R1@0.5", "mIoU", "point-IoU"]
     for f in fams:
         header += [f"{family_label(f)} cov", f"{family_label(f)} len (s)"]
     rows = []
     for r in results:
-        row = [r.name, f"{r.point_iou:.3f}"]
+        row = [r.name, _pct(r.field_metrics, "R1@0.5"), _pct(r.field_metrics, "mIoU"),
+               f"{r.point_iou:.3f}"]
         for f in fams:
             c = r.cell(f, alpha)
             row += [f"{c.coverage_mean:.3f}{'' if c.within_band else ' *'}",

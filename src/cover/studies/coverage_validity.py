@@ -21,6 +21,7 @@ from cover.calibrate.quantile import conformal_rank
 from cover.calibrate.split import beta_band, beta_sd, split_conformal
 from cover.data.splits import resample_units, split_by_unit
 from cover.data.table import GroundingTable
+from cover.grounding_metrics import grounding_metrics
 from cover.metrics import evaluate, point_iou
 from cover.regions import build_regions
 from cover.scores import DEFAULT_MIN_SCALE, FAMILIES, compute_scores
@@ -77,6 +78,9 @@ class ValidityResult:
     cells: list[ValidityCell]
     counts: dict[str, dict[str, int]] = field(default_factory=dict)
     point_iou: float = float("nan")
+    #: The field's point metrics of the grounder on the test split (percent; see
+    #: :mod:`cover.grounding_metrics`), so coverage can be read beside R1 and mIoU.
+    field_metrics: dict[str, Any] = field(default_factory=dict)
 
     def cell(self, family: str, alpha: float) -> ValidityCell:
         for c in self.cells:
@@ -97,6 +101,7 @@ class ValidityResult:
             "rows": {"total": self.n_rows, "pool": self.n_pool, "test": self.n_test},
             "units": {"pool": self.n_units_pool, "test": self.n_units_test},
             "point_iou": self.point_iou,
+            "field_metrics": json_safe(self.field_metrics),
             "counts": self.counts,
             "cells": [json_safe(asdict(c)) for c in self.cells],
         }
@@ -199,6 +204,7 @@ def coverage_validity(
         n_pool=len(pool), n_test=len(test), n_units_pool=split.n_units_calibration,
         n_units_test=split.n_units_test, cells=cells, counts=counts,
         point_iou=float(point_iou(test).mean()) if len(test) else float("nan"),
+        field_metrics=grounding_metrics(test).to_dict() if len(test) else {},
     )
 
 
