@@ -1,0 +1,220 @@
+"""Mondrian (group-conditional) split conformal: one threshold per group.
+
+``q_g = k_g-th smallest score of group g, k_g = ceil((n_g + 1)(1 - alpha))`` (paper
+Prop. A.3, SPEC §4): within each group the coverage is ``>= 1 - alpha`` with slack
+``1/(n_g + 1)``. All groups at once: one sort by (group, score), exact integer ranks.
+A group with ``k_g > n_g`` (too small for a finite quantile, or below ``min_rows``)
+falls back to the pooled split-conformal threshold or to ``+inf`` (the user's choice);
+every fallback is reported (``fallback`` mask, :meth:`GroupThresholds.fallback_lines`,
+a :class:`~cover.errors.CoverWarning`), never silent.
+
+>>> import numpy as np
+>>> scores = np.r_[np.arange(1.0, 20.0), np.arange(101.0, 104.0)]   # 19 + 3 rows
+>>> codes = np.r_[np.zeros(19, int), np.ones(3, int)]
+>>> th = mondrian_conformal(scores, codes, 2, alpha=0.1, warn=False)
+>>> th.values.tolist(), th.k.tolist(), th.fallback.tolist()   # k = ceil(20 * 0.9) = 18
+([18.0, 102.0], [18, 4], [False, True])
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any, Literal
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from cover._json import from_json_number, to_json_number
+from cover.calibrate.groups import REFUSED, Grouping, require_known
+from cover.calibrate.quantile import AlphaLike, as_fraction, min_calibration_size
+from cover.calibrate.split import Threshold, split_conformal
+from cover.errors import CoverWarning
+
+Fallback = Literal["pool", "inf"]
+FALLBACKS: tuple[Fallback, ...] = ("pool", "inf")
+
+
+def conformal_ranks(n: ArrayLike, alpha: AlphaLike) -> NDArray[np.int64]:
+    """``k = ceil((n + 1)(1 - alpha))`` for every entry of ``n``, in integer arithmetic:
+    with ``alpha = p/q``, ``k = -((-(n + 1)(q - p)) // q)`` (no float rounding)."""
+    a = as_fraction(alpha)
+    p, q = a.numerator, a.denominator
+    m = np.asarray(n, dtype=np.int64).reshape(-1)
+    if m.size and m.min() < 0:
+        raise ValueError(f"group sizes must be >= 0, got {int(m.min())}")
+    top = int(m.max()) + 1 if m.size else 1
+    if top * (q - p) < 2**62:
+        return -((-(m + 1) * (q - p)) // q)
+    # Huge denominators (alpha given with many digits): Python integers, still exact.
+    big = np.array([-((-(int(x) + 1) * (q - p)) // q) for x in m.tolist()], dtype=object)
+    return np.minimum(big, np.iinfo(np.int64).max).astype(np.int64)
+
+
+def group_order_statistics(scores: NDArray[np.float64], codes: NDArray[np.int64],
+                           n_groups: int, ranks: ArrayLike
+                           ) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
+    """``(q, n)``: the ``ranks[g]``-th smallest score of each group (``+inf`` when the
+    rank exceeds the group size ``n[g]``), from one sort by (group, score)."""
+    order = np.lexsort((scores, codes))
+    s = scores[order]
+    n = np.bincount(codes, minlength=n_groups).astype(np.int64)
+    start = np.concatenate(([0], np.cumsum(n)[:-1])).astype(np.int64)
+    k = np.asarray(ranks, dtype=np.int64)
+    ok = (k >= 1) & (k <= n)
+    idx = np.where(ok, start + k - 1, 0)
+    q = np.where(ok, s[idx] if s.size else np.inf, np.inf)
+    return q.astype(np.float64), n
+
+
+@dataclass(frozen=True)
+class GroupThresholds:
+    """Per-group thresholds and the arithmetic behind them.
+
+    ``values[g]`` is the threshold used for group ``g``: its own ``k[g]``-th smallest of
+    ``n[g]`` scores, or, where ``fallback[g]``, the pooled threshold (``fallback_to ==
+    "pool"``) or ``+inf``. ``own[g]`` is the group's own quantile (``+inf`` if too small).
+    """
+
+    rule: str
+    alpha: Fraction
+    grouping: Grouping
+    values: NDArray[np.float64]
+    own: NDArray[np.float64]
+    k: NDArray[np.int64]
+    n: NDArray[np.int64]
+    fallback: NDArray[np.bool_]
+    fallback_to: Fallback
+    min_rows: int
+    pooled: Threshold
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        return self.grouping.labels
+
+    def expected_coverage(self) -> NDArray[np.float64]:
+        """``k_g / (n_g + 1)`` for groups with their own finite threshold, else 1 for an
+        infinite threshold and the pooled ``k / (n + 1)`` (a marginal figure only) for a
+        pooled fallback."""
+        own = np.minimum(self.k, self.n + 1) / (self.n + 1)
+        fb = 1.0 if self.fallback_to == "inf" else self.pooled.expected_coverage
+        return np.where(self.fallback, fb, own)
+
+    def per_row(self, codes: ArrayLike, values: ArrayLike | None = None,
+                where: Any = None) -> NDArray[np.float64]:
+        """The threshold of each row from its group code; a row in no fitted group (code
+        ``-1``, e.g. a key value unseen at calibration) is a clear error."""
+        c = np.asarray(codes, dtype=np.int64).reshape(-1)
+        if c.size and c.max() >= self.values.size:
+            raise ValueError(f"group code {int(c.max())} out of range for "
+                             f"{self.values.size} groups")
+        require_known(c, self.grouping, c if values is None else values, where)
+        return self.values[c]
+
+    def fallback_lines(self) -> list[str]:
+        """One line per group that did not get its own threshold, saying why and what
+        it uses instead."""
+        to = (f"the pooled threshold {self.pooled.value:.6g}" if self.fallback_to == "pool"
+              else "+inf (whole video)")
+        need = max(min_calibration_size(self.alpha), self.min_rows)
+        return [f"group {self.labels[g]!r} ({self.grouping.name}): {int(self.n[g])} "
+                f"calibration rows, needs >= {need} for alpha={float(self.alpha):g}; uses {to}"
+                for g in np.flatnonzero(self.fallback)]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "grouping": self.grouping.to_dict(),
+            "fallback_to": self.fallback_to,
+            "min_rows": self.min_rows,
+            "groups": [
+                {"label": lab, "threshold": to_json_number(float(v)), "k": int(k), "n": int(n),
+                 "own_threshold": to_json_number(float(o)), "fallback": bool(f)}
+                for lab, v, k, n, o, f in zip(self.labels, self.values, self.k, self.n,
+                                              self.own, self.fallback, strict=True)
+            ],
+            "pooled": {"threshold": to_json_number(self.pooled.value), "k": self.pooled.k,
+                       "n": self.pooled.n},
+        }
+
+    @classmethod
+    def from_dict(cls, doc: dict[str, Any], *, rule: str, alpha: AlphaLike) -> GroupThresholds:
+        a = as_fraction(alpha)
+        groups = doc["groups"]
+        p = doc["pooled"]
+
+        def col(key: str) -> list[Any]:
+            return [g[key] for g in groups]
+
+        return cls(
+            rule=rule, alpha=a, grouping=Grouping.from_dict(doc["grouping"]),
+            values=np.array([from_json_number(x) for x in col("threshold")], dtype=np.float64),
+            own=np.array([from_json_number(x) for x in col("own_threshold")], dtype=np.float64),
+            k=np.array(col("k"), dtype=np.int64), n=np.array(col("n"), dtype=np.int64),
+            fallback=np.array(col("fallback"), dtype=bool),
+            fallback_to=doc["fallback_to"], min_rows=int(doc.get("min_rows", 0)),
+            pooled=Threshold("split", a, from_json_number(p["threshold"]), int(p["k"]),
+                             int(p["n"])),
+        )
+
+
+def check_fallback(fallback: str) -> Fallback:
+    if fallback not in FALLBACKS:
+        raise ValueError(f"unknown fallback {fallback!r}; choose one of {', '.join(FALLBACKS)}")
+    return fallback
+
+
+def mondrian_conformal(
+    scores: ArrayLike,
+    codes: ArrayLike,
+    grouping: Grouping | int,
+    *,
+    alpha: AlphaLike,
+    fallback: str = "pool",
+    min_rows: int = 0,
+    rule: str = "mondrian",
+    warn: bool = True,
+) -> GroupThresholds:
+    """One split-conformal threshold per group: ``q_g = k_g-th smallest score of group g``,
+    ``k_g = ceil((n_g + 1)(1 - alpha))``.
+
+    ``codes`` are group codes ``0..G-1`` of the calibration rows (from
+    :meth:`Grouping.assign`); ``grouping`` is the :class:`Grouping` (or just ``G``, for
+    unnamed groups). A group with ``k_g > n_g`` or ``n_g < min_rows`` falls back to the
+    pooled threshold (``fallback="pool"``) or ``+inf`` (``"inf"``), with a warning.
+    """
+    a = as_fraction(alpha)
+    fb = check_fallback(fallback)
+    if isinstance(grouping, int):
+        grouping = Grouping("key", tuple(str(g) for g in range(grouping)), (), "group")
+    s = np.asarray(scores, dtype=np.float64).reshape(-1)
+    c = np.asarray(codes, dtype=np.int64).reshape(-1)
+    if c.shape != s.shape:
+        raise ValueError(f"{s.size} scores but {c.size} group codes")
+    if np.isnan(s).any():
+        raise ValueError("scores contain NaN")
+    G = grouping.n_groups
+    if c.size and (c.min() < 0 or c.max() >= G):
+        bad = int(np.flatnonzero((c < 0) | (c >= G))[0])
+        raise ValueError(f"calibration row {bad + 1} has group code {int(c[bad])}, "
+                         f"outside 0..{G - 1}")
+    if min_rows < 0:
+        raise ValueError(f"min_rows must be >= 0, got {min_rows}")
+    n = np.bincount(c, minlength=G).astype(np.int64)
+    k = conformal_ranks(n, a)
+    own, _ = group_order_statistics(s, c, G, k)
+    too_small = (k > n) | (n < min_rows)
+    if grouping.kind == "pred_length":
+        # Refusals are the whole video at any threshold: their group never falls back.
+        too_small[grouping.labels.index(REFUSED)] = False
+    pooled = split_conformal(s, alpha=a, warn=False)
+    replacement = pooled.value if fb == "pool" else np.inf
+    values = np.where(too_small, replacement, own)
+    th = GroupThresholds(rule, a, grouping, values.astype(np.float64), own, k, n, too_small,
+                         fb, int(min_rows), pooled)
+    if warn and too_small.any():
+        lines = th.fallback_lines()
+        warnings.warn(f"{len(lines)} of {G} group(s) too small for their own threshold: "
+                      + "; ".join(lines[:5]) + ("; ..." if len(lines) > 5 else ""),
+                      CoverWarning, stacklevel=2)
+    return th
