@@ -14,7 +14,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from cover.calibrate.calibrator import SCHEMA, SCHEMA_VERSION, Calibrator
+from cover.calibrate.calibrator import Calibrator
+from cover.calibrate.calibrator_file import SCHEMA, SCHEMA_VERSION
 from cover.calibrate.quantile import min_calibration_size
 from cover.data.table import GroundingTable
 from cover.errors import CalibratorFileError, CoverWarning
@@ -77,7 +78,7 @@ def saved(cal: Calibrator, tmp_path: Path, name: str = "cal.json") -> Path:
 
 def reseal(doc: dict[str, Any]) -> dict[str, Any]:
     """Recompute the checksum the way the writer does, after an edit."""
-    from cover.calibrate.calibrator import _digest
+    from cover.calibrate.calibrator_file import _digest
 
     body = {k: v for k, v in doc.items() if k != "sha256"}
     return {**body, "sha256": _digest(body)}
@@ -100,9 +101,13 @@ def test_round_trip_fields_and_identical_certification(
     assert isinstance(doc["schema_version"], int)
     assert doc["score"] == score
     assert doc["alpha"] == "0.1"
-    assert isinstance(doc["threshold"], float) and doc["threshold"] == cal.threshold_
-    assert doc["k"] == cal.k_ == math.ceil((len(cal_table) + 1) * Fraction(9, 10))
-    assert doc["n_calibration"] == cal.n_ == len(cal_table)
+    rec = doc["thresholds"]["all"]
+    assert isinstance(rec["value"], float) and rec["value"] == cal.threshold_
+    assert rec["k"] == cal.k_ == math.ceil((len(cal_table) + 1) * Fraction(9, 10))
+    assert rec["n"] == cal.n_ == len(cal_table)
+    assert doc["rule"] == "split" and doc["groups"] == {"kind": "all"} and doc["fallback"] == []
+    assert doc["fitted_on"]["count"] == len(cal_table)
+    assert doc["fitted_on"]["qids"] == sorted(str(q) for q in cal_table.qid)
     scores = compute_scores(cal_table, score)
     assert doc["counts"] == scores.counts()
     assert doc["counts"]["rows"] == len(cal_table)
@@ -190,7 +195,7 @@ def test_too_small_calibration_set_gives_inf_threshold_and_whole_video(
 
     p = saved(cal, tmp_path)
     doc = json.loads(p.read_text())
-    assert doc["threshold"] == "inf"
+    assert doc["thresholds"]["all"]["value"] == "inf"
     loaded = Calibrator.load(p)
     assert loaded.threshold_ == math.inf
     same_regions(loaded.certify(test_table), regions)
@@ -204,15 +209,11 @@ def test_just_enough_calibration_rows_gives_finite_threshold() -> None:
     assert cal.threshold_ is not None and math.isfinite(cal.threshold_)
 
 
-def test_minus_inf_threshold_round_trip(tmp_path: Path) -> None:
+def test_minus_inf_threshold_is_refused_at_fit() -> None:
+    """A -inf threshold would certify empty regions: refused with the reason."""
     table = make_table(30, seed=3, refuse_every=1)  # every row refuses an interval
-    cal = Calibrator(score="sec", alpha=0.2).fit(table)
-    assert cal.threshold_ == -math.inf
-    p = saved(cal, tmp_path)
-    assert json.loads(p.read_text())["threshold"] == "-inf"
-    loaded = Calibrator.load(p)
-    assert loaded.threshold_ == -math.inf
-    same_regions(loaded.certify(table), cal.certify(table))
+    with pytest.raises(ValueError, match="refusals"):
+        Calibrator(score="sec", alpha=0.2).fit(table)
 
 
 # ---------------------------------------------------------------------------------
@@ -296,14 +297,14 @@ def test_other_schema(doc: Any, good_doc: dict, tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     "edit",
     [
-        {"threshold": 99.0},
-        {"threshold": "inf"},
-        {"k": 1},
+        {"thresholds": {"all": {"n": 200, "value": 99.0, "k": 181}}},
+        {"thresholds": {"all": {"n": 200, "value": "inf", "k": 181}}},
+        {"fitted_on": {"count": 1, "sha256": "0" * 64, "qids": ["1"]}},
         {"alpha": "0.5"},
         {"score": "sec"},
         {"counts": {"rows": 1}},
     ],
-    ids=["threshold", "threshold-inf", "k", "alpha", "score", "counts"],
+    ids=["threshold", "threshold-inf", "fitted-on", "alpha", "score", "counts"],
 )
 def test_tampered_file_fails_the_checksum(edit: dict, good_doc: dict, tmp_path: Path) -> None:
     p = write_doc(tmp_path, {**good_doc, **edit})
@@ -316,8 +317,8 @@ def test_tampered_threshold_in_place(good_doc: dict, tmp_path: Path) -> None:
     """Edit the number in the text itself, as a user with an editor would."""
     p = write_doc(tmp_path, good_doc)
     text = p.read_text()
-    old = json.dumps(good_doc["threshold"])
-    new_text = text.replace(f'"threshold": {old}', '"threshold": 0.5')
+    old = json.dumps(good_doc["thresholds"]["all"]["value"])
+    new_text = text.replace(f'"value": {old}', '"value": 0.5')
     assert new_text != text
     p.write_text(new_text)
     with pytest.raises(CalibratorFileError, match="checksum"):
@@ -332,7 +333,10 @@ def test_missing_checksum(good_doc: dict, tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     "edit",
-    [{"threshold": "huge"}, {"threshold": None}, {"threshold": True}, {"k": "many"},
+    [{"thresholds": {"all": {"n": 200, "value": "huge", "k": 181}}},
+     {"thresholds": {"all": {"n": 200, "value": None, "k": 181}}},
+     {"thresholds": {"all": {"n": 200, "value": True, "k": 181}}},
+     {"thresholds": {"all": {"n": 200, "value": 1.0, "k": "many"}}},
      {"alpha": "1.5"}, {"score": "bogus"}, {"min_scale": 0}],
     ids=["threshold-text", "threshold-null", "threshold-bool", "k-text", "alpha-range",
          "score", "min-scale"],
@@ -344,7 +348,7 @@ def test_well_sealed_but_malformed_fields(edit: dict, good_doc: dict, tmp_path: 
     assert str(p) in str(ei.value)
 
 
-@pytest.mark.parametrize("drop", ["score", "alpha", "threshold", "k", "n_calibration", "rule"])
+@pytest.mark.parametrize("drop", ["score", "alpha", "thresholds", "fitted_on", "params", "rule"])
 def test_well_sealed_but_missing_field(drop: str, good_doc: dict, tmp_path: Path) -> None:
     doc = reseal({k: v for k, v in good_doc.items() if k != drop})
     with pytest.raises(CalibratorFileError):
@@ -357,7 +361,7 @@ def test_checksum_is_sha256_of_content(good_doc: dict) -> None:
     canon = json.dumps(body, sort_keys=True, separators=(",", ":"), allow_nan=False)
     assert good_doc["sha256"] == hashlib.sha256(canon.encode()).hexdigest()
     shuffled = dict(reversed(list(good_doc.items())))
-    assert Calibrator.from_dict(shuffled).threshold_ == good_doc["threshold"]
+    assert Calibrator.from_dict(shuffled).threshold_ == good_doc["thresholds"]["all"]["value"]
 
 
 # ---------------------------------------------------------------------------------

@@ -61,7 +61,8 @@ def test_split_calibrate_certify_evaluate_on_real_data(tmp_path, qvh_gt, qdetr_p
     table, _ = cover.attach_truth(preds, gt)
     split = cover.split_by_unit(table.units, cal_frac=0.4, seed=42)
     cal = cover.Calibrator(score="sls", alpha=0.1).fit(table.take(split.calibration))
-    assert cal.threshold_ == pytest.approx(json.loads(cal_json.read_text())["threshold"])
+    saved = json.loads(cal_json.read_text())["thresholds"]["all"]
+    assert cal.threshold_ == pytest.approx(saved["value"])
     test = table.take(split.test)
     ev = cover.evaluate(cal.certify(test), test)
     assert got["marginal"]["coverage"] == pytest.approx(ev.marginal.coverage, abs=1e-12)
@@ -116,7 +117,7 @@ def test_too_small_calibration_set_warns_and_strict_refuses(tmp_path, capsys):
                  "-o", str(cal)]) == 0
     err = capsys.readouterr().err
     assert "too few" in err and "need at least 19" in err
-    assert json.loads(cal.read_text())["threshold"] == "inf"
+    assert json.loads(cal.read_text())["thresholds"]["all"]["value"] == "inf"
     assert main(["calibrate", "--preds", str(preds), "--gt", str(gt), "--alpha", "0.05",
                  "--strict", "-o", str(cal)]) == 2
 
@@ -136,7 +137,7 @@ def test_tampered_calibrator_is_refused(tmp_path, capsys):
     cal = tmp_path / "cal.json"
     assert main(["calibrate", "--preds", str(preds), "--gt", str(gt), "-o", str(cal)]) == 0
     doc = json.loads(cal.read_text())
-    doc["threshold"] = 0.0
+    doc["thresholds"]["all"]["value"] = 0.0
     cal.write_text(json.dumps(doc))
     code = main(["certify", "--calibrator", str(cal), "--preds", str(preds), "--videos",
                  str(gt), "-o", str(tmp_path / "r.jsonl")])

@@ -1,10 +1,16 @@
 """Nonconformity scores: the smallest ``lam`` whose region contains the truth.
 
-Three families (paper §Method, SPEC §3):
+Four families (paper §Method, SPEC §3):
 
 * **NORM**: ``S = max((s_hat - s*)/l, (e* - e_hat)/l)`` with ``l = max(e_hat - s_hat, min_scale)``.
 * **SEC**: the same with ``l = 1`` (seconds).
+* **SIGMA**: per-side scales, the boundary uncertainty the grounder reports:
+  ``S = max((s_hat - s*)/l_s, (e* - e_hat)/l_e)``, ``l_s = max(start_std, min_scale)``,
+  ``l_e = max(end_std, min_scale)`` (widen by multiples of the reported std).
 * **SLS**: ``S = -min f`` over every clip the truth needs, for a per-clip relevance ``f``.
+
+The interval families also give per-side scores ``S_s = (s_hat - s*)/l_s`` and
+``S_e = (e* - e_hat)/l_e`` (``S = max(S_s, S_e)``) for per-boundary rules.
 
 Refused rows (no usable prediction for the family) score ``-inf``: their region is
 the whole video for every ``lam``, so they are always covered. Every score obeys
@@ -23,17 +29,34 @@ from cover.data.table import GroundingTable
 from cover.intervals import CONTAINMENT_ATOL, Intervals
 from cover.ragged import Ragged, offsets_from_lengths, row_ids, segment_max
 
-Family = Literal["norm", "sec", "sls"]
+Family = Literal["norm", "sec", "sls", "sigma"]
 Target = Literal["envelope", "windows"]
-FAMILIES: tuple[Family, ...] = get_args(Family)
+#: The paper's families (what studies sweep); SIGMA needs std columns few grounders give.
+FAMILIES: tuple[Family, ...] = ("norm", "sec", "sls")
+ALL_FAMILIES: tuple[Family, ...] = get_args(Family)
 TARGETS: tuple[Target, ...] = get_args(Target)
 DEFAULT_MIN_SCALE = 1.0
 
 
+INTERVAL_FAMILIES: tuple[Family, ...] = ("norm", "sec", "sigma")
+
+
 def check_family(family: str) -> Family:
-    if family not in FAMILIES:
-        raise ValueError(f"unknown score family {family!r}; choose one of {', '.join(FAMILIES)}")
+    if family not in ALL_FAMILIES:
+        raise ValueError(
+            f"unknown score family {family!r}; choose one of {', '.join(ALL_FAMILIES)}")
     return family
+
+
+def require_inputs(table: GroundingTable, family: Family) -> None:
+    """A family whose inputs the table lacks is an error (not a table of refusals)."""
+    from cover.errors import InputError
+
+    if family == "sigma" and (table.start_std is None or table.end_std is None):
+        raise InputError(
+            f"{table.source}: score 'sigma' needs the boundary uncertainty columns start_std "
+            "and end_std, which these predictions do not have; use --score norm or sec"
+        )
 
 
 def check_target(target: str) -> Target:
@@ -60,6 +83,24 @@ def interval_scale(
     length = pred_end - pred_start
     floored = length < min_scale
     return np.where(floored, min_scale, length), floored & np.isfinite(length)
+
+
+def side_scales(
+    table: GroundingTable, family: Family, min_scale: float = DEFAULT_MIN_SCALE
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.bool_]]:
+    """``(l_s, l_e, floored)``: NORM/SEC use :func:`interval_scale` on both sides; SIGMA
+    ``l = max(std, min_scale)`` per side (NaN where the std is missing: a refusal)."""
+    if family != "sigma":
+        scale, floored = interval_scale(table.pred_start, table.pred_end, family, min_scale)
+        return scale, scale, floored
+    require_inputs(table, family)
+    assert table.start_std is not None and table.end_std is not None
+    if not min_scale > 0:
+        raise ValueError(f"min_scale must be > 0, got {min_scale}")
+    ss, se = table.start_std, table.end_std
+    floored = ((ss < min_scale) | (se < min_scale)) & np.isfinite(ss) & np.isfinite(se)
+    return (np.where(np.isnan(ss), np.nan, np.maximum(ss, min_scale)),
+            np.where(np.isnan(se), np.nan, np.maximum(se, min_scale)), floored)
 
 
 def interval_score(
@@ -120,13 +161,16 @@ def superlevel_score(
 
 @dataclass(frozen=True)
 class Scores:
-    """Scores of one family on a labelled table, with the counts that explain them."""
+    """Scores of one family on a labelled table, with the counts that explain them;
+    ``start``/``end`` are the per-side scores (interval families only)."""
 
     family: Family
     values: NDArray[np.float64]
     refused: NDArray[np.bool_]
     floored: NDArray[np.bool_]
     beyond_signal: NDArray[np.bool_]
+    start: NDArray[np.float64] | None = None
+    end: NDArray[np.float64] | None = None
 
     def counts(self) -> dict[str, int]:
         return {
@@ -138,9 +182,15 @@ class Scores:
 
 
 def refused_for(table: GroundingTable, family: Family) -> NDArray[np.bool_]:
-    """Rows with no usable prediction for ``family``: no interval (NORM/SEC) or no
-    relevance signal (SLS)."""
-    return ~table.has_relevance if family == "sls" else ~table.has_interval
+    """Rows with no usable prediction for ``family``: no interval (NORM/SEC), no interval
+    or no std (SIGMA), or no relevance signal (SLS)."""
+    if family == "sls":
+        return ~table.has_relevance
+    if family == "sigma":
+        require_inputs(table, family)
+        assert table.start_std is not None and table.end_std is not None
+        return ~table.has_interval | ~np.isfinite(table.start_std) | ~np.isfinite(table.end_std)
+    return ~table.has_interval
 
 
 def truth_target(table: GroundingTable, target: Target) -> Intervals:
@@ -166,13 +216,13 @@ def compute_scores(
     if fam == "sls":
         s, beyond = superlevel_score(table.relevance, table.clip, truth_target(table, tgt),
                                      table.duration)
-        floored = np.zeros(n, dtype=bool)
-    else:
-        # Interval families: covering every window == covering their envelope.
-        ts, te = table.truth_envelope()
-        scale, floored = interval_scale(table.pred_start, table.pred_end, fam, min_scale)
-        with np.errstate(invalid="ignore"):
-            s = interval_score(table.pred_start, table.pred_end, ts, te, scale)
-        beyond = np.zeros(n, dtype=bool)
-    s = np.where(refused, -np.inf, s)
-    return Scores(fam, s, refused, floored & ~refused, beyond & ~refused)
+        s = np.where(refused, -np.inf, s)
+        return Scores(fam, s, refused, np.zeros(n, dtype=bool), beyond & ~refused)
+    # Interval families: covering every window == covering their envelope.
+    ts, te = table.truth_envelope()
+    l_s, l_e, floored = side_scales(table, fam, min_scale)
+    with np.errstate(invalid="ignore"):
+        s_start = np.where(refused, -np.inf, (table.pred_start - ts) / l_s)
+        s_end = np.where(refused, -np.inf, (te - table.pred_end) / l_e)
+    s = np.maximum(s_start, s_end)
+    return Scores(fam, s, refused, floored & ~refused, np.zeros(n, dtype=bool), s_start, s_end)

@@ -1,6 +1,12 @@
-"""Calibration rules (one module each) and the :class:`Calibrator` that applies them."""
+"""Calibration rules (one module each) and the :class:`Calibrator` that applies them.
 
-from cover.calibrate.calibrator import SCHEMA_VERSION, Calibrator
+Importing this package registers the built-in rules and groupings
+(:mod:`cover.calibrate.registry`).
+"""
+
+from cover.calibrate import split as _split  # noqa: F401  (registers "split")
+from cover.calibrate.calibrator import Calibrator
+from cover.calibrate.calibrator_file import SCHEMA_VERSION
 from cover.calibrate.quantile import (
     as_fraction,
     conformal_quantile,
@@ -8,11 +14,25 @@ from cover.calibrate.quantile import (
     kth_smallest,
     min_calibration_size,
 )
+from cover.calibrate.registry import (
+    RULES,
+    Grouping,
+    RuleFit,
+    RuleInput,
+    RuleSpec,
+    register_grouping,
+    register_rule,
+)
 from cover.calibrate.split import Threshold, beta_band, beta_sd, split_conformal
 
 __all__ = [
+    "RULES",
     "SCHEMA_VERSION",
     "Calibrator",
+    "Grouping",
+    "RuleFit",
+    "RuleInput",
+    "RuleSpec",
     "Threshold",
     "as_fraction",
     "beta_band",
@@ -21,5 +41,7 @@ __all__ = [
     "conformal_rank",
     "kth_smallest",
     "min_calibration_size",
+    "register_grouping",
+    "register_rule",
     "split_conformal",
 ]

@@ -1,4 +1,23 @@
-"""The user-facing calibrator: configuration + fitted threshold, saved as versioned JSON.
+"""The user-facing calibrator: configuration, a rule from the registry, fitted thresholds.
+
+Design (SPEC §4, paper §Method):
+
+* A **rule** (``split``, ``bonferroni``, ``asymmetric``, ``rcps``, ``crc``, ... see
+  :data:`cover.calibrate.registry.RULES`) is a pure function in its own module from
+  score arrays to thresholds per group: ``fn(RuleInput, alpha, params) -> RuleFit``.
+  The Calibrator holds the configuration, computes what the rule declares it needs
+  (scores, per-side scores, a loss curve, weights), delegates, and keeps the result.
+* A **grouping** (``all`` by default: one group) labels every row at fit and at
+  certify time; a label unseen at fit time is an error at certify time.
+* Thresholds are kept per group label and per side: ``{"both": Side}`` for one-
+  parameter rules, ``{"start": Side, "end": Side}`` for per-boundary rules.
+* The calibrator is saved as versioned JSON (:mod:`cover.calibrate.calibrator_file`),
+  validated field by field when read back.
+
+Extending: ``register_rule(RuleSpec(name, fn, summary, defaults=..., check_params=...,
+rank=..., sides=..., needs=...))`` and ``register_grouping(Grouping(kind, fit, assign,
+check_params))`` in :mod:`cover.calibrate.registry`; then ``Calibrator(rule=name,
+groups=kind)``.
 
 >>> import numpy as np, cover
 >>> cal_table = cover.GroundingTable.from_arrays(   # end overshoots by i/4 s
@@ -14,48 +33,65 @@
 from __future__ import annotations
 
 import hashlib
-import json
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from decimal import Decimal
 from fractions import Fraction
 from pathlib import Path
 from typing import Any, Self
 
-from cover._json import from_json_number, to_json_number
-from cover._version import __version__
+import numpy as np
+from numpy.typing import NDArray
+
 from cover.calibrate.quantile import AlphaLike, as_fraction
-from cover.calibrate.split import Threshold, split_conformal
+from cover.calibrate.registry import (
+    Fallback,
+    GroupThreshold,
+    RuleInput,
+    get_grouping,
+    get_rule,
+)
 from cover.data.table import GroundingTable
-from cover.errors import CalibratorFileError
 from cover.regions import Regions, build_regions
 from cover.scores import (
     DEFAULT_MIN_SCALE,
+    INTERVAL_FAMILIES,
     check_family,
     check_target,
     compute_scores,
+    require_inputs,
+    truth_target,
 )
 
-SCHEMA = "cover.calibrator"
-SCHEMA_VERSION = 1
-_SCALES = {"norm": "predicted_length", "sec": "seconds", "sls": "relevance"}
-RULES = ("split",)
+#: Calibration qids are kept in the file up to this many rows (a digest always).
+KEEP_QIDS_MAX = 5000
 
 
-def alpha_text(a: Fraction) -> str:
-    """Exact text of ``alpha``: a decimal when it terminates ("0.1"), else "p/q"."""
-    d = a.denominator
-    for p in (2, 5):
-        while d % p == 0:
-            d //= p
-    if d == 1:
-        return str(Decimal(a.numerator) / Decimal(a.denominator))
-    return f"{a.numerator}/{a.denominator}"
+def fitted_on(qids: NDArray[Any] | list[str]) -> dict[str, Any]:
+    """``{"count", "sha256", "qids"}``: sha256 of the sorted, newline-joined qids; the
+    qids themselves when there are at most :data:`KEEP_QIDS_MAX`."""
+    ids = sorted(str(q) for q in qids)
+    digest = hashlib.sha256("\n".join(ids).encode("utf-8")).hexdigest()
+    return {"count": len(ids), "sha256": digest,
+            "qids": ids if len(ids) <= KEEP_QIDS_MAX else None}
 
 
-def _digest(payload: dict[str, Any]) -> str:
-    canon = json.dumps(payload, sort_keys=True, separators=(",", ":"), allow_nan=False)
-    return hashlib.sha256(canon.encode()).hexdigest()
+def coverage_loss(table: GroundingTable, family: str, target: str, min_scale: float
+                  ) -> Any:
+    """``loss(lam)`` per row: the fraction of the truth left outside ``C_lam``
+    (``1 - |C_lam ∩ I*| / |I*|``; for a zero-length truth, 1 when it is outside)."""
+    truth = truth_target(table, check_target(target))
+    tlen = truth.length()
+
+    def loss(lam: float) -> NDArray[np.float64]:
+        reg = build_regions(table, family, lam, min_scale=min_scale)
+        inside = reg.intervals.intersection_length(truth)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            frac = np.clip(1.0 - inside / tlen, 0.0, 1.0)
+        point = 1.0 - reg.intervals.contains(truth).astype(np.float64)
+        return np.where(tlen > 0, frac, point)
+
+    return loss
 
 
 @dataclass
@@ -64,19 +100,25 @@ class Calibrator:
 
     Parameters
     ----------
-    score : {"norm", "sec", "sls"}
-        Score family (paper §Method): length-normalised widening, widening in
-        seconds, or super-level set of the relevance signal.
+    score : {"norm", "sec", "sls", "sigma"}
+        Score family (paper §Method; ``sigma`` widens by the reported std).
     alpha : float
-        Target miscoverage; regions contain the truth with probability ``>= 1 - alpha``.
-    rule : {"split"}
-        Calibration rule.
+        Target miscoverage (or risk level for ``rcps``/``crc``).
+    rule : str
+        Calibration rule, a key of :data:`cover.calibrate.registry.RULES`.
     min_scale : float
-        NORM scale floor in seconds for near-zero-length predictions.
+        Scale floor in seconds (NORM predicted length, SIGMA std).
     target : {"envelope", "windows"}
         Cover the envelope of multi-window truth (paper) or every window.
+    params : dict
+        Rule parameters (e.g. ``{"delta": 0.1, "bound": "binomial"}`` for ``rcps``);
+        missing ones take the rule's defaults.
+    groups : str
+        Grouping kind (``"all"``: one group); ``group_params`` its parameters.
 
-    Fitted attributes end with ``_``: ``threshold_``, ``k_``, ``n_``, ``counts_``.
+    Fitted attributes end with ``_``: ``thresholds_`` (per group label),
+    ``params_``, ``group_params_``, ``fallback_``, ``report_``, ``counts_``,
+    ``fitted_on_``; ``threshold_``, ``k_``, ``n_`` for a one-group one-parameter rule.
     """
 
     score: str = "norm"
@@ -84,140 +126,208 @@ class Calibrator:
     rule: str = "split"
     min_scale: float = DEFAULT_MIN_SCALE
     target: str = "envelope"
-    threshold_: float | None = field(default=None, init=False)
-    k_: int | None = field(default=None, init=False)
-    n_: int | None = field(default=None, init=False)
+    params: Mapping[str, Any] | None = None
+    groups: str = "all"
+    group_params: Mapping[str, Any] | None = None
+    thresholds_: dict[str, GroupThreshold] = field(default_factory=dict, init=False)
+    params_: dict[str, Any] = field(default_factory=dict, init=False)
+    group_params_: dict[str, Any] = field(default_factory=dict, init=False)
+    fallback_: list[Fallback] = field(default_factory=list, init=False)
+    report_: dict[str, Any] = field(default_factory=dict, init=False)
     counts_: dict[str, int] = field(default_factory=dict, init=False)
+    fitted_on_: dict[str, Any] | None = field(default=None, init=False)
     clip_: float | None = field(default=None, init=False)
 
     def __post_init__(self) -> None:
         check_family(self.score)
         check_target(self.target)
         self._alpha = as_fraction(self.alpha)
-        if self.rule not in RULES:
-            raise ValueError(f"unknown rule {self.rule!r}; choose one of {', '.join(RULES)}")
-        if not (isinstance(self.min_scale, (int, float)) and math.isfinite(self.min_scale)
-                and self.min_scale > 0):
+        self._spec = get_rule(self.rule)
+        self._grouping = get_grouping(self.groups)
+        if not (isinstance(self.min_scale, (int, float)) and not isinstance(self.min_scale, bool)
+                and math.isfinite(self.min_scale) and self.min_scale > 0):
             raise ValueError(f"min_scale must be a finite number > 0 seconds, "
                              f"got {self.min_scale!r}")
+        if self._spec.needs & {"sides"} and self.score not in INTERVAL_FAMILIES:
+            raise ValueError(f"rule {self.rule!r} widens each boundary separately and needs an "
+                             f"interval score ({', '.join(INTERVAL_FAMILIES)}), not {self.score!r}")
+        self._params = self._spec.check_params({**self._spec.defaults, **(self.params or {})})
 
     # ---- fit / certify ------------------------------------------------------------
-    def fit(self, table: GroundingTable) -> Self:
-        """Score the labelled ``table`` and set ``threshold_`` by the rule."""
+    def fit(self, table: GroundingTable, *, weights: NDArray[np.float64] | None = None) -> Self:
+        """Score the labelled ``table`` and set the thresholds by the rule."""
+        if len(table) == 0:
+            raise ValueError("cannot calibrate on an empty table")
+        require_inputs(table, check_family(self.score))
+        spec = self._spec
+        if "weights" in spec.needs and weights is None:
+            raise ValueError(f"rule {self.rule!r} needs weights for the calibration rows")
+        gparams = self._grouping.fit(table, dict(self.group_params or {}))
+        labels = np.asarray(self._grouping.assign(table, gparams)).astype(str)
         scores = compute_scores(table, self.score, min_scale=self.min_scale, target=self.target)
-        th = split_conformal(scores.values, alpha=self._alpha)
-        self._set(th, scores.counts(), table.clip)
+        data = RuleInput(
+            scores=scores.values, groups=labels, start=scores.start, end=scores.end,
+            loss=(coverage_loss(table, self.score, self.target, self.min_scale)
+                  if "loss" in spec.needs else None),
+            weights=None if weights is None else np.asarray(weights, dtype=np.float64),
+        )
+        result = spec.fn(data, self._alpha, self._params)
+        for label, rec in result.thresholds.items():
+            for side, s in rec.sides.items():
+                if math.isnan(s.value) or s.value == -math.inf:
+                    raise ValueError(
+                        f"group {label!r}, {side}: the calibrated threshold is {s.value}; at "
+                        f"least k={s.k} of its {rec.n} calibration rows are refusals (no usable "
+                        f"prediction for score {self.score!r}), so no region can be certified")
+        self.thresholds_ = dict(result.thresholds)
+        self.params_ = {**self._params, **result.learned}
+        self.group_params_ = gparams
+        self.fallback_ = list(result.fallback)
+        self.report_ = dict(result.report)
+        self.counts_ = scores.counts()
+        self.fitted_on_ = fitted_on(table.qid)
+        self.clip_ = table.clip if self.score == "sls" else None
         return self
-
-    def _set(self, th: Threshold, counts: dict[str, int], clip: float | None) -> None:
-        self.threshold_, self.k_, self.n_ = th.value, th.k, th.n
-        self.counts_ = counts
-        self.clip_ = clip if self.score == "sls" else None
 
     @property
     def fitted(self) -> bool:
-        return self.threshold_ is not None
+        return bool(self.thresholds_)
 
-    def _require_fitted(self) -> float:
-        if self.threshold_ is None:
+    def _require_fitted(self) -> None:
+        if not self.thresholds_:
             raise RuntimeError("this Calibrator is not fitted: call fit(table) or load(path)")
-        return self.threshold_
 
     @property
     def alpha_fraction(self) -> Fraction:
         return self._alpha
 
+    @property
+    def sides(self) -> tuple[str, ...]:
+        return self._spec.sides
+
+    def row_lams(self, table: GroundingTable) -> tuple[NDArray[np.float64],
+                                                       NDArray[np.float64] | None]:
+        """``(lam_start, lam_end)`` per row of ``table`` (``lam_end`` None for one-parameter
+        rules); a row whose group was not seen at calibration is an error."""
+        self._require_fitted()
+        labels = np.asarray(self._grouping.assign(table, self.group_params_)).astype(str)
+        known = np.isin(labels, list(self.thresholds_))
+        if not known.all():
+            i = int(np.flatnonzero(~known)[0])
+            raise ValueError(
+                f"{table.where(i)}: group {labels[i]} ({self.groups}) was not seen at "
+                f"calibration (known groups: {', '.join(sorted(self.thresholds_))}); "
+                f"{int((~known).sum())} row(s) affected")
+        names = sorted(self.thresholds_)
+        pairs = np.array([self._spec.lams(self.thresholds_[g], self.params_) for g in names],
+                         dtype=np.float64).reshape(-1, 2)
+        idx = np.searchsorted(np.array(names), labels)
+        lam_s, lam_e = pairs[idx, 0], pairs[idx, 1]
+        if self._spec.sides == ("both",) and not self._spec.needs & {"sides"}:
+            return lam_s, None
+        return lam_s, lam_e
+
     def certify(self, table: GroundingTable) -> Regions:
-        """Regions at the calibrated threshold for every row (durations required)."""
-        q = self._require_fitted()
+        """Regions at the calibrated thresholds for every row (durations required)."""
+        self._require_fitted()
         if self.score == "sls" and self.clip_ is not None and table.clip != self.clip_:
             raise ValueError(
                 f"relevance clips are {table.clip} s here but {self.clip_} s at calibration"
             )
-        return build_regions(table, self.score, q, min_scale=self.min_scale,
-                             alpha=float(self._alpha))
+        require_inputs(table, check_family(self.score))
+        lam_s, lam_e = self.row_lams(table)
+        return build_regions(table, self.score, lam_s, lam_end=lam_e,
+                             min_scale=self.min_scale, alpha=float(self._alpha))
+
+    # ---- one-group, one-parameter views (the split rule's classic attributes) -------
+    def _single(self) -> tuple[float, int | None, int] | None:
+        if len(self.thresholds_) != 1:
+            return None
+        rec = next(iter(self.thresholds_.values()))
+        if "both" not in rec.sides:
+            return None
+        return rec.sides["both"].value, rec.sides["both"].k, rec.n
+
+    @property
+    def threshold_(self) -> float | None:
+        """The threshold of a one-group, one-parameter rule (None otherwise)."""
+        one = self._single()
+        return None if one is None else one[0]
+
+    @property
+    def k_(self) -> int | None:
+        one = self._single()
+        return None if one is None else one[1]
+
+    @property
+    def n_(self) -> int | None:
+        """Calibration rows the thresholds were computed on (all groups)."""
+        return sum(r.n for r in self.thresholds_.values()) if self.thresholds_ else None
+
+    @property
+    def side_ratio_(self) -> float | None:
+        """Calibrated start/end widening ratio ``lam_s / lam_e`` (per-boundary rules, one
+        group): the paper's diagnostic of which boundary a grounder gets wrong."""
+        if len(self.thresholds_) != 1 or not self._spec.needs & {"sides"}:
+            return None
+        s, e = self._spec.lams(next(iter(self.thresholds_.values())), self.params_)
+        return s / e if e not in (0.0,) and math.isfinite(s) and math.isfinite(e) else None
 
     @property
     def expected_coverage(self) -> float:
-        """``k / (n + 1)``: the mean realised coverage under i.i.d. scores."""
+        """``k / (n + 1)``: the mean realised coverage of split conformal (one group)."""
         self._require_fitted()
-        assert self.k_ is not None and self.n_ is not None
-        return min(self.k_, self.n_ + 1) / (self.n_ + 1)
+        one = self._single()
+        if one is None or one[1] is None:
+            raise ValueError(f"expected coverage k/(n+1) is defined for one rank threshold, "
+                             f"not for rule {self.rule!r} with groups {self.groups!r}")
+        k, n = one[1], one[2]
+        return min(k, n + 1) / (n + 1)
 
-    # ---- persistence --------------------------------------------------------------
+    def describe(self) -> list[str]:
+        """Human lines: the thresholds per group and side, fallbacks and the rule report."""
+        self._require_fitted()
+        out = []
+        for label, rec in sorted(self.thresholds_.items()):
+            sides = ", ".join(f"{side} {s.value:.6g}" + (f" (k={s.k})" if s.k is not None else "")
+                              for side, s in rec.sides.items())
+            out.append(f"group {label}: n={rec.n}: {sides}")
+        out += [f"fallback: group {f.group} used {f.used} ({f.reason})" for f in self.fallback_]
+        if self.side_ratio_ is not None:
+            out.append(f"start/end widening ratio {self.side_ratio_:.4g}")
+        out += [f"{k}: {v}" for k, v in self.report_.items()]
+        return out
+
+    # ---- persistence (cover.calibrate.calibrator_file) -------------------------------
     def to_dict(self) -> dict[str, Any]:
         """The versioned JSON document (with a sha256 of its own content)."""
-        q = self._require_fitted()
-        payload: dict[str, Any] = {
-            "schema": SCHEMA,
-            "schema_version": SCHEMA_VERSION,
-            "created_by": f"cover {__version__}",
-            "score": self.score,
-            "scale": _SCALES[self.score],
-            "target": self.target,
-            "min_scale": float(self.min_scale),
-            "clip_seconds": self.clip_,
-            "alpha": alpha_text(self._alpha),
-            "rule": self.rule,
-            "threshold": to_json_number(q),
-            "k": self.k_,
-            "n_calibration": self.n_,
-            "counts": dict(self.counts_),
-        }
-        payload["sha256"] = _digest(payload)
-        return payload
+        from cover.calibrate.calibrator_file import to_document
 
-    def save(self, path: str | Path) -> None:
-        Path(path).write_text(json.dumps(self.to_dict(), indent=2) + "\n", encoding="utf-8")
+        self._require_fitted()
+        return to_document(self)
+
+    def save(self, path: str | Path, *, inputs: list[str | Path] | None = None) -> None:
+        """Write the JSON document atomically (refusing a target that is one of ``inputs``)."""
+        from cover.io.output import write_json
+
+        write_json(path, self.to_dict(), inputs=inputs or ())
 
     @classmethod
     def from_dict(cls, doc: Any, *, source: str = "<dict>") -> Calibrator:
-        """Rebuild a fitted calibrator; a wrong schema, version or checksum is an error."""
-        if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
-            raise CalibratorFileError(f"{source}: not a COVER calibrator (schema != {SCHEMA!r})")
-        version = doc.get("schema_version")
-        if version != SCHEMA_VERSION:
-            raise CalibratorFileError(
-                f"{source}: calibrator schema version {version!r}, but this COVER "
-                f"({__version__}) reads version {SCHEMA_VERSION}; re-run `cover calibrate`"
-            )
-        body = {k: v for k, v in doc.items() if k != "sha256"}
-        if doc.get("sha256") != _digest(body):
-            raise CalibratorFileError(
-                f"{source}: checksum mismatch: the file was edited or damaged after it was "
-                "written; re-run `cover calibrate` rather than editing thresholds by hand"
-            )
-        try:
-            cal = cls(score=doc["score"], alpha=Fraction(doc["alpha"]), rule=doc["rule"],
-                      min_scale=doc["min_scale"], target=doc["target"])
-            value = from_json_number(doc["threshold"])
-            if math.isnan(value):
-                raise ValueError("threshold is missing")
-            th = Threshold(doc["rule"], cal._alpha, value, int(doc["k"]),
-                           int(doc["n_calibration"]))
-            clip = doc.get("clip_seconds")
-            cal._set(th, dict(doc.get("counts", {})), None if clip is None else float(clip))
-        except (KeyError, ValueError, TypeError) as exc:
-            raise CalibratorFileError(f"{source}: malformed calibrator field ({exc})") from exc
-        return cal
+        """Rebuild a fitted calibrator, validating every field (see calibrator_file)."""
+        from cover.calibrate.calibrator_file import from_document
+
+        return from_document(cls, doc, source=source)
 
     @classmethod
     def load(cls, path: str | Path) -> Calibrator:
         """Read a calibrator written by :meth:`save`."""
-        p = Path(path)
-        try:
-            doc = json.loads(p.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            raise CalibratorFileError(f"{path}: no such calibrator file") from None
-        except OSError as exc:
-            raise CalibratorFileError(f"{path}: cannot read calibrator file ({exc.strerror})") \
-                from None
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise CalibratorFileError(f"{path}: corrupt calibrator file (not JSON: {exc})") \
-                from None
-        return cls.from_dict(doc, source=str(path))
+        from cover.calibrate.calibrator_file import read_document
+
+        return cls.from_dict(read_document(path), source=str(path))
 
     def __repr__(self) -> str:
-        state = f", threshold_={self.threshold_!r}, n_={self.n_}" if self.fitted else ""
+        state = f", groups={len(self.thresholds_)}, n_={self.n_}" if self.fitted else ""
+        thr = f", threshold_={self.threshold_!r}" if self.threshold_ is not None else ""
         return (f"Calibrator(score={self.score!r}, alpha={float(self._alpha)!r}, "
-                f"rule={self.rule!r}{state})")
+                f"rule={self.rule!r}{thr}{state})")

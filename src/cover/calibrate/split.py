@@ -1,20 +1,29 @@
 """Split-conformal calibration: one threshold from one set of calibration scores.
 
-A *rule* is a function from score arrays (plus optional groups or weights) to a
-:class:`Threshold`; the other rules (risk control, Mondrian, weighted, online)
-follow the same shape.
+``q = k-th smallest score, k = ceil((n + 1)(1 - alpha))`` (paper Eq. 3), one per group
+label (the marginal rule has the single group "all"); a group too small for a finite
+quantile gets ``+inf`` (the whole video) and is reported.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
 import numpy as np
-from numpy.typing import ArrayLike
+from numpy.typing import ArrayLike, NDArray
 
-from cover.calibrate.quantile import AlphaLike, as_fraction, conformal_quantile
+from cover.calibrate.quantile import AlphaLike, as_fraction, conformal_quantile, conformal_rank
+from cover.calibrate.registry import (
+    GroupThreshold,
+    RuleFit,
+    RuleInput,
+    RuleSpec,
+    Side,
+    register_rule,
+)
 
 
 @dataclass(frozen=True)
@@ -69,3 +78,28 @@ def split_conformal(scores: ArrayLike, *, alpha: AlphaLike, warn: bool = True) -
     a = as_fraction(alpha)
     q, k, n = conformal_quantile(scores, a, warn=warn)
     return Threshold("split", a, q, k, n)
+
+
+def per_group(groups: NDArray[np.str_], scores: NDArray[np.float64],
+              fit_one: Callable[[NDArray[np.float64]], GroupThreshold]
+              ) -> dict[str, GroupThreshold]:
+    """``fit_one`` applied to the scores of each group label (labels sorted)."""
+    return {str(g): fit_one(scores[groups == g]) for g in np.unique(groups)}
+
+
+def split_rule(data: RuleInput, alpha: Fraction, params: Mapping[str, Any]) -> RuleFit:
+    """Split conformal per group label: ``k = ceil((n_g + 1)(1 - alpha))``-th smallest."""
+
+    def one(s: NDArray[np.float64]) -> GroupThreshold:
+        th = split_conformal(s, alpha=alpha)
+        return GroupThreshold(th.n, {"both": Side(th.value, th.k)})
+
+    return RuleFit(per_group(data.groups, data.scores, one))
+
+
+def _split_rank(n: int, alpha: Fraction, params: Mapping[str, Any], side: str) -> int:
+    return conformal_rank(n, alpha)
+
+
+register_rule(RuleSpec("split", split_rule, "split conformal: the k-th smallest score, "
+                       "k = ceil((n+1)(1-alpha))", rank=_split_rank))

@@ -11,12 +11,15 @@ from cover.errors import InputError
 
 
 def add_parser(sub: Subparsers) -> None:
-    from cover.scores import FAMILIES, TARGETS
+    from cover.calibrate.registry import RULES
+    from cover.scores import ALL_FAMILIES, TARGETS
 
     p = sub.add_parser("calibrate", help="fit a calibrator on labelled predictions")
     p.add_argument("--preds", required=True, help="prediction jsonl (Moment-DETR format)")
     p.add_argument("--gt", required=True, help="ground-truth jsonl (QVHighlights format)")
-    p.add_argument("--score", choices=FAMILIES, default="norm")
+    p.add_argument("--score", choices=ALL_FAMILIES, default="norm")
+    p.add_argument("--rule", choices=sorted(RULES), default="split",
+                   help="calibration rule (default: %(default)s); each runs with its defaults")
     p.add_argument("--alpha", type=_alpha, default="0.1", help="miscoverage level in (0, 1)")
     p.add_argument("--qids", help="calibrate only on these query ids (e.g. from cover split)")
     p.add_argument("--min-scale", type=float, default=1.0, help="NORM scale floor, s")
@@ -37,10 +40,18 @@ def run(args: argparse.Namespace) -> int:
     if len(table) == 0:
         raise InputError("no calibration rows left after validation")
     cal = Calibrator(score=args.score, alpha=args.alpha, min_scale=args.min_scale,
-                     target=args.target).fit(table)
-    if args.strict and not np.isfinite(cal.threshold_ or 0.0):
+                     target=args.target, rule=args.rule).fit(table)
+    if args.strict and not all(np.isfinite(s.value) for r in cal.thresholds_.values()
+                               for s in r.sides.values()):
         raise InputError(f"{len(table)} calibration rows are too few for alpha={args.alpha}")
-    cal.save(args.output)
+    cal.save(args.output, inputs=[args.preds, args.gt, args.qids])
+    if cal.threshold_ is None or cal.k_ is None:
+        print(f"calibrated {args.score.upper()} by rule {args.rule} at alpha={args.alpha} on "
+              f"{len(table)} rows:")
+        for line in cal.describe():
+            print(f"  {line}")
+        print(f"wrote {args.output}")
+        return 0
     ref = coverage_reference(cal.n_ or 0, cal.k_ or 0)
     c = cal.counts_
     print(f"calibrated {args.score.upper()} at alpha={args.alpha} on {cal.n_} rows: "

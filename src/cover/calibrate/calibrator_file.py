@@ -1,0 +1,349 @@
+"""The calibrator file: versioned JSON (schema version 2), validated field by field.
+
+Layout::
+
+    {"schema": "cover.calibrator", "schema_version": 2, "created_by": "cover 0.1.0",
+     "score": "norm", "scale": "predicted_length", "target": "envelope",
+     "min_scale": 1.0, "clip_seconds": null, "alpha": "0.1",
+     "rule": "split", "params": {},
+     "groups": {"kind": "all"},
+     "thresholds": {"all": {"n": 623, "value": 1.23, "k": 561}},
+     "fallback": [],
+     "counts": {"rows": 623, "refused": 0, ...},
+     "fitted_on": {"count": 623, "sha256": "...", "qids": ["...", ...]},
+     "sha256": "..."}
+
+A per-boundary rule's group record is ``{"n": .., "start": {"value", "k"}, "end":
+{"value", "k"}}``. Thresholds are numbers or "inf" (never -inf or NaN); ``k`` is the
+rank the rule prescribes (``ceil((n+1)(1-alpha))`` for split; ``k > n`` only with
+"inf"), or null for rules that are not rank-based. ``alpha`` is exact text ("0.1",
+"1/3"). ``fitted_on`` has the count and sha256 of the sorted, newline-joined
+calibration qids, and the qids themselves up to 5000 rows.
+
+The ``sha256`` field is a checksum of the other fields (canonical JSON): it detects
+damage and careless edits (**integrity**), not who wrote the file (it is not a
+signature: anyone can recompute it). That is why every field is also checked against
+the others on load, and a failure names the field.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+from decimal import Decimal
+from fractions import Fraction
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from cover._json import from_json_number, to_json_number
+from cover._version import __version__
+from cover.calibrate.registry import ALL, Fallback, GroupThreshold, Side, get_grouping, get_rule
+from cover.errors import CalibratorFileError
+from cover.scores import ALL_FAMILIES, TARGETS
+
+if TYPE_CHECKING:
+    from cover.calibrate.calibrator import Calibrator
+
+SCHEMA = "cover.calibrator"
+SCHEMA_VERSION = 2
+SCALES = {"norm": "predicted_length", "sec": "seconds", "sls": "relevance",
+          "sigma": "reported_std"}
+FIELDS = ("schema", "schema_version", "created_by", "score", "scale", "target", "min_scale",
+          "clip_seconds", "alpha", "rule", "params", "groups", "thresholds", "fallback",
+          "counts", "fitted_on", "sha256")
+
+
+def alpha_text(a: Fraction) -> str:
+    """Exact text of ``alpha``: a decimal when it terminates ("0.1"), else "p/q"."""
+    d = a.denominator
+    for p in (2, 5):
+        while d % p == 0:
+            d //= p
+    if d == 1:
+        return str(Decimal(a.numerator) / Decimal(a.denominator))
+    return f"{a.numerator}/{a.denominator}"
+
+
+def _digest(payload: dict[str, Any]) -> str:
+    canon = json.dumps(payload, sort_keys=True, separators=(",", ":"), allow_nan=False)
+    return hashlib.sha256(canon.encode()).hexdigest()
+
+
+def _record(rec: GroupThreshold) -> dict[str, Any]:
+    out: dict[str, Any] = {"n": rec.n}
+    for side, s in rec.sides.items():
+        entry = {"value": to_json_number(s.value), "k": s.k}
+        if side == "both":
+            out.update(entry)
+        else:
+            out[side] = entry
+    return out
+
+
+def to_document(cal: Calibrator) -> dict[str, Any]:
+    """The JSON document of a fitted calibrator, sealed with its sha256."""
+    payload: dict[str, Any] = {
+        "schema": SCHEMA,
+        "schema_version": SCHEMA_VERSION,
+        "created_by": f"cover {__version__}",
+        "score": cal.score,
+        "scale": SCALES[cal.score],
+        "target": cal.target,
+        "min_scale": float(cal.min_scale),
+        "clip_seconds": cal.clip_,
+        "alpha": alpha_text(cal.alpha_fraction),
+        "rule": cal.rule,
+        "params": dict(cal.params_),
+        "groups": {"kind": cal.groups, **cal.group_params_},
+        "thresholds": {label: _record(r) for label, r in sorted(cal.thresholds_.items())},
+        "fallback": [f.to_dict() for f in cal.fallback_],
+        "counts": dict(cal.counts_),
+        "fitted_on": dict(cal.fitted_on_ or {}),
+    }
+    payload["sha256"] = _digest(payload)
+    return payload
+
+
+def read_document(path: str | Path) -> Any:
+    """The parsed JSON of a calibrator file (a clear error when it cannot be read)."""
+    p = Path(path)
+    try:
+        return json.loads(p.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise CalibratorFileError(f"{path}: no such calibrator file") from None
+    except IsADirectoryError:
+        raise CalibratorFileError(f"{path}: is a folder, not a calibrator file") from None
+    except OSError as exc:
+        raise CalibratorFileError(f"{path}: cannot read calibrator file ({exc.strerror})") \
+            from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise CalibratorFileError(f"{path}: corrupt calibrator file (not JSON: {exc})") from None
+
+
+class _Bad(Exception):
+    def __init__(self, name: str, problem: str) -> None:
+        super().__init__(f"field {name}: {problem}")
+
+
+def _int(x: Any, name: str, lo: int) -> int:
+    if isinstance(x, bool) or not isinstance(x, int) or x < lo:
+        raise _Bad(name, f"{json.dumps(x)} is not an integer >= {lo}")
+    return x
+
+
+def _str(x: Any, name: str, choices: tuple[str, ...] | None = None) -> str:
+    if not isinstance(x, str) or (choices is not None and x not in choices):
+        want = f"one of {', '.join(choices)}" if choices else "text"
+        raise _Bad(name, f"{json.dumps(x)} is not {want}")
+    return x
+
+
+def _dict(x: Any, name: str) -> dict[str, Any]:
+    if not isinstance(x, dict):
+        raise _Bad(name, f"{json.dumps(x)} is not an object")
+    return x
+
+
+def _positive(x: Any, name: str, *, allow_none: bool = False) -> float | None:
+    if x is None and allow_none:
+        return None
+    if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x) or x <= 0:
+        raise _Bad(name, f"{json.dumps(x)} is not a finite number > 0")
+    return float(x)
+
+
+def _alpha(x: Any) -> Fraction:
+    try:
+        a = Fraction(_str(x, "alpha"))
+    except (ValueError, ZeroDivisionError):
+        raise _Bad("alpha", f"{json.dumps(x)} is not a number") from None
+    if not 0 < a < 1:
+        raise _Bad("alpha", f"{x} is not in (0, 1)")
+    if alpha_text(a) != x:
+        raise _Bad("alpha", f"{json.dumps(x)} is not written exactly as {alpha_text(a)!r}")
+    return a
+
+
+def _side(x: Any, name: str, n: int, want_k: int | None) -> Side:
+    entry = _dict(x, name)
+    if set(entry) != {"value", "k"}:
+        raise _Bad(name, "must hold exactly value and k")
+    try:
+        value = from_json_number(entry["value"])
+    except ValueError as exc:
+        raise _Bad(f"{name}.value", str(exc)) from None
+    if math.isnan(value) or value == -math.inf:
+        raise _Bad(f"{name}.value", f"{json.dumps(entry['value'])}: a threshold is a finite "
+                   "number or 'inf'")
+    k = entry["k"]
+    if want_k is None:
+        if k is not None:
+            raise _Bad(f"{name}.k", "must be null: the rule is not rank-based")
+        return Side(value, None)
+    k = _int(k, f"{name}.k", 1)
+    if k != want_k:
+        raise _Bad(f"{name}.k", f"{k} is not the rank {want_k} the rule gives for n={n}")
+    if k > n and value != math.inf:
+        raise _Bad(f"{name}.value", f"k={k} > n={n} requires the threshold 'inf'")
+    return Side(value, k)
+
+
+def _thresholds(doc: dict[str, Any], alpha: Fraction, rule: str, params: dict[str, Any]
+                ) -> dict[str, GroupThreshold]:
+    spec = get_rule(rule)
+    table = _dict(doc["thresholds"], "thresholds")
+    if not table:
+        raise _Bad("thresholds", "no group")
+    out: dict[str, GroupThreshold] = {}
+    for label, raw in table.items():
+        name = f"thresholds.{label}"
+        rec = _dict(raw, name)
+        n = _int(rec.get("n"), f"{name}.n", 1)
+        sides: dict[str, Side] = {}
+        if spec.sides == ("both",):
+            if set(rec) != {"n", "value", "k"}:
+                raise _Bad(name, f"rule {rule} needs exactly n, value and k")
+            want = None if spec.rank is None else spec.rank(n, alpha, params, "both")
+            sides["both"] = _side({"value": rec["value"], "k": rec["k"]}, name, n, want)
+        else:
+            if set(rec) != {"n", *spec.sides}:
+                raise _Bad(name, f"rule {rule} needs exactly n, {', '.join(spec.sides)}")
+            for side in spec.sides:
+                want = None if spec.rank is None else spec.rank(n, alpha, params, side)
+                sides[side] = _side(rec[side], f"{name}.{side}", n, want)
+        out[label] = GroupThreshold(n, sides)
+    return out
+
+
+def _fitted_on(x: Any) -> dict[str, Any]:
+    fo = _dict(x, "fitted_on")
+    if set(fo) != {"count", "sha256", "qids"}:
+        raise _Bad("fitted_on", "must hold exactly count, sha256 and qids")
+    count = _int(fo["count"], "fitted_on.count", 1)
+    digest = _str(fo["sha256"], "fitted_on.sha256")
+    if not re.fullmatch(r"[0-9a-f]{64}", digest):
+        raise _Bad("fitted_on.sha256", "is not a sha256 hex digest")
+    qids = fo["qids"]
+    from cover.calibrate.calibrator import KEEP_QIDS_MAX
+
+    if qids is None:
+        if count <= KEEP_QIDS_MAX:
+            raise _Bad("fitted_on.qids", f"missing although count {count} <= {KEEP_QIDS_MAX}")
+    else:
+        if not isinstance(qids, list) or not all(isinstance(q, str) for q in qids):
+            raise _Bad("fitted_on.qids", "is not a list of text qids")
+        if len(qids) != count:
+            raise _Bad("fitted_on.qids", f"holds {len(qids)} qids, count says {count}")
+        if qids != sorted(qids):
+            raise _Bad("fitted_on.qids", "are not sorted")
+        if hashlib.sha256("\n".join(qids).encode("utf-8")).hexdigest() != digest:
+            raise _Bad("fitted_on.sha256", "does not match the qids")
+    return {"count": count, "sha256": digest, "qids": qids}
+
+
+def _check(doc: dict[str, Any]) -> dict[str, Any]:
+    """Every field against its type and the others; returns the parsed values."""
+    missing = [f for f in FIELDS if f not in doc]
+    if missing:
+        raise _Bad(missing[0], "is missing")
+    extra = sorted(set(doc) - set(FIELDS))
+    if extra:
+        raise _Bad(extra[0], "is not a calibrator field")
+    _str(doc["created_by"], "created_by")
+    score = _str(doc["score"], "score", ALL_FAMILIES)
+    if doc["scale"] != SCALES[score]:
+        raise _Bad("scale", f"{json.dumps(doc['scale'])} is not {SCALES[score]!r}, the scale "
+                   f"of score {score}")
+    target = _str(doc["target"], "target", TARGETS)
+    min_scale = _positive(doc["min_scale"], "min_scale")
+    clip = _positive(doc["clip_seconds"], "clip_seconds", allow_none=score != "sls")
+    if score != "sls" and clip is not None:
+        raise _Bad("clip_seconds", f"must be null for score {score}")
+    alpha = _alpha(doc["alpha"])
+    rule = _str(doc["rule"], "rule")
+    try:
+        spec = get_rule(rule)
+    except ValueError as exc:
+        raise _Bad("rule", str(exc)) from None
+    raw_params = _dict(doc["params"], "params")
+    try:
+        params = spec.check_params(raw_params)
+    except ValueError as exc:
+        raise _Bad("params", str(exc)) from None
+    if params != raw_params:
+        raise _Bad("params", f"{json.dumps(raw_params)} is not in the rule's normal form "
+                   f"{json.dumps(params)}")
+    groups = _dict(doc["groups"], "groups")
+    kind = _str(groups.get("kind"), "groups.kind")
+    gparams = {k: v for k, v in groups.items() if k != "kind"}
+    try:
+        gparams = get_grouping(kind).check_params(gparams)
+    except ValueError as exc:
+        raise _Bad("groups", str(exc)) from None
+    thresholds = _thresholds(doc, alpha, rule, params)
+    if kind == ALL and set(thresholds) != {ALL}:
+        raise _Bad("thresholds", f"grouping 'all' has the one group {ALL!r}")
+    fallback = []
+    for i, f in enumerate(doc["fallback"] if isinstance(doc["fallback"], list) else [None]):
+        entry = _dict(f, f"fallback[{i}]")
+        if set(entry) != {"group", "reason", "used"} or entry["group"] not in thresholds \
+                or entry["used"] not in ("pooled", "inf") or not isinstance(entry["reason"], str):
+            raise _Bad(f"fallback[{i}]", "needs group (a known label), reason and used "
+                       "(pooled or inf)")
+        fallback.append(Fallback(entry["group"], entry["reason"], entry["used"]))
+    counts = _dict(doc["counts"], "counts")
+    for key, v in counts.items():
+        _int(v, f"counts.{key}", 0)
+    fo = _fitted_on(doc["fitted_on"])
+    if counts.get("rows", fo["count"]) != fo["count"]:
+        raise _Bad("counts.rows", f"{counts['rows']} differs from fitted_on.count {fo['count']}")
+    held_out = params.get("fold_rows", 0)
+    used = sum(r.n for r in thresholds.values()) + held_out
+    if used != fo["count"]:
+        raise _Bad("thresholds", f"group sizes n add up to {used} rows (with {held_out} held "
+                   f"out), but the calibrator was fitted on {fo['count']}")
+    return {"score": score, "target": target, "min_scale": min_scale, "clip": clip,
+            "alpha": alpha, "rule": rule, "params": params, "kind": kind, "gparams": gparams,
+            "thresholds": thresholds, "fallback": fallback, "counts": dict(counts),
+            "fitted_on": fo}
+
+
+def from_document(cls: type[Calibrator], doc: Any, *, source: str = "<dict>") -> Calibrator:
+    """Rebuild a fitted calibrator; a wrong schema, version, checksum or any field that
+    disagrees with the others is a :class:`CalibratorFileError` naming the field."""
+    if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
+        raise CalibratorFileError(f"{source}: not a COVER calibrator (schema != {SCHEMA!r})")
+    version = doc.get("schema_version")
+    if isinstance(version, bool) or version != SCHEMA_VERSION:
+        hint = ("; version 1 files do not record the rows they were fitted on, so they "
+                "cannot be migrated" if version == 1 and not isinstance(version, bool) else "")
+        raise CalibratorFileError(
+            f"{source}: calibrator schema version {version!r}, but this COVER "
+            f"({__version__}) reads version {SCHEMA_VERSION}{hint}; re-run `cover calibrate`"
+        )
+    body = {k: v for k, v in doc.items() if k != "sha256"}
+    if doc.get("sha256") != _digest(body):
+        raise CalibratorFileError(
+            f"{source}: checksum mismatch: the file was edited or damaged after it was "
+            "written; re-run `cover calibrate` rather than editing thresholds by hand"
+        )
+    try:
+        v = _check(doc)
+    except _Bad as exc:
+        raise CalibratorFileError(f"{source}: invalid calibrator {exc}") from None
+    try:
+        cal = cls(score=v["score"], alpha=v["alpha"], rule=v["rule"], min_scale=v["min_scale"],
+                  target=v["target"], params=v["params"], groups=v["kind"],
+                  group_params=v["gparams"])
+    except ValueError as exc:
+        raise CalibratorFileError(f"{source}: invalid calibrator settings ({exc})") from None
+    cal.thresholds_ = v["thresholds"]
+    cal.params_ = v["params"]
+    cal.group_params_ = v["gparams"]
+    cal.fallback_ = v["fallback"]
+    cal.counts_ = v["counts"]
+    cal.fitted_on_ = v["fitted_on"]
+    cal.clip_ = v["clip"]
+    return cal

@@ -1,0 +1,232 @@
+"""A tampered calibrator is refused: each field edited with the checksum recomputed
+names the field; version 1 files get a clear message; the extension registries work."""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+from collections.abc import Callable, Mapping
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from cover.calibrate import Calibrator
+from cover.calibrate.calibrator_file import _digest
+from cover.calibrate.registry import (
+    GROUPINGS,
+    RULES,
+    Grouping,
+    GroupThreshold,
+    RuleFit,
+    RuleInput,
+    RuleSpec,
+    Side,
+    register_grouping,
+    register_rule,
+)
+from cover.data.table import GroundingTable
+from cover.errors import CalibratorFileError
+from test_calibrator_file import make_table
+
+
+def reseal(doc: dict[str, Any]) -> dict[str, Any]:
+    body = {k: v for k, v in doc.items() if k != "sha256"}
+    return {**body, "sha256": _digest(body)}
+
+
+@pytest.fixture(scope="module")
+def good() -> dict[str, Any]:
+    return Calibrator(score="norm", alpha=0.1).fit(make_table(200, seed=1)).to_dict()
+
+
+def _set(path: str, value: Any) -> Callable[[dict[str, Any]], None]:
+    def edit(doc: dict[str, Any]) -> None:
+        *head, last = path.split(".")
+        d = doc
+        for h in head:
+            d = d[h]
+        d[last] = value
+    return edit
+
+
+def _drop(path: str) -> Callable[[dict[str, Any]], None]:
+    def edit(doc: dict[str, Any]) -> None:
+        *head, last = path.split(".")
+        d = doc
+        for h in head:
+            d = d[h]
+        del d[last]
+    return edit
+
+
+TAMPER = [
+    # (id, edit, field the message must name)
+    ("threshold--inf", _set("thresholds.all.value", "-inf"), "thresholds.all.value"),
+    ("threshold-nan", _set("thresholds.all.value", None), "thresholds.all.value"),
+    ("threshold-text", _set("thresholds.all.value", "big"), "thresholds.all.value"),
+    ("k-too-big", _set("thresholds.all.k", 250), "thresholds.all.k"),
+    ("k-off-by-one", _set("thresholds.all.k", 182), "thresholds.all.k"),
+    ("k-float", _set("thresholds.all.k", 3.7), "thresholds.all.k"),
+    ("k-bool", _set("thresholds.all.k", True), "thresholds.all.k"),
+    ("n-negative", _set("thresholds.all.n", -5), "thresholds.all.n"),
+    ("n-zero", _set("thresholds.all.n", 0), "thresholds.all.n"),
+    ("n-changed", _set("thresholds.all.n", 199), "thresholds.all.k"),
+    ("alpha-without-k", _set("alpha", "0.2"), "thresholds.all.k"),
+    ("alpha-range", _set("alpha", "1.5"), "alpha"),
+    ("alpha-number", _set("alpha", 0.1), "alpha"),
+    ("alpha-inexact", _set("alpha", "0.10"), "alpha"),
+    ("score", _set("score", "bogus"), "score"),
+    ("scale", _set("scale", "seconds"), "scale"),
+    ("target", _set("target", "middle"), "target"),
+    ("rule", _set("rule", "magic"), "rule"),
+    ("params", _set("params", {"delta": 0.1}), "params"),
+    ("groups-kind", _set("groups", {"kind": "nonsense"}), "groups"),
+    ("groups-label", _set("thresholds", {"other": {"n": 200, "value": 1.0, "k": 181}}),
+     "thresholds"),
+    ("thresholds-empty", _set("thresholds", {}), "thresholds"),
+    ("record-extra", _set("thresholds.all.start", 1.0), "thresholds.all"),
+    ("min-scale", _set("min_scale", -1.0), "min_scale"),
+    ("min-scale-bool", _set("min_scale", True), "min_scale"),
+    ("clip-non-sls", _set("clip_seconds", 2.0), "clip_seconds"),
+    ("fallback", _set("fallback", [{"group": "nope", "reason": "x", "used": "pooled"}]),
+     "fallback[0]"),
+    ("counts", _set("counts.rows", -1), "counts.rows"),
+    ("counts-rows", _set("counts.rows", 150), "counts.rows"),
+    ("fitted-count", _set("fitted_on.count", 0), "fitted_on.count"),
+    ("fitted-sha", _set("fitted_on.sha256", "0" * 64), "fitted_on.sha256"),
+    ("fitted-qids", _set("fitted_on.qids", None), "fitted_on.qids"),
+    ("created-by", _set("created_by", 7), "created_by"),
+    ("extra-field", _set("note", "hello"), "note"),
+    ("missing-field", _drop("counts"), "counts"),
+]
+
+
+@pytest.mark.parametrize(("edit", "name"), [(e, n) for _, e, n in TAMPER],
+                         ids=[i for i, _, _ in TAMPER])
+def test_each_tampered_field_is_refused_by_name(edit: Callable[[dict[str, Any]], None],
+                                                name: str, good: dict[str, Any],
+                                                tmp_path: Path) -> None:
+    doc = copy.deepcopy(good)
+    edit(doc)
+    p = tmp_path / "cal.json"
+    p.write_text(json.dumps(reseal(doc)), encoding="utf-8")
+    with pytest.raises(CalibratorFileError) as ei:
+        Calibrator.load(p)
+    msg = str(ei.value)
+    assert str(p) in msg and f"field {name}:" in msg, msg
+
+
+def test_schema_version_true_is_not_one(good: dict[str, Any], tmp_path: Path) -> None:
+    p = tmp_path / "cal.json"
+    p.write_text(json.dumps(reseal({**good, "schema_version": True})), encoding="utf-8")
+    with pytest.raises(CalibratorFileError, match="version True"):
+        Calibrator.load(p)
+
+
+def test_version_one_file_is_refused_with_the_reason(tmp_path: Path) -> None:
+    v1 = {"schema": "cover.calibrator", "schema_version": 1, "score": "norm", "alpha": "0.1",
+          "rule": "split", "threshold": 1.0, "k": 9, "n_calibration": 9}
+    p = tmp_path / "old.json"
+    p.write_text(json.dumps(reseal(v1)), encoding="utf-8")
+    with pytest.raises(CalibratorFileError, match=r"version 1.*re-run `cover calibrate`"):
+        Calibrator.load(p)
+
+
+def test_inf_with_k_beyond_n_is_accepted(tmp_path: Path) -> None:
+    cal = Calibrator(score="sec", alpha=0.1)
+    with pytest.warns(Warning):
+        cal.fit(make_table(5, seed=3))
+    doc = cal.to_dict()
+    assert doc["thresholds"]["all"] == {"n": 5, "value": "inf", "k": 6}
+    assert Calibrator.from_dict(doc).threshold_ == float("inf")
+    bad = copy.deepcopy(doc)
+    bad["thresholds"]["all"]["value"] = 3.0
+    with pytest.raises(CalibratorFileError, match="k=6 > n=5 requires"):
+        Calibrator.from_dict(reseal(bad))
+
+
+def test_fitted_on_digest_and_qids() -> None:
+    table = make_table(30, seed=4)
+    cal = Calibrator(score="sec", alpha=0.2).fit(table)
+    ids = sorted(str(q) for q in table.qid)
+    assert cal.fitted_on_ == {"count": 30, "qids": ids,
+                              "sha256": hashlib.sha256("\n".join(ids).encode()).hexdigest()}
+
+
+def test_many_qids_keep_only_the_digest(monkeypatch: pytest.MonkeyPatch) -> None:
+    import cover.calibrate.calibrator as mod
+
+    monkeypatch.setattr(mod, "KEEP_QIDS_MAX", 10)
+    cal = Calibrator(score="sec", alpha=0.2).fit(make_table(30, seed=4))
+    assert cal.fitted_on_ is not None and cal.fitted_on_["qids"] is None
+    assert Calibrator.from_dict(cal.to_dict()).fitted_on_ == cal.fitted_on_
+
+
+def test_save_is_atomic_and_refuses_an_input(tmp_path: Path) -> None:
+    from cover.errors import OutputError
+
+    cal = Calibrator(score="sec", alpha=0.2).fit(make_table(30, seed=4))
+    p = tmp_path / "in.json"
+    p.write_text("keep me", encoding="utf-8")
+    with pytest.raises(OutputError):
+        cal.save(p, inputs=[p])
+    assert p.read_text(encoding="utf-8") == "keep me"
+
+
+# ---- the extension points -----------------------------------------------------------
+def _parity_fit(table: GroundingTable, params: Mapping[str, Any]) -> dict[str, Any]:
+    return {"modulus": 2}
+
+
+def _parity_assign(table: GroundingTable, params: Mapping[str, Any]) -> np.ndarray:
+    return np.array([f"m{int(q) % params['modulus']}" for q in table.qid])
+
+
+def _parity_check(params: Mapping[str, Any]) -> dict[str, Any]:
+    if params != {"modulus": 2}:
+        raise ValueError("modulus must be 2")
+    return dict(params)
+
+
+def _max_rule(data: RuleInput, alpha: Fraction, params: Mapping[str, Any]) -> RuleFit:
+    out = {str(g): GroupThreshold(int((data.groups == g).sum()),
+                                  {"both": Side(float(data.scores[data.groups == g].max()),
+                                                None)})
+           for g in np.unique(data.groups)}
+    return RuleFit(out, report={"groups": len(out)})
+
+
+@pytest.fixture
+def registered() -> Any:
+    register_grouping(Grouping("parity", _parity_fit, _parity_assign, _parity_check))
+    register_rule(RuleSpec("max", _max_rule, "largest score per group"))
+    yield
+    GROUPINGS.pop("parity")
+    RULES.pop("max")
+
+
+def test_registered_rule_and_grouping_fit_save_load_certify(registered: None,
+                                                            tmp_path: Path) -> None:
+    table = make_table(40, seed=6)
+    cal = Calibrator(score="sec", alpha=0.1, rule="max", groups="parity").fit(table)
+    assert sorted(cal.thresholds_) == ["m0", "m1"] and cal.report_ == {"groups": 2}
+    assert cal.threshold_ is None and cal.n_ == 40
+    cal.save(tmp_path / "c.json")
+    loaded = Calibrator.load(tmp_path / "c.json")
+    assert loaded.thresholds_ == cal.thresholds_
+    reg = loaded.certify(table)
+    odd = np.array([int(q) % 2 == 1 for q in table.qid])
+    assert np.all(reg.threshold[odd] == cal.thresholds_["m1"].sides["both"].value)
+    assert np.all(reg.threshold[~odd] == cal.thresholds_["m0"].sides["both"].value)
+
+
+def test_unseen_group_at_certify_is_a_clear_error(registered: None) -> None:
+    table = make_table(40, seed=6)
+    cal = Calibrator(score="sec", alpha=0.1, rule="max", groups="parity").fit(
+        table.take(np.array([int(q) % 2 == 0 for q in table.qid])))
+    with pytest.raises(ValueError, match=r"qid=1\).*group m1 \(parity\) was not seen"):
+        cal.certify(table)
