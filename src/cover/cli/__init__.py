@@ -23,7 +23,7 @@ EXIT_USAGE = 2
 
 #: Command modules under ``cover.cli``, in help order.
 COMMANDS: tuple[str, ...] = ("calibrate", "certify", "evaluate", "split", "validity", "demo",
-                             "ensemble")
+                             "ensemble", "online")
 
 
 def build_parser() -> argparse.ArgumentParser:
