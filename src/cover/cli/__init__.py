@@ -23,7 +23,8 @@ EXIT_USAGE = 2
 
 #: Command modules under ``cover.cli``, in help order.
 COMMANDS: tuple[str, ...] = ("calibrate", "certify", "evaluate", "split", "validity", "demo",
-                             "ensemble", "online")
+                             "ensemble", "online",
+                             "parse-answers")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -34,7 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--version", action="version", version=f"cover {__version__}")
     sub = ap.add_subparsers(dest="command", required=True)
     for name in COMMANDS:
-        importlib.import_module(f"cover.cli.{name}").add_parser(sub)
+        importlib.import_module(f"cover.cli.{name.replace('-', '_')}").add_parser(sub)
     return ap
 
 

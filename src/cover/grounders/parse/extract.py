@@ -1,0 +1,386 @@
+"""Find the answer's interval(s) in free text, stage by stage.
+
+The stages run in order of how unambiguous they are, and the first that finds a
+time wins (so narrative after a JSON block cannot override it):
+
+1. **keyed** — JSON and JSON-like blocks and ``Start: ... End: ...`` lines:
+   ``{"start": 00:00:00, "end": 00:00:30}``, ``start_time: 1.1, end_time: 2.1``,
+   ``"start_time": null``. Every start/end pair found is one interval.
+2. **labelled** — prose with start and end named separately ("the start time is 0:00
+   and the end time is 0:07", "starts at 4.0s and ends at 4.2s", "the start and end
+   times are 2 and 5 s"). The first pair is the answer (later pairs are reasoning).
+   A start or end given as a range ("approximately 0:00 - 0:03") is read as its
+   midpoint.
+3. **ranges** — ``X - Y``, ``X to Y``, ``X until Y``, "from X to Y", "between X and Y",
+   ``[X, Y]``, "from X to the end of the video"; every range found is one interval.
+4. **relative** — "the first half", "the last third", "the whole video" (needs the
+   duration).
+5. **a lone time** — a start with no end ("start-only").
+
+Numbers are read by :mod:`cover.grounders.parse.notation`; a bare number in a range
+with a unit inherits it (``2 to 3 minutes``, ``20-40%``, ``frames 10 to 40``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Literal
+
+from cover.grounders.parse.notation import Token, tokenize, unit_factor
+
+BareRule = Literal["seconds", "percent", "bins", "frames"]
+BARE_RULES: tuple[BareRule, ...] = ("seconds", "percent", "bins", "frames")
+
+
+@dataclass(frozen=True)
+class Context:
+    """What the text's numbers need to become seconds: the video's duration, its
+    frame rate or frame count, and how a bare number is read (seconds by default;
+    ``bins`` = VTimeLLM-style 0-100 positions, ``percent``, ``frames``)."""
+
+    duration: float | None = None
+    fps: float | None = None
+    n_frames: int | None = None
+    bare: BareRule = "seconds"
+
+
+@dataclass
+class Extract:
+    """What the stages found: intervals in seconds (as written, unchecked), a lone
+    start, whether the answer gave explicit nulls, the notations used, the stage
+    that decided, and a problem when times were seen but could not be read."""
+
+    intervals: list[tuple[float, float]] = field(default_factory=list)
+    start_only: float | None = None
+    end_only: float | None = None
+    nulls: bool = False
+    kinds: set[str] = field(default_factory=set)
+    how: str = ""
+    notes: list[str] = field(default_factory=list)
+    problem: str | None = None
+
+
+# ---- reading one token as seconds ----------------------------------------------------
+class Unreadable(ValueError):
+    """A time mention that needs something the caller did not give (e.g. a duration)."""
+
+
+def to_seconds(text: str, tok: Token, ctx: Context, *, like: Token | None = None) -> float:
+    """Seconds of ``tok``; a bare token takes the notation of its range partner
+    ``like`` when that has one (percent, frame, or a unit such as minutes)."""
+    kind: str = tok.kind
+    value = tok.value
+    if kind == "bare" and like is not None and like.kind in ("percent", "frame"):
+        kind = like.kind
+    elif kind == "bare" and like is not None and like.kind == "seconds":
+        return value * unit_factor(text, like)
+    if kind == "bare":
+        kind = {"seconds": "seconds", "percent": "percent", "bins": "percent",
+                "frames": "frame"}[ctx.bare]
+    if kind in ("hh:mm:ss", "mm:ss", "seconds", "video_start"):
+        return value
+    if kind == "video_end":
+        if ctx.duration is None:
+            raise Unreadable("'the end of the video' needs the video duration")
+        return ctx.duration
+    if kind == "percent":
+        if ctx.duration is None:
+            raise Unreadable("a percentage / 0-100 position needs the video duration")
+        return value / 100.0 * ctx.duration
+    # frame index
+    if ctx.fps:
+        return value / ctx.fps
+    if ctx.n_frames and ctx.duration is not None:
+        return value / ctx.n_frames * ctx.duration
+    raise Unreadable("a frame index needs fps, or the frame count and the duration")
+
+
+def kind_name(tok: Token, ctx: Context, like: Token | None = None) -> str:
+    """The notation a token was read in, as reported in ``ParsedAnswer.notation``."""
+    kind = tok.kind
+    if kind == "bare" and like is not None and like.kind not in ("bare", "video_start",
+                                                                 "video_end"):
+        kind = like.kind
+    if kind == "bare":
+        return {"seconds": "seconds", "percent": "percent", "bins": "bins",
+                "frames": "frames"}[ctx.bare]
+    return {"frame": "frames", "video_start": "relative", "video_end": "relative"}.get(
+        kind, kind)
+
+
+# ---- pre-processing ------------------------------------------------------------------
+_ANSWER_TAG = re.compile(r"<answer>(.{0,2000}?)</answer>", re.IGNORECASE | re.DOTALL)
+_ANY_TAG = re.compile(r"</?[A-Za-z_][\w-]{0,20}(?:\s[^<>]{0,60})?/?>")
+# A quoted span with three or more spaces is quoted prose (usually the query repeated
+# back), whose numbers are not times.
+_QUOTED = re.compile(r"\"[^\"\n]{0,400}\"|“[^”\n]{0,400}”")
+
+
+def focus(text: str) -> str:
+    """The part of the answer to read: the ``<answer>`` tag's content when there is one,
+    with markup tags (``<time>``) blanked and quoted prose shortened to ``"..."``."""
+    m = _ANSWER_TAG.search(text)
+    if m and m.group(1).strip():
+        text = m.group(1)
+    text = _ANY_TAG.sub(" ", text)
+    return _QUOTED.sub(lambda q: q.group(0) if q.group(0).count(" ") < 3 else '"..."', text)
+
+
+# ---- stage 1: keyed values -----------------------------------------------------------
+_LABEL_WORDS = r"(?P<lab>start|begin|beginning|onset|end|stop|finish)"
+_KEYED = re.compile(
+    rf"[\"'`*]{{0,3}}\b{_LABEL_WORDS}(?:[ _-]?(?:time(?:stamp)?|sec(?:ond)?s?|frame|point|"
+    rf"idx|index|s))?\b[\"'`*]{{0,3}}\s{{0,3}}[:=][\s\"'`*]{{0,6}}",
+    re.IGNORECASE,
+)
+_NULL = re.compile(r"(?:null|none|nil|n/a|unknown|not\s(?:found|available|given|provided|"
+                   r"mentioned|specified|applicable|clear|visible|known))\b", re.IGNORECASE)
+
+
+def _is_start(label: str) -> bool:
+    """Whether a label word names the start (start, starts, begins, onset ...)."""
+    word = label.lower()
+    return word.startswith(("start", "begin")) or word == "onset"
+
+
+def _token_at(tokens: list[Token], pos: int, limit: int) -> int | None:
+    for i, t in enumerate(tokens):
+        if pos <= t.start < limit:
+            return i
+        if t.start >= limit:
+            break
+    return None
+
+
+def keyed(text: str, tokens: list[Token], ctx: Context, out: Extract) -> None:
+    pending: float | None = None
+    seen = False
+    for m in _KEYED.finditer(text):
+        seen = True
+        start = _is_start(m.group("lab"))
+        if _NULL.match(text, m.end()):
+            out.nulls = True
+            continue
+        i = _token_at(tokens, m.end(), m.end() + 1)
+        if i is None:
+            continue
+        tok = tokens[i]
+        try:
+            v = to_seconds(text, tok, ctx)
+        except Unreadable as exc:
+            out.problem = str(exc)
+            continue
+        out.kinds.add(kind_name(tok, ctx))
+        if start:
+            if pending is None:
+                pending = v
+        elif pending is not None:
+            if (pending, v) not in out.intervals:
+                out.intervals.append((pending, v))
+            pending = None
+        elif out.end_only is None:
+            out.end_only = v
+    if seen and (out.intervals or pending is not None or out.end_only is not None):
+        out.how = "keyed"
+        if not out.intervals:
+            out.start_only = pending
+
+
+# ---- stage 2: labelled prose ---------------------------------------------------------
+_JOINT = re.compile(
+    r"\bstart(?:ing)?(?:\s(?:times?|timestamps?|points?))?\s(?:and|&|/)\s(?:the\s)?"
+    r"end(?:ing)?(?:\s(?:times?|timestamps?|points?))?\b", re.IGNORECASE)
+_LABEL = re.compile(
+    r"\b(?P<lab>start(?:s|ing|ed)?|begin(?:s|ning)?|onset|end(?:s|ing|ed)?|"
+    r"finish(?:es|ed|ing)?|stop(?:s|ped)?)\b(?!\s(?:of|up)\b)", re.IGNORECASE)
+_REACH = 100  # characters after a label in which its time must appear
+
+
+def _range_after(text: str, tokens: list[Token], i: int, limit: int) -> int | None:
+    """Index of the token that closes a range opened by token ``i`` (before ``limit``)."""
+    j = i + 1
+    if j < len(tokens) and tokens[j].start < limit and _connects(text, tokens[i], tokens[j]):
+        return j
+    return None
+
+
+def labelled(text: str, tokens: list[Token], ctx: Context, out: Extract) -> None:
+    joint = list(_JOINT.finditer(text))
+    spans = sorted([(m.start(), m.end(), "joint") for m in joint] +
+                   [(m.start(), m.end(), "start" if _is_start(m.group("lab")) else "end")
+                    for m in _LABEL.finditer(text)
+                    if not any(j.start() <= m.start() < j.end() for j in joint)])
+    pending: tuple[float, float] | None = None  # start as (lo, hi) when given as a range
+    for k, (_, end, what) in enumerate(spans):
+        limit = min(spans[k + 1][0] if k + 1 < len(spans) else len(text), end + _REACH)
+        i = _token_at(tokens, end, limit)
+        if i is None:
+            continue
+        j = _range_after(text, tokens, i, limit)
+        if what == "joint":
+            if j is None and i + 1 < len(tokens) and tokens[i + 1].start < limit:
+                j = i + 1
+            if j is None:
+                continue
+        try:
+            lo = to_seconds(text, tokens[i], ctx, like=tokens[j] if j is not None else None)
+            hi = lo if j is None else to_seconds(text, tokens[j], ctx, like=tokens[i])
+        except Unreadable as exc:
+            out.problem = str(exc)
+            continue
+        out.kinds.add(kind_name(tokens[i], ctx, tokens[j] if j is not None else None))
+        if what == "joint":
+            out.intervals.append((lo, hi))
+            break
+        if what == "start":
+            if pending is None:
+                pending = (lo, hi)
+            continue
+        if pending is None:
+            if out.end_only is None:  # an end before any start: reasoning, or end-only
+                out.end_only = lo if lo == hi else (lo + hi) / 2
+            continue
+        s = pending[0] if pending[0] == pending[1] else (pending[0] + pending[1]) / 2
+        e = lo if lo == hi else (lo + hi) / 2
+        if pending[0] != pending[1] or lo != hi:
+            out.notes.append("a start or end given as a range is read as its midpoint")
+        out.intervals.append((s, e))
+        break
+    if out.intervals:
+        out.how = "labelled"
+    elif pending is not None:
+        out.how = "labelled"
+        if pending[0] != pending[1]:
+            out.intervals.append(pending)  # "starts from X to Y": the range is the answer
+        else:
+            out.start_only = pending[0]
+    elif out.end_only is not None:
+        out.how = "labelled"
+
+
+# ---- stage 3: ranges -----------------------------------------------------------------
+_SEP = re.compile(r"\s{0,3}(?:-{1,2}|–|—|~|to|until|till|through|thru|and|,)\s{0,3}\Z",
+                  re.IGNORECASE)
+_BETWEEN = re.compile(r"between\s{0,3}\Z", re.IGNORECASE)
+_OPEN = re.compile(r"[\[(]\s{0,3}\Z")
+_CLOSE = re.compile(r"\s{0,3}[\])]")
+
+
+def _connects(text: str, a: Token, b: Token) -> bool:
+    """Whether the text between tokens ``a`` and ``b`` makes them one range."""
+    gap = text[a.end:b.start]
+    if len(gap) > 12 or not _SEP.match(gap):
+        return False
+    word = gap.strip().lower()
+    if word == "and":
+        return bool(_BETWEEN.search(text, max(0, a.start - 12), a.start))
+    if word == ",":
+        return bool(_OPEN.search(text, max(0, a.start - 4), a.start)
+                    and _CLOSE.match(text, b.end))
+    return a.kind != "video_end" and b.kind != "video_start"
+
+
+def ranges(text: str, tokens: list[Token], ctx: Context, out: Extract) -> None:
+    i = 0
+    while i + 1 < len(tokens):
+        a, b = tokens[i], tokens[i + 1]
+        if not _connects(text, a, b):
+            i += 1
+            continue
+        if a.kind.startswith("video") and b.kind.startswith("video"):
+            i += 2  # "from the beginning to the end": no time stated
+            continue
+        try:
+            iv = (to_seconds(text, a, ctx, like=b), to_seconds(text, b, ctx, like=a))
+        except Unreadable as exc:
+            out.problem = str(exc)
+            i += 2
+            continue
+        out.kinds.add(kind_name(a, ctx, b))
+        out.kinds.add(kind_name(b, ctx, a))
+        if iv not in out.intervals:
+            out.intervals.append(iv)
+        i += 2
+    if out.intervals:
+        out.how = "range"
+
+
+# ---- stage 4: relative positions ----------------------------------------------------
+_ORDINAL = {"first": 0, "second": 1, "third": 2, "fourth": 3, "middle": -2, "last": -1,
+            "final": -1}
+_PARTS = {"half": 2, "third": 3, "quarter": 4}
+_RELATIVE = re.compile(
+    r"\b(?P<ord>first|second|third|fourth|middle|last|final)\s(?P<part>half|third|quarter)\b"
+    r"|\b(?P<whole>entire|whole|full)\s(?:video|clip)\b", re.IGNORECASE)
+
+
+def relative(text: str, ctx: Context, out: Extract) -> None:
+    for m in _RELATIVE.finditer(text):
+        if ctx.duration is None:
+            out.problem = "a relative position ('the first half') needs the video duration"
+            return
+        if m.group("whole"):
+            lo, hi = 0.0, 1.0
+        else:
+            n = _PARTS[m.group("part").lower()]
+            k = _ORDINAL[m.group("ord").lower()]
+            k = n // 2 if k == -2 else (n - 1 if k == -1 else k)
+            if k >= n:
+                continue
+            lo, hi = k / n, (k + 1) / n
+        iv = (lo * ctx.duration, hi * ctx.duration)
+        if iv not in out.intervals:
+            out.intervals.append(iv)
+    if out.intervals:
+        out.how = "relative"
+        out.kinds.add("relative")
+
+
+# ---- stage 5: a lone time ------------------------------------------------------------
+_AT = re.compile(r"(?:\bat|around|about|approximately|approx\.|~|@)\s{0,3}\Z", re.IGNORECASE)
+
+
+def lone(text: str, tokens: list[Token], ctx: Context, out: Extract) -> None:
+    """One explicit time and nothing else: a start with no end. Several unconnected
+    times are not guessed into an interval."""
+    timed = [t for t in tokens if t.kind in ("hh:mm:ss", "mm:ss", "seconds", "percent", "frame")
+             or (t.kind == "bare" and _AT.search(text, max(0, t.start - 16), t.start))]
+    values: set[float] = set()
+    for t in timed:
+        try:
+            values.add(to_seconds(text, t, ctx))
+        except Unreadable as exc:
+            out.problem = str(exc)
+    if len(values) == 1:
+        out.start_only = values.pop()
+        out.kinds.add(kind_name(timed[0], ctx))
+        out.how = "lone"
+    elif len(values) > 1:
+        out.problem = (f"{len(values)} times with no start/end or range structure; "
+                       "not guessed into an interval")
+
+
+def extract(text: str, ctx: Context) -> Extract:
+    """Run the stages on ``text`` and return what the first successful one found."""
+    body = focus(text)
+    tokens = tokenize(body)
+    # "the beginning" / "the end of the video" only close a range with a real time;
+    # next to a start or end label they are prose ("the beginning or end of the query").
+    timed = [t for t in tokens if t.kind not in ("video_start", "video_end")]
+    out = Extract()
+    keyed(body, timed, ctx, out)
+    if out.how or out.nulls:
+        return out
+    out.end_only = None
+    labelled(body, timed, ctx, out)
+    if out.how:
+        return out
+    ranges(body, tokens, ctx, out)
+    if out.how:
+        return out
+    relative(body, ctx, out)
+    if out.how:
+        return out
+    lone(body, timed, ctx, out)
+    return out

@@ -1,0 +1,147 @@
+"""Answer files in, prediction rows and a per-file summary out (``cover parse-answers``).
+
+An answer file is JSON lines / a JSON array of rows, or a JSON object keyed by query
+id (as UAG-OOPS ships them). The answer text is the field named by ``text_field``,
+else the first of :data:`TEXT_FIELDS` present, else the one field ending in
+``_pred``; the duration is ``duration_field`` (default ``duration``) when present.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from cover.errors import InputError
+from cover.grounders.parse.batch import (
+    ParsedColumns,
+    StartOnly,
+    answers_to_predictions,
+)
+from cover.grounders.parse.extract import BareRule
+from cover.io.jsonl import RawRows, read_json_rows
+
+TEXT_FIELDS: tuple[str, ...] = ("answer", "response", "output", "prediction", "pred", "text")
+
+
+@dataclass(frozen=True)
+class ParsedFile:
+    """One answer file after parsing: its prediction rows (one per answer, in file
+    order), the parse columns, and the 1-based line of each row."""
+
+    path: str
+    text_field: str
+    rows: list[dict[str, Any]]
+    parsed: ParsedColumns
+    line: NDArray[np.int64]
+
+    def summary(self, k: int = 3, seed: int = 0) -> dict[str, Any]:
+        """Counts and rates per class and up to ``k`` examples of each (qid, line,
+        answer, reason, intervals)."""
+        samples = {
+            status: [{"qid": self.rows[i]["qid"], "line": int(self.line[i]),
+                      "answer": self.rows[i]["answer"][:400],
+                      "reason": str(self.parsed.reason[i]),
+                      "intervals": self.parsed.intervals.row(i)} for i in rows]
+            for status, rows in self.parsed.samples(k, seed).items()
+        }
+        return {"path": self.path, "text_field": self.text_field, "n": len(self.rows),
+                "counts": self.parsed.counts(), "rates": self.parsed.rates(),
+                "samples": samples}
+
+
+def _rows_of(path: str | Path) -> RawRows:
+    p = Path(path)
+    head = p.read_text(encoding="utf-8")[:4096].lstrip() if p.is_file() else ""
+    if head.startswith("{"):
+        try:
+            data = json.loads(p.read_text(encoding="utf-8"))
+        except json.JSONDecodeError:
+            data = None
+        if isinstance(data, dict) and data and all(isinstance(v, dict) for v in data.values()) \
+                and "qid" not in data:
+            from cover.io.uag_oops import read_keyed_json
+
+            return read_keyed_json(path)
+    return read_json_rows(path)
+
+
+def _text_field(raw: RawRows, wanted: str | None) -> str:
+    keys = {k for r in raw.records for k in r}
+    if wanted is not None:
+        if wanted not in keys:
+            raise InputError(f"{raw.path}: no row has the field {wanted!r} "
+                             f"(fields: {', '.join(sorted(keys)[:12])})")
+        return wanted
+    for f in TEXT_FIELDS:
+        if f in keys:
+            return f
+    preds = sorted(k for k in keys if k.endswith("_pred"))
+    if len(preds) == 1:
+        return preds[0]
+    raise InputError(f"{raw.path}: cannot tell which field holds the answer text "
+                     f"(fields: {', '.join(sorted(keys)[:12])}); pass --text-field")
+
+
+def parse_answer_file(
+    path: str | Path,
+    *,
+    text_field: str | None = None,
+    qid_field: str = "qid",
+    duration_field: str = "duration",
+    durations: dict[str, float] | None = None,
+    fps: float | None = None,
+    prompt_examples: Sequence[str] = (),
+    bare: BareRule = "seconds",
+    start_only: StartOnly = "refuse",
+) -> ParsedFile:
+    """Parse every answer of ``path``. The duration of a row is its ``duration_field``,
+    else ``durations[vid]``; a row with no qid is an error naming its line. A row
+    whose answer is missing or not text is kept and parsed as an empty answer (a
+    ``failure``, hence a refusal), never dropped."""
+    raw = _rows_of(path)
+    field = _text_field(raw, text_field)
+    recs = raw.records
+    for rec, line in zip(recs, raw.lines.tolist(), strict=True):
+        if rec.get(qid_field) is None:
+            raise InputError(f"{raw.path}:{line}: missing field {qid_field!r} (the query id)")
+    qid = np.array([str(r[qid_field]) for r in recs], dtype=str)
+    vid = np.array([str(r.get("vid", r[qid_field])) for r in recs], dtype=str)
+    texts = [r.get(field) if isinstance(r.get(field), str) else "" for r in recs]
+    T = np.array([_duration(r.get(duration_field), (durations or {}).get(str(v)))
+                  for r, v in zip(recs, vid, strict=True)], dtype=np.float64)
+    rows, parsed = answers_to_predictions(
+        qid, texts, vid=vid, durations=T, fps=fps, prompt_examples=prompt_examples,
+        bare=bare, start_only=start_only)
+    return ParsedFile(str(path), field, rows, parsed, raw.lines)
+
+
+def _duration(value: Any, fallback: float | None) -> float:
+    if isinstance(value, str):
+        try:
+            value = float(value)
+        except ValueError:
+            value = None
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
+        return float(value)
+    return float("nan") if fallback is None else float(fallback)
+
+
+def summary_lines(summary: dict[str, Any], *, samples: bool = True) -> list[str]:
+    """Console lines for one file's :meth:`ParsedFile.summary`."""
+    n = summary["n"]
+    parts = [f"{s} {c} ({100 * summary['rates'][s]:.1f}%)"
+             for s, c in summary["counts"].items() if c]
+    out = [f"{summary['path']}: {n} answers ({summary['text_field']}): " + ", ".join(parts)]
+    if samples:
+        for status, items in summary["samples"].items():
+            for it in items:
+                text = " ".join(it["answer"].split())[:160]
+                out.append(f"  [{status}] line {it['line']} qid={it['qid']}: {text!r} -> "
+                           f"{it['reason']}")
+    return out
