@@ -187,9 +187,9 @@ def test_parse_answers_columns_and_rates() -> None:
         parse_answers(texts, [1.0, 2.0])
 
 
-def test_predictions_never_drop_a_row(tmp_path: object) -> None:
+def test_predictions_never_drop_a_row() -> None:
     texts = ["0 - 10 seconds", "sorry, I can't", "", "starts at 3 s", "0:05-0:08 and 0:10-0:12"]
-    rows, pc = answers_to_predictions([f"q{i}" for i in range(5)], texts, durations=20.0)
+    rows, _ = answers_to_predictions([f"q{i}" for i in range(5)], texts, durations=20.0)
     assert [r["qid"] for r in rows] == ["q0", "q1", "q2", "q3", "q4"]
     assert [bool(r["pred_relevant_windows"]) for r in rows] == [True, False, False, False, True]
     assert rows[4]["pred_relevant_windows"] == [[5.0, 8.0, 1.0], [10.0, 12.0, 0.5]]

@@ -61,7 +61,8 @@ def test_onsets_match_the_ground_truth(uag: Path) -> None:
     w = three.take_clips(clips)
     h = held.take_clips(clips)
     assert (w.onsets.lengths == 3).all() and np.isfinite(w.onsets.values).all()
-    assert np.allclose(segment_min(w.onsets.values, w.onsets.offsets), fixed.table.truth_envelope()[0])
+    first = segment_min(w.onsets.values, w.onsets.offsets)
+    assert np.allclose(first, fixed.table.truth_envelope()[0])
     assert np.allclose(w.length, fixed.table.duration)
     # three valid worker onsets for every clip; the 4th annotator's is the older GT
     assert np.isnan(h.onsets.values).sum() == 69
