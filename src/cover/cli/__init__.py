@@ -24,7 +24,7 @@ EXIT_USAGE = 2
 #: Command modules under ``cover.cli``, in help order.
 COMMANDS: tuple[str, ...] = ("calibrate", "certify", "evaluate", "split", "validity", "demo",
                              "ensemble", "online",
-                             "parse-answers")
+                             "parse-answers", "grounder")
 
 
 def build_parser() -> argparse.ArgumentParser:

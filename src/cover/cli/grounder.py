@@ -1,0 +1,65 @@
+"""``cover grounder train|predict``: a text-only grounder that trains here on CPU in seconds
+(:mod:`cover.grounders.blind`), for users with no grounder of their own yet."""
+
+from __future__ import annotations
+
+import argparse
+
+from cover.cli._common import Subparsers, _report_problems
+
+
+def add_parser(sub: Subparsers) -> None:
+    p = sub.add_parser("grounder", help="train / run the text-only CPU grounder")
+    inner = p.add_subparsers(dest="grounder_command", required=True)
+    t = inner.add_parser("train", help="fit on a labelled train split (query text + windows)")
+    t.add_argument("--train", required=True,
+                   help="QVHighlights/Lighthouse-style jsonl, or ActivityNet Captions json")
+    t.add_argument("-o", "--output", required=True, help="model JSON to write")
+    t.add_argument("--prior-only", action="store_true",
+                   help="the length-prior baseline: the training set's mean start/end")
+    t.add_argument("--alpha", type=float, default=1.0, help="ridge penalty (default 1)")
+    t.add_argument("--bins", type=int, default=20, help="relevance bins (default 20)")
+    t.add_argument("--max-features", type=int, default=2000, help="vocabulary size limit")
+    t.add_argument("--on-error", choices=("raise", "reject"), default="raise")
+    t.set_defaults(func=run_train)
+    q = inner.add_parser("predict", help="predict a window and per-clip relevance per query")
+    q.add_argument("--model", required=True, help="model JSON from `cover grounder train`")
+    q.add_argument("--queries", required=True,
+                   help="jsonl with qid, vid, query, duration (ground-truth files qualify), "
+                        "or ActivityNet Captions json")
+    q.add_argument("--clip", type=float, default=2.0, help="relevance clip length, s (default 2)")
+    q.add_argument("-o", "--output", required=True, help="prediction jsonl to write")
+    q.add_argument("--on-error", choices=("raise", "reject"), default="raise")
+    q.set_defaults(func=run_predict)
+
+
+def run_train(args: argparse.Namespace) -> int:
+    from cover.grounders.blind import BlindGrounder
+    from cover.grounders.queries import read_queries
+
+    loaded = read_queries(args.train, on_error=args.on_error)
+    _report_problems(loaded.problems, what=args.train)
+    if loaded.table.truth is None:
+        from cover.errors import InputError
+        raise InputError(f"{args.train}: training needs labelled rows (relevant_windows)")
+    model = BlindGrounder(alpha=args.alpha, bins=args.bins, max_features=args.max_features,
+                          prior_only=args.prior_only).fit(loaded.table)
+    model.save(args.output, inputs=[args.train])
+    kind = "length prior" if args.prior_only else f"{len(model.vocabulary_)} terms"
+    print(f"trained the blind grounder ({kind}) on {model.n_train_} queries; wrote "
+          f"{args.output}")
+    return 0
+
+
+def run_predict(args: argparse.Namespace) -> int:
+    from cover.grounders.blind import BlindGrounder, prediction_rows
+    from cover.grounders.queries import read_queries
+    from cover.io import write_jsonl
+
+    model = BlindGrounder.load(args.model)
+    loaded = read_queries(args.queries, on_error=args.on_error)
+    _report_problems(loaded.problems, what=args.queries)
+    table = model.predict(loaded.table, clip=args.clip)
+    write_jsonl(args.output, prediction_rows(table), inputs=[args.model, args.queries])
+    print(f"predicted {len(table)} queries; wrote {args.output}")
+    return 0
