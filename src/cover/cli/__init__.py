@@ -22,7 +22,9 @@ from cover.errors import CoverError, CoverWarning
 EXIT_USAGE = 2
 
 #: Command modules under ``cover.cli``, in help order.
-COMMANDS: tuple[str, ...] = ("calibrate", "certify", "evaluate", "split", "validity", "demo",
+COMMANDS: tuple[str, ...] = ("calibrate", "certify", "evaluate", "split", "validity",
+                             "study", "report",
+                             "demo",
                              "ensemble", "online",
                              "parse-answers", "grounder")
 

@@ -13,14 +13,11 @@ from typing import Any
 
 import numpy as np
 
+from cover.report.style import FAMILY_STYLE
 from cover.report.tables import family_label
 from cover.studies.coverage_validity import ValidityResult
 
-STYLE = {
-    "norm": {"color": "#1f77b4", "marker": "o"},
-    "sec": {"color": "#d62728", "marker": "s"},
-    "sls": {"color": "#2ca02c", "marker": "^"},
-}
+STYLE = FAMILY_STYLE  # one colour-blind-safe colour + marker per family (report.style)
 
 
 def _plt() -> Any:

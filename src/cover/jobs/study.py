@@ -1,0 +1,315 @@
+"""The job behind ``cover study``: (prediction, ground truth) pairs in; per pair and per
+study JSON, Markdown tables of the paper's shape and figures; cross-pair overview
+tables and comparison figures; a ``manifest.json`` the report reads; ``report.html``.
+
+Layout of the results folder::
+
+    manifest.json            command, protocol, pairs, studies run, timings
+    tables.md                every table, stacked across pairs (paper shape)
+    <pair>/<study>.json|md   one study on one (grounder, dataset) pair
+    <pair>/*.png             its figures;  <pair>/queries.json  gallery data
+    transfer-<grounder>/     cross-dataset transfer of one grounder
+    compare_*.png            comparison figures across pairs
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from cover._version import __version__
+from cover.errors import InputError, report_lines
+from cover.io.labelled import load_labelled
+from cover.io.output import write_json, write_text
+from cover.studies.common import Missing, jsonify
+from cover.studies.context import Pair
+from cover.studies.protocol import Protocol
+from cover.studies.result import StudyResult, stack
+
+#: Every study, in the order of SPEC §6 (``all`` runs them all).
+STUDIES: tuple[str, ...] = ("coverage", "efficiency", "margins", "two-param", "rcps",
+                            "conditional", "transfer", "calsize", "utility",
+                            "exchangeability", "uncertainty")
+
+_DATASETS = (("highlight_", "QVHighlights"), ("qvhighlights", "QVHighlights"),
+             ("charades", "Charades-STA"), ("activitynet", "ActivityNet-Captions"),
+             ("tacos", "TACoS"))
+
+
+def _say(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+def slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "x"
+
+
+def guess_dataset(gt: Path) -> str:
+    """Dataset name from the ground-truth file name (else its stem)."""
+    low = str(gt).lower()
+    for key, name in _DATASETS:
+        if key in Path(low).name or f"/{key}" in low:
+            return name
+    return gt.stem
+
+
+@dataclass(frozen=True)
+class InputPair:
+    preds: Path
+    gt: Path
+    name: str
+    dataset: str
+
+    @property
+    def id(self) -> str:
+        return slug(f"{self.name}-{self.dataset}")
+
+
+def input_pairs(preds: Sequence[Path], gts: Sequence[Path], names: Sequence[str] | None,
+                datasets: Sequence[str] | None) -> list[InputPair]:
+    """Pair each ``--preds`` with its ``--gt`` (one ``--gt`` serves all). Default names:
+    the prediction file's folder (the grounder), with the file stem added when one
+    folder holds several files for the same dataset."""
+    if len(gts) not in (1, len(preds)):
+        raise InputError(f"give one --gt for all --preds or one per --preds "
+                         f"({len(preds)} --preds, {len(gts)} --gt)")
+    g = list(gts) * len(preds) if len(gts) == 1 else list(gts)
+    if names and len(names) != len(preds):
+        raise InputError("give one --name per --preds")
+    if datasets and len(datasets) != len(preds):
+        raise InputError("give one --dataset per --preds")
+    ds = list(datasets) if datasets else [guess_dataset(x) for x in g]
+    if names:
+        nm = list(names)
+    else:
+        folders = [p.parent.name or p.stem for p in preds]
+        nm = []
+        for i, p in enumerate(preds):
+            dup = sum(1 for j in range(len(preds)) if folders[j] == folders[i] and ds[j] == ds[i])
+            nm.append(folders[i] if dup == 1 else f"{folders[i]}/{p.stem}")
+    pairs = [InputPair(p, gg, n, d) for p, gg, n, d in zip(preds, g, nm, ds, strict=True)]
+    ids = [x.id for x in pairs]
+    if len(set(ids)) != len(ids):
+        dupe = next(i for i in ids if ids.count(i) > 1)
+        raise InputError(f"two inputs would share the results folder {dupe!r}; "
+                         "give each --preds its own --name")
+    return pairs
+
+
+def command_line(study: str, inputs: Sequence[InputPair], out: Path, protocol: Protocol, *,
+                 min_scale: float = 1.0, target: str = "envelope") -> str:
+    """The ``cover study`` command that reproduces a run, every choice spelled out."""
+    parts = ["cover", "study", study]
+    for x in inputs:
+        parts += ["--preds", str(x.preds), "--gt", str(x.gt), "--name", x.name,
+                  "--dataset", x.dataset]
+    parts += ["--out", str(out), "--alphas", *(f"{a:g}" for a in protocol.alphas),
+              "--resamples", str(protocol.n_resamples),
+              "--resample-frac", f"{protocol.resample_frac:g}", "--seed", str(protocol.seed),
+              "--cal-frac", f"{protocol.cal_frac:g}", "--min-scale", f"{min_scale:g}",
+              "--target", target]
+    return " ".join(shlex.quote(p) for p in parts)
+
+
+def _per_pair_runner(study: str) -> Callable[[Pair], StudyResult] | None:
+    from cover.studies import (
+        calsize,
+        conditional,
+        efficiency,
+        exchangeability,
+        margins,
+        rcps,
+        two_param,
+        uncertainty,
+        utility,
+    )
+
+    table: dict[str, Callable[[Pair], StudyResult]] = {
+        "efficiency": efficiency.efficiency, "margins": margins.margins,
+        "two-param": two_param.two_param, "rcps": rcps.rcps,
+        "conditional": conditional.conditional, "calsize": calsize.calsize,
+        "utility": utility.utility, "exchangeability": exchangeability.exchangeability,
+        "uncertainty": uncertainty.uncertainty,
+    }
+    return table.get(study)
+
+
+def _figures(study: str, res: StudyResult, pair: Pair, folder: Path,
+             extra: Any = None) -> list[str]:
+    """Figures of one study on one pair (names relative to the results folder)."""
+    try:
+        from cover.report import figures_studies as fs
+    except ImportError:  # pragma: no cover - matplotlib missing
+        return []
+    out: list[Path] = []
+    d = res.data
+    if study == "coverage" and extra is not None:
+        from cover.report.figures import coverage_vs_target, frontier, length_vs_target
+
+        out = [coverage_vs_target(extra, folder / "coverage_vs_target.png"),
+               length_vs_target(extra, folder / "length_vs_target.png", pair.mean_duration),
+               frontier(extra, folder / "frontier.png")]
+    elif study == "margins":
+        out = [fs.margins_sweep(d, pair.label, folder / "margins.png")]
+    elif study == "conditional":
+        out = [fs.conditional_strata(d, pair.label, folder / "conditional.png")]
+    elif study == "calsize" and any(c["supported"] for c in d["cells"]):
+        out = [fs.calsize_spread(d, pair.label, folder / "calsize.png")]
+    return [str(p.relative_to(folder.parent)) for p in out]
+
+
+def run_studies(
+    *,
+    studies: Sequence[str],
+    inputs: Sequence[InputPair],
+    out: Path,
+    protocol: Protocol,
+    min_scale: float = 1.0,
+    target: str = "envelope",
+    command: str = "",
+    gallery_alpha: float = 0.1,
+) -> dict[str, Any]:
+    """Run ``studies`` over every input pair; write the results folder; return the manifest."""
+    wanted = list(STUDIES) if "all" in studies else [s for s in STUDIES if s in studies]
+    out.mkdir(parents=True, exist_ok=True)
+    all_inputs = [p for x in inputs for p in (x.preds, x.gt)]
+    t_start = time.perf_counter()
+    timings: dict[str, float] = {}
+    pairs: list[Pair] = []
+    manifest_pairs: list[dict[str, Any]] = []
+    results: list[StudyResult] = []
+    for inp in inputs:
+        t0 = time.perf_counter()
+        table, problems = load_labelled(inp.preds, inp.gt)
+        for line in report_lines(problems, what=str(inp.preds), limit=1):
+            _say(line)
+        pair = Pair(inp.name, inp.dataset, table, protocol, min_scale, target)
+        pairs.append(pair)
+        timings[f"load {inp.id}"] = time.perf_counter() - t0
+        folder = out / inp.id
+        folder.mkdir(exist_ok=True)
+        entry: dict[str, Any] = {
+            "id": inp.id, "name": inp.name, "dataset": inp.dataset, "preds": str(inp.preds),
+            "gt": str(inp.gt), "rows": len(table), "pool_rows": len(pair.pool),
+            "test_rows": len(pair.test), "pool_units": pair.split.n_units_calibration,
+            "test_units": pair.split.n_units_test, "families": list(pair.families),
+            "mean_duration": pair.mean_duration,
+            "problems": {k: sum(1 for p in problems if p.action == k)
+                         for k in ("clipped", "rejected", "refused")},
+            "studies": {}, "figures": {},
+        }
+        for study in wanted:
+            if study == "transfer":
+                continue
+            t0 = time.perf_counter()
+            extra = None
+            if study == "coverage":
+                from cover.studies.coverage import coverage
+
+                res, extra = coverage(pair)
+            else:
+                runner = _per_pair_runner(study)
+                assert runner is not None
+                res = runner(pair)
+            timings[f"{study} {inp.id}"] = time.perf_counter() - t0
+            stem = study.replace("-", "_")
+            write_json(folder / f"{stem}.json", res.to_dict(), inputs=all_inputs)
+            write_text(folder / f"{stem}.md", res.markdown(), inputs=all_inputs)
+            entry["studies"][study] = f"{inp.id}/{stem}.json"
+            entry["figures"][study] = _figures(study, res, pair, folder, extra)
+            results.append(res)
+        from cover.report.gallery_data import query_records
+
+        write_json(folder / "queries.json", query_records(pair, gallery_alpha),
+                   inputs=all_inputs, indent=None)
+        entry["queries"] = f"{inp.id}/queries.json"
+        manifest_pairs.append(entry)
+        _say(f"cover: {pair.label}: {', '.join(wanted)} done")
+    transfers = _run_transfers(pairs, out, all_inputs, results) if "transfer" in wanted else []
+    comparisons = _comparisons(results, pairs, out)
+    timings["total"] = time.perf_counter() - t_start
+    tables = stack([t for r in results for t in r.tables])
+    md = ["# COVER studies: every table\n", f"Reproduce: `{command}`\n"] if command else [
+        "# COVER studies: every table\n"]
+    for t in tables:
+        md.append(f"## {t.key}\n\n{t.caption}\n\n{t.markdown()}\n")
+    missing = sorted({m.text() for r in results for m in r.missing})
+    if missing:
+        md.append("## Not filled\n\n" + "\n".join(f"* {m}" for m in missing) + "\n")
+    write_text(out / "tables.md", "\n".join(md), inputs=all_inputs)
+    manifest = jsonify({
+        "cover_version": __version__, "command": command, "protocol": protocol.to_dict(),
+        "min_scale": min_scale, "target": target, "studies": wanted, "pairs": manifest_pairs,
+        "transfers": transfers, "comparisons": comparisons, "gallery_alpha": gallery_alpha,
+        "tables": [t.to_dict() for t in tables], "missing": missing, "timings": timings,
+    })
+    write_json(out / "manifest.json", manifest, inputs=all_inputs)
+    return dict(manifest)
+
+
+def _run_transfers(pairs: list[Pair], out: Path, all_inputs: list[Path],
+                   results: list[StudyResult]) -> list[dict[str, Any]]:
+    """Transfer for every grounder name that appears on two datasets (first two)."""
+    from cover.report.figures_studies import transfer_ks
+    from cover.studies.transfer import transfer
+
+    done = []
+    by_name: dict[str, list[Pair]] = {}
+    for p in pairs:
+        by_name.setdefault(p.name, []).append(p)
+    for name, group in by_name.items():
+        datasets = list(dict.fromkeys(p.dataset for p in group))
+        if len(datasets) < 2:
+            continue
+        a = next(p for p in group if p.dataset == datasets[0])
+        b = next(p for p in group if p.dataset == datasets[1])
+        res = transfer(a, b)
+        folder = out / f"transfer-{slug(name)}"
+        folder.mkdir(exist_ok=True)
+        write_json(folder / "transfer.json", res.to_dict(), inputs=all_inputs)
+        write_text(folder / "transfer.md", res.markdown(), inputs=all_inputs)
+        fig = transfer_ks(res.data, name, folder / "transfer_ks.png")
+        results.append(res)
+        done.append({"name": name, "datasets": [a.dataset, b.dataset],
+                     "json": f"{folder.name}/transfer.json",
+                     "figures": [str(fig.relative_to(out))]})
+    if not done:
+        results.append(StudyResult("transfer", "Cross-dataset transfer", "no pair", {}, [], [
+            Missing("Cross-dataset transfer", "one grounder (same --name) on two datasets")]))
+    return done
+
+
+def _comparisons(results: list[StudyResult], pairs: list[Pair], out: Path) -> list[str]:
+    """Comparison figures across pairs at the 0.9 target (coverage with bands, cost)."""
+    cov = [r for r in results if r.study == "coverage"]
+    eff = [r for r in results if r.study == "efficiency"]
+    figs: list[str] = []
+    try:
+        from cover.report import figures_studies as fs
+    except ImportError:  # pragma: no cover
+        return figs
+    if len(cov) > 1:
+        rows = []
+        for r in cov:
+            cells = [c for c in r.data["cells"] if abs(c["target"] - 0.9) < 1e-9]
+            if not cells:
+                continue
+            rows.append({"label": r.subject, "band_lo": cells[0]["band_lo"],
+                         "band_hi": cells[0]["band_hi"],
+                         "coverage": {c["family"]: c["coverage_mean"] for c in cells}})
+        if rows:
+            figs.append(str(fs.compare_coverage(rows, 0.9, out / "compare_coverage.png")
+                            .relative_to(out)))
+    if len(eff) > 1:
+        rows = [{"label": r.subject, "share": {c["family"]: c["length_frac_mean"]
+                                               for c in r.data["cells"]
+                                               if abs(c["target"] - 0.9) < 1e-9}} for r in eff]
+        figs.append(str(fs.compare_length(rows, 0.9, out / "compare_length.png")
+                        .relative_to(out)))
+    return figs

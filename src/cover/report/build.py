@@ -1,0 +1,107 @@
+"""``cover report``: a results folder of ``cover study`` in, one self-contained HTML out.
+
+Order: the command that reproduces every number, the plain-language summary, the
+overview across pairs, one section per study, the gallery, the per-query table.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from cover.errors import InputError
+from cover.io.output import write_text
+from cover.report.gallery import gallery_html
+from cover.report.layout import esc, img, page
+from cover.report.query_table import query_table_html
+from cover.report.sections import CAPTIONS, INTRO, section_html
+from cover.report.summary import summary_html
+
+
+def _load(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError(f"{path}: not found; is this a `cover study` results folder?") from None
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{path}:{exc.lineno}: not valid JSON ({exc.msg})") from None
+
+
+def build_report(results: str | Path, out: str | Path) -> Path:
+    """Write the HTML report of the results folder ``results`` to ``out``."""
+    root = Path(results)
+    man = _load(root / "manifest.json")
+    pairs = man["pairs"]
+    studies: dict[str, dict[str, dict[str, Any]]] = {
+        p["id"]: {s: _load(root / rel) for s, rel in p["studies"].items()} for p in pairs}
+    transfers = []
+    for t in man.get("transfers", []):
+        doc = _load(root / t["json"])
+        transfers.append({**t, "data": doc["data"], "doc": doc})
+    records = {p["id"]: _load(root / p["queries"]) for p in pairs if p.get("queries")}
+    labels = {p["id"]: f"{p['name']} on {p['dataset']}" for p in pairs}
+    for pid, rec in records.items():
+        rec["label"] = labels[pid]
+
+    body = ["<h1>COVER: certified regions for video temporal grounding</h1>"]
+    if man.get("command"):
+        body.append("<p class='caption'>Every number on this page is reproduced by:</p>"
+                    f"<div class='cmd' id='command'>{esc(man['command'])}</div>")
+    proto = man["protocol"]
+    body.append(
+        f"<p class='caption'>Protocol: source videos split {proto['cal_frac']:.0%}/"
+        f"{1 - proto['cal_frac']:.0%} into calibration pool / test (seed {proto['seed']}); "
+        f"variability from {proto['n_resamples']} resamples of {proto['resample_frac']:.0%} "
+        f"of the pool's videos; alpha grid {', '.join(str(a) for a in proto['alphas'])}. "
+        f"A <b>certified region</b> is the grounder's prediction widened (NORM: by a multiple "
+        f"of its own length; SEC: by seconds) or the part of its relevance signal above a "
+        f"calibrated cut (SLS), so that it contains the true moment with the requested "
+        f"probability. COVER {esc(str(man.get('cover_version', '')))}.</p>")
+    body.append("<h2 id='summary-h'>Summary</h2>")
+    body.append(summary_html(pairs, studies, transfers, man.get("missing", [])))
+    nav = "".join(f"<a href='#s-{s}'>{esc(INTRO.get(s, (s, ''))[0])}</a>"
+                  for s in man["studies"])
+    body.append(f"<nav>{nav}<a href='#gallery'>Gallery</a><a href='#queries'>All queries</a>"
+                "</nav>")
+    if man.get("comparisons"):
+        body.append("<h2 id='overview'>Overview across grounders</h2>")
+        for rel in man["comparisons"]:
+            path = root / rel
+            body.append(img(path, path.stem, CAPTIONS.get(path.name, "")))
+    tables = man.get("tables", [])
+    for study in man["studies"]:
+        stem = study.replace("-", "_")
+        keys = [t for t in tables if t["key"] == stem or t["key"].startswith(stem + "_")]
+        figs: list[tuple[str, Path]] = []
+        miss: list[str] = []
+        if study == "transfer":
+            for t in transfers:
+                figs += [(f"{t['name']}: {' <-> '.join(t['datasets'])}", root / f)
+                         for f in t["figures"]]
+                miss += [f"{m['part']}: needs {m['needs']}, not available"
+                         for m in t["doc"]["missing"]]
+            if not transfers:
+                miss.append("Cross-dataset transfer: needs one grounder (same --name) on two "
+                            "datasets, not available")
+        else:
+            for p in pairs:
+                figs += [(labels[p["id"]], root / f) for f in p["figures"].get(study, [])]
+                doc = studies[p["id"]].get(study)
+                if doc:
+                    miss += [f"{m['part']}: needs {m['needs']}, not available"
+                             for m in doc["missing"]]
+        body.append(section_html(study, keys, figs, list(dict.fromkeys(miss))))
+    body.append("<h2 id='gallery'>Gallery</h2><p class='caption'>Timelines at the "
+                f"{1 - man.get('gallery_alpha', 0.1):.0%} target: truth (black), the "
+                "grounder's prediction (pink), the certified region of each family, and the "
+                "relevance signal with the calibrated SLS cut (dashed). Time in seconds.</p>")
+    for p in pairs:
+        if p["id"] in records:
+            body.append(gallery_html(p["id"], labels[p["id"]], records[p["id"]]))
+    body.append("<h2 id='queries'>All test queries</h2>")
+    body.append(query_table_html(records, labels))
+    doc_html = page("COVER report", "".join(body), records)
+    target = Path(out)
+    write_text(target, doc_html)
+    return target

@@ -1,0 +1,57 @@
+"""One figure style for every study: the Okabe-Ito colour-blind-safe palette, one colour
+and marker per score family, labelled axes with units, PNGs written atomically."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+from typing import Any
+
+from cover.io.output import write_bytes
+
+#: Okabe-Ito palette (distinguishable under the common colour-vision deficiencies).
+OKABE_ITO = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442",
+             "#000000")
+FAMILY_STYLE: dict[str, dict[str, str]] = {
+    "norm": {"color": "#0072B2", "marker": "o"},
+    "sec": {"color": "#D55E00", "marker": "s"},
+    "sls": {"color": "#009E73", "marker": "^"},
+}
+BAND_COLOR = "0.85"
+TRUTH_COLOR = "#000000"
+PRED_COLOR = "#CC79A7"
+
+
+def plt() -> Any:
+    """matplotlib.pyplot on the Agg backend, or a clear message naming the extra."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as pyplot
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise ImportError("figures need matplotlib: pip install 'cover-grounding[plot]'") from exc
+    pyplot.rcParams.update({"font.size": 9, "axes.titlesize": 10, "axes.labelsize": 9,
+                            "legend.fontsize": 8, "figure.dpi": 150})
+    return pyplot
+
+
+def finish(ax: Any, xlabel: str, ylabel: str, title: str, legend: str | None = "best") -> None:
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    if legend is not None and ax.get_legend_handles_labels()[0]:
+        ax.legend(loc=legend)
+
+
+def save(fig: Any, path: str | Path) -> Path:
+    """Write ``fig`` as PNG through the atomic writer and close it."""
+    pyplot = plt()
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    pyplot.close(fig)
+    out = Path(path)
+    write_bytes(out, buf.getvalue())
+    return out

@@ -1,0 +1,79 @@
+"""One (grounder, dataset) pair prepared for the studies: the frozen unit-level split,
+the resample matrix, and the per-family sweeps, computed once and shared by every study."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from numpy.typing import NDArray
+
+from cover.data.splits import UnitSplit, resample_units, split_by_unit
+from cover.data.table import GroundingTable
+from cover.scores import DEFAULT_MIN_SCALE, FAMILIES
+from cover.studies.protocol import Protocol
+from cover.studies.sweep import ResampleThresholds, Sweep, resample_thresholds
+
+
+@dataclass
+class Pair:
+    """A labelled table of one grounder on one dataset, split by the protocol.
+
+    ``masks`` is the ``(R, n_pool)`` matrix of calibration resamples (R = 1 and the
+    whole pool when ``protocol.n_resamples == 0``). Families without any usable
+    prediction (SLS on a grounder with no relevance signal) are not applicable.
+    """
+
+    name: str
+    dataset: str
+    table: GroundingTable
+    protocol: Protocol
+    min_scale: float = DEFAULT_MIN_SCALE
+    target: str = "envelope"
+    split: UnitSplit = field(init=False)
+    pool: GroundingTable = field(init=False)
+    test: GroundingTable = field(init=False)
+    masks: NDArray[np.bool_] = field(init=False)
+    _sweeps: dict[tuple[str, str], Sweep] = field(default_factory=dict, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        p = self.protocol
+        self.split = split_by_unit(self.table.units, cal_frac=p.cal_frac, seed=p.seed)
+        self.pool = self.table.take(self.split.calibration)
+        self.test = self.table.take(self.split.test)
+        if p.n_resamples > 0:
+            self.masks = np.stack(resample_units(self.pool.units, n_resamples=p.n_resamples,
+                                                 frac=p.resample_frac, seed=p.seed))
+        else:
+            self.masks = np.ones((1, len(self.pool)), dtype=bool)
+
+    @property
+    def label(self) -> str:
+        return f"{self.name} on {self.dataset}"
+
+    @property
+    def families(self) -> tuple[str, ...]:
+        """Score families with at least one usable prediction."""
+        fams = []
+        for f in FAMILIES:
+            usable = self.table.has_relevance if f == "sls" else self.table.has_interval
+            if usable.any():
+                fams.append(f)
+        return tuple(fams)
+
+    def sweep(self, part: str, family: str) -> Sweep:
+        """The :class:`Sweep` of ``family`` on ``part`` (``"pool"`` or ``"test"``), cached."""
+        key = (part, family)
+        if key not in self._sweeps:
+            tab = self.pool if part == "pool" else self.test
+            self._sweeps[key] = Sweep.of(tab, family, min_scale=self.min_scale,
+                                         target=self.target)
+        return self._sweeps[key]
+
+    def thresholds(self, family: str, alphas: tuple[float, ...]) -> ResampleThresholds:
+        """Split-conformal thresholds of every pool resample at ``alphas``."""
+        return resample_thresholds(self.sweep("pool", family).scores, self.masks, alphas)
+
+    @property
+    def mean_duration(self) -> float:
+        return float(np.mean(self.table.duration))

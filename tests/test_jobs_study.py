@@ -1,0 +1,88 @@
+"""`cover study`: every study over real grounders, tables of the paper's shape filled, and
+the findings the docs state (golden checks on ../shared/data)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from cover.cli import main
+from cover.errors import InputError
+from cover.jobs.study import STUDIES, guess_dataset, input_pairs
+from study_results import study_run
+
+
+def test_input_pairs_names_and_datasets() -> None:
+    pairs = input_pairs([Path("d/qd_detr/a.jsonl"), Path("d/qd_detr/b.jsonl"),
+                         Path("e/la_detr/p.jsonl")],
+                        [Path("x/highlight_val_release.jsonl")], None, None)
+    assert [p.name for p in pairs] == ["qd_detr/a", "qd_detr/b", "la_detr"]
+    assert {p.dataset for p in pairs} == {"QVHighlights"}
+    assert guess_dataset(Path("lighthouse/charades_test_release.jsonl")) == "Charades-STA"
+    with pytest.raises(InputError, match="one --gt"):
+        input_pairs([Path("a"), Path("b"), Path("c")], [Path("g1"), Path("g2")], None, None)
+    with pytest.raises(InputError, match="results folder"):
+        input_pairs([Path("a/x.jsonl"), Path("a/x.jsonl")], [Path("g")], ["n", "n"], None)
+
+
+def test_study_all_fills_every_table(data_dir: Path) -> None:
+    out, man = study_run(data_dir)
+    assert man["studies"] == list(STUDIES)
+    assert [p["id"] for p in man["pairs"]] == ["qd-detr-qvhighlights", "la-detr-qvhighlights",
+                                               "la-detr-charades-sta"]
+    keys = {t["key"] for t in man["tables"]}
+    assert {"coverage", "efficiency", "margins", "two_param_change", "two_param_lambdas",
+            "rcps", "conditional", "transfer_ks", "transfer", "calsize", "utility_corr",
+            "utility_selective", "exchangeability", "uncertainty"} <= keys
+    for t in man["tables"]:
+        assert t["rows"], t["key"]
+        assert all(len(r) == len(t["header"]) for r in t["rows"]), t["key"]
+    # Anything not filled says which piece it needs.
+    assert all("needs" in m and "not available" in m for m in man["missing"])
+    assert (out / "tables.md").read_text().count("| ") > 100
+    assert man["command"].startswith("cover study all --preds")
+
+
+def test_findings_on_real_grounders(data_dir: Path) -> None:
+    out, _ = study_run(data_dir)
+
+    def doc(pair: str, study: str) -> dict:
+        return json.loads((out / pair / f"{study}.json").read_text())["data"]
+
+    for pair in ("qd-detr-qvhighlights", "la-detr-qvhighlights", "la-detr-charades-sta"):
+        cov = doc(pair, "coverage")
+        at90 = [c for c in cov["cells"] if abs(c["target"] - 0.9) < 1e-9]
+        assert all(c["band_lo"] <= c["coverage_mean"] <= c["band_hi"] for c in at90), pair
+        # Hand-picked margins swing coverage far more than calibration's spread.
+        assert doc(pair, "margins")["range"] > 0.3
+        assert all(c["p_value"] > 0.05 for c in doc(pair, "exchangeability")["cells"])
+        sizes = [c for c in doc(pair, "calsize")["cells"] if c["supported"]]
+        assert sizes[0]["coverage_sd"] > sizes[-1]["coverage_sd"]
+    # A 90% guarantee on QVHighlights costs most of the video.
+    eff = doc("qd-detr-qvhighlights", "efficiency")
+    norm90 = next(c for c in eff["cells"] if c["family"] == "norm" and c["target"] == 0.9)
+    assert 0.8 < norm90["length_frac_mean"] < 0.95
+    # QVHighlights pool has 190 videos: calibration sizes 200 and 400 are not supported.
+    assert [c["supported"] for c in doc("qd-detr-qvhighlights", "calsize")["cells"]] == [
+        True, True, True, False, False]
+    tr = json.loads((out / "transfer-la-detr" / "transfer.json").read_text())["data"]
+    assert set(tr["directions"]) == {"QVHighlights -> Charades-STA",
+                                     "Charades-STA -> QVHighlights"}
+    # No duration overlap at all between the two datasets: a positivity failure.
+    assert all(s["source_rows_in_target_range"] == 0 for s in tr["support"].values())
+    shift = {r["feature"]: r for r in tr["shift"]}
+    assert shift["Video duration"]["ratio"] > 5
+
+
+def test_cli_study_one_study_and_report(data_dir: Path, tmp_path: Path) -> None:
+    q = data_dir / "qvhighlights"
+    rc = main(["study", "margins", "--preds", str(q / "eatr" / "best_hl_val_preds.jsonl"),
+               "--gt", str(q / "annotations" / "highlight_val_release.jsonl"),
+               "--out", str(tmp_path / "r"), "--resamples", "5"])
+    assert rc == 0
+    assert (tmp_path / "r" / "eatr-qvhighlights" / "margins.json").is_file()
+    assert (tmp_path / "r" / "report.html").is_file()
+    assert main(["report", str(tmp_path / "r"), "-o", str(tmp_path / "again.html")]) == 0
+    assert main(["report", str(tmp_path / "nothing"), "-o", str(tmp_path / "x.html")]) == 2

@@ -1,0 +1,62 @@
+"""The vectorised sweep agrees with building and evaluating regions one threshold at a time,
+and the resample thresholds with split conformal on each resample."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cover.calibrate.quantile import conformal_rank
+from cover.calibrate.split import split_conformal
+from cover.metrics import evaluate
+from cover.regions import build_regions
+from cover.scores import FAMILIES
+from cover.studies.sweep import Sweep, conformal_ranks, resample_thresholds, segment_sums
+from grounding_cases import cases, scores_of, thresholds
+
+FAST = settings(max_examples=60, deadline=None, derandomize=True, database=None)
+
+
+@FAST
+@given(st.sampled_from(FAMILIES).flatmap(lambda f: cases(f, max_rows=6)), st.data())
+def test_sweep_matches_regions_and_evaluate(case, data) -> None:
+    lam = data.draw(thresholds(case, scores_of(case)))
+    sw = Sweep.of(case.table, case.family, min_scale=case.min_scale, target=case.target)
+    m = sw.at(lam[None, :])
+    reg = build_regions(case.table, case.family, lam, min_scale=case.min_scale)
+    np.testing.assert_array_equal(m.covered[0], sw.scores <= lam)
+    np.testing.assert_allclose(m.length[0], reg.length, atol=1e-9)
+    np.testing.assert_array_equal(m.components[0], reg.n_components)
+    if case.target == "envelope":
+        ev = evaluate(reg, case.table, target="envelope", base_iou=False)
+        got = float(m.mean("iou")[0])
+        assert abs(got - ev.marginal.mean_iou) < 1e-9
+
+
+@FAST
+@given(st.integers(0, 2**31), st.integers(1, 60), st.integers(1, 8))
+def test_resample_thresholds_equal_split_conformal(seed: int, n: int, r: int) -> None:
+    rng = np.random.default_rng(seed)
+    scores = rng.choice([-np.inf, np.inf, 0.0, 1.0, 2.5], size=n) if seed % 3 == 0 else \
+        rng.normal(size=n)
+    masks = rng.random((r, n)) < rng.uniform(0.1, 1.0)
+    alphas = (0.05, 0.1, 0.3, 0.5)
+    th = resample_thresholds(scores, masks, alphas)
+    for j, a in enumerate(alphas):
+        for i in range(r):
+            want = split_conformal(scores[masks[i]], alpha=a, warn=False)
+            assert th.values[j, i] == want.value
+            assert th.k[j, i] == want.k
+
+
+def test_conformal_ranks_exact() -> None:
+    n = np.arange(0, 500)
+    for a in (0.05, 0.1, 0.2, 0.3, 0.7, 0.9):
+        assert conformal_ranks(n, a).tolist() == [conformal_rank(int(x), a) for x in n]
+
+
+def test_segment_sums_handle_empty_segments() -> None:
+    x = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    off = np.array([0, 0, 2, 2, 3])
+    np.testing.assert_array_equal(segment_sums(x, off), [[0, 3, 0, 3], [0, 9, 0, 6]])
