@@ -4,7 +4,12 @@ Importing this package registers the built-in rules and groupings
 (:mod:`cover.calibrate.registry`).
 """
 
-from cover.calibrate import split as _split  # noqa: F401  (registers "split")
+from cover.calibrate import asymmetric as _asymmetric  # noqa: F401  (registers its rule)
+from cover.calibrate import bonferroni as _bonferroni  # noqa: F401
+from cover.calibrate import crc as _crc  # noqa: F401
+from cover.calibrate import rcps as _rcps  # noqa: F401
+from cover.calibrate import split as _split  # noqa: F401
+from cover.calibrate import uncertainty as _uncertainty  # noqa: F401
 from cover.calibrate.calibrator import Calibrator
 from cover.calibrate.calibrator_file import SCHEMA_VERSION
 from cover.calibrate.quantile import (

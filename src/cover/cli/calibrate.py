@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 import numpy as np
 
@@ -20,6 +21,12 @@ def add_parser(sub: Subparsers) -> None:
     p.add_argument("--score", choices=ALL_FAMILIES, default="norm")
     p.add_argument("--rule", choices=sorted(RULES), default="split",
                    help="calibration rule (default: %(default)s); each runs with its defaults")
+    p.add_argument("--delta", type=float, help="rcps: 1 - confidence, in (0, 1) (default 0.1)")
+    p.add_argument("--bound", choices=("binomial", "hoeffding_bentkus", "hoeffding"),
+                   help="rcps: upper confidence bound on the miss rate (default binomial, the "
+                        "tightest valid one for a miss/hit loss; hoeffding is the paper's)")
+    p.add_argument("--side-weights", metavar="WS,WE", help="asymmetric: start,end side weights "
+                   "fixed in advance (default: estimated on a 25%% fold of the calibration rows)")
     p.add_argument("--alpha", type=_alpha, default="0.1", help="miscoverage level in (0, 1)")
     p.add_argument("--qids", help="calibrate only on these query ids (e.g. from cover split)")
     p.add_argument("--min-scale", type=float, default=1.0, help="NORM scale floor, s")
@@ -29,23 +36,44 @@ def add_parser(sub: Subparsers) -> None:
     p.set_defaults(func=run)
 
 
+def _rule_params(args: argparse.Namespace) -> dict[str, Any]:
+    """The rule options given on the command line (a flag of another rule is an error)."""
+    given = {"delta": args.delta, "bound": args.bound, "weights": args.side_weights}
+    wants = {"rcps": {"delta", "bound"}, "asymmetric": {"weights"}}.get(args.rule, set())
+    stray = sorted(k for k, v in given.items() if v is not None and k not in wants)
+    if stray:
+        flags = {"delta": "--delta", "bound": "--bound", "weights": "--side-weights"}
+        raise InputError(f"{', '.join(flags[k] for k in stray)} does not apply to --rule "
+                         f"{args.rule}")
+    params: dict[str, Any] = {k: v for k, v in given.items() if v is not None}
+    if "weights" in params:
+        try:
+            ws, we = (float(x) for x in params["weights"].split(","))
+        except ValueError:
+            raise InputError(f"--side-weights must be two numbers WS,WE, got "
+                             f"{params['weights']!r}") from None
+        params["weights"] = {"start": ws, "end": we}
+    return params
+
+
 def run(args: argparse.Namespace) -> int:
     from cover.calibrate import Calibrator
     from cover.io.labelled import load_labelled
     from cover.metrics import coverage_reference
 
+    cal = Calibrator(score=args.score, alpha=args.alpha, min_scale=args.min_scale,
+                     target=args.target, rule=args.rule, params=_rule_params(args))
     table, problems = load_labelled(args.preds, args.gt, qids=args.qids, clip=args.clip,
                                     strict=args.strict, on_error=args.on_error)
     _report_problems(problems, what="calibration input")
     if len(table) == 0:
         raise InputError("no calibration rows left after validation")
-    cal = Calibrator(score=args.score, alpha=args.alpha, min_scale=args.min_scale,
-                     target=args.target, rule=args.rule).fit(table)
+    cal.fit(table)
     if args.strict and not all(np.isfinite(s.value) for r in cal.thresholds_.values()
                                for s in r.sides.values()):
         raise InputError(f"{len(table)} calibration rows are too few for alpha={args.alpha}")
     cal.save(args.output, inputs=[args.preds, args.gt, args.qids])
-    if cal.threshold_ is None or cal.k_ is None:
+    if args.rule != "split" or cal.threshold_ is None:
         print(f"calibrated {args.score.upper()} by rule {args.rule} at alpha={args.alpha} on "
               f"{len(table)} rows:")
         for line in cal.describe():

@@ -56,6 +56,7 @@ def certified_rows(
     out: list[tuple[int, dict[str, Any]]] = []
     lists = regions.intervals.to_lists()
     thresholds = regions.threshold.tolist()
+    ends = None if regions.threshold_end is None else regions.threshold_end.tolist()
     for i, rec in enumerate(records):
         refused = bool(regions.refused[i])
         block = {
@@ -66,6 +67,8 @@ def certified_rows(
             **meta,
             "threshold": to_json_number(thresholds[i]),
         }
+        if ends is not None:  # per-boundary rules: "threshold" is the start side's
+            block["threshold_end"] = to_json_number(ends[i])
         out.append((int(lines[i]), {**rec, "cover": block}))
     reasons: dict[int, str] = {}
     for p in problems:
