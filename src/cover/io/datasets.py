@@ -3,12 +3,15 @@
 COVER never ships data. It looks for a folder laid out like the project's shared
 data (``qvhighlights/annotations/...``): ``--data-dir``, then ``$COVER_DATA_DIR``,
 then ``./shared/data`` and ``../shared/data`` from the working directory and from
-the source checkout.
+the source checkout (skipped when ``$COVER_NO_SIBLING_DATA`` is set), then the
+platform cache that ``cover data fetch`` fills. :func:`data_dir_for` downloads what
+is missing (:mod:`cover.io.fetch`) when no folder was given explicitly.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 from cover.errors import InputError
@@ -36,10 +39,17 @@ def candidate_dirs(explicit: str | Path | None = None) -> list[Path]:
     env = os.environ.get("COVER_DATA_DIR")
     if env:
         out.append(Path(env))
-    here = Path.cwd()
-    src_root = Path(__file__).resolve().parents[3]
-    for base in (here, here.parent, src_root, src_root.parent):
-        out.append(base / "shared" / "data")
+    if not os.environ.get("COVER_NO_SIBLING_DATA"):
+        here = Path.cwd()
+        src_root = Path(__file__).resolve().parents[3]
+        for base in (here, here.parent, src_root, src_root.parent):
+            out.append(base / "shared" / "data")
+    try:
+        import pooch
+    except ImportError:  # without the fetch extra there is no download cache
+        pass
+    else:
+        out.append(Path(pooch.os_cache("cover")))
     return list(dict.fromkeys(p.resolve() for p in out))
 
 
@@ -59,5 +69,26 @@ def find_data_dir(explicit: str | Path | None = None, need: tuple[str, ...] = (Q
         f"{files}\nThe ground truth is QVHighlights' highlight_val_release.jsonl "
         "(jayleicn/moment_detr, data/); predictions are any grounder's Moment-DETR-style "
         "val output, e.g. QD-DETR's results/video_checkpoint/best_hl_val_preds.jsonl "
-        "(wjun0830/QD-DETR)."
+        "(wjun0830/QD-DETR). `cover data fetch all` downloads them (pip install "
+        "'cover-grounding[fetch]')."
     )
+
+
+def data_dir_for(need: tuple[str, ...], explicit: str | Path | None = None) -> Path:
+    """A folder holding every file in ``need``: found (:func:`find_data_dir`) or, when no
+    folder was given explicitly, downloaded and verified into the data cache."""
+    try:
+        return find_data_dir(explicit, need=need)
+    except InputError as missing:
+        if explicit is not None:
+            raise
+        from cover.io.fetch import FetchError, by_path, cache_dir, fetch
+
+        try:
+            entries = by_path(need)
+            folder = cache_dir()
+        except FetchError as exc:
+            raise InputError(f"{missing}\n{exc}") from None
+        print(f"cover: fetching {len(entries)} public file(s) into {folder}", file=sys.stderr,
+              flush=True)
+        return fetch(entries, folder)

@@ -12,7 +12,7 @@ import numpy as np
 from cover._progress import Progress
 from cover.calibrate import Calibrator
 from cover.data.splits import split_by_unit
-from cover.io.datasets import DEMO_GROUNDER, QVH_VAL_GT, QVH_VAL_PREDICTIONS, find_data_dir
+from cover.io.datasets import DEMO_GROUNDER, QVH_VAL_GT, QVH_VAL_PREDICTIONS, data_dir_for
 from cover.io.labelled import load_labelled
 from cover.io.qids import write_qids
 from cover.io.regions_jsonl import certified_rows, write_certified
@@ -49,7 +49,7 @@ def run_demo(*, out: Path, data_dir: str | None = None, n_resamples: int = 50) -
     """QD-DETR's real QVHighlights val predictions -> calibrators, certified regions,
     the coverage-validity table, JSON, Markdown, figures and an HTML report."""
     rel = QVH_VAL_PREDICTIONS[DEMO_GROUNDER]
-    data = find_data_dir(data_dir, need=(QVH_VAL_GT, rel))
+    data = data_dir_for((QVH_VAL_GT, rel), data_dir)
     _say(f"cover demo: {DEMO_GROUNDER} predictions on QVHighlights val from {data}")
     out.mkdir(parents=True, exist_ok=True)
     table, problems = load_labelled(data / rel, data / QVH_VAL_GT)
