@@ -26,7 +26,7 @@ COMMANDS: tuple[str, ...] = ("calibrate", "certify", "evaluate", "split", "valid
                              "study", "report",
                              "demo",
                              "ensemble", "online",
-                             "parse-answers", "grounder", "data")
+                             "parse-answers", "grounder", "data", "formats")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -7,7 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from cover.cli._common import Subparsers, _alpha, _common_input, _report_problems
+from cover.cli._common import Subparsers, _alpha, _common_input, _report_problems, _say
+from cover.cli.formats import add_format_flags, format_kwargs
 from cover.errors import InputError
 
 
@@ -16,8 +17,8 @@ def add_parser(sub: Subparsers) -> None:
     from cover.scores import ALL_FAMILIES, TARGETS
 
     p = sub.add_parser("calibrate", help="fit a calibrator on labelled predictions")
-    p.add_argument("--preds", required=True, help="prediction jsonl (Moment-DETR format)")
-    p.add_argument("--gt", required=True, help="ground-truth jsonl (QVHighlights format)")
+    p.add_argument("--preds", required=True, help="predictions (any format of `cover formats`)")
+    p.add_argument("--gt", required=True, help="ground truth (any format of `cover formats`)")
     p.add_argument("--score", choices=ALL_FAMILIES, default="norm")
     p.add_argument("--rule", choices=sorted(RULES), default="split",
                    help="calibration rule (default: %(default)s); each runs with its defaults")
@@ -33,6 +34,7 @@ def add_parser(sub: Subparsers) -> None:
     p.add_argument("--target", choices=TARGETS, default="envelope")
     p.add_argument("-o", "--output", required=True, help="calibrator JSON to write")
     _common_input(p)
+    add_format_flags(p, gt=True)
     p.set_defaults(func=run)
 
 
@@ -64,7 +66,8 @@ def run(args: argparse.Namespace) -> int:
     cal = Calibrator(score=args.score, alpha=args.alpha, min_scale=args.min_scale,
                      target=args.target, rule=args.rule, params=_rule_params(args))
     table, problems = load_labelled(args.preds, args.gt, qids=args.qids, clip=args.clip,
-                                    strict=args.strict, on_error=args.on_error)
+                                    strict=args.strict, on_error=args.on_error, log=_say,
+                                    **format_kwargs(args))
     _report_problems(problems, what="calibration input")
     if len(table) == 0:
         raise InputError("no calibration rows left after validation")

@@ -7,7 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from cover.cli._common import Subparsers, _common_input, _report_problems
+from cover.cli._common import Subparsers, _common_input, _report_problems, _say
+from cover.cli.formats import add_format_flags
 from cover.errors import InputError, RowProblem
 
 
@@ -15,30 +16,36 @@ def add_parser(sub: Subparsers) -> None:
     p = sub.add_parser("certify", help="certified regions for new predictions")
     p.add_argument("--calibrator", required=True)
     p.add_argument("--preds", required=True)
-    p.add_argument("--videos", help="any jsonl with vid and duration (when preds lack duration)")
+    p.add_argument("--videos", help="video durations when preds lack them: any jsonl with vid "
+                   "and duration, or a JSON object vid -> {duration} (charades.json)")
     p.add_argument("--qids", help="certify only these query ids")
     p.add_argument("-o", "--output", required=True, help="regions jsonl to write")
     _common_input(p)
+    add_format_flags(p, gt=False)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from cover.calibrate import Calibrator
     from cover.data.join import fill_durations
-    from cover.io import read_durations, read_predictions
+    from cover.io import formats
+    from cover.io.durations import read_video_durations
     from cover.io.jsonl import raise_on_rejections
     from cover.io.qids import read_qid_lines, unknown_qids
     from cover.io.regions_jsonl import certified_rows, write_certified
 
     cal = Calibrator.load(args.calibrator)
-    preds = read_predictions(args.preds, clip=args.clip, on_error=args.on_error)
+    got = formats.read(args.preds, "predictions", format=args.pred_format, options=formats.Options(
+        clip=args.clip, on_error=args.on_error, columns=args.columns))
+    _say(f"{args.preds}: {got.format} ({len(got.loaded.table)} rows)")
+    preds = got.loaded
     table = preds.table
     problems: list[RowProblem] = []
     if args.qids:
         wanted, lines = read_qid_lines(args.qids)
         problems += unknown_qids(args.qids, wanted, lines, table.qid, args.preds)
         table = table.select_qids(wanted)
-    vids, durs = read_durations(args.videos) if args.videos else (None, None)
+    vids, durs = read_video_durations(args.videos) if args.videos else (None, None)
     table, filled = fill_durations(table, vids, durs, strict=args.strict,
                                    source=args.videos or "--videos (not given)")
     problems += filled

@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from cover.cli._common import Subparsers
+from cover.cli.formats import add_format_flags, format_kwargs
 from cover.errors import InputError
 
 
@@ -25,6 +26,9 @@ def add_parser(sub: Subparsers) -> None:
     p.add_argument("--cal-frac", type=float, default=0.4)
     p.add_argument("--min-scale", type=float, default=1.0)
     p.add_argument("--target", choices=TARGETS, default="envelope")
+    p.add_argument("--on-error", choices=("raise", "reject"), default="raise",
+                   help="bad rows (or truth without a prediction): stop, or set them aside")
+    add_format_flags(p, gt=True)
     p.set_defaults(func=run)
 
 
@@ -39,5 +43,6 @@ def run(args: argparse.Namespace) -> int:
         names=names or [Path(p).stem for p in args.preds], families=tuple(args.families),
         alphas=tuple(float(a) for a in args.alphas), n_resamples=args.resamples,
         seed=args.seed, cal_frac=args.cal_frac, min_scale=args.min_scale, target=args.target,
+        read_options={"on_error": args.on_error, **format_kwargs(args)},
     )
     return 0

@@ -7,6 +7,7 @@ import json
 import re
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -56,13 +57,15 @@ def run_validity(
     cal_frac: float = 0.4,
     min_scale: float = 1.0,
     target: str = "envelope",
+    read_options: dict[str, Any] | None = None,
 ) -> list[ValidityResult]:
-    """Study 1 for one or more grounders; one sub-folder each when there are several."""
+    """Study 1 for one or more grounders; one sub-folder each when there are several.
+    ``read_options`` go to :func:`cover.io.labelled.load_labelled` (formats, durations)."""
     protocol = Protocol(cal_frac=cal_frac, seed=seed, n_resamples=n_resamples, alphas=alphas)
     results: list[ValidityResult] = []
     sections: list[tuple[str, str, str, list[Path]]] = []
     for path, name in zip(preds, names, strict=True):
-        table, problems = load_labelled(path, gt)
+        table, problems = load_labelled(path, gt, log=_say, **(read_options or {}))
         _note_problems(problems, str(path))
         with Progress(f"{name}: calibrating", n_steps(protocol, families)) as prog:
             res = coverage_validity(table, name=name, families=families, protocol=protocol,

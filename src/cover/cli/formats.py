@@ -1,0 +1,59 @@
+"""``cover formats``: the file formats COVER reads, one example row each; and the
+``--format`` / ``--columns`` flags the reading commands share."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from cover.cli._common import Subparsers, _say
+
+
+def add_parser(sub: Subparsers) -> None:
+    p = sub.add_parser("formats", help="list the prediction and ground-truth formats read")
+    p.set_defaults(func=run)
+
+
+def add_format_flags(p: argparse.ArgumentParser, *, gt: bool) -> None:
+    """``--format``/``--columns`` for ``--preds``; with ``gt`` also ``--gt-format``,
+    ``--gt-columns`` and ``--gt-durations``."""
+    p.add_argument("--format", dest="pred_format", metavar="NAME",
+                   help="prediction format (default: detected; see `cover formats`)")
+    p.add_argument("--columns", metavar="MAP",
+                   help="read --preds as a table: qid=COL,start=COL,end=COL[,vid=..,...]")
+    if gt:
+        p.add_argument("--gt-format", metavar="NAME",
+                       help="ground-truth format (default: detected)")
+        p.add_argument("--gt-columns", metavar="MAP", help="read --gt as a table (see --columns)")
+        p.add_argument("--gt-durations", metavar="FILE",
+                       help="video durations for ground truth without them (Charades-STA text: "
+                            "charades.json; default: charades.json beside it)")
+
+
+def format_kwargs(args: argparse.Namespace) -> dict[str, Any]:
+    """The :func:`cover.io.labelled.load_labelled` keyword arguments of those flags."""
+    out: dict[str, Any] = {"pred_format": args.pred_format, "columns": args.columns}
+    for key in ("gt_format", "gt_columns", "gt_durations"):
+        if hasattr(args, key):
+            out[key] = getattr(args, key)
+    return out
+
+
+def run(args: argparse.Namespace) -> int:
+    from cover.io.formats import COLUMNS_EXAMPLE, COLUMNS_FORMAT, FORMATS
+
+    for role, title in (("predictions", "Predictions (--preds)"),
+                        ("ground_truth", "Ground truth (--gt)")):
+        print(f"{title}:")
+        for f in FORMATS:
+            if f.role == role:
+                print(f"  {f.name:<22} {f.title}")
+                if f.unit:
+                    print(f"  {'':<22} split unit: {f.unit}")
+                print(f"  {'':<22} e.g. {f.example}")
+        print(f"  {COLUMNS_FORMAT:<22} any jsonl / json / CSV / Parquet table with a column "
+              "mapping")
+        print(f"  {'':<22} e.g. {COLUMNS_EXAMPLE}")
+        print()
+    _say("The format is detected from the file; --format / --gt-format NAME overrides it.")
+    return 0

@@ -1,0 +1,186 @@
+"""Tables from columns: the vectorised checks every columnar reader shares.
+
+A dataset reader (Charades-STA text, ActivityNet Captions, TACoS, Charades-CD/RF) or
+the generic Parquet/CSV reader builds flat numpy columns, one value per query and
+one per window, never a Python object per window; :func:`truth_table` and
+:func:`prediction_table` check them all at once and turn bad rows into
+:class:`RowProblem` s naming file, line and qid, exactly like the JSON-lines readers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from cover.data.table import DEFAULT_CLIP_SECONDS, GroundingTable
+from cover.errors import RowProblem
+from cover.intervals import Intervals
+from cover.io.jsonl import OnError, raise_on_rejections
+from cover.io.qvhighlights import Loaded, top1
+from cover.ragged import Ragged, segment_any, take_index
+
+
+@dataclass
+class Columns:
+    """One row per query: ids, text and ``[0, T]``, plus ragged windows.
+
+    ``windows`` has 2 columns (start, end) for truth, 3 (start, end, score) for
+    predictions; row ``i`` owns ``windows[offsets[i]:offsets[i+1]]``. ``line`` is the
+    1-based line (or row) a message should point at.
+    """
+
+    source: str
+    qid: NDArray[np.str_]
+    vid: NDArray[np.str_]
+    duration: NDArray[np.float64]
+    windows: NDArray[np.float64]
+    offsets: NDArray[np.int64]
+    line: NDArray[np.int64]
+    query: NDArray[np.object_] | None = None
+    saliency: Ragged | None = None
+    problems: list[RowProblem] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return int(self.qid.size)
+
+
+def duplicate_qids(qid: NDArray[np.str_], line: NDArray[np.int64]) -> dict[int, str]:
+    """Row -> reason for every repeat of a qid after its first occurrence."""
+    if qid.size == 0:
+        return {}
+    _, first_idx, inverse = np.unique(qid, return_index=True, return_inverse=True)
+    first = first_idx[inverse]
+    dup = np.flatnonzero(first != np.arange(qid.size))
+    return {int(i): f"duplicate qid (first seen on line {int(line[first[i]])})"
+            for i in dup.tolist()}
+
+
+def _later(more: dict[int, str], first: dict[int, str] | None) -> dict[int, str]:
+    """``more`` without the rows ``first`` already gives a reason for."""
+    return {i: w for i, w in more.items() if not first or i not in first}
+
+
+def _first_reason(checks: list[tuple[NDArray[np.bool_], str]],
+                  reasons: dict[int, str]) -> dict[int, str]:
+    for bad, why in checks:
+        for i in np.flatnonzero(bad).tolist():
+            reasons.setdefault(i, why)
+    return reasons
+
+
+def _reject(c: Columns, reasons: dict[int, str]) -> NDArray[np.bool_]:
+    keep = np.ones(len(c), dtype=bool)
+    for i, why in sorted(reasons.items()):
+        keep[i] = False
+        c.problems.append(RowProblem(c.source, int(c.line[i]), str(c.qid[i]), why, "rejected"))
+    return keep
+
+
+def _rejected_rows(c: Columns, keep: NDArray[np.bool_]) -> dict[int, Any]:
+    """line -> a minimal record for every rejected row (certified output echoes it)."""
+    return {int(c.line[i]): {"qid": str(c.qid[i]), "vid": str(c.vid[i])}
+            for i in np.flatnonzero(~keep).tolist()}
+
+
+def truth_table(c: Columns, *, on_error: OnError = "raise",
+                records: NDArray[np.object_] | None = None,
+                reasons: dict[int, str] | None = None) -> Loaded:
+    """Ground truth from columns. Rejected (first reason wins; ``reasons``, a reader's
+    own findings, come first): a duration that is not a finite number > 0, no window,
+    a non-finite window, a window with start > end, a repeated qid. Windows partly
+    outside ``[0, T]`` are kept and clipped, counted, when truth is attached
+    (:func:`cover.data.join.clip_truth`)."""
+    w = c.windows[:, :2]
+    with np.errstate(invalid="ignore"):
+        bad_t = ~(np.isfinite(c.duration) & (c.duration > 0))
+    reasons = _first_reason([
+        (bad_t, "duration must be a finite number > 0"),
+        (np.diff(c.offsets) == 0, "no true window (no moment)"),
+        (segment_any(~np.isfinite(w).all(axis=1), c.offsets), "non-finite number in a window"),
+        (segment_any(w[:, 0] > w[:, 1], c.offsets), "a true window has start > end"),
+    ], dict(reasons or {}) | _later(duplicate_qids(c.qid, c.line), reasons))
+    keep = _reject(c, reasons)
+    flat, off = take_index(c.offsets, np.flatnonzero(keep))
+    table = GroundingTable(
+        qid=c.qid[keep], vid=c.vid[keep], duration=c.duration[keep],
+        pred_start=np.full(int(keep.sum()), np.nan), pred_end=np.full(int(keep.sum()), np.nan),
+        relevance=Ragged(np.empty(0), np.zeros(int(keep.sum()) + 1, dtype=np.int64)),
+        truth=Intervals(w[flat, 0].copy(), w[flat, 1].copy(), off),
+        line=c.line[keep], source=c.source,
+        query=None if c.query is None else c.query[keep],
+        records=None if records is None else records[keep],
+    )
+    raise_on_rejections(c.problems, on_error, c.source)
+    return Loaded(table, c.problems, _rejected_rows(c, keep))
+
+
+def prediction_table(c: Columns, *, clip: float = DEFAULT_CLIP_SECONDS,
+                     on_error: OnError = "raise",
+                     records: NDArray[np.object_] | None = None,
+                     reasons: dict[int, str] | None = None) -> Loaded:
+    """Predictions from columns. The top-1 interval is the highest-scoring window
+    (ties: list order, :func:`cover.io.qvhighlights.top1`); a row with no window is a
+    refusal. Rejected (``reasons``, a reader's own findings, first): a non-finite
+    window or saliency value, a window with start > end, a duration present but not a
+    finite number > 0, a repeated qid."""
+    w = c.windows
+    if w.shape[1] == 2:  # no score column: rank by list order
+        rank = np.arange(w.shape[0], dtype=np.float64) - np.repeat(c.offsets[:-1],
+                                                                  np.diff(c.offsets))
+        w = np.column_stack([w, -rank])
+    sal = c.saliency if c.saliency is not None else Ragged(
+        np.empty(0), np.zeros(len(c) + 1, dtype=np.int64))
+    with np.errstate(invalid="ignore"):
+        bad_t = ~np.isnan(c.duration) & ~(np.isfinite(c.duration) & (c.duration > 0))
+    reasons = _first_reason([
+        (segment_any(~np.isfinite(w).all(axis=1), c.offsets),
+         "non-finite number in a predicted window"),
+        (segment_any(~np.isfinite(sal.values), sal.offsets), "non-finite saliency value"),
+        (segment_any(w[:, 0] > w[:, 1], c.offsets), "a predicted window has start > end"),
+        (bad_t, "duration must be a finite number > 0"),
+    ], dict(reasons or {}) | _later(duplicate_qids(c.qid, c.line), reasons))
+    keep = _reject(c, reasons)
+    rows = np.flatnonzero(keep)
+    flat, off = take_index(c.offsets, rows)
+    ps, pe = top1(w[flat], off)
+    table = GroundingTable(
+        qid=c.qid[keep], vid=c.vid[keep], duration=c.duration[keep], pred_start=ps,
+        pred_end=pe, relevance=sal.take(rows), clip=float(clip), line=c.line[keep],
+        source=c.source, query=None if c.query is None else c.query[keep],
+        records=None if records is None else records[keep],
+    )
+    raise_on_rejections(c.problems, on_error, c.source)
+    return Loaded(table, c.problems, _rejected_rows(c, keep))
+
+
+def stack_windows(per_row: list[Any], width: int) -> tuple[NDArray[np.float64],
+                                                          NDArray[np.int64], list[int]]:
+    """Flatten one list of ``[start, end]`` pairs per row (a JSON value each) into
+    ``(windows, offsets, bad_rows)``: one numpy conversion per row, never per window.
+    A row whose value is not a list of ``width`` numbers is listed in ``bad_rows`` and
+    gets no window."""
+    arrays: list[NDArray[np.float64]] = []
+    bad: list[int] = []
+    lengths = np.zeros(len(per_row), dtype=np.int64)
+    for i, v in enumerate(per_row):
+        try:
+            a = np.asarray(v if v is not None else [], dtype=np.float64)
+        except (TypeError, ValueError):
+            bad.append(i)
+            continue
+        if a.size == 0:
+            continue
+        if a.ndim == 1 and a.size == width:  # a single bare [s, e]
+            a = a.reshape(1, width)
+        if a.ndim != 2 or a.shape[1] != width:
+            bad.append(i)
+            continue
+        arrays.append(a)
+        lengths[i] = a.shape[0]
+    flat = np.concatenate(arrays) if arrays else np.empty((0, width))
+    off = np.zeros(len(per_row) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=off[1:])
+    return flat, off, bad

@@ -1,0 +1,74 @@
+"""Joining on (video, query text) when a file's qids are only positions.
+
+Charades-STA's text file, ActivityNet Captions and TACoS json have no query ids;
+each tool numbers their queries its own way (line index, 12404 + line index, a
+running count over splits). When the qids of two files do not agree, rows are
+matched on ``(vid, normalised query, occurrence)``: the k-th prediction for a given
+(video, query) pairs with the k-th ground-truth row for it, both in qid order
+(numeric when every qid is a number, else file order). The normalised query is
+lower-cased, stripped, with runs of blanks collapsed and a final period dropped
+(Charades-CD drops periods; ActivityNet keeps leading spaces).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+from numpy.typing import NDArray
+
+from cover.data.join import index_of
+from cover.data.table import GroundingTable
+
+
+def normalise(query: NDArray[np.object_] | None, n: int) -> NDArray[np.str_]:
+    if query is None:
+        return np.full(n, "", dtype=str)
+    return np.array([" ".join(str(q).lower().split()).removesuffix(".") if q is not None
+                     else "" for q in query.tolist()], dtype=str)
+
+
+def _order(qid: NDArray[np.str_]) -> NDArray[np.int64]:
+    try:
+        return np.argsort(qid.astype(np.float64), kind="stable")
+    except ValueError:
+        return np.arange(qid.size, dtype=np.int64)
+
+
+def content_keys(t: GroundingTable) -> NDArray[np.str_]:
+    """``vid \\x1f query \\x1f k`` per row, k = occurrence of (vid, query) in qid order."""
+    base = np.char.add(np.char.add(t.vid.astype(str), "\x1f"), normalise(t.query, len(t)))
+    order = _order(t.qid)
+    b = base[order]
+    srt = np.argsort(b, kind="stable")
+    bs = b[srt]
+    start = np.r_[True, bs[1:] != bs[:-1]] if bs.size else np.zeros(0, dtype=bool)
+    group_start = np.maximum.accumulate(np.where(start, np.arange(bs.size), 0))
+    occ_sorted = np.arange(bs.size) - group_start
+    occ = np.empty(bs.size, dtype=np.int64)
+    occ[order[srt]] = occ_sorted
+    return np.char.add(np.char.add(base, "\x1f"), occ.astype(str))
+
+
+def qid_agreement(preds: GroundingTable, gt: GroundingTable) -> int:
+    """How many predictions find a ground-truth row with the same qid and vid."""
+    j, hit = index_of(gt.qid, preds.qid)
+    return int((hit & (gt.vid[j] == preds.vid)).sum()) if gt.qid.size else 0
+
+
+def rekey_truth(preds: GroundingTable, gt: GroundingTable) -> tuple[GroundingTable, int]:
+    """``gt`` with each row's qid replaced by the qid of the prediction with the same
+    content key, and its query text set to the prediction's (they match up to
+    normalisation); returns it with the number of rows matched. Unmatched rows keep
+    their qid, suffixed ``~gt`` if it collides with a prediction's qid."""
+    pk, gk = content_keys(preds), content_keys(gt)
+    j, hit = index_of(pk, gk)
+    qid = gt.qid.astype(object)
+    qid[hit] = preds.qid[j[hit]]
+    clash = ~hit & np.isin(gt.qid, preds.qid)
+    qid[clash] = np.char.add(gt.qid[clash], "~gt")
+    query = gt.query
+    if query is not None and preds.query is not None:
+        query = query.copy()
+        query[hit] = preds.query[j[hit]]
+    return replace(gt, qid=qid.astype(str), query=query), int(hit.sum())

@@ -1,0 +1,320 @@
+"""The registry of file formats COVER reads, and detection of a file's format.
+
+Each :class:`Format` has a name, a role (predictions or ground truth), a sniff
+function over the file's first row or parsed document, a reader, and one example
+row (``cover formats`` prints them). :func:`detect` returns the first format whose
+sniff accepts the file; a valid JSON file of no known shape is "unrecognised format:
+expected one of ...", with the first row's keys, never "malformed JSON".
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any, Literal
+
+from cover.data.table import DEFAULT_CLIP_SECONDS
+from cover.errors import InputError
+from cover.io import (
+    activitynet_captions,
+    charades_cd,
+    charades_rf,
+    charades_sta,
+    lmms_eval,
+    tacos,
+    timechat,
+)
+from cover.io.document import loads
+from cover.io.generic import TABLE_SUFFIXES, read_table
+from cover.io.jsonl import OnError
+from cover.io.qvhighlights import Loaded, read_ground_truth, read_predictions
+
+Role = Literal["predictions", "ground_truth"]
+HEAD_BYTES = 1 << 16
+
+
+@dataclass
+class Options:
+    """What a reader may need besides the path."""
+
+    clip: float = DEFAULT_CLIP_SECONDS
+    on_error: OnError = "raise"
+    durations: str | Path | None = None
+    columns: str | dict[str, str] | None = None
+
+
+@dataclass
+class Peek:
+    """A file seen by the sniffers: its head, and (lazily) the parsed document or
+    first row. ``doc`` is set when the whole file is one JSON value."""
+
+    path: Path
+    head: bytes
+    _parsed: list[Any] = field(default_factory=list)
+
+    @cached_property
+    def data(self) -> bytes:
+        return self.path.read_bytes()
+
+    @cached_property
+    def doc(self) -> Any:
+        """The whole file as one JSON value, or None (JSON lines, text, invalid)."""
+        head = self.head.lstrip()
+        if head[:1] not in (b"{", b"["):
+            return None
+        first, _, rest = head.partition(b"\n")
+        if rest.lstrip()[:1] == b"{":  # JSON lines: no need to parse the whole file
+            try:
+                loads(first)
+                return None
+            except ValueError:
+                pass
+        try:
+            doc = loads(self.data)
+        except ValueError:
+            return None
+        if isinstance(doc, dict) and not _is_document(doc):
+            return None  # a JSON-lines file with one row
+        return doc
+
+    @cached_property
+    def first_row(self) -> dict[str, Any] | None:
+        """The first row: of a JSON list, a "logs" list, or the first JSON line."""
+        doc = self.doc
+        if isinstance(doc, list):
+            return doc[0] if doc and isinstance(doc[0], dict) else None
+        if isinstance(doc, dict):
+            logs = doc.get("logs")
+            return logs[0] if isinstance(logs, list) and logs and isinstance(logs[0], dict) \
+                else None
+        for line in self.head.splitlines():
+            if line.strip():
+                try:
+                    row = loads(line)
+                except ValueError:
+                    return None
+                return row if isinstance(row, dict) else None
+        return None
+
+    def keys(self) -> str:
+        """What the first row looks like, for messages."""
+        doc = self.doc
+        if isinstance(doc, dict) and self.first_row is None:
+            k, v = next(iter(doc.items()))
+            inner = f" -> keys {sorted(v)}" if isinstance(v, dict) else f" -> {type(v).__name__}"
+            return f"a JSON object; first entry {k!r}{inner}"
+        if self.first_row is not None:
+            return f"first row keys {sorted(self.first_row)}"
+        text = self.head.decode("utf-8", "replace").strip().splitlines()
+        return f"first line {text[0][:80]!r}" if text else "an empty file"
+
+
+def _is_document(doc: dict[str, Any]) -> bool:
+    """A JSON object that is a whole dataset (id -> entry), not a one-row JSON-lines file."""
+    return bool(doc) and not ({"qid", "doc_id"} & set(doc))
+
+
+Reader = Callable[[Path, Options, Peek], Loaded]
+
+
+@dataclass(frozen=True)
+class Format:
+    """One file format: ``sniff(peek)`` says whether a file is in it."""
+
+    name: str
+    role: Role
+    title: str
+    sniff: Callable[[Peek], bool]
+    read: Reader
+    example: str
+    unit: str = ""
+    #: False when the format's qids are positions (line or entry index), not ids the
+    #: other file shares: then a join on (vid, query) text is tried.
+    native_qids: bool = True
+
+
+def _doc(test: Callable[[Any], bool]) -> Callable[[Peek], bool]:
+    return lambda p: isinstance(p.doc, dict) and p.first_row is None and test(p.doc)
+
+
+_CHARADES_LINE = re.compile(rb"^\s*\S+ +\d+(\.\d+)? +\d+(\.\d+)? *##")
+
+FORMATS: tuple[Format, ...] = (
+    Format("moment-detr", "predictions",
+           "Moment-DETR / Lighthouse / QD-DETR jsonl (QVHighlights, Charades-STA, TACoS, ...)",
+           lambda p: p.first_row is not None and "qid" in p.first_row and (
+               "pred_relevant_windows" in p.first_row or (
+                   "pred_saliency_scores" in p.first_row and not timechat.sniff_vhd(p.first_row))),
+           lambda path, o, p: read_predictions(path, clip=o.clip, on_error=o.on_error),
+           '{"qid": 2579, "vid": "NUsG9BgSes0_210.0_360.0", "pred_relevant_windows": '
+           '[[0, 70, 0.95]], "pred_saliency_scores": [-0.4, ...]}'),
+    Format("timechat-tvg", "predictions",
+           "TimeChat / VTG-LLM grounding json: {qid: {timestamp, query, vid}}",
+           _doc(timechat.sniff_tvg),
+           lambda path, o, p: timechat.read_timechat_tvg(path, clip=o.clip, on_error=o.on_error,
+                                                         doc=p.doc),
+           '{"1805": {"timestamp": [[20.8, 30.0]], "query": "person laugh ...", '
+           '"vid": "JS3TB.mp4"}}', native_qids=False),
+    Format("timechat-vhd", "predictions",
+           "TimeChat highlight json: [{qid, vid: v_<vid>.mp4, pred_saliency_scores}] "
+           "(no windows: SLS only)",
+           lambda p: p.first_row is not None and timechat.sniff_vhd(p.first_row),
+           lambda path, o, p: timechat.read_timechat_vhd(path, clip=o.clip, on_error=o.on_error),
+           '{"qid": 2579, "vid": "v_NUsG9BgSes0_210.0_360.0.mp4", "pred_saliency_scores": '
+           '[0.0, 0.65, ...]}'),
+    Format("lmms-eval-samples", "predictions",
+           "lmms-eval --log_samples of a temporal-grounding task (answer text parsed)",
+           lambda p: p.first_row is not None and lmms_eval.sniff_samples(p.first_row),
+           lambda path, o, p: lmms_eval.read_lmms_eval_samples(path, clip=o.clip,
+                                                               on_error=o.on_error),
+           '{"doc_id": 0, "doc": {"video": "3MSZA.mp4", "caption": "person turn a light on.", '
+           '"timestamp": [24.3, 30.4]}, "filtered_resps": ["... 24.0 - 30.0 seconds."]}',
+           native_qids=False),
+    Format("lmms-eval-submission", "predictions",
+           "lmms-eval temporal-grounding submission json: {video>>>caption>>>gt: answer}",
+           _doc(lmms_eval.sniff_submission),
+           lambda path, o, p: lmms_eval.read_lmms_eval_submission(
+               path, clip=o.clip, on_error=o.on_error, doc=p.doc),
+           '{"3MSZA.mp4>>>person turn a light on.>>>[24.3, 30.4]": "... 24.0 - 30.0 ..."}',
+           native_qids=False),
+    Format("moment-detr-gt", "ground_truth",
+           "QVHighlights / Lighthouse / Moment-DETR ground-truth jsonl (also ActivityNet-CD, "
+           "Charades-STA-Len/Mom)",
+           lambda p: p.first_row is not None and "relevant_windows" in p.first_row,
+           lambda path, o, p: read_ground_truth(path, on_error=o.on_error),
+           '{"qid": 12404, "query": "person turn a light on.", "duration": 30.96, '
+           '"vid": "3MSZA", "relevant_windows": [[24.3, 30.4]]}',
+           unit="source video: `vid` (QVHighlights: the YouTube id of "
+                "`<id>_<start>_<end>`)"),
+    Format("charades-sta", "ground_truth",
+           "Charades-STA text: '<vid> <start> <end>##<sentence>' + charades.json durations",
+           lambda p: bool(_CHARADES_LINE.match(p.head)),
+           lambda path, o, p: charades_sta.read_charades_sta(path, durations=o.durations,
+                                                             on_error=o.on_error),
+           "3MSZA 24.3 30.4##person turn a light on.", unit=charades_sta.UNIT,
+           native_qids=False),
+    Format("timeit-gt", "ground_truth",
+           "TimeChat / TimeIT grounding ground truth: {annotations: [{image_id, caption, "
+           "timestamp, id}]} + a durations file",
+           _doc(timechat.sniff_timeit),
+           lambda path, o, p: timechat.read_timeit_gt(path, durations=o.durations,
+                                                      on_error=o.on_error, doc=p.doc),
+           '{"annotations": [{"image_id": "3MSZA.mp4", "caption": "person turn a light on.", '
+           '"timestamp": [24.3, 30.4], "id": 0}]}', unit=charades_sta.UNIT, native_qids=False),
+    Format("activitynet-captions", "ground_truth",
+           "ActivityNet Captions json: {v_<id>: {duration, timestamps, sentences}}",
+           _doc(activitynet_captions.sniff),
+           lambda path, o, p: activitynet_captions.read_activitynet_captions(
+               path, on_error=o.on_error, doc=p.doc),
+           '{"v_uqiMw7tQ1Cc": {"duration": 55.15, "timestamps": [[0.28, 55.15]], '
+           '"sentences": ["A weight lifting tutorial is given."]}}',
+           unit=activitynet_captions.UNIT, native_qids=False),
+    Format("tacos", "ground_truth",
+           "TACoS json (2D-TAN split): {<video>.avi: {timestamps (frames), sentences, fps, "
+           "num_frames}}",
+           _doc(tacos.sniff),
+           lambda path, o, p: tacos.read_tacos(path, on_error=o.on_error, doc=p.doc),
+           '{"s30-d52.avi": {"timestamps": [[141, 354]], "sentences": ["She took out kiwi"], '
+           '"fps": 29.4, "num_frames": 7346}}', unit=tacos.UNIT, native_qids=False),
+    Format("charades-cd", "ground_truth",
+           "Charades-CD json: {vid: {timestamps, sentences, video_duration, ...}}",
+           _doc(charades_cd.sniff),
+           lambda path, o, p: charades_cd.read_charades_cd(path, on_error=o.on_error, doc=p.doc),
+           '{"WXXYY": {"timestamps": [[28.0, 36.0]], "sentences": ["person sits on the floor"],'
+           ' "video_duration": 35.4, "framestamps": [[448, 576]], "decode_fps": 16.0}}',
+           unit=charades_cd.UNIT, native_qids=False),
+    Format("charades-rf", "ground_truth",
+           "Charades-RF json: {vid: {duration, sts: [{sentence, id, timestamp, no_answer}]}}",
+           _doc(charades_rf.sniff),
+           lambda path, o, p: charades_rf.read_charades_rf(path, on_error=o.on_error, doc=p.doc),
+           '{"3MSZA": {"duration": 30.96, "sts": [{"sentence": "person turn the light switch '
+           'on.", "id": "3MSZA-0000", "timestamp": [24.3, 30.4], "no_answer": false}]}}',
+           unit=charades_rf.UNIT, native_qids=False),
+)
+
+#: The column-mapping reader, chosen by ``--columns`` (never by sniffing).
+COLUMNS_FORMAT = "columns"
+COLUMNS_EXAMPLE = ("--columns qid=id,vid=video,start=pred.0,end=pred.1  for rows like "
+                   '{"id": "q1", "video": "v1", "pred": [3.0, 9.5]}  (jsonl, json, csv, parquet)')
+
+
+def by_name(name: str) -> Format:
+    for f in FORMATS:
+        if f.name == name:
+            return f
+    names = ", ".join([f.name for f in FORMATS] + [COLUMNS_FORMAT])
+    raise InputError(f"unknown format {name!r}; expected one of {names}")
+
+
+def names(role: Role) -> list[str]:
+    return [f.name for f in FORMATS if f.role == role] + [COLUMNS_FORMAT]
+
+
+def peek(path: str | Path) -> Peek:
+    p = Path(path)
+    if not p.is_file():
+        raise InputError(f"{path}: no such file")
+    with p.open("rb") as fh:
+        head = fh.read(HEAD_BYTES)
+    if not head.strip():
+        raise InputError(f"{path}: the file is empty")
+    return Peek(p, head)
+
+
+def detect(path: str | Path, role: Role) -> tuple[Format, Peek]:
+    """The format of ``path``; an error when it is of the other role or of none."""
+    p = peek(path)
+    if p.path.suffix.lower() in TABLE_SUFFIXES:
+        raise InputError(f"{path}: a {p.path.suffix} table needs a column mapping, e.g. "
+                         f"{COLUMNS_EXAMPLE.split('  ')[0]}")
+    for f in FORMATS:
+        if f.sniff(p):
+            if f.role != role:
+                flag = "--gt" if f.role == "ground_truth" else "--preds"
+                raise InputError(f"{path}: this is a {f.role.replace('_', ' ')} file "
+                                 f"({f.name}); give it as {flag}")
+            return f, p
+    if p.doc is None and p.first_row is None and p.head.lstrip()[:1] in (b"{", b"["):
+        # Not one JSON value and its first line is not JSON: a real syntax problem;
+        # let the JSON-lines reader name the line.
+        return by_name("moment-detr" if role == "predictions" else "moment-detr-gt"), p
+    first = p.first_row if p.first_row is not None else (
+        next(iter(p.doc.values())) if isinstance(p.doc, dict) else None)
+    hint = (" (a file with vid and duration but no windows is a durations file: "
+            "--gt-durations / --videos)" if isinstance(first, dict) and "duration" in first
+            else "")
+    raise InputError(f"{path}: unrecognised format: expected one of "
+                     f"{', '.join(names(role))}; got {p.keys()}{hint}. "
+                     "`cover formats` shows an example of each; any other table reads with "
+                     "--columns")
+
+
+@dataclass(frozen=True)
+class Read:
+    """A file read in a named format."""
+
+    loaded: Loaded
+    format: str
+    native_qids: bool
+
+
+def read(path: str | Path, role: Role, *, format: str | None = None,
+         options: Options | None = None) -> Read:
+    """Read ``path`` as ``role``: with ``options.columns`` the column-mapping reader,
+    with ``format`` that format, else the detected one."""
+    o = options or Options()
+    if o.columns is not None or format == COLUMNS_FORMAT:
+        if o.columns is None:
+            raise InputError(f"--format {COLUMNS_FORMAT} needs --columns FIELD=COLUMN,...")
+        return Read(read_table(path, o.columns, role=role, clip=o.clip, on_error=o.on_error),
+                    COLUMNS_FORMAT, True)
+    if format is not None:
+        f, p = by_name(format), peek(path)
+        if f.role != role:
+            raise InputError(f"format {f.name} is a {f.role.replace('_', ' ')} format")
+    else:
+        f, p = detect(path, role)
+    return Read(f.read(Path(path), o, p), f.name, f.native_qids)

@@ -1,0 +1,240 @@
+"""Any table of predictions or ground truth, given a column mapping.
+
+``--columns qid=id,start=pred.0,end=pred.1,vid=video,duration=len`` names, for each
+field COVER needs, where it lives in a row: a column or key, then ``.<i>`` to index a
+list or ``.<name>`` to enter an object. Fields: ``qid`` (required), ``vid``
+(default: the qid), ``query``, ``duration``, and either ``start`` + ``end`` (one
+window) or ``windows`` (``[[s, e(, score)], ...]``); predictions may add ``saliency``
+(one value per clip). Files: JSON lines (``.jsonl``), JSON (a list of rows, or an
+object ``key -> row`` whose key is the field ``key``), CSV/TSV and Parquet; the last
+two are read with pyarrow (``pip install 'cover-grounding[parquet]'``) straight into
+columns, with no Python object per row.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+from numpy.typing import NDArray
+
+from cover.data.table import DEFAULT_CLIP_SECONDS
+from cover.errors import InputError
+from cover.io.columns import Columns, prediction_table, stack_windows, truth_table
+from cover.io.document import load_document
+from cover.io.jsonl import OnError, field_column, read_json_rows
+from cover.io.qvhighlights import Loaded
+from cover.ragged import Ragged
+
+Role = Literal["predictions", "ground_truth"]
+FIELDS = ("qid", "vid", "query", "duration", "start", "end", "windows", "saliency")
+TABLE_SUFFIXES = (".csv", ".tsv", ".parquet", ".pq")
+
+
+def parse_columns(spec: str | dict[str, str]) -> dict[str, str]:
+    """``"qid=id,start=pred.0"`` -> ``{"qid": "id", "start": "pred.0"}``, checked."""
+    if isinstance(spec, dict):
+        mapping = dict(spec)
+    else:
+        mapping = {}
+        for part in filter(None, (p.strip() for p in spec.split(","))):
+            field, eq, where = part.partition("=")
+            if not eq or not where.strip():
+                raise InputError(f"--columns: expected FIELD=COLUMN, got {part!r}")
+            mapping[field.strip()] = where.strip()
+    unknown = sorted(set(mapping) - set(FIELDS))
+    if unknown:
+        raise InputError(f"--columns: unknown field(s) {', '.join(unknown)}; "
+                         f"expected some of {', '.join(FIELDS)}")
+    if "qid" not in mapping:
+        raise InputError("--columns: the mapping must name the qid column (qid=...)")
+    if ("start" in mapping) != ("end" in mapping):
+        raise InputError("--columns: give both start= and end=, or windows=")
+    return mapping
+
+
+def pyarrow_modules() -> tuple[Any, Any, Any]:
+    try:
+        import pyarrow.compute as pc
+        import pyarrow.csv as pcsv
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise InputError("reading CSV/Parquet needs pyarrow: pip install "
+                         "'cover-grounding[parquet]'") from None
+    return pc, pcsv, pq
+
+
+def read_arrow(path: str | Path) -> Any:
+    """The whole file as a pyarrow Table."""
+    _, pcsv, pq = pyarrow_modules()
+    p = Path(path)
+    if not p.is_file():
+        raise InputError(f"{path}: no such file")
+    try:
+        if p.suffix.lower() in (".parquet", ".pq"):
+            return pq.read_table(p)
+        opts = pcsv.ParseOptions(delimiter="\t" if p.suffix.lower() == ".tsv" else ",")
+        return pcsv.read_csv(p, parse_options=opts)
+    except Exception as exc:  # pyarrow raises its own error types
+        raise InputError(f"{path}: cannot read as {p.suffix.lstrip('.')}: {exc}") from None
+
+
+def read_rows(path: str | Path) -> tuple[list[dict[str, Any]], NDArray[np.int64], Any]:
+    """Rows of a JSON / JSON-lines file with their lines (and the raw reader result)."""
+    p = Path(path)
+    if p.suffix.lower() == ".json":
+        doc = load_document(path)
+        if isinstance(doc, dict) and doc and all(isinstance(v, dict) for v in doc.values()):
+            rows = [{"key": k, **v} for k, v in doc.items()]
+            return rows, np.ones(len(rows), dtype=np.int64), None
+    raw = read_json_rows(path)
+    return raw.records, raw.lines, raw
+
+
+def _get(row: Any, where: str) -> Any:
+    if isinstance(row, dict) and where in row:
+        return row[where]
+    v = row
+    for part in where.split("."):
+        if isinstance(v, dict):
+            v = v.get(part)
+        elif isinstance(v, list) and part.lstrip("-").isdigit() and -len(v) <= int(part) < len(v):
+            v = v[int(part)]
+        else:
+            return None
+    return v
+
+
+def _arrow_column(table: Any, where: str, path: str) -> Any:
+    pc, _, _ = pyarrow_modules()
+    if where in table.column_names:
+        return table.column(where)
+    head, *rest = where.split(".")
+    if head not in table.column_names:
+        raise InputError(f"{path}: no column {head!r} (columns: {', '.join(table.column_names)})")
+    col = table.column(head)
+    for part in rest:
+        col = (pc.list_element(col, int(part)) if part.lstrip("-").isdigit()
+               else pc.struct_field(col, part))
+    return col
+
+
+def _floats(values: Any) -> NDArray[np.float64]:
+    out = np.full(len(values), np.nan)
+    for i, v in enumerate(values):
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            out[i] = float(v)
+    return out
+
+
+def read_table(path: str | Path, columns: str | dict[str, str], *, role: Role,
+               clip: float = DEFAULT_CLIP_SECONDS, on_error: OnError = "raise") -> Loaded:
+    """Read ``path`` with the column mapping ``columns`` as predictions or ground truth."""
+    m = parse_columns(columns)
+    name = str(path)
+    reasons: dict[int, str] = {}
+    if Path(path).suffix.lower() in TABLE_SUFFIXES:
+        c, records = _from_arrow(read_arrow(path), m, name)
+    else:
+        c, records, reasons = _from_rows(path, m, name)
+    if role == "ground_truth":
+        return truth_table(c, on_error=on_error, records=records, reasons=reasons)
+    return prediction_table(c, clip=clip, on_error=on_error, records=records, reasons=reasons)
+
+
+def _from_rows(path: str | Path, m: dict[str, str], name: str
+               ) -> tuple[Columns, NDArray[np.object_], dict[int, str]]:
+    rows, lines, raw = read_rows(path)
+    reasons: dict[int, str] = {}
+    qid = np.array([str(_get(r, m["qid"])) for r in rows], dtype=str)
+    vid = (np.array([str(_get(r, m["vid"])) for r in rows], dtype=str) if "vid" in m
+           else qid.copy())
+    dur = (_floats([_get(r, m["duration"]) for r in rows]) if "duration" in m
+           else np.full(qid.size, np.nan))
+    if "windows" in m:
+        vals = [_get(r, m["windows"]) for r in rows]
+        width = 3 if any(isinstance(v, list) and v and isinstance(v[0], list) and len(v[0]) == 3
+                         for v in vals[:50]) else 2
+        win, off, bad = stack_windows(vals, width)
+        reasons.update({i: f"{m['windows']} must look like [[start, end(, score)], ...]"
+                        for i in bad})
+    elif "start" in m:
+        s = _floats([_get(r, m["start"]) for r in rows])
+        e = _floats([_get(r, m["end"]) for r in rows])
+        has = np.isfinite(s) | np.isfinite(e)
+        win = np.column_stack([s, e])[has]
+        off = np.zeros(qid.size + 1, dtype=np.int64)
+        np.cumsum(has, out=off[1:])
+    else:
+        win, off = np.empty((0, 2)), np.zeros(qid.size + 1, dtype=np.int64)
+    sal = None
+    if "saliency" in m:
+        sv, so, _ = stack_windows([[[x] for x in v] if isinstance(v, list) else None
+                                   for v in (_get(r, m["saliency"]) for r in rows)], 1)
+        sal = Ragged(sv[:, 0].copy(), so)
+    c = Columns(source=name, qid=qid, vid=vid, duration=dur, windows=win, offsets=off,
+                line=lines, query=(field_column([{"q": _get(r, m["query"])} for r in rows], "q")
+                                   if "query" in m else None), saliency=sal,
+                problems=list(raw.problems) if raw is not None else [])
+    records = np.empty(len(rows), dtype=object)
+    records[:] = rows
+    return c, records, reasons
+
+
+def _from_arrow(table: Any, m: dict[str, str], name: str
+                ) -> tuple[Columns, NDArray[np.object_]]:
+    def col(f: str) -> Any:
+        return _arrow_column(table, m[f], name)
+
+    n = table.num_rows
+    qid = np.asarray(col("qid").to_numpy(zero_copy_only=False)).astype(str)
+    vid = (np.asarray(col("vid").to_numpy(zero_copy_only=False)).astype(str) if "vid" in m
+           else qid.copy())
+
+    def num(f: str) -> NDArray[np.float64]:
+        a = col(f)
+        try:
+            return np.asarray(a.to_numpy(zero_copy_only=False), dtype=np.float64)
+        except (TypeError, ValueError):
+            raise InputError(f"{name}: column {m[f]!r} ({f}) must hold numbers") from None
+
+    dur = num("duration") if "duration" in m else np.full(n, np.nan)
+    if "windows" in m:
+        win, off = _arrow_ragged(col("windows").combine_chunks(), name, m["windows"])
+    elif "start" in m:
+        s, e = num("start"), num("end")
+        has = np.isfinite(s) | np.isfinite(e)
+        win = np.column_stack([s, e])[has]
+        off = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(has, out=off[1:])
+    else:
+        win, off = np.empty((0, 2)), np.zeros(n + 1, dtype=np.int64)
+    sal = None
+    if "saliency" in m:
+        arr = col("saliency").combine_chunks()
+        sal = Ragged(np.asarray(arr.flatten().to_numpy(zero_copy_only=False), dtype=np.float64),
+                     np.asarray(arr.offsets.to_numpy(), dtype=np.int64))
+    query = None
+    if "query" in m:
+        query = np.empty(n, dtype=object)
+        query[:] = col("query").to_pylist()
+    header = 1 if Path(name).suffix.lower() in (".csv", ".tsv") else 0
+    c = Columns(source=name, qid=qid, vid=vid, duration=dur, windows=win, offsets=off,
+                line=np.arange(1, n + 1, dtype=np.int64) + header, query=query, saliency=sal)
+    records = np.empty(n, dtype=object)
+    records[:] = [{"qid": q, "vid": v} for q, v in zip(qid.tolist(), vid.tolist(), strict=True)]
+    return c, records
+
+
+def _arrow_ragged(arr: Any, name: str, where: str) -> tuple[NDArray[np.float64],
+                                                          NDArray[np.int64]]:
+    """A list<list<number>> column as (windows, offsets), straight from Arrow buffers."""
+    off = np.asarray(arr.offsets.to_numpy(), dtype=np.int64)
+    inner = arr.flatten()
+    lens = np.diff(np.asarray(inner.offsets.to_numpy(), dtype=np.int64))
+    if lens.size and (not (lens == lens[0]).all() or lens[0] not in (2, 3)):
+        raise InputError(f"{name}: column {where!r} must hold [[start, end(, score)], ...]")
+    width = int(lens[0]) if lens.size else 2
+    values = np.asarray(inner.flatten().to_numpy(zero_copy_only=False), dtype=np.float64)
+    return values.reshape(-1, width), off - off[0]
