@@ -30,6 +30,7 @@ from cover.io import (
 from cover.io.document import loads
 from cover.io.generic import TABLE_SUFFIXES, read_table
 from cover.io.jsonl import OnError
+from cover.io.jsonl_by_line import read_gt_by_line
 from cover.io.qvhighlights import Loaded, read_ground_truth, read_predictions
 
 Role = Literal["predictions", "ground_truth"]
@@ -189,6 +190,14 @@ FORMATS: tuple[Format, ...] = (
            '"vid": "3MSZA", "relevant_windows": [[24.3, 30.4]]}',
            unit="source video: `vid` (QVHighlights: the YouTube id of "
                 "`<id>_<start>_<end>`)"),
+    Format("moment-detr-gt-by-line", "ground_truth",
+           "moment-detr-gt whose qids repeat (MomentDiff Charades-STA-Len/Mom): qid = line "
+           "index, joined on (vid, query); only by --gt-format",
+           lambda p: False,
+           lambda path, o, p: read_gt_by_line(path, on_error=o.on_error),
+           '{"qid": 0, "query": "person drinking a glass of water.", "duration": 30.62, '
+           '"vid": "Y1HGC", "relevant_windows": [[1.7, 12.1]]}',
+           unit="source video: `vid`", native_qids=False),
     Format("charades-sta", "ground_truth",
            "Charades-STA text: '<vid> <start> <end>##<sentence>' + charades.json durations",
            lambda p: bool(_CHARADES_LINE.match(p.head)),

@@ -1,0 +1,93 @@
+"""Format detection: it names the format it chose, and a valid JSON file of another
+shape is "unrecognised format" with the first row's keys, never "malformed JSON"."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from cover.cli import main
+from cover.errors import InputError
+from cover.io import formats
+
+
+def test_registry_names_are_unique_and_have_examples() -> None:
+    names = [f.name for f in formats.FORMATS]
+    assert len(names) == len(set(names))
+    for f in formats.FORMATS:
+        assert f.example and f.title
+        if f.role == "ground_truth":
+            assert f.unit, f.name
+
+
+@pytest.mark.parametrize("content", [
+    json.dumps({"results": {"r1": 0.5}, "config": {"model": "x"}}),
+    "\n".join(json.dumps({"id": i, "answer": "3 - 5"}) for i in range(3)),
+    json.dumps([{"video": "a", "span": [1, 2]}]),
+])
+def test_unrecognised_valid_json_shows_keys(tmp_path: Path, content: str) -> None:
+    p = tmp_path / "x.json"
+    p.write_text(content)
+    with pytest.raises(InputError) as err:
+        formats.detect(p, "predictions")
+    msg = str(err.value)
+    assert "unrecognised format: expected one of moment-detr, timechat-tvg" in msg
+    assert "malformed" not in msg
+    assert "keys" in msg
+
+
+def test_truly_malformed_jsonl_still_names_the_line(tmp_path: Path) -> None:
+    p = tmp_path / "x.jsonl"
+    p.write_text('{"qid": 1, "vid": "a", "pred_relevant_windows": [[1, 2, 0.5]]}\n{"qid": 2,\n')
+    with pytest.raises(InputError, match=r"x.jsonl:2 \(qid=2\): malformed JSON"):
+        formats.read(p, "predictions")
+
+
+def test_ground_truth_given_as_predictions_is_named(tmp_path: Path) -> None:
+    p = tmp_path / "gt.jsonl"
+    p.write_text(json.dumps({"qid": 1, "vid": "a", "duration": 9, "relevant_windows": [[1, 2]]}))
+    with pytest.raises(InputError, match=r"ground truth file \(moment-detr-gt\); give it as --gt"):
+        formats.detect(p, "predictions")
+
+
+def test_table_without_mapping_asks_for_columns(tmp_path: Path) -> None:
+    p = tmp_path / "x.csv"
+    p.write_text("a,b\n1,2\n")
+    with pytest.raises(InputError, match="needs a column mapping"):
+        formats.detect(p, "predictions")
+
+
+def test_format_override_and_unknown_name(tmp_path: Path) -> None:
+    p = tmp_path / "x.jsonl"
+    p.write_text(json.dumps({"qid": 1, "vid": "a", "pred_relevant_windows": [[1, 2]]}))
+    assert formats.read(p, "predictions", format="moment-detr").format == "moment-detr"
+    with pytest.raises(InputError, match="unknown format 'nope'; expected one of"):
+        formats.read(p, "predictions", format="nope")
+    with pytest.raises(InputError, match="is a ground truth format"):
+        formats.read(p, "predictions", format="tacos")
+
+
+def test_cover_formats_lists_every_format(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["formats"]) == 0
+    out = capsys.readouterr().out
+    for f in formats.FORMATS:
+        assert f.name in out and f.example in out
+    assert "columns" in out and "split unit:" in out
+
+
+def test_calibrate_names_formats_and_reads_charades_text(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "durs.json").write_text(json.dumps(
+        {f"V{i}": {"duration": 30.0} for i in range(40)}))
+    (tmp_path / "gt.txt").write_text("".join(f"V{i} {i % 10}.0 {i % 10 + 5}.0##query {i}.\n"
+                                             for i in range(40)))
+    preds = {str(i): {"timestamp": [[i % 10 + 0.5, i % 10 + 4.0]], "query": f"query {i}.",
+                      "vid": f"V{i}.mp4"} for i in range(40)}
+    (tmp_path / "p.json").write_text(json.dumps(preds))
+    assert main(["calibrate", "--preds", str(tmp_path / "p.json"), "--gt",
+                 str(tmp_path / "gt.txt"), "--gt-durations", str(tmp_path / "durs.json"),
+                 "--alpha", "0.2", "-o", str(tmp_path / "cal.json")]) == 0
+    err = capsys.readouterr().err
+    assert "p.json: timechat-tvg (40 rows)" in err and "gt.txt: charades-sta (40 rows)" in err

@@ -1,0 +1,118 @@
+"""Joining predictions to ground truth across formats, and the acceptance runs:
+``cover validity`` on LA-DETR Charades-STA (Lighthouse jsonl or the original text +
+charades.json: the same numbers), on the TimeChat example files, and on a Parquet copy
+of a QVHighlights prediction file."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cover.cli import main
+from cover.data.table import GroundingTable
+from cover.io.content_join import content_keys, rekey_truth
+from cover.io.labelled import load_labelled
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from("ABC"), st.sampled_from(["x", "y."])), min_size=1,
+                max_size=25), st.randoms(use_true_random=False))
+def test_rekey_pairs_kth_occurrences(pairs: list[tuple[str, str]], rnd: object) -> None:
+    """Renumbered, shuffled predictions find their own truth row: the k-th prediction of
+    a (vid, query) in qid order pairs with the k-th truth row of it."""
+    n = len(pairs)
+    gt = GroundingTable.from_arrays(qid=np.arange(n), duration=np.full(n, 50.0),
+                                    vid=[v for v, _ in pairs], truth=(np.arange(n),
+                                                                      np.arange(n) + 1.0))
+    gt = GroundingTable(**{**gt.__dict__, "query": np.array([q for _, q in pairs], dtype=object)})
+    perm = list(range(n))
+    rnd.shuffle(perm)  # type: ignore[attr-defined]
+    pq = np.array([str(1000 + i) for i in range(n)])  # same order as gt, other numbers
+    preds = GroundingTable.from_arrays(qid=pq[perm], duration=np.full(n, np.nan),
+                                       vid=np.array([pairs[i][0] for i in perm]))
+    preds = GroundingTable(**{**preds.__dict__, "query": np.array(
+        [pairs[i][1].upper().rstrip(".") + " " for i in perm], dtype=object)})
+    rekeyed, matched = rekey_truth(preds, gt)
+    assert matched == n
+    assert rekeyed.qid.tolist() == pq.tolist()
+    assert np.unique(content_keys(gt)).size == n
+
+
+def test_no_moment_predictions_are_set_aside(tmp_path: Path) -> None:
+    rf = {"A": {"duration": 30.0, "sts": [
+        {"sentence": "s0", "id": "A-0", "timestamp": [1.0, 5.0], "no_answer": False},
+        {"sentence": "s1", "id": "B-9", "timestamp": [], "no_answer": True}]}}
+    (tmp_path / "rf.json").write_text(json.dumps(rf))
+    (tmp_path / "p.jsonl").write_text("\n".join(json.dumps(
+        {"qid": q, "vid": "A", "pred_relevant_windows": [[1, 4, 1.0]]}) for q in ("A-0", "B-9")))
+    msgs: list[str] = []
+    table, problems = load_labelled(tmp_path / "p.jsonl", tmp_path / "rf.json", log=msgs.append)
+    assert table.qid.tolist() == ["A-0"]
+    assert [(p.qid, p.action) for p in problems] == [("B-9", "noted"), ("B-9", "noted")]
+    assert any("no relevant moment" in m for m in msgs)
+
+
+# ---- acceptance on the real files ---------------------------------------------------
+
+def validity(args: list[str], out: Path) -> dict:
+    assert main(["validity", *args, "--out", str(out), "--resamples", "2",
+                 "--alphas", "0.1", "--families", "norm"]) == 0
+    return json.loads((out / "validity.json").read_text())
+
+
+def same_table(a: GroundingTable, b: GroundingTable) -> None:
+    assert (a.qid == b.qid).all() and (a.vid == b.vid).all()
+    for col in ("duration", "pred_start", "pred_end"):
+        np.testing.assert_array_equal(getattr(a, col), getattr(b, col))
+    ta, tb = a.require_truth(), b.require_truth()
+    np.testing.assert_array_equal(ta.starts, tb.starts)
+    np.testing.assert_array_equal(ta.ends, tb.ends)
+    np.testing.assert_array_equal(a.relevance.values, b.relevance.values)
+
+
+def test_la_detr_charades_same_numbers_from_lighthouse_or_text(data_dir: Path) -> None:
+    """Same joined table from both ground truths, so every number downstream is equal."""
+    preds = data_dir / "charades_sta/la_detr/hl_test_submission.jsonl"
+    text = data_dir / "charades_sta/annotations/charades_sta_test.txt"
+    t1, _ = load_labelled(preds, data_dir / "lighthouse/charades_test_release.jsonl")
+    t2, _ = load_labelled(preds, text, gt_durations=text.with_name("charades.json"))
+    assert len(t1) == 3720
+    same_table(t1, t2)
+
+
+def test_timechat_examples_run_through_validity(data_dir: Path, tmp_path: Path) -> None:
+    text = data_dir / "charades_sta/annotations/charades_sta_test.txt"
+    tvg = validity(["--preds", str(data_dir / "charades_sta/timechat_repo_example/"
+                                   "example_pred_file.json"), "--gt", str(text),
+                    "--gt-durations", str(text.with_name("charades.json")),
+                    "--on-error", "reject"], tmp_path / "tvg")
+    assert tvg["rows"]["total"] == 500
+    assert main(["validity", "--preds", str(data_dir / "qvhighlights/timechat_repo_example_vhd/"
+                                            "example_pred_file.json"),
+                 "--gt", str(data_dir / "qvhighlights/annotations/highlight_val_release.jsonl"),
+                 "--on-error", "reject", "--families", "sls", "--resamples", "2", "--alphas",
+                 "0.1", "--out", str(tmp_path / "vhd")]) == 0
+    assert json.loads((tmp_path / "vhd" / "validity.json").read_text())["rows"]["total"] == 1463
+
+
+def test_parquet_copy_of_qvhighlights_gives_the_same_numbers(qvh_gt: Path, qdetr_preds: Path,
+                                                             tmp_path: Path) -> None:
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    rows = [json.loads(x) for x in qdetr_preds.read_text().splitlines() if x.strip()]
+    pq.write_table(pa.table({
+        "query_id": [r["qid"] for r in rows], "video": [r["vid"] for r in rows],
+        "windows": [r["pred_relevant_windows"] for r in rows],
+        "saliency": [r["pred_saliency_scores"] for r in rows]}), tmp_path / "qd.parquet")
+    mapping = "qid=query_id,vid=video,windows=windows,saliency=saliency"
+    t1, _ = load_labelled(qdetr_preds, qvh_gt)
+    t2, _ = load_labelled(tmp_path / "qd.parquet", qvh_gt, columns=mapping)
+    same_table(t1, t2)
+    d = validity(["--preds", str(tmp_path / "qd.parquet"), "--gt", str(qvh_gt), "--columns",
+                  mapping], tmp_path / "b")
+    assert d["rows"]["total"] == 1550
