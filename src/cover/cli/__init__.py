@@ -26,7 +26,8 @@ COMMANDS: tuple[str, ...] = ("calibrate", "certify", "evaluate", "split", "valid
                              "study", "report",
                              "demo",
                              "ensemble", "online",
-                             "parse-answers", "grounder", "data", "formats")
+                             "parse-answers", "grounder", "data", "formats",
+                             "ground")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,152 @@
+"""A live video-LLM as a grounder: frames + query to an OpenAI-compatible chat endpoint.
+
+Servers such as vLLM and SGLang serve Qwen2.5-VL or InternVL behind
+``POST {base}/chat/completions``. One request per query; the user message is, in order:
+
+1. text: ``The video lasts {T:.1f} seconds. Here are {n} frames sampled uniformly from
+   it, each preceded by its timestamp.``
+2. per frame: text ``Frame at {t:.1f} s:`` then an ``image_url`` part holding the frame
+   as ``data:image/jpeg;base64,...``;
+3. text: ``Find the moment that matches this description: "{query}". Answer with its
+   start and end time in seconds, in the form "<start> - <end> seconds" (for example
+   "12.0 - 18.5 seconds"). If the moment does not happen in the video, say so.``
+
+with ``temperature = 0``. The example in the prompt (:data:`PROMPT_EXAMPLE`) is handed to
+the answer parser, so an answer that merely copies it is an ``echo``, not a prediction.
+
+Transport is the standard library's ``urllib``. A request that times out, cannot
+connect, or gets HTTP 408, 429 or 5xx is retried up to ``retries`` times after
+``backoff · 2^k`` seconds (at most ``max_backoff``; a ``Retry-After`` header, when
+shorter than that cap, is honoured); other HTTP errors are not retried.
+"""
+
+from __future__ import annotations
+
+import base64
+import http.client
+import json
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from cover.grounders.video import VideoSample
+
+PROMPT_VERSION = 1
+PROMPT_EXAMPLE = "12.0 - 18.5 seconds"
+RETRY_STATUS = frozenset({408, 429, 500, 502, 503, 504})
+
+
+def build_messages(query: str, sample: VideoSample) -> list[dict[str, Any]]:
+    """The chat messages of one query (module docstring gives the exact wording)."""
+    parts: list[dict[str, Any]] = [{
+        "type": "text",
+        "text": f"The video lasts {sample.duration:.1f} seconds. Here are "
+                f"{len(sample.frames)} frames sampled uniformly from it, each preceded by "
+                "its timestamp.",
+    }]
+    for f in sample.frames:
+        parts.append({"type": "text", "text": f"Frame at {f.time:.1f} s:"})
+        parts.append({"type": "image_url", "image_url": {
+            "url": "data:image/jpeg;base64," + base64.b64encode(f.jpeg).decode("ascii")}})
+    parts.append({
+        "type": "text",
+        "text": f'Find the moment that matches this description: "{query.strip()}". Answer '
+                'with its start and end time in seconds, in the form "<start> - <end> '
+                f'seconds" (for example "{PROMPT_EXAMPLE}"). If the moment does not happen '
+                "in the video, say so.",
+    })
+    return [{"role": "user", "content": parts}]
+
+
+class EndpointError(Exception):
+    """A request that failed for good (after retries, or not retryable)."""
+
+    def __init__(self, message: str, attempts: int) -> None:
+        super().__init__(message)
+        self.attempts = attempts
+
+
+@dataclass(frozen=True)
+class Reply:
+    """The model's answer text, how many HTTP attempts it took, and the wall time."""
+
+    text: str
+    attempts: int
+    seconds: float
+
+
+def chat_url(url: str) -> str:
+    """``.../v1`` or a server root -> the chat-completions URL (a full URL is kept)."""
+    u = url.rstrip("/")
+    if u.endswith("/chat/completions"):
+        return u
+    return u + ("/chat/completions" if u.endswith("/v1") else "/v1/chat/completions")
+
+
+def answer_text(doc: Any) -> str:
+    """``choices[0].message.content`` as text (a list of text parts is joined)."""
+    try:
+        content = doc["choices"][0]["message"]["content"]
+    except (KeyError, IndexError, TypeError):
+        raise ValueError("the response has no choices[0].message.content") from None
+    if content is None:
+        return ""
+    if isinstance(content, list):
+        return "".join(p.get("text", "") for p in content if isinstance(p, dict))
+    return str(content)
+
+
+@dataclass
+class ChatClient:
+    """One OpenAI-compatible chat endpoint; :meth:`complete` retries as documented."""
+
+    url: str
+    model: str
+    timeout: float = 120.0
+    retries: int = 4
+    backoff: float = 1.0
+    max_backoff: float = 30.0
+    max_tokens: int = 256
+    api_key: str | None = None
+    sleep: Callable[[float], None] = time.sleep
+
+    def _post(self, body: bytes) -> Any:
+        headers = {"Content-Type": "application/json"}
+        if self.api_key:
+            headers["Authorization"] = f"Bearer {self.api_key}"
+        req = urllib.request.Request(chat_url(self.url), data=body, headers=headers,
+                                     method="POST")
+        with urllib.request.urlopen(req, timeout=self.timeout) as resp:
+            return json.loads(resp.read().decode("utf-8"))
+
+    def complete(self, messages: list[dict[str, Any]]) -> Reply:
+        body = json.dumps({"model": self.model, "messages": messages, "temperature": 0,
+                           "max_tokens": self.max_tokens}).encode("utf-8")
+        t0 = time.monotonic()
+        last = ""
+        for attempt in range(1, self.retries + 2):
+            wait = min(self.max_backoff, self.backoff * 2 ** (attempt - 1))
+            try:
+                doc = self._post(body)
+                return Reply(answer_text(doc), attempt, time.monotonic() - t0)
+            except urllib.error.HTTPError as exc:
+                detail = exc.read(300).decode("utf-8", "replace").strip()
+                last = f"HTTP {exc.code}" + (f": {detail}" if detail else "")
+                if exc.code not in RETRY_STATUS:
+                    raise EndpointError(last, attempt) from None
+                after = exc.headers.get("Retry-After") if exc.headers else None
+                if after and after.replace(".", "", 1).isdigit():
+                    wait = min(self.max_backoff, float(after))
+            except (urllib.error.URLError, TimeoutError, http.client.HTTPException,
+                    ConnectionError) as exc:
+                reason = getattr(exc, "reason", exc)
+                last = f"{type(exc).__name__}: {reason}"
+            except (ValueError, UnicodeDecodeError) as exc:
+                raise EndpointError(f"malformed response: {exc}", attempt) from None
+            if attempt <= self.retries:
+                self.sleep(wait)
+        raise EndpointError(f"gave up after {self.retries + 1} attempts ({last})",
+                            self.retries + 1)

@@ -1,0 +1,230 @@
+"""``cover ground`` end to end against a local server that speaks the OpenAI chat protocol
+(slow, failing-then-succeeding, refusing, echoing and broken answers), on videos written
+in the test. No external network: the server listens on 127.0.0.1."""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+import threading
+import time
+from collections import Counter
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cover.cli import main
+from cover.grounders.endpoint import (
+    PROMPT_EXAMPLE,
+    ChatClient,
+    EndpointError,
+    answer_text,
+    chat_url,
+)
+from cover.io import read_predictions
+from videos import write_video
+
+MODEL = "test-vlm"
+FRAMES = 4
+
+
+class FakeVLM:
+    """Behaviour per query keyword; counts requests and the most ever in flight."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.calls: Counter[str] = Counter()
+        self.inflight = 0
+        self.max_inflight = 0
+        self.broken = True
+        self.bad: list[str] = []
+
+    def reply(self, body: dict[str, Any]) -> tuple[int, str]:
+        parts = body["messages"][0]["content"]
+        texts = [p["text"] for p in parts if p["type"] == "text"]
+        images = [p["image_url"]["url"] for p in parts if p["type"] == "image_url"]
+        duration = float(re.search(r"lasts ([\d.]+) seconds", texts[0]).group(1))
+        times = [float(re.search(r"Frame at ([\d.]+) s:", t).group(1)) for t in texts[1:-1]]
+        query = re.search(r'description: "(.*)"\.', texts[-1]).group(1)
+        ok = (body["model"] == MODEL and body["temperature"] == 0 and len(images) == FRAMES
+              and len(times) == FRAMES and all(0 <= t <= duration for t in times)
+              and all(base64.b64decode(u.split(",", 1)[1])[:2] == b"\xff\xd8" for u in images)
+              and PROMPT_EXAMPLE in texts[-1])
+        if not ok:
+            self.bad.append(query)
+            return 400, "bad request"
+        with self.lock:
+            self.calls[query] += 1
+            n = self.calls[query]
+        time.sleep(0.05)
+        if "slow" in query and n == 1:
+            time.sleep(2.0)  # longer than the client's timeout: it retries
+        if "flaky" in query and n <= 2:
+            return (503, "overloaded") if n == 1 else (500, "oops")
+        if "broken" in query and self.broken:
+            return 500, "internal error"
+        if "invalid" in query:
+            return 400, "this model does not take images"
+        if "refuse" in query:
+            return 200, "I'm sorry, but I cannot determine when that happens."
+        if "echo" in query:
+            return 200, PROMPT_EXAMPLE
+        return 200, f"The moment happens from 0.5 to {duration - 0.5:.1f} seconds."
+
+
+class Handler(BaseHTTPRequestHandler):
+    def do_POST(self) -> None:
+        fake: FakeVLM = self.server.fake  # type: ignore[attr-defined]
+        with fake.lock:
+            fake.inflight += 1
+            fake.max_inflight = max(fake.max_inflight, fake.inflight)
+        try:
+            if self.path != "/v1/chat/completions":
+                code, text = 404, "not found"
+            else:
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                code, text = fake.reply(body)
+            payload = (json.dumps({"choices": [{"index": 0, "message": {
+                "role": "assistant", "content": text}}]}) if code == 200
+                else json.dumps({"error": text})).encode()
+            self.send_response(code)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client gave up on a slow answer
+        finally:
+            with fake.lock:
+                fake.inflight -= 1
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def server() -> Iterator[tuple[str, FakeVLM]]:
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    httpd.daemon_threads = True
+    fake = FakeVLM()
+    httpd.fake = fake  # type: ignore[attr-defined]
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}/v1", fake
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+QUERIES = [
+    (101, "va", "a person opens the door"),
+    (102, "vb", "flaky moment"),
+    (103, "vc", "refuse this one"),
+    (104, "va", "slow moment"),
+    (105, "vb", "echo the example"),
+    (106, "vc", "broken server moment"),
+    (107, "va", "invalid request"),
+    (108, "vb", "someone waves"),
+]
+
+
+def _setup(tmp_path: Path) -> tuple[Path, Path]:
+    vids = tmp_path / "videos"
+    vids.mkdir()
+    for name, seconds in (("va", 2.0), ("vb", 3.0), ("vc", 4.0)):
+        write_video(vids / f"{name}.mp4", seconds=seconds)
+    q = tmp_path / "q.jsonl"
+    q.write_text("".join(json.dumps({"qid": i, "vid": v, "query": t}) + "\n"
+                         for i, v, t in QUERIES))
+    return vids, q
+
+
+def test_ground_end_to_end_with_retries_refusals_and_resume(tmp_path, server, capsys):
+    url, fake = server
+    vids, q = _setup(tmp_path)
+    out = tmp_path / "preds.jsonl"
+    cmd = ["ground", "--endpoint", url, "--model", MODEL, "--videos", str(vids), "--queries",
+           str(q), "-o", str(out), "--frames", str(FRAMES), "--concurrency", "3",
+           "--timeout", "1.0", "--retries", "3", "--backoff", "0.01"]
+    assert main(cmd) == 0
+    assert fake.bad == []  # every request carried the documented prompt
+    assert fake.max_inflight <= 3
+    rows = [json.loads(x) for x in out.read_text().splitlines()]
+    assert [r["qid"] for r in rows] == [i for i, _, _ in QUERIES]  # query order, int qids
+    by = {r["qid"]: r for r in rows}
+    assert by[101]["pred_relevant_windows"] == [[0.5, 1.5, 1.0]]
+    assert by[101]["answer"].startswith("The moment happens") and by[101]["duration"] == 2.0
+    assert by[101]["answer_parse"]["status"] == "ok" and len(by[101]["frame_times"]) == FRAMES
+    assert by[102]["answer_parse"]["status"] == "ok" and by[102]["attempts"] >= 3
+    assert by[103]["answer_parse"]["status"] == "refusal"
+    assert by[103]["pred_relevant_windows"] == [] and "sorry" in by[103]["answer"]
+    assert by[104]["answer_parse"]["status"] == "ok" and by[104]["attempts"] >= 2
+    assert by[105]["answer_parse"]["status"] == "echo" and by[105]["pred_relevant_windows"] == []
+    assert by[106]["answer"] is None and by[106]["attempts"] == 4
+    assert by[106]["answer_parse"]["request_failed"] and "HTTP 500" in \
+        by[106]["answer_parse"]["reason"]
+    assert by[107]["attempts"] == 1 and "HTTP 400" in by[107]["answer_parse"]["reason"]
+    table = read_predictions(out).table
+    assert len(table) == 8 and int(table.has_interval.sum()) == 4
+    said = capsys.readouterr().out
+    assert "0 answered in an earlier run (log), 8 asked now; 2 requests failed" in said
+
+    # Rerun: only the two failed queries are asked again; the server is fixed meanwhile.
+    fake.broken = False
+    before = dict(fake.calls)
+    assert main(cmd) == 0
+    asked = {k for k in fake.calls if fake.calls[k] != before.get(k, 0)}
+    assert asked == {"broken server moment", "invalid request"}
+    by = {r["qid"]: r for r in map(json.loads, out.read_text().splitlines())}
+    assert by[106]["answer_parse"]["status"] == "ok"
+    assert by[101]["answer"] == rows[0]["answer"]
+    assert "6 answered in an earlier run (log), 2 asked now; 1 requests failed" in \
+        capsys.readouterr().out
+
+    # A torn last line (interrupted write) is skipped; nothing is asked twice.
+    log = Path(f"{out}.log")
+    with log.open("a") as fh:
+        fh.write('{"qid": "108", "vid": "vb", "ans')
+    before = dict(fake.calls)
+    assert main(cmd) == 0
+    assert fake.calls["invalid request"] == before["invalid request"] + 1
+    assert all(fake.calls[k] == before[k] for k in before if k != "invalid request")
+    assert "skipped 1 unreadable log line" in capsys.readouterr().out
+    assert len(read_predictions(out).table) == 8
+
+    # Other settings on the same log are refused, not mixed.
+    assert main([x if x != str(FRAMES) else "2" for x in cmd]) == 2
+    assert "write to another output" in capsys.readouterr().err
+
+
+def test_missing_video_is_named(tmp_path, server, capsys):
+    url, _ = server
+    vids, q = _setup(tmp_path)
+    (vids / "vc.mp4").unlink()
+    cmd = ["ground", "--endpoint", url, "--model", MODEL, "--videos", str(vids), "--queries",
+           str(q), "-o", str(tmp_path / "p.jsonl"), "--frames", str(FRAMES)]
+    assert main(cmd) == 2
+    assert "qid=103" in capsys.readouterr().err and not (tmp_path / "p.jsonl").exists()
+
+
+def test_client_helpers_and_connection_refused():
+    assert chat_url("http://h:1/v1") == "http://h:1/v1/chat/completions"
+    assert chat_url("http://h:1") == "http://h:1/v1/chat/completions"
+    assert chat_url("http://h:1/v1/chat/completions/") == "http://h:1/v1/chat/completions"
+    assert answer_text({"choices": [{"message": {"content": [{"type": "text", "text": "a"},
+                                                             {"type": "text", "text": "b"}]}}]}) \
+        == "ab"
+    with pytest.raises(ValueError, match="choices"):
+        answer_text({"error": "x"})
+    waits: list[float] = []
+    client = ChatClient("http://127.0.0.1:9/v1", MODEL, timeout=0.5, retries=3, backoff=0.5,
+                        max_backoff=1.5, sleep=waits.append)
+    with pytest.raises(EndpointError, match="gave up after 4 attempts") as err:
+        client.complete([{"role": "user", "content": "hi"}])
+    assert err.value.attempts == 4
+    assert waits == [0.5, 1.0, 1.5]  # exponential, capped
