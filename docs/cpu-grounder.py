@@ -38,7 +38,7 @@ def main(data: Path) -> None:
         "|---|---|" + "---|---|" * len(FAMILIES) + "---|"]
     protocol = Protocol(alphas=(0.1,))
     for name, (train_f, test_f) in DATASETS.items():
-        train = read_queries(data / train_f).table
+        train = read_queries(data / train_f, on_error="reject").table
         test = read_queries(data / test_f).table
         for kind, model in (("blind (TF-IDF ridge)", BlindGrounder()),
                             ("length prior", BlindGrounder(prior_only=True))):

@@ -13,22 +13,27 @@ def add_parser(sub: Subparsers) -> None:
     inner = p.add_subparsers(dest="grounder_command", required=True)
     t = inner.add_parser("train", help="fit on a labelled train split (query text + windows)")
     t.add_argument("--train", required=True,
-                   help="QVHighlights/Lighthouse-style jsonl, or ActivityNet Captions json")
+                   help="any ground-truth file with query text (Lighthouse jsonl, ActivityNet "
+                        "Captions json, TACoS, Charades-STA ...)")
     t.add_argument("-o", "--output", required=True, help="model JSON to write")
     t.add_argument("--prior-only", action="store_true",
                    help="the length-prior baseline: the training set's mean start/end")
     t.add_argument("--alpha", type=float, default=1.0, help="ridge penalty (default 1)")
     t.add_argument("--bins", type=int, default=20, help="relevance bins (default 20)")
     t.add_argument("--max-features", type=int, default=2000, help="vocabulary size limit")
-    t.add_argument("--on-error", choices=("raise", "reject"), default="raise")
+    t.add_argument("--durations", help="video durations file, for formats that lack them "
+                   "(Charades-STA)")
+    t.add_argument("--on-error", choices=("raise", "reject"), default="reject",
+                   help="training rows with bad windows: set aside and counted (default) or "
+                        "stop")
     t.set_defaults(func=run_train)
     q = inner.add_parser("predict", help="predict a window and per-clip relevance per query")
     q.add_argument("--model", required=True, help="model JSON from `cover grounder train`")
     q.add_argument("--queries", required=True,
-                   help="jsonl with qid, vid, query, duration (ground-truth files qualify), "
-                        "or ActivityNet Captions json")
+                   help="jsonl with qid, vid, query, duration, or any ground-truth file")
     q.add_argument("--clip", type=float, default=2.0, help="relevance clip length, s (default 2)")
     q.add_argument("-o", "--output", required=True, help="prediction jsonl to write")
+    q.add_argument("--durations", help="video durations file, for formats that lack them")
     q.add_argument("--on-error", choices=("raise", "reject"), default="raise")
     q.set_defaults(func=run_predict)
 
@@ -37,7 +42,7 @@ def run_train(args: argparse.Namespace) -> int:
     from cover.grounders.blind import BlindGrounder
     from cover.grounders.queries import read_queries
 
-    loaded = read_queries(args.train, on_error=args.on_error)
+    loaded = read_queries(args.train, durations=args.durations, on_error=args.on_error)
     _report_problems(loaded.problems, what=args.train)
     if loaded.table.truth is None:
         from cover.errors import InputError
@@ -57,7 +62,7 @@ def run_predict(args: argparse.Namespace) -> int:
     from cover.io import write_jsonl
 
     model = BlindGrounder.load(args.model)
-    loaded = read_queries(args.queries, on_error=args.on_error)
+    loaded = read_queries(args.queries, durations=args.durations, on_error=args.on_error)
     _report_problems(loaded.problems, what=args.queries)
     table = model.predict(loaded.table, clip=args.clip)
     write_jsonl(args.output, prediction_rows(table), inputs=[args.model, args.queries])
