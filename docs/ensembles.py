@@ -57,13 +57,14 @@ def main(data: Path) -> None:
                          f"{reg.length().mean():.1f} s")
         print(f"| {name} (mIoU {100 * point_iou(test).mean():.1f}, mean sd {sd:.1f} s, "
               f"sd = 0 on {100 * zero:.0f}%) | Gaussian, nominal | " + " | ".join(cells) + " |")
-        res = coverage_validity(table, name=name, families=("norm", "sec"), protocol=protocol)
-        for fam in ("norm", "sec"):
+        res = coverage_validity(table, name=name, families=("norm", "sec", "sigma"),
+                                protocol=protocol)
+        for fam in ("norm", "sec", "sigma"):
             cells = []
             for lv in LEVELS:
                 c = res.cell(fam, round(1 - lv, 10))
-                cells.append(f"{c.coverage_mean:.3f} ± {c.coverage_sd:.3f} | "
-                             f"{c.length_mean:.1f} s")
+                cells.append(f"{c.coverage_mean:.3f} ± {c.coverage_sd:.3f}"
+                             f"{'' if c.within_band else ' *'} | {c.length_mean:.1f} s")
             print(f"| | COVER {fam.upper()} | " + " | ".join(cells) + " |")
 
 
