@@ -248,3 +248,27 @@ def test_validity_output_carries_the_fields_metrics(qvh_gt: Path, qdetr_preds: P
     assert f"R1@0.5 {want.r1_at(0.5):.2f}" in validity_summary(res)
     row = multi_validity_table([res], 0.1).splitlines()[2]
     assert f"| {want.r1_at(0.5):.2f} | {want.miou:.2f} |" in row
+
+
+def test_evaluate_reports_them_only_when_the_rows_carry_windows(tmp_path: Path):
+    import json
+
+    from cover.cli import main
+
+    gt = tmp_path / "gt.jsonl"
+    gt.write_text("\n".join(json.dumps({"qid": q, "vid": "v", "duration": 100.0,
+                                        "relevant_windows": [[10, 20]]}) for q in (1, 2)))
+    block = {"status": "certified", "region": [[0, 30]], "refused": False, "duration": 100.0,
+             "score": "sec", "rule": "split", "alpha": 0.1, "k": 9, "n_calibration": 9,
+             "threshold": 5.0}
+    for windows, want in ((None, None), ([[10, 20, 0.9], [50, 60, 0.1]], 100.0)):
+        rows = [{"qid": q, "vid": "v", "cover": block} for q in (1, 2)]
+        if windows is not None:
+            rows = [r | {"pred_relevant_windows": windows} for r in rows]
+        regions = tmp_path / "regions.jsonl"
+        regions.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+        out = tmp_path / "m.json"
+        assert main(["evaluate", "--regions", str(regions), "--gt", str(gt), "--json",
+                     str(out)]) == 0
+        got = json.loads(out.read_text())["field_metrics"]
+        assert (got if want is None else got["full"]["mAP"]) == want

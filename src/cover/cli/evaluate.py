@@ -57,8 +57,9 @@ def run(args: argparse.Namespace) -> int:
     }
     out["score"], out["alpha"] = meta.get("score"), meta.get("alpha")
     # The field's metrics of the grounder behind the regions, from the predicted windows
-    # the certified rows carry (rows without any are refusals).
-    field = grounding_metrics(joined) if len(joined) else None
+    # the certified rows carry (rows without any are refusals; none at all: not known).
+    has_windows = joined.pred_windows is not None and joined.pred_windows.values.size > 0
+    field = grounding_metrics(joined) if has_windows else None
     out["field_metrics"] = None if field is None else field.to_dict()
     m, nr = ev.marginal, ev.non_refused
     print(f"{args.regions}: {m.n} rows evaluated ({meta.get('score')}, alpha={meta.get('alpha')})")
@@ -67,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
           f"components {m.mean_components:.2f}")
     print(f"refusal rate {ev.refusal_rate:.3f}; non-refused: coverage {nr.coverage:.4f}, length "
           f"{nr.mean_length_s:.1f} s; base grounder point-IoU {ev.point_iou:.3f}")
-    if field is not None and field.n_refused < len(joined):
+    if field is not None:
         print(f"base grounder, the field's metrics (Moment-DETR eval, percent): "
               f"{field_metrics_text(field.to_dict())}")
     if ev.reference is not None:
