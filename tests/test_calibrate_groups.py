@@ -23,12 +23,20 @@ from cover.data.table import GroundingTable
 @given(st.lists(st.floats(0.1, 1e4), min_size=1, max_size=200, unique=True),
        st.integers(1, 6))
 def test_equal_count_bins_hold_their_share(values, n_bins):
-    edges = equal_count_edges(values, n_bins)
+    edges = equal_count_edges(values, n_bins, drop_empty=False)
     g = Grouping("duration", tuple(f"b{i}" for i in range(n_bins)), edges)
     counts = np.bincount(g.assign(values), minlength=n_bins)
     m = len(values)
     expected = np.diff((np.arange(n_bins + 1) * m) // n_bins)
     assert counts.tolist() == expected.tolist()
+
+
+def test_tied_cuts_move_to_the_nearer_count_and_never_leave_a_bin_empty():
+    v = [60.0] * 76 + [150.0] * 74          # the median is 60, but cutting at 150 balances
+    assert equal_count_edges(v, 2) == (150.0,)
+    assert equal_count_edges([150.0] * 10 + [120.0], 2) == (150.0,)
+    assert equal_count_edges([150.0] * 10, 3) == ()   # one value: one bin
+    assert equal_count_edges([150.0] * 10, 3, drop_empty=False) == (150.0, 150.0)
 
 
 def test_terciles_put_refusals_in_their_own_group():

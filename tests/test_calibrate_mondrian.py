@@ -17,11 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cover.calibrate.groups import key_groups, length_terciles
-from cover.calibrate.mondrian import (
-    GroupThresholds,
-    conformal_ranks,
-    mondrian_conformal,
-)
+from cover.calibrate.mondrian import conformal_ranks, mondrian_conformal
 from cover.calibrate.quantile import conformal_rank
 from cover.calibrate.split import split_conformal
 from cover.errors import CoverWarning
@@ -123,14 +119,3 @@ def test_bad_inputs_are_clear_errors():
         mondrian_conformal([np.nan], [0], 1, alpha=0.1)
     with pytest.raises(ValueError, match="alpha must be in"):
         mondrian_conformal([1.0], [0], 1, alpha=1.5)
-
-
-def test_json_round_trip_keeps_every_group():
-    g = length_terciles(np.arange(1.0, 31.0))
-    th = mondrian_conformal(np.linspace(-1, 1, 30), g.assign(np.arange(1.0, 31.0)), g,
-                            alpha="0.3", warn=False)
-    back = GroupThresholds.from_dict(th.to_dict(), rule="mondrian", alpha="0.3")
-    assert back.grouping == th.grouping and back.labels == th.labels
-    for name in ("values", "own", "k", "n", "fallback"):
-        assert np.array_equal(getattr(back, name), getattr(th, name)), name
-    assert back.pooled.value == th.pooled.value

@@ -6,10 +6,13 @@ Importing this package registers the built-in rules and groupings
 
 from cover.calibrate import asymmetric as _asymmetric  # noqa: F401  (registers its rule)
 from cover.calibrate import bonferroni as _bonferroni  # noqa: F401
+from cover.calibrate import buckets as _buckets  # noqa: F401  (mondrian, buckets)
 from cover.calibrate import crc as _crc  # noqa: F401
+from cover.calibrate import groups as _groups  # noqa: F401  (pred_length, duration, key)
 from cover.calibrate import rcps as _rcps  # noqa: F401
 from cover.calibrate import split as _split  # noqa: F401
 from cover.calibrate import uncertainty as _uncertainty  # noqa: F401
+from cover.calibrate import weighted_rule as _weighted  # noqa: F401  (weighted)
 from cover.calibrate.calibrator import Calibrator
 from cover.calibrate.calibrator_file import SCHEMA_VERSION
 from cover.calibrate.quantile import (

@@ -19,14 +19,24 @@ pooled fallback; it does not reweight within a bucket (that is :mod:`cover.calib
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from fractions import Fraction
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from cover.calibrate.groups import duration_buckets
-from cover.calibrate.mondrian import GroupThresholds, mondrian_conformal
+from cover.calibrate.mondrian import (
+    GroupThresholds,
+    check_group_params,
+    group_lams,
+    group_rank,
+    group_rule_fit,
+    mondrian_conformal,
+)
 from cover.calibrate.quantile import AlphaLike
+from cover.calibrate.registry import RuleFit, RuleInput, RuleSpec, register_rule
 
 #: Default number of equal-count buckets when no edges are given (the paper uses two).
 DEFAULT_BUCKETS = 2
@@ -57,3 +67,18 @@ def duration_bucketed(
                          f"unknown or not positive ({bad.size} row(s)); duration buckets need it")
     return mondrian_conformal(scores, codes, grouping, alpha=alpha, fallback="pool",
                               min_rows=min_rows, rule="buckets", warn=warn)
+
+
+def buckets_rule(data: RuleInput, alpha: Fraction, params: Mapping[str, Any]) -> RuleFit:
+    """The bucketed rule: the split-conformal threshold of each bucket label, the pooled
+    threshold where a bucket is too small (``k_b > n_b`` or ``n_b < min_rows``)."""
+    return group_rule_fit(data, alpha, params, "pool")
+
+
+register_rule(RuleSpec(
+    "buckets", buckets_rule,
+    "duration-bucketed calibration for covariate shift (default: 2 equal-count duration "
+    "buckets); a sparse bucket falls back to the pooled threshold",
+    defaults={"min_rows": 0},
+    check_params=lambda p: check_group_params(p, fixed_fallback=True),
+    rank=group_rank, lams=group_lams))

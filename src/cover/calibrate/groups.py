@@ -24,7 +24,7 @@ duration) gets code ``-1``; :func:`require_known` turns that into a clear error.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any, Literal
@@ -43,10 +43,14 @@ REFUSED = "refused"
 TABLE_KEYS = ("vid", "qid", "unit")
 
 
-def equal_count_edges(values: ArrayLike, n_bins: int) -> tuple[float, ...]:
-    """Cut points ``e_j = the (floor(j*m/n_bins) + 1)-th smallest`` of the ``m`` finite
-    values, ``j = 1..n_bins-1``: with distinct values bin ``[e_j, e_{j+1})`` holds
-    ``floor((j+1)m/n_bins) - floor(j*m/n_bins)`` of them (integer rank arithmetic)."""
+def equal_count_edges(values: ArrayLike, n_bins: int, *, drop_empty: bool = True
+                      ) -> tuple[float, ...]:
+    """Cut points ``e_j = the (r_j + 1)-th smallest`` of the ``m`` finite values,
+    ``r_j = floor(j*m/n_bins)``, ``j = 1..n_bins-1`` (integer rank arithmetic): with distinct
+    values bin ``[e_j, e_{j+1})`` holds ``r_{j+1} - r_j`` of them. Under ties a cut moves
+    to the next distinct value when that puts the count below it nearer ``r_j``; with
+    ``drop_empty`` cuts that would leave a bin empty (repeated, or at the minimum) are
+    dropped, otherwise all ``n_bins - 1`` are kept."""
     if n_bins < 1:
         raise ValueError(f"the number of bins must be >= 1, got {n_bins}")
     v = np.asarray(values, dtype=np.float64).reshape(-1)
@@ -56,7 +60,16 @@ def equal_count_edges(values: ArrayLike, n_bins: int) -> tuple[float, ...]:
             return ()
         raise ValueError("no finite values to cut into bins")
     ranks = (np.arange(1, n_bins, dtype=np.int64) * v.size) // n_bins
-    return tuple(float(x) for x in v[ranks])
+    at = v[ranks]
+    below = np.searchsorted(v, at, side="left")
+    above = np.searchsorted(v, at, side="right")
+    nxt = v[np.minimum(above, v.size - 1)]
+    move = (above < v.size) & (np.abs(above - ranks) < np.abs(below - ranks))
+    cuts = np.where(move, nxt, at)
+    if drop_empty:
+        cuts = np.unique(cuts)
+        cuts = cuts[cuts > v[0]]
+    return tuple(float(x) for x in cuts)
 
 
 def _bin_labels(edges: Sequence[float]) -> tuple[str, ...]:
@@ -127,7 +140,7 @@ class Grouping:
     def values_of(self, table: GroundingTable) -> NDArray[Any]:
         """The column this grouping reads, taken from ``table``."""
         if self.kind == "pred_length":
-            return np.where(table.has_interval, table.pred_end - table.pred_start, np.nan)
+            return predicted_length(table)
         if self.kind == "duration":
             return table.duration
         return key_values(table, self.field or "")
@@ -146,11 +159,16 @@ class Grouping:
                    field=doc.get("field"))
 
 
+def predicted_length(table: GroundingTable) -> NDArray[np.float64]:
+    """``e_hat - s_hat`` per row; NaN for a refusal (no usable interval)."""
+    return np.where(table.has_interval, table.pred_end - table.pred_start, np.nan)
+
+
 def length_terciles(pred_length: ArrayLike) -> Grouping:
     """Predicted-length terciles with cut points from the calibration set (NaN = refusal,
     its own group)."""
     return Grouping("pred_length", (*TERCILE_LABELS, REFUSED),
-                    equal_count_edges(pred_length, 3))
+                    equal_count_edges(pred_length, 3, drop_empty=False))
 
 
 def duration_buckets(duration: ArrayLike | None = None, *, edges: Sequence[float] | None = None,
@@ -211,3 +229,114 @@ def require_known(codes: NDArray[np.int64], grouping: Grouping, values: ArrayLik
         what = f"{grouping.kind} {', '.join(shown)} fits no group (unknown or not positive)"
     raise ValueError(f"{first}: {what}; {bad.size} row(s) cannot be certified by this "
                      "group-conditional calibrator. Recalibrate with these groups present.")
+
+
+# ---- the Calibrator's grouping registry (cover.calibrate.registry) ------------------
+def _labels(grouping: Grouping, table: GroundingTable) -> NDArray[np.str_]:
+    codes = grouping.codes_of(table)
+    names = np.asarray([*grouping.labels, "unknown"], dtype=str)
+    return names[np.where(codes < 0, len(grouping.labels), codes)]
+
+
+def _edges_param(params: Mapping[str, Any], name: str = "edges") -> list[float] | None:
+    e = params.get(name)
+    if e is None:
+        return None
+    if not isinstance(e, list) or not all(isinstance(x, (int, float)) and
+                                          not isinstance(x, bool) for x in e):
+        raise ValueError(f"{name} must be a list of numbers, got {e!r}")
+    Grouping("duration", _bin_labels(e), tuple(float(x) for x in e))  # validates the edges
+    return [float(x) for x in e]
+
+
+def _only(params: Mapping[str, Any], allowed: set[str], kind: str) -> None:
+    extra = sorted(set(params) - allowed)
+    if extra:
+        raise ValueError(f"grouping {kind!r} takes {', '.join(sorted(allowed)) or 'nothing'}, "
+                         f"not {', '.join(extra)}")
+
+
+def _length_check(params: Mapping[str, Any]) -> dict[str, Any]:
+    _only(params, {"edges", "refused"}, "pred_length")
+    out: dict[str, Any] = {}
+    edges = _edges_param(params)
+    if edges is not None:
+        if len(edges) != 2:
+            raise ValueError(f"pred_length terciles need 2 edges, got {edges}")
+        out["edges"] = edges
+    if "refused" in params:
+        if not isinstance(params["refused"], bool):
+            raise ValueError(f"refused must be true or false, got {params['refused']!r}")
+        out["refused"] = params["refused"]
+    return out
+
+
+def _length_fit(table: GroundingTable, params: Mapping[str, Any]) -> dict[str, Any]:
+    p = _length_check(params)
+    values = predicted_length(table)
+    edges = p.get("edges") or list(length_terciles(values).edges)
+    return {"edges": edges, "refused": bool(np.isnan(values).any())}
+
+
+def _length_assign(table: GroundingTable, params: Mapping[str, Any]) -> NDArray[np.str_]:
+    g = Grouping("pred_length", (*TERCILE_LABELS, REFUSED), tuple(params["edges"]))
+    labels = _labels(g, table)
+    # A refusal is the whole video at any threshold; without refusals at calibration
+    # it borrows the first tercile's label rather than failing as an unseen group.
+    return labels if params.get("refused", True) else \
+        np.where(labels == REFUSED, TERCILE_LABELS[0], labels)
+
+
+def _duration_check(params: Mapping[str, Any]) -> dict[str, Any]:
+    _only(params, {"edges", "n_buckets"}, "duration")
+    out: dict[str, Any] = {}
+    edges = _edges_param(params)
+    if edges is not None:
+        duration_buckets(edges=edges)
+        out["edges"] = edges
+    if "n_buckets" in params:
+        nb = params["n_buckets"]
+        if isinstance(nb, bool) or not isinstance(nb, int) or nb < 1:
+            raise ValueError(f"n_buckets must be an integer >= 1, got {nb!r}")
+        out["n_buckets"] = nb
+    return out
+
+
+def _duration_fit(table: GroundingTable, params: Mapping[str, Any]) -> dict[str, Any]:
+    p = _duration_check(params)
+    g = duration_buckets(table.duration, edges=p.get("edges"),
+                         n_buckets=p.get("n_buckets", 2))
+    return {"edges": list(g.edges)}
+
+
+def _duration_assign(table: GroundingTable, params: Mapping[str, Any]) -> NDArray[np.str_]:
+    return _labels(duration_buckets(edges=params["edges"]), table)
+
+
+def _key_check(params: Mapping[str, Any]) -> dict[str, Any]:
+    _only(params, {"field"}, "key")
+    f = params.get("field")
+    if not isinstance(f, str) or not f:
+        raise ValueError("grouping 'key' needs field: the column or input field to group by")
+    return {"field": f}
+
+
+def _key_fit(table: GroundingTable, params: Mapping[str, Any]) -> dict[str, Any]:
+    return _key_check(params)
+
+
+def _key_assign(table: GroundingTable, params: Mapping[str, Any]) -> NDArray[np.str_]:
+    return key_values(table, params["field"])
+
+
+def register_groupings() -> None:
+    """Make ``Calibrator(groups="pred_length" | "duration" | "key")`` reach these."""
+    from cover.calibrate.registry import Grouping as Registered
+    from cover.calibrate.registry import register_grouping
+
+    register_grouping(Registered("pred_length", _length_fit, _length_assign, _length_check))
+    register_grouping(Registered("duration", _duration_fit, _duration_assign, _duration_check))
+    register_grouping(Registered("key", _key_fit, _key_assign, _key_check))
+
+
+register_groupings()

@@ -18,7 +18,9 @@ a :class:`~cover.errors.CoverWarning`), never silent.
 
 from __future__ import annotations
 
+import math
 import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Literal
@@ -29,11 +31,20 @@ from numpy.typing import ArrayLike, NDArray
 from cover._json import from_json_number, to_json_number
 from cover.calibrate.groups import REFUSED, Grouping, require_known
 from cover.calibrate.quantile import AlphaLike, as_fraction, min_calibration_size
+from cover.calibrate.registry import (
+    Fallback,
+    GroupThreshold,
+    RuleFit,
+    RuleInput,
+    RuleSpec,
+    Side,
+    register_rule,
+)
 from cover.calibrate.split import Threshold, split_conformal
 from cover.errors import CoverWarning
 
-Fallback = Literal["pool", "inf"]
-FALLBACKS: tuple[Fallback, ...] = ("pool", "inf")
+FallbackTo = Literal["pool", "inf"]
+FALLBACKS: tuple[FallbackTo, ...] = ("pool", "inf")
 
 
 def conformal_ranks(n: ArrayLike, alpha: AlphaLike) -> NDArray[np.int64]:
@@ -85,7 +96,7 @@ class GroupThresholds:
     k: NDArray[np.int64]
     n: NDArray[np.int64]
     fallback: NDArray[np.bool_]
-    fallback_to: Fallback
+    fallback_to: FallbackTo
     min_rows: int
     pooled: Threshold
 
@@ -112,53 +123,22 @@ class GroupThresholds:
         require_known(c, self.grouping, c if values is None else values, where)
         return self.values[c]
 
+    def fallback_reason(self, g: int) -> str:
+        """Why group ``g`` has no threshold of its own."""
+        need = max(min_calibration_size(self.alpha), self.min_rows)
+        return (f"{int(self.n[g])} calibration rows, needs >= {need} for "
+                f"alpha={float(self.alpha):g}")
+
     def fallback_lines(self) -> list[str]:
         """One line per group that did not get its own threshold, saying why and what
         it uses instead."""
         to = (f"the pooled threshold {self.pooled.value:.6g}" if self.fallback_to == "pool"
               else "+inf (whole video)")
-        need = max(min_calibration_size(self.alpha), self.min_rows)
-        return [f"group {self.labels[g]!r} ({self.grouping.name}): {int(self.n[g])} "
-                f"calibration rows, needs >= {need} for alpha={float(self.alpha):g}; uses {to}"
-                for g in np.flatnonzero(self.fallback)]
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "grouping": self.grouping.to_dict(),
-            "fallback_to": self.fallback_to,
-            "min_rows": self.min_rows,
-            "groups": [
-                {"label": lab, "threshold": to_json_number(float(v)), "k": int(k), "n": int(n),
-                 "own_threshold": to_json_number(float(o)), "fallback": bool(f)}
-                for lab, v, k, n, o, f in zip(self.labels, self.values, self.k, self.n,
-                                              self.own, self.fallback, strict=True)
-            ],
-            "pooled": {"threshold": to_json_number(self.pooled.value), "k": self.pooled.k,
-                       "n": self.pooled.n},
-        }
-
-    @classmethod
-    def from_dict(cls, doc: dict[str, Any], *, rule: str, alpha: AlphaLike) -> GroupThresholds:
-        a = as_fraction(alpha)
-        groups = doc["groups"]
-        p = doc["pooled"]
-
-        def col(key: str) -> list[Any]:
-            return [g[key] for g in groups]
-
-        return cls(
-            rule=rule, alpha=a, grouping=Grouping.from_dict(doc["grouping"]),
-            values=np.array([from_json_number(x) for x in col("threshold")], dtype=np.float64),
-            own=np.array([from_json_number(x) for x in col("own_threshold")], dtype=np.float64),
-            k=np.array(col("k"), dtype=np.int64), n=np.array(col("n"), dtype=np.int64),
-            fallback=np.array(col("fallback"), dtype=bool),
-            fallback_to=doc["fallback_to"], min_rows=int(doc.get("min_rows", 0)),
-            pooled=Threshold("split", a, from_json_number(p["threshold"]), int(p["k"]),
-                             int(p["n"])),
-        )
+        return [f"group {self.labels[g]!r} ({self.grouping.name}): {self.fallback_reason(g)}; "
+                f"uses {to}" for g in np.flatnonzero(self.fallback).tolist()]
 
 
-def check_fallback(fallback: str) -> Fallback:
+def check_fallback(fallback: str) -> FallbackTo:
     if fallback not in FALLBACKS:
         raise ValueError(f"unknown fallback {fallback!r}; choose one of {', '.join(FALLBACKS)}")
     return fallback
@@ -218,3 +198,86 @@ def mondrian_conformal(
                       + "; ".join(lines[:5]) + ("; ..." if len(lines) > 5 else ""),
                       CoverWarning, stacklevel=2)
     return th
+
+
+# ---- the Calibrator's rule registry (cover.calibrate.registry) ----------------------
+def check_group_params(params: Mapping[str, Any], *, fixed_fallback: bool) -> dict[str, Any]:
+    allowed = {"min_rows", "pooled"} | (set() if fixed_fallback else {"fallback"})
+    extra = sorted(set(params) - allowed)
+    if extra:
+        raise ValueError(f"unknown parameter(s) {', '.join(extra)}; this rule takes "
+                         f"{', '.join(sorted(allowed - {'pooled'}))}")
+    out: dict[str, Any] = {}
+    if not fixed_fallback:
+        out["fallback"] = check_fallback(params.get("fallback", "pool"))
+    m = params.get("min_rows", 0)
+    if isinstance(m, bool) or not isinstance(m, int) or m < 0:
+        raise ValueError(f"min_rows must be an integer >= 0, got {m!r}")
+    out["min_rows"] = m
+    if "pooled" in params:  # learned at fit: the pooled threshold a fallback group uses
+        p = params["pooled"]
+        if not isinstance(p, dict) or set(p) != {"value", "k", "n"}:
+            raise ValueError("pooled must hold exactly value, k and n")
+        try:
+            v = from_json_number(p["value"])
+        except ValueError as exc:
+            raise ValueError(f"pooled.value: {exc}") from None
+        if math.isnan(v) or v == -math.inf:
+            raise ValueError("pooled.value must be a number or 'inf'")
+        for key in ("k", "n"):
+            if isinstance(p[key], bool) or not isinstance(p[key], int) or p[key] < 1:
+                raise ValueError(f"pooled.{key} must be an integer >= 1")
+        out["pooled"] = {"value": p["value"], "k": p["k"], "n": p["n"]}
+    return out
+
+
+def group_rule_fit(data: RuleInput, alpha: Fraction, params: Mapping[str, Any],
+              fallback: str) -> RuleFit:
+    labels, codes = np.unique(data.groups, return_inverse=True)
+    grouping = Grouping("key", tuple(str(x) for x in labels), (), "group")
+    th = mondrian_conformal(data.scores, codes, grouping, alpha=alpha, fallback=fallback,
+                            min_rows=params["min_rows"], warn=False)
+    # A group of refusals only is the whole video at any threshold: +inf, not -inf.
+    only_refused = np.bincount(codes, weights=np.isfinite(data.scores) |
+                               np.isposinf(data.scores), minlength=labels.size) == 0
+    own = np.where(only_refused, np.inf, th.own)
+    used = "pooled" if fallback == "pool" else "inf"
+    records = {str(g): GroupThreshold(int(th.n[i]), {"both": Side(float(own[i]), int(th.k[i]))})
+               for i, g in enumerate(labels)}
+    falls = [Fallback(str(labels[i]), th.fallback_reason(int(i)), used)
+             for i in np.flatnonzero(th.fallback)]
+    pooled = {"value": to_json_number(th.pooled.value), "k": th.pooled.k, "n": th.pooled.n}
+    return RuleFit(records, report={"groups": int(labels.size),
+                                    "pooled threshold": f"{th.pooled.value:.6g}"},
+                   fallback=falls, learned={"pooled": pooled})
+
+
+def group_lams(record: GroupThreshold, params: Mapping[str, Any]) -> tuple[float, float]:
+    """A group too small for its own threshold uses the pooled one (or +inf)."""
+    side = record.sides["both"]
+    small = (side.k is not None and side.k > record.n) or record.n < params.get("min_rows", 0)
+    if not small:
+        return side.value, side.value
+    if params.get("fallback", "pool") == "inf" or "pooled" not in params:
+        return math.inf, math.inf
+    v = from_json_number(params["pooled"]["value"])
+    return v, v
+
+
+def group_rank(n: int, alpha: Fraction, params: Mapping[str, Any], side: str) -> int:
+    return int(conformal_ranks([n], alpha)[0])
+
+
+def mondrian_rule(data: RuleInput, alpha: Fraction, params: Mapping[str, Any]) -> RuleFit:
+    """Mondrian: the split-conformal threshold of each group label; a group with
+    ``k_g > n_g`` or ``n_g < min_rows`` uses the pooled threshold or ``+inf``."""
+    return group_rule_fit(data, alpha, params, params["fallback"])
+
+
+register_rule(RuleSpec(
+    "mondrian", mondrian_rule,
+    "Mondrian: one split-conformal threshold per group (default groups: predicted-length "
+    "terciles); a group too small falls back to the pooled threshold or +inf",
+    defaults={"fallback": "pool", "min_rows": 0},
+    check_params=lambda p: check_group_params(p, fixed_fallback=False),
+    rank=group_rank, lams=group_lams))

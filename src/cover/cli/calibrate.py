@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from cover.cli._common import Subparsers, _alpha, _common_input, _report_problems, _say
+from cover.cli._groups import add_group_flags, group_settings
 from cover.cli.formats import add_format_flags, format_kwargs
 from cover.errors import InputError
 
@@ -35,6 +36,7 @@ def add_parser(sub: Subparsers) -> None:
     p.add_argument("-o", "--output", required=True, help="calibrator JSON to write")
     _common_input(p)
     add_format_flags(p, gt=True)
+    add_group_flags(p)
     p.set_defaults(func=run)
 
 
@@ -71,7 +73,13 @@ def run(args: argparse.Namespace) -> int:
     _report_problems(problems, what="calibration input")
     if len(table) == 0:
         raise InputError("no calibration rows left after validation")
-    cal.fit(table)
+    settings, fit_kw, notes = group_settings(args, table)
+    params = {**_rule_params(args), **(settings.pop("params") or {})}
+    cal = Calibrator(score=args.score, alpha=args.alpha, min_scale=args.min_scale,
+                     target=args.target, rule=args.rule, params=params, **settings)
+    cal.fit(table, **fit_kw)
+    for line in notes:
+        print(line)
     if args.strict and not all(np.isfinite(s.value) for r in cal.thresholds_.values()
                                for s in r.sides.values()):
         raise InputError(f"{len(table)} calibration rows are too few for alpha={args.alpha}")
