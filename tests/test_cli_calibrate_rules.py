@@ -1,0 +1,74 @@
+"""`cover calibrate --rule NAME`: every rule runs alone; impossible requests are clear errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from cover.calibrate import Calibrator
+from cover.cli import main
+from test_cli import _synthetic
+
+
+@pytest.mark.parametrize("rule", ["split", "bonferroni", "asymmetric", "rcps", "crc"])
+def test_each_rule_runs_alone_and_certifies(rule: str, tmp_path: Path, capsys) -> None:
+    preds, gt = _synthetic(tmp_path, n=120)
+    cal = tmp_path / "cal.json"
+    assert main(["calibrate", "--preds", str(preds), "--gt", str(gt), "--rule", rule,
+                 "--alpha", "0.2", "-o", str(cal)]) == 0
+    out = capsys.readouterr().out
+    assert rule in out or rule == "split"
+    doc = json.loads(cal.read_text())
+    assert doc["rule"] == rule and Calibrator.load(cal).rule == rule
+    if rule == "rcps":
+        assert doc["params"] == {"delta": 0.1, "bound": "binomial"} and "binomial" in out
+    if rule in ("bonferroni", "asymmetric"):
+        assert "start/end widening ratio" in out
+    regions = tmp_path / "r.jsonl"
+    assert main(["certify", "--calibrator", str(cal), "--preds", str(preds), "--videos",
+                 str(gt), "-o", str(regions)]) == 0
+    block = json.loads(regions.read_text().splitlines()[0])["cover"]
+    assert block["rule"] == rule
+    assert ("threshold_end" in block) == (rule in ("bonferroni", "asymmetric"))
+
+
+def test_rcps_options_reach_the_file(tmp_path: Path) -> None:
+    preds, gt = _synthetic(tmp_path, n=120)
+    cal = tmp_path / "cal.json"
+    assert main(["calibrate", "--preds", str(preds), "--gt", str(gt), "--rule", "rcps",
+                 "--alpha", "0.2", "--delta", "0.05", "--bound", "hoeffding", "-o",
+                 str(cal)]) == 0
+    assert json.loads(cal.read_text())["params"] == {"delta": 0.05, "bound": "hoeffding"}
+
+
+def test_side_weights_are_used(tmp_path: Path) -> None:
+    preds, gt = _synthetic(tmp_path, n=120)
+    cal = tmp_path / "cal.json"
+    assert main(["calibrate", "--preds", str(preds), "--gt", str(gt), "--rule", "asymmetric",
+                 "--side-weights", "3,1", "-o", str(cal)]) == 0
+    loaded = Calibrator.load(cal)
+    assert loaded.params_["weights"] == {"start": 3.0, "end": 1.0}
+    assert loaded.side_ratio_ == pytest.approx(3.0)
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    (["--rule", "rcps", "--delta", "0"], "delta must be a number in (0, 1)"),
+    (["--rule", "rcps", "--delta", "1.5"], "delta must be a number in (0, 1)"),
+    (["--rule", "split", "--bound", "binomial"], "--bound does not apply to --rule split"),
+    (["--rule", "crc", "--delta", "0.1"], "--delta does not apply to --rule crc"),
+    (["--rule", "asymmetric", "--side-weights", "1"], "--side-weights must be two numbers"),
+    (["--rule", "asymmetric", "--side-weights", "0,1"], "weights must be"),
+    (["--score", "sigma"], "needs the boundary uncertainty columns start_std"),
+    (["--score", "sls", "--rule", "bonferroni"], "needs an interval score"),
+])
+def test_impossible_requests_are_clear_errors(extra: list[str], message: str, tmp_path: Path,
+                                              capsys) -> None:
+    preds, gt = _synthetic(tmp_path, n=60)
+    before = preds.read_bytes(), gt.read_bytes()
+    cal = tmp_path / "cal.json"
+    assert main(["calibrate", "--preds", str(preds), "--gt", str(gt), *extra, "-o",
+                 str(cal)]) == 2
+    assert message in capsys.readouterr().err
+    assert not cal.exists() and (preds.read_bytes(), gt.read_bytes()) == before
