@@ -73,6 +73,9 @@ def same_table(a: GroundingTable, b: GroundingTable) -> None:
     np.testing.assert_array_equal(ta.starts, tb.starts)
     np.testing.assert_array_equal(ta.ends, tb.ends)
     np.testing.assert_array_equal(a.relevance.values, b.relevance.values)
+    if a.pred_windows is not None and b.pred_windows is not None:
+        np.testing.assert_array_equal(a.pred_windows.values, b.pred_windows.values)
+        np.testing.assert_array_equal(a.pred_windows.offsets, b.pred_windows.offsets)
 
 
 def test_la_detr_charades_same_numbers_from_lighthouse_or_text(data_dir: Path) -> None:
@@ -116,3 +119,22 @@ def test_parquet_copy_of_qvhighlights_gives_the_same_numbers(qvh_gt: Path, qdetr
     d = validity(["--preds", str(tmp_path / "qd.parquet"), "--gt", str(qvh_gt), "--columns",
                   mapping], tmp_path / "b")
     assert d["rows"]["total"] == 1550
+
+
+def test_qid_list_from_position_ground_truth_selects_renamed_rows(tmp_path: Path) -> None:
+    """`cover split` on Charades-STA text writes line-index qids; predictions numbered
+    12404 + line still calibrate on exactly those queries."""
+    (tmp_path / "charades.json").write_text(json.dumps(
+        {f"V{i}": {"duration": 30.0} for i in range(6)}))
+    (tmp_path / "gt.txt").write_text("".join(f"V{i} 1.0 5.0##query {i}.\n" for i in range(6)))
+    (tmp_path / "p.jsonl").write_text("\n".join(json.dumps(
+        {"qid": 12404 + i, "vid": f"V{i}", "query": f"query {i}.",
+         "pred_relevant_windows": [[1, 4, 1.0]]}) for i in range(6)))
+    (tmp_path / "cal.txt").write_text("1\n4\n")
+    assert main(["split", "--gt", str(tmp_path / "gt.txt"), "--out-dir", str(tmp_path)]) == 0
+    table, _ = load_labelled(tmp_path / "p.jsonl", tmp_path / "gt.txt", qids=tmp_path / "cal.txt")
+    assert table.qid.tolist() == ["12405", "12408"]
+    split_qids = (tmp_path / "calibration_qids.txt").read_text().split()
+    table, _ = load_labelled(tmp_path / "p.jsonl", tmp_path / "gt.txt",
+                             qids=tmp_path / "calibration_qids.txt")
+    assert sorted(table.qid.tolist()) == sorted(str(12404 + int(q)) for q in split_qids)

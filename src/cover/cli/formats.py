@@ -14,13 +14,14 @@ def add_parser(sub: Subparsers) -> None:
     p.set_defaults(func=run)
 
 
-def add_format_flags(p: argparse.ArgumentParser, *, gt: bool) -> None:
+def add_format_flags(p: argparse.ArgumentParser, *, gt: bool, preds: bool = True) -> None:
     """``--format``/``--columns`` for ``--preds``; with ``gt`` also ``--gt-format``,
     ``--gt-columns`` and ``--gt-durations``."""
-    p.add_argument("--format", dest="pred_format", metavar="NAME",
-                   help="prediction format (default: detected; see `cover formats`)")
-    p.add_argument("--columns", metavar="MAP",
-                   help="read --preds as a table: qid=COL,start=COL,end=COL[,vid=..,...]")
+    if preds:
+        p.add_argument("--format", dest="pred_format", metavar="NAME",
+                       help="prediction format (default: detected; see `cover formats`)")
+        p.add_argument("--columns", metavar="MAP",
+                       help="read --preds as a table: qid=COL,start=COL,end=COL[,vid=..,...]")
     if gt:
         p.add_argument("--gt-format", metavar="NAME",
                        help="ground-truth format (default: detected)")
@@ -32,8 +33,8 @@ def add_format_flags(p: argparse.ArgumentParser, *, gt: bool) -> None:
 
 def format_kwargs(args: argparse.Namespace) -> dict[str, Any]:
     """The :func:`cover.io.labelled.load_labelled` keyword arguments of those flags."""
-    out: dict[str, Any] = {"pred_format": args.pred_format, "columns": args.columns}
-    for key in ("gt_format", "gt_columns", "gt_durations"):
+    out: dict[str, Any] = {}
+    for key in ("pred_format", "columns", "gt_format", "gt_columns", "gt_durations"):
         if hasattr(args, key):
             out[key] = getattr(args, key)
     return out

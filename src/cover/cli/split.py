@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from cover.cli._common import Subparsers, _report_problems
+from cover.cli._common import Subparsers, _report_problems, _say
+from cover.cli.formats import add_format_flags
 
 
 def add_parser(sub: Subparsers) -> None:
@@ -15,15 +16,19 @@ def add_parser(sub: Subparsers) -> None:
     p.add_argument("--seed", type=int, default=42)
     p.add_argument("--out-dir", default=".", help="where to write the two qid lists")
     p.add_argument("--on-error", choices=("raise", "reject"), default="raise")
+    add_format_flags(p, gt=True, preds=False)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from cover.data.splits import split_by_unit
-    from cover.io import read_ground_truth
+    from cover.io import formats
     from cover.io.qids import write_qids
 
-    gt = read_ground_truth(args.gt, on_error=args.on_error)
+    got = formats.read(args.gt, "ground_truth", format=args.gt_format, options=formats.Options(
+        on_error=args.on_error, durations=args.gt_durations, columns=args.gt_columns))
+    _say(f"{args.gt}: {got.format} ({len(got.loaded.table)} rows)")
+    gt = got.loaded
     _report_problems(gt.problems, what=args.gt)
     t = gt.table
     sp = split_by_unit(t.units, cal_frac=args.cal_frac, seed=args.seed)

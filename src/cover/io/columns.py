@@ -149,6 +149,7 @@ def prediction_table(c: Columns, *, clip: float = DEFAULT_CLIP_SECONDS,
     table = GroundingTable(
         qid=c.qid[keep], vid=c.vid[keep], duration=c.duration[keep], pred_start=ps,
         pred_end=pe, relevance=sal.take(rows), clip=float(clip), line=c.line[keep],
+        pred_windows=Ragged(w[flat], off),
         source=c.source, query=None if c.query is None else c.query[keep],
         records=None if records is None else records[keep],
     )

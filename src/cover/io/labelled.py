@@ -67,16 +67,20 @@ def load_labelled(
         ptab = ptab.take(~drop)
         say(f"{gt}: {len(empty)} queries have no relevant moment; set aside "
             f"({int(drop.sum())} predictions for them)")
+    renamed: tuple[np.ndarray, np.ndarray] | None = None
     if not (p.native_qids and g.native_qids):
         agree = qid_agreement(ptab, gtab)
         if agree < len(ptab):
             rekeyed, matched = rekey_truth(ptab, gtab)
             if matched > agree:
+                renamed = (gtab.qid, rekeyed.qid)
                 gtab = rekeyed
                 say(f"joined on (vid, query text): {matched} of {len(ptab)} predictions "
                     f"matched ({agree} by qid)")
     if qids is not None:
         wanted, lines = read_qid_lines(qids)
+        if renamed is not None:  # a list made from the ground truth's own qids
+            wanted = _translate(wanted, *renamed, keep=ptab.qid)
         problems += unknown_qids(qids, wanted, lines, np.union1d(ptab.qid, gtab.qid),
                                  f"{preds} nor in {gt}")
         ptab, gtab = ptab.select_qids(wanted), gtab.select_qids(wanted)
@@ -92,6 +96,16 @@ def load_labelled(
         )
     raise_on_rejections(problems, on_error, f"{preds} joined with {gt}")
     return table, p.loaded.problems + g.loaded.problems + problems
+
+
+def _translate(wanted: np.ndarray, old: np.ndarray, new: np.ndarray, *,
+               keep: np.ndarray) -> np.ndarray:
+    """``wanted`` qids that are ground-truth qids renamed by the content join, in their
+    new (prediction) names; prediction qids pass through unchanged."""
+    order = np.argsort(old, kind="stable")
+    pos = np.minimum(np.searchsorted(old[order], wanted), max(old.size - 1, 0))
+    hit = (old.size > 0) & (old[order][pos] == wanted) & ~np.isin(wanted, keep)
+    return np.where(hit, new[order][pos], wanted)
 
 
 def _lines(t: GroundingTable) -> np.ndarray:
