@@ -146,3 +146,16 @@ def test_bad_asymmetric_params(params: dict) -> None:
 def test_per_boundary_rules_need_an_interval_score() -> None:
     with pytest.raises(ValueError, match="interval score"):
         Calibrator(score="sls", rule="bonferroni")
+
+
+@pytest.mark.parametrize(("rule", "need"), [("bonferroni", "need at least 19"),
+                                            ("rcps", "too few for the binomial bound"),
+                                            ("crc", "need at least 9")])
+def test_too_few_rows_warn_and_give_the_whole_video(rule: str, need: str) -> None:
+    from cover.errors import CoverWarning
+
+    table = make_table(8, seed=3)
+    with pytest.warns(CoverWarning, match=need):
+        cal = Calibrator(score="sec", alpha=0.1, rule=rule).fit(table)
+    reg = cal.certify(table)
+    assert np.allclose(reg.length, table.duration)

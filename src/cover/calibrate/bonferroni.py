@@ -16,6 +16,7 @@ which boundary a grounder gets wrong.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping
 from fractions import Fraction
 from typing import Any
@@ -23,7 +24,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from cover.calibrate.quantile import conformal_rank
+from cover.calibrate.quantile import conformal_rank, min_calibration_size
 from cover.calibrate.registry import (
     TWO_SIDES,
     GroupThreshold,
@@ -34,13 +35,19 @@ from cover.calibrate.registry import (
     register_rule,
 )
 from cover.calibrate.split import split_conformal
+from cover.errors import CoverWarning
 
 
 def bonferroni(start: ArrayLike, end: ArrayLike, alpha: Fraction) -> GroupThreshold:
     """Both sides by split conformal at ``alpha / 2`` (exact rank arithmetic)."""
     half = alpha / 2
-    ts = split_conformal(start, alpha=half)
-    te = split_conformal(end, alpha=half)
+    ts = split_conformal(start, alpha=half, warn=False)
+    te = split_conformal(end, alpha=half, warn=False)
+    if ts.k > ts.n:
+        warnings.warn(
+            f"alpha={float(alpha):g}: {ts.n} calibration rows are too few for per-boundary "
+            f"thresholds at alpha/2 (need at least {min_calibration_size(half)}); every "
+            "region is the whole video", CoverWarning, stacklevel=2)
     return GroupThreshold(ts.n, {"start": Side(ts.value, ts.k), "end": Side(te.value, te.k)})
 
 

@@ -15,6 +15,8 @@ than float resolution and the condition holds at the returned value.
 
 from __future__ import annotations
 
+import math
+import warnings
 from collections.abc import Callable, Mapping
 from fractions import Fraction
 from typing import Any
@@ -30,6 +32,7 @@ from cover.calibrate.registry import (
     Side,
     register_rule,
 )
+from cover.errors import CoverWarning
 
 Loss = Callable[[float], NDArray[np.float64]]
 
@@ -85,6 +88,11 @@ def crc_rule(data: RuleInput, alpha: Fraction, params: Mapping[str, Any]) -> Rul
         fin = s[np.isfinite(s)]
         lam = crc_threshold(restricted(mask), int(mask.sum()), alpha,
                             start=float(fin.max()) if fin.size else 0.0)
+        if lam == np.inf:
+            warnings.warn(
+                f"alpha={float(alpha):g}: {int(mask.sum())} calibration rows are too few for "
+                f"risk control (need at least {math.ceil(1 / float(alpha)) - 1}; group {g}); "
+                "every region is the whole video", CoverWarning, stacklevel=2)
         out[str(g)] = GroupThreshold(int(mask.sum()), {"both": Side(lam, None)})
     return RuleFit(out, report={"controlled risk": "expected share of the truth outside "
                                                    f"the region <= {float(alpha):g}"})

@@ -25,6 +25,7 @@ Bounds (each valid for a loss in {0, 1}):
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Mapping
 from fractions import Fraction
 from typing import Any
@@ -42,6 +43,7 @@ from cover.calibrate.registry import (
     check_delta,
     register_rule,
 )
+from cover.errors import CoverWarning
 
 BOUNDS = ("binomial", "hoeffding_bentkus", "hoeffding")
 DEFAULTS: dict[str, Any] = {"delta": 0.1, "bound": "binomial"}
@@ -100,6 +102,11 @@ def rcps_rule(data: RuleInput, alpha: Fraction, params: Mapping[str, Any]) -> Ru
     out: dict[str, GroupThreshold] = {}
     for g in np.unique(data.groups):
         lam, k, n = rcps(data.scores[data.groups == g], alpha, delta, bound)
+        if k > n:
+            warnings.warn(
+                f"alpha={float(alpha):g}, delta={delta:g}: {n} calibration rows are too few "
+                f"for the {bound} bound to certify any threshold (group {g}); every region "
+                "is the whole video", CoverWarning, stacklevel=2)
         out[str(g)] = GroupThreshold(n, {"both": Side(lam, k)})
     return RuleFit(out, report={
         "lam_hat from bound": f"{bound} (miss rate <= {float(alpha):g} with confidence "
