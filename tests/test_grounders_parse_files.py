@@ -22,7 +22,7 @@ GOLDEN = {
     "finetuned_videollama_pred_x_uag_oops_dataset_v1_null_fixed.json":
         ((1141, 0, 0, 0, 0, 448), 1141),
     "llama3_pred_x_blip2_text_rep_x_uag_oops_dataset_v1_null_fixed.json":
-        ((1362, 6, 1, 1, 216, 3), 1561),
+        ((1362, 6, 1, 1, 216, 3), 1558),
 }
 
 

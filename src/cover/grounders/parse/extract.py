@@ -154,10 +154,9 @@ def _token_at(tokens: list[Token], pos: int, limit: int) -> int | None:
 
 
 def keyed(text: str, tokens: list[Token], ctx: Context, out: Extract) -> None:
-    pending: float | None = None
-    seen = False
-    for m in _KEYED.finditer(text):
-        seen = True
+    pending: tuple[float, float] | None = None  # a start, as (lo, hi) when given as a range
+    matches = list(_KEYED.finditer(text))
+    for n, m in enumerate(matches):
         start = _is_start(m.group("lab"))
         if _NULL.match(text, m.end()):
             out.nulls = True
@@ -165,26 +164,37 @@ def keyed(text: str, tokens: list[Token], ctx: Context, out: Extract) -> None:
         i = _token_at(tokens, m.end(), m.end() + 1)
         if i is None:
             continue
-        tok = tokens[i]
+        limit = matches[n + 1].start() if n + 1 < len(matches) else len(text)
+        j = _range_after(text, tokens, i, limit)
         try:
-            v = to_seconds(text, tok, ctx)
+            lo = to_seconds(text, tokens[i], ctx, like=tokens[j] if j is not None else None)
+            hi = lo if j is None else to_seconds(text, tokens[j], ctx, like=tokens[i])
         except Unreadable as exc:
             out.problem = str(exc)
             continue
-        out.kinds.add(kind_name(tok, ctx))
+        out.kinds.add(kind_name(tokens[i], ctx, tokens[j] if j is not None else None))
         if start:
             if pending is None:
-                pending = v
-        elif pending is not None:
-            if (pending, v) not in out.intervals:
-                out.intervals.append((pending, v))
-            pending = None
-        elif out.end_only is None:
-            out.end_only = v
-    if seen and (out.intervals or pending is not None or out.end_only is not None):
+                pending = (lo, hi)
+            continue
+        e = (lo + hi) / 2
+        if pending is None:
+            if out.end_only is None:
+                out.end_only = e
+            continue
+        if pending[0] != pending[1] or lo != hi:
+            out.notes.append("a start or end given as a range is read as its midpoint")
+        iv = ((pending[0] + pending[1]) / 2, e)
+        if iv not in out.intervals:
+            out.intervals.append(iv)
+        pending = None
+    if out.intervals or pending is not None or out.end_only is not None:
         out.how = "keyed"
-        if not out.intervals:
-            out.start_only = pending
+        if not out.intervals and pending is not None:
+            if pending[0] != pending[1]:
+                out.intervals.append(pending)  # "start: 5 - 9" and no end: the range
+            else:
+                out.start_only = pending[0]
 
 
 # ---- stage 2: labelled prose ---------------------------------------------------------
