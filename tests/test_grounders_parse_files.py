@@ -73,3 +73,32 @@ def test_cli_parse_answers(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     assert set(doc["samples"]) == {"ok", "refusal", "echo", "failure"}
     # the output may not overwrite an input
     assert main(["parse-answers", str(src), "-o", str(src)]) != 0
+
+
+def test_coverage_on_parsed_answers_tracks_target(data_dir: Path) -> None:
+    """docs/llm-answers.md: calibrating on the parsed answers, refusals as whole clips."""
+    from dataclasses import replace
+
+    from cover.data.join import index_of
+    from cover.grounders.parse import parse_answers
+    from cover.io.uag_oops import read_uag_ground_truth, uag_source_video
+    from cover.studies.coverage_validity import coverage_validity
+    from cover.studies.protocol import Protocol
+
+    path = data_dir / UAG / "video_llama2_pred_uag_oops_dataset_v1_null_fixed.json"
+    if not path.is_file():
+        pytest.skip("UAG-OOPS answers not staged")
+    gt = read_uag_ground_truth(data_dir / "oops_uag/annotations/"
+                               "uag_oops_dataset_v1_start_time_fixed.json").table
+    gt = replace(gt, vid=uag_source_video(gt.qid))
+    ans = read_uag_answers(path)
+    j, found = index_of(gt.qid, ans.clip)
+    assert found.all()
+    ps, pe = parse_answers(list(ans.text), gt.duration[j]).top1()
+    table = replace(gt.take(j), pred_start=ps, pred_end=pe)
+    assert round(float(np.mean(~table.has_interval)), 3) == 0.225
+    res = coverage_validity(table, families=("norm", "sec"),
+                            protocol=Protocol(alphas=(0.1,), n_resamples=20))
+    for cell in res.cells:
+        assert cell.within_band, cell
+        assert cell.nonrefused_coverage_mean < cell.coverage_mean  # refusals always cover
