@@ -130,6 +130,7 @@ QUERIES = [
     (106, "vc", "broken server moment"),
     (107, "va", "invalid request"),
     (108, "vb", "someone waves"),
+    (109, "vbad", "a damaged video"),
 ]
 
 
@@ -138,6 +139,7 @@ def _setup(tmp_path: Path) -> tuple[Path, Path]:
     vids.mkdir()
     for name, seconds in (("va", 2.0), ("vb", 3.0), ("vc", 4.0)):
         write_video(vids / f"{name}.mp4", seconds=seconds)
+    (vids / "vbad.mp4").write_bytes(b"this is not a video")
     q = tmp_path / "q.jsonl"
     q.write_text("".join(json.dumps({"qid": i, "vid": v, "query": t}) + "\n"
                          for i, v, t in QUERIES))
@@ -166,13 +168,16 @@ def test_ground_end_to_end_with_retries_refusals_and_resume(tmp_path, server, ca
     assert by[104]["answer_parse"]["status"] == "ok" and by[104]["attempts"] >= 2
     assert by[105]["answer_parse"]["status"] == "echo" and by[105]["pred_relevant_windows"] == []
     assert by[106]["answer"] is None and by[106]["attempts"] == 4
-    assert by[106]["answer_parse"]["request_failed"] and "HTTP 500" in \
+    assert by[106]["answer_parse"]["unanswered"] and "HTTP 500" in \
         by[106]["answer_parse"]["reason"]
     assert by[107]["attempts"] == 1 and "HTTP 400" in by[107]["answer_parse"]["reason"]
+    assert by[109]["answer_parse"]["unanswered"] and "video:" in \
+        by[109]["answer_parse"]["reason"] and by[109]["attempts"] == 0
+    assert "a damaged video" not in fake.calls  # never sent
     table = read_predictions(out).table
-    assert len(table) == 8 and int(table.has_interval.sum()) == 4
+    assert len(table) == 9 and int(table.has_interval.sum()) == 4
     said = capsys.readouterr().out
-    assert "0 answered in an earlier run (log), 8 asked now; 2 requests failed" in said
+    assert "0 answered in an earlier run (log), 9 asked now; 3 without an answer" in said
 
     # Rerun: only the two failed queries are asked again; the server is fixed meanwhile.
     fake.broken = False
@@ -183,7 +188,7 @@ def test_ground_end_to_end_with_retries_refusals_and_resume(tmp_path, server, ca
     by = {r["qid"]: r for r in map(json.loads, out.read_text().splitlines())}
     assert by[106]["answer_parse"]["status"] == "ok"
     assert by[101]["answer"] == rows[0]["answer"]
-    assert "6 answered in an earlier run (log), 2 asked now; 1 requests failed" in \
+    assert "6 answered in an earlier run (log), 3 asked now; 2 without an answer" in \
         capsys.readouterr().out
 
     # A torn last line (interrupted write) is skipped; nothing is asked twice.
@@ -195,7 +200,7 @@ def test_ground_end_to_end_with_retries_refusals_and_resume(tmp_path, server, ca
     assert fake.calls["invalid request"] == before["invalid request"] + 1
     assert all(fake.calls[k] == before[k] for k in before if k != "invalid request")
     assert "skipped 1 unreadable log line" in capsys.readouterr().out
-    assert len(read_predictions(out).table) == 8
+    assert len(read_predictions(out).table) == 9
 
     # Other settings on the same log are refused, not mixed.
     assert main([x if x != str(FRAMES) else "2" for x in cmd]) == 2

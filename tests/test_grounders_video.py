@@ -51,6 +51,11 @@ def test_find_video_and_bad_files(tmp_path: Path):
     assert find_video(tmp_path, "abc") == tmp_path / "abc.mkv"
     assert find_video(tmp_path, "abc.mkv") == tmp_path / "abc.mkv"
     assert find_video(tmp_path, "nope") is None
+    data = write_video(tmp_path / "full.mp4", seconds=3.0).read_bytes()
+    for frac in (0.5, 0.9):  # damaged files: a clear error naming the file, never a crash
+        (tmp_path / "cut.mp4").write_bytes(data[:int(len(data) * frac)])
+        with pytest.raises(InputError, match=r"cut\.mp4: cannot"):
+            sample_frames(tmp_path / "cut.mp4", 4)
     (tmp_path / "junk.mp4").write_bytes(b"not a video at all")
     with pytest.raises(InputError, match=r"junk\.mp4"):
         sample_frames(tmp_path / "junk.mp4", 2)

@@ -51,7 +51,8 @@ def run(args: argparse.Namespace) -> int:
                    on_error=args.on_error)
     _report_problems(s.problems, what=args.queries)
     print(f"{s.queries} queries: {s.from_log} answered in an earlier run (log), {s.asked} "
-          f"asked now; {s.request_failed} requests failed for good (rerun to retry them)")
+          f"asked now; {s.unanswered} without an answer (request or video failed for good; "
+          "rerun to retry them)")
     print("answers: " + ", ".join(f"{k} {v}" for k, v in sorted(s.statuses.items())))
     if s.torn_log_lines:
         print(f"skipped {s.torn_log_lines} unreadable log line(s) (an interrupted write)")

@@ -95,10 +95,16 @@ def sample_frames(path: str | Path, n: int = 16, *, max_side: int = 448) -> Vide
         frames: list[Frame] = []
         for i in range(n):
             t = (i + 0.5) * duration / n
-            frame = _frame_near(container, stream, t)
+            try:
+                frame = _frame_near(container, stream, t)
+                if frame is not None:
+                    frames.append(Frame(float(frame.time), _jpeg(av, frame, max_side)))
+            except (av.error.FFmpegError, OSError) as exc:
+                # damaged files surface as FFmpeg errors, some mapped to plain OSErrors
+                raise InputError(f"{path}: cannot decode the video near {t:.3f} s "
+                                 f"({exc})") from None
             if frame is None:
                 raise InputError(f"{path}: no frame could be decoded near {t:.3f} s")
-            frames.append(Frame(float(frame.time), _jpeg(av, frame, max_side)))
     return VideoSample(str(path), duration, fps, tuple(frames))
 
 

@@ -46,7 +46,7 @@ class GroundSummary:
     queries: int = 0
     from_log: int = 0
     asked: int = 0
-    request_failed: int = 0
+    unanswered: int = 0
     statuses: dict[str, int] = field(default_factory=dict)
     problems: list[RowProblem] = field(default_factory=list)
     torn_log_lines: int = 0
@@ -142,23 +142,29 @@ def run_ground(queries: str | Path, videos: str | Path, output: str | Path,
     summary.from_log = len(keep) - len(pending)
     summary.asked = len(pending)
     query = table.query if table.query is not None else [None] * len(table)
-    with _open_log(log_path, header) as fh, \
-            ThreadPoolExecutor(max_workers=concurrency) as pool, \
-            (Progress("asking the endpoint", len(pending)) if progress and pending
-             else NullProgress()) as bar:
-        futures = [pool.submit(_ask, client, str(table.qid[i]), str(table.vid[i]),
-                               str(query[i] or ""), video_of[i], float(table.duration[i]),
-                               n_frames, max_side) for i in pending]
-        for fut in as_completed(futures):
-            rec = fut.result()
-            _append(fh, rec)
-            records[rec["qid"]] = rec
-            bar.advance()
+    pool = ThreadPoolExecutor(max_workers=concurrency)
+    try:
+        with _open_log(log_path, header) as fh, \
+                (Progress("asking the endpoint", len(pending)) if progress and pending
+                 else NullProgress()) as bar:
+            futures = [pool.submit(_ask, client, str(table.qid[i]), str(table.vid[i]),
+                                   str(query[i] or ""), video_of[i],
+                                   float(table.duration[i]), n_frames, max_side)
+                       for i in pending]
+            for fut in as_completed(futures):
+                rec = fut.result()
+                _append(fh, rec)
+                records[rec["qid"]] = rec
+                bar.advance()
+    finally:
+        # On an interrupt, queued queries are dropped at once (they stay unanswered in the
+        # log, so a rerun asks them); only requests in flight are waited for.
+        pool.shutdown(wait=True, cancel_futures=True)
     rows = _prediction_rows(table, keep, records, answers_to_predictions)
     for row in rows:
         status = row["answer_parse"]["status"]
         summary.statuses[status] = summary.statuses.get(status, 0) + 1
-    summary.request_failed = sum(1 for r in rows if r["answer_parse"].get("request_failed"))
+    summary.unanswered = sum(1 for r in rows if r["answer_parse"].get("unanswered"))
     write_jsonl(output, rows, inputs=[queries, log_path])
     return summary
 
@@ -183,8 +189,8 @@ def _prediction_rows(table: Any, keep: list[int], records: dict[str, dict[str, A
             if rec.get("duration") is not None:
                 row["duration"] = rec["duration"]
             row |= {"pred_relevant_windows": [], "answer": None, "answer_parse": {
-                "status": "failure", "reason": f"request failed: {rec.get('error')}",
-                "notation": "", "request_failed": True}}
+                "status": "failure", "reason": f"no answer: {rec.get('error')}",
+                "notation": "", "unanswered": True}}
         src = table.records[i] if table.records is not None else None
         if isinstance(src, dict) and "qid" in src:
             row["qid"] = src["qid"]
