@@ -6,20 +6,19 @@ official ground truth, so a person is one more grounder COVER can calibrate.
   Lighthouse / Moment-DETR convention); durations from ``charades.json``.
 * ActivityNet Captions val_2 (Otani et al. 2020): 1288 pairs x 5 responses, joined
   to ``val_2.json`` on (``v_`` + video, sentence without punctuation and spaces, the
-  rule of the authors' notebook); qid = ``<vid>#<sentence index>``.
+  rule of the authors' notebook); qid = ``<vid>_<sentence index>``.
 * UAG-OOPS: the three Oops! workers and the held-out 4th annotator, each as
   ``[onset, end of clip]``, against the UAG ground truth ``[min of the three onsets,
   end of clip]`` (the version the answer files embed); a 4th-annotator "no failure"
   (-1) is a refusal. Split units are source videos (clip name without its index).
 
 Annotator ``k`` is the k-th response to each pair (not one person across pairs).
-Official ground truth is read here with a minimal private join (Charades-STA text
-file, ActivityNet JSON); windows past the video's end are clipped to it.
+The official ground truth comes from :mod:`cover.io.charades_sta` and
+:mod:`cover.io.activitynet_captions`; windows past the video's end are clipped to it.
 """
 
 from __future__ import annotations
 
-import json
 import string
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -32,6 +31,8 @@ from cover.data.join import index_of
 from cover.data.table import GroundingTable
 from cover.errors import InputError
 from cover.intervals import Intervals
+from cover.io.activitynet_captions import read_activitynet_captions
+from cover.io.charades_sta import read_charades_sta
 from cover.io.jsonl import object_column
 from cover.io.otani import OtaniAnnotations, read_otani
 from cover.io.uag_oops import read_oops_onsets, read_uag_ground_truth, uag_source_video
@@ -61,29 +62,22 @@ class _Official:
     duration: NDArray[np.float64]
 
 
+def _queries(table: GroundingTable) -> list[str]:
+    return [str(q) for q in table.query.tolist()] if table.query is not None else (
+        [""] * len(table))
+
+
+def _official(table: GroundingTable, keys: list[str]) -> _Official:
+    s, e = table.truth_envelope()
+    return _Official(key=np.array(keys, dtype=str), qid=table.qid, vid=table.vid,
+                     query=_queries(table), start=s, end=e, duration=table.duration)
+
+
 def _charades_official(data: Path) -> _Official:
-    txt = data / "charades_sta/annotations/charades_sta_test.txt"
-    meta = json.loads((data / "charades_sta/annotations/charades.json").read_text())
-    rows: list[tuple[str, float, float, str]] = []
-    for n, line in enumerate(txt.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        head, sep, sentence = line.partition("##")
-        parts = head.split()
-        if not sep or len(parts) != 3:
-            raise InputError(f"{txt}:{n}: expected 'vid start end##sentence'")
-        rows.append((parts[0], float(parts[1]), float(parts[2]), sentence))
-    vid = np.array([r[0] for r in rows], dtype=str)
-    missing = sorted(set(vid.tolist()) - set(meta))
-    if missing:
-        raise InputError(f"charades.json has no duration for {len(missing)} test video(s), "
-                         f"e.g. {missing[0]}")
-    return _Official(
-        key=np.array([f"{r[0]}\t{r[3]}" for r in rows], dtype=str),
-        qid=np.array([str(CHARADES_QID_BASE + i) for i in range(len(rows))], dtype=str),
-        vid=vid, query=[r[3] for r in rows],
-        start=np.array([r[1] for r in rows]), end=np.array([r[2] for r in rows]),
-        duration=np.array([float(meta[v]["duration"]) for v in vid.tolist()]))
+    t = read_charades_sta(data / "charades_sta/annotations/charades_sta_test.txt",
+                          qid_offset=CHARADES_QID_BASE).table
+    return _official(t, [f"{v}\t{q}" for v, q in zip(t.vid.tolist(), _queries(t),
+                                                     strict=True)])
 
 
 _DROP = str.maketrans("", "", string.punctuation + string.whitespace)
@@ -94,20 +88,9 @@ def _anet_sentence_key(vid: str, sentence: str) -> str:
 
 
 def _activitynet_official(data: Path) -> _Official:
-    doc: dict[str, Any] = json.loads(
-        (data / "activitynet_captions/annotations/val_2.json").read_text())
-    key, qid, vid, query, s, e, T = [], [], [], [], [], [], []
-    for v, rec in doc.items():
-        for k, (win, sent) in enumerate(zip(rec["timestamps"], rec["sentences"], strict=True)):
-            key.append(_anet_sentence_key(v, sent))
-            qid.append(f"{v}#{k}")
-            vid.append(v)
-            query.append(sent)
-            s.append(float(win[0]))
-            e.append(float(win[1]))
-            T.append(float(rec["duration"]))
-    return _Official(np.array(key, dtype=str), np.array(qid, dtype=str),
-                     np.array(vid, dtype=str), query, np.array(s), np.array(e), np.array(T))
+    t = read_activitynet_captions(data / "activitynet_captions/annotations/val_2.json").table
+    return _official(t, [_anet_sentence_key(v, q)
+                         for v, q in zip(t.vid.tolist(), _queries(t), strict=True)])
 
 
 def _from_otani(dataset: str, ann: OtaniAnnotations, official: _Official,
