@@ -8,7 +8,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from cover.jobs.study import command_line, input_pairs, run_studies
+from cover.jobs.study import run_studies
+from cover.jobs.study_inputs import command_line, input_pairs
 from cover.studies.protocol import Protocol
 
 

@@ -10,7 +10,8 @@ import pytest
 
 from cover.cli import main
 from cover.errors import InputError
-from cover.jobs.study import STUDIES, guess_dataset, input_pairs
+from cover.jobs.study import STUDIES
+from cover.jobs.study_inputs import guess_dataset, input_pairs
 from study_results import study_run
 
 

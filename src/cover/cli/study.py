@@ -41,7 +41,8 @@ def add_parser(sub: Subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from cover.jobs.study import command_line, input_pairs, run_studies
+    from cover.jobs.study import run_studies
+    from cover.jobs.study_inputs import command_line, input_pairs
     from cover.studies.protocol import Protocol
 
     protocol = Protocol(cal_frac=args.cal_frac, seed=args.seed, n_resamples=args.resamples,

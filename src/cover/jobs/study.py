@@ -14,107 +14,30 @@ Layout of the results folder::
 
 from __future__ import annotations
 
-import re
-import shlex
 import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from cover._version import __version__
-from cover.errors import InputError, report_lines
+from cover.data.table import GroundingTable
+from cover.errors import report_lines
 from cover.io.labelled import load_labelled
 from cover.io.output import write_json, write_text
+from cover.jobs.study_inputs import InputPair, slug
 from cover.studies.common import Missing, jsonify
 from cover.studies.context import Pair
 from cover.studies.protocol import Protocol
-from cover.studies.result import StudyResult, stack
+from cover.studies.result import StudyResult, Table, stack
 
 #: Every study, in the order of SPEC §6 (``all`` runs them all).
 STUDIES: tuple[str, ...] = ("coverage", "efficiency", "margins", "two-param", "rcps",
                             "conditional", "transfer", "calsize", "utility",
                             "exchangeability", "uncertainty")
 
-_DATASETS = (("highlight_", "QVHighlights"), ("qvhighlights", "QVHighlights"),
-             ("charades", "Charades-STA"), ("activitynet", "ActivityNet-Captions"),
-             ("tacos", "TACoS"))
-
-
 def _say(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
-
-
-def slug(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "x"
-
-
-def guess_dataset(gt: Path) -> str:
-    """Dataset name from the ground-truth file name (else its stem)."""
-    low = str(gt).lower()
-    for key, name in _DATASETS:
-        if key in Path(low).name or f"/{key}" in low:
-            return name
-    return gt.stem
-
-
-@dataclass(frozen=True)
-class InputPair:
-    preds: Path
-    gt: Path
-    name: str
-    dataset: str
-
-    @property
-    def id(self) -> str:
-        return slug(f"{self.name}-{self.dataset}")
-
-
-def input_pairs(preds: Sequence[Path], gts: Sequence[Path], names: Sequence[str] | None,
-                datasets: Sequence[str] | None) -> list[InputPair]:
-    """Pair each ``--preds`` with its ``--gt`` (one ``--gt`` serves all). Default names:
-    the prediction file's folder (the grounder), with the file stem added when one
-    folder holds several files for the same dataset."""
-    if len(gts) not in (1, len(preds)):
-        raise InputError(f"give one --gt for all --preds or one per --preds "
-                         f"({len(preds)} --preds, {len(gts)} --gt)")
-    g = list(gts) * len(preds) if len(gts) == 1 else list(gts)
-    if names and len(names) != len(preds):
-        raise InputError("give one --name per --preds")
-    if datasets and len(datasets) != len(preds):
-        raise InputError("give one --dataset per --preds")
-    ds = list(datasets) if datasets else [guess_dataset(x) for x in g]
-    if names:
-        nm = list(names)
-    else:
-        folders = [p.parent.name or p.stem for p in preds]
-        nm = []
-        for i, p in enumerate(preds):
-            dup = sum(1 for j in range(len(preds)) if folders[j] == folders[i] and ds[j] == ds[i])
-            nm.append(folders[i] if dup == 1 else f"{folders[i]}/{p.stem}")
-    pairs = [InputPair(p, gg, n, d) for p, gg, n, d in zip(preds, g, nm, ds, strict=True)]
-    ids = [x.id for x in pairs]
-    if len(set(ids)) != len(ids):
-        dupe = next(i for i in ids if ids.count(i) > 1)
-        raise InputError(f"two inputs would share the results folder {dupe!r}; "
-                         "give each --preds its own --name")
-    return pairs
-
-
-def command_line(study: str, inputs: Sequence[InputPair], out: Path, protocol: Protocol, *,
-                 min_scale: float = 1.0, target: str = "envelope") -> str:
-    """The ``cover study`` command that reproduces a run, every choice spelled out."""
-    parts = ["cover", "study", study]
-    for x in inputs:
-        parts += ["--preds", str(x.preds), "--gt", str(x.gt), "--name", x.name,
-                  "--dataset", x.dataset]
-    parts += ["--out", str(out), "--alphas", *(f"{a:g}" for a in protocol.alphas),
-              "--resamples", str(protocol.n_resamples),
-              "--resample-frac", f"{protocol.resample_frac:g}", "--seed", str(protocol.seed),
-              "--cal-frac", f"{protocol.cal_frac:g}", "--min-scale", f"{min_scale:g}",
-              "--target", target]
-    return " ".join(shlex.quote(p) for p in parts)
 
 
 def _per_pair_runner(study: str) -> Callable[[Pair], StudyResult] | None:
@@ -159,9 +82,68 @@ def _figures(study: str, res: StudyResult, pair: Pair, folder: Path,
         out = [fs.margins_sweep(d, pair.label, folder / "margins.png")]
     elif study == "conditional":
         out = [fs.conditional_strata(d, pair.label, folder / "conditional.png")]
+    elif study == "exchangeability":
+        out = [fs.aci_rolling(d, pair.label, folder / "aci_rolling.png")]
     elif study == "calsize" and any(c["supported"] for c in d["cells"]):
         out = [fs.calsize_spread(d, pair.label, folder / "calsize.png")]
     return [str(p.relative_to(folder.parent)) for p in out]
+
+
+def _load(inputs: Sequence[InputPair], timings: dict[str, float]
+          ) -> list[tuple[GroundingTable, dict[str, int]]]:
+    """Every labelled table, with the counts of its input problems (reported as read)."""
+    out = []
+    for inp in inputs:
+        t0 = time.perf_counter()
+        table, problems = load_labelled(inp.preds, inp.gt)
+        timings[f"load {inp.id}"] = time.perf_counter() - t0
+        for line in report_lines(problems, what=str(inp.preds), limit=1):
+            _say(line)
+        out.append((table, {k: sum(1 for p in problems if p.action == k)
+                            for k in ("clipped", "rejected", "refused")}))
+    return out
+
+
+def _run_pair(pair: Pair, inp: InputPair, wanted: Sequence[str], out: Path,
+              all_inputs: list[Path], timings: dict[str, float], skip: set[str],
+              gallery_alpha: float) -> tuple[dict[str, Any], list[StudyResult]]:
+    """Every wanted per-pair study on one pair: JSON, Markdown, figures, gallery data."""
+    folder = out / inp.id
+    folder.mkdir(exist_ok=True)
+    entry: dict[str, Any] = {
+        "id": inp.id, "name": inp.name, "dataset": inp.dataset, "preds": str(inp.preds),
+        "gt": str(inp.gt), "rows": len(pair.table), "pool_rows": len(pair.pool),
+        "test_rows": len(pair.test), "pool_units": pair.split.n_units_calibration,
+        "test_units": pair.split.n_units_test, "families": list(pair.families),
+        "mean_duration": pair.mean_duration, "studies": {}, "figures": {},
+    }
+    results = []
+    for study in wanted:
+        if study == "transfer" or study in skip:
+            continue
+        t0 = time.perf_counter()
+        extra = None
+        if study == "coverage":
+            from cover.studies.coverage import coverage
+
+            res, extra = coverage(pair)
+        else:
+            runner = _per_pair_runner(study)
+            assert runner is not None
+            res = runner(pair)
+        stem = study.replace("-", "_")
+        write_json(folder / f"{stem}.json", res.to_dict(), inputs=all_inputs)
+        write_text(folder / f"{stem}.md", res.markdown(), inputs=all_inputs)
+        entry["studies"][study] = f"{inp.id}/{stem}.json"
+        entry["figures"][study] = _figures(study, res, pair, folder, extra)
+        timings[f"{study} {inp.id}"] = time.perf_counter() - t0
+        results.append(res)
+    from cover.report.gallery_data import query_records
+
+    write_json(folder / "queries.json", query_records(pair, gallery_alpha), inputs=all_inputs,
+               indent=None)
+    entry["queries"] = f"{inp.id}/queries.json"
+    return entry, results
 
 
 def run_studies(
@@ -175,68 +157,41 @@ def run_studies(
     command: str = "",
     gallery_alpha: float = 0.1,
 ) -> dict[str, Any]:
-    """Run ``studies`` over every input pair; write the results folder; return the manifest."""
+    """Run ``studies`` over every input pair; write the results folder; return the manifest.
+
+    Study 9 (uncertainty) runs on the pairs whose predictions report ``start_std`` /
+    ``end_std``; when none does it runs on all, so that the output says what it needs.
+    """
     wanted = list(STUDIES) if "all" in studies else [s for s in STUDIES if s in studies]
     out.mkdir(parents=True, exist_ok=True)
     all_inputs = [p for x in inputs for p in (x.preds, x.gt)]
     t_start = time.perf_counter()
     timings: dict[str, float] = {}
+    loaded = _load(inputs, timings)
+    any_std = any(t.start_std is not None for t, _ in loaded)
     pairs: list[Pair] = []
     manifest_pairs: list[dict[str, Any]] = []
     results: list[StudyResult] = []
-    for inp in inputs:
-        t0 = time.perf_counter()
-        table, problems = load_labelled(inp.preds, inp.gt)
-        for line in report_lines(problems, what=str(inp.preds), limit=1):
-            _say(line)
+    for inp, (table, problems) in zip(inputs, loaded, strict=True):
         pair = Pair(inp.name, inp.dataset, table, protocol, min_scale, target)
         pairs.append(pair)
-        timings[f"load {inp.id}"] = time.perf_counter() - t0
-        folder = out / inp.id
-        folder.mkdir(exist_ok=True)
-        entry: dict[str, Any] = {
-            "id": inp.id, "name": inp.name, "dataset": inp.dataset, "preds": str(inp.preds),
-            "gt": str(inp.gt), "rows": len(table), "pool_rows": len(pair.pool),
-            "test_rows": len(pair.test), "pool_units": pair.split.n_units_calibration,
-            "test_units": pair.split.n_units_test, "families": list(pair.families),
-            "mean_duration": pair.mean_duration,
-            "problems": {k: sum(1 for p in problems if p.action == k)
-                         for k in ("clipped", "rejected", "refused")},
-            "studies": {}, "figures": {},
-        }
-        for study in wanted:
-            if study == "transfer":
-                continue
-            t0 = time.perf_counter()
-            extra = None
-            if study == "coverage":
-                from cover.studies.coverage import coverage
-
-                res, extra = coverage(pair)
-            else:
-                runner = _per_pair_runner(study)
-                assert runner is not None
-                res = runner(pair)
-            timings[f"{study} {inp.id}"] = time.perf_counter() - t0
-            stem = study.replace("-", "_")
-            write_json(folder / f"{stem}.json", res.to_dict(), inputs=all_inputs)
-            write_text(folder / f"{stem}.md", res.markdown(), inputs=all_inputs)
-            entry["studies"][study] = f"{inp.id}/{stem}.json"
-            entry["figures"][study] = _figures(study, res, pair, folder, extra)
-            results.append(res)
-        from cover.report.gallery_data import query_records
-
-        write_json(folder / "queries.json", query_records(pair, gallery_alpha),
-                   inputs=all_inputs, indent=None)
-        entry["queries"] = f"{inp.id}/queries.json"
+        skip = {"uncertainty"} if any_std and table.start_std is None else set()
+        entry, res = _run_pair(pair, inp, wanted, out, all_inputs, timings, skip,
+                               gallery_alpha)
+        entry["problems"] = problems
         manifest_pairs.append(entry)
-        _say(f"cover: {pair.label}: {', '.join(wanted)} done")
+        results += res
+        _say(f"cover: {pair.label}: {', '.join(s for s in wanted if s not in skip)} done")
     transfers = _run_transfers(pairs, out, all_inputs, results) if "transfer" in wanted else []
     comparisons = _comparisons(results, pairs, out)
+    overview = overview_table(results)
+    if overview is not None:
+        results.insert(0, StudyResult("overview", "Overview", "all pairs", {}, [overview]))
     timings["total"] = time.perf_counter() - t_start
     tables = stack([t for r in results for t in r.tables])
-    md = ["# COVER studies: every table\n", f"Reproduce: `{command}`\n"] if command else [
-        "# COVER studies: every table\n"]
+    md = ["# COVER studies: every table\n"]
+    if command:
+        md.append(f"Reproduce: `{command}`\n")
     for t in tables:
         md.append(f"## {t.key}\n\n{t.caption}\n\n{t.markdown()}\n")
     missing = sorted({m.text() for r in results for m in r.missing})
@@ -283,6 +238,48 @@ def _run_transfers(pairs: list[Pair], out: Path, all_inputs: list[Path],
         results.append(StudyResult("transfer", "Cross-dataset transfer", "no pair", {}, [], [
             Missing("Cross-dataset transfer", "one grounder (same --name) on two datasets")]))
     return done
+
+
+def overview_table(results: Sequence[StudyResult], target: float = 0.9) -> Table | None:
+    """One row per pair: the field's point metrics next to what COVER certifies at
+    ``target`` (coverage and length of each family, shortest family's share of the video)."""
+    from cover.scores import FAMILIES
+
+    cov = {r.subject: r for r in results if r.study == "coverage"}
+    eff = {r.subject: r for r in results if r.study == "efficiency"}
+    if not cov:
+        return None
+    header = ["Grounder", "Dataset", "Test rows", "R1@0.5", "R1@0.7", "mIoU", "mAP"]
+    header += [f"{f.upper()} cov. / len. (s)" for f in FAMILIES]
+    header += ["Shortest: share of video"]
+    rows = []
+    for subject, r in cov.items():
+        d = r.data
+        fm = d.get("field_metrics", {}).get("full", {})
+
+        def pm(key: str, fm: dict[str, Any] = fm) -> str:
+            v = fm.get(key)
+            return f"{v:.2f}" if isinstance(v, (int, float)) else "n/a"
+
+        name, dataset = subject.split(" on ", 1)
+        row = [name, dataset, str(d["rows"]["test"]), pm("R1@0.5"), pm("R1@0.7"), pm("mIoU"),
+               pm("mAP")]
+        for f in FAMILIES:
+            c = next((c for c in d["cells"] if c["family"] == f
+                      and abs(c["target"] - target) < 1e-9), None)
+            row.append("--" if c is None else
+                       f"{c['coverage_mean']:.3f} / {c['length_mean']:.1f}")
+        e = eff.get(subject)
+        cells = [c for c in e.data["cells"] if abs(c["target"] - target) < 1e-9] if e else []
+        best = min(cells, key=lambda c: c["length_mean"]) if cells else None
+        row.append("n/a" if best is None else
+                   f"{best['length_frac_mean']:.0%} ({best['family'].upper()})")
+        rows.append(tuple(row))
+    return Table("overview", f"Every pair at target {target:.2f}: the field's point metrics of "
+                 "the grounder on the test split (percent; Moment-DETR's evaluator) next to "
+                 "COVER's realised coverage / mean region length per family, and what the "
+                 "shortest family's region costs as share of the video.", tuple(header),
+                 tuple(rows))
 
 
 def _comparisons(results: list[StudyResult], pairs: list[Pair], out: Path) -> list[str]:

@@ -13,7 +13,7 @@ from typing import Any
 from cover.errors import InputError
 from cover.io.output import write_text
 from cover.report.gallery import gallery_html
-from cover.report.layout import esc, img, page
+from cover.report.layout import esc, img, page, table_html
 from cover.report.query_table import query_table_html
 from cover.report.sections import CAPTIONS, INTRO, section_html
 from cover.report.summary import summary_html
@@ -64,12 +64,16 @@ def build_report(results: str | Path, out: str | Path) -> Path:
                   for s in man["studies"])
     body.append(f"<nav>{nav}<a href='#gallery'>Gallery</a><a href='#queries'>All queries</a>"
                 "</nav>")
-    if man.get("comparisons"):
+    tables = man.get("tables", [])
+    over = [t for t in tables if t["key"] == "overview"]
+    if over or man.get("comparisons"):
         body.append("<h2 id='overview'>Overview across grounders</h2>")
-        for rel in man["comparisons"]:
+        for t in over:
+            body.append(f"<p class='caption'>{esc(t['caption'])}</p>"
+                        + table_html(t["header"], t["rows"]))
+        for rel in man.get("comparisons", []):
             path = root / rel
             body.append(img(path, path.stem, CAPTIONS.get(path.name, "")))
-    tables = man.get("tables", [])
     for study in man["studies"]:
         stem = study.replace("-", "_")
         keys = [t for t in tables if t["key"] == stem or t["key"].startswith(stem + "_")]
@@ -100,7 +104,7 @@ def build_report(results: str | Path, out: str | Path) -> Path:
         if p["id"] in records:
             body.append(gallery_html(p["id"], labels[p["id"]], records[p["id"]]))
     body.append("<h2 id='queries'>All test queries</h2>")
-    body.append(query_table_html(records, labels))
+    body.append(query_table_html(records))
     doc_html = page("COVER report", "".join(body), records)
     target = Path(out)
     write_text(target, doc_html)

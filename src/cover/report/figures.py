@@ -60,7 +60,7 @@ def coverage_vs_target(result: ValidityResult, path: str | Path) -> Path:
     target = 1 - np.array(result.protocol.alphas)
     order = np.argsort(target)
     fam0 = result.families[0]
-    fig, ax = plt.subplots(figsize=(5.6, 4.8), dpi=150)
+    fig, ax = plt.subplots(figsize=(5.6, 4.8), dpi=110)
     lo, hi = _series(result, fam0, "band_lo"), _series(result, fam0, "band_hi")
     ax.fill_between(target[order], lo[order], hi[order], color="0.85",
                     label="reference band (Beta + test noise, 95%)")
@@ -74,8 +74,9 @@ def coverage_vs_target(result: ValidityResult, path: str | Path) -> Path:
     ax.set_xlim(0.45, 1.0)
     ax.set_ylim(0.45, 1.0)
     ax.set_aspect("equal")
+    # The band and the points run along the diagonal: the legend goes bottom right.
     _finish(ax, "target coverage 1 - alpha", "realised coverage on test split",
-            f"Coverage vs target: {result.name}")
+            f"Coverage vs target: {result.name}", legend="lower right")
     return _save(plt, fig, path)
 
 
@@ -85,7 +86,7 @@ def length_vs_target(result: ValidityResult, path: str | Path,
     plt = _plt()
     target = 1 - np.array(result.protocol.alphas)
     order = np.argsort(target)
-    fig, ax = plt.subplots(figsize=(5.6, 4.8), dpi=150)
+    fig, ax = plt.subplots(figsize=(5.6, 4.8), dpi=110)
     for fam in result.families:
         st = STYLE.get(fam, {})
         ax.errorbar(target[order], _series(result, fam, "length_mean")[order],
@@ -106,7 +107,7 @@ def frontier(results: Sequence[ValidityResult] | ValidityResult, path: str | Pat
     the 0.8 and 0.9 targets."""
     plt = _plt()
     results = [results] if isinstance(results, ValidityResult) else list(results)
-    fig, ax = plt.subplots(figsize=(5.6, 4.8), dpi=150)
+    fig, ax = plt.subplots(figsize=(5.6, 4.8), dpi=110)
     linestyles = ["-", "--", ":", "-."]
     for j, res in enumerate(results):
         alphas = np.array(res.protocol.alphas)

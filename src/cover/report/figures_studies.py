@@ -109,7 +109,7 @@ def compare_coverage(rows: Sequence[dict[str, Any]], target: float, path: Path) 
     """Realised coverage of every (grounder, dataset) and family at one target, with each
     pair's reference band."""
     p = plt()
-    fig, ax = p.subplots(figsize=(7.0, 0.45 * len(rows) + 1.6))
+    fig, ax = p.subplots(figsize=(8.0, 0.5 * len(rows) + 1.6))
     y = np.arange(len(rows))
     for j, r in enumerate(rows):
         ax.plot([r["band_lo"], r["band_hi"]], [j, j], color=BAND_COLOR, lw=8,
@@ -124,14 +124,15 @@ def compare_coverage(rows: Sequence[dict[str, Any]], target: float, path: Path) 
     ax.set_yticks(y, [r["label"] for r in rows])
     ax.invert_yaxis()
     finish(ax, "realised coverage on test split (mean over resamples)", "",
-           f"Coverage at target {target:.2f}, every grounder", legend="lower left")
+           f"Coverage at target {target:.2f}, every grounder", legend=None)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0))
     return save(fig, path)
 
 
 def compare_length(rows: Sequence[dict[str, Any]], target: float, path: Path) -> Path:
     """Mean region length per family for every pair at one target, as share of the video."""
     p = plt()
-    fig, ax = p.subplots(figsize=(7.0, 0.45 * len(rows) + 1.6))
+    fig, ax = p.subplots(figsize=(8.0, 0.6 * len(rows) + 1.6))
     y = np.arange(len(rows))
     fams = list(dict.fromkeys(f for r in rows for f in r["share"]))
     h = 0.8 / max(len(fams), 1)
@@ -145,5 +146,34 @@ def compare_length(rows: Sequence[dict[str, Any]], target: float, path: Path) ->
     ax.invert_yaxis()
     ax.set_xlim(0, 105)
     finish(ax, "mean region length (% of the video)", "",
-           f"What a {target:.0%} guarantee costs, every grounder", legend="lower left")
+           f"What a {target:.0%} guarantee costs, every grounder", legend=None)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    return save(fig, path)
+
+
+def aci_rolling(data: dict[str, Any], name: str, path: Path) -> Path:
+    """Trailing-window miss rate of the fixed split threshold and of online ACI along the
+    test stream, per stream order, against alpha."""
+    p = plt()
+    online = data["online"]
+    orders = list(online["orders"].items())
+    fig, axes = p.subplots(len(orders), 1, figsize=(6.4, 2.3 * len(orders) + 0.6), sharex=True,
+                           squeeze=False)
+    for ax, (order, d) in zip(axes[:, 0], orders, strict=True):
+        t = np.arange(1, len(d["rolling_aci"]) + 1)
+        full = t >= online["window"]  # partial windows at the start are noise
+        t = t[full]
+        split_r = np.asarray(d["rolling_split"])[full]
+        aci_r = np.asarray(d["rolling_aci"])[full]
+        ax.plot(t, split_r, color=OKABE_ITO[1], lw=1.2,
+                label=f"split conformal, fixed threshold (overall {d['split_miss_rate']:.3f})")
+        ax.plot(t, aci_r, color=OKABE_ITO[0], lw=1.2,
+                label=f"online ACI (overall {d['aci_miss_rate']:.3f})")
+        ax.axhline(online["alpha"], ls="--", color="0.2", lw=1,
+                   label=f"alpha = {online['alpha']}")
+        ax.set_ylim(0, max(0.3, 1.1 * float(max(split_r.max(), aci_r.max()))))
+        finish(ax, "", f"miss rate, last {online['window']}", f"stream order: {order}",
+               legend="upper left")
+    axes[-1, 0].set_xlabel("test query in stream order (step)")
+    fig.suptitle(f"Online ACI vs fixed threshold: {name}", fontsize=10)
     return save(fig, path)

@@ -43,7 +43,7 @@ def query_records(pair: Pair, alpha: float = 0.1) -> dict[str, Any]:
             "regions": {f: [[round(a, 3), round(b, 3)] for a, b in regions[f][i]]
                         for f in regions},
             "covered": {f: bool(covered[f][i]) for f in covered},
-            "relevance": [round(float(v), 4) for v in rel],
+            "relevance": [round(float(v), 3) for v in rel],
         })
     return jsonify({"alpha": alpha, "target": 1 - alpha, "clip": test.clip,
                     "thresholds": thresholds, "rows": rows})

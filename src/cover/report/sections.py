@@ -10,6 +10,7 @@ from cover.report.layout import esc, img, table_html
 
 #: (title, what the study asks) per study, SPEC §6 order.
 INTRO: dict[str, tuple[str, str]] = {
+    "overview": ("Overview", "Every grounder at a glance: point metrics vs certified cost."),
     "coverage": ("1. Coverage validity", "Does realised coverage match the requested "
                  "1 - alpha over the whole grid, for every score family?"),
     "efficiency": ("2. Efficiency at matched coverage", "At the same guarantee (0.8, 0.9), "
@@ -51,6 +52,10 @@ CAPTIONS: dict[str, str] = {
                    "size and track the grey Beta band.",
     "transfer_ks.png": "Cross-dataset KS (orange) against the within-dataset noise floors "
                        "(blue): bars far beyond the floor are real shift.",
+    "aci_rolling.png": "Miss rate over the last 100 queries of a stream (full windows "
+                       "only). Look at how far and how long each line strays from the dashed "
+                       "alpha: ACI moves its level after every miss or hit, the fixed "
+                       "threshold never does.",
     "compare_coverage.png": "Every grounder at the 0.9 target: each marker should sit inside "
                             "its grey band, near the dashed line.",
     "compare_length.png": "What the 0.9 guarantee costs each grounder, as share of the video; "
@@ -65,9 +70,13 @@ def section_html(study: str, tables: list[dict[str, Any]], figures: list[tuple[s
     for t in tables:
         out.append(f'<p class="caption">{esc(t["caption"])}</p>')
         out.append(table_html(t["header"], t["rows"]))
-    for label, path in figures:
-        cap = CAPTIONS.get(path.name, "")
-        out.append(img(path, f"{study}: {label}", f"{label}. {cap}"))
+    labels = list(dict.fromkeys(label for label, _ in figures))
+    for i, lab in enumerate(labels):
+        figs = "".join(img(path, f"{study}: {label}", f"{label}. {CAPTIONS.get(path.name, '')}")
+                       for label, path in figures if label == lab)
+        # With many pairs the first one's figures show; the others fold away.
+        out.append(figs if i == 0 else f"<details><summary>Figures: {esc(lab)}</summary>"
+                   f"{figs}</details>")
     for m in missing:
         out.append(f'<p class="missing"><b>Not filled.</b> {esc(m)}.</p>')
     return "".join(out)

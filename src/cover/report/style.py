@@ -32,7 +32,7 @@ def plt() -> Any:
     except ImportError as exc:  # pragma: no cover - depends on the environment
         raise ImportError("figures need matplotlib: pip install 'cover-grounding[plot]'") from exc
     pyplot.rcParams.update({"font.size": 9, "axes.titlesize": 10, "axes.labelsize": 9,
-                            "legend.fontsize": 8, "figure.dpi": 150})
+                            "legend.fontsize": 8, "figure.dpi": 110})
     return pyplot
 
 

@@ -32,10 +32,23 @@ function head(q,pairLabel){return `<div class="tl-head"><b>${esc(pairLabel)}</b>
 function draw(el){const p=DATA[el.dataset.pair],q=p.rows[+el.dataset.row];
  el.innerHTML=head(q,p.label)+timeline(q,p);}
 document.querySelectorAll('.timeline[data-pair]').forEach(draw);
+function fillTable(){const tb=document.querySelector('#qtable tbody');if(!tb)return [];
+ const fams=document.getElementById('qtable').dataset.families.split(',').filter(x=>x);
+ const html=[];for(const [pid,p] of Object.entries(DATA)){p.rows.forEach((q,i)=>{
+  let c=[p.label,q.qid,q.query,q.duration.toFixed(0),q.pred?q.point_iou.toFixed(2):'refused'];
+  for(const f of fams){if(f in q.regions){const L=q.regions[f].reduce((a,[s,e])=>a+e-s,0);
+   c.push(L.toFixed(0),q.covered[f]?'yes':'NO');}else c.push('--','--');}
+  html.push(`<tr data-pair="${esc(pid)}" data-row="${i}">`+c.map(x=>`<td>${esc(x)}</td>`).join('')+'</tr>');});}
+ tb.innerHTML=html.join('');return [...tb.querySelectorAll('tr')];}
 const box=document.getElementById('qsearch');
-if(box){const rows=[...document.querySelectorAll('#qtable tbody tr')];
+if(box){const rows=fillTable();
  box.addEventListener('input',()=>{const t=box.value.toLowerCase();
   rows.forEach(r=>{r.style.display=r.textContent.toLowerCase().includes(t)?'':'none';});});
  rows.forEach(r=>r.addEventListener('click',()=>{const el=document.getElementById('qview');
   el.dataset.pair=r.dataset.pair;el.dataset.row=r.dataset.row;draw(el);
   el.scrollIntoView({behavior:'smooth',block:'nearest'});}));}
+// A figure that failed to decode says so in the page instead of leaving a blank box.
+window.addEventListener('load',()=>{document.querySelectorAll('figure img').forEach(im=>{
+ if(im.naturalWidth>0){im.dataset.decoded=im.naturalWidth;}else{
+  const w=document.createElement('p');w.className='missing';w.textContent='This figure could not be decoded.';
+  im.after(w);}});});

@@ -18,6 +18,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from cover.calibrate.online import DEFAULT_GAMMA, aci_replay, rolling_mean
+from cover.calibrate.split import split_conformal
 from cover.report.tables import family_label
 from cover.studies.common import ks_statistic
 from cover.studies.context import Pair
@@ -57,8 +59,42 @@ def permutation_ks(scores: NDArray[np.float64], units: NDArray[np.str_],
     return obs, pval, perm
 
 
+#: Trailing window of the rolling miss rate, steps.
+WINDOW = 100
+
+
+def online_drift(pair: Pair, alpha: float = 0.1, family: str = "norm") -> dict[str, Any]:
+    """Beyond exchangeability: the test split replayed as a stream against the pool's
+    scores, in file order and in a drifting order (true event length ascending: events
+    get longer over time), through online ACI and through the fixed split threshold.
+    Overall miss rate and the worst trailing-window miss rate of each rule."""
+    pool = pair.sweep("pool", family).scores
+    test = pair.sweep("test", family)
+    lam = split_conformal(pool, alpha=alpha, warn=False).value
+    out: dict[str, Any] = {"alpha": alpha, "family": family, "window": WINDOW,
+                           "gamma": float(DEFAULT_GAMMA), "orders": {}}
+    for name, order in (("file order", np.arange(len(test))),
+                        ("events get longer", np.argsort(test.truth_end - test.truth_start,
+                                                          kind="stable"))):
+        s = test.scores[order]
+        rec = aci_replay(pool, s, alpha=alpha)
+        split_miss = s > lam
+        roll_aci = rolling_mean(rec.miss, WINDOW)
+        roll_split = rolling_mean(split_miss, WINDOW)
+        tail = slice(WINDOW - 1, None)  # full windows only
+        out["orders"][name] = {
+            "aci_miss_rate": rec.miss_rate, "split_miss_rate": float(split_miss.mean()),
+            "aci_worst_window": float(roll_aci[tail].max()),
+            "split_worst_window": float(roll_split[tail].max()),
+            "rolling_aci": np.round(roll_aci, 4).tolist(),
+            "rolling_split": np.round(roll_split, 4).tolist(),
+            "alpha_t": np.round(rec.alpha_t, 4).tolist()}
+    return out
+
+
 def exchangeability(pair: Pair, n_perm: int = N_PERMUTATIONS) -> StudyResult:
-    """KS(cal, test) per family with its unit-level permutation p-value."""
+    """KS(cal, test) per family with its unit-level permutation p-value, and the online
+    (ACI) replay of the test split."""
     cells: list[dict[str, Any]] = []
     in_pool = pair.split.calibration
     units = pair.table.units
@@ -77,7 +113,17 @@ def exchangeability(pair: Pair, n_perm: int = N_PERMUTATIONS) -> StudyResult:
                   ("Grounder", "Dataset", "Family", "KS(cal, test)", "Permutation p"),
                   tuple((pair.name, pair.dataset, family_label(c["family"]),
                          f"{c['ks']:.3f}", f"{c['p_value']:.2f}") for c in cells))
+    online = online_drift(pair, family="norm" if "norm" in pair.families else pair.families[0])
+    aci = Table("exchangeability_online", f"Beyond exchangeability: the test split as a "
+                f"stream, {online['family'].upper()}, alpha = {online['alpha']}; overall miss "
+                f"rate and worst {WINDOW}-query window of the fixed split threshold and of "
+                f"online ACI (gamma = {online['gamma']:g}).",
+                ("Grounder", "Dataset", "Stream order", "Split miss", "Split worst window",
+                 "ACI miss", "ACI worst window"),
+                tuple((pair.name, pair.dataset, o, f"{d['split_miss_rate']:.3f}",
+                       f"{d['split_worst_window']:.3f}", f"{d['aci_miss_rate']:.3f}",
+                       f"{d['aci_worst_window']:.3f}") for o, d in online["orders"].items()))
     data = {"cells": cells, "n_units_pool": pair.split.n_units_calibration,
-            "n_units_test": pair.split.n_units_test}
+            "n_units_test": pair.split.n_units_test, "online": online}
     return StudyResult("exchangeability", "Exchangeability of the split", pair.label, data,
-                       [table])
+                       [table, aci])

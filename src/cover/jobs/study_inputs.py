@@ -1,0 +1,89 @@
+"""The inputs of ``cover study``: (prediction, ground truth) pairs with their grounder and
+dataset names, and the command line that reproduces a run."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from cover.errors import InputError
+from cover.studies.protocol import Protocol
+
+
+def slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "x"
+
+
+_DATASETS = (("highlight_", "QVHighlights"), ("qvhighlights", "QVHighlights"),
+             ("charades", "Charades-STA"), ("activitynet", "ActivityNet-Captions"),
+             ("tacos", "TACoS"))
+
+
+def guess_dataset(gt: Path) -> str:
+    """Dataset name from the ground-truth file name (else its stem)."""
+    low = str(gt).lower()
+    for key, name in _DATASETS:
+        if key in Path(low).name or f"/{key}" in low:
+            return name
+    return gt.stem
+
+
+@dataclass(frozen=True)
+class InputPair:
+    preds: Path
+    gt: Path
+    name: str
+    dataset: str
+
+    @property
+    def id(self) -> str:
+        return slug(f"{self.name}-{self.dataset}")
+
+
+def input_pairs(preds: Sequence[Path], gts: Sequence[Path], names: Sequence[str] | None,
+                datasets: Sequence[str] | None) -> list[InputPair]:
+    """Pair each ``--preds`` with its ``--gt`` (one ``--gt`` serves all). Default names:
+    the prediction file's folder (the grounder), with the file stem added when one
+    folder holds several files for the same dataset."""
+    if len(gts) not in (1, len(preds)):
+        raise InputError(f"give one --gt for all --preds or one per --preds "
+                         f"({len(preds)} --preds, {len(gts)} --gt)")
+    g = list(gts) * len(preds) if len(gts) == 1 else list(gts)
+    if names and len(names) != len(preds):
+        raise InputError("give one --name per --preds")
+    if datasets and len(datasets) != len(preds):
+        raise InputError("give one --dataset per --preds")
+    ds = list(datasets) if datasets else [guess_dataset(x) for x in g]
+    if names:
+        nm = list(names)
+    else:
+        folders = [p.parent.name or p.stem for p in preds]
+        nm = []
+        for i, p in enumerate(preds):
+            dup = sum(1 for j in range(len(preds)) if folders[j] == folders[i] and ds[j] == ds[i])
+            nm.append(folders[i] if dup == 1 else f"{folders[i]}/{p.stem}")
+    pairs = [InputPair(p, gg, n, d) for p, gg, n, d in zip(preds, g, nm, ds, strict=True)]
+    ids = [x.id for x in pairs]
+    if len(set(ids)) != len(ids):
+        dupe = next(i for i in ids if ids.count(i) > 1)
+        raise InputError(f"two inputs would share the results folder {dupe!r}; "
+                         "give each --preds its own --name")
+    return pairs
+
+
+def command_line(study: str, inputs: Sequence[InputPair], out: Path, protocol: Protocol, *,
+                 min_scale: float = 1.0, target: str = "envelope") -> str:
+    """The ``cover study`` command that reproduces a run, every choice spelled out."""
+    parts = ["cover", "study", study]
+    for x in inputs:
+        parts += ["--preds", str(x.preds), "--gt", str(x.gt), "--name", x.name,
+                  "--dataset", x.dataset]
+    parts += ["--out", str(out), "--alphas", *(f"{a:g}" for a in protocol.alphas),
+              "--resamples", str(protocol.n_resamples),
+              "--resample-frac", f"{protocol.resample_frac:g}", "--seed", str(protocol.seed),
+              "--cal-frac", f"{protocol.cal_frac:g}", "--min-scale", f"{min_scale:g}",
+              "--target", target]
+    return " ".join(shlex.quote(p) for p in parts)

@@ -1,0 +1,77 @@
+"""`cover report`: one self-contained HTML file, every figure embedded and decodable, the
+summary in words; rendered in headless Chromium when it is installed."""
+
+from __future__ import annotations
+
+import base64
+import io
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from cover.report.build import build_report
+from study_results import study_run
+
+CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                  "--disable-background-networking", "--disable-component-update",
+                  "--disable-sync"]
+
+
+@pytest.fixture(scope="module")
+def report(data_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out, _ = study_run(data_dir)
+    return build_report(out, tmp_path_factory.mktemp("report") / "report.html")
+
+
+def test_report_is_self_contained_with_decodable_figures(report: Path) -> None:
+    import matplotlib.image as mpimg
+
+    html = report.read_text(encoding="utf-8")
+    # Nothing fetched from elsewhere: no external scripts, styles or images.
+    assert not re.search(r"""(src|href)=["']?(https?:|//)""", html)
+    assert "<link" not in html
+    images = re.findall(r'src="data:image/png;base64,([A-Za-z0-9+/=]+)"', html)
+    assert len(images) >= 20
+    for b64 in images:
+        arr = mpimg.imread(io.BytesIO(base64.b64decode(b64)), format="png")
+        assert arr.shape[0] > 100 and arr.shape[1] > 100
+        assert arr.std() > 0  # not a blank image
+    assert 'id="summary"' in html and "In short." in html
+    assert "target is" in html and "What it costs" in html
+    assert "cover study all --preds" in html  # the command that reproduces the numbers
+    for heading in ("1. Coverage validity", "5. Cross-dataset transfer", "Gallery",
+                    "All test queries"):
+        assert heading in html
+
+
+def _chromium() -> str | None:
+    return shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+def test_report_renders_in_headless_chromium(report: Path, tmp_path: Path) -> None:
+    exe = _chromium()
+    if exe is None:
+        pytest.skip("chromium is not installed")
+    flags = [*CHROMIUM_FLAGS, f"--user-data-dir={tmp_path / 'profile'}"]
+    shot = tmp_path / "report.png"
+    subprocess.run([exe, *flags, "--window-size=1280,2400", f"--screenshot={shot}",
+                    report.as_uri()], check=True, capture_output=True, timeout=180)
+    assert shot.stat().st_size > 50_000
+    import matplotlib.image as mpimg
+
+    assert mpimg.imread(shot).std() > 0
+    dom = subprocess.run([exe, *flags, "--virtual-time-budget=10000", "--dump-dom",
+                          report.as_uri()], check=True, capture_output=True, timeout=180,
+                         text=True).stdout
+    n_img = dom.count("<img ")
+    decoded = re.findall(r'data-decoded="(\d+)"', dom)
+    assert n_img >= 20 and len(decoded) == n_img  # every figure decoded by the browser
+    assert all(int(w) > 100 for w in decoded)
+    assert 'class="missing">This figure' not in dom
+    # The gallery and the query viewer were drawn by the page's script.
+    assert dom.count("<svg") >= 8
+    assert 'id="summary"' in dom
+    assert dom.count('<tr data-pair="') > 3000  # the searchable table: every test query
