@@ -1,6 +1,6 @@
 """Regenerates the tables of docs/cpu-grounder.md: the text-only grounder and the
-length prior on Charades-STA test, TACoS test and ActivityNet Captions val, with COVER's
-coverage at 1 - alpha = 0.9 on their predictions.
+length prior on QVHighlights val, Charades-STA test, TACoS test and ActivityNet
+Captions val, with COVER's coverage at 1 - alpha = 0.9 on their predictions.
 
 Usage: python docs/cpu-grounder.py [DATA_DIR]  (prints Markdown; about a minute)
 """
@@ -21,6 +21,8 @@ from cover.studies.coverage_validity import coverage_validity
 from cover.studies.protocol import Protocol
 
 DATASETS = {
+    "QVHighlights val": ("qvhighlights/annotations/highlight_train_release.jsonl",
+                         "qvhighlights/annotations/highlight_val_release.jsonl"),
     "Charades-STA test": ("lighthouse/charades_train_release.jsonl",
                           "lighthouse/charades_test_release.jsonl"),
     "TACoS test": ("lighthouse/tacos_train_release.jsonl", "lighthouse/tacos_test_release.jsonl"),
