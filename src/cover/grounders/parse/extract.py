@@ -23,6 +23,7 @@ with a unit inherits it (``2 to 3 minutes``, ``20-40%``, ``frames 10 to 40``).
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass, field
 from typing import Literal
@@ -52,6 +53,7 @@ class Extract:
     that decided, and a problem when times were seen but could not be read."""
 
     intervals: list[tuple[float, float]] = field(default_factory=list)
+    seen: set[tuple[float, float]] = field(default_factory=set)
     start_only: float | None = None
     end_only: float | None = None
     nulls: bool = False
@@ -59,6 +61,12 @@ class Extract:
     how: str = ""
     notes: list[str] = field(default_factory=list)
     problem: str | None = None
+
+    def add(self, iv: tuple[float, float]) -> None:
+        """Append ``iv`` unless the same interval was already found."""
+        if iv not in self.seen:
+            self.seen.add(iv)
+            self.intervals.append(iv)
 
 
 # ---- reading one token as seconds ----------------------------------------------------
@@ -145,12 +153,9 @@ def _is_start(label: str) -> bool:
 
 
 def _token_at(tokens: list[Token], pos: int, limit: int) -> int | None:
-    for i, t in enumerate(tokens):
-        if pos <= t.start < limit:
-            return i
-        if t.start >= limit:
-            break
-    return None
+    """Index of the first token starting in ``[pos, limit)`` (binary search)."""
+    i = bisect.bisect_left(tokens, pos, key=lambda t: t.start)
+    return i if i < len(tokens) and tokens[i].start < limit else None
 
 
 def keyed(text: str, tokens: list[Token], ctx: Context, out: Extract) -> None:
@@ -185,8 +190,7 @@ def keyed(text: str, tokens: list[Token], ctx: Context, out: Extract) -> None:
         if pending[0] != pending[1] or lo != hi:
             out.notes.append("a start or end given as a range is read as its midpoint")
         iv = ((pending[0] + pending[1]) / 2, e)
-        if iv not in out.intervals:
-            out.intervals.append(iv)
+        out.add(iv)
         pending = None
     if out.intervals or pending is not None or out.end_only is not None:
         out.how = "keyed"
@@ -217,10 +221,15 @@ def _range_after(text: str, tokens: list[Token], i: int, limit: int) -> int | No
 
 def labelled(text: str, tokens: list[Token], ctx: Context, out: Extract) -> None:
     joint = list(_JOINT.finditer(text))
+    joint_starts = [j.start() for j in joint]
+
+    def in_joint(pos: int) -> bool:
+        k = bisect.bisect_right(joint_starts, pos) - 1
+        return k >= 0 and pos < joint[k].end()
+
     spans = sorted([(m.start(), m.end(), "joint") for m in joint] +
                    [(m.start(), m.end(), "start" if _is_start(m.group("lab")) else "end")
-                    for m in _LABEL.finditer(text)
-                    if not any(j.start() <= m.start() < j.end() for j in joint)])
+                    for m in _LABEL.finditer(text) if not in_joint(m.start())])
     pending: tuple[float, float] | None = None  # start as (lo, hi) when given as a range
     for k, (_, end, what) in enumerate(spans):
         limit = min(spans[k + 1][0] if k + 1 < len(spans) else len(text), end + _REACH)
@@ -309,8 +318,7 @@ def ranges(text: str, tokens: list[Token], ctx: Context, out: Extract) -> None:
             continue
         out.kinds.add(kind_name(a, ctx, b))
         out.kinds.add(kind_name(b, ctx, a))
-        if iv not in out.intervals:
-            out.intervals.append(iv)
+        out.add(iv)
         i += 2
     if out.intervals:
         out.how = "range"
@@ -340,8 +348,7 @@ def relative(text: str, ctx: Context, out: Extract) -> None:
                 continue
             lo, hi = k / n, (k + 1) / n
         iv = (lo * ctx.duration, hi * ctx.duration)
-        if iv not in out.intervals:
-            out.intervals.append(iv)
+        out.add(iv)
     if out.intervals:
         out.how = "relative"
         out.kinds.add("relative")
