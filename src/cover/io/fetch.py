@@ -183,6 +183,10 @@ def fetch(entries: Sequence[DataFile], folder: Path | None = None, *,
     sha256, and return the folder. A file already there with the right hash is kept."""
     pooch = _pooch()
     folder = folder or cache_dir()
+    try:
+        import tqdm  # noqa: F401  (pooch draws its progress bar with it)
+    except ImportError:
+        progress = False
     for e in entries:
         url = e.url()
         target = folder / e.path
