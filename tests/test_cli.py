@@ -240,7 +240,8 @@ def test_validity_over_two_real_grounders(tmp_path, data_dir, qvh_gt, qdetr_pred
         assert doc["name"] in ("QD-DETR", "EaTR") and len(doc["cells"]) == 4
         assert (out / name / "coverage_vs_target.png").stat().st_size > 20_000
     html = (out / "report.html").read_text()
-    assert html.count("<h2>") == 2 and html.count("data:image/png") == 6
+    assert html.count("<h2>") == 3 and html.count("data:image/png") == 6
+    assert "What this checks" in html
     assert main(["validity", "--gt", str(qvh_gt), "--out", str(out), "--preds",
                  str(qdetr_preds), "--name", "a", "--name", "b"]) == 2
     assert "one --name per --preds" in capsys.readouterr().err

@@ -13,7 +13,7 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import NDArray
 
-from cover.calibrate.split import beta_band
+from cover.calibrate.split import beta_band, beta_sd
 from cover.data.table import GroundingTable
 from cover.ragged import segment_max
 from cover.regions import Regions
@@ -90,11 +90,40 @@ def point_iou(table: GroundingTable) -> NDArray[np.float64]:
     return segment_max(iou, truth.offsets, empty=0.0)
 
 
-def coverage_reference(n: int, k: int, level: float = 0.95) -> dict[str, float]:
-    """The finite-sample reference: realised coverage ~ ``Beta(k, n + 1 - k)``."""
+def coverage_reference(n: int, k: int, level: float = 0.95,
+                       test_sd: float | None = None) -> dict[str, float]:
+    """The finite-sample reference: realised coverage ~ ``Beta(k, n + 1 - k)`` (paper
+    Prop. A.4), mean ``k/(n+1)``.
+
+    Without ``test_sd`` the band is the central ``level`` interval of that Beta law (the
+    spread over calibration sets). Coverage measured on a finite test sample also carries
+    that sample's own noise, so with ``test_sd`` (the sd of the test mean) the band is
+    ``k/(n+1) ± z·sqrt(sd_Beta² + test_sd²)`` as in the validity study (SPEC §6.1),
+    clipped to ``[0, 1]``; ``beta_lo``/``beta_hi`` keep the Beta interval.
+    """
     lo, hi = beta_band(n, k, level)
-    return {"n_calibration": n, "k": k, "expected": min(k, n + 1) / (n + 1),
-            "band_lo": lo, "band_hi": hi, "band_level": level}
+    expected = min(k, n + 1) / (n + 1)
+    out: dict[str, float] = {"n_calibration": n, "k": k, "expected": expected,
+                             "band_lo": lo, "band_hi": hi, "band_level": level}
+    if test_sd is not None:
+        from scipy.special import ndtri
+
+        b_sd = beta_sd(n, k)
+        half = float(ndtri(0.5 + level / 2)) * float(np.hypot(b_sd, test_sd))
+        out |= {"beta_lo": lo, "beta_hi": hi, "beta_sd": b_sd, "test_sd": float(test_sd),
+                "band_lo": max(0.0, expected - half), "band_hi": min(1.0, expected + half)}
+    return out
+
+
+def cluster_sd(y: NDArray[np.float64], units: NDArray[np.str_]) -> float:
+    """Cluster-robust sd of ``mean(y)``: ``sqrt(sum_u (sum_{i in u} (y_i - ybar))^2) / n``
+    over split units (rows of one video are dependent; SPEC §6.1)."""
+    n = y.size
+    if n == 0:
+        return float("nan")
+    _, inv = np.unique(units, return_inverse=True)
+    per_unit = np.bincount(inv, weights=y - y.mean())
+    return float(np.sqrt(np.sum(per_unit**2)) / n)
 
 
 def evaluate(
@@ -111,7 +140,8 @@ def evaluate(
     ``refusal_policy`` only changes the *evaluation* of refused rows (the certified
     output is always the whole video): ``"whole-video"`` scores them as certified,
     ``"miss"`` counts them as misses, ``"drop"`` leaves them out of the marginal.
-    ``calibration=(n, k)`` adds the Beta reference band. ``base_iou=False`` skips
+    ``calibration=(n, k)`` adds the reference band of :func:`coverage_reference`,
+    widened by this test sample's own noise (cluster sd over split units). ``base_iou=False`` skips
     the grounder's point-IoU (NaN), which does not depend on the regions: loops that
     evaluate many thresholds on one table compute it once.
     """
@@ -131,6 +161,10 @@ def evaluate(
     everyone = np.ones(len(table), dtype=bool) if refusal_policy != "drop" else ~refused
     args = (covered, length, regions.duration, iou, regions.n_components)
     n = len(table)
+    reference = None
+    if calibration is not None:
+        sd = cluster_sd(covered[everyone].astype(np.float64), table.units[everyone])
+        reference = coverage_reference(*calibration, test_sd=0.0 if np.isnan(sd) else sd)
     return Evaluation(
         marginal=MetricSet.of(everyone, *args),
         non_refused=MetricSet.of(~refused, *args),
@@ -140,5 +174,5 @@ def evaluate(
                 "missed": int((~covered).sum())},
         refusal_policy=refusal_policy,
         covered=covered,
-        reference=None if calibration is None else coverage_reference(*calibration),
+        reference=reference,
     )

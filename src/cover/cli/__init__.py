@@ -20,6 +20,7 @@ from cover.cli._common import _say
 from cover.errors import CoverError, CoverWarning
 
 EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
 
 #: Command modules under ``cover.cli``, in help order.
 COMMANDS: tuple[str, ...] = ("calibrate", "certify", "evaluate", "split", "validity",
@@ -55,3 +56,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (CoverError, ValueError) as exc:
         _say(f"cover: error: {exc}")
         return EXIT_USAGE
+    except OSError as exc:  # a file that cannot be read or written: no traceback
+        where = f"{exc.filename}: " if exc.filename else ""
+        _say(f"cover: error: {where}{exc.strerror or exc}")
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        # Every output is written to a temporary file and renamed only when complete.
+        _say("cover: interrupted; files being written were discarded, earlier outputs are "
+             "intact")
+        return EXIT_INTERRUPTED

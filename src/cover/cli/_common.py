@@ -3,12 +3,36 @@
 from __future__ import annotations
 
 import argparse
+import math
 import sys
+from collections.abc import Iterable
+from pathlib import Path
 
 from cover.errors import RowProblem, report_lines
 
 #: What ``add_subparsers()`` returns; each command module's ``add_parser`` takes it.
 Subparsers = argparse._SubParsersAction
+
+
+class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter,
+                    argparse.RawDescriptionHelpFormatter):
+    """``--help`` shows every default and keeps the example's line breaks; an option
+    without a default (None) or whose help already names it is left as written."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        if action.default is None or action.default is False or "default" in text:
+            return action.help
+        return super()._get_help_string(action)
+
+
+def add_command(sub: Subparsers, name: str, *, help: str, description: str,
+                example: str) -> argparse.ArgumentParser:
+    """A sub-command parser whose ``--help`` shows defaults and one example."""
+    p: argparse.ArgumentParser = sub.add_parser(
+        name, help=help, description=description, epilog=f"example:\n  {example}",
+        formatter_class=HelpFormatter)
+    return p
 
 
 def _say(msg: str) -> None:
@@ -31,9 +55,33 @@ def _alpha(text: str) -> str:
     return text
 
 
+def positive_float(text: str) -> float:
+    """argparse type: a finite number > 0."""
+    try:
+        x = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text}") from None
+    if not (math.isfinite(x) and x > 0):
+        raise argparse.ArgumentTypeError(f"must be a finite number > 0, got {text}")
+    return x
+
+
+def check_outputs(outputs: Iterable[str | Path | None],
+                  inputs: Iterable[str | Path | None]) -> None:
+    """Refuse, before any work, an output that cannot be written or is one of the inputs
+    (:func:`cover.io.output.check_target`; the writer checks again when it writes)."""
+    from cover.io.output import check_target
+
+    ins = list(inputs)
+    for out in outputs:
+        if out is not None:
+            check_target(out, ins)
+
+
 def _common_input(p: argparse.ArgumentParser) -> None:
     p.add_argument("--strict", action="store_true",
                    help="reject rows whose windows reach outside [0, T] instead of clipping")
     p.add_argument("--on-error", choices=("raise", "reject"), default="raise",
-                   help="bad rows: stop with an error (default) or set them aside with reasons")
-    p.add_argument("--clip", type=float, default=2.0, help="relevance clip length, s (default 2)")
+                   help="bad rows: stop with an error, or set them aside with reasons and go on")
+    p.add_argument("--clip", type=positive_float, default=2.0,
+                   help="relevance clip length in seconds (> 0)")

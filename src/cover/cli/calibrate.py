@@ -7,7 +7,16 @@ from typing import Any
 
 import numpy as np
 
-from cover.cli._common import Subparsers, _alpha, _common_input, _report_problems, _say
+from cover.cli._common import (
+    Subparsers,
+    _alpha,
+    _common_input,
+    _report_problems,
+    _say,
+    add_command,
+    check_outputs,
+    positive_float,
+)
 from cover.cli._groups import add_group_flags, group_settings
 from cover.cli.formats import add_format_flags, format_kwargs
 from cover.errors import InputError
@@ -17,12 +26,17 @@ def add_parser(sub: Subparsers) -> None:
     from cover.calibrate.registry import RULES
     from cover.scores import ALL_FAMILIES, TARGETS
 
-    p = sub.add_parser("calibrate", help="fit a calibrator on labelled predictions")
+    p = add_command(
+        sub, "calibrate", help="fit a calibrator on labelled predictions",
+        description="Fit a calibrator on labelled predictions (a prediction file joined "
+        "with its ground truth by qid) and save it as a small versioned JSON file.",
+        example="cover calibrate --preds preds.jsonl --gt gt.jsonl --qids "
+        "splits/calibration_qids.txt --score norm --alpha 0.1 -o calibrator.json")
     p.add_argument("--preds", required=True, help="predictions (any format of `cover formats`)")
     p.add_argument("--gt", required=True, help="ground truth (any format of `cover formats`)")
-    p.add_argument("--score", choices=ALL_FAMILIES, default="norm")
+    p.add_argument("--score", choices=ALL_FAMILIES, default="norm", help="score family")
     p.add_argument("--rule", choices=sorted(RULES), default="split",
-                   help="calibration rule (default: %(default)s); each runs with its defaults")
+                   help="calibration rule; each runs with its defaults")
     p.add_argument("--delta", type=float, help="rcps: 1 - confidence, in (0, 1) (default 0.1)")
     p.add_argument("--bound", choices=("binomial", "hoeffding_bentkus", "hoeffding"),
                    help="rcps: upper confidence bound on the miss rate (default binomial, the "
@@ -31,8 +45,10 @@ def add_parser(sub: Subparsers) -> None:
                    "fixed in advance (default: estimated on a 25%% fold of the calibration rows)")
     p.add_argument("--alpha", type=_alpha, default="0.1", help="miscoverage level in (0, 1)")
     p.add_argument("--qids", help="calibrate only on these query ids (e.g. from cover split)")
-    p.add_argument("--min-scale", type=float, default=1.0, help="NORM scale floor, s")
-    p.add_argument("--target", choices=TARGETS, default="envelope")
+    p.add_argument("--min-scale", type=positive_float, default=1.0,
+                   help="NORM scale floor, s")
+    p.add_argument("--target", choices=TARGETS, default="envelope",
+                   help="cover the envelope of multi-window truth, or every window")
     p.add_argument("-o", "--output", required=True, help="calibrator JSON to write")
     _common_input(p)
     add_format_flags(p, gt=True)
@@ -62,9 +78,12 @@ def _rule_params(args: argparse.Namespace) -> dict[str, Any]:
 
 def run(args: argparse.Namespace) -> int:
     from cover.calibrate import Calibrator
+    from cover.data.family_inputs import require_family_input
     from cover.io.labelled import load_labelled
     from cover.metrics import coverage_reference
 
+    inputs = [args.preds, args.gt, args.qids, getattr(args, "gt_durations", None)]
+    check_outputs([args.output], inputs)
     cal = Calibrator(score=args.score, alpha=args.alpha, min_scale=args.min_scale,
                      target=args.target, rule=args.rule, params=_rule_params(args))
     table, problems = load_labelled(args.preds, args.gt, qids=args.qids, clip=args.clip,
@@ -73,6 +92,7 @@ def run(args: argparse.Namespace) -> int:
     _report_problems(problems, what="calibration input")
     if len(table) == 0:
         raise InputError("no calibration rows left after validation")
+    require_family_input(table, args.score, args.preds)
     settings, fit_kw, notes = group_settings(args, table)
     params = {**_rule_params(args), **(settings.pop("params") or {})}
     cal = Calibrator(score=args.score, alpha=args.alpha, min_scale=args.min_scale,
@@ -83,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
     if args.strict and not all(np.isfinite(s.value) for r in cal.thresholds_.values()
                                for s in r.sides.values()):
         raise InputError(f"{len(table)} calibration rows are too few for alpha={args.alpha}")
-    cal.save(args.output, inputs=[args.preds, args.gt, args.qids])
+    cal.save(args.output, inputs=inputs)
     if args.rule != "split" or cal.threshold_ is None:
         print(f"calibrated {args.score.upper()} by rule {args.rule} at alpha={args.alpha} on "
               f"{len(table)} rows:")

@@ -7,15 +7,29 @@ from typing import Any
 
 import numpy as np
 
-from cover.cli._common import Subparsers, _common_input, _report_problems, _say
+from cover.cli._common import (
+    Subparsers,
+    _common_input,
+    _report_problems,
+    _say,
+    add_command,
+    check_outputs,
+)
 from cover.cli.formats import add_format_flags
 from cover.errors import InputError, RowProblem
 
 
 def add_parser(sub: Subparsers) -> None:
-    p = sub.add_parser("certify", help="certified regions for new predictions")
-    p.add_argument("--calibrator", required=True)
-    p.add_argument("--preds", required=True)
+    p = add_command(
+        sub, "certify", help="certified regions for new predictions",
+        description="Certified regions for new predictions (no labels needed, only video "
+        "durations). Every input row is written back with a cover block: certified, "
+        "refused (the whole video) or rejected with its reason.",
+        example="cover certify --calibrator calibrator.json --preds preds.jsonl "
+        "--videos gt.jsonl --qids splits/test_qids.txt -o regions.jsonl")
+    p.add_argument("--calibrator", required=True, help="calibrator JSON from cover calibrate")
+    p.add_argument("--preds", required=True,
+                   help="predictions (any format of `cover formats`)")
     p.add_argument("--videos", help="video durations when preds lack them: any jsonl with vid "
                    "and duration, or a JSON object vid -> {duration} (charades.json)")
     p.add_argument("--qids", help="certify only these query ids")
@@ -34,6 +48,8 @@ def run(args: argparse.Namespace) -> int:
     from cover.io.qids import read_qid_lines, unknown_qids
     from cover.io.regions_jsonl import certified_rows, write_certified
 
+    inputs = [args.calibrator, args.preds, args.videos, args.qids]
+    check_outputs([args.output], inputs)
     cal = Calibrator.load(args.calibrator)
     got = formats.read(args.preds, "predictions", format=args.pred_format, options=formats.Options(
         clip=args.clip, on_error=args.on_error, columns=args.columns))
@@ -68,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
     meta = {"score": cal.score, "rule": cal.rule, "alpha": float(cal.alpha_fraction),
             "k": cal.k_, "n_calibration": cal.n_}
     rows = certified_rows(table, regions, meta, rejected, preds.problems + problems)
-    write_certified(args.output, rows)
+    write_certified(args.output, rows, inputs=inputs)
     _report_problems(preds.problems + problems, what=args.preds)
     n_ref = int(regions.refused.sum())
     print(f"certified {len(table) - n_ref}, refused (whole video) {n_ref}, rejected "

@@ -5,14 +5,21 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from cover.cli._common import Subparsers
+from cover.cli._common import Subparsers, add_command
 
 
 def add_parser(sub: Subparsers) -> None:
-    p = sub.add_parser("demo", help="the main job on real QVHighlights predictions")
-    p.add_argument("--out", default="cover-demo", help="output folder (default cover-demo)")
-    p.add_argument("--data-dir", help="folder holding qvhighlights/... (default: ../shared/data)")
-    p.add_argument("--resamples", type=int, default=50)
+    p = add_command(
+        sub, "demo", help="the main job on real QVHighlights predictions",
+        description="Real QD-DETR predictions on QVHighlights val in; calibrators, "
+        "certified regions, the coverage-validity table, JSON, Markdown, figures and an "
+        "HTML report out.",
+        example="cover demo --out cover-demo --data-dir ../shared/data")
+    p.add_argument("--out", default="cover-demo", help="output folder")
+    p.add_argument("--data-dir",
+                   help="folder holding qvhighlights/... (default: $COVER_DATA_DIR, then "
+                   "../shared/data)")
+    p.add_argument("--resamples", type=int, default=50, help="calibration resamples per cell")
     p.set_defaults(func=run)
 
 

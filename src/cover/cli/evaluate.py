@@ -3,24 +3,29 @@
 from __future__ import annotations
 
 import argparse
-import json
 from dataclasses import replace
-from pathlib import Path
 
-from cover.cli._common import Subparsers
+from cover.cli._common import Subparsers, _report_problems, add_command, check_outputs
 
 
 def add_parser(sub: Subparsers) -> None:
     from cover.scores import TARGETS
 
-    p = sub.add_parser("evaluate", help="coverage, length, IoU of certified regions")
+    p = add_command(
+        sub, "evaluate", help="coverage, length, IoU of certified regions",
+        description="Score the output of cover certify against ground truth: coverage, "
+        "region length, IoU, components and refusals, with the reference band the "
+        "coverage should fall in.",
+        example="cover evaluate --regions regions.jsonl --gt gt.jsonl --json metrics.json")
     p.add_argument("--regions", required=True, help="output of cover certify")
-    p.add_argument("--gt", required=True)
-    p.add_argument("--json", help="write the metrics here as JSON")
-    p.add_argument("--target", choices=TARGETS, default="envelope")
+    p.add_argument("--gt", required=True, help="ground-truth jsonl (QVHighlights format)")
+    p.add_argument("--json", help="write the metrics here as (strict) JSON")
+    p.add_argument("--target", choices=TARGETS, default="envelope",
+                   help="cover the envelope of multi-window truth, or every window")
     p.add_argument("--refusal-policy", choices=("whole-video", "miss", "drop"),
                    default="whole-video", help="how refused rows count in the metrics")
-    p.add_argument("--on-error", choices=("raise", "reject"), default="raise")
+    p.add_argument("--on-error", choices=("raise", "reject"), default="raise",
+                   help="bad rows: stop with an error, or set them aside with reasons and go on")
     p.set_defaults(func=run)
 
 
@@ -29,10 +34,13 @@ def run(args: argparse.Namespace) -> int:
     from cover.grounding_metrics import grounding_metrics
     from cover.io import read_ground_truth
     from cover.io.jsonl import raise_on_rejections
+    from cover.io.output import strict_json, write_json
     from cover.io.regions_jsonl import read_regions
     from cover.metrics import evaluate
     from cover.report.tables import field_metrics_text
 
+    inputs = [args.regions, args.gt]
+    check_outputs([args.json], inputs)
     loaded = read_regions(args.regions, on_error=args.on_error)
     gt = read_ground_truth(args.gt, on_error=args.on_error)
     joined, problems = attach_truth(loaded.table, gt.table, strict=False)
@@ -40,6 +48,7 @@ def run(args: argparse.Namespace) -> int:
     unmatched_gt = [p for p in problems if p.path == gt.table.source]
     problems = [p for p in problems if p.path != gt.table.source]
     raise_on_rejections(problems, args.on_error, f"{args.regions} joined with {args.gt}")
+    _report_problems(loaded.problems + gt.problems + problems, what=args.regions)
     idx, _ = index_of(loaded.table.qid, joined.qid)
     regions = loaded.regions.take(idx)
     regions = replace(regions, duration=joined.duration)  # T from the ground truth
@@ -73,13 +82,16 @@ def run(args: argparse.Namespace) -> int:
               f"{field_metrics_text(field.to_dict())}")
     if ev.reference is not None:
         r = ev.reference
-        print(f"reference: k/(n+1) = {r['expected']:.4f}, 95% Beta band "
-              f"[{r['band_lo']:.4f}, {r['band_hi']:.4f}] (calibration n = {r['n_calibration']})")
+        inside = r["band_lo"] <= m.coverage <= r["band_hi"]
+        print(f"reference: k/(n+1) = {r['expected']:.4f}, 95% band [{r['band_lo']:.4f}, "
+              f"{r['band_hi']:.4f}] (calibration n = {r['n_calibration']}: Beta sd "
+              f"{r['beta_sd']:.4f}; this test sample's own sd {r['test_sd']:.4f}); coverage "
+              f"is {'inside' if inside else 'OUTSIDE'} the band")
     c = out["counts"]
     print(f"rows: {c['rows']} evaluated, {c['rejected_at_certify']} rejected at certify, "
           f"{c['rejected_here']} rejected here; {c['ground_truth_not_certified']} ground-truth "
           "rows had no region (not evaluated)")
     if args.json:
-        Path(args.json).write_text(json.dumps(out, indent=2, allow_nan=True) + "\n")
+        write_json(args.json, strict_json(out), inputs=inputs)
         print(f"wrote {args.json}")
     return 0

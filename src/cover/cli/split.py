@@ -5,17 +5,24 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from cover.cli._common import Subparsers, _report_problems, _say
+from cover.cli._common import Subparsers, _report_problems, _say, add_command, check_outputs
 from cover.cli.formats import add_format_flags
 
 
 def add_parser(sub: Subparsers) -> None:
-    p = sub.add_parser("split", help="unit-level calibration/test split of a query set")
-    p.add_argument("--gt", required=True)
-    p.add_argument("--cal-frac", type=float, default=0.4)
-    p.add_argument("--seed", type=int, default=42)
+    p = add_command(
+        sub, "split", help="unit-level calibration/test split of a query set",
+        description="Split the queries of a ground-truth file into calibration and test "
+        "sets by source video (never the same video on both sides); writes "
+        "calibration_qids.txt and test_qids.txt.",
+        example="cover split --gt gt.jsonl --cal-frac 0.4 --seed 42 --out-dir splits")
+    p.add_argument("--gt", required=True, help="ground-truth jsonl (QVHighlights format)")
+    p.add_argument("--cal-frac", type=float, default=0.4,
+                   help="share of source videos in the calibration set, in (0, 1)")
+    p.add_argument("--seed", type=int, default=42, help="random seed")
     p.add_argument("--out-dir", default=".", help="where to write the two qid lists")
-    p.add_argument("--on-error", choices=("raise", "reject"), default="raise")
+    p.add_argument("--on-error", choices=("raise", "reject"), default="raise",
+                   help="bad rows: stop with an error, or set them aside with reasons and go on")
     add_format_flags(p, gt=True, preds=False)
     p.set_defaults(func=run)
 
@@ -23,8 +30,14 @@ def add_parser(sub: Subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     from cover.data.splits import split_by_unit
     from cover.io import formats
+    from cover.io.output import make_folder
     from cover.io.qids import write_qids
 
+    out = Path(args.out_dir)
+    targets = [out / "calibration_qids.txt", out / "test_qids.txt"]
+    inputs = [args.gt, args.gt_durations]
+    if out.is_dir():
+        check_outputs(targets, inputs)
     got = formats.read(args.gt, "ground_truth", format=args.gt_format, options=formats.Options(
         on_error=args.on_error, durations=args.gt_durations, columns=args.gt_columns))
     _say(f"{args.gt}: {got.format} ({len(got.loaded.table)} rows)")
@@ -32,10 +45,9 @@ def run(args: argparse.Namespace) -> int:
     _report_problems(gt.problems, what=args.gt)
     t = gt.table
     sp = split_by_unit(t.units, cal_frac=args.cal_frac, seed=args.seed)
-    out = Path(args.out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    write_qids(out / "calibration_qids.txt", t.qid[sp.calibration])
-    write_qids(out / "test_qids.txt", t.qid[sp.test])
+    make_folder(out)
+    write_qids(targets[0], t.qid[sp.calibration], inputs=inputs)
+    write_qids(targets[1], t.qid[sp.test], inputs=inputs)
     print(f"split {len(t)} queries by source video (seed {args.seed}): calibration "
           f"{int(sp.calibration.sum())} queries / {sp.n_units_calibration} videos, test "
           f"{int(sp.test.sum())} queries / {sp.n_units_test} videos")

@@ -5,29 +5,45 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from cover.cli._common import Subparsers
+from cover.cli._common import Subparsers, _common_input, add_command, positive_float
 from cover.cli.formats import add_format_flags, format_kwargs
 from cover.errors import InputError
 
 
 def add_parser(sub: Subparsers) -> None:
+    from cover.jobs.validity import WHAT_IT_CHECKS
     from cover.scores import FAMILIES, TARGETS
     from cover.studies.protocol import PAPER_ALPHAS
 
-    p = sub.add_parser("validity", help="study 1: coverage validity over the alpha grid")
-    p.add_argument("--preds", required=True, action="append", help="repeat for more grounders")
-    p.add_argument("--name", action="append", help="display name per --preds")
-    p.add_argument("--gt", required=True)
+    p = add_command(
+        sub, "validity", help="study 1: coverage validity over the alpha grid",
+        description="Does the coverage guarantee hold for your grounder? "
+        + WHAT_IT_CHECKS.removeprefix("What this checks: ")
+        + " Writes JSON, Markdown, figures and report.html into --out (one sub-folder per "
+        "grounder when there are several).",
+        example="cover validity --preds qd_detr/best_hl_val_preds.jsonl --preds "
+        "eatr/best_hl_val_preds.jsonl --gt gt.jsonl --out validity-out")
+    p.add_argument("--preds", required=True, action="append",
+                   help="prediction jsonl; repeat for more grounders")
+    p.add_argument("--name", action="append",
+                   help="display name per --preds (default: the file name, with its folder "
+                   "when file names repeat)")
+    p.add_argument("--gt", required=True, help="ground-truth jsonl (QVHighlights format)")
+    p.add_argument("--qids", help="study only these query ids (one per line)")
     p.add_argument("--out", required=True, help="output folder")
-    p.add_argument("--families", nargs="+", choices=FAMILIES, default=list(FAMILIES))
-    p.add_argument("--alphas", nargs="+", type=float, default=list(PAPER_ALPHAS))
-    p.add_argument("--resamples", type=int, default=50)
-    p.add_argument("--seed", type=int, default=42)
-    p.add_argument("--cal-frac", type=float, default=0.4)
-    p.add_argument("--min-scale", type=float, default=1.0)
-    p.add_argument("--target", choices=TARGETS, default="envelope")
-    p.add_argument("--on-error", choices=("raise", "reject"), default="raise",
-                   help="bad rows (or truth without a prediction): stop, or set them aside")
+    p.add_argument("--families", nargs="+", choices=FAMILIES, default=list(FAMILIES),
+                   help="score families (a family whose input a file lacks is skipped)")
+    p.add_argument("--alphas", nargs="+", type=float, default=list(PAPER_ALPHAS),
+                   help="miscoverage levels in (0, 1)")
+    p.add_argument("--resamples", type=int, default=50, help="calibration resamples per cell")
+    p.add_argument("--seed", type=int, default=42, help="random seed of split and resamples")
+    p.add_argument("--cal-frac", type=float, default=0.4,
+                   help="share of source videos in the calibration pool, in (0, 1)")
+    p.add_argument("--min-scale", type=positive_float, default=1.0,
+                   help="NORM scale floor, s")
+    p.add_argument("--target", choices=TARGETS, default="envelope",
+                   help="cover the envelope of multi-window truth, or every window")
+    _common_input(p)
     add_format_flags(p, gt=True)
     p.set_defaults(func=run)
 
@@ -40,9 +56,10 @@ def run(args: argparse.Namespace) -> int:
         raise InputError("give one --name per --preds")
     run_validity(
         preds=[Path(p) for p in args.preds], gt=Path(args.gt), out=Path(args.out),
-        names=names or [Path(p).stem for p in args.preds], families=tuple(args.families),
+        names=names or None, families=tuple(args.families),
         alphas=tuple(float(a) for a in args.alphas), n_resamples=args.resamples,
         seed=args.seed, cal_frac=args.cal_frac, min_scale=args.min_scale, target=args.target,
-        read_options={"on_error": args.on_error, **format_kwargs(args)},
+        qids=Path(args.qids) if args.qids else None, on_error=args.on_error, clip=args.clip,
+        strict=args.strict, read_options=format_kwargs(args),
     )
     return 0

@@ -68,8 +68,9 @@ def attach_truth(
     jj = j[rows]
     vid_bad = preds.vid[rows] != gt.vid[jj]
     problems += _problems(preds, rows[vid_bad], [
-        f"vid differs from ground truth ({preds.vid[i]!r} vs {gt.vid[k]!r})"
-        for i, k in zip(rows[vid_bad].tolist(), jj[vid_bad].tolist(), strict=True)
+        f"vid differs from ground truth ({a!r} vs {b!r})"
+        for a, b in zip(preds.vid[rows[vid_bad]].tolist(), gt.vid[jj[vid_bad]].tolist(),
+                        strict=True)
     ])
     qp, qg = _query_of(preds, rows), _query_of(gt, jj)
     query_bad = (qp != None) & (qg != None) & (qp != qg)  # noqa: E711 (elementwise)
@@ -116,20 +117,31 @@ def clip_truth(table: GroundingTable, *, strict: bool = False) -> tuple[Groundin
 
 def clip_predictions(table: GroundingTable, *, strict: bool = False) -> tuple[GroundingTable,
                                                                               list[RowProblem]]:
-    """Clip top-1 intervals to ``[0, T]`` (counted), or reject them when ``strict``."""
+    """Clip top-1 intervals to ``[0, T]`` (counted), or reject them when ``strict``.
+
+    A prediction wholly outside the video (``e < 0`` or ``s > T``, or a proper interval
+    that would shrink to the point 0 or T) is rejected in either mode: clipping it would
+    certify a sliver the grounder never predicted."""
     t = table.duration
     has = table.has_interval
-    outside = has & ((table.pred_start < 0) | (table.pred_end > t))
-    problems: list[RowProblem] = []
+    ps, pe = table.pred_start, table.pred_end
+    with np.errstate(invalid="ignore"):
+        outside = has & ((ps < 0) | (pe > t))
+        wholly = has & ((pe < 0) | (ps > t) | ((pe > ps) & ((pe <= 0) | (ps >= t))))
+    problems = _problems(table, np.flatnonzero(wholly), [
+        f"predicted interval [{a:g}, {b:g}] lies wholly outside the video [0, {d:g}]"
+        for a, b, d in zip(ps[wholly].tolist(), pe[wholly].tolist(), t[wholly].tolist(),
+                           strict=True)])
     if strict:
-        problems += _problems(table, np.flatnonzero(outside),
+        problems += _problems(table, np.flatnonzero(outside & ~wholly),
                               "predicted interval reaches outside [0, T] (strict mode)")
         return (table.take(~outside) if outside.any() else table), problems
-    problems += _problems(table, np.flatnonzero(outside),
+    problems += _problems(table, np.flatnonzero(outside & ~wholly),
                           "predicted interval clipped to [0, T]", action="clipped")
-    ps = np.where(has, np.clip(table.pred_start, 0.0, t), np.nan)
-    pe = np.where(has, np.clip(table.pred_end, 0.0, t), np.nan)
-    return replace(table, pred_start=ps, pred_end=pe), problems
+    ps = np.where(has, np.clip(ps, 0.0, t), np.nan)
+    pe = np.where(has, np.clip(pe, 0.0, t), np.nan)
+    out = replace(table, pred_start=ps, pred_end=pe)
+    return (out.take(~wholly) if wholly.any() else out), problems
 
 
 def fill_durations(

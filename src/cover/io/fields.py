@@ -15,7 +15,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from cover.data.table import GroundingTable
-from cover.io.jsonl import RawRows, field_column, object_column
+from cover.io.jsonl import RawRows, field_column, json_text, number_value, object_column
 from cover.ragged import Ragged, offsets_from_lengths, take_index
 
 
@@ -25,35 +25,39 @@ def ragged_field(
 ) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
     """Flatten ``rec[key]`` (or ``get(rec)``; a list of rows of ``width`` numbers, or of
     numbers when ``width == ()``) over records; reject rows whose value has the wrong
-    shape. A missing 3rd column (a window score) is filled so list order ranks them."""
+    shape or holds anything but JSON numbers (a string "12.5" or ``true`` is never read
+    as a number). A missing 3rd column (a window score) is filled so list order ranks
+    them."""
     arrays: list[NDArray[np.float64]] = []
     reasons: dict[int, str] = {}
     ncol = max(width) if width else 1
     shape = "[[start, end(, score)], ...] of numbers" if width else "[x, ...] of numbers"
+    empty = np.empty((0, ncol))
     for i, rec in enumerate(raw.records):
         v = rec.get(key) if get is None else get(rec)
         if v is None:
             if not optional:
                 reasons[i] = f"missing field: {key}"
-            arrays.append(np.empty((0, ncol)))
+            arrays.append(empty)
+            continue
+        why = _not_numbers(v, width)
+        if why is not None:
+            reasons[i] = f"{key} must look like {shape}" if why == "shape" else f"{key} {why}"
+            arrays.append(empty)
             continue
         try:
             a = np.asarray(v, dtype=np.float64)
-        except (TypeError, ValueError):
-            reasons[i] = f"{key} must look like {shape}"
-            arrays.append(np.empty((0, ncol)))
-            continue
+        except OverflowError:  # an integer beyond float range: inf, rejected as non-finite
+            a = np.asarray([[number_value(x) for x in r] for r in v] if width
+                           else [number_value(x) for x in v], dtype=np.float64)
         if a.size == 0:
-            arrays.append(np.empty((0, ncol)))
-        elif not width and a.ndim == 1:
+            arrays.append(empty)
+        elif not width:
             arrays.append(a.reshape(-1, 1))
-        elif width and a.ndim == 2 and a.shape[1] in width:
+        else:
             if a.shape[1] < ncol:  # windows without a score: rank by list order
                 a = np.column_stack([a, -np.arange(a.shape[0], dtype=np.float64)])
             arrays.append(a)
-        else:
-            reasons[i] = f"{key} must look like {shape}"
-            arrays.append(np.empty((0, ncol)))
     if reasons:
         keep = np.ones(len(raw.records), dtype=bool)
         keep[list(reasons)] = False
@@ -62,6 +66,30 @@ def ragged_field(
     lengths = np.fromiter((a.shape[0] for a in arrays), dtype=np.int64, count=len(arrays))
     flat = np.concatenate(arrays) if arrays else np.empty((0, ncol))
     return flat, offsets_from_lengths(lengths)
+
+
+def _not_numbers(v: Any, width: tuple[int, ...]) -> str | None:
+    """None when ``v`` is a list of numbers (``width == ()``) or of lists of ``width``
+    numbers; "shape" when its nesting is wrong; else what a non-number entry is."""
+    if not isinstance(v, list):
+        return "shape"
+    items: list[Any] = v
+    if width:
+        if not all(isinstance(r, list) and len(r) in width for r in v):
+            return "shape"
+        if len({len(r) for r in v}) > 1:
+            return "shape"
+        items = [x for r in v for x in r]
+    for x in items:
+        t = type(x)
+        if t is float or t is int:
+            continue
+        if t is bool:
+            return f"holds {json_text(x)} where a number is expected"
+        if t is str:
+            return f"holds the string {json_text(x)} where a number is expected"
+        return "shape" if t in (list, dict) else f"holds {json_text(x)} where a number is expected"
+    return None
 
 
 def first_reason(n: int, checks: list[tuple[NDArray[np.bool_], str]]) -> dict[int, str]:
@@ -102,8 +130,7 @@ def float_field(raw: RawRows, key: str, *, get: Callable[[dict[str, Any]], Any] 
         if v is None:
             continue
         present[i] = True
-        if isinstance(v, (int, float)) and not isinstance(v, bool):
-            out[i] = float(v)
+        out[i] = number_value(v)
     return out, present
 
 

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import gzip
 import json
+import math
 import re
-from collections.abc import Iterable
+import zlib
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -15,7 +18,15 @@ from numpy.typing import NDArray
 from cover.errors import InputError, RowProblem, summarize
 from cover.io.output import atomic_open
 
+_loads: Callable[[bytes], Any]
+try:  # orjson parses rows several times faster; the standard library is the fallback
+    from orjson import loads as _loads
+except ImportError:  # pragma: no cover - orjson is a core dependency
+    _loads = json.loads
+
 OnError = Literal["raise", "reject"]
+_GZIP_MAGIC = b"\x1f\x8b"
+_BOM = b"\xef\xbb\xbf"
 _QID_HINT = re.compile(r'"qid"\s*:\s*("?)([^,"}\s]+)\1')
 
 
@@ -41,53 +52,75 @@ class RawRows:
             qid = rec.get("qid") if isinstance(rec, dict) else None
             line = int(self.lines[i])
             self.problems.append(
-                RowProblem(self.path, line, None if qid is None else str(qid), why, "rejected")
-            )
+                RowProblem(self.path, line, _qid_text(qid), why, "rejected"))
             self.rejected[line] = rec
         idx = np.flatnonzero(keep)
         self.records = [self.records[i] for i in idx.tolist()]
         self.lines = self.lines[idx]
 
 
-def read_json_rows(path: str | Path) -> RawRows:
-    """Parse a JSON-lines file (one object per line) or a JSON array of objects.
-
-    Blank lines are skipped. A line that is not a JSON object becomes a rejected
-    row (its problem names the line), never a silent drop. An empty file is an error.
-    """
+def read_input_bytes(path: str | Path) -> bytes:
+    """The bytes of an input file, gunzipped when they start with the gzip magic bytes
+    (whatever the file is called). A missing, unreadable or damaged file, or a folder,
+    is an :class:`InputError` naming it."""
     p = Path(path)
-    name = str(path)
     if not p.exists():
-        raise InputError(f"{name}: no such file")
-    text = p.read_text(encoding="utf-8")
-    if not text.strip():
+        raise InputError(f"{path}: no such file")
+    if p.is_dir():
+        raise InputError(f"{path}: is a folder; give a file")
+    try:
+        data = p.read_bytes()
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read the file ({exc.strerror})") from None
+    if data[:2] == _GZIP_MAGIC:
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError, zlib.error) as exc:
+            raise InputError(f"{path}: damaged or truncated gzip file ({exc})") from None
+    return data.removeprefix(_BOM)
+
+
+def read_json_rows(path: str | Path) -> RawRows:
+    """Parse a JSON-lines file (one object per line) or a JSON array of objects; gzip
+    input is read transparently.
+
+    Blank lines are skipped. A line that is not UTF-8, not JSON or not a JSON object
+    becomes a rejected row whose problem names the line (and the qid when it can be
+    seen), never a silent drop. Lines are counted at ``\\n``, as editors count them.
+    An empty file is an error.
+    """
+    name = str(path)
+    data = read_input_bytes(path)
+    if not data.strip():
         raise InputError(f"{name}: the file is empty (expected one JSON object per line)")
-    if text.lstrip().startswith("["):
-        array = _read_json_array(name, text)
+    if data.lstrip()[:1] == b"[":
+        array = _read_json_array(name, data)
         if array is not None:
             return array
     records: list[dict[str, Any]] = []
     lines: list[int] = []
     raw = RawRows(name, records, np.empty(0, dtype=np.int64))
-    for lineno, line in enumerate(text.splitlines(), start=1):
+    for lineno, line in enumerate(data.split(b"\n"), start=1):
         if not line.strip():
             continue
         try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            m = _QID_HINT.search(line)
-            raw.problems.append(
-                RowProblem(name, lineno, m.group(2) if m else None,
-                           f"malformed JSON ({exc.msg} at column {exc.colno})", "rejected")
-            )
-            raw.rejected[lineno] = line
-            continue
+            obj = _loads(line)
+        except ValueError:
+            try:
+                obj = _parse_slowly(line)
+            except _LineError as exc:
+                text = line.decode("utf-8", "backslashreplace")
+                m = _QID_HINT.search(text)
+                raw.problems.append(RowProblem(name, lineno, m.group(2) if m else None,
+                                               str(exc), "rejected"))
+                raw.rejected[lineno] = text.rstrip("\r")
+                continue
         if not isinstance(obj, dict):
             raw.problems.append(
                 RowProblem(name, lineno, None,
-                           f"expected a JSON object, got {type(obj).__name__}", "rejected")
+                           f"expected a JSON object, got {_json_kind(obj)}", "rejected")
             )
-            raw.rejected[lineno] = line
+            raw.rejected[lineno] = line.decode("utf-8", "backslashreplace").rstrip("\r")
             continue
         records.append(obj)
         lines.append(lineno)
@@ -95,11 +128,88 @@ def read_json_rows(path: str | Path) -> RawRows:
     return raw
 
 
-def _read_json_array(name: str, text: str) -> RawRows | None:
+def number_value(value: Any) -> float:
+    """A JSON number as a float (``inf`` when an integer is too large for one); NaN for
+    anything that is not a number, booleans and numeric strings included."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return math.nan
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
+
+
+def json_text(value: Any, limit: int = 40) -> str:
+    """A value as JSON text for messages (never a Python repr), cut to ``limit``."""
+    try:
+        text = json.dumps(value)
+    except (TypeError, ValueError):
+        text = str(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _qid_text(qid: Any) -> str | None:
+    """A qid as messages show it: an id as written, anything else as JSON text."""
+    if qid is None:
+        return None
+    if isinstance(qid, str) or (isinstance(qid, int) and not isinstance(qid, bool)):
+        return str(qid)
+    return json_text(qid)
+
+
+class _LineError(ValueError):
+    """A line that cannot be a row: the message says why and where in the line."""
+
+
+def _parse_slowly(line: bytes) -> Any:
+    """The standard library's reading of a line the fast parser refused: it accepts
+    NaN/Infinity (as Python writes them) and says where a line is malformed."""
+    try:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise _LineError(f"not UTF-8 text (byte 0x{line[exc.start]:02x} at column "
+                         f"{exc.start + 1}); save the file as UTF-8") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise _LineError(f"malformed JSON ({exc.msg} at column {exc.colno})") from None
+    except RecursionError:
+        raise _LineError("malformed JSON (nested too deeply)") from None
+
+
+def _json_kind(obj: Any) -> str:
+    """The JSON name of a value's type, for messages (never a Python repr)."""
+    if obj is None:
+        return "null"
+    if isinstance(obj, bool):
+        return "true" if obj else "false"
+    if isinstance(obj, (int, float)):
+        return "a number"
+    if isinstance(obj, str):
+        return "a string"
+    return "a list" if isinstance(obj, list) else "an object"
+
+
+def _read_json_array(name: str, data: bytes) -> RawRows | None:
     """A whole-file JSON array, each entry numbered by the line it starts on; ``None``
-    when the text is not one array (then it is read as JSON lines)."""
+    when the file is not one array (JSON lines whose first line is an array)."""
+    first = next(ln for ln in data.split(b"\n") if ln.strip())
+    try:
+        _parse_slowly(first)
+        first_is_json = True
+    except _LineError:
+        first_is_json = False
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if first_is_json:
+            return None
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise InputError(f"{name}:{line}: not UTF-8 text (byte 0x{data[exc.start]:02x}); "
+                         "save the file as UTF-8") from None
     decoder = json.JSONDecoder()
     pos = text.index("[") + 1
+    line, counted = 1, 0
     entries: list[tuple[int, Any]] = []
     try:
         while True:
@@ -109,17 +219,17 @@ def _read_json_array(name: str, text: str) -> RawRows | None:
                 return None
             if text[pos] == "]":
                 break
-            obj, end = decoder.raw_decode(text, pos)
-            entries.append((text.count("\n", 0, pos) + 1, obj))
-            pos = end
-    except json.JSONDecodeError as exc:
-        first = next(ln for ln in text.splitlines() if ln.strip())
-        try:
-            json.loads(first)
-        except json.JSONDecodeError:
-            raise InputError(f"{name}:{exc.lineno}: malformed JSON array ({exc.msg} at column "
-                             f"{exc.colno})") from None
-        return None  # JSON lines whose first line happens to be an array
+            line += text.count("\n", counted, pos)
+            counted = pos
+            obj, pos = decoder.raw_decode(text, pos)
+            entries.append((line, obj))
+    except (json.JSONDecodeError, RecursionError) as exc:
+        if first_is_json:
+            return None
+        where = (f"{exc.lineno}: malformed JSON array ({exc.msg} at column {exc.colno})"
+                 if isinstance(exc, json.JSONDecodeError) else
+                 f"{line}: malformed JSON array (nested too deeply)")
+        raise InputError(f"{name}:{where}") from None
     if text[pos + 1 :].strip():
         return None  # e.g. JSON lines whose first line happens to be an array
     raw = RawRows(name, [], np.empty(0, dtype=np.int64))
@@ -129,7 +239,8 @@ def _read_json_array(name: str, text: str) -> RawRows | None:
             raw.records.append(obj)
             lines.append(line)
         else:
-            raw.problems.append(RowProblem(name, line, None, "entry is not a JSON object",
+            raw.problems.append(RowProblem(name, line, None,
+                                           f"entry is not a JSON object (got {_json_kind(obj)})",
                                            "rejected"))
             raw.rejected[line] = obj
     raw.lines = np.asarray(lines, dtype=np.int64)
@@ -166,6 +277,44 @@ def check_required(raw: RawRows, fields: tuple[str, ...]) -> None:
         missing = [f for f in fields if rec.get(f) is None]
         if missing:
             reasons[i] = "missing field(s): " + ", ".join(missing)
+    if reasons:
+        keep = np.ones(len(raw.records), dtype=bool)
+        keep[list(reasons)] = False
+        raw.reject(keep, reasons)
+
+
+def id_problem(value: Any, key: str = "qid") -> str | None:
+    """Why ``value`` cannot be an id (``qid``, ``vid``), or None: ids are integers or
+    non-empty strings without surrounding spaces. A float, even ``2579.0``, is refused
+    because its text form differs from the integer's and joins would silently miss."""
+    if isinstance(value, str):
+        if not value:
+            return f"{key} is an empty string"
+        if value != value.strip():
+            return f"{key} {json.dumps(value)} has leading or trailing spaces"
+        return None
+    if isinstance(value, int) and not isinstance(value, bool):
+        return None
+    if isinstance(value, float):
+        if value.is_integer() and abs(value) < 2**53:
+            return (f"{key} {value!r} is written as a float; write it as {int(value)} "
+                    f"(an integer) or \"{int(value)}\" (a string)")
+        return (f"{key} must be an integer or a string, got the number "
+                f"{json.dumps(value) if math.isfinite(value) else str(value)}")
+    return f"{key} must be an integer or a string, got {_json_kind(value)}"
+
+
+def check_ids(raw: RawRows, keys: tuple[str, ...] = ("qid", "vid")) -> None:
+    """Reject rows whose ``keys`` hold something other than an id (:func:`id_problem`);
+    absent keys are left to :func:`check_required`."""
+    reasons: dict[int, str] = {}
+    for i, rec in enumerate(raw.records):
+        for key in keys:
+            v = rec.get(key)
+            why = None if v is None else id_problem(v, key)
+            if why is not None:
+                reasons[i] = why
+                break
     if reasons:
         keep = np.ones(len(raw.records), dtype=bool)
         keep[list(reasons)] = False

@@ -27,6 +27,9 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any, Literal
 
+import numpy as np
+
+from cover._json import to_json_number
 from cover.errors import OutputError
 
 PathLike = str | os.PathLike[str]
@@ -106,5 +109,44 @@ def write_bytes(path: PathLike, data: bytes, *, inputs: Iterable[PathLike | None
 def write_json(path: PathLike, doc: Any, *, inputs: Iterable[PathLike | None] = (),
                indent: int | None = 2) -> None:
     """Write ``doc`` as strict JSON (no bare NaN/Infinity: ``allow_nan=False``) atomically.
-    Convert non-finite numbers first (:func:`cover._json.to_json_number`)."""
+    Convert non-finite numbers first (:func:`strict_json`)."""
     write_text(path, json.dumps(doc, indent=indent, allow_nan=False) + "\n", inputs=inputs)
+
+
+def strict_json(doc: Any) -> Any:
+    """``doc`` with every non-finite float replaced by COVER's JSON convention
+    (:func:`cover._json.to_json_number`: NaN -> null, +-inf -> "inf"/"-inf"), at any depth;
+    numpy scalars become Python numbers."""
+    if isinstance(doc, dict):
+        return {k: strict_json(v) for k, v in doc.items()}
+    if isinstance(doc, (list, tuple)):
+        return [strict_json(v) for v in doc]
+    if isinstance(doc, (float, np.floating)):
+        return to_json_number(float(doc))
+    if isinstance(doc, np.integer):
+        return int(doc)
+    if isinstance(doc, np.bool_):
+        return bool(doc)
+    return doc
+
+
+def save_figure(fig: Any, path: PathLike, *, inputs: Iterable[PathLike | None] = ()) -> Path:
+    """Save a matplotlib figure as PNG through :func:`atomic_open`."""
+    with atomic_open(path, "wb", inputs=inputs) as fh:
+        fig.savefig(fh, format="png")
+    return Path(path)
+
+
+def make_folder(path: PathLike) -> Path:
+    """Create the output folder ``path`` (and its parents) if needed; a clear
+    :class:`OutputError` when a file is in the way or it cannot be created."""
+    p = Path(path)
+    if p.exists() and not p.is_dir():
+        raise OutputError(f"{p}: is a file, not a folder; give a folder to write into")
+    try:
+        p.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise OutputError(f"{p}: cannot create the folder ({exc.strerror})") from None
+    if not os.access(p, os.W_OK | os.X_OK):
+        raise OutputError(f"{p}: the folder is not writable")
+    return p

@@ -2,27 +2,38 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from cover.errors import InputError, RowProblem
+from cover.io.jsonl import read_input_bytes
+from cover.io.output import write_text
 
 
-def write_qids(path: str | Path, qids: ArrayLike) -> None:
-    Path(path).write_text("".join(f"{q}\n" for q in np.asarray(qids).astype(str)),
-                          encoding="utf-8")
+def write_qids(path: str | Path, qids: ArrayLike, *,
+               inputs: Iterable[str | Path | None] = ()) -> None:
+    """One qid per line, written atomically (:func:`cover.io.output.write_text`)."""
+    write_text(path, "".join(f"{q}\n" for q in np.asarray(qids).astype(str).tolist()),
+               inputs=inputs)
 
 
 def read_qid_lines(path: str | Path) -> tuple[NDArray[np.str_], NDArray[np.int64]]:
     """Non-blank lines, stripped, with their 1-based line numbers; a duplicate is an
     error naming both lines."""
-    p = Path(path)
-    if not p.exists():
+    if not Path(path).exists():
         raise InputError(f"{path}: no such qid list")
-    lines = [(i, ln.strip()) for i, ln in enumerate(p.read_text().splitlines(), start=1)]
-    lines = [(i, q) for i, q in lines if q]
+    lines: list[tuple[int, str]] = []
+    for i, raw in enumerate(read_input_bytes(path).split(b"\n"), start=1):
+        try:
+            text = raw.decode("utf-8").strip()
+        except UnicodeDecodeError as exc:
+            raise InputError(f"{path}:{i}: not UTF-8 text (byte 0x{raw[exc.start]:02x} at "
+                             f"column {exc.start + 1}); save the file as UTF-8") from None
+        if text:
+            lines.append((i, text))
     if not lines:
         raise InputError(f"{path}: the qid list is empty")
     q = np.array([x for _, x in lines], dtype=str)

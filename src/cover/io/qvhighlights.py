@@ -33,8 +33,12 @@ from cover.io.fields import (
 )
 from cover.io.jsonl import (
     OnError,
+    check_ids,
     check_required,
     check_unique_qids,
+    id_problem,
+    json_text,
+    number_value,
     raise_on_rejections,
     read_json_rows,
 )
@@ -86,6 +90,7 @@ def read_predictions(
     """
     raw = read_json_rows(path)
     check_required(raw, ("qid", "vid"))
+    check_ids(raw)
     check_unique_qids(raw)
     no_pred = np.array(
         ["pred_relevant_windows" not in r and "pred_saliency_scores" not in r
@@ -139,6 +144,7 @@ def read_ground_truth(path: str | Path, *, on_error: OnError = "raise") -> Loade
     """
     raw = read_json_rows(path)
     check_required(raw, ("qid", "vid", "duration", "relevant_windows"))
+    check_ids(raw)
     check_unique_qids(raw)
     win, woff = ragged_field(raw, "relevant_windows", (2,), optional=False)
     win = win[:, :2]
@@ -169,12 +175,15 @@ def read_durations(path: str | Path) -> tuple[NDArray[np.str_], NDArray[np.float
         v, d = rec.get("vid"), rec.get("duration")
         if v is None or d is None:
             continue
-        if not (isinstance(d, (int, float)) and not isinstance(d, bool)
-                and math.isfinite(d) and d > 0):
+        why = id_problem(v, "vid")
+        if why is not None:
+            raise InputError(f"{raw.path}:{line}: {why}")
+        t = number_value(d)
+        if not (math.isfinite(t) and t > 0):
             raise InputError(f"{raw.path}:{line}: vid {v}: duration must be a finite number "
-                             f"> 0, got {d!r}")
+                             f"> 0, got {json_text(d)}")
         vids.append(str(v))
-        durs.append(float(d))
+        durs.append(t)
     if not vids:
         raise InputError(f"{raw.path}: no row has both 'vid' and a numeric 'duration'")
     vid = np.array(vids, dtype=str)

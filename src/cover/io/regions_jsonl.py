@@ -14,7 +14,9 @@ echoed as ``{"cover": {"status": "rejected", "line": n, "raw": "...", ...}}``.
 
 from __future__ import annotations
 
+import json
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,12 +31,14 @@ from cover.io import fields
 from cover.io.jsonl import (
     OnError,
     RawRows,
+    check_ids,
+    check_unique_qids,
     raise_on_rejections,
     read_json_rows,
-    write_jsonl,
 )
+from cover.io.output import atomic_open
 from cover.io.qvhighlights import top1
-from cover.ragged import Ragged, segment_any
+from cover.ragged import Ragged, row_ids, segment_any
 from cover.regions import Regions
 
 
@@ -85,8 +89,54 @@ def certified_rows(
     return [row for _, row in out]
 
 
-def write_certified(path: str | Path, rows: list[dict[str, Any]]) -> None:
-    write_jsonl(path, rows)
+def write_certified(path: str | Path, rows: Iterable[dict[str, Any]], *,
+                    inputs: Iterable[str | Path | None] = ()) -> None:
+    """Write certified rows, one per line, atomically (:mod:`cover.io.output`): an
+    interrupted or failed write leaves the previous file intact and no partial file.
+
+    Echoed fields that JSON cannot hold (NaN or infinity, which Python's reader accepts
+    in input rows) follow COVER's number convention, NaN -> null and +-inf -> "inf" /
+    "-inf", and the row's ``cover.non_finite_fields`` lists where (``"extra_conf"``,
+    ``"meta.scores[2]"``), so nothing changes silently and the write never stops half way.
+    """
+    with atomic_open(path, "w", inputs=inputs) as fh:
+        for row in rows:
+            fh.write(echo_line(row))
+            fh.write("\n")
+
+
+def echo_line(row: dict[str, Any]) -> str:
+    """One output line: strict JSON of ``row`` (see :func:`write_certified` for the
+    non-finite-number policy)."""
+    try:
+        return json.dumps(row, allow_nan=False)
+    except ValueError:
+        pass
+    where: list[str] = []
+    safe = {k: _finite(v, k, where) for k, v in row.items() if k != "cover"}
+    block = dict(row.get("cover") or {})
+    safe["cover"] = {**{k: _finite(v, f"cover.{k}", []) for k, v in block.items()},
+                     "non_finite_fields": where}
+    return json.dumps(safe, allow_nan=False)
+
+
+def _finite(value: Any, path: str, where: list[str]) -> Any:
+    """``value`` with non-finite floats replaced (:func:`cover._json.to_json_number`),
+    appending the path of each to ``where``."""
+    if isinstance(value, float):
+        if math.isfinite(value):
+            return value
+        where.append(path)
+        return to_json_number(value)
+    if isinstance(value, dict):
+        return {k: _finite(v, f"{path}.{k}", where) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_finite(v, f"{path}[{i}]", where) for i, v in enumerate(value)]
+    return value
+
+
+#: Relative tolerance of the ``[0, T]`` check on regions read back (rounding only).
+REGION_ATOL = 1e-6
 
 
 @dataclass(frozen=True)
@@ -104,7 +154,8 @@ def read_regions(path: str | Path, *, on_error: OnError = "raise") -> LoadedRegi
     """Read certified regions (the ``cover`` block of each row) for evaluation.
 
     Rows certified as rejected are counted, not evaluated. Regions are validated
-    (finite, ``s <= e``) and normalized (sorted, merged); every row must come from
+    (finite, ``s <= e``, inside ``[0, T]`` up to ``REGION_ATOL * max(1, T)``, one row per
+    qid) and normalized (sorted, merged); every row must come from
     the same calibrator (score, rule, alpha, k, n_calibration), else the first row
     that differs is named.
     """
@@ -120,16 +171,24 @@ def read_regions(path: str | Path, *, on_error: OnError = "raise") -> LoadedRegi
         (np.array([not isinstance(_block(r).get("region"), list) for r in raw.records],
                   dtype=bool), "no cover.region list (is this the output of `cover certify`?)"),
     ]))
+    check_ids(raw)
+    check_unique_qids(raw)
     reg, roff = fields.ragged_field(raw, "cover.region", (2,), optional=False,
                              get=lambda r: r["cover"]["region"])
     reg = reg[:, :2]
     dur, has_dur = fields.float_field(raw, "cover.duration",
                                       get=lambda r: r["cover"].get("duration"))
+    t = dur[row_ids(roff)]
+    tol = REGION_ATOL * np.maximum(1.0, t)
+    with np.errstate(invalid="ignore"):
+        outside = (reg[:, 0] < -tol) | (reg[:, 1] > t + tol)
     keep = fields.reject_rows(raw, fields.first_reason(len(raw.records), [
         (segment_any(~np.isfinite(reg).all(axis=1), roff), "non-finite number in cover.region"),
         (segment_any(reg[:, 0] > reg[:, 1], roff), "a region component has start > end"),
+        (~has_dur, "missing field: cover.duration"),
         (fields.bad_number(dur, has_dur, positive=True),
          "cover.duration must be a finite number > 0"),
+        (segment_any(outside, roff), "cover.region reaches outside [0, cover.duration]"),
     ]))
     reg, roff = fields.trim_ragged(keep, reg, roff)
     dur = dur[keep]

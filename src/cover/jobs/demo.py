@@ -3,7 +3,6 @@ certified regions, the coverage-validity study and an HTML report out."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +13,7 @@ from cover.calibrate import Calibrator
 from cover.data.splits import split_by_unit
 from cover.io.datasets import DEMO_GROUNDER, QVH_VAL_GT, QVH_VAL_PREDICTIONS, data_dir_for
 from cover.io.labelled import load_labelled
+from cover.io.output import make_folder, strict_json, write_json, write_text
 from cover.io.qids import write_qids
 from cover.io.regions_jsonl import certified_rows, write_certified
 from cover.jobs.validity import _note_problems, _say, write_validity
@@ -24,7 +24,8 @@ from cover.studies.protocol import Protocol
 
 CERTIFIED_NOTE = ("One calibrator per family, fitted on the whole calibration pool (623 "
                   "queries), certifies the 927 test queries; expected coverage is k/(n+1) and "
-                  "realised coverage of one calibration set follows Beta(k, n+1-k).")
+                  "the band adds, to the Beta(k, n+1-k) spread of one calibration set, the "
+                  "test split's own sampling noise.")
 
 
 def certified_table(evaluation: dict[str, Any], *, markdown: bool = False) -> str:
@@ -40,7 +41,7 @@ def certified_table(evaluation: dict[str, Any], *, markdown: bool = False) -> st
                      f"{m['mean_length_s']:.1f}", f"{m['mean_length_frac']:.1%}",
                      f"{m['mean_iou']:.3f}", f"{m['mean_components']:.2f}",
                      f"{ev['counts']['refused']}"])
-    header = ["family", "threshold", "coverage", "k/(n+1) [Beta 95%]", "length (s)",
+    header = ["family", "threshold", "coverage", "k/(n+1) [95% band]", "length (s)",
               "share of T", "IoU", "components", "refused"]
     return render(header, rows, markdown)
 
@@ -51,7 +52,8 @@ def run_demo(*, out: Path, data_dir: str | None = None, n_resamples: int = 50) -
     rel = QVH_VAL_PREDICTIONS[DEMO_GROUNDER]
     data = data_dir_for((QVH_VAL_GT, rel), data_dir)
     _say(f"cover demo: {DEMO_GROUNDER} predictions on QVHighlights val from {data}")
-    out.mkdir(parents=True, exist_ok=True)
+    make_folder(out)
+    inputs = [data / rel, data / QVH_VAL_GT]
     table, problems = load_labelled(data / rel, data / QVH_VAL_GT)
     _note_problems(problems, rel)
     protocol = Protocol(n_resamples=n_resamples)
@@ -59,23 +61,23 @@ def run_demo(*, out: Path, data_dir: str | None = None, n_resamples: int = 50) -
     # 1. The deployable artefacts: a unit-level split, one calibrator per family at
     #    alpha = 0.1 on the whole pool, certified regions and metrics on the test split.
     split = split_by_unit(table.units, cal_frac=protocol.cal_frac, seed=protocol.seed)
-    write_qids(out / "calibration_qids.txt", table.qid[split.calibration])
-    write_qids(out / "test_qids.txt", table.qid[split.test])
+    write_qids(out / "calibration_qids.txt", table.qid[split.calibration], inputs=inputs)
+    write_qids(out / "test_qids.txt", table.qid[split.test], inputs=inputs)
     pool, test = table.take(split.calibration), table.take(split.test)
-    (out / "calibrators").mkdir(exist_ok=True)
-    (out / "regions").mkdir(exist_ok=True)
+    make_folder(out / "calibrators")
+    make_folder(out / "regions")
     evaluation: dict[str, Any] = {}
     for fam in ("norm", "sec", "sls"):
         cal = Calibrator(score=fam, alpha=0.1).fit(pool)
-        cal.save(out / "calibrators" / f"{fam}_alpha0.1.json")
+        write_json(out / "calibrators" / f"{fam}_alpha0.1.json", cal.to_dict(), inputs=inputs)
         regions = cal.certify(test)
         meta = {"score": fam, "rule": cal.rule, "alpha": 0.1, "k": cal.k_,
                 "n_calibration": cal.n_}
         write_certified(out / "regions" / f"{fam}_alpha0.1_test.jsonl",
-                        certified_rows(test, regions, meta, {}, []))
+                        certified_rows(test, regions, meta, {}, []), inputs=inputs)
         evaluation[fam] = evaluate(regions, test, calibration=(cal.n_ or 0, cal.k_ or 0)
                                    ).to_dict() | {"threshold": cal.threshold_}
-    (out / "evaluation_alpha0.1.json").write_text(json.dumps(evaluation, indent=2) + "\n")
+    write_json(out / "evaluation_alpha0.1.json", strict_json(evaluation), inputs=inputs)
 
     # 2. The study: every family over the paper's alpha grid with resampling.
     families = ("norm", "sec", "sls")
@@ -83,7 +85,7 @@ def run_demo(*, out: Path, data_dir: str | None = None, n_resamples: int = 50) -
                   n_steps(protocol, families)) as prog:
         res = coverage_validity(table, name=f"{DEMO_GROUNDER} on QVHighlights val",
                                 families=families, protocol=protocol, progress=prog)
-    figs = write_validity(res, out, float(np.mean(table.duration)))
+    figs = write_validity(res, out, float(np.mean(table.duration)), inputs=inputs)
     print(f"\n{validity_summary(res)}\n")
     print(validity_table(res))
     certified = certified_table(evaluation)
@@ -94,17 +96,18 @@ def run_demo(*, out: Path, data_dir: str | None = None, n_resamples: int = 50) -
              "metrics at alpha = 0.1 are in calibrators/, regions/ and evaluation_alpha0.1.json.")
     md = (out / "validity.md").read_text()
     certified_md = certified_table(evaluation, markdown=True)
-    (out / "report.md").write_text(
+    write_text(out / "report.md",
         f"# COVER demo\n\n{intro}\n\n## Coverage validity\n\n" + md.split("\n", 2)[2] +
         "\n![coverage](coverage_vs_target.png)\n![length](length_vs_target.png)\n"
         f"![frontier](frontier.png)\n\n## Certified at alpha = 0.1\n\n{CERTIFIED_NOTE}\n\n"
-        f"{certified_md}\n")
+        f"{certified_md}\n", inputs=inputs)
     from cover.report.html import write_html
 
     write_html(out / "report.html", "COVER demo: QD-DETR on QVHighlights val",
                [("Coverage validity", f"{intro} {validity_summary(res)}",
                  validity_table(res, markdown=True), figs),
-                ("Certified at alpha = 0.1", CERTIFIED_NOTE, certified_md, [])])
+                ("Certified at alpha = 0.1", CERTIFIED_NOTE, certified_md, [])],
+               inputs=inputs)
     _say(f"\nwrote {out}/: report.html, report.md, validity.json, validity.md, "
          "coverage_vs_target.png, length_vs_target.png, frontier.png, calibrators/, regions/, "
          "evaluation_alpha0.1.json")

@@ -3,20 +3,41 @@ HTML report of study 1 (coverage validity) out."""
 
 from __future__ import annotations
 
-import json
 import re
 import sys
+from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from cover._progress import Progress
-from cover.errors import RowProblem, report_lines
+from cover.data.family_inputs import missing_family_input
+from cover.data.table import DEFAULT_CLIP_SECONDS
+from cover.errors import InputError, RowProblem, report_lines
+from cover.io.jsonl import OnError
 from cover.io.labelled import load_labelled
-from cover.report.tables import multi_validity_table, validity_summary, validity_table
+from cover.io.output import make_folder, strict_json, write_json, write_text
+from cover.report.tables import (
+    family_label,
+    multi_validity_table,
+    validity_summary,
+    validity_table,
+)
 from cover.studies.coverage_validity import ValidityResult, coverage_validity, n_steps
 from cover.studies.protocol import PAPER_ALPHAS, Protocol
+
+#: The first paragraph of every validity report, in plain words.
+WHAT_IT_CHECKS = (
+    "What this checks: COVER widens each prediction into a certified region that should "
+    "contain the true moment for at least a share 1 - alpha of queries. The queries are "
+    "split by source video into a calibration pool and a test set; the threshold is fitted "
+    "on resamples of the pool, and we count how often the test queries' true moments fall "
+    "inside their regions. If the guarantee holds, that coverage sits near k/(n+1), inside "
+    "the band (the spread expected from a finite calibration set and a finite test set), "
+    "at every alpha; shorter regions at the same coverage are better."
+)
 
 
 def _say(msg: str) -> None:
@@ -27,21 +48,51 @@ def slug(name: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or "grounder"
 
 
-def write_validity(result: ValidityResult, out: Path, mean_duration: float) -> list[Path]:
-    """JSON + Markdown + figures of one grounder's coverage-validity run."""
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "validity.json").write_text(json.dumps(result.to_dict(), indent=2) + "\n")
-    md = (f"# Coverage validity: {result.name}\n\n{validity_summary(result)}\n\n"
-          f"{validity_table(result, markdown=True)}\n\n"
+def grounder_names(preds: Sequence[Path], names: Sequence[str] | None = None
+                   ) -> tuple[list[str], list[str]]:
+    """Display names and output folder names, both unique, one per prediction file.
+
+    Without ``names`` a file is named by its stem, or ``parent/stem`` when stems repeat
+    (most Moment-DETR-style files are ``best_hl_val_preds.jsonl``). A name or folder that
+    still repeats gets a ``(2)`` / ``-2`` suffix, so no grounder's results replace
+    another's.
+    """
+    if names:
+        shown = list(names)
+    else:
+        stems = [p.name.removesuffix(".gz").rsplit(".", 1)[0] for p in preds]
+        shown = [f"{p.parent.name}/{s}" if stems.count(s) > 1 and p.parent.name else s
+                 for p, s in zip(preds, stems, strict=True)]
+    display: list[str] = []
+    folders: list[str] = []
+    for name in shown:
+        d, f, i = name, slug(name), 1
+        while d in display or f in folders:
+            i += 1
+            d, f = f"{name} ({i})", f"{slug(name)}-{i}"
+        display.append(d)
+        folders.append(f)
+    return display, folders
+
+
+def write_validity(result: ValidityResult, out: Path, mean_duration: float, *,
+                   inputs: Sequence[Path | str | None] = ()) -> list[Path]:
+    """JSON + Markdown + figures of one grounder's coverage-validity run (every file
+    through the atomic writer; figures skipped with one line when matplotlib is absent)."""
+    make_folder(out)
+    write_json(out / "validity.json", strict_json(result.to_dict()), inputs=inputs)
+    md = (f"# Coverage validity: {result.name}\n\n{WHAT_IT_CHECKS}\n\n"
+          f"{validity_summary(result)}\n\n{validity_table(result, markdown=True)}\n\n"
           "Coverage and length are mean ± sd over calibration resamples; `*` marks a mean "
           "outside the reference band k/(n+1) ± 1.96·sqrt(sd_Beta² + sd_test²).\n")
-    (out / "validity.md").write_text(md)
+    write_text(out / "validity.md", md, inputs=inputs)
+    from cover.report.figures import MissingPlotting, validity_figures
+
     try:
-        from cover.report.figures import validity_figures
-    except ImportError:  # pragma: no cover
-        _say("cover: matplotlib is not installed; skipping figures (pip install '.[plot]')")
+        return validity_figures(result, out, mean_duration)
+    except MissingPlotting as exc:
+        _say(f"cover: skipping figures: {exc}")
         return []
-    return validity_figures(result, out, mean_duration)
 
 
 def run_validity(
@@ -49,7 +100,7 @@ def run_validity(
     preds: list[Path],
     gt: Path,
     out: Path,
-    names: list[str],
+    names: list[str] | None = None,
     families: tuple[str, ...] = ("norm", "sec", "sls"),
     alphas: tuple[float, ...] = PAPER_ALPHAS,
     n_resamples: int = 50,
@@ -57,31 +108,58 @@ def run_validity(
     cal_frac: float = 0.4,
     min_scale: float = 1.0,
     target: str = "envelope",
+    qids: Path | None = None,
+    on_error: OnError = "raise",
+    clip: float = DEFAULT_CLIP_SECONDS,
+    strict: bool = False,
     read_options: dict[str, Any] | None = None,
 ) -> list[ValidityResult]:
     """Study 1 for one or more grounders; one sub-folder each when there are several.
-    ``read_options`` go to :func:`cover.io.labelled.load_labelled` (formats, durations)."""
+    ``read_options`` go to :func:`cover.io.labelled.load_labelled` (formats, durations).
+
+    A family whose input no row of a file carries (SLS without saliency) is skipped for
+    that file with one line; its cells would all read coverage 1.000 and mean nothing.
+    """
     protocol = Protocol(cal_frac=cal_frac, seed=seed, n_resamples=n_resamples, alphas=alphas)
+    display, folders = grounder_names(preds, names)
+    inputs: list[Path | str | None] = [*preds, gt, qids]
+    make_folder(out)
     results: list[ValidityResult] = []
     sections: list[tuple[str, str, str, list[Path]]] = []
-    for path, name in zip(preds, names, strict=True):
-        table, problems = load_labelled(path, gt, log=_say, **(read_options or {}))
+    for path, name, sub in zip(preds, display, folders, strict=True):
+        table, problems = load_labelled(path, gt, qids=qids, clip=clip, strict=strict,
+                                        on_error=on_error, log=_say, **(read_options or {}))
         _note_problems(problems, str(path))
-        with Progress(f"{name}: calibrating", n_steps(protocol, families)) as prog:
-            res = coverage_validity(table, name=name, families=families, protocol=protocol,
+        fams = []
+        for fam in families:
+            why = missing_family_input(table, fam)
+            if why is None:
+                fams.append(fam)
+            else:
+                _say(f"cover: {name}: skipping {family_label(fam)}: {why} in {path}")
+        if not fams:
+            _say(f"cover: {name}: no score family can be studied; skipping {path}")
+            continue
+        with Progress(f"{name}: calibrating", n_steps(protocol, tuple(fams))) as prog:
+            res = coverage_validity(table, name=name, families=tuple(fams), protocol=protocol,
                                     min_scale=min_scale, target=target, progress=prog)
         results.append(res)
-        folder = out if len(preds) == 1 else out / slug(name)
-        figs = write_validity(res, folder, float(np.mean(table.duration)))
+        folder = out if len(preds) == 1 else out / sub
+        figs = write_validity(res, folder, float(np.mean(table.duration)), inputs=inputs)
         print(f"\n{validity_summary(res)}\n")
         print(validity_table(res))
         sections.append((name, validity_summary(res), validity_table(res, markdown=True), figs))
+    if not results:
+        raise InputError("no grounder could be studied (see the lines above)")
     if len(results) > 1:
-        _write_overview(results, out)
+        _write_overview(results, out, inputs)
     from cover.report.html import write_html
 
-    write_html(out / "report.html", "COVER coverage validity", sections)
-    _say(f"wrote {out}/ (validity.json, validity.md, figures, report.html)")
+    sections.insert(0, ("What this checks", WHAT_IT_CHECKS.removeprefix("What this checks: "),
+                        "", []))
+    write_html(out / "report.html", "COVER coverage validity", sections, inputs=inputs)
+    where = "" if len(preds) == 1 else f", one folder per grounder: {', '.join(folders)}"
+    _say(f"wrote {out}/ (validity.json, validity.md, figures, report.html{where})")
     return results
 
 
@@ -90,10 +168,19 @@ def _note_problems(problems: list[RowProblem], what: str) -> None:
         _say(line)
 
 
-def _write_overview(results: list[ValidityResult], out: Path) -> None:
-    parts = ["# Coverage validity across grounders\n"]
-    for alpha in results[0].protocol.alphas:
-        parts.append(f"## 1 - alpha = {1 - alpha:.2f}\n\n"
-                     f"{multi_validity_table(results, alpha)}\n")
-    (out / "overview.md").write_text("\n".join(parts))
-    (out / "overview.json").write_text(json.dumps([r.to_dict() for r in results], indent=2))
+def _write_overview(results: list[ValidityResult], out: Path,
+                    inputs: Sequence[Path | str | None]) -> None:
+    common = [f for f in results[0].families if all(f in r.families for r in results)]
+    parts = ["# Coverage validity across grounders\n", WHAT_IT_CHECKS + "\n"]
+    left_out = sorted({f for r in results for f in r.families} - set(common))
+    if left_out:
+        parts.append("Families not studied for every grounder are left out of this "
+                     f"overview: {', '.join(family_label(f) for f in left_out)}.\n")
+    if common:
+        same = [replace(r, cells=[c for c in r.cells if c.family in common]) for r in results]
+        for alpha in results[0].protocol.alphas:
+            parts.append(f"## 1 - alpha = {1 - alpha:.2f}\n\n"
+                         f"{multi_validity_table(same, alpha)}\n")
+    write_text(out / "overview.md", "\n".join(parts), inputs=inputs)
+    write_json(out / "overview.json", strict_json([r.to_dict() for r in results]),
+               inputs=inputs)

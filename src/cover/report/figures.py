@@ -13,11 +13,19 @@ from typing import Any
 
 import numpy as np
 
+from cover.io.output import save_figure
 from cover.report.style import FAMILY_STYLE
 from cover.report.tables import family_label
 from cover.studies.coverage_validity import ValidityResult
 
 STYLE = FAMILY_STYLE  # one colour-blind-safe colour + marker per family (report.style)
+
+
+class MissingPlotting(ImportError):
+    """matplotlib (the ``plot`` extra) is not installed."""
+
+
+MISSING_PLOTTING = "figures need matplotlib: pip install 'cover-grounding[plot]'"
 
 
 def _plt() -> Any:
@@ -26,19 +34,18 @@ def _plt() -> Any:
 
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
-    except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise ImportError(
-            "figures need matplotlib: pip install 'cover-grounding[plot]'"
-        ) from exc
+    except ImportError:
+        raise MissingPlotting(MISSING_PLOTTING) from None
     return plt
 
 
 def _save(plt: Any, fig: Any, path: str | Path) -> Path:
+    """Save through the atomic writer (:func:`cover.io.output.save_figure`)."""
     fig.tight_layout()
-    out = Path(path)
-    fig.savefig(out)
-    plt.close(fig)
-    return out
+    try:
+        return save_figure(fig, path)
+    finally:
+        plt.close(fig)
 
 
 def _finish(ax: Any, xlabel: str, ylabel: str, title: str, legend: str = "upper left") -> None:

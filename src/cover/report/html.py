@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import base64
 import html
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
+
+from cover.io.output import write_text
 
 
 def _table_html(markdown_table: str) -> str:
@@ -23,8 +25,10 @@ def _table_html(markdown_table: str) -> str:
 
 
 def write_html(path: str | Path, title: str,
-               sections: Sequence[tuple[str, str, str, Sequence[Path]]]) -> Path:
-    """Write ``sections`` = (heading, paragraph, markdown table, figure paths)."""
+               sections: Sequence[tuple[str, str, str, Sequence[Path]]], *,
+               inputs: Iterable[str | Path | None] = ()) -> Path:
+    """Write ``sections`` = (heading, paragraph, markdown table, figure paths), atomically
+    (:mod:`cover.io.output`)."""
     parts = [f"<h1>{html.escape(title)}</h1>"]
     for heading, para, table, figs in sections:
         parts.append(f"<h2>{html.escape(heading)}</h2>")
@@ -43,6 +47,5 @@ def write_html(path: str | Path, title: str,
              "figure{display:inline-block;margin:0.5em}img{width:480px}")
     doc = (f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}"
            f"</title><style>{style}</style></head><body>{''.join(parts)}</body></html>\n")
-    out = Path(path)
-    out.write_text(doc, encoding="utf-8")
-    return out
+    write_text(path, doc, inputs=inputs)
+    return Path(path)

@@ -1,0 +1,265 @@
+"""Nothing lost, nothing overwritten: every command refuses to write over its inputs, a
+failed or interrupted run leaves earlier outputs intact, and inputs are never changed."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from cover.cli import main
+
+
+def _write_jsonl(path: Path, rows: list[object]) -> Path:
+    path.write_text("\n".join(r if isinstance(r, str) else json.dumps(r) for r in rows) + "\n")
+    return path
+
+
+def _synthetic(tmp_path: Path, n: int = 60, seed: int = 0) -> tuple[Path, Path]:
+    rng = np.random.default_rng(seed)
+    preds, gts = [], []
+    for i in range(n):
+        s = float(rng.uniform(0, 100))
+        e = s + float(rng.uniform(2, 40))
+        ts = max(0.0, s + float(rng.normal(0, 5)))
+        te = min(150.0, max(ts + 1, e + float(rng.normal(0, 5))))
+        preds.append({"qid": i, "vid": f"v{i // 3}_0.0_150.0", "query": f"q{i}",
+                      "pred_relevant_windows": [[s, e, 0.9], [0.0, 10.0, 0.1]],
+                      "pred_saliency_scores": rng.normal(size=75).round(3).tolist()})
+        gts.append({"qid": i, "vid": f"v{i // 3}_0.0_150.0", "query": f"q{i}",
+                    "duration": 150, "relevant_windows": [[ts, te]]})
+    return _write_jsonl(tmp_path / "preds.jsonl", preds), _write_jsonl(tmp_path / "gt.jsonl", gts)
+
+
+def _snapshot(*paths: Path) -> dict[Path, bytes]:
+    return {p: p.read_bytes() for p in paths}
+
+
+def _leftovers(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir() if p.name.endswith(".tmp"))
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> dict[str, Path]:
+    preds, gt = _synthetic(tmp_path)
+    qids = tmp_path / "q.txt"
+    qids.write_text("".join(f"{i}\n" for i in range(40)))
+    cal = tmp_path / "cal.json"
+    assert main(["calibrate", "--preds", str(preds), "--gt", str(gt), "-o", str(cal)]) == 0
+    regions = tmp_path / "regions.jsonl"
+    assert main(["certify", "--calibrator", str(cal), "--preds", str(preds), "--videos",
+                 str(gt), "-o", str(regions)]) == 0
+    return {"preds": preds, "gt": gt, "qids": qids, "cal": cal, "regions": regions}
+
+
+def _certify(f: dict[str, Path], out: Path) -> list[str]:
+    return ["certify", "--calibrator", str(f["cal"]), "--preds", str(f["preds"]), "--videos",
+            str(f["gt"]), "--qids", str(f["qids"]), "-o", str(out)]
+
+
+@pytest.mark.parametrize("which", ["preds", "gt", "cal", "qids", "symlink"])
+def test_certify_refuses_to_write_over_an_input(files, tmp_path, which, capsys):
+    if which == "symlink":
+        target = tmp_path / "alias.jsonl"
+        target.symlink_to(files["preds"])
+    else:
+        target = files[which]
+    before = _snapshot(*files.values())
+    assert main(_certify(files, target)) == 2
+    err = capsys.readouterr().err
+    assert "is also an input of this run" in err and "Traceback" not in err
+    assert _snapshot(*files.values()) == before
+    assert _leftovers(tmp_path) == []
+
+
+@pytest.mark.parametrize("which", ["preds", "gt", "qids"])
+def test_calibrate_refuses_to_write_over_an_input(files, which, capsys):
+    before = _snapshot(*files.values())
+    assert main(["calibrate", "--preds", str(files["preds"]), "--gt", str(files["gt"]),
+                 "--qids", str(files["qids"]), "-o", str(files[which])]) == 2
+    assert "is also an input of this run" in capsys.readouterr().err
+    assert _snapshot(*files.values()) == before
+
+
+@pytest.mark.parametrize("which", ["regions", "gt"])
+def test_evaluate_refuses_to_write_json_over_an_input(files, which, capsys):
+    before = _snapshot(*files.values())
+    assert main(["evaluate", "--regions", str(files["regions"]), "--gt", str(files["gt"]),
+                 "--json", str(files[which])]) == 2
+    assert "is also an input of this run" in capsys.readouterr().err
+    assert _snapshot(*files.values()) == before
+
+
+def test_failed_run_keeps_the_previous_output(files, tmp_path, capsys):
+    out = tmp_path / "out.jsonl"
+    assert main(_certify(files, out)) == 0
+    previous = out.read_bytes()
+    bad = _write_jsonl(tmp_path / "bad.jsonl", [{"qid": 1, "vid": "v0_0.0_150.0",
+                                                 "pred_relevant_windows": [[5, 1, 1]]}])
+    files["preds"] = bad
+    before = _snapshot(*files.values())
+    assert main(_certify(files, out)) == 2
+    assert "bad.jsonl:1 (qid=1)" in capsys.readouterr().err
+    assert out.read_bytes() == previous and _snapshot(*files.values()) == before
+    assert _leftovers(tmp_path) == []
+
+
+@pytest.mark.parametrize("case", ["missing folder", "folder as output", "folder as input",
+                                  "unreadable input"])
+def test_file_system_problems_are_messages_not_tracebacks(files, tmp_path, case, capsys,
+                                                          monkeypatch):
+    args = _certify(files, tmp_path / "out.jsonl")
+    if case == "missing folder":
+        args[-1] = str(tmp_path / "nowhere" / "out.jsonl")
+        words = "does not exist; create it first"
+    elif case == "folder as output":
+        args[-1] = str(tmp_path)
+        words = "is a folder"
+    elif case == "folder as input":
+        args[args.index("--preds") + 1] = str(tmp_path)
+        words = "is a folder"
+    else:
+        os.chmod(files["preds"], 0)
+        if os.geteuid() == 0:  # root reads any file: fail the read as it would for a user
+            real = Path.read_bytes
+
+            def denied(self: Path) -> bytes:
+                if self == files["preds"]:
+                    raise PermissionError(13, "Permission denied", str(self))
+                return real(self)
+
+            monkeypatch.setattr(Path, "read_bytes", denied)
+        words = "cannot read the file (Permission denied)"
+    try:
+        assert main(args) == 2
+    finally:
+        os.chmod(files["preds"], 0o644)
+    err = capsys.readouterr().err
+    assert words in err and "Traceback" not in err
+    assert not (tmp_path / "out.jsonl").exists() and _leftovers(tmp_path) == []
+
+
+def test_non_finite_echoed_fields_are_written_by_the_policy(files, tmp_path, capsys):
+    rows = [json.loads(x) for x in files["preds"].read_text().splitlines()]
+    lines = [json.dumps(r) for r in rows]
+    # Python's json writes (and reads) bare NaN / Infinity; strict JSON cannot hold them.
+    lines[3] = lines[3][:-1] + ', "extra_conf": NaN, "meta": {"s": [1, Infinity]}}'
+    lines[5] = lines[5][:-1] + ', "extra_conf": -Infinity}'
+    preds = _write_jsonl(tmp_path / "nan.jsonl", lines)
+    out = tmp_path / "out.jsonl"
+    for mode in ("raise", "reject"):
+        assert main(["certify", "--calibrator", str(files["cal"]), "--preds", str(preds),
+                     "--videos", str(files["gt"]), "-o", str(out), "--on-error", mode]) == 0
+        text = out.read_text()
+        got = [json.loads(x, parse_constant=lambda c: pytest.fail(c))
+               for x in text.splitlines()]
+        assert len(got) == len(rows)
+        assert got[3]["extra_conf"] is None and got[3]["meta"] == {"s": [1, "inf"]}
+        assert got[3]["cover"]["non_finite_fields"] == ["extra_conf", "meta.s[1]"]
+        assert got[3]["cover"]["status"] == "certified"
+        assert got[5]["extra_conf"] == "-inf"
+        assert "non_finite_fields" not in got[4]["cover"]
+    assert main(["evaluate", "--regions", str(out), "--gt", str(files["gt"])]) == 0
+    assert "60 rows evaluated" in capsys.readouterr().out
+
+
+def test_evaluate_json_is_strict_json(files, tmp_path):
+    # One row refused and the rest dropped: the non-refused metrics are NaN (no rows).
+    metrics = tmp_path / "m.json"
+    assert main(["evaluate", "--regions", str(files["regions"]), "--gt", str(files["gt"]),
+                 "--json", str(metrics), "--refusal-policy", "drop"]) == 0
+    doc = json.loads(metrics.read_text(), parse_constant=lambda c: pytest.fail(c))
+    assert doc["counts"]["rows"] == 60
+    one = tmp_path / "one.jsonl"
+    rows = [json.loads(x) for x in files["regions"].read_text().splitlines()][:1]
+    rows[0]["cover"] |= {"refused": True, "status": "refused"}
+    _write_jsonl(one, rows)
+    assert main(["evaluate", "--regions", str(one), "--gt", str(files["gt"]), "--json",
+                 str(metrics), "--refusal-policy", "drop"]) == 0
+    doc = json.loads(metrics.read_text(), parse_constant=lambda c: pytest.fail(c))
+    assert doc["marginal"]["coverage"] is None and doc["non_refused"]["n"] == 0
+
+
+_PAUSE_WRITER = textwrap.dedent("""
+    import sys, time
+    import cover.io.regions_jsonl as rj
+
+    real, n = rj.echo_line, 0
+
+    def paused(row):
+        # Pause the writer part-way through the file so the interrupt lands mid-write.
+        global n
+        n += 1
+        if n == 1000:
+            open(sys.argv[1], "w").close()
+            time.sleep(120)
+        return real(row)
+
+    rj.echo_line = paused
+    from cover.cli import main
+    sys.exit(main(sys.argv[2:]))
+""")
+
+
+def test_ctrl_c_during_a_large_write_keeps_the_previous_output(tmp_path):
+    preds, gt = _synthetic(tmp_path, n=5000, seed=1)
+    cal = tmp_path / "cal.json"
+    assert main(["calibrate", "--preds", str(preds), "--gt", str(gt), "-o", str(cal)]) == 0
+    out = tmp_path / "regions.jsonl"
+    out.write_text('{"previous": "output"}\n')
+    before = _snapshot(preds, gt, cal, out)
+    ready = tmp_path / "ready"
+    script = tmp_path / "run.py"
+    script.write_text(_PAUSE_WRITER)
+    proc = subprocess.Popen(
+        [sys.executable, str(script), str(ready), "certify", "--calibrator", str(cal),
+         "--preds", str(preds), "--videos", str(gt), "-o", str(out)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        while not ready.exists():
+            if proc.poll() is not None:
+                pytest.fail(f"the run ended before writing: {proc.communicate()}")
+            time.sleep(0.02)
+        partial = [p for p in tmp_path.iterdir() if p.name.startswith(".regions.jsonl.")]
+        assert len(partial) == 1 and partial[0].stat().st_size > 0  # mid-write
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130
+    assert "interrupted" in err and "Traceback" not in err
+    assert _snapshot(preds, gt, cal, out) == before
+    assert _leftovers(tmp_path) == []
+
+
+def test_every_help_shows_defaults_and_an_example(capsys):
+    from cover.cli import COMMANDS
+
+    for name in COMMANDS:
+        with pytest.raises(SystemExit):
+            main([name, "--help"])
+        text = capsys.readouterr().out
+        assert "example:" in text and f"cover {name} " in text
+        assert "(default:" in text, name
+
+
+def test_messages_never_show_python_reprs(files, tmp_path, capsys):
+    rows = [json.loads(x) for x in files["preds"].read_text().splitlines()]
+    rows[2]["vid"] = "another_video"
+    preds = _write_jsonl(tmp_path / "p.jsonl", rows)
+    assert main(["calibrate", "--preds", str(preds), "--gt", str(files["gt"]), "-o",
+                 str(tmp_path / "c.json")]) == 2
+    err = capsys.readouterr().err
+    assert "p.jsonl:3 (qid=2)" in err and "another_video" in err
+    assert "np.str_" not in err and "np.float" not in err
+
+

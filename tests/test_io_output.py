@@ -1,0 +1,127 @@
+"""The atomic writer: whole file or previous file, never a partial one; inputs refused."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cover.errors import OutputError
+from cover.io.output import (
+    atomic_open,
+    check_target,
+    make_folder,
+    strict_json,
+    write_bytes,
+    write_json,
+    write_text,
+)
+
+
+def _leftovers(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir() if p.name.endswith(".tmp"))
+
+
+def test_failure_mid_write_keeps_the_previous_file_and_leaves_no_temp(tmp_path):
+    target = tmp_path / "out.jsonl"
+    target.write_text("previous\n")
+    with pytest.raises(RuntimeError), atomic_open(target) as fh:
+        fh.write("half a file\n" * 1000)
+        raise RuntimeError("boom")
+    assert target.read_text() == "previous\n"
+    assert _leftovers(tmp_path) == []
+
+
+def test_keyboard_interrupt_mid_write_keeps_the_previous_file(tmp_path):
+    target = tmp_path / "out.jsonl"
+    target.write_text("previous\n")
+    with pytest.raises(KeyboardInterrupt), atomic_open(target) as fh:
+        fh.write("x" * 100_000)
+        raise KeyboardInterrupt
+    assert target.read_text() == "previous\n"
+    assert _leftovers(tmp_path) == []
+
+
+def test_two_writers_to_one_target_give_one_whole_file(tmp_path):
+    target = tmp_path / "out.txt"
+    with atomic_open(target) as a:
+        a.write("first run\n" * 50)
+        with atomic_open(target) as b:
+            b.write("second run\n" * 50)
+        assert target.read_text() == "second run\n" * 50
+    assert target.read_text() == "first run\n" * 50
+    assert _leftovers(tmp_path) == []
+
+
+def test_existing_permissions_are_kept(tmp_path):
+    target = tmp_path / "out.txt"
+    target.write_text("old")
+    os.chmod(target, 0o640)
+    write_text(target, "new")
+    assert target.read_text() == "new" and (target.stat().st_mode & 0o777) == 0o640
+
+
+@pytest.mark.parametrize("link", ["same", "symlink", "hardlink"])
+def test_a_target_that_is_an_input_is_refused_and_untouched(tmp_path, link):
+    src = tmp_path / "preds.jsonl"
+    src.write_bytes(b'{"qid": 1}\n')
+    target = {"same": src, "symlink": tmp_path / "alias.jsonl",
+              "hardlink": tmp_path / "hard.jsonl"}[link]
+    if link == "symlink":
+        target.symlink_to(src)
+    elif link == "hardlink":
+        os.link(src, target)
+    with pytest.raises(OutputError, match=r"preds\.jsonl.*write the output somewhere else"):
+        write_bytes(target, b"overwritten", inputs=[None, src])
+    assert src.read_bytes() == b'{"qid": 1}\n'
+    assert _leftovers(tmp_path) == []
+
+
+def test_unwritable_targets_are_named(tmp_path):
+    with pytest.raises(OutputError, match="does not exist; create it first"):
+        check_target(tmp_path / "nowhere" / "x.json")
+    with pytest.raises(OutputError, match="is a folder"):
+        check_target(tmp_path)
+    (tmp_path / "file").write_text("")
+    with pytest.raises(OutputError, match="is not a folder"):
+        check_target(tmp_path / "file" / "x.json")
+    with pytest.raises(OutputError, match="is a file, not a folder"):
+        make_folder(tmp_path / "file")
+    if os.geteuid() != 0:  # root may write anywhere
+        ro = make_folder(tmp_path / "ro")
+        os.chmod(ro, 0o500)
+        try:
+            with pytest.raises(OutputError, match="not writable"):
+                check_target(ro / "x.json")
+        finally:
+            os.chmod(ro, 0o700)
+
+
+def test_write_json_is_strict(tmp_path):
+    with pytest.raises(ValueError):
+        write_json(tmp_path / "m.json", {"x": math.nan})
+    assert not (tmp_path / "m.json").exists() and _leftovers(tmp_path) == []
+    write_json(tmp_path / "m.json", strict_json({"x": math.nan, "y": [np.float64(np.inf)],
+                                                 "z": np.int64(3), "w": np.bool_(True)}))
+    assert json.loads((tmp_path / "m.json").read_text()) == {"x": None, "y": ["inf"],
+                                                             "z": 3, "w": True}
+
+
+_json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=4), inner,
+                                                                max_size=4),
+    max_leaves=20)
+
+
+@settings(max_examples=100)
+@given(_json_values)
+def test_strict_json_always_serialises(doc):
+    text = json.dumps(strict_json(doc), allow_nan=False)
+    json.loads(text, parse_constant=lambda c: pytest.fail(f"bare {c} in {text}"))
