@@ -241,15 +241,14 @@ def test_ctrl_c_during_a_large_write_keeps_the_previous_output(tmp_path):
     assert _leftovers(tmp_path) == []
 
 
-def test_every_help_shows_defaults_and_an_example(capsys):
-    from cover.cli import COMMANDS
-
-    for name in COMMANDS:
-        with pytest.raises(SystemExit):
-            main([name, "--help"])
-        text = capsys.readouterr().out
-        assert "example:" in text and f"cover {name} " in text
-        assert "(default:" in text, name
+@pytest.mark.parametrize("name", ["calibrate", "certify", "evaluate", "split", "validity",
+                                  "demo"])
+def test_help_shows_defaults_and_an_example(name, capsys):
+    with pytest.raises(SystemExit):
+        main([name, "--help"])
+    text = capsys.readouterr().out
+    assert "example:" in text and f"cover {name} " in text
+    assert "(default:" in text, name
 
 
 def test_messages_never_show_python_reprs(files, tmp_path, capsys):
