@@ -124,7 +124,7 @@ def test_file_system_problems_are_messages_not_tracebacks(files, tmp_path, case,
         args[-1] = str(tmp_path)
         words = "is a folder"
     elif case == "folder as input":
-        args[args.index("--preds") + 1] = str(tmp_path)
+        args[args.index("--qids") + 1] = str(tmp_path)
         words = "is a folder"
     else:
         os.chmod(files["preds"], 0)
