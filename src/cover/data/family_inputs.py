@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from cover.data.table import GroundingTable
 from cover.errors import InputError
-from cover.scores import check_family, refused_for
+from cover.scores import check_family, refused_for, require_inputs
 
 #: The input field each family reads, in the words of the prediction file.
 FAMILY_INPUT: dict[str, str] = {
@@ -29,14 +29,15 @@ def missing_family_input(table: GroundingTable, family: str) -> str | None:
     try:
         if not refused_for(table, fam).all():
             return None
-    except InputError:  # the family's columns are absent altogether
-        pass
+    except InputError as exc:  # the family's columns are absent altogether
+        return str(exc)
     return (f"score family {fam} needs {FAMILY_INPUT[fam]}, and none of the {len(table)} "
             "rows has one")
 
 
 def require_family_input(table: GroundingTable, family: str, source: str) -> None:
     """Raise :class:`InputError` naming ``source`` when :func:`missing_family_input` says so."""
+    require_inputs(table, check_family(family))  # absent columns: the scores' own message
     why = missing_family_input(table, family)
     if why is not None:
         others = ", ".join(f for f in FAMILY_INPUT
