@@ -95,6 +95,8 @@ def test_buckets_calibrator_pools_a_sparse_bucket():
     assert (lam[cal.duration >= 280] == pooled).all()
     default = cover.Calibrator(rule="buckets", groups="duration").fit(cal)
     assert len(default.thresholds_) == 2
+    assert "one group: this is split conformal" in cover.Calibrator(rule="buckets").fit(
+        cal).report_["note"]
     with pytest.raises(ValueError, match="takes min_rows"):
         cover.Calibrator(rule="buckets", params={"fallback": "inf"})
 

@@ -247,9 +247,12 @@ def group_rule_fit(data: RuleInput, alpha: Fraction, params: Mapping[str, Any],
     falls = [Fallback(str(labels[i]), th.fallback_reason(int(i)), used)
              for i in np.flatnonzero(th.fallback)]
     pooled = {"value": to_json_number(th.pooled.value), "k": th.pooled.k, "n": th.pooled.n}
-    return RuleFit(records, report={"groups": int(labels.size),
-                                    "pooled threshold": f"{th.pooled.value:.6g}"},
-                   fallback=falls, learned={"pooled": pooled})
+    report: dict[str, Any] = {"groups": int(labels.size),
+                              "pooled threshold": f"{th.pooled.value:.6g}"}
+    if labels.size == 1:
+        report["note"] = ("one group: this is split conformal; group with groups="
+                          "'pred_length', 'duration' or 'key' (cover calibrate picks a default)")
+    return RuleFit(records, report=report, fallback=falls, learned={"pooled": pooled})
 
 
 def group_lams(record: GroupThreshold, params: Mapping[str, Any]) -> tuple[float, float]:
