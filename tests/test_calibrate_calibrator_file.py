@@ -96,6 +96,7 @@ TAMPER = [
      "fallback[0]"),
     ("counts", _set("counts.rows", -1), "counts.rows"),
     ("counts-rows", _set("counts.rows", 150), "counts.rows"),
+    ("counts-refused", _set("counts.refused", 500), "counts.refused"),
     ("fitted-count", _set("fitted_on.count", 0), "fitted_on.count"),
     ("fitted-sha", _set("fitted_on.sha256", "0" * 64), "fitted_on.sha256"),
     ("fitted-qids", _set("fitted_on.qids", None), "fitted_on.qids"),

@@ -299,6 +299,9 @@ def _check(doc: dict[str, Any]) -> dict[str, Any]:
     fo = _fitted_on(doc["fitted_on"])
     if counts.get("rows", fo["count"]) != fo["count"]:
         raise _Bad("counts.rows", f"{counts['rows']} differs from fitted_on.count {fo['count']}")
+    for key, v in counts.items():
+        if v > fo["count"]:
+            raise _Bad(f"counts.{key}", f"{v} is more than the {fo['count']} rows fitted on")
     held_out = params.get("fold_rows", 0)
     used = sum(r.n for r in thresholds.values()) + held_out
     if used != fo["count"]:
