@@ -94,3 +94,27 @@ def test_missing_column_lists_the_columns(tmp_path: Path) -> None:
     pq.write_table(pa.table({"id": ["a"]}), tmp_path / "x.parquet")
     with pytest.raises(InputError, match=r"no column 'pred' \(columns: id\)"):
         read_table(tmp_path / "x.parquet", "qid=id,start=pred.0,end=pred.1", role="predictions")
+
+
+@pytest.mark.parametrize("kind", ["jsonl", "parquet", "csv"])
+def test_batches_give_the_whole_file_in_order(tmp_path: Path, kind: str) -> None:
+    from cover.io.generic import iter_batches
+
+    rows = [{"id": f"q{i}", "video": f"v{i % 7}", "pred": [i * 0.5, i * 0.5 + 3]}
+            for i in range(25)]
+    rows.append({"id": "q3", "video": "v3", "pred": [1.0, 2.0]})  # repeat in a later batch
+    files = write_all(tmp_path, rows)
+    mapping = ("qid=id,vid=video,start=pred.0,end=pred.1" if kind == "jsonl"
+               else "qid=id,vid=video,start=s,end=e")
+    whole = read_table(files[kind], mapping, role="predictions", on_error="reject")
+    parts = list(iter_batches(files[kind], mapping, role="predictions", batch_rows=10,
+                              on_error="reject"))
+    assert len(parts) >= 2
+    qid = np.concatenate([b.table.qid for b in parts])
+    assert qid.tolist() == whole.table.qid.tolist() == [f"q{i}" for i in range(25)]
+    np.testing.assert_array_equal(np.concatenate([b.table.pred_end for b in parts]),
+                                  whole.table.pred_end)
+    np.testing.assert_array_equal(np.concatenate([b.table.line for b in parts]),
+                                  whole.table.line)
+    (dup,) = [p for b in parts for p in b.problems]
+    assert dup.qid == "q3" and "earlier batch" in dup.problem
