@@ -91,3 +91,14 @@ def test_calibrate_names_formats_and_reads_charades_text(
                  "--alpha", "0.2", "-o", str(tmp_path / "cal.json")]) == 0
     err = capsys.readouterr().err
     assert "p.json: timechat-tvg (40 rows)" in err and "gt.txt: charades-sta (40 rows)" in err
+
+
+def test_first_row_longer_than_the_sniffed_head(tmp_path: Path) -> None:
+    def sample(i: int, caption: str) -> dict:
+        return {"doc_id": i, "doc": {"video": "A.mp4", "caption": caption},
+                "filtered_resps": ["1 - 2"]}
+
+    p = tmp_path / "samples.jsonl"
+    p.write_text(json.dumps(sample(0, "x" * (formats.HEAD_BYTES + 10))) + "\n"
+                 + json.dumps(sample(1, "y")) + "\n")
+    assert formats.detect(p, "predictions")[0].name == "lmms-eval-samples"

@@ -66,13 +66,14 @@ class Peek:
         head = self.head.lstrip()
         if head[:1] not in (b"{", b"["):
             return None
-        first, _, rest = head.partition(b"\n")
-        if rest.lstrip()[:1] == b"{":  # JSON lines: no need to parse the whole file
-            try:
-                loads(first)
-                return None
+        _, nl, rest = head.partition(b"\n")
+        if rest.lstrip()[:1] == b"{" or (not nl and len(self.head) == HEAD_BYTES):
+            try:  # JSON lines (first line is one row): no need to parse the whole file
+                row = loads(self.first_line())
             except ValueError:
-                pass
+                row = None
+            if isinstance(row, dict) and not _is_document(row):
+                return None
         try:
             doc = loads(self.data)
         except ValueError:
@@ -80,6 +81,13 @@ class Peek:
         if isinstance(doc, dict) and not _is_document(doc):
             return None  # a JSON-lines file with one row
         return doc
+
+    def first_line(self) -> bytes:
+        with self.path.open("rb") as fh:
+            for line in fh:
+                if line.strip():
+                    return line
+        return b""
 
     @cached_property
     def first_row(self) -> dict[str, Any] | None:
@@ -91,14 +99,11 @@ class Peek:
             logs = doc.get("logs")
             return logs[0] if isinstance(logs, list) and logs and isinstance(logs[0], dict) \
                 else None
-        for line in self.head.splitlines():
-            if line.strip():
-                try:
-                    row = loads(line)
-                except ValueError:
-                    return None
-                return row if isinstance(row, dict) else None
-        return None
+        try:  # the whole first line, however long
+            row = loads(self.first_line())
+        except ValueError:
+            return None
+        return row if isinstance(row, dict) else None
 
     def keys(self) -> str:
         """What the first row looks like, for messages."""
