@@ -231,3 +231,22 @@ def test_unseen_group_at_certify_is_a_clear_error(registered: None) -> None:
         table.take(np.array([int(q) % 2 == 0 for q in table.qid])))
     with pytest.raises(ValueError, match=r"qid=1\).*group m1 \(parity\) was not seen"):
         cal.certify(table)
+
+
+@pytest.mark.parametrize(("score", "rule"), [
+    ("norm", "split"), ("sec", "bonferroni"), ("norm", "asymmetric"), ("sls", "rcps"),
+    ("sec", "crc"), ("sigma", "split"), ("sigma", "gaussian"), ("sigma", "bonferroni")])
+def test_every_rule_saves_loads_and_saves_the_same_document(score: str, rule: str,
+                                                           tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    table = make_table(120, seed=8)
+    rng = np.random.default_rng(8)
+    table = replace(table, start_std=rng.uniform(1, 5, 120), end_std=rng.uniform(1, 5, 120))
+    cal = Calibrator(score=score, alpha=0.2, rule=rule).fit(table)
+    cal.save(tmp_path / "c.json")
+    loaded = Calibrator.load(tmp_path / "c.json")
+    assert loaded.to_dict() == cal.to_dict()
+    a, b = cal.certify(table), loaded.certify(table)
+    assert np.array_equal(a.intervals.starts, b.intervals.starts)
+    assert np.array_equal(a.intervals.ends, b.intervals.ends)
