@@ -45,8 +45,8 @@ def main() -> None:
     args = ap.parse_args()
     d = find_data_dir(args.data_dir)
     target = 1 - ALPHA
-    print(f"| grounder | family | rule | cov. short | cov. medium | cov. long | worst dev. | "
-          f"mean length, s |\n|---|---|---|---|---|---|---|---|")
+    print("| grounder | family | rule | cov. short | cov. medium | cov. long | worst dev. | "
+          "mean length, s |\n|---|---|---|---|---|---|---|---|")
     for name, rel in QVH_VAL_PREDICTIONS.items():
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", CoverWarning)

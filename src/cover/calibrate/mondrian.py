@@ -68,7 +68,13 @@ def group_order_statistics(scores: NDArray[np.float64], codes: NDArray[np.int64]
                            ) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
     """``(q, n)``: the ``ranks[g]``-th smallest score of each group (``+inf`` when the
     rank exceeds the group size ``n[g]``), from one sort by (group, score)."""
-    order = np.lexsort((scores, codes))
+    if n_groups <= np.iinfo(np.int16).max:
+        # Sort the scores, then a stable radix sort of their 16-bit group codes: the same
+        # (group, score) order as a lexsort, two to three times faster.
+        by_score = np.argsort(scores)
+        order = by_score[np.argsort(codes[by_score].astype(np.int16), kind="stable")]
+    else:
+        order = np.lexsort((scores, codes))
     s = scores[order]
     n = np.bincount(codes, minlength=n_groups).astype(np.int64)
     start = np.concatenate(([0], np.cumsum(n)[:-1])).astype(np.int64)
