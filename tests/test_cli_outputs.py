@@ -12,39 +12,13 @@ import textwrap
 import time
 from pathlib import Path
 
-import numpy as np
 import pytest
 
+from cli_files import leftovers as _leftovers
+from cli_files import snapshot as _snapshot
+from cli_files import synthetic as _synthetic
+from cli_files import write_jsonl as _write_jsonl
 from cover.cli import main
-
-
-def _write_jsonl(path: Path, rows: list[object]) -> Path:
-    path.write_text("\n".join(r if isinstance(r, str) else json.dumps(r) for r in rows) + "\n")
-    return path
-
-
-def _synthetic(tmp_path: Path, n: int = 60, seed: int = 0) -> tuple[Path, Path]:
-    rng = np.random.default_rng(seed)
-    preds, gts = [], []
-    for i in range(n):
-        s = float(rng.uniform(0, 100))
-        e = s + float(rng.uniform(2, 40))
-        ts = max(0.0, s + float(rng.normal(0, 5)))
-        te = min(150.0, max(ts + 1, e + float(rng.normal(0, 5))))
-        preds.append({"qid": i, "vid": f"v{i // 3}_0.0_150.0", "query": f"q{i}",
-                      "pred_relevant_windows": [[s, e, 0.9], [0.0, 10.0, 0.1]],
-                      "pred_saliency_scores": rng.normal(size=75).round(3).tolist()})
-        gts.append({"qid": i, "vid": f"v{i // 3}_0.0_150.0", "query": f"q{i}",
-                    "duration": 150, "relevant_windows": [[ts, te]]})
-    return _write_jsonl(tmp_path / "preds.jsonl", preds), _write_jsonl(tmp_path / "gt.jsonl", gts)
-
-
-def _snapshot(*paths: Path) -> dict[Path, bytes]:
-    return {p: p.read_bytes() for p in paths}
-
-
-def _leftovers(folder: Path) -> list[str]:
-    return sorted(p.name for p in folder.iterdir() if p.name.endswith(".tmp"))
 
 
 @pytest.fixture

@@ -138,4 +138,4 @@ def test_reading_leaves_the_rows_untouched(tmp_path):
     assert list(back.table.records) == rows
     assert back.regions.refused.tolist() == [False, True]
     assert back.meta == {"score": "sec", "rule": "split", "alpha": 0.1, "k": 9,
-                         "n_calibration": 9}
+                         "n_calibration": 9, "calibration_sha256": None}

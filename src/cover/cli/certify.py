@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import warnings
 from typing import Any
 
 import numpy as np
@@ -16,7 +17,7 @@ from cover.cli._common import (
     check_outputs,
 )
 from cover.cli.formats import add_format_flags
-from cover.errors import InputError, RowProblem
+from cover.errors import CoverWarning, InputError, RowProblem
 
 
 def add_parser(sub: Subparsers) -> None:
@@ -83,7 +84,19 @@ def run(args: argparse.Namespace) -> int:
             rejected[p.line] = by_line[p.line]
     meta = {"score": cal.score, "rule": cal.rule, "alpha": float(cal.alpha_fraction),
             "k": cal.k_, "n_calibration": cal.n_}
-    rows = certified_rows(table, regions, meta, rejected, preds.problems + problems)
+    fo = cal.fitted_on_ or {}
+    in_cal = None
+    if fo.get("sha256"):
+        meta["calibration_sha256"] = fo["sha256"]
+    if fo.get("qids") is not None:
+        in_cal = np.isin(table.qid, np.asarray(fo["qids"], dtype=str))
+        if in_cal.any():
+            warnings.warn(CoverWarning(
+                f"{int(in_cal.sum())} of the {len(table)} rows certified are rows the "
+                "calibrator was fitted on (marked cover.in_calibration); coverage measured "
+                "on them does not test the guarantee"), stacklevel=1)
+    rows = certified_rows(table, regions, meta, rejected, preds.problems + problems,
+                          in_calibration=in_cal)
     write_certified(args.output, rows, inputs=inputs)
     _report_problems(preds.problems + problems, what=args.preds)
     n_ref = int(regions.refused.sum())

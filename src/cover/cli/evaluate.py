@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import warnings
 from dataclasses import replace
 
 from cover.cli._common import Subparsers, _report_problems, add_command, check_outputs
+from cover.errors import CoverWarning
 
 
 def add_parser(sub: Subparsers) -> None:
@@ -35,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
     from cover.io import read_ground_truth
     from cover.io.jsonl import raise_on_rejections
     from cover.io.output import strict_json, write_json
-    from cover.io.regions_jsonl import read_regions
+    from cover.io.regions_jsonl import calibration_overlap, read_regions
     from cover.metrics import evaluate
     from cover.report.tables import field_metrics_text
 
@@ -50,6 +52,18 @@ def run(args: argparse.Namespace) -> int:
     raise_on_rejections(problems, args.on_error, f"{args.regions} joined with {args.gt}")
     _report_problems(loaded.problems + gt.problems + problems, what=args.regions)
     idx, _ = index_of(loaded.table.qid, joined.qid)
+    marked, same = calibration_overlap(loaded, idx)
+    if marked:
+        warnings.warn(CoverWarning(
+            f"{marked} of the {len(idx)} rows evaluated were calibration rows (cover."
+            "in_calibration): coverage on them does not test the guarantee; evaluate "
+            "held-out rows (certify with --qids, e.g. cover split's test_qids.txt)"),
+            stacklevel=1)
+    elif same:
+        warnings.warn(CoverWarning(
+            f"the {len(idx)} rows evaluated are exactly the rows the calibrator was fitted on "
+            "(same qid digest): coverage on them does not test the guarantee; evaluate "
+            "held-out rows"), stacklevel=1)
     regions = loaded.regions.take(idx)
     regions = replace(regions, duration=joined.duration)  # T from the ground truth
     meta = loaded.meta
@@ -63,6 +77,7 @@ def run(args: argparse.Namespace) -> int:
         "rejected_at_certify": loaded.rejected_at_certify,
         "rejected_here": sum(p.action == "rejected" for p in loaded.problems + problems),
         "ground_truth_not_certified": len(unmatched_gt),
+        "in_calibration": marked if marked else (len(idx) if same else 0),
     }
     out["score"], out["alpha"] = meta.get("score"), meta.get("alpha")
     # The field's metrics of the grounder behind the regions, from the predicted windows

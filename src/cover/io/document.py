@@ -16,6 +16,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from cover.errors import InputError
+from cover.io.jsonl import read_input_bytes
 
 
 def loads(data: bytes) -> Any:
@@ -31,7 +32,7 @@ def read_bytes(path: str | Path) -> bytes:
     p = Path(path)
     if not p.is_file():
         raise InputError(f"{path}: no such file")
-    data = p.read_bytes()
+    data = read_input_bytes(p)  # gunzipped when gzip
     if not data.strip():
         raise InputError(f"{path}: the file is empty")
     return data

@@ -29,7 +29,7 @@ from cover.io import (
 )
 from cover.io.document import loads
 from cover.io.generic import TABLE_SUFFIXES, read_table
-from cover.io.jsonl import OnError
+from cover.io.jsonl import OnError, read_input_bytes
 from cover.io.jsonl_by_line import read_gt_by_line
 from cover.io.qvhighlights import Loaded, read_ground_truth, read_predictions
 
@@ -58,7 +58,7 @@ class Peek:
 
     @cached_property
     def data(self) -> bytes:
-        return self.path.read_bytes()
+        return read_input_bytes(self.path)
 
     @cached_property
     def doc(self) -> Any:
@@ -273,6 +273,8 @@ def peek(path: str | Path) -> Peek:
         raise InputError(f"{path}: no such file")
     with p.open("rb") as fh:
         head = fh.read(HEAD_BYTES)
+    if head[:2] == b"\x1f\x8b":  # gzip, whatever the name: sniff the text inside
+        head = read_input_bytes(p)[:HEAD_BYTES]
     if not head.strip():
         raise InputError(f"{path}: the file is empty")
     return Peek(p, head)

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from cover._json import from_json_number, to_json_number
 from cover.data.table import GroundingTable
@@ -33,6 +34,7 @@ from cover.io.jsonl import (
     RawRows,
     check_ids,
     check_unique_qids,
+    json_text,
     raise_on_rejections,
     read_json_rows,
 )
@@ -48,10 +50,14 @@ def certified_rows(
     meta: dict[str, Any],
     rejected: dict[int, Any],
     problems: list[RowProblem],
+    *,
+    in_calibration: NDArray[np.bool_] | None = None,
 ) -> list[dict[str, Any]]:
     """Rows to write, in input-line order: kept rows with their region, rejected rows
-    with their reason. ``meta`` holds score, rule, alpha, k, n_calibration. A table
-    built in memory (no records) gets ``{"qid": ..., "vid": ...}`` rows."""
+    with their reason. ``meta`` holds score, rule, alpha, k, n_calibration (and
+    ``calibration_sha256``, the digest of the calibration qids). Rows where
+    ``in_calibration`` is set were calibration rows and say so (``"in_calibration":
+    true``). A table built in memory (no records) gets ``{"qid": ..., "vid": ...}`` rows."""
     records: list[Any] = (list(table.records) if table.records is not None else
                           [{"qid": q, "vid": v} for q, v in zip(table.qid.tolist(),
                                                                 table.vid.tolist(), strict=True)])
@@ -73,6 +79,8 @@ def certified_rows(
         }
         if ends is not None:  # per-boundary rules: "threshold" is the start side's
             block["threshold_end"] = to_json_number(ends[i])
+        if in_calibration is not None and in_calibration[i]:
+            block["in_calibration"] = True
         out.append((int(lines[i]), {**rec, "cover": block}))
     reasons: dict[int, str] = {}
     for p in problems:
@@ -148,6 +156,8 @@ class LoadedRegions:
     problems: list[RowProblem]
     rejected_at_certify: int
     meta: dict[str, Any]
+    #: Rows the calibrator was fitted on (``cover.in_calibration``), aligned with ``table``.
+    in_calibration: NDArray[np.bool_] | None = None
 
 
 def read_regions(path: str | Path, *, on_error: OnError = "raise") -> LoadedRegions:
@@ -203,11 +213,13 @@ def read_regions(path: str | Path, *, on_error: OnError = "raise") -> LoadedRegi
     alpha = meta.get("alpha")
     regions = Regions(intervals, dur, refused, thr, str(meta.get("score")),
                       float(alpha) if isinstance(alpha, (int, float)) else None)
+    in_cal = np.array([_block(r).get("in_calibration") is True for r in raw.records],
+                      dtype=bool)
     raise_on_rejections(raw.problems, on_error, raw.path)
-    return LoadedRegions(table, regions, raw.problems, int(was_rejected.sum()), meta)
+    return LoadedRegions(table, regions, raw.problems, int(was_rejected.sum()), meta, in_cal)
 
 
-_META_KEYS = ("score", "rule", "alpha", "k", "n_calibration")
+_META_KEYS = ("score", "rule", "alpha", "k", "n_calibration", "calibration_sha256")
 
 
 def _block(rec: dict[str, Any]) -> dict[str, Any]:
@@ -226,9 +238,9 @@ def _common_meta(raw: RawRows) -> dict[str, Any]:
         if this != first:
             key = next(k for k in _META_KEYS if this[k] != first[k])
             raise InputError(
-                f"{raw.path}:{line} (qid={rec.get('qid')}): cover.{key} is {this[key]!r} but "
-                f"{first[key]!r} on line {int(raw.lines[0])}; evaluate the output of one "
-                "calibrator at a time"
+                f"{raw.path}:{line} (qid={rec.get('qid')}): cover.{key} is "
+                f"{json_text(this[key])} but {json_text(first[key])} on line "
+                f"{int(raw.lines[0])}; evaluate the output of one calibrator at a time"
             )
     return first
 
@@ -238,3 +250,17 @@ def _threshold(x: Any) -> float:
         return from_json_number(x)
     except ValueError:
         return math.nan
+
+
+def calibration_overlap(loaded: LoadedRegions, rows: NDArray[np.int64]) -> tuple[int, bool]:
+    """Of the read rows ``rows`` (indices into ``loaded.table``): how many certify marked
+    as calibration rows, and whether their qid set is exactly the calibration set (its
+    sha256, for calibrators fitted on too many rows to keep the qids)."""
+    marked = 0 if loaded.in_calibration is None else int(loaded.in_calibration[rows].sum())
+    digest = loaded.meta.get("calibration_sha256")
+    same = False
+    if isinstance(digest, str) and rows.size:
+        from cover.calibrate.calibrator import fitted_on
+
+        same = fitted_on(loaded.table.qid[rows])["sha256"] == digest
+    return marked, same
