@@ -6,9 +6,10 @@ reads one answer; :func:`parse_answers` many (as columns, with rates per class);
 :func:`answers_to_predictions` turns them into prediction rows any COVER command
 reads, unreadable answers being refusals (whole-video regions), never dropped.
 
-Modules: :mod:`.notation` (time mentions), :mod:`.extract` (the reading stages),
+Modules: :mod:`.notation` (time mentions), :mod:`.reading` (a mention as seconds),
+:mod:`.stages` and :mod:`.extract` (the reading stages),
 :mod:`.answer` (classes), :mod:`.batch` (columns and prediction rows),
-:mod:`.report` (per-file summaries).
+:mod:`.files` (answer files, per-file summaries).
 """
 
 from cover.grounders.parse.answer import (
