@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from cover.errors import InputError
 from cover.io.activitynet_captions import read_activitynet_captions
@@ -56,7 +58,7 @@ def test_charades_sta_malformed_lines_named(tmp_path: Path) -> None:
     got = read_charades_sta(txt, on_error="reject")
     assert len(got.table) == 1
     assert sorted(rejected(got)) == [
-        (2, "1", "non-finite number in a window"),
+        (2, "1", "start and end must be numbers (seconds)"),
         (3, "2", "expected '<vid> <start> <end>##<sentence>'"),
         (4, "3", f"video ZZZ has no duration in {tmp_path / 'charades.json'}"),
         (5, "4", "a true window has start > end"),
@@ -90,6 +92,28 @@ def test_activitynet_captions(tmp_path: Path) -> None:
     assert '"v_b"' in text[lines["v_b_0"] - 1] and '"v_c"' in text[lines["v_c_0"] - 1]
     assert {w for _, _, w in rejected(got)} == {"a true window has start > end",
                                                 "2 timestamps for 1 sentences"}
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 4), st.integers(0, 3), st.booleans()), min_size=1,
+                max_size=12))
+def test_caption_dict_accounts_for_every_sentence(tmp_path_factory: pytest.TempPathFactory,
+                                                  videos: list[tuple[int, int, bool]]) -> None:
+    """kept + rejected = every sentence; each rejection names its own qid."""
+    doc = {}
+    for v, (n, n_reversed, mismatch) in enumerate(videos):
+        ts = [[float(i), float(i) + 2] for i in range(n)]
+        for i in range(min(n_reversed, n)):
+            ts[i] = [5.0, 1.0]
+        sents = [f"s{i}" for i in range(n + (1 if mismatch else 0))]
+        doc[f"v_{v}"] = {"duration": 60.0, "timestamps": ts, "sentences": sents}
+    p = dump(tmp_path_factory.mktemp("anet") / "a.json", doc)
+    got = read_activitynet_captions(p, on_error="reject")
+    bad = rejected(got)
+    total = sum(n + (1 if m else 0) for n, _, m in videos)
+    assert len(got.table) + len(bad) == total
+    assert len({q for _, q, _ in bad}) == len(bad)
+    assert not set(got.table.qid.tolist()) & {q for _, q, _ in bad}
 
 
 def test_tacos_frames_to_seconds(tmp_path: Path) -> None:

@@ -85,7 +85,10 @@ def read_charades_sta(path: str | Path, *, durations: str | Path | None = None,
     for i in np.flatnonzero(missing).tolist():
         problems.append(RowProblem(name, int(line[i]), str(qid[i]),
                                    f"video {vid[i]} has no duration in {dur_path}", "rejected"))
-    return truth_table(_drop(c, missing), on_error=on_error)
+    c = _drop(c, missing)
+    bad = ~np.isfinite(c.windows).all(axis=1)
+    return truth_table(c, on_error=on_error, reasons={
+        int(i): "start and end must be numbers (seconds)" for i in np.flatnonzero(bad)})
 
 
 def _numbers(texts: list[str]) -> np.ndarray:
