@@ -17,6 +17,7 @@ from numpy.typing import NDArray
 
 from cover.data.join import index_of
 from cover.grounders.parse import STATUSES, ParsedColumns, parse_answers
+from cover.io.lmms_eval import first_span
 from cover.io.uag_oops import read_uag_answers, read_uag_ground_truth, uag_source_video
 from cover.metrics import point_iou
 from cover.studies.coverage_validity import coverage_validity
@@ -64,6 +65,7 @@ def main(data: Path) -> None:
     classes: dict[str, dict[str, int]] = {}
     examples: dict[str, tuple[str, str, str]] = {}
     cover_rows: list[str] = []
+    harness_rows: list[str] = []
     for model, name in MODELS.items():
         ans = read_uag_answers(data / UAG / "hasnat79_uag" / name)
         j, found = index_of(gt.qid, ans.clip)
@@ -93,6 +95,17 @@ def main(data: Path) -> None:
                                     f"{ans.authors_raw[i]}",
                                     f"{pc.intervals.row(i) or pc.status[i]}"))
         table = replace(gt.take(j), pred_start=ps, pred_end=pe)
+        spans = [first_span(t) for t in ans.text]
+        ls = np.array([np.nan if x is None else x[0] for x in spans])
+        le = np.array([np.nan if x is None else x[1] for x in spans])
+        harness = replace(table, pred_start=ls, pred_end=le)
+        agree = np.isfinite(ls) & (np.abs(ls - ps) < 1e-9) & (np.abs(le - pe) < 1e-9)
+        ours_iou = np.nan_to_num(point_iou(table))
+        lmms_iou = np.nan_to_num(point_iou(harness))
+        harness_rows.append(
+            f"| {model} | {int(table.has_interval.sum())} | {int(np.isfinite(ls).sum())} | "
+            f"{int(agree.sum())} | {ours_iou.mean():.3f} | {lmms_iou.mean():.3f} | "
+            f"{np.mean(ours_iou >= 0.5):.3f} | {np.mean(lmms_iou >= 0.5):.3f} |")
         refused = float(np.mean(~table.has_interval))
         miou = float(np.mean(point_iou(table)))
         res = coverage_validity(table, name=model, families=("norm", "sec"),
@@ -113,6 +126,11 @@ def main(data: Path) -> None:
           "only we |")
     print("|---|---:|---:|---:|---:|---:|---:|")
     print("\n".join(agree_rows))
+    print("\n### The harness reading of the same answers\n")
+    print("| model | we read | lmms-eval span found | same top-1 | mIoU (ours) | "
+          "mIoU (lmms-eval) | R1@0.5 (ours) | R1@0.5 (lmms-eval) |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    print("\n".join(harness_rows))
     print("\n### Disagreement classes\n")
     print("| class | " + " | ".join(MODELS) + " | example (answer -> authors / ours) |")
     print("|---|" + "---:|" * len(MODELS) + "---|")
