@@ -102,3 +102,15 @@ def test_first_row_longer_than_the_sniffed_head(tmp_path: Path) -> None:
     p.write_text(json.dumps(sample(0, "x" * (formats.HEAD_BYTES + 10))) + "\n"
                  + json.dumps(sample(1, "y")) + "\n")
     assert formats.detect(p, "predictions")[0].name == "lmms-eval-samples"
+
+
+def test_cover_formats_names_the_format_of_files(tmp_path: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    pred = tmp_path / "p.jsonl"
+    pred.write_text(json.dumps({"qid": 1, "vid": "a", "pred_relevant_windows": [[1, 2, 0.5]]}))
+    other = tmp_path / "o.json"
+    other.write_text(json.dumps({"results": {"r1": 0.5}}))
+    assert main(["formats", str(pred), str(other)]) == 0
+    out = capsys.readouterr().out
+    assert f"{pred}: moment-detr (predictions)" in out
+    assert f"{other}: error: " in out and "unrecognised format" in out

@@ -10,7 +10,9 @@ from cover.cli._common import Subparsers, _say
 
 
 def add_parser(sub: Subparsers) -> None:
-    p = sub.add_parser("formats", help="list the prediction and ground-truth formats read")
+    p = sub.add_parser("formats", help="list the prediction and ground-truth formats read, "
+                       "or name the format of files")
+    p.add_argument("files", nargs="*", help="name the detected format of these files")
     p.set_defaults(func=run)
 
 
@@ -40,8 +42,33 @@ def format_kwargs(args: argparse.Namespace) -> dict[str, Any]:
     return out
 
 
+def _detect(path: str) -> str:
+    """``<format> (<role>)`` of ``path``, or why none fits."""
+    from cover.errors import InputError
+    from cover.io.formats import Role, detect
+
+    found: list[str] = []
+    roles: tuple[Role, ...] = ("predictions", "ground_truth")
+    for role in roles:
+        try:
+            f, _ = detect(path, role)
+        except InputError as exc:
+            if "give it as" in str(exc):
+                continue  # the other role's format: found on that pass
+            if role == "ground_truth" and not found:
+                return f"error: {exc}"
+            continue
+        found.append(f"{f.name} ({role.replace('_', ' ')})")
+    return ", ".join(dict.fromkeys(found))
+
+
 def run(args: argparse.Namespace) -> int:
     from cover.io.formats import COLUMNS_EXAMPLE, COLUMNS_FORMAT, FORMATS
+
+    if args.files:
+        for path in args.files:
+            print(f"{path}: {_detect(path)}")
+        return 0
 
     for role, title in (("predictions", "Predictions (--preds)"),
                         ("ground_truth", "Ground truth (--gt)")):
