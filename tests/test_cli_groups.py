@@ -70,3 +70,16 @@ def test_flag_errors(tmp_path, capsys, flags, message):
     assert main(["calibrate", "--preds", str(preds), "--gt", str(gt), "-o",
                  str(tmp_path / "c.json"), *flags]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_weighted_positivity_report_names_target_rows(tmp_path, capsys):
+    preds, gt = _files(tmp_path)
+    target = tmp_path / "target.jsonl"
+    rows = [{"vid": f"far{i}", "duration": 600.0} for i in range(3)] + \
+        [{"vid": f"near{i}", "duration": 150.0} for i in range(30)]
+    target.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert main(["calibrate", "--preds", str(preds), "--gt", str(gt), "--rule", "weighted",
+                 "--shift-to", str(target), "-o", str(tmp_path / "w.json")]) == 0
+    out = capsys.readouterr().out
+    assert "3 of 33 test rows outside the calibration covariate range: vid far0, far1, far2" \
+        in out

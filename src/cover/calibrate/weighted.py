@@ -80,8 +80,10 @@ class PositivityReport:
     unsupported: NDArray[np.bool_]
     outside: NDArray[np.bool_] | None = None
 
-    def lines(self, names: Sequence[str] | NDArray[Any] | None = None) -> list[str]:
-        """Human-readable summary; ``names`` (e.g. qids) name the rows, else 1-based rows."""
+    def lines(self, names: Sequence[str] | NDArray[Any] | None = None, *,
+              label: str = "qid") -> list[str]:
+        """Human-readable summary; ``names`` (``label``: qid, vid) name the rows, else
+        1-based row numbers."""
         m = self.unsupported.size
         out = [f"calibration: {self.n_calibration} rows, effective sample size "
                f"{self.ess:.1f} under the weights"]
@@ -99,9 +101,9 @@ class PositivityReport:
             rows = np.flatnonzero(mask)
             shown = [str(names[int(i)]) if names is not None else str(i + 1)
                      for i in rows[:MAX_NAMED_ROWS]]
-            label = "qid" if names is not None else "row"
+            what_row = label if names is not None else "row"
             more = f" and {rows.size - MAX_NAMED_ROWS} more" if rows.size > MAX_NAMED_ROWS else ""
-            out.append(f"{rows.size} of {m} test rows {what}: {label} "
+            out.append(f"{rows.size} of {m} test rows {what}: {what_row} "
                        f"{', '.join(shown)}{more}")
         return out
 

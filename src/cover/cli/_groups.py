@@ -77,26 +77,33 @@ def group_settings(args: argparse.Namespace, table: GroundingTable
     if groups != "covariate_cells":
         raise InputError("--rule weighted certifies per covariate cell: use --groups "
                          "covariate_cells (the default)")
-    target = None if not args.shift_to else _target_covariate(args.shift_to, args.covariate)
+    target, names = (None, None) if not args.shift_to else \
+        _target_covariate(args.shift_to, args.covariate)
     scores = compute_scores(table, args.score, min_scale=args.min_scale,
                             target=args.target).values
     ws = weighted_setup(table, target, covariate=args.covariate, alpha=args.alpha,
                         scores=scores)
     lines = (["no --shift-to target rows: likelihood ratios are 1 (split conformal)"]
-             if ws.report is None else ws.report.lines())
+             if ws.report is None else
+             ws.report.lines(names, label="vid" if args.covariate == "duration" else "qid"))
     return ({"groups": groups, "group_params": ws.group_params, "params": ws.params},
             {"weights": ws.weights}, lines)
 
 
-def _target_covariate(path: str, covariate: str) -> np.ndarray:
+def _target_covariate(path: str, covariate: str) -> tuple[np.ndarray, np.ndarray]:
+    """The covariate of the target rows with finite values, and their names (vid for
+    durations, qid for predicted lengths) for the positivity report."""
     if covariate == "duration":
         from cover.io import read_durations
 
-        _, durs = read_durations(path)
-        if durs.size == 0:
-            raise InputError(f"{path}: no row with vid and duration to reweight toward")
-        return durs
-    from cover.calibrate.groups import predicted_length
-    from cover.io import read_predictions
+        names, values = read_durations(path)
+    else:
+        from cover.calibrate.groups import predicted_length
+        from cover.io import read_predictions
 
-    return predicted_length(read_predictions(path, on_error="reject").table)
+        table = read_predictions(path, on_error="reject").table
+        names, values = table.qid, predicted_length(table)
+    keep = np.isfinite(values)
+    if not keep.any():
+        raise InputError(f"{path}: no row with a {covariate} to reweight toward")
+    return values[keep], np.asarray(names)[keep]
