@@ -27,4 +27,5 @@ cover study all --out "$out" \
   --preds "$q/la_detr/best_hl_val_preds.jsonl" --gt "$gt" --name "LA-DETR" \
   --preds "$data/charades_sta/la_detr/hl_test_submission.jsonl" \
     --gt "$data/lighthouse/charades_test_release.jsonl" --name "LA-DETR" \
-  --preds "$out/qd_detr_ensemble.jsonl" --gt "$gt" --name "QD-DETR ensemble"
+  --preds "$out/qd_detr_ensemble.jsonl" --gt "$gt" --name "QD-DETR ensemble" \
+  --humans "$data"

@@ -25,5 +25,7 @@ def study_run(data_dir: Path) -> tuple[Path, dict[str, Any]]:
     inputs = input_pairs(preds, gts, None, None)
     protocol = Protocol(n_resamples=20)
     manifest = run_studies(studies=["all"], inputs=inputs, out=out, protocol=protocol,
-                           command=command_line("all", inputs, out, protocol))
+                           command=command_line("all", inputs, out, protocol,
+                                                humans=data_dir),
+                           humans_dir=data_dir)
     return out, manifest

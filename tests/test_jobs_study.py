@@ -30,18 +30,22 @@ def test_input_pairs_names_and_datasets() -> None:
 
 def test_study_all_fills_every_table(data_dir: Path) -> None:
     out, man = study_run(data_dir)
-    assert man["studies"] == list(STUDIES)
+    assert man["studies"] == [*STUDIES, "humans"]
     assert [p["id"] for p in man["pairs"]] == ["qd-detr-qvhighlights", "la-detr-qvhighlights",
                                                "la-detr-charades-sta"]
     keys = {t["key"] for t in man["tables"]}
     assert {"coverage", "efficiency", "margins", "two_param_change", "two_param_lambdas",
             "rcps", "conditional", "transfer_ks", "transfer", "calsize", "utility_corr",
-            "utility_selective", "exchangeability", "uncertainty"} <= keys
+            "utility_selective", "exchangeability", "exchangeability_online", "rcps_bounds",
+            "transfer_positivity", "overview", "humans"} <= keys
     for t in man["tables"]:
         assert t["rows"], t["key"]
         assert all(len(r) == len(t["header"]) for r in t["rows"]), t["key"]
-    # Anything not filled says which piece it needs.
-    assert all("needs" in m and "not available" in m for m in man["missing"])
+    # Anything not filled says which piece it needs: here only study 9, since none of
+    # these grounders reports its own uncertainty.
+    assert man["missing"] == [
+        "Nominal region of the grounder's own uncertainty: needs a prediction file with "
+        "start_std/end_std (e.g. `cover ensemble` of several checkpoints), not available"]
     assert (out / "tables.md").read_text().count("| ") > 100
     assert man["command"].startswith("cover study all --preds")
 
@@ -75,6 +79,20 @@ def test_findings_on_real_grounders(data_dir: Path) -> None:
     assert all(s["source_rows_in_target_range"] == 0 for s in tr["support"].values())
     shift = {r["feature"]: r for r in tr["shift"]}
     assert shift["Video duration"]["ratio"] > 5
+    # Every target row falls in a duration bucket with no source rows: pooled fallback,
+    # so the bucketed correction equals unweighted transfer.
+    for cells in tr["directions"].values():
+        for c in cells:
+            assert c["bucketed"] == c["unweighted"]
+            assert c["positivity"]["unsupported"] == c["positivity"]["n_test"]
+    # RCPS never violates its level on more than delta of the resamples, and costs length.
+    for c in doc("qd-detr-qvhighlights", "rcps")["cells"]:
+        assert c["violation_fraction"] <= 0.1
+        assert c["length"] >= c["split_length"]
+    # Annotators disagree: certifying one Charades-STA annotator costs most of the video.
+    hum = json.loads((out / "humans" / "humans.json").read_text())["data"]["cells"]
+    ch = [c for c in hum if c["dataset"] == "Charades-STA"]
+    assert len(ch) == 5 and all(0.5 < c["norm"]["share"] < 0.9 for c in ch)
 
 
 def test_cli_study_one_study_and_report(data_dir: Path, tmp_path: Path) -> None:

@@ -36,6 +36,8 @@ def add_parser(sub: Subparsers) -> None:
                    help="share of units in the calibration pool (0.4)")
     p.add_argument("--min-scale", type=float, default=1.0, help="NORM scale floor, s (1)")
     p.add_argument("--target", choices=TARGETS, default="envelope")
+    p.add_argument("--humans", type=Path, metavar="DATA_DIR",
+                   help="add the human-grounder table from the re-annotations under DATA_DIR")
     p.add_argument("--no-report", action="store_true", help="skip report.html")
     p.set_defaults(func=run)
 
@@ -50,9 +52,10 @@ def run(args: argparse.Namespace) -> int:
                         alphas=tuple(float(a) for a in args.alphas))
     inputs = input_pairs(args.preds, args.gt, args.name, args.dataset)
     command = command_line(args.study, inputs, args.out, protocol, min_scale=args.min_scale,
-                           target=args.target)
+                           target=args.target, humans=args.humans)
     run_studies(studies=[args.study], inputs=inputs, out=args.out, protocol=protocol,
-                min_scale=args.min_scale, target=args.target, command=command)
+                min_scale=args.min_scale, target=args.target, command=command,
+                humans_dir=args.humans)
     if not args.no_report:
         from cover.report.build import build_report
 

@@ -156,11 +156,13 @@ def run_studies(
     target: str = "envelope",
     command: str = "",
     gallery_alpha: float = 0.1,
+    humans_dir: Path | None = None,
 ) -> dict[str, Any]:
     """Run ``studies`` over every input pair; write the results folder; return the manifest.
 
     Study 9 (uncertainty) runs on the pairs whose predictions report ``start_std`` /
     ``end_std``; when none does it runs on all, so that the output says what it needs.
+    ``humans_dir`` (a data folder with the re-annotations) adds the human-grounder table.
     """
     wanted = list(STUDIES) if "all" in studies else [s for s in STUDIES if s in studies]
     out.mkdir(parents=True, exist_ok=True)
@@ -184,6 +186,17 @@ def run_studies(
         _say(f"cover: {pair.label}: {', '.join(s for s in wanted if s not in skip)} done")
     transfers = _run_transfers(pairs, out, all_inputs, results) if "transfer" in wanted else []
     comparisons = _comparisons(results, pairs, out)
+    if humans_dir is not None:
+        from cover.studies.humans import humans
+
+        t0 = time.perf_counter()
+        res_h = humans(humans_dir, protocol, min_scale=min_scale)
+        timings["humans"] = time.perf_counter() - t0
+        (out / "humans").mkdir(exist_ok=True)
+        write_json(out / "humans" / "humans.json", res_h.to_dict(), inputs=all_inputs)
+        write_text(out / "humans" / "humans.md", res_h.markdown(), inputs=all_inputs)
+        results.append(res_h)
+        wanted = [*wanted, "humans"]
     overview = overview_table(results)
     if overview is not None:
         results.insert(0, StudyResult("overview", "Overview", "all pairs", {}, [overview]))
@@ -282,31 +295,38 @@ def overview_table(results: Sequence[StudyResult], target: float = 0.9) -> Table
                  tuple(rows))
 
 
-def _comparisons(results: list[StudyResult], pairs: list[Pair], out: Path) -> list[str]:
-    """Comparison figures across pairs at the 0.9 target (coverage with bands, cost)."""
-    cov = [r for r in results if r.study == "coverage"]
-    eff = [r for r in results if r.study == "efficiency"]
-    figs: list[str] = []
+def _comparisons(results: list[StudyResult], pairs: list[Pair], out: Path
+                 ) -> list[dict[str, str]]:
+    """Comparison figures across pairs, each with the section it belongs to: coverage with
+    bands and cost at the 0.9 target (overview), hand-picked margins (margins)."""
+    figs: list[dict[str, str]] = []
     try:
         from cover.report import figures_studies as fs
     except ImportError:  # pragma: no cover
         return figs
-    if len(cov) > 1:
+    by = {s: [r for r in results if r.study == s] for s in ("coverage", "efficiency",
+                                                            "margins")}
+    if len(by["coverage"]) > 1:
         rows = []
-        for r in cov:
+        for r in by["coverage"]:
             cells = [c for c in r.data["cells"] if abs(c["target"] - 0.9) < 1e-9]
-            if not cells:
-                continue
-            rows.append({"label": r.subject, "band_lo": cells[0]["band_lo"],
-                         "band_hi": cells[0]["band_hi"],
-                         "coverage": {c["family"]: c["coverage_mean"] for c in cells}})
+            if cells:
+                rows.append({"label": r.subject, "band_lo": cells[0]["band_lo"],
+                             "band_hi": cells[0]["band_hi"],
+                             "coverage": {c["family"]: c["coverage_mean"] for c in cells}})
         if rows:
-            figs.append(str(fs.compare_coverage(rows, 0.9, out / "compare_coverage.png")
-                            .relative_to(out)))
-    if len(eff) > 1:
+            path = fs.compare_coverage(rows, 0.9, out / "compare_coverage.png")
+            figs.append({"study": "overview", "path": path.name})
+    if len(by["efficiency"]) > 1:
         rows = [{"label": r.subject, "share": {c["family"]: c["length_frac_mean"]
                                                for c in r.data["cells"]
-                                               if abs(c["target"] - 0.9) < 1e-9}} for r in eff]
-        figs.append(str(fs.compare_length(rows, 0.9, out / "compare_length.png")
-                        .relative_to(out)))
+                                               if abs(c["target"] - 0.9) < 1e-9}}
+                for r in by["efficiency"]]
+        figs.append({"study": "overview",
+                     "path": fs.compare_length(rows, 0.9, out / "compare_length.png").name})
+    if len(by["margins"]) > 1:
+        rows = [{"label": r.subject, "lams": r.data["lams"], "coverage": r.data["coverage"]}
+                for r in by["margins"]]
+        figs.append({"study": "margins",
+                     "path": fs.compare_margins(rows, out / "compare_margins.png").name})
     return figs

@@ -75,7 +75,8 @@ def input_pairs(preds: Sequence[Path], gts: Sequence[Path], names: Sequence[str]
 
 
 def command_line(study: str, inputs: Sequence[InputPair], out: Path, protocol: Protocol, *,
-                 min_scale: float = 1.0, target: str = "envelope") -> str:
+                 min_scale: float = 1.0, target: str = "envelope",
+                 humans: Path | None = None) -> str:
     """The ``cover study`` command that reproduces a run, every choice spelled out."""
     parts = ["cover", "study", study]
     for x in inputs:
@@ -86,4 +87,6 @@ def command_line(study: str, inputs: Sequence[InputPair], out: Path, protocol: P
               "--resample-frac", f"{protocol.resample_frac:g}", "--seed", str(protocol.seed),
               "--cal-frac", f"{protocol.cal_frac:g}", "--min-scale", f"{min_scale:g}",
               "--target", target]
+    if humans is not None:
+        parts += ["--humans", str(humans)]
     return " ".join(shlex.quote(p) for p in parts)

@@ -59,21 +59,23 @@ def build_report(results: str | Path, out: str | Path) -> Path:
         f"calibrated cut (SLS), so that it contains the true moment with the requested "
         f"probability. COVER {esc(str(man.get('cover_version', '')))}.</p>")
     body.append("<h2 id='summary-h'>Summary</h2>")
-    body.append(summary_html(pairs, studies, transfers, man.get("missing", [])))
+    humans_doc = _load(root / "humans" / "humans.json") if "humans" in man["studies"] else None
+    body.append(summary_html(pairs, studies, transfers, man.get("missing", []), humans_doc))
     nav = "".join(f"<a href='#s-{s}'>{esc(INTRO.get(s, (s, ''))[0])}</a>"
                   for s in man["studies"])
     body.append(f"<nav>{nav}<a href='#gallery'>Gallery</a><a href='#queries'>All queries</a>"
                 "</nav>")
     tables = man.get("tables", [])
     over = [t for t in tables if t["key"] == "overview"]
-    if over or man.get("comparisons"):
+    if over or any(c["study"] == "overview" for c in man.get("comparisons", [])):
         body.append("<h2 id='overview'>Overview across grounders</h2>")
         for t in over:
             body.append(f"<p class='caption'>{esc(t['caption'])}</p>"
                         + table_html(t["header"], t["rows"]))
-        for rel in man.get("comparisons", []):
-            path = root / rel
-            body.append(img(path, path.stem, CAPTIONS.get(path.name, "")))
+        for c in man.get("comparisons", []):
+            if c["study"] == "overview":
+                path = root / c["path"]
+                body.append(img(path, path.stem, CAPTIONS.get(path.name, ""), wide=True))
     for study in man["studies"]:
         stem = study.replace("-", "_")
         keys = [t for t in tables if t["key"] == stem or t["key"].startswith(stem + "_")]
@@ -89,6 +91,8 @@ def build_report(results: str | Path, out: str | Path) -> Path:
                 miss.append("Cross-dataset transfer: needs one grounder (same --name) on two "
                             "datasets, not available")
         else:
+            figs += [("Every grounder", root / c["path"]) for c in man.get("comparisons", [])
+                     if c["study"] == study]
             for p in pairs:
                 figs += [(labels[p["id"]], root / f) for f in p["figures"].get(study, [])]
                 doc = studies[p["id"]].get(study)

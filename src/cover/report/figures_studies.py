@@ -40,7 +40,7 @@ def conditional_strata(data: dict[str, Any], name: str, path: Path) -> Path:
     cells = [c for c in data["cells"] if c["family"] in ("norm", "sec")]
     strata = list(dict.fromkeys(c["stratum"] for c in cells))
     series = list(dict.fromkeys((c["half"], c["family"]) for c in cells))
-    fig, ax = p.subplots(figsize=(6.4, 4.0))
+    fig, ax = p.subplots(figsize=(7.6, 4.0))
     width = 0.8 / max(len(series), 1)
     x = np.arange(len(strata))
     for i, (half, fam) in enumerate(series):
@@ -57,8 +57,9 @@ def conditional_strata(data: dict[str, Any], name: str, path: Path) -> Path:
     ax.set_xticks(x, strata)
     lo = min([c["coverage"] for c in cells] + [data["target"]]) - 0.08
     ax.set_ylim(max(lo, 0), 1.0)
-    finish(ax, "stratum of the test split", "realised coverage",
-           f"Conditional coverage: {name}", legend="lower left")
+    finish(ax, "stratum of the test split (Mondrian bars: predicted-length terciles)",
+           "realised coverage", f"Conditional coverage: {name}", legend=None)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0))
     return save(fig, path)
 
 
@@ -79,6 +80,7 @@ def calsize_spread(data: dict[str, Any], name: str, path: Path) -> Path:
                label=f"target {1 - data['alpha']:.2f}")
     ax.set_xscale("log")
     ax.set_xticks(n, [f"{int(x)}" for x in n])
+    ax.set_xticks([], minor=True)
     finish(ax, "calibration size (units = source videos, log scale)", "realised coverage",
            f"Calibration size: {name}", legend="lower right")
     return save(fig, path)
@@ -102,6 +104,28 @@ def transfer_ks(data: dict[str, Any], name: str, path: Path) -> Path:
     ax.set_xlim(0, 1.0)
     finish(ax, "two-sample KS statistic (0 = same distribution, 1 = disjoint)", "",
            f"Covariate shift: {name}", legend="lower right")
+    return save(fig, path)
+
+
+def compare_margins(rows: Sequence[dict[str, Any]], path: Path) -> Path:
+    """Coverage of the hand-picked SEC margins for every pair (one line each)."""
+    p = plt()
+    fig, ax = p.subplots(figsize=(8.0, 4.4))
+    markers = "osD^vP*Xh<>"
+    for j, r in enumerate(rows):
+        lams = np.asarray(r["lams"], dtype=float)
+        ax.plot(lams, r["coverage"], marker=markers[j % len(markers)], lw=1.2,
+                color=OKABE_ITO[j % len(OKABE_ITO)], label=r["label"])
+        ax.set_xticks(lams, [f"{x:g}" for x in lams])
+    ax.set_xscale("log", base=2)
+    ax.set_xticks([], minor=True)
+    for t, ls in ((0.8, ":"), (0.9, "--")):
+        ax.axhline(t, ls=ls, color="0.3", lw=1)
+    ax.set_ylim(0, 1.02)
+    finish(ax, "hand-picked margin lam (s, log scale); dashed/dotted: targets 0.9/0.8",
+           "realised coverage on test split", "Uncalibrated margins, every grounder",
+           legend=None)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0))
     return save(fig, path)
 
 

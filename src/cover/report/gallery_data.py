@@ -1,6 +1,7 @@
 """Per-query data behind the report's gallery and searchable table: for every test row
 of a pair, truth, prediction, relevance signal, and the certified region of each family
-at one target (thresholds calibrated on the whole pool)."""
+at one target (thresholds calibrated on the whole pool). The relevance signal is stored
+as its min, max and 100 levels in between (``v = lo + q (hi - lo) / 99``)."""
 
 from __future__ import annotations
 
@@ -32,6 +33,10 @@ def query_records(pair: Pair, alpha: float = 0.1) -> dict[str, Any]:
     rows = []
     for i in range(len(test)):
         rel = test.relevance.row(i)
+        lo, hi = (float(rel.min()), float(rel.max())) if rel.size else (0.0, 0.0)
+        # The signal only feeds a drawing: 100 levels between its min and max suffice.
+        q = np.round(99 * (rel - lo) / (hi - lo)).astype(int) if hi > lo else \
+            np.zeros(rel.size, dtype=int)
         rows.append({
             "qid": str(test.qid[i]), "vid": str(test.vid[i]),
             "query": "" if test.query is None or test.query[i] is None else str(test.query[i]),
@@ -43,7 +48,7 @@ def query_records(pair: Pair, alpha: float = 0.1) -> dict[str, Any]:
             "regions": {f: [[round(a, 3), round(b, 3)] for a, b in regions[f][i]]
                         for f in regions},
             "covered": {f: bool(covered[f][i]) for f in covered},
-            "relevance": [round(float(v), 3) for v in rel],
+            "relevance": {"lo": lo, "hi": hi, "q": q.tolist()},
         })
     return jsonify({"alpha": alpha, "target": 1 - alpha, "clip": test.clip,
                     "thresholds": thresholds, "rows": rows})

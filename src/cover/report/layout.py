@@ -27,6 +27,8 @@ td:nth-child(-n+3),th:nth-child(-n+3){text-align:left}th{background:#f1f1f1}
 figure{display:inline-block;margin:.4em .6em .8em 0;vertical-align:top;max-width:560px}
 figure img{width:100%;max-width:560px;border:1px solid #eee}
 figcaption{font-size:12.5px;color:#444;margin-top:.3em}
+figure.wide{display:block;max-width:900px}figure.wide img{max-width:900px}
+.summary td,.summary th{text-align:left!important}
 .missing{background:#fff4e5;border-left:4px solid #E69F00;padding:.4em .8em;font-size:13px}
 .caption{font-size:13px;color:#333}
 .timeline{margin:.5em 0 1.2em}.timeline svg{max-width:100%;height:auto}
@@ -53,10 +55,11 @@ def esc(text: str) -> str:
     return html.escape(text, quote=True)
 
 
-def img(path: Path, alt: str, caption: str) -> str:
-    """A figure embedded as base64 PNG, with its caption."""
+def img(path: Path, alt: str, caption: str, *, wide: bool = False) -> str:
+    """A figure embedded as base64 PNG, with its caption (``wide``: the page's width)."""
     data = base64.b64encode(path.read_bytes()).decode()
-    return (f'<figure><img alt="{esc(alt)}" src="data:image/png;base64,{data}">'
+    cls = ' class="wide"' if wide else ""
+    return (f'<figure{cls}><img alt="{esc(alt)}" src="data:image/png;base64,{data}">'
             f"<figcaption>{esc(caption)}</figcaption></figure>")
 
 

@@ -31,6 +31,8 @@ INTRO: dict[str, tuple[str, str]] = {
                 "better prediction? What does a width budget buy?"),
     "exchangeability": ("8. Exchangeability of the split", "Are the calibration pool and the "
                         "test split drawn from the same distribution?"),
+    "humans": ("Human grounders", "How far do the annotators themselves disagree, and what "
+               "would certifying a person cost?"),
     "uncertainty": ("9. Reported uncertainty vs COVER", "Does a grounder's own boundary "
                     "uncertainty deliver its nominal coverage?"),
 }
@@ -56,6 +58,8 @@ CAPTIONS: dict[str, str] = {
                        "only). Look at how far and how long each line strays from the dashed "
                        "alpha: ACI moves its level after every miss or hit, the fixed "
                        "threshold never does.",
+    "compare_margins.png": "Every grounder under the same hand-picked margins: the same "
+                           "round number of seconds lands at very different coverage.",
     "compare_coverage.png": "Every grounder at the 0.9 target: each marker should sit inside "
                             "its grey band, near the dashed line.",
     "compare_length.png": "What the 0.9 guarantee costs each grounder, as share of the video; "
@@ -72,7 +76,8 @@ def section_html(study: str, tables: list[dict[str, Any]], figures: list[tuple[s
         out.append(table_html(t["header"], t["rows"]))
     labels = list(dict.fromkeys(label for label, _ in figures))
     for i, lab in enumerate(labels):
-        figs = "".join(img(path, f"{study}: {label}", f"{label}. {CAPTIONS.get(path.name, '')}")
+        figs = "".join(img(path, f"{study}: {label}", f"{label}. {CAPTIONS.get(path.name, '')}",
+                           wide=path.name.startswith("compare_"))
                        for label, path in figures if label == lab)
         # With many pairs the first one's figures show; the others fold away.
         out.append(figs if i == 0 else f"<details><summary>Figures: {esc(lab)}</summary>"

@@ -153,8 +153,35 @@ def _overview(pairs: list[dict[str, Any]], facts: dict[str, dict[str, Any]]) -> 
     return "".join(parts) + f"<table>{head}{''.join(rows)}</table>"
 
 
+def humans_sentence(humans: dict[str, Any] | None, pairs: list[dict[str, Any]],
+                    facts: dict[str, dict[str, Any]]) -> str:
+    """How the annotators' own certified cost compares with the grounders' on a dataset."""
+    if not humans:
+        return ""
+    out = []
+    cells = humans["data"]["cells"]
+    for dataset in dict.fromkeys(c["dataset"] for c in cells):
+        shares = [c["norm"]["share"] for c in cells if c["dataset"] == dataset and "norm" in c
+                  and c["annotator"] != "worker 1"]
+        if not shares:
+            continue
+        text = (f"A human annotator of {esc(dataset)}, certified against the official labels, "
+                f"needs {min(shares):.0%}-{max(shares):.0%} of the video for the same "
+                f"{TARGET:.0%} guarantee")
+        same = [(p, facts[p["id"]]["cost"]) for p in pairs
+                if p["dataset"] == dataset and "cost" in facts[p["id"]]]
+        if same:
+            text += "; " + ", ".join(f"{esc(p['name'])} needs {c[1]:.0%}" for p, c in same)
+        out.append(text + ".")
+    if not out:
+        return ""
+    return ("<p><b>The label noise floor.</b> " + " ".join(out) + " No grounder trained on "
+            "these labels can be certified much tighter than the annotators agree.</p>")
+
+
 def summary_html(pairs: list[dict[str, Any]], studies: dict[str, dict[str, dict[str, Any]]],
-                 transfers: list[dict[str, Any]], missing: list[str]) -> str:
+                 transfers: list[dict[str, Any]], missing: list[str],
+                 humans: dict[str, Any] | None = None) -> str:
     """The summary box: plain words (across pairs when there are several, with one compact
     row each and the full sentences folded away), then transfer and what is missing."""
     parts = ['<div class="summary" id="summary">']
@@ -169,6 +196,7 @@ def summary_html(pairs: list[dict[str, Any]], studies: dict[str, dict[str, dict[
                      "<ul>" + "".join(f"<li>{s}</li>" for s in sents) + "</ul>")
     if len(pairs) > 1:
         parts.append("</details>")
+    parts.append(humans_sentence(humans, pairs, facts))
     for t in transfers:
         d = t.get("data", {})
         for direction, cells in d.get("directions", {}).items():

@@ -50,7 +50,7 @@ def calsize(pair: Pair, sizes: tuple[int, ...] = PAPER_SIZES, alpha: float = 0.1
             continue
         masks = unit_subsamples(pair.pool.units, n, r, pair.protocol.seed)
         th = resample_thresholds(pool.scores, masks, (alpha,))
-        cov = test.at(th.values[0]).coverage()
+        cov = test.covered(th.values[0]).mean(axis=1)
         m = int(np.median(th.n))
         k = int(conformal_ranks(np.array([m]), alpha)[0])
         mu, sd = mean_sd(cov)

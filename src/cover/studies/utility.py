@@ -4,8 +4,9 @@ With the whole pool calibrated at ``alpha`` (1 - alpha = 0.9 by default), over t
 non-refused test rows: Spearman rank correlation between certified width and the base
 grounder's point-IoU, mean point-IoU by width quartile (Q1 narrowest), and the
 selective-prediction rule "retain a row when its width is within a budget" at the
-budgets that retain 20%, 50% and 100% of rows: point-IoU of retained vs abstained
-rows, and coverage among the retained (which marginal theory does not guarantee).
+widths where 20%, 50% and 100% of rows are retained (ties at the budget are kept, and
+the realised share is reported): point-IoU of retained vs abstained rows, and coverage
+among the retained (which marginal theory does not guarantee).
 """
 
 from __future__ import annotations
@@ -58,11 +59,14 @@ def utility(pair: Pair, alpha: float = 0.1,
                  for q in range(4)]
         selective = []
         for r in retentions:
-            n_keep = round(r * width.size)
-            ret = np.zeros(width.size, dtype=bool)
-            ret[order[:n_keep]] = True
+            # The budget is the width at the requested retention; every row within it is
+            # kept, so ties at the budget (e.g. many whole-video regions) keep more.
+            n_keep = max(round(r * width.size), 1)
+            budget = float(width[order[n_keep - 1]]) if width.size else 0.0
+            ret = width <= budget
             selective.append({
-                "retention": r, "budget_s": float(width[order[n_keep - 1]]) if n_keep else 0.0,
+                "retention": r, "budget_s": budget, "retained_share": float(ret.mean())
+                if ret.size else float("nan"),
                 "iou_retained": float(piou[ret].mean()) if ret.any() else float("nan"),
                 "iou_abstained": float(piou[~ret].mean()) if (~ret).any() else float("nan"),
                 "coverage_retained": float(covered[ret].mean()) if ret.any() else float("nan"),
@@ -82,13 +86,15 @@ def utility(pair: Pair, alpha: float = 0.1,
         for s in c["selective"]:
             sel_rows.append((pair.name, pair.dataset, family_label(c["family"]),
                              f"{s['retention']:.2f}", f"{s['budget_s']:.1f}",
-                             fmt(s["iou_retained"]), "--" if s["retention"] >= 1 else
-                             fmt(s["iou_abstained"]), fmt(s["coverage_retained"])))
+                             f"{s['retained_share']:.2f}", fmt(s["iou_retained"]),
+                             "--" if s["retained_share"] >= 1 else fmt(s["iou_abstained"]),
+                             fmt(s["coverage_retained"])))
     sel = Table("utility_selective", "Selective prediction: retain a row when its certified "
-                "width is within the budget that keeps the given share of rows; point-IoU "
+                "width is within a budget (the width at the requested retention; rows tied "
+                "at the budget are all kept, so the realised share can be larger); point-IoU "
                 "of retained vs abstained rows and coverage among the retained.",
-                ("Grounder", "Dataset", "Family", "Retention", "Budget (s)", "IoU ret.",
-                 "IoU abst.", "Cov. (ret.)"), tuple(sel_rows))
+                ("Grounder", "Dataset", "Family", "Retention", "Budget (s)", "Retained",
+                 "IoU ret.", "IoU abst.", "Cov. (ret.)"), tuple(sel_rows))
     data = {"alpha": alpha, "cells": cells}
     return StudyResult("utility", "Downstream utility of the certified width", pair.label,
                        data, [corr, sel])
