@@ -1,0 +1,12 @@
+"""Certification at scale: Arrow batches in bounded memory, files of any size, and
+distributed engines (Ray Data; recipes for Spark and Dask in ``docs/scale.md``).
+
+:func:`certify_batch` is the one kernel; :func:`certify_parquet` streams a file
+through it batch by batch; :func:`cover.stream.ray.certify_dataset` maps it over a
+Ray dataset with the calibrator loaded once per worker.
+"""
+
+from cover.stream.arrow import DEFAULT_COLUMNS, certify_batch, cover_type
+from cover.stream.parquet import StreamCounts, certify_parquet
+
+__all__ = ["DEFAULT_COLUMNS", "StreamCounts", "certify_batch", "certify_parquet", "cover_type"]

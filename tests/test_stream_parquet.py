@@ -1,0 +1,79 @@
+"""Streaming Parquet certification: identical to the in-process path, any batch size."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+pa = pytest.importorskip("pyarrow")
+pq = pytest.importorskip("pyarrow.parquet")
+
+import cover  # noqa: E402
+from cover.errors import OutputError  # noqa: E402
+from cover.stream import certify_parquet  # noqa: E402
+
+COLS = {"qid": "qid", "vid": "vid", "duration": "duration",
+        "windows": "pred_relevant_windows", "saliency": "pred_saliency_scores"}
+
+
+@pytest.fixture(scope="module")
+def qvh(qdetr_preds, qvh_gt, tmp_path_factory):
+    """QD-DETR's real predictions as Parquet (durations joined in), and the table."""
+    recs = [json.loads(line) for line in qdetr_preds.read_text().splitlines()]
+    dur = {json.loads(x)["qid"]: json.loads(x)["duration"]
+           for x in qvh_gt.read_text().splitlines()}
+    src = tmp_path_factory.mktemp("pq") / "preds.parquet"
+    pq.write_table(pa.table({
+        "qid": [r["qid"] for r in recs], "vid": [r["vid"] for r in recs],
+        "duration": [float(dur[r["qid"]]) for r in recs],
+        "pred_relevant_windows": [r["pred_relevant_windows"] for r in recs],
+        "pred_saliency_scores": [r["pred_saliency_scores"] for r in recs]}), src)
+    table, _ = cover.load_labelled(qdetr_preds, qvh_gt)
+    return src, table
+
+
+@pytest.mark.parametrize(("score", "batch_rows"), [("norm", 97), ("sls", 1000),
+                                                   ("sec", 100_000)])
+def test_parquet_stream_equals_in_process(qvh, tmp_path, score, batch_rows):
+    src, table = qvh
+    cal = cover.Calibrator(score=score, alpha=0.1).fit(table)
+    dst = tmp_path / "out.parquet"
+    counts = certify_parquet(cal, src, dst, columns=COLS, batch_rows=batch_rows)
+    assert counts.rows == len(table) == counts.certified + counts.refused + counts.rejected
+    assert counts.batches == -(-len(table) // batch_rows)
+    out = pq.read_table(dst)
+    assert out.column_names[:-1] == pq.read_schema(src).names  # input columns untouched
+    got = out.column("cover").combine_chunks().field("region").to_pylist()
+    assert got == cal.certify(table).intervals.to_lists()
+    meta = json.loads(out.schema.metadata[b"cover.calibrator"])
+    assert meta["score"] == score and meta["k"] == cal.k_
+
+
+def test_output_onto_input_is_refused_and_input_kept(qvh, tmp_path):
+    src, table = qvh
+    before = src.read_bytes()
+    cal = cover.Calibrator(score="norm", alpha=0.1).fit(table)
+    with pytest.raises(OutputError, match="also an input"):
+        certify_parquet(cal, src, src, columns=COLS)
+    assert src.read_bytes() == before
+
+
+def test_a_failing_run_keeps_the_previous_output(qvh, tmp_path):
+    src, table = qvh
+    cal = cover.Calibrator(score="norm", alpha=0.1).fit(table)
+    dst = tmp_path / "out.parquet"
+    dst.write_bytes(b"previous")
+    with pytest.raises(cover.InputError):
+        certify_parquet(cal, src, dst, columns={"qid": "no_such_column"})
+    assert dst.read_bytes() == b"previous"
+    assert [p.name for p in tmp_path.iterdir()] == ["out.parquet"]  # no temp file left
+
+
+def test_bad_batch_size(qvh, tmp_path):
+    src, table = qvh
+    cal = cover.Calibrator(score="norm", alpha=0.1).fit(table)
+    with pytest.raises(ValueError, match="batch_rows"):
+        certify_parquet(cal, src, tmp_path / "o.parquet", batch_rows=0)
+    assert not np.any([p.suffix == ".tmp" for p in tmp_path.iterdir()])

@@ -1,0 +1,58 @@
+"""Ray Data certifies a multi-file Parquet dataset identically, row by row."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+pa = pytest.importorskip("pyarrow")
+pq = pytest.importorskip("pyarrow.parquet")
+ray = pytest.importorskip("ray")
+
+# Ray's own deprecation chatter and its "fewer blocks than actors" hint are not ours.
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning",
+                                        "ignore:The minimum number of concurrent actors")
+
+import cover  # noqa: E402
+from cover.stream.ray import certify_dataset  # noqa: E402
+
+COLS = {"qid": "qid", "vid": "vid", "duration": "duration",
+        "windows": "pred_relevant_windows", "saliency": "pred_saliency_scores"}
+
+
+@pytest.fixture(scope="module")
+def local_ray():
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
+             configure_logging=False)
+    yield
+    ray.shutdown()
+
+
+@pytest.mark.parametrize("score", ["norm", "sls"])
+def test_ray_equals_in_process(local_ray, qdetr_preds, qvh_gt, tmp_path, score):
+    recs = [json.loads(line) for line in qdetr_preds.read_text().splitlines()]
+    dur = {json.loads(x)["qid"]: json.loads(x)["duration"]
+           for x in qvh_gt.read_text().splitlines()}
+    t = pa.table({
+        "qid": [r["qid"] for r in recs], "vid": [r["vid"] for r in recs],
+        "duration": [float(dur[r["qid"]]) for r in recs],
+        "pred_relevant_windows": [r["pred_relevant_windows"] for r in recs],
+        "pred_saliency_scores": [r["pred_saliency_scores"] for r in recs]})
+    for i, (a, b) in enumerate([(0, 400), (400, 1100), (1100, len(recs))]):
+        pq.write_table(t.slice(a, b - a), tmp_path / f"part-{i}.parquet")
+    table, _ = cover.load_labelled(qdetr_preds, qvh_gt)
+    cal = cover.Calibrator(score=score, alpha=0.1).fit(table)
+
+    ds = ray.data.read_parquet(str(tmp_path), override_num_blocks=3)
+    out = pa.concat_tables(ray.get(certify_dataset(
+        ds, cal, columns=COLS, workers=2, cpus_per_worker=0.5, batch_size=256
+    ).to_arrow_refs()))
+
+    block = out.column("cover").combine_chunks()
+    got = dict(zip(map(str, out.column("qid").to_pylist()), block.field("region").to_pylist(),
+                   strict=True))
+    want = dict(zip(table.qid.tolist(), cal.certify(table).intervals.to_lists(), strict=True))
+    assert len(got) == len(want) == len(recs)
+    assert got == want
+    assert set(block.field("status").to_pylist()) <= {"certified", "refused"}
