@@ -13,8 +13,11 @@ from cover.calibrate import rcps as _rcps  # noqa: F401
 from cover.calibrate import split as _split  # noqa: F401
 from cover.calibrate import uncertainty as _uncertainty  # noqa: F401
 from cover.calibrate import weighted_rule as _weighted  # noqa: F401  (weighted)
+from cover.calibrate.buckets import duration_bucketed
 from cover.calibrate.calibrator import Calibrator
 from cover.calibrate.calibrator_file import SCHEMA_VERSION
+from cover.calibrate.mondrian import mondrian_conformal
+from cover.calibrate.online import OnlineCalibrator, aci_replay
 from cover.calibrate.quantile import (
     as_fraction,
     conformal_quantile,
@@ -32,24 +35,32 @@ from cover.calibrate.registry import (
     register_rule,
 )
 from cover.calibrate.split import Threshold, beta_band, beta_sd, split_conformal
+from cover.calibrate.weighted import weighted_conformal
+from cover.calibrate.weighted_rule import weighted_setup
 
 __all__ = [
     "RULES",
     "SCHEMA_VERSION",
     "Calibrator",
     "Grouping",
+    "OnlineCalibrator",
     "RuleFit",
     "RuleInput",
     "RuleSpec",
     "Threshold",
+    "aci_replay",
     "as_fraction",
     "beta_band",
     "beta_sd",
     "conformal_quantile",
     "conformal_rank",
+    "duration_bucketed",
     "kth_smallest",
     "min_calibration_size",
+    "mondrian_conformal",
     "register_grouping",
     "register_rule",
     "split_conformal",
+    "weighted_conformal",
+    "weighted_setup",
 ]
