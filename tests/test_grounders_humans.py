@@ -78,3 +78,21 @@ def test_rows_round_trip_through_cover_readers(data_dir: Path, tmp_path: Path) -
     assert not [p for p in problems if p.action == "rejected"]
     assert np.allclose(point_iou(joined), point_iou(t))
     assert json.loads((tmp_path / "gt.jsonl").read_text().splitlines()[0])["query"]
+
+
+def test_written_files_feed_the_cover_commands(data_dir: Path, tmp_path: Path) -> None:
+    _need(data_dir, "charades_sta/otani_reannotation", "activitynet_captions/otani_reannotation",
+          "oops_uag/annotations")
+    from cover.cli import main
+    from cover.grounders.humans import write_human_grounders
+
+    paths = write_human_grounders(data_dir, tmp_path)
+    names = sorted(p.relative_to(tmp_path).as_posix() for p in paths)
+    assert "charades-sta/annotator-1.jsonl" in names
+    assert "uag-oops/held-out-annotator.jsonl" in names
+    assert len(names) == 3 + 5 + 5 + 4
+    d = tmp_path / "uag-oops"
+    assert main(["calibrate", "--preds", str(d / "held-out-annotator.jsonl"), "--gt",
+                 str(d / "gt.jsonl"), "--score", "norm", "--alpha", "0.1",
+                 "-o", str(tmp_path / "cal.json")]) == 0
+    assert (tmp_path / "cal.json").is_file()

@@ -167,8 +167,10 @@ def uag_oops_humans(data_dir: str | Path) -> HumanGrounders:
     for k in range(int(lengths.max(initial=0))):
         onset = np.where(lengths > k, workers.onsets.values[
             np.minimum(workers.onsets.offsets[:-1] + k, workers.onsets.values.size - 1)], np.nan)
-        annotators[f"worker {k + 1}"] = replace(gt, pred_start=onset, pred_end=end.copy())
-    first = held.onsets.values[held.onsets.offsets[:-1]]
+        annotators[f"worker {k + 1}"] = replace(gt, pred_start=np.minimum(onset, end),
+                                                pred_end=end.copy())
+    # one held-out onset lies 1 ms past its clip's end: clipped to it, as COVER clips
+    first = np.minimum(held.onsets.values[held.onsets.offsets[:-1]], end)
     annotators["held-out annotator"] = replace(gt, pred_start=first,
                                                pred_end=np.where(np.isnan(first), np.nan, end))
     return HumanGrounders("UAG-OOPS", gt, annotators)
@@ -197,3 +199,26 @@ def truth_rows(table: GroundingTable) -> list[dict[str, Any]]:
              "relevant_windows": w}
             for q, v, t, qu, w in zip(table.qid, table.vid, table.duration, query, truth,
                                       strict=True)]
+
+
+def write_human_grounders(data_dir: str | Path, out_dir: str | Path) -> list[Path]:
+    """Write each dataset's official ground truth (``gt.jsonl``) and every annotator's
+    predictions (``<annotator>.jsonl``) under ``out_dir/<dataset>/``, files every COVER
+    command reads. Returns the paths written."""
+    from cover.io.jsonl import write_jsonl
+
+    written: list[Path] = []
+    for h in human_grounders(data_dir).values():
+        folder = Path(out_dir) / _slug(h.dataset)
+        folder.mkdir(parents=True, exist_ok=True)
+        write_jsonl(folder / "gt.jsonl", truth_rows(h.truth))
+        written.append(folder / "gt.jsonl")
+        for name, table in h.annotators.items():
+            path = folder / f"{_slug(name)}.jsonl"
+            write_jsonl(path, prediction_rows(table))
+            written.append(path)
+    return written
+
+
+def _slug(name: str) -> str:
+    return "-".join("".join(c if c.isalnum() else " " for c in name.lower()).split())

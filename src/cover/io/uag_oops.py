@@ -217,9 +217,10 @@ _CLIP_INDEX = re.compile(r"\d+$")
 
 def uag_source_video(clip: NDArray[np.str_]) -> NDArray[np.str_]:
     """The source compilation of each clip: its name without the trailing clip index
-    (``"... (May 2017)0"`` -> ``"... (May 2017)"``), the split unit for UAG-OOPS. A
-    title that itself ends in digits loses them too, which only merges units."""
+    (``"... (May 2017)0"`` -> ``"... (May 2017)"``, outer spaces stripped), the split
+    unit for UAG-OOPS. A title that itself ends in digits loses them too, which only
+    merges units."""
     names = np.asarray(clip).astype(str)
     uniq, inv = np.unique(names, return_inverse=True)
-    out = np.array([_CLIP_INDEX.sub("", u) or u for u in uniq.tolist()], dtype=str)
+    out = np.array([_CLIP_INDEX.sub("", u).strip() or u for u in uniq.tolist()], dtype=str)
     return out[inv] if out.size else names
