@@ -35,6 +35,7 @@ from cover.io.jsonl import (
     check_ids,
     check_unique_qids,
     json_text,
+    number_value,
     raise_on_rejections,
     read_json_rows,
 )
@@ -211,8 +212,9 @@ def read_regions(path: str | Path, *, on_error: OnError = "raise") -> LoadedRegi
                             pred_windows=Ragged(win, woff))
     intervals = Intervals(reg[:, 0].copy(), reg[:, 1].copy(), roff).normalized()
     alpha = meta.get("alpha")
+    a = number_value(alpha)
     regions = Regions(intervals, dur, refused, thr, str(meta.get("score")),
-                      float(alpha) if isinstance(alpha, (int, float)) else None)
+                      a if math.isfinite(a) else None)
     in_cal = np.array([_block(r).get("in_calibration") is True for r in raw.records],
                       dtype=bool)
     raise_on_rejections(raw.problems, on_error, raw.path)
@@ -248,7 +250,7 @@ def _common_meta(raw: RawRows) -> dict[str, Any]:
 def _threshold(x: Any) -> float:
     try:
         return from_json_number(x)
-    except ValueError:
+    except (ValueError, OverflowError):
         return math.nan
 
 
