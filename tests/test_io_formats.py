@@ -10,7 +10,7 @@ import pytest
 
 from cover.cli import main
 from cover.errors import InputError
-from cover.io import formats
+from cover.io import formats, peek
 
 
 def test_registry_names_are_unique_and_have_examples() -> None:
@@ -99,7 +99,7 @@ def test_first_row_longer_than_the_sniffed_head(tmp_path: Path) -> None:
                 "filtered_resps": ["1 - 2"]}
 
     p = tmp_path / "samples.jsonl"
-    p.write_text(json.dumps(sample(0, "x" * (formats.HEAD_BYTES + 10))) + "\n"
+    p.write_text(json.dumps(sample(0, "x" * (peek.HEAD_BYTES + 10))) + "\n"
                  + json.dumps(sample(1, "y")) + "\n")
     assert formats.detect(p, "predictions")[0].name == "lmms-eval-samples"
 

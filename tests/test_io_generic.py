@@ -98,7 +98,7 @@ def test_missing_column_lists_the_columns(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("kind", ["jsonl", "parquet", "csv"])
 def test_batches_give_the_whole_file_in_order(tmp_path: Path, kind: str) -> None:
-    from cover.io.generic import iter_batches
+    from cover.io.batches import iter_batches
 
     rows = [{"id": f"q{i}", "video": f"v{i % 7}", "pred": [i * 0.5, i * 0.5 + 3]}
             for i in range(25)]

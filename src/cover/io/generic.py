@@ -8,13 +8,12 @@ window) or ``windows`` (``[[s, e(, score)], ...]``); predictions may add ``salie
 (one value per clip). Files: JSON lines (``.jsonl``), JSON (a list of rows, or an
 object ``key -> row`` whose key is the field ``key``), CSV/TSV and Parquet; the last
 two are read with pyarrow (``pip install 'cover-grounding[parquet]'``) straight into
-columns, with no Python object per row. :func:`iter_batches` reads a large Parquet /
-CSV / JSON-lines file a batch of rows at a time.
+columns, with no Python object per row. :func:`cover.io.batches.iter_batches` reads a
+large Parquet / CSV / JSON-lines file a batch of rows at a time.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
 
@@ -22,9 +21,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from cover.data.table import DEFAULT_CLIP_SECONDS
-from cover.errors import InputError, RowProblem
+from cover.errors import InputError
 from cover.io.columns import Columns, prediction_table, stack_windows, truth_table
-from cover.io.document import load_document, loads
+from cover.io.document import load_document
 from cover.io.jsonl import OnError, field_column, read_json_rows
 from cover.io.qvhighlights import Loaded
 from cover.ragged import Ragged
@@ -137,7 +136,7 @@ def read_table(path: str | Path, columns: str | dict[str, str], *, role: Role,
     name = str(path)
     reasons: dict[int, str] = {}
     if Path(path).suffix.lower() in TABLE_SUFFIXES:
-        c, records = _from_arrow(read_arrow(path), m, name)
+        c, records = arrow_columns(read_arrow(path), m, name)
     else:
         c, records, reasons = _from_rows(path, m, name)
     if role == "ground_truth":
@@ -148,10 +147,10 @@ def read_table(path: str | Path, columns: str | dict[str, str], *, role: Role,
 def _from_rows(path: str | Path, m: dict[str, str], name: str
                ) -> tuple[Columns, NDArray[np.object_], dict[int, str]]:
     rows, lines, raw = read_rows(path)
-    return _from_records(rows, lines, list(raw.problems) if raw is not None else [], m, name)
+    return record_columns(rows, lines, list(raw.problems) if raw is not None else [], m, name)
 
 
-def _from_records(rows: list[dict[str, Any]], lines: NDArray[np.int64],
+def record_columns(rows: list[dict[str, Any]], lines: NDArray[np.int64],
                   problems: list[Any], m: dict[str, str], name: str
                   ) -> tuple[Columns, NDArray[np.object_], dict[int, str]]:
     reasons: dict[int, str] = {}
@@ -190,7 +189,7 @@ def _from_records(rows: list[dict[str, Any]], lines: NDArray[np.int64],
     return c, records, reasons
 
 
-def _from_arrow(table: Any, m: dict[str, str], name: str, first_row: int = 0
+def arrow_columns(table: Any, m: dict[str, str], name: str, first_row: int = 0
                 ) -> tuple[Columns, NDArray[np.object_]]:
     def col(f: str) -> Any:
         return _arrow_column(table, m[f], name)
@@ -248,81 +247,3 @@ def _arrow_ragged(arr: Any, name: str, where: str) -> tuple[NDArray[np.float64],
     values = np.asarray(inner.flatten().to_numpy(zero_copy_only=False), dtype=np.float64)
     return values.reshape(-1, width), off - off[0]
 
-
-def iter_batches(path: str | Path, columns: str | dict[str, str], *, role: Role,
-                 batch_rows: int = 65536, clip: float = DEFAULT_CLIP_SECONDS,
-                 on_error: OnError = "raise") -> Iterator[Loaded]:
-    """Read a large Parquet / CSV / JSON-lines file ``batch_rows`` rows (CSV: about) at a
-    time, one
-    :class:`Loaded` per batch, in bounded memory. Lines stay those of the whole file;
-    a qid repeated from an earlier batch is rejected like any duplicate."""
-    m = parse_columns(columns)
-    name = str(path)
-    seen = np.empty(0, dtype=str)
-    for c, records, reasons in _batches(Path(path), m, name, batch_rows):
-        dup = np.flatnonzero(np.isin(c.qid, seen))
-        reasons |= {int(i): "duplicate qid (seen in an earlier batch)" for i in dup.tolist()
-                    if int(i) not in reasons}
-        seen = np.union1d(seen, c.qid)
-        if role == "ground_truth":
-            yield truth_table(c, on_error=on_error, records=records, reasons=reasons)
-        else:
-            yield prediction_table(c, clip=clip, on_error=on_error, records=records,
-                                   reasons=reasons)
-
-
-def _batches(p: Path, m: dict[str, str], name: str, batch_rows: int
-             ) -> Iterator[tuple[Columns, NDArray[np.object_], dict[int, str]]]:
-    if not p.is_file():
-        raise InputError(f"{name}: no such file")
-    suffix = p.suffix.lower()
-    if suffix in TABLE_SUFFIXES:
-        pa_mod = _pyarrow()
-        _, pcsv, pq = pyarrow_modules()
-        if suffix in (".parquet", ".pq"):
-            stream: Any = pq.ParquetFile(p).iter_batches(batch_size=batch_rows)
-        else:
-            with p.open("rb") as fh:  # CSV batches are by bytes: size them from the head
-                head = fh.read(1 << 16)
-            per_row = len(head) / max(1, head.count(b"\n"))
-            block = int(per_row * max(batch_rows, 4)) + 64
-            stream = pcsv.open_csv(
-                p, read_options=pcsv.ReadOptions(block_size=block),
-                parse_options=pcsv.ParseOptions(delimiter="\t" if suffix == ".tsv" else ","))
-        done = 0
-        for batch in stream:
-            c, records = _from_arrow(pa_mod.Table.from_batches([batch]), m, name, done)
-            done += batch.num_rows
-            yield c, records, {}
-        return
-    rows: list[dict[str, Any]] = []
-    lines: list[int] = []
-    problems: list[Any] = []
-    with p.open("rb") as fh:
-        for lineno, raw in enumerate(fh, start=1):
-            if not raw.strip():
-                continue
-            try:
-                obj = loads(raw)
-            except ValueError as exc:
-                problems.append(RowProblem(name, lineno, None, f"malformed JSON ({exc})",
-                                           "rejected"))
-                continue
-            if not isinstance(obj, dict):
-                problems.append(RowProblem(name, lineno, None, "expected a JSON object",
-                                           "rejected"))
-                continue
-            rows.append(obj)
-            lines.append(lineno)
-            if len(rows) >= batch_rows:
-                yield _from_records(rows, np.asarray(lines, dtype=np.int64), problems, m, name)
-                rows, lines, problems = [], [], []
-    if rows or problems:
-        yield _from_records(rows, np.asarray(lines, dtype=np.int64), problems, m, name)
-
-
-def _pyarrow() -> Any:
-    pyarrow_modules()
-    import pyarrow
-
-    return pyarrow
