@@ -235,6 +235,10 @@ def arrow_columns(table: Any, m: dict[str, str], name: str, first_row: int = 0
     return c, records
 
 
+
+#: The former private name, still imported by :mod:`cover.stream.arrow`.
+_from_arrow = arrow_columns
+
 def _arrow_ragged(arr: Any, name: str, where: str) -> tuple[NDArray[np.float64],
                                                           NDArray[np.int64]]:
     """A list<list<number>> column as (windows, offsets), straight from Arrow buffers."""
