@@ -13,12 +13,11 @@ from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
-from numpy.typing import NDArray
 
 from cover.data.join import index_of
 from cover.grounders.parse import STATUSES, ParsedColumns, parse_answers
 from cover.io.lmms_eval import first_span
-from cover.io.uag_oops import read_uag_answers, read_uag_ground_truth, uag_source_video
+from cover.io.uag_oops import read_uag_answers, read_uag_ground_truth
 from cover.metrics import point_iou
 from cover.studies.coverage_validity import coverage_validity
 from cover.studies.protocol import Protocol
@@ -59,7 +58,6 @@ def disagreement_class(pc: ParsedColumns, i: int, ours: tuple[float, float],
 def main(data: Path) -> None:
     gt = read_uag_ground_truth(data / UAG / "annotations/uag_oops_dataset_v1_start_time_fixed"
                                              ".json").table
-    gt = replace(gt, vid=uag_source_video(gt.qid))
     rates: list[str] = []
     agree_rows: list[str] = []
     classes: dict[str, dict[str, int]] = {}

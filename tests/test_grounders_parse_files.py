@@ -81,7 +81,7 @@ def test_coverage_on_parsed_answers_tracks_target(data_dir: Path) -> None:
 
     from cover.data.join import index_of
     from cover.grounders.parse import parse_answers
-    from cover.io.uag_oops import read_uag_ground_truth, uag_source_video
+    from cover.io.uag_oops import read_uag_ground_truth
     from cover.studies.coverage_validity import coverage_validity
     from cover.studies.protocol import Protocol
 
@@ -90,7 +90,6 @@ def test_coverage_on_parsed_answers_tracks_target(data_dir: Path) -> None:
         pytest.skip("UAG-OOPS answers not staged")
     gt = read_uag_ground_truth(data_dir / "oops_uag/annotations/"
                                "uag_oops_dataset_v1_start_time_fixed.json").table
-    gt = replace(gt, vid=uag_source_video(gt.qid))
     ans = read_uag_answers(path)
     j, found = index_of(gt.qid, ans.clip)
     assert found.all()
@@ -102,3 +101,26 @@ def test_coverage_on_parsed_answers_tracks_target(data_dir: Path) -> None:
     for cell in res.cells:
         assert cell.within_band, cell
         assert cell.nonrefused_coverage_mean < cell.coverage_mean  # refusals always cover
+
+
+def test_uag_answers_through_the_command_line(data_dir: Path, tmp_path: Path) -> None:
+    """parse-answers output joins the UAG-OOPS ground truth on qid and vid (both the
+    source compilation) and calibrates from the command line."""
+    from cover.grounders.humans import truth_rows
+    from cover.io import write_jsonl
+    from cover.io.uag_oops import read_uag_ground_truth
+
+    path = data_dir / UAG / "videochat2_pred_uag_oops_dataset_v1_null_fixed.json"
+    if not path.is_file():
+        pytest.skip("UAG-OOPS answers not staged")
+    gt = read_uag_ground_truth(data_dir / "oops_uag/annotations/"
+                               "uag_oops_dataset_v1_start_time_fixed.json").table
+    write_jsonl(tmp_path / "gt.jsonl", truth_rows(gt))
+    preds = tmp_path / "preds.jsonl"
+    assert main(["parse-answers", str(path), "--duration-field", "end_time", "-o", str(preds),
+                 "--samples", "0"]) == 0
+    assert main(["calibrate", "--preds", str(preds), "--gt", str(tmp_path / "gt.jsonl"),
+                 "--score", "norm", "--alpha", "0.1", "-o", str(tmp_path / "cal.json")]) == 0
+    cal = json.loads((tmp_path / "cal.json").read_text())
+    # every answer calibrated: 126 unreadable ones as refusals, none dropped
+    assert cal["counts"]["rows"] == 1589 and cal["counts"]["refused"] == 126

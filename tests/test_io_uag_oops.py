@@ -48,6 +48,9 @@ def test_ground_truth_both_versions(uag: Path) -> None:
         assert np.array_equal(e, t.duration)  # the window ends at the clip's end
         assert (s <= e).all() and t.query is not None and t.line is not None
     assert len(fixed.table) == 1589 and np.isin(v1.table.qid, fixed.table.qid).all()
+    # vid is the source compilation: the clip name without its index
+    assert fixed.table.qid[0].startswith(fixed.table.vid[0])
+    assert np.unique(fixed.table.vid).size == 93
     assert int(fixed.table.line[0]) == 2  # line of the first entry in the pretty-printed file
 
 

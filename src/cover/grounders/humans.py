@@ -35,7 +35,7 @@ from cover.io.activitynet_captions import read_activitynet_captions
 from cover.io.charades_sta import read_charades_sta
 from cover.io.jsonl import object_column
 from cover.io.otani import OtaniAnnotations, read_otani
-from cover.io.uag_oops import read_oops_onsets, read_uag_ground_truth, uag_source_video
+from cover.io.uag_oops import read_oops_onsets, read_uag_ground_truth
 
 CHARADES_QID_BASE = 12404
 N_RESPONSES = 5
@@ -158,7 +158,7 @@ def uag_oops_humans(data_dir: str | Path) -> HumanGrounders:
     """UAG-OOPS: Oops! workers 1-3 and the held-out 4th annotator as grounders."""
     d = Path(data_dir) / "oops_uag/annotations"
     gt = read_uag_ground_truth(d / "uag_oops_dataset_v1_start_time_fixed.json").table
-    gt = replace(gt, vid=uag_source_video(gt.qid), source="UAG-OOPS")
+    gt = replace(gt, source="UAG-OOPS")
     workers = read_oops_onsets(d / "oops_transition_times.json").take_clips(gt.qid)
     held = read_oops_onsets(d / "oops_heldout_transition_times.json").take_clips(gt.qid)
     annotators: dict[str, GroundingTable] = {}

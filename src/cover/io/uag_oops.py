@@ -10,8 +10,9 @@
   the authors' own parse, ``pred_start`` / ``pred_end``, strings in mixed notations
   or null.
 
-Rows are keyed by clip name (qid = vid = the name); ``line`` is the line the entry
-starts on in the file (pretty-printed files), or its 1-based entry number.
+Rows are keyed by clip name (qid = the name; vid = the source compilation the clip
+was cut from, the split unit); ``line`` is the line the entry starts on in the file
+(pretty-printed files), or its 1-based entry number.
 """
 
 from __future__ import annotations
@@ -81,7 +82,8 @@ def _number(v: Any) -> Any:
 
 
 def read_uag_ground_truth(path: str | Path, *, on_error: OnError = "raise") -> Loaded:
-    """UAG-OOPS ground truth (either version) as a labelled table: truth
+    """UAG-OOPS ground truth (either version) as a labelled table: qid = the clip name,
+    vid = its source compilation (:func:`uag_source_video`, the split unit), truth
     ``[start_time, end_time]``, duration = ``end_time`` (the clip length), query =
     ``description``. Rows with a bad number or ``start > end`` are rejected, and so
     are onsets of -1 (Oops!' "no failure seen": 69 rows of the older version)."""
@@ -95,7 +97,8 @@ def read_uag_ground_truth(path: str | Path, *, on_error: OnError = "raise") -> L
         (np.nan_to_num(s, nan=0.0) > np.nan_to_num(e, nan=np.inf), "start_time > end_time"),
     ]))
     s, e = s[keep], e[keep]
-    table = table_of(raw, duration=e, truth=Intervals.single(s, e),
+    qid = np.array([r["qid"] for r in raw.records], dtype=str)
+    table = table_of(raw, duration=e, truth=Intervals.single(s, e), vid=uag_source_video(qid),
                      query=object_column([r.get("description") for r in raw.records]))
     raise_on_rejections(raw.problems, on_error, raw.path)
     return Loaded(table, raw.problems, raw.rejected)

@@ -25,8 +25,11 @@ from cover.grounders.parse.batch import (
 )
 from cover.grounders.parse.extract import BareRule
 from cover.io.jsonl import RawRows, read_json_rows
+from cover.io.uag_oops import read_keyed_json, uag_source_video
 
 TEXT_FIELDS: tuple[str, ...] = ("answer", "response", "output", "prediction", "pred", "text")
+#: Fields of a UAG-OOPS answer entry: its vid is the clip's source compilation.
+_UAG_FIELDS = frozenset({"video_path", "start_time", "end_time", "description"})
 
 
 @dataclass(frozen=True)
@@ -65,8 +68,6 @@ def _rows_of(path: str | Path) -> RawRows:
             data = None
         if isinstance(data, dict) and data and all(isinstance(v, dict) for v in data.values()) \
                 and "qid" not in data:
-            from cover.io.uag_oops import read_keyed_json
-
             return read_keyed_json(path)
     return read_json_rows(path)
 
@@ -112,6 +113,8 @@ def parse_answer_file(
             raise InputError(f"{raw.path}:{line}: missing field {qid_field!r} (the query id)")
     qid = np.array([str(r[qid_field]) for r in recs], dtype=str)
     vid = np.array([str(r.get("vid", r[qid_field])) for r in recs], dtype=str)
+    if recs and all(_UAG_FIELDS <= r.keys() for r in recs):
+        vid = uag_source_video(qid)  # the split unit, as read_uag_ground_truth gives it
     texts = [r.get(field) if isinstance(r.get(field), str) else "" for r in recs]
     T = np.array([_duration(r.get(duration_field), (durations or {}).get(str(v)))
                   for r, v in zip(recs, vid, strict=True)], dtype=np.float64)
