@@ -13,6 +13,7 @@ import pytest
 
 from cli_files import leftovers, snapshot, synthetic, synthetic_rows, write_jsonl
 from cover.cli import main
+from cover.io.qvhighlights import read_predictions
 
 
 @pytest.fixture
@@ -113,6 +114,8 @@ def test_clip_must_be_positive(setup, clip, capsys):
     assert exc.value.code == 2
     assert "--clip: must be a finite number > 0" in capsys.readouterr().err
     assert setup["out"].read_text() == '{"previous": "output"}\n'
+    with pytest.raises(ValueError, match="clip must be a finite number of seconds > 0"):
+        read_predictions(setup["preds"], clip=float(clip))
 
 
 def test_a_family_without_its_input_is_an_error_at_calibrate(tmp_path, capsys):

@@ -60,6 +60,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         where = f"{exc.filename}: " if exc.filename else ""
         _say(f"cover: error: {where}{exc.strerror or exc}")
         return EXIT_USAGE
+    except ImportError as exc:  # an optional extra that is not installed
+        _say(f"cover: error: {exc}")
+        return EXIT_USAGE
     except KeyboardInterrupt:
         # Every output is written to a temporary file and renamed only when complete.
         _say("cover: interrupted; files being written were discarded, earlier outputs are "

@@ -87,7 +87,10 @@ def read_predictions(
     A row with no window is a refusal (certified as the whole video). Rows with a
     non-finite number, a window with ``s > e``, a bad duration, a duplicate qid or a
     missing field are rejected with a reason; under ``on_error='raise'`` they raise.
+    ``clip`` (seconds per relevance value) must be a finite number > 0.
     """
+    if not (isinstance(clip, (int, float)) and math.isfinite(clip) and clip > 0):
+        raise ValueError(f"clip must be a finite number of seconds > 0, got {clip}")
     raw = read_json_rows(path)
     check_required(raw, ("qid", "vid"))
     check_ids(raw)
