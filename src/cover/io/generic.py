@@ -189,8 +189,8 @@ def record_columns(rows: list[dict[str, Any]], lines: NDArray[np.int64],
     return c, records, reasons
 
 
-def arrow_columns(table: Any, m: dict[str, str], name: str, first_row: int = 0
-                ) -> tuple[Columns, NDArray[np.object_]]:
+def arrow_columns(table: Any, m: dict[str, str], name: str, first_row: int = 0, *,
+                  with_records: bool = True) -> tuple[Columns, NDArray[np.object_]]:
     def col(f: str) -> Any:
         return _arrow_column(table, m[f], name)
 
@@ -230,14 +230,13 @@ def arrow_columns(table: Any, m: dict[str, str], name: str, first_row: int = 0
     c = Columns(source=name, qid=qid, vid=vid, duration=dur, windows=win, offsets=off,
                 line=np.arange(1, n + 1, dtype=np.int64) + header + first_row, query=query,
                 saliency=sal)
-    records = np.empty(n, dtype=object)
-    records[:] = [{"qid": q, "vid": v} for q, v in zip(qid.tolist(), vid.tolist(), strict=True)]
+    records = np.empty(n if with_records else 0, dtype=object)
+    if with_records:  # one dict per row: only for writers that echo rows back as JSON
+        records[:] = [{"qid": q, "vid": v}
+                      for q, v in zip(qid.tolist(), vid.tolist(), strict=True)]
     return c, records
 
 
-
-#: The former private name, still imported by :mod:`cover.stream.arrow`.
-_from_arrow = arrow_columns
 
 def _arrow_ragged(arr: Any, name: str, where: str) -> tuple[NDArray[np.float64],
                                                           NDArray[np.int64]]:

@@ -27,7 +27,7 @@ from cover.calibrate.calibrator import Calibrator
 from cover.data.join import index_of
 from cover.errors import InputError, RowProblem
 from cover.io.columns import prediction_table
-from cover.io.generic import _from_arrow, parse_columns, pyarrow_modules
+from cover.io.generic import arrow_columns, parse_columns, pyarrow_modules
 from cover.regions import Regions
 
 #: Default field mapping: Moment-DETR / Lighthouse names as Parquet columns.
@@ -100,7 +100,7 @@ def certify_batch(
     if "cover" in table.column_names:
         raise InputError(f"{source}: the input already has a 'cover' column (is it the output "
                          "of cover certify?); certify the original predictions")
-    cols, _records = _from_arrow(table, mapping, source)
+    cols, _ = arrow_columns(table, mapping, source, with_records=False)
     cols.line = np.arange(first_line, first_line + n, dtype=np.int64)
     if videos is not None:
         missing = np.isnan(cols.duration)
