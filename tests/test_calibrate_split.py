@@ -168,3 +168,13 @@ def test_calibrator_end_to_end_coverage(family, n, alpha, refusal_rate):
         # Continuous scores, no ties: the mean is k/(n+1) <= 1 - alpha + 1/(n+1).
         assert mean <= 1 - alpha + 1 / (n + 1) + 4 * se, (mean, se)
         assert abs(mean - k / (n + 1)) <= 4 * se, (mean, k / (n + 1), se)
+
+
+@pytest.mark.parametrize("n", [19, 99, 623, 1000, 10**6])
+@pytest.mark.parametrize("alpha", [0.05, 0.1, 0.5])
+def test_beta_band_is_the_beta_law_quantiles(n, alpha):
+    """scipy.special's inverse incomplete beta gives exactly scipy.stats.beta.ppf."""
+    k = math.ceil((n + 1) * (1 - alpha))
+    for level in (0.9, 0.95):
+        want = stats.beta.ppf([(1 - level) / 2, (1 + level) / 2], k, n + 1 - k)
+        assert beta_band(n, k, level) == (float(want[0]), float(want[1]))

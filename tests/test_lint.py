@@ -39,3 +39,17 @@ def test_importing_cover_stays_light():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
     assert out.stdout.strip() == ""
+
+
+def test_calibrate_with_its_coverage_band_skips_scipy_stats():
+    """A split fit plus the Beta band the CLI prints (``coverage_reference``) loads
+    scipy.special, never scipy.stats."""
+    code = ("import sys, numpy as np, cover; from cover.metrics import coverage_reference; "
+            "t = cover.GroundingTable.from_arrays(qid=np.arange(50), duration=60.0, "
+            "pred_start=np.full(50, 10.0), pred_end=np.full(50, 20.0), "
+            "truth=(np.full(50, 11.0), np.linspace(15, 25, 50))); "
+            "c = cover.Calibrator(score='norm', alpha=0.1).fit(t); "
+            "coverage_reference(c.n_, c.k_); print('scipy.stats' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == "False"

@@ -187,3 +187,102 @@ def test_build_regions_rejects_nan_lam_and_bad_durations():
             build_regions(tb, "sec", 1.0)
     with pytest.raises(ValueError, match="family"):
         build_regions(table(duration=[10.0]), "nope", 1.0)
+
+
+# ---- fast paths == the general formulas they replace ----------------------------------------
+def _old_widen(ps, pe, scale, lam, t):
+    """The general construction: full-length temporaries, row ids, bincount offsets."""
+    from cover.intervals import _from_flat
+
+    lam_a = np.broadcast_to(np.asarray(lam, dtype=np.float64), ps.shape)
+    with np.errstate(invalid="ignore"):
+        lo = np.maximum(ps - lam_a * scale, 0.0)
+        hi = np.minimum(pe + lam_a * scale, t)
+        point = (lo > hi) & (lo - hi <= CONTAINMENT_ATOL)
+        mid = np.clip(0.5 * (lo + hi), 0.0, t)
+    lo, hi = np.where(point, mid, lo), np.where(point, mid, hi)
+    keep = lo <= hi
+    return _from_flat(lo[keep], hi[keep], np.flatnonzero(keep), ps.size)
+
+
+def _old_superlevel(rel, clip, lam, t):
+    from cover.intervals import _from_flat
+    from cover.ragged import row_ids
+
+    n = len(rel)
+    r = row_ids(rel.offsets)
+    i = np.arange(rel.values.size, dtype=np.int64) - rel.offsets[r]
+    lam_a = np.broadcast_to(np.asarray(lam, dtype=np.float64), (n,))
+    sel = (rel.values >= -lam_a[r]) & (i * clip < t[r])
+    same_row = r[1:] == r[:-1]
+    start = sel & ~(np.r_[False, sel[:-1]] & np.r_[False, same_row])
+    end = sel & ~(np.r_[sel[1:], False] & np.r_[same_row, False])
+    e = np.minimum((i[end] + 1) * clip, t[r][end])
+    return _from_flat((i[start] * clip).astype(float), e.astype(float), r[start], n)
+
+
+def _old_with_whole_video(iv, mask, t):
+    from cover.intervals import _from_flat
+
+    keep = ~mask[iv.rows]
+    rows = np.concatenate([iv.rows[keep], np.flatnonzero(mask)])
+    s = np.concatenate([iv.starts[keep], np.zeros(int(mask.sum()))])
+    e = np.concatenate([iv.ends[keep], t[mask]])
+    order = np.argsort(rows, kind="stable")
+    return _from_flat(s[order], e[order], rows[order], len(iv))
+
+
+def assert_same_intervals(a, b) -> None:
+    np.testing.assert_array_equal(a.offsets, b.offsets)
+    np.testing.assert_array_equal(a.starts, b.starts)
+    np.testing.assert_array_equal(a.ends, b.ends)
+
+
+edge_floats = st.one_of(st.floats(-20.0, 200.0), st.sampled_from([np.nan, np.inf, -np.inf, 0.0]))
+
+
+@settings(SETTINGS, max_examples=150)
+@given(n=st.integers(0, 12), data=st.data())
+def test_widen_equals_general_construction(n, data):
+    from cover.regions import widen
+
+    arr = st.lists(edge_floats, min_size=n, max_size=n).map(lambda v: np.array(v, dtype=float))
+    ps, pe, scale = data.draw(arr), data.draw(arr), np.abs(data.draw(arr)) + 0.5
+    t = np.abs(data.draw(arr))
+    lam = data.draw(st.one_of(edge_floats, arr))
+    assert_same_intervals(widen(ps, pe, scale, lam, t), _old_widen(ps, pe, scale, lam, t))
+
+
+@settings(SETTINGS, max_examples=150)
+@given(n=st.integers(1, 8), width=st.integers(1, 9), data=st.data())
+def test_dense_superlevel_equals_ragged_construction(n, width, data):
+    from cover.ragged import Ragged
+    from cover.regions import superlevel
+
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
+    values = np.round(rng.normal(0, 1, n * width), 1)
+    rel = Ragged(values, np.arange(n + 1, dtype=np.int64) * width)
+    assert rel.uniform_width() == width
+    clip = data.draw(st.sampled_from([1.0, 2.0, 0.5]))
+    t = np.round(rng.uniform(0.0, width * clip + 3, n), 1)  # some end before the last clip
+    t[rng.random(n) < 0.2] = width * clip * data.draw(st.sampled_from([0.5, 1.0]))
+    lam = np.round(rng.normal(0, 1, n), 1) if data.draw(st.booleans()) else 0.3
+    assert_same_intervals(superlevel(rel, clip, lam, t), _old_superlevel(rel, clip, lam, t))
+
+
+@settings(SETTINGS, max_examples=150)
+@given(data=st.data())
+def test_with_whole_video_equals_sorted_merge(data):
+    from cover.intervals import Intervals
+    from cover.regions import with_whole_video
+
+    counts = data.draw(st.lists(st.integers(0, 3), min_size=1, max_size=8))
+    n, m = len(counts), sum(counts)
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
+    s = np.sort(rng.uniform(0, 50, m))
+    iv = Intervals(s, s + 1.0, np.r_[0, np.cumsum(counts)].astype(np.int64))
+    mask = np.array(data.draw(st.lists(st.booleans(), min_size=n, max_size=n)))
+    t = rng.uniform(60, 90, n)
+    assert_same_intervals(with_whole_video(iv, mask, t), _old_with_whole_video(iv, mask, t))
+    one = Intervals.single(rng.uniform(0, 5, n), rng.uniform(5, 9, n))
+    assert_same_intervals(with_whole_video(one, mask, t), _old_with_whole_video(one, mask, t))

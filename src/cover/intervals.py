@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -45,10 +46,12 @@ class Intervals:
     # ---- construction -------------------------------------------------------------
     @classmethod
     def single(cls, starts: ArrayLike, ends: ArrayLike) -> Intervals:
-        """One interval per row."""
+        """One interval per row (offsets ``0..n``; :attr:`is_single` known without a scan)."""
         s = np.asarray(starts, dtype=np.float64)
         e = np.asarray(ends, dtype=np.float64)
-        return cls(s, e, np.arange(s.size + 1, dtype=np.int64))
+        out = cls(s, e, np.arange(s.size + 1, dtype=np.int64))
+        out.__dict__["is_single"] = True  # cached_property slot; the dataclass stays frozen
+        return out
 
     @classmethod
     def from_lists(cls, rows: Sequence[Sequence[Sequence[float]]]) -> Intervals:
@@ -69,6 +72,12 @@ class Intervals:
     def n_components(self) -> NDArray[np.int64]:
         """Number of components per row."""
         return np.diff(self.offsets)
+
+    @cached_property
+    def is_single(self) -> bool:
+        """Exactly one component per row (``offsets == 0..n``): the fast paths' case."""
+        n = len(self)
+        return self.starts.size == n and bool((self.offsets == np.arange(n + 1)).all())
 
     @property
     def rows(self) -> NDArray[np.int64]:
@@ -92,8 +101,8 @@ class Intervals:
     def envelope(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """Earliest start and latest end per row (NaN for rows without components)."""
         n = len(self)
-        if self.starts.size == n and np.array_equal(self.offsets, np.arange(n + 1)):
-            return self.starts, self.ends  # one component per row
+        if self.is_single:
+            return self.starts, self.ends
         lo = np.full(n, np.nan)
         hi = np.full(n, np.nan)
         k = self.n_components > 0
@@ -105,6 +114,8 @@ class Intervals:
     # ---- measures -----------------------------------------------------------------
     def length(self) -> NDArray[np.float64]:
         """Total measure per row, ``sum_j (e_j - s_j)`` (assumes a normalized set)."""
+        if self.is_single:
+            return self.ends - self.starts
         return segment_sum(self.ends - self.starts, self.offsets)
 
     # ---- algebra ------------------------------------------------------------------
@@ -168,6 +179,11 @@ class Intervals:
         """
         if len(self) != len(other):
             raise ValueError("row counts differ")
+        if self.is_single and other.is_single:
+            # One pair per row: the pair formulas themselves, without the expansion.
+            s_a, e_a, s_b, e_b = self.starts, self.ends, other.starts, other.ends
+            inside = (s_a <= s_b + atol) & (e_a >= e_b - atol)
+            return inside, np.maximum(np.minimum(e_a, e_b) - np.maximum(s_a, s_b), 0.0)
         ia, ib, prow = self._pairs(other)
         s_a, e_a, s_b, e_b = self.starts[ia], self.ends[ia], other.starts[ib], other.ends[ib]
         inside = (s_a <= s_b + atol) & (e_a >= e_b - atol)
@@ -204,5 +220,10 @@ def _from_flat(
     starts: NDArray[np.float64], ends: NDArray[np.float64], rows: NDArray[np.int64], n: int
 ) -> Intervals:
     """Build from components already grouped by row (rows non-decreasing)."""
+    if rows.size == n and (n == 0 or (rows[0] == 0 and rows[-1] == n - 1)):
+        # n non-decreasing rows from 0 to n - 1 with n entries: strictly increasing only
+        # if every step is 1; a repeat forces a gap elsewhere, which the check catches.
+        if n < 2 or bool((rows[1:] != rows[:-1]).all()):
+            return Intervals.single(starts, ends)
     counts = np.bincount(rows, minlength=n).astype(np.int64)
     return Intervals(starts, ends, offsets_from_lengths(counts))

@@ -40,9 +40,12 @@ class MetricSet:
            duration: NDArray[np.float64], iou: NDArray[np.float64],
            components: NDArray[np.int64]) -> MetricSet:
         n = int(mask.sum())
+        every = n == mask.size  # the marginal set: no row selection (no copies)
 
         def mean(x: NDArray[Any]) -> float:
-            return float(np.mean(x[mask])) if n else float("nan")
+            if not n:
+                return float("nan")
+            return float(np.mean(x if every else x[mask]))
 
         cov = mean(covered.astype(np.float64))
         return cls(n, cov, 1.0 - cov if n else float("nan"), mean(length),
@@ -80,14 +83,15 @@ def point_iou(table: GroundingTable) -> NDArray[np.float64]:
     """IoU of the top-1 interval with the truth, max over the truth windows (the
     official QVHighlights "MR-full" definition); 0 for rows without a prediction."""
     truth = table.require_truth()
-    r = truth.rows
+    single = truth.is_single
+    r: slice | NDArray[np.int64] = truth.rows if not single else slice(None)
     ps, pe = table.pred_start[r], table.pred_end[r]
     with np.errstate(invalid="ignore", divide="ignore"):
         inter = np.maximum(np.minimum(pe, truth.ends) - np.maximum(ps, truth.starts), 0.0)
         union = (pe - ps) + (truth.ends - truth.starts) - inter
         iou = np.where(union > 0, inter / union, 0.0)
-    iou = np.nan_to_num(iou, nan=0.0)
-    return segment_max(iou, truth.offsets, empty=0.0)
+    iou = np.nan_to_num(iou, nan=0.0, copy=False)
+    return iou if single else segment_max(iou, truth.offsets, empty=0.0)
 
 
 def coverage_reference(n: int, k: int, level: float = 0.95,

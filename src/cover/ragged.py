@@ -96,6 +96,17 @@ class Ragged:
     def lengths(self) -> NDArray[np.int64]:
         return np.diff(self.offsets)
 
+    def uniform_width(self) -> int | None:
+        """``w`` when every row holds exactly ``w >= 1`` values (``offsets == w * (0..n)``),
+        so ``values.reshape(n, w)`` is the dense ``(rows, clips)`` view; else None."""
+        n = len(self)
+        if n == 0 or self.values.size % n or self.offsets[0] != 0:
+            return None
+        w = self.values.size // n
+        if w == 0 or self.offsets[-1] != self.values.size:
+            return None
+        return w if bool((self.offsets == np.arange(n + 1) * w).all()) else None
+
     def row(self, i: int) -> NDArray[np.float64]:
         return self.values[self.offsets[i] : self.offsets[i + 1]]
 

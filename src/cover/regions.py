@@ -21,7 +21,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from cover.data.table import GroundingTable
 from cover.intervals import CONTAINMENT_ATOL, Intervals, _from_flat
-from cover.ragged import Ragged, row_ids
+from cover.ragged import Ragged, offsets_from_lengths, row_ids
 from cover.scores import DEFAULT_MIN_SCALE, Family, check_family, refused_for, side_scales
 
 
@@ -39,21 +39,61 @@ def widen(
     given); empty when a negative ``lam`` shrinks the interval past itself. An interval
     that rounding alone (within ``CONTAINMENT_ATOL``) pushed past a single point, e.g.
     at ``T``, stays that point."""
-    lam_a = np.broadcast_to(np.asarray(lam, dtype=np.float64), pred_start.shape)
-    lam_e = lam_a if lam_end is None else np.broadcast_to(
-        np.asarray(lam_end, dtype=np.float64), pred_start.shape)
+    lo, hi = widened_bounds(pred_start, pred_end, scale, lam, duration, lam_end=lam_end,
+                            scale_end=scale_end)
+    return _bounds_to_intervals(lo, hi, duration)
+
+
+def widened_bounds(
+    pred_start: NDArray[np.float64],
+    pred_end: NDArray[np.float64],
+    scale: NDArray[np.float64],
+    lam: ArrayLike,
+    duration: NDArray[np.float64],
+    *,
+    lam_end: ArrayLike | None = None,
+    scale_end: NDArray[np.float64] | None = None,
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """``lo = max(s_hat - lam*l, 0)``, ``hi = min(e_hat + lam_e*l_e, T)`` per row (fresh
+    arrays, computed in place: two temporaries in all)."""
+    lam_a = np.asarray(lam, dtype=np.float64)
+    lam_e = lam_a if lam_end is None else np.asarray(lam_end, dtype=np.float64)
     scale_e = scale if scale_end is None else scale_end
     with np.errstate(invalid="ignore"):
-        lo = np.maximum(pred_start - lam_a * scale, 0.0)
-        hi = np.minimum(pred_end + lam_e * scale_e, duration)
-        # A region that float rounding shrank past a single point (e.g. at T) stays a point.
-        point = (lo > hi) & (lo - hi <= CONTAINMENT_ATOL)
-        mid = np.clip(0.5 * (lo + hi), 0.0, duration)
-    lo = np.where(point, mid, lo)
-    hi = np.where(point, mid, hi)
-    keep = lo <= hi
+        lo = np.empty(pred_start.shape)
+        np.multiply(lam_a, scale, out=lo)
+        np.subtract(pred_start, lo, out=lo)
+        np.maximum(lo, 0.0, out=lo)
+        hi = np.empty(pred_end.shape)
+        np.multiply(lam_e, scale_e, out=hi)
+        np.add(pred_end, hi, out=hi)
+        np.minimum(hi, duration, out=hi)
+    return lo, hi
+
+
+def _bounds_to_intervals(lo: NDArray[np.float64], hi: NDArray[np.float64],
+                         duration: NDArray[np.float64]) -> Intervals:
+    """Rows with ``lo <= hi`` keep ``[lo, hi]``; a row that rounding pushed past a single
+    point (``0 < lo - hi <= CONTAINMENT_ATOL``) becomes ``clip((lo + hi)/2, 0, T)``; the
+    others are empty. Updates ``lo``/``hi`` in place."""
+    with np.errstate(invalid="ignore"):
+        keep = lo <= hi
+        if keep.all():
+            return Intervals.single(lo, hi)
+        # Only the rows that did not keep can be points: work on that subset.
+        bad = np.flatnonzero(~keep)
+        lo_b, hi_b = lo[bad], hi[bad]
+        point = (lo_b > hi_b) & (lo_b - hi_b <= CONTAINMENT_ATOL)
+    if point.any():
+        at = bad[point]
+        mid = np.clip(0.5 * (lo_b[point] + hi_b[point]), 0.0, duration[at])
+        lo[at] = mid
+        hi[at] = mid
+        keep[at] = True
+        if keep.all():
+            return Intervals.single(lo, hi)
     rows = np.flatnonzero(keep)
-    return _from_flat(lo[keep], hi[keep], rows, pred_start.size)
+    return _from_flat(lo[rows], hi[rows], rows, lo.size)
 
 
 def superlevel(
@@ -62,9 +102,12 @@ def superlevel(
     """``{t : f(t) >= -lam}`` as maximal runs of selected clips; clip ``i`` spans
     ``[i*c, min((i+1)*c, T)]`` and clips starting at or past ``T`` are ignored."""
     n = len(relevance)
+    lam_a = np.broadcast_to(np.asarray(lam, dtype=np.float64), (n,))
+    width = relevance.uniform_width()
+    if width is not None:
+        return _superlevel_dense(relevance.values.reshape(n, width), clip, lam_a, duration)
     r = row_ids(relevance.offsets)
     i = np.arange(relevance.values.size, dtype=np.int64) - relevance.offsets[r]
-    lam_a = np.broadcast_to(np.asarray(lam, dtype=np.float64), (n,))
     t = duration[r]
     sel = (relevance.values >= -lam_a[r]) & (i * clip < t)
     # A run starts where a selected clip follows an unselected one or a row start.
@@ -77,17 +120,54 @@ def superlevel(
     return _from_flat(s.astype(np.float64), e.astype(np.float64), r[start], n)
 
 
+def _superlevel_dense(values: NDArray[np.float64], clip: float, lam: NDArray[np.float64],
+                      duration: NDArray[np.float64]) -> Intervals:
+    """:func:`superlevel` on a ``(rows, clips)`` view (every row has the same number of
+    clips): one byte per clip for the selection and its run boundaries, and 8-byte
+    arrays only per row or per run. Clip ``i < used[r]`` iff ``i*c < T[r]``."""
+    n, width = values.shape
+    clip_start = np.arange(width, dtype=np.int64) * clip
+    used = np.searchsorted(clip_start, duration, side="left")  # #{i : i*c < T}
+    used[np.isnan(duration)] = 0
+    sel = values >= -lam[:, None]
+    sel &= np.arange(width) < used[:, None]
+    start = sel.copy()
+    start[:, 1:] &= ~sel[:, :-1]
+    end = sel
+    end[:, :-1] &= ~sel[:, 1:]
+    first = np.flatnonzero(start)
+    last = np.flatnonzero(end)
+    rows = first // width
+    s = (first - rows * width) * clip
+    e = np.minimum((last - rows * width + 1) * clip, duration[rows])
+    return _from_flat(s.astype(np.float64), e.astype(np.float64), rows, n)
+
+
 def with_whole_video(regions: Intervals, mask: NDArray[np.bool_],
                      duration: NDArray[np.float64]) -> Intervals:
     """Replace the rows in ``mask`` by ``[0, T]``."""
     if not mask.any():
         return regions
-    keep = ~mask[regions.rows]
-    rows = np.concatenate([regions.rows[keep], np.flatnonzero(mask)])
-    s = np.concatenate([regions.starts[keep], np.zeros(int(mask.sum()))])
-    e = np.concatenate([regions.ends[keep], duration[mask]])
-    order = np.argsort(rows, kind="stable")
-    return _from_flat(s[order], e[order], rows[order], len(regions))
+    if regions.is_single:
+        s, e = regions.starts.copy(), regions.ends.copy()
+        s[mask] = 0.0
+        e[mask] = duration[mask]
+        return Intervals.single(s, e)
+    # New counts: 1 for masked rows, unchanged otherwise; kept components move by
+    # the shift of their row's offset (no sort).
+    counts = np.where(mask, 1, regions.n_components)
+    off = offsets_from_lengths(counts)
+    s = np.empty(int(off[-1]))
+    e = np.empty(int(off[-1]))
+    r = regions.rows
+    keep = ~mask[r]
+    dest = np.arange(r.size, dtype=np.int64) + (off[:-1] - regions.offsets[:-1])[r]
+    s[dest[keep]] = regions.starts[keep]
+    e[dest[keep]] = regions.ends[keep]
+    at = off[:-1][mask]
+    s[at] = 0.0
+    e[at] = duration[mask]
+    return Intervals(s, e, off)
 
 
 @dataclass(frozen=True)
@@ -170,19 +250,27 @@ def build_regions(
     if not np.isfinite(t).all() or (t <= 0).any():
         bad = int(np.flatnonzero(~(np.isfinite(t) & (t > 0)))[0])
         raise ValueError(f"{table.where(bad)}: video duration unknown or not positive")
-    lam_a = np.broadcast_to(np.asarray(lam, dtype=np.float64), (n,)).copy()
-    lam_e = None if lam_end is None else np.broadcast_to(
-        np.asarray(lam_end, dtype=np.float64), (n,)).copy()
-    if np.isnan(lam_a).any() or (lam_e is not None and np.isnan(lam_e).any()):
+    lam_in = np.asarray(lam, dtype=np.float64)
+    lam_end_in = None if lam_end is None else np.asarray(lam_end, dtype=np.float64)
+    if np.isnan(lam_in).any() or (lam_end_in is not None and np.isnan(lam_end_in).any()):
         raise ValueError("threshold lam is NaN")
-    if lam_e is not None and fam == "sls":
+    if lam_end_in is not None and fam == "sls":
         raise ValueError("per-boundary thresholds apply to interval families, not sls")
+    lam_a = np.broadcast_to(lam_in, (n,)).copy()
+    lam_e = None if lam_end_in is None else np.broadcast_to(lam_end_in, (n,)).copy()
     refused = refused_for(table, fam)
+    whole = np.isposinf(lam_in) if lam_end_in is None else (
+        np.isposinf(lam_in) & np.isposinf(lam_end_in))
+    mask = refused | whole
     if fam == "sls":
-        iv = superlevel(table.relevance, table.clip, lam_a, t)
+        iv = with_whole_video(superlevel(table.relevance, table.clip, lam_a, t), mask, t)
     else:
         l_s, l_e, _ = side_scales(table, fam, min_scale)
-        iv = widen(table.pred_start, table.pred_end, l_s, lam_a, t, lam_end=lam_e, scale_end=l_e)
-    whole = np.isposinf(lam_a) if lam_e is None else np.isposinf(lam_a) & np.isposinf(lam_e)
-    iv = with_whole_video(iv, refused | whole, t)
+        lo, hi = widened_bounds(table.pred_start, table.pred_end, l_s, lam_in, t,
+                                lam_end=lam_end_in, scale_end=l_e)
+        # The whole-video rows are [0, T] whatever the widening gave (with_whole_video).
+        if mask.any():
+            lo[mask] = 0.0
+            hi[mask] = t[mask]
+        iv = _bounds_to_intervals(lo, hi, t)
     return Regions(iv, t, refused, lam_a, fam, alpha, lam_e)

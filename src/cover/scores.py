@@ -80,9 +80,11 @@ def interval_scale(
         return np.ones_like(pred_start), np.zeros(pred_start.shape, dtype=bool)
     if not min_scale > 0:
         raise ValueError(f"min_scale must be > 0, got {min_scale}")
-    length = pred_end - pred_start
-    floored = length < min_scale
-    return np.where(floored, min_scale, length), floored & np.isfinite(length)
+    length = np.asarray(pred_end - pred_start, dtype=np.float64)
+    floored = (length < min_scale) & np.isfinite(length)
+    # max(length, min_scale) in place == where(length < min_scale, min_scale, length),
+    # NaN included (no second full-length array).
+    return np.maximum(length, min_scale, out=length), floored
 
 
 def side_scales(
@@ -221,8 +223,15 @@ def compute_scores(
     # Interval families: covering every window == covering their envelope.
     ts, te = table.truth_envelope()
     l_s, l_e, floored = side_scales(table, fam, min_scale)
+    # In place: (s_hat - s*)/l_s, then -inf on refused rows (== np.where(refused, -inf, .)).
     with np.errstate(invalid="ignore"):
-        s_start = np.where(refused, -np.inf, (table.pred_start - ts) / l_s)
-        s_end = np.where(refused, -np.inf, (te - table.pred_end) / l_e)
+        s_start = np.subtract(table.pred_start, ts)
+        s_end = np.subtract(te, table.pred_end)
+        if fam != "sec":  # SEC's scale is 1: x / 1 == x
+            s_start /= l_s
+            s_end /= l_e
+    if refused.any():
+        s_start[refused] = -np.inf
+        s_end[refused] = -np.inf
     s = np.maximum(s_start, s_end)
     return Scores(fam, s, refused, floored & ~refused, np.zeros(n, dtype=bool), s_start, s_end)

@@ -16,6 +16,7 @@ the decimal the user wrote (``0.3`` means 3/10).
 
 from __future__ import annotations
 
+import functools
 import math
 import warnings
 from decimal import Decimal
@@ -32,6 +33,19 @@ AlphaLike = float | str | Fraction | Decimal
 def as_fraction(alpha: AlphaLike) -> Fraction:
     """``alpha`` as an exact fraction in (0, 1): floats (numpy's too) by their shortest
     decimal repr, so ``0.3`` means 3/10."""
+    try:
+        return _as_fraction_cached(alpha)
+    except TypeError:  # unhashable (a 0-d array): parse it every time
+        return _as_fraction(alpha)
+
+
+@functools.lru_cache(maxsize=256, typed=True)
+def _as_fraction_cached(alpha: AlphaLike) -> Fraction:
+    # typed: 0.1 == Fraction(0.1) in Python, but the float means 1/10, the Fraction not.
+    return _as_fraction(alpha)
+
+
+def _as_fraction(alpha: AlphaLike) -> Fraction:
     if isinstance(alpha, bool):
         raise ValueError(f"alpha must be a number in (0, 1), got {alpha!r}")
     if isinstance(alpha, np.ndarray) and alpha.ndim == 0:
@@ -57,7 +71,12 @@ def conformal_rank(n: int, alpha: AlphaLike) -> int:
     """``k = ceil((n + 1)(1 - alpha))`` exactly; may exceed ``n``."""
     if n < 0:
         raise ValueError(f"n must be >= 0, got {n}")
-    a = as_fraction(alpha)
+    return _rank(int(n), as_fraction(alpha))
+
+
+@functools.lru_cache(maxsize=1024)
+def _rank(n: int, a: Fraction) -> int:
+    # Exact rational arithmetic costs microseconds; studies ask for the same (n, alpha) often.
     return math.ceil((n + 1) * (1 - a))
 
 

@@ -60,9 +60,11 @@ def beta_band(n: int, k: int, level: float = 0.95) -> tuple[float, float]:
     when ``k > n`` (the whole-video threshold always covers)."""
     if k > n:
         return 1.0, 1.0
-    from scipy import stats  # imported on use: scipy.stats alone costs ~1 s at start-up
+    # The Beta quantile is the inverse regularized incomplete beta function (what
+    # scipy.stats.beta.ppf evaluates); scipy.special spares the import of scipy.stats.
+    from scipy.special import betaincinv
 
-    lo, hi = stats.beta.ppf([(1 - level) / 2, (1 + level) / 2], k, n + 1 - k)
+    lo, hi = betaincinv(k, n + 1 - k, np.array([(1 - level) / 2, (1 + level) / 2]))
     return float(lo), float(hi)
 
 

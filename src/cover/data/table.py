@@ -21,6 +21,17 @@ from cover.ragged import Ragged
 DEFAULT_CLIP_SECONDS = 2.0
 
 
+def qid_text(ids: ArrayLike) -> NDArray[np.str_]:
+    """Ids as text (the join key), 1-D. Integers take the narrowest ``<U{digits}`` instead of
+    numpy's ``<U21`` (``str(i)`` of each, a third of the bytes at 1e7 rows)."""
+    a = np.asarray(ids).reshape(-1)
+    if a.dtype.kind in "iu" and a.size:
+        lo, hi = int(a.min()), int(a.max())
+        width = max(len(str(lo)), len(str(hi)))
+        return a.astype(f"<U{width}")
+    return a.astype(str)
+
+
 @dataclass(frozen=True)
 class GroundingTable:
     """Predictions (and optionally truth) for ``n`` queries.
@@ -85,13 +96,13 @@ class GroundingTable:
         ``truth`` is an :class:`Intervals` or a ``(starts, ends)`` pair of arrays.
         Missing predictions (NaN) are refusals.
         """
-        q = np.asarray(qid).astype(str)
+        q = qid_text(qid)
         n = q.size
         t = np.asarray(duration, dtype=np.float64).reshape(-1)
         t = np.broadcast_to(t, (n,)).copy()
         ps = np.full(n, np.nan) if pred_start is None else np.asarray(pred_start, np.float64)
         pe = np.full(n, np.nan) if pred_end is None else np.asarray(pred_end, np.float64)
-        v = q.copy() if vid is None else np.asarray(vid).astype(str)
+        v = q if vid is None else qid_text(vid)  # arrays are never written in place
         if relevance is None:
             rel = Ragged(np.empty(0), np.zeros(n + 1, dtype=np.int64))
         elif isinstance(relevance, Ragged):

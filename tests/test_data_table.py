@@ -1,0 +1,29 @@
+"""GroundingTable construction: integer ids become the same text ``str(i)`` gives."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cover.data.table import GroundingTable, qid_text
+
+
+@settings(max_examples=100, deadline=None, derandomize=True, database=None)
+@given(st.lists(st.integers(-(2**63), 2**63 - 1), max_size=20),
+       st.sampled_from([np.int64, np.int32, np.uint64, np.uint8]))
+def test_integer_qids_are_their_decimal_text(ids, dtype):
+    info = np.iinfo(dtype)
+    a = np.array([i for i in ids if info.min <= i <= info.max], dtype=dtype)
+    text = qid_text(a)
+    assert text.dtype.kind == "U"
+    assert text.tolist() == [str(int(i)) for i in a]
+    assert text.tolist() == a.astype(str).tolist()  # the former <U21 conversion
+
+
+def test_table_ids_join_as_text():
+    t = GroundingTable.from_arrays(qid=np.array([7, 12, 100]), duration=60.0)
+    assert t.qid.tolist() == ["7", "12", "100"] and t.vid.tolist() == t.qid.tolist()
+    assert len(t.select_qids(["12", 100])) == 2
+    named = GroundingTable.from_arrays(qid=["a", "b"], vid=[3, 4], duration=60.0)
+    assert named.qid.tolist() == ["a", "b"] and named.vid.tolist() == ["3", "4"]
