@@ -27,7 +27,9 @@ import sys
 import time
 from pathlib import Path
 
+import mondrian_stage
 import numpy as np
+import pipeline
 import stages
 from agreement import agreement, scan
 from peers import _version
@@ -57,6 +59,14 @@ def main(argv: list[str] | None = None) -> int:
                     help="folder holding qvhighlights/... (default: ../shared/data); the "
                          "real-data column is skipped when absent")
     ap.add_argument("--no-real", action="store_true", help="skip the real-data column")
+    ap.add_argument("--pipeline-cal", type=float, nargs="*", default=[1e4, 1e5, 1e6],
+                    help="n_cal of the calibrate + certify table d) (none: skip d)")
+    ap.add_argument("--pipeline-test", type=float, nargs="*", default=[1e6, 1e7],
+                    help="test rows m of table d)")
+    ap.add_argument("--mondrian-groups", type=int, nargs="*", default=[10, 100],
+                    help="group counts of the Mondrian table e) (none: skip e)")
+    ap.add_argument("--mondrian-rows", type=float, nargs=2, default=[1e6, 1e6],
+                    metavar=("N_CAL", "M"), help="calibration and test rows of table e)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", type=Path, default=Path(__file__).with_name("results.md"))
     args = ap.parse_args(argv)
@@ -103,6 +113,22 @@ def main(argv: list[str] | None = None) -> int:
         stages.evaluation(evals, d, regions, th, args.repeats)
         del d, regions
 
+    pipe = Stage(pipeline.TITLE, pipeline.NOTE)
+    for m in (int(x) for x in args.pipeline_test):
+        test = synthetic(m, rng)
+        for n in (int(x) for x in args.pipeline_cal):
+            log(f"calibrate + certify n_cal={n} m={m}")
+            pipeline.calibrate_certify(pipe, synthetic(n, rng), test, args.repeats)
+        del test
+    mond = Stage(mondrian_stage.TITLE, mondrian_stage.NOTE)
+    if args.mondrian_groups:
+        n_cal, m_mond = (int(x) for x in args.mondrian_rows)
+        cal_m, test_m = synthetic(n_cal, rng), synthetic(m_mond, rng)
+        for g in args.mondrian_groups:
+            log(f"mondrian G={g}")
+            mondrian_stage.mondrian(mond, cal_m, test_m, g, args.repeats, rng)
+        del cal_m, test_m
+
     real_note = "real data: not used (--no-real)"
     if not args.no_real:
         try:
@@ -130,7 +156,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.scan_max > 0:
         log(f"agreement scan n=1..{args.scan_max}")
         scan_md = scan(args.scan_max, args.scan_alphas)
-    for st in (calib, cert, evals):
+    for st in (calib, cert, evals, pipe, mond):
         st.finish()
 
     versions = ", ".join(f"{d} {_version(d) or 'not installed'}" for d in
@@ -150,6 +176,8 @@ def main(argv: list[str] | None = None) -> int:
         f"- {real_note}",
         "",
         calib.markdown(), "", cert.markdown(), "", evals.markdown(), "",
+        *([pipe.markdown(), ""] if pipe.columns else []),
+        *([mond.markdown(), ""] if mond.columns else []),
         "### Agreement with COVER's exact k-th order statistic",
         "",
         "Each cell is the rank (1-based, among the n scores) of the threshold that "

@@ -13,6 +13,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from cover.calibrate import Calibrator
 from cover.calibrate.calibrator_file import _digest
@@ -250,3 +252,13 @@ def test_every_rule_saves_loads_and_saves_the_same_document(score: str, rule: st
     a, b = cal.certify(table), loaded.certify(table)
     assert np.array_equal(a.intervals.starts, b.intervals.starts)
     assert np.array_equal(a.intervals.ends, b.intervals.ends)
+
+
+@settings(max_examples=100, deadline=None, derandomize=True, database=None)
+@given(st.lists(st.text(max_size=6), max_size=30))
+def test_fitted_on_sorts_text_arrays_as_python_does(qids) -> None:
+    """The numpy sort of a text array gives the digest of Python's sorted()."""
+    from cover.calibrate.calibrator import fitted_on
+
+    arr = np.asarray(qids, dtype=str) if qids else np.empty(0, dtype="<U1")
+    assert fitted_on(arr) == fitted_on([str(q) for q in arr.tolist()])

@@ -1,0 +1,109 @@
+"""Calibrate + certify in memory: n_cal calibration rows, m test rows, NORM, alpha = 0.1.
+
+Every contender does the whole job from the same arrays: NORM scores of the calibration
+rows, the threshold, then the widened and clipped intervals of the m test rows. The
+cost of building COVER's tables from those arrays is a row of its own (a user with
+arrays pays it once; a user reading files gets the tables from the reader).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from baselines import np_norm_score_partition, np_widen
+from numpy.typing import NDArray
+from peers import ConformalRegressor, SplitConformalRegressor, for_peers, mapie_threshold
+from results import Stage, same_arrays
+from stages import ALPHA, Entry, run_cell
+from workloads import Data, short
+
+import cover
+from cover.scores import DEFAULT_MIN_SCALE as MIN_SCALE
+
+F = NDArray[np.float64]
+REF = "COVER compute_scores + split_conformal + build_regions"
+TITLE = "d) Calibrate + certify in memory (NORM, alpha = 0.1)"
+NOTE = ("Column `n_cal → m`. Every row computes the NORM calibration scores, the threshold "
+        "and the m widened, clipped test intervals from the same arrays. Ratio = time / the "
+        "COVER array pipeline (bold): **< 1 means faster than COVER**. "
+        "`GroundingTable.from_arrays` (both tables) is timed alone: a user holding arrays "
+        "pays it once before the pipeline. Peers get `max(S, 0)` as residuals (as in a); "
+        "the intervals are checked against COVER's.")
+
+
+def _scale(d: Data) -> F:
+    lenp = d.pe - d.ps
+    return np.maximum(lenp, MIN_SCALE)
+
+
+def _norm_scores(d: Data) -> F:
+    scale = _scale(d)
+    return np.maximum((d.ps - d.ts) / scale, (d.te - d.pe) / scale)
+
+
+def _widen_with(test: Data, q: float) -> tuple[F, F]:
+    scale = _scale(test)
+    return np.maximum(test.ps - q * scale, 0.0), np.minimum(test.pe + q * scale, test.T)
+
+
+def np_pipeline(cal: Data, test: Data) -> tuple[F, F]:
+    return np_widen(test, np_norm_score_partition(cal, ALPHA), "norm")
+
+
+def crepes_pipeline(cal: Data, test: Data) -> tuple[F, F]:
+    cr = ConformalRegressor().fit(for_peers(_norm_scores(cal)), sigmas=np.ones(len(cal.ps)))
+    m = test.ps.size
+    scale = _scale(test)
+    out = cr.predict_int(np.concatenate([test.ps, test.pe]), sigmas=np.concatenate([scale, scale]),
+                         confidence=1 - ALPHA, y_min=0.0)
+    return np.maximum(out[:m, 0], 0.0), np.minimum(out[m:, 1], test.T)
+
+
+def mapie_pipeline(cal: Data, test: Data) -> tuple[F, F]:
+    return _widen_with(test, mapie_threshold(for_peers(_norm_scores(cal)), ALPHA))
+
+
+def cover_arrays(cal: Data, test: Data) -> cover.Regions:
+    s = cover.compute_scores(cal.table, "norm").values
+    q = cover.split_conformal(s, alpha=ALPHA).value
+    return cover.build_regions(test.table, "norm", q, alpha=ALPHA)
+
+
+def cover_calibrator(cal: Data, test: Data) -> cover.Regions:
+    return cover.Calibrator(score="norm", alpha=ALPHA).fit(cal.table).certify(test.table)
+
+
+def build_tables(cal: Data, test: Data) -> Any:
+    return [cover.GroundingTable.from_arrays(
+        qid=np.arange(d.ps.size), duration=d.T, pred_start=d.ps, pred_end=d.pe,
+        truth=(d.ts, d.te), clip=d.table.clip) for d in (cal, test)]
+
+
+def calibrate_certify(st: Stage, cal: Data, test: Data, rounds: int) -> None:
+    col = f"{short(cal.ps.size)} → {short(test.ps.size)}"
+
+    def same_regions(out: Any, res: dict[str, Any]) -> str:
+        iv = res[REF].intervals
+        return same_arrays([(out[0], iv.starts), (out[1], iv.ends)])
+
+    def same_cover(out: Any, res: dict[str, Any]) -> str:
+        iv = res[REF].intervals
+        return same_arrays([(out.intervals.starts, iv.starts), (out.intervals.ends, iv.ends)])
+
+    run_cell(st, col, [
+        Entry(REF, REF, lambda: cover_arrays(cal, test)),
+        Entry("COVER Calibrator(score='norm').fit(cal).certify(test)", REF,
+              lambda: cover_calibrator(cal, test), same_cover),
+        Entry("COVER GroundingTable.from_arrays (cal + test tables, alone)", REF,
+              lambda: build_tables(cal, test)),
+        Entry("numpy NORM scores + np.partition + widen/clip", REF,
+              lambda: np_pipeline(cal, test), same_regions),
+        Entry("crepes fit(max(S,0)) + normalized predict_int + clip to T", REF,
+              None if ConformalRegressor is None else lambda: crepes_pipeline(cal, test),
+              same_regions),
+        Entry("MAPIE conformalize + predict_interval (threshold) + numpy widen/clip", REF,
+              None if SplitConformalRegressor is None else lambda: mapie_pipeline(cal, test),
+              same_regions),
+        Entry("puncc", REF, None, why="not installed (needs numpy < 2)"),
+    ], rounds)
