@@ -6,11 +6,12 @@ Run from the repository root::
     .venv/bin/python bench/scaling.py --sizes 1e4 1e5 --out /tmp/scaling.md
 
 Each (path, size) runs in a fresh child process (``--child``) so its peak RSS is its
-own: the parent reads the child's ``ru_maxrss`` from ``os.wait4``. The child builds the
-synthetic QVHighlights-shaped rows (``workloads.synthetic``), records its peak RSS, then
-times the path (best and median of ``--repeats`` calls). ``peak`` is the whole child
-(Python, numpy, the input arrays and the path); ``path`` is what the path added on top
-of the inputs. Growth = time(n) / time(n / 10): linear growth is 10×.
+own. The child builds the synthetic QVHighlights-shaped rows (``workloads.synthetic``),
+records its resident size, resets its peak (``/proc/self/clear_refs``), times the path
+(median of ``--repeats`` calls) and reports the peak RSS reached while running it (the
+whole process: Python, numpy, the inputs and the path) and what the path added on top
+of the inputs. The parent also reads the child's lifetime ``ru_maxrss`` (``os.wait4``).
+Growth = time(n) / time(n / 10): linear growth is 10×.
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import statistics
 import subprocess
 import sys
@@ -46,8 +46,22 @@ PATHS = {
 }
 
 
-def _peak_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB
+def _status_mb(field: str) -> float:
+    """``VmRSS`` / ``VmHWM`` (peak) of this process from /proc, in MB."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def _reset_peak() -> bool:
+    """Reset VmHWM to the current RSS (Linux ``clear_refs`` 5), so the peak seen after
+    the path is the path's own, not the data generation's."""
+    try:
+        Path("/proc/self/clear_refs").write_text("5")
+        return True
+    except OSError:
+        return False
 
 
 def _job(path: str, n: int) -> Callable[[], Any]:
@@ -88,14 +102,16 @@ def _job(path: str, n: int) -> Callable[[], Any]:
 
 def child(path: str, n: int, repeats: int) -> None:
     fn = _job(path, n)
-    inputs_mb = _peak_mb()
+    inputs_mb = _status_mb("VmRSS")
+    reset = _reset_peak()
     times = []
     for _ in range(repeats):
         t0 = time.perf_counter()
         fn()
         times.append(time.perf_counter() - t0)
+    path_peak = _status_mb("VmHWM") if reset else float("nan")
     print(json.dumps({"best": min(times), "median": statistics.median(times),
-                      "inputs_mb": inputs_mb}))
+                      "inputs_mb": inputs_mb, "path_peak_mb": path_peak}))
 
 
 def measure(path: str, n: int, repeats: int) -> dict[str, Any]:
@@ -123,8 +139,8 @@ def table_md(results: dict[str, dict[int, dict[str, Any]]], sizes: list[int]) ->
                 prev = None
                 continue
             grow = f", ×{r['median'] / prev:.1f}" if prev else ""
-            added = max(r["peak_mb"] - r["inputs_mb"], 0.0)
-            cells.append(f"{r['median'] * 1e3:.1f} ms{grow}; peak {r['peak_mb']:.0f} MB "
+            added = max(r["path_peak_mb"] - r["inputs_mb"], 0.0)
+            cells.append(f"{r['median'] * 1e3:.1f} ms{grow}; {r['path_peak_mb']:.0f} MB "
                          f"(+{added:.0f})")
             prev = r["median"]
         lines.append(f"| {PATHS[path]} | " + " | ".join(cells) + " |")
@@ -155,8 +171,9 @@ def main(argv: list[str] | None = None) -> int:
     md = "\n".join([
         f"Command: `{' '.join(['bench/scaling.py', *(sys.argv[1:] if argv is None else argv)])}`"
         f" ({args.repeats} calls per cell, median; child processes one at a time)", "",
-        "Each cell: median time, ×growth over the previous size (10× = linear), peak RSS of "
-        "the child process and (+) what the path added on top of its inputs.", "",
+        "Each cell: median time, ×growth over the previous size (10× = linear), the peak "
+        "RSS of the child while it ran the path (VmHWM reset after the data was built) and "
+        "(+) what the path added on top of the resident inputs.", "",
         table_md(results, sizes)])
     print(md)
     if args.out:
