@@ -9,6 +9,7 @@ reject them with the first failing reason (:func:`first_reason`,
 from __future__ import annotations
 
 from collections.abc import Callable
+from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -69,27 +70,29 @@ def ragged_field(
 
 
 def _not_numbers(v: Any, width: tuple[int, ...]) -> str | None:
-    """None when ``v`` is a list of numbers (``width == ()``) or of lists of ``width``
-    numbers; "shape" when its nesting is wrong; else what a non-number entry is."""
-    if not isinstance(v, list):
+    """None when ``v`` is a list of numbers (``width == ()``) or of equally long lists of
+    ``width`` numbers; "shape" when its nesting is wrong; else what a non-number entry is.
+    (Type sets are built by C-level iteration: this runs once per row on every file.)"""
+    if type(v) is not list:
         return "shape"
-    items: list[Any] = v
+    items: Any = v
     if width:
-        if not all(isinstance(r, list) and len(r) in width for r in v):
+        if v and (set(map(type, v)) != {list} or len(lengths := set(map(len, v))) != 1
+                  or lengths.pop() not in width):
             return "shape"
-        if len({len(r) for r in v}) > 1:
-            return "shape"
-        items = [x for r in v for x in r]
-    for x in items:
-        t = type(x)
-        if t is float or t is int:
-            continue
-        if t is bool:
-            return f"holds {json_text(x)} where a number is expected"
-        if t is str:
-            return f"holds the string {json_text(x)} where a number is expected"
-        return "shape" if t in (list, dict) else f"holds {json_text(x)} where a number is expected"
-    return None
+        items = chain.from_iterable(v)
+    kinds = set(map(type, items))
+    if kinds <= _NUMBER_TYPES:
+        return None
+    odd = next(x for x in (chain.from_iterable(v) if width else v)
+               if type(x) not in _NUMBER_TYPES)
+    if isinstance(odd, (list, dict)):
+        return "shape"
+    what = "the string " if isinstance(odd, str) else ""
+    return f"holds {what}{json_text(odd)} where a number is expected"
+
+
+_NUMBER_TYPES = {int, float}
 
 
 def first_reason(n: int, checks: list[tuple[NDArray[np.bool_], str]]) -> dict[int, str]:
