@@ -87,7 +87,7 @@ def test_failed_run_keeps_the_previous_output(files, tmp_path, capsys):
 
 
 @pytest.mark.parametrize("case", ["missing folder", "folder as output", "folder as input",
-                                  "unreadable input"])
+                                  "folder as predictions", "unreadable input"])
 def test_file_system_problems_are_messages_not_tracebacks(files, tmp_path, case, capsys,
                                                           monkeypatch):
     args = _certify(files, tmp_path / "out.jsonl")
@@ -100,6 +100,9 @@ def test_file_system_problems_are_messages_not_tracebacks(files, tmp_path, case,
     elif case == "folder as input":
         args[args.index("--qids") + 1] = str(tmp_path)
         words = "is a folder"
+    elif case == "folder as predictions":
+        args[args.index("--preds") + 1] = str(tmp_path)
+        words = "is a folder; give a file"
     else:
         os.chmod(files["preds"], 0)
         if os.geteuid() == 0:  # root reads any file: fail the read as it would for a user

@@ -94,6 +94,8 @@ def _is_document(doc: dict[str, Any]) -> bool:
 
 def peek(path: str | Path) -> Peek:
     p = Path(path)
+    if p.is_dir():
+        raise InputError(f"{path}: is a folder; give a file")
     if not p.is_file():
         raise InputError(f"{path}: no such file")
     with p.open("rb") as fh:
