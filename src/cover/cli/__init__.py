@@ -35,6 +35,8 @@ def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(
         prog="cover",
         description="Conformal coverage guarantees for video temporal grounders.",
+        epilog="example:\n  cover demo --out cover-demo    (then `cover COMMAND --help`)",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     ap.add_argument("--version", action="version", version=f"cover {__version__}")
     sub = ap.add_subparsers(dest="command", required=True)
