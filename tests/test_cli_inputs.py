@@ -284,3 +284,49 @@ def test_digest_only_calibrator_still_warns(tmp_path, monkeypatch, capsys):
     assert main(["evaluate", "--regions", str(out), "--gt", str(gt)]) == 0
     assert "exactly the rows the calibrator was fitted on (same qid digest)" in \
         capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------------------
+# Golden checks on the real QVHighlights files
+
+
+def test_real_prediction_files_pass_the_strict_readers_whole(data_dir):
+    """Strictness costs no real row: all eight val prediction files read and join with
+    every row kept (only a handful of windows clipped to the video)."""
+    from cover.io.datasets import QVH_VAL_GT, QVH_VAL_PREDICTIONS
+    from cover.io.labelled import load_labelled
+
+    for rel in QVH_VAL_PREDICTIONS.values():
+        loaded = read_predictions(data_dir / rel)
+        assert len(loaded.table) == 1550 and loaded.n_rejected == 0
+        table, problems = load_labelled(data_dir / rel, data_dir / QVH_VAL_GT)
+        assert len(table) == 1550
+        assert {p.action for p in problems} <= {"clipped"} and len(problems) <= 2
+
+
+def test_real_file_gzipped_reads_the_same(data_dir, qdetr_preds, tmp_path):
+    packed = tmp_path / "preds.jsonl"  # gzip under a plain name: recognised by its bytes
+    packed.write_bytes(gzip.compress(qdetr_preds.read_bytes()))
+    a, b = read_predictions(qdetr_preds).table, read_predictions(packed).table
+    assert a.qid.tolist() == b.qid.tolist() and a.line.tolist() == b.line.tolist()
+    assert a.pred_start.tolist() == b.pred_start.tolist()
+    assert a.relevance.values.tolist() == b.relevance.values.tolist()
+
+
+def test_real_evaluation_on_calibration_rows_warns(qvh_gt, qdetr_preds, tmp_path, capsys):
+    assert main(["split", "--gt", str(qvh_gt), "--out-dir", str(tmp_path)]) == 0
+    cal, out = tmp_path / "cal.json", tmp_path / "all.jsonl"
+    assert main(["calibrate", "--preds", str(qdetr_preds), "--gt", str(qvh_gt), "--qids",
+                 str(tmp_path / "calibration_qids.txt"), "-o", str(cal)]) == 0
+    assert main(["certify", "--calibrator", str(cal), "--preds", str(qdetr_preds), "--videos",
+                 str(qvh_gt), "-o", str(out)]) == 0  # forgot --qids: every row certified
+    capsys.readouterr()
+    metrics = tmp_path / "m.json"
+    assert main(["evaluate", "--regions", str(out), "--gt", str(qvh_gt), "--json",
+                 str(metrics)]) == 0
+    assert "623 of the 1550 rows evaluated were calibration rows" in capsys.readouterr().err
+    doc = json.loads(metrics.read_text())
+    assert doc["counts"]["in_calibration"] == 623
+    ref = doc["reference"]
+    assert ref["n_calibration"] == 623 and 0 < ref["band_lo"] < ref["beta_lo"]
+    assert ref["beta_hi"] < ref["band_hi"] <= 1.0
