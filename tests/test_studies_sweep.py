@@ -12,7 +12,7 @@ from cover.calibrate.split import split_conformal
 from cover.metrics import evaluate
 from cover.regions import build_regions
 from cover.scores import FAMILIES
-from cover.studies.sweep import Sweep, conformal_ranks, resample_thresholds, segment_sums
+from cover.studies.sweep import SuffixIndex, Sweep, conformal_ranks, resample_thresholds
 from grounding_cases import cases, scores_of, thresholds
 
 FAST = settings(max_examples=60, deadline=None, derandomize=True, database=None)
@@ -56,7 +56,10 @@ def test_conformal_ranks_exact() -> None:
         assert conformal_ranks(n, a).tolist() == [conformal_rank(int(x), a) for x in n]
 
 
-def test_segment_sums_handle_empty_segments() -> None:
-    x = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
-    off = np.array([0, 0, 2, 2, 3])
-    np.testing.assert_array_equal(segment_sums(x, off), [[0, 3, 0, 3], [0, 9, 0, 6]])
+def test_suffix_index_counts_and_sums_per_row() -> None:
+    row = np.array([0, 0, 0, 2, 2])  # row 1 has no values
+    value = np.array([3.0, 1.0, 2.0, 5.0, 5.0])
+    idx = SuffixIndex.of(row, value, 3, (np.array([1.0, 10.0, 100.0, 7.0, 8.0]),))
+    count, (total,) = idx.at(np.array([[2.0, 0.0, 5.0], [np.inf, 0.0, -np.inf]]))
+    assert count.tolist() == [[2, 0, 2], [0, 0, 2]]
+    assert total.tolist() == [[101.0, 0.0, 15.0], [0.0, 0.0, 15.0]]

@@ -131,12 +131,15 @@ def _run_pair(pair: Pair, inp: InputPair, wanted: Sequence[str], out: Path,
             runner = _per_pair_runner(study)
             assert runner is not None
             res = runner(pair)
+        timings[f"{study} {inp.id}"] = time.perf_counter() - t0
+        t0 = time.perf_counter()
         stem = study.replace("-", "_")
         write_json(folder / f"{stem}.json", res.to_dict(), inputs=all_inputs)
         write_text(folder / f"{stem}.md", res.markdown(), inputs=all_inputs)
         entry["studies"][study] = f"{inp.id}/{stem}.json"
         entry["figures"][study] = _figures(study, res, pair, folder, extra)
-        timings[f"{study} {inp.id}"] = time.perf_counter() - t0
+        timings[f"write + figures {inp.id}"] = timings.get(
+            f"write + figures {inp.id}", 0.0) + time.perf_counter() - t0
         results.append(res)
     from cover.report.gallery_data import query_records
 

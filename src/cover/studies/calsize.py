@@ -62,7 +62,7 @@ def calsize(pair: Pair, sizes: tuple[int, ...] = PAPER_SIZES, alpha: float = 0.1
     row = (pair.name, pair.dataset, *(
         f"{c['coverage_mean']:.3f} ± {c['coverage_sd']:.3f}" if c["supported"] else "†"
         for c in cells))
-    beta_row = ("Beta prediction", pair.dataset, *(
+    beta_row = (f"{pair.name} (Beta law)", pair.dataset, *(
         f"{c['beta_mean']:.3f} ± {c['beta_sd']:.3f}" if c["supported"] else "†"
         for c in cells))
     table = Table("calsize", f"Coverage vs calibration size in units (videos), "

@@ -7,8 +7,11 @@ once and a whole vector of thresholds is applied as one array operation:
 
 * coverage by nestedness (SPEC §3): ``truth ⊆ C_lam  <=>  S <= lam``;
 * interval families: ``|[s - lam*l, e + lam*l] ∩ [0, T]|`` in closed form;
-* SLS: the clips with ``f >= -lam`` as an ``(R, clips)`` mask, lengths and components
-  as segment sums of that mask.
+* SLS: each row's clips sorted once by relevance, so the clips with ``f >= c`` (``c =
+  -lam``) are a suffix of the row: length and overlap with the truth are suffix sums,
+  found by one ``searchsorted`` per (threshold, row); the number of connected components
+  is ``#{i : f_i >= c} - #{i : min(f_i, f_{i-1}) >= c}`` (selected clips minus selected
+  clips whose predecessor is selected), two such counts.
 
 Every result is an ``(R, n)`` array: one row per threshold, one column per table row.
 Thresholds are ``(R,)`` (one per resample) or ``(R, n)`` (one per resample and row, e.g.
@@ -31,14 +34,6 @@ from cover.ragged import row_ids
 from cover.scores import DEFAULT_MIN_SCALE, check_family, compute_scores, interval_scale
 
 F64 = NDArray[np.float64]
-
-
-def segment_sums(x: NDArray[np.float64], offsets: NDArray[np.int64]) -> NDArray[np.float64]:
-    """Row-wise sums of ``x`` (shape ``(R, total)``) over the segments ``offsets`` (empty
-    segments sum to 0): one cumulative sum, differenced at the offsets."""
-    cs = np.zeros((x.shape[0], x.shape[1] + 1))
-    np.cumsum(x, axis=1, out=cs[:, 1:])
-    return cs[:, offsets[1:]] - cs[:, offsets[:-1]]
 
 
 @dataclass(frozen=True)
@@ -64,6 +59,35 @@ class SweepMetrics:
 
 
 @dataclass(frozen=True)
+class SuffixIndex:
+    """Per-row suffix counts and sums of values sorted within rows: for a row ``r`` and a cut
+    ``c``, :meth:`at` gives ``#{i in r : v_i >= c}`` and ``sum_{i in r, v_i >= c} w_i``."""
+
+    keys: NDArray[np.int64]       # row * (U + 1) + rank of the value, ascending
+    uniq: F64                     # the U distinct values, ascending
+    ends: NDArray[np.int64]       # per row: end of its segment in sorted order
+    cums: tuple[F64, ...]         # per weight: [0, cumulative sums in sorted order]
+
+    @classmethod
+    def of(cls, row: NDArray[np.int64], value: F64, n_rows: int,
+           weights: tuple[F64, ...] = ()) -> SuffixIndex:
+        uniq, rank = np.unique(value, return_inverse=True)
+        keys = row * (uniq.size + 1) + rank.reshape(-1)
+        order = np.argsort(keys, kind="stable")
+        ends = np.cumsum(np.bincount(row, minlength=n_rows)).astype(np.int64)
+        cums = tuple(np.concatenate([[0.0], np.cumsum(w[order])]) for w in weights)
+        return cls(keys[order], uniq, ends, cums)
+
+    def at(self, cut: F64) -> tuple[NDArray[np.int64], tuple[F64, ...]]:
+        """``(count, sums)`` with shape of ``cut`` (``(R, n)``, column = row)."""
+        rows = np.broadcast_to(np.arange(cut.shape[1], dtype=np.int64), cut.shape)
+        q = rows * (self.uniq.size + 1) + np.searchsorted(self.uniq, cut, side="left")
+        pos = np.searchsorted(self.keys, q, side="left")
+        end = self.ends[rows]
+        return end - pos, tuple(c[end] - c[pos] for c in self.cums)
+
+
+@dataclass(frozen=True)
 class Sweep:
     """Everything about one (table, family) that does not depend on the threshold."""
 
@@ -76,12 +100,8 @@ class Sweep:
     pred_start: F64
     pred_end: F64
     scale: F64
-    clip_row: NDArray[np.int64]
-    clip_value: F64
-    clip_len: F64
-    clip_overlap: F64
-    clip_index: NDArray[np.int64]
-    clip_offsets: NDArray[np.int64]
+    by_value: SuffixIndex | None = None
+    by_pair_min: SuffixIndex | None = None
 
     @classmethod
     def of(cls, table: GroundingTable, family: str, *, min_scale: float = DEFAULT_MIN_SCALE,
@@ -91,24 +111,29 @@ class Sweep:
         sc = compute_scores(table, fam, min_scale=min_scale, target=target)
         ts, te = table.truth_envelope()
         t = table.duration
+        by_value = by_pair_min = None
+        scale = np.ones_like(t)
         if fam == "sls":
             rel = table.relevance
             r = row_ids(rel.offsets)
             i = np.arange(rel.values.size, dtype=np.int64) - rel.offsets[r]
-            c = table.clip
-            lo = i * c
-            hi = np.minimum((i + 1) * c, t[r])
-            span = np.maximum(hi - lo, 0.0)
-            overlap = np.maximum(np.minimum(hi, te[r]) - np.maximum(lo, ts[r]), 0.0)
-            clip_row, clip_value, offsets = r, rel.values.astype(np.float64), rel.offsets
-            scale = np.ones_like(t)
+            lo = i * table.clip
+            hi = np.minimum((i + 1) * table.clip, t[r])
+            # Clips starting at or past T are never in a region: leave them out. The rest
+            # of each row stays contiguous from clip 0, so "predecessor" is clip i - 1.
+            ok = hi > lo
+            r, v = r[ok], rel.values[ok].astype(np.float64)
+            span = (hi - lo)[ok]
+            overlap = np.maximum(np.minimum(hi[ok], te[r]) - np.maximum(lo[ok], ts[r]), 0.0)
+            first = np.r_[True, r[1:] != r[:-1]] if r.size else np.zeros(0, dtype=bool)
+            prev = np.r_[-np.inf, v[:-1]] if v.size else v
+            pair_min = np.where(first, -np.inf, np.minimum(v, prev))
+            by_value = SuffixIndex.of(r, v, len(table), (span, overlap))
+            by_pair_min = SuffixIndex.of(r, pair_min, len(table))
         else:
             scale, _ = interval_scale(table.pred_start, table.pred_end, fam, min_scale)
-            clip_row = i = np.empty(0, dtype=np.int64)
-            clip_value = span = overlap = np.empty(0)
-            offsets = np.zeros(len(table) + 1, dtype=np.int64)
         return cls(fam, sc.values, sc.refused, t, ts, te, table.pred_start, table.pred_end,
-                   scale, clip_row, clip_value, span, overlap, i, offsets)
+                   scale, by_value, by_pair_min)
 
     def __len__(self) -> int:
         return int(self.scores.size)
@@ -134,16 +159,11 @@ class Sweep:
         whole = self.refused[None, :] | np.isposinf(lam)
         t = self.duration[None, :]
         ts, te = self.truth_start[None, :], self.truth_end[None, :]
-        if self.family == "sls":
-            lam_c = lam[:, self.clip_row]
-            sel = (self.clip_value[None, :] >= -lam_c) & (self.clip_len[None, :] > 0)
-            length = segment_sums(sel * self.clip_len[None, :], self.clip_offsets)
-            inter = segment_sums(sel * self.clip_overlap[None, :], self.clip_offsets)
-            same_row = np.r_[False, self.clip_row[1:] == self.clip_row[:-1]]
-            prev = np.zeros_like(sel)
-            prev[:, 1:] = sel[:, :-1]
-            starts = sel & ~(prev & same_row[None, :])
-            comps = segment_sums(starts.astype(np.float64), self.clip_offsets)
+        if self.by_value is not None and self.by_pair_min is not None:
+            cut = -lam
+            n_sel, (length, inter) = self.by_value.at(cut)
+            n_joined, _ = self.by_pair_min.at(cut)
+            comps = (n_sel - n_joined).astype(np.float64)
         else:
             with np.errstate(invalid="ignore"):
                 w = lam * self.scale[None, :]
