@@ -11,6 +11,7 @@ import sys
 import textwrap
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -106,21 +107,29 @@ def test_file_system_problems_are_messages_not_tracebacks(files, tmp_path, case,
     else:
         os.chmod(files["preds"], 0)
         if os.geteuid() == 0:  # root reads any file: fail the read as it would for a user
-            real = Path.read_bytes
+            real, real_open = Path.read_bytes, Path.open
 
             def denied(self: Path) -> bytes:
                 if self == files["preds"]:
                     raise PermissionError(13, "Permission denied", str(self))
                 return real(self)
 
+            def denied_open(self: Path, *a: Any, **k: Any) -> Any:  # the streaming reader
+                if self == files["preds"]:
+                    raise PermissionError(13, "Permission denied", str(self))
+                return real_open(self, *a, **k)
+
             monkeypatch.setattr(Path, "read_bytes", denied)
-        words = "cannot read the file (Permission denied)"
+            monkeypatch.setattr(Path, "open", denied_open)
+        words = "preds.jsonl"  # named, with the system's reason (wording varies by reader)
     try:
         assert main(args) == 2
     finally:
         os.chmod(files["preds"], 0o644)
     err = capsys.readouterr().err
     assert words in err and "Traceback" not in err
+    if case == "unreadable input":
+        assert "Permission denied" in err
     assert not (tmp_path / "out.jsonl").exists() and _leftovers(tmp_path) == []
 
 
@@ -169,24 +178,30 @@ _PAUSE_WRITER = textwrap.dedent("""
     import sys, time
     import cover.io.regions_jsonl as rj
 
-    real, n = rj.echo_line, 0
+    import cover.stream.jsonl as sj
 
-    def paused(row):
-        # Pause the writer part-way through the file so the interrupt lands mid-write.
-        global n
-        n += 1
-        if n == 1000:
-            open(sys.argv[1], "w").close()
-            time.sleep(120)
-        return real(row)
+    n = 0
 
-    rj.echo_line = paused
+    def pausing(real):
+        def paused(*args):
+            # Pause the writer part-way through the file so the interrupt lands mid-write.
+            global n
+            n += 1
+            if n == 1000:
+                open(sys.argv[1], "w").close()
+                time.sleep(120)
+            return real(*args)
+        return paused
+
+    rj.echo_line = pausing(rj.echo_line)  # the in-memory writer
+    sj._out_line = pausing(sj._out_line)  # the streaming writer
     from cover.cli import main
     sys.exit(main(sys.argv[2:]))
 """)
 
 
-def test_ctrl_c_during_a_large_write_keeps_the_previous_output(tmp_path):
+@pytest.mark.parametrize("path", [[], ["--in-memory"]], ids=["streamed", "in-memory"])
+def test_ctrl_c_during_a_large_write_keeps_the_previous_output(tmp_path, path):
     preds, gt = _synthetic(tmp_path, n=5000, seed=1)
     cal = tmp_path / "cal.json"
     assert main(["calibrate", "--preds", str(preds), "--gt", str(gt), "-o", str(cal)]) == 0
@@ -198,7 +213,7 @@ def test_ctrl_c_during_a_large_write_keeps_the_previous_output(tmp_path):
     script.write_text(_PAUSE_WRITER)
     proc = subprocess.Popen(
         [sys.executable, str(script), str(ready), "certify", "--calibrator", str(cal),
-         "--preds", str(preds), "--videos", str(gt), "-o", str(out)],
+         "--preds", str(preds), "--videos", str(gt), "-o", str(out), *path],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         while not ready.exists():

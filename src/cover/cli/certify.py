@@ -34,7 +34,14 @@ def add_parser(sub: Subparsers) -> None:
     p.add_argument("--videos", help="video durations when preds lack them: any jsonl with vid "
                    "and duration, or a JSON object vid -> {duration} (charades.json)")
     p.add_argument("--qids", help="certify only these query ids")
-    p.add_argument("-o", "--output", required=True, help="regions jsonl to write")
+    p.add_argument("-o", "--output", required=True,
+                   help="regions to write: JSON lines (Parquet for a Parquet input)")
+    p.add_argument("--compact", action="store_true",
+                   help="write only qid, vid and the cover block (streamed inputs)")
+    p.add_argument("--in-memory", action="store_true",
+                   help="read the whole input even when it could be streamed")
+    p.add_argument("--batch-rows", type=int, default=65_536,
+                   help="rows per batch when streaming (memory is bounded by one batch)")
     _common_input(p)
     add_format_flags(p, gt=False)
     p.set_defaults(func=run)
@@ -48,9 +55,21 @@ def run(args: argparse.Namespace) -> int:
     from cover.io.jsonl import raise_on_rejections
     from cover.io.qids import read_qid_lines, unknown_qids
     from cover.io.regions_jsonl import certified_rows, write_certified
+    from cover.jobs.certify_stream import certify_streaming, streamable
 
     inputs = [args.calibrator, args.preds, args.videos, args.qids]
     check_outputs([args.output], inputs)
+    kind = None if args.in_memory else streamable(args.preds, args.pred_format, args.columns)
+    if kind is not None:
+        certify_streaming(kind, calibrator=args.calibrator, preds=args.preds,
+                          output=args.output, videos=args.videos, qids=args.qids,
+                          columns=args.columns, clip=args.clip, strict=args.strict,
+                          on_error=args.on_error, compact=args.compact,
+                          batch_rows=args.batch_rows)
+        return 0
+    if args.compact:
+        raise InputError("--compact applies to streamed inputs (Moment-DETR JSON lines, "
+                         "Parquet with --columns)")
     cal = Calibrator.load(args.calibrator)
     got = formats.read(args.preds, "predictions", format=args.pred_format, options=formats.Options(
         clip=args.clip, on_error=args.on_error, columns=args.columns))

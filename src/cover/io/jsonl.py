@@ -97,10 +97,16 @@ def read_json_rows(path: str | Path) -> RawRows:
         array = _read_json_array(name, data)
         if array is not None:
             return array
+    return parse_json_lines(name, enumerate(data.split(b"\n"), start=1))
+
+
+def parse_json_lines(name: str, numbered: Iterable[tuple[int, bytes]]) -> RawRows:
+    """Parse ``(line number, bytes)`` pairs of a JSON-lines file (the body of
+    :func:`read_json_rows`; streaming readers feed it one batch of lines at a time)."""
     records: list[dict[str, Any]] = []
     lines: list[int] = []
     raw = RawRows(name, records, np.empty(0, dtype=np.int64))
-    for lineno, line in enumerate(data.split(b"\n"), start=1):
+    for lineno, line in numbered:
         if not line.strip():
             continue
         try:

@@ -33,6 +33,7 @@ from cover.io.fields import (
 )
 from cover.io.jsonl import (
     OnError,
+    RawRows,
     check_ids,
     check_required,
     check_unique_qids,
@@ -91,7 +92,13 @@ def read_predictions(
     """
     if not (isinstance(clip, (int, float)) and math.isfinite(clip) and clip > 0):
         raise ValueError(f"clip must be a finite number of seconds > 0, got {clip}")
-    raw = read_json_rows(path)
+    return predictions_from_rows(read_json_rows(path), clip=clip, on_error=on_error)
+
+
+def predictions_from_rows(raw: RawRows, *, clip: float = DEFAULT_CLIP_SECONDS,
+                          on_error: OnError = "raise") -> Loaded:
+    """The checks and columns of :func:`read_predictions` on rows already parsed (a
+    whole file, or one batch of a streamed file)."""
     check_required(raw, ("qid", "vid"))
     check_ids(raw)
     check_unique_qids(raw)

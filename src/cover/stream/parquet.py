@@ -19,8 +19,15 @@ from numpy.typing import NDArray
 
 from cover.calibrate.calibrator import Calibrator
 from cover.errors import RowProblem
+from cover.io.generic import parse_columns
 from cover.io.output import atomic_open
-from cover.stream.arrow import calibrator_metadata, certify_batch, cover_type, pa
+from cover.stream.arrow import (
+    DEFAULT_COLUMNS,
+    calibrator_metadata,
+    certify_batch,
+    cover_type,
+    pa,
+)
 
 #: Rows per batch: ~20-60 MB of columns for Moment-DETR-shaped rows with saliency.
 DEFAULT_BATCH_ROWS = 131_072
@@ -35,6 +42,7 @@ class StreamCounts:
     refused: int = 0
     rejected: int = 0
     batches: int = 0
+    in_calibration: int = 0
     examples: list[RowProblem] = field(default_factory=list)
     reasons: Counter[str] = field(default_factory=Counter)
 
@@ -57,9 +65,11 @@ def certify_parquet(
     columns: dict[str, str] | str | None = None,
     videos: tuple[NDArray[np.str_], NDArray[np.float64]] | None = None,
     batch_rows: int = DEFAULT_BATCH_ROWS,
-    inputs: list[str | Path] | None = None,
+    compact: bool = False,
+    inputs: list[str | Path | None] | None = None,
 ) -> StreamCounts:
-    """Stream ``src`` through :func:`cover.stream.arrow.certify_batch` into ``dst``.
+    """Stream ``src`` through :func:`cover.stream.arrow.certify_batch` into ``dst``
+    (``compact``: only the qid and vid columns and ``cover``).
 
     Rows are numbered from 1 in file order in every message; ``rows == certified +
     refused + rejected`` always holds.
@@ -71,7 +81,11 @@ def certify_parquet(
         raise ValueError(f"batch_rows must be >= 1, got {batch_rows}")
     reader = pq.ParquetFile(src)
     schema = reader.schema_arrow
-    out_schema = schema.append(p.field("cover", cover_type()))
+    mapping = parse_columns(columns if columns is not None else DEFAULT_COLUMNS)
+    keep = [c for c in schema.names if not compact or c in
+            (mapping["qid"].split(".")[0], mapping.get("vid", "").split(".")[0])]
+    out_schema = p.schema([schema.field(c) for c in keep]).append(
+        p.field("cover", cover_type()))
     out_schema = out_schema.with_metadata({**(schema.metadata or {}),
                                            **calibrator_metadata(cal)})
     counts = StreamCounts()
@@ -81,8 +95,9 @@ def certify_parquet(
         writer: Any = pq.ParquetWriter(fh, out_schema, use_dictionary=["cover.status"])
         try:
             for batch in reader.iter_batches(batch_size=batch_rows):
-                out, problems = certify_batch(cal, batch, columns=columns, videos=videos,
+                out, problems = certify_batch(cal, batch, columns=mapping, videos=videos,
                                               first_line=counts.rows + 1, source=str(src))
+                out = out.select([*keep, "cover"])
                 status = out.column("cover").combine_chunks().field("status")
                 counts.add(np.asarray(status.to_numpy(zero_copy_only=False)), problems)
                 writer.write_table(out.replace_schema_metadata(out_schema.metadata))

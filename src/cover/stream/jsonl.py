@@ -1,0 +1,187 @@
+"""Certify a Moment-DETR-style JSON-lines file of any size, a batch of lines at a time.
+
+Memory is one batch of lines plus the qids seen so far (for the duplicate check),
+independent of the file's size. Each output line is the input line **byte for byte**
+with ``,"cover":{...}`` added before its closing brace, so every field the grounder
+wrote survives exactly (number formatting and key order included); ``compact=True``
+writes only ``qid``, ``vid`` and the block. The two cases where bytes cannot be kept
+are re-serialised by :func:`cover.io.regions_jsonl.echo_line`: a line holding a
+number JSON cannot (``NaN``/``Infinity``; see ``cover.non_finite_fields``), and a line
+that already has a ``cover`` key (its old block is replaced). Blocks are exactly those
+of the in-memory path (:func:`cover.io.regions_jsonl.certified_rows`).
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import IO, Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from cover.calibrate.calibrator import Calibrator
+from cover.data.join import fill_durations
+from cover.errors import InputError, RowProblem
+from cover.io.jsonl import OnError, parse_json_lines, raise_on_rejections
+from cover.io.output import atomic_open
+from cover.io.qvhighlights import predictions_from_rows
+from cover.io.regions_jsonl import certified_rows, echo_line
+from cover.stream.parquet import StreamCounts
+
+DEFAULT_BATCH_LINES = 65_536
+
+
+def _open(path: Path) -> IO[bytes]:
+    try:
+        fh: IO[bytes] = path.open("rb")
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read the file ({exc.strerror})") from None
+    if fh.read(2) == b"\x1f\x8b":
+        fh.close()
+        return gzip.GzipFile(path, "rb")  # type: ignore[return-value]
+    fh.seek(0)
+    return fh
+
+
+def line_batches(path: str | Path, batch_lines: int) -> Iterator[list[tuple[int, bytes]]]:
+    """Non-blank ``(line number, bytes)`` pairs, ``batch_lines`` at a time (gzip read
+    transparently). A JSON array file cannot be streamed by lines: that is an error."""
+    p = Path(path)
+    if not p.is_file():
+        raise InputError(f"{path}: no such file")
+    batch: list[tuple[int, bytes]] = []
+    with _open(p) as fh:
+        for lineno, line in enumerate(fh, start=1):
+            line = line.rstrip(b"\r\n")
+            if not line.strip():
+                continue
+            if not batch and lineno == 1 and line.lstrip()[:1] == b"[":
+                raise InputError(f"{path}: a JSON array, not JSON lines; it is read whole, "
+                                 "not streamed (drop --stream)")
+            batch.append((lineno, line))
+            if len(batch) >= batch_lines:
+                yield batch
+                batch = []
+    if batch:
+        yield batch
+
+
+def splice(line: bytes, block: dict[str, Any]) -> bytes:
+    """``line`` (one JSON object) with ``"cover": block`` added before its last brace."""
+    inner = line.rstrip()[:-1].rstrip()
+    sep = b"" if inner.endswith(b"{") else b","
+    return inner + sep + b'"cover":' + json.dumps(block, allow_nan=False).encode() + b"}"
+
+
+_NON_FINITE = (b"NaN", b"Infinity")
+
+
+def _out_line(raw: bytes | None, row: dict[str, Any], rec: Any, compact: bool) -> bytes:
+    block = row["cover"]
+    if compact:
+        keep = {k: rec[k] for k in ("qid", "vid") if isinstance(rec, dict) and k in rec}
+        return echo_line({**keep, "cover": block}).encode()
+    if (raw is not None and isinstance(rec, dict) and "cover" not in rec
+            and not any(t in raw for t in _NON_FINITE)):
+        return splice(raw, block)
+    if isinstance(rec, dict):
+        return echo_line({**rec, "cover": block}).encode()
+    return echo_line(row).encode()  # a line that was not a JSON object: block with "raw"
+
+
+def certify_jsonl(
+    cal: Calibrator,
+    src: str | Path,
+    dst: str | Path,
+    *,
+    videos: tuple[NDArray[np.str_], NDArray[np.float64]] | None = None,
+    videos_source: str = "--videos",
+    qids: NDArray[np.str_] | None = None,
+    clip: float = 2.0,
+    strict: bool = False,
+    compact: bool = False,
+    on_error: OnError = "reject",
+    batch_lines: int = DEFAULT_BATCH_LINES,
+    inputs: list[str | Path | None] | None = None,
+    before_commit: Callable[[NDArray[np.str_]], list[RowProblem]] | None = None,
+) -> tuple[StreamCounts, list[RowProblem]]:
+    """Stream ``src`` into ``dst`` (atomically), one output line per input line (only the
+    rows in ``qids`` when given, like the in-memory path). Returns the counts and every
+    problem found (rejected and clipped rows, with file, line and qid). Under
+    ``on_error="raise"`` the first batch with a rejected row stops the run, and ``dst``
+    is left as it was. ``before_commit(seen qids)`` runs before the output is renamed
+    into place; the problems it returns count like the rows' (e.g. listed qids that
+    no row has)."""
+    if batch_lines < 1:
+        raise ValueError(f"batch_lines must be >= 1, got {batch_lines}")
+    name = str(src)
+    meta: dict[str, Any] = {"score": cal.score, "rule": cal.rule,
+                            "alpha": float(cal.alpha_fraction), "k": cal.k_,
+                            "n_calibration": cal.n_}
+    fo = cal.fitted_on_ or {}
+    if fo.get("sha256"):
+        meta["calibration_sha256"] = fo["sha256"]
+    fitted = None if fo.get("qids") is None else np.asarray(fo["qids"], dtype=str)
+    counts = StreamCounts()
+    problems: list[RowProblem] = []
+    seen = np.empty(0, dtype=str)
+    with atomic_open(dst, "wb", inputs=[src, *(inputs or [])]) as out:
+        for batch in line_batches(src, batch_lines):
+            raw_by_line = dict(batch)
+            raw = parse_json_lines(name, batch)
+            loaded = predictions_from_rows(raw, clip=clip, on_error="reject")
+            table, found = loaded.table, list(loaded.problems)
+            rejected = dict(loaded.rejected)
+            if qids is not None:  # reader rejects are all written, as in memory
+                table = table.select_qids(qids)
+            dup = np.isin(table.qid, seen)
+            seen = np.union1d(seen, table.qid)
+            if dup.any():
+                found += _reject(table, dup, "duplicate qid (seen on an earlier line)", name)
+                table = table.take(~dup)
+            table, filled = fill_durations(table, *(videos or (None, None)), strict=strict,
+                                           source=videos_source)
+            found += filled
+            kept_lines = set(table.line.tolist()) if table.line is not None else set()
+            for p in found:
+                if p.action == "rejected" and p.line not in rejected and p.line in raw_by_line \
+                        and p.line not in kept_lines:
+                    rejected[p.line] = _record(raw, p.line)
+            regions = cal.certify(table)
+            in_cal = None if fitted is None else np.isin(table.qid, fitted)
+            counts.in_calibration += 0 if in_cal is None else int(in_cal.sum())
+            rows = certified_rows(table, regions, meta, rejected, found, in_calibration=in_cal)
+            recs = _records_by_line(raw, rejected)
+            order = sorted([*kept_lines, *rejected])
+            for line, row in zip(order, rows, strict=True):
+                out.write(_out_line(raw_by_line.get(line), row, recs.get(line), compact))
+                out.write(b"\n")
+            status = np.array([r["cover"]["status"] for r in rows], dtype=object)
+            bad = [p for p in found if p.action == "rejected"]
+            raise_on_rejections(bad, on_error, name)  # before the rename: dst untouched
+            counts.add(status, bad)
+            problems += found
+        if before_commit is not None:
+            late = before_commit(seen)
+            raise_on_rejections(late, on_error, name)
+            problems += late
+    return counts, problems
+
+
+def _record(raw: Any, line: int) -> Any:
+    idx = np.flatnonzero(raw.lines == line)
+    return raw.records[int(idx[0])] if idx.size else raw.rejected.get(line)
+
+
+def _records_by_line(raw: Any, rejected: dict[int, Any]) -> dict[int, Any]:
+    out = dict(zip(raw.lines.tolist(), raw.records, strict=True))
+    return out | rejected
+
+
+def _reject(table: Any, mask: NDArray[np.bool_], why: str, name: str) -> list[RowProblem]:
+    lines = table.line[mask].tolist() if table.line is not None else []
+    return [RowProblem(name, int(ln), str(q), why, "rejected")
+            for ln, q in zip(lines, table.qid[mask].tolist(), strict=True)]

@@ -1,0 +1,110 @@
+"""Streaming JSON lines: the in-memory path's rows, byte-for-byte echo, every row kept."""
+
+from __future__ import annotations
+
+import gzip
+import json
+
+import numpy as np
+import pytest
+
+import cover
+from cover.cli import main
+from cover.errors import InputError
+from cover.stream import certify_jsonl
+
+
+@pytest.fixture(scope="module")
+def qvh(qdetr_preds, qvh_gt):
+    table, _ = cover.load_labelled(qdetr_preds, qvh_gt)
+    return table, cover.read_durations(qvh_gt)
+
+
+@pytest.mark.parametrize(("score", "batch"), [("norm", 333), ("sls", 5000)])
+def test_streamed_equals_in_memory_and_echoes_bytes(qvh, qdetr_preds, qvh_gt, tmp_path, score,
+                                                     batch):
+    table, videos = qvh
+    cal = cover.Calibrator(score=score, alpha=0.1).fit(table.take(np.arange(600)))
+    cal.save(tmp_path / "cal.json")
+    counts, _ = certify_jsonl(cal, qdetr_preds, tmp_path / "s.jsonl", videos=videos,
+                              batch_lines=batch)
+    assert counts.rows == 1550 == counts.certified + counts.refused + counts.rejected
+    assert counts.in_calibration == 600
+    assert main(["certify", "--calibrator", str(tmp_path / "cal.json"), "--preds",
+                 str(qdetr_preds), "--videos", str(qvh_gt), "-o", str(tmp_path / "m.jsonl"),
+                 "--in-memory"]) == 0
+    streamed = (tmp_path / "s.jsonl").read_bytes().splitlines()
+    in_memory = (tmp_path / "m.jsonl").read_bytes().splitlines()
+    assert [json.loads(x) for x in streamed] == [json.loads(x) for x in in_memory]
+    src = qdetr_preds.read_bytes().splitlines()
+    assert all(out.startswith(line.rstrip()[:-1]) for line, out in zip(src, streamed,
+                                                                       strict=True))
+
+
+def _rows(tmp_path, lines: list[str]):
+    src = tmp_path / "p.jsonl"
+    src.write_text("\n".join(lines) + "\n")
+    return src
+
+
+def _cal() -> cover.Calibrator:
+    n = 99
+    t = cover.GroundingTable.from_arrays(
+        qid=np.arange(n), duration=150.0, pred_start=np.full(n, 40.0),
+        pred_end=np.full(n, 60.0), truth=(np.full(n, 45.0), 60.0 + np.arange(n) / 4))
+    return cover.Calibrator(score="sec", alpha=0.1).fit(t)
+
+
+GOOD = '{"qid": %d, "vid": "v", "duration": 150, "pred_relevant_windows": [[40, 60, 0.9]]}'
+
+
+def test_every_line_comes_back_with_its_fate(tmp_path):
+    src = _rows(tmp_path, [
+        GOOD % 1,
+        "{not json",
+        GOOD % 1,  # a duplicate, in a later batch
+        '{"qid": 3, "vid": "v", "extra": NaN, "pred_relevant_windows": [[40, 60, 0.9]]}',
+        '{"qid": 4, "vid": "v", "duration": 150, "cover": {"old": 1}, '
+        '"pred_relevant_windows": []}',
+        '{"qid": 5, "vid": "w", "pred_relevant_windows": [[1, 2, 0.5]]}',
+    ])
+    videos = (np.array(["v"]), np.array([150.0]))
+    counts, problems = certify_jsonl(_cal(), src, tmp_path / "o.jsonl", videos=videos,
+                                     batch_lines=2)
+    out = [json.loads(x) for x in (tmp_path / "o.jsonl").read_text().splitlines()]
+    assert [r["cover"]["status"] for r in out] == ["certified", "rejected", "rejected",
+                                                   "certified", "refused", "rejected"]
+    assert counts.rows == 6 and (counts.certified, counts.refused, counts.rejected) == (2, 1, 3)
+    reasons = [r["cover"].get("reason", "") for r in out]
+    assert "malformed JSON" in reasons[1] or "not JSON" in reasons[1]
+    assert "duplicate qid" in reasons[2] and "no duration known" in reasons[5]
+    assert out[3]["extra"] is None and out[3]["cover"]["non_finite_fields"] == ["extra"]
+    assert out[4]["cover"]["status"] == "refused" and "old" not in out[4]["cover"]
+    assert {(p.line, p.qid) for p in problems if p.action == "rejected"} >= {(3, "1"),
+                                                                             (6, "5")}
+
+
+def test_compact_writes_ids_and_block_only(tmp_path):
+    src = _rows(tmp_path, [GOOD % 7])
+    certify_jsonl(_cal(), src, tmp_path / "o.jsonl", compact=True)
+    row = json.loads((tmp_path / "o.jsonl").read_text())
+    assert set(row) == {"qid", "vid", "cover"} and row["cover"]["region"] == [[17.75, 82.25]]
+
+
+def test_gzip_input_and_on_error_raise_keeps_previous_output(tmp_path):
+    src = tmp_path / "p.jsonl.gz"
+    src.write_bytes(gzip.compress(("\n".join([GOOD % 1, "{bad"]) + "\n").encode()))
+    dst = tmp_path / "o.jsonl"
+    dst.write_text("previous\n")
+    with pytest.raises(InputError, match="bad row"):
+        certify_jsonl(_cal(), src, dst, on_error="raise")
+    assert dst.read_text() == "previous\n"
+    counts, _ = certify_jsonl(_cal(), src, dst)
+    assert (counts.certified, counts.rejected) == (1, 1)
+
+
+def test_a_json_array_is_not_streamed(tmp_path):
+    src = tmp_path / "a.json"
+    src.write_text("[" + GOOD % 1 + "]")
+    with pytest.raises(InputError, match="JSON array"):
+        certify_jsonl(_cal(), src, tmp_path / "o.jsonl")
