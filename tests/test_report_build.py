@@ -40,7 +40,7 @@ def test_report_is_self_contained_with_decodable_figures(report: Path) -> None:
         assert arr.shape[0] > 100 and arr.shape[1] > 100
         assert arr.std() > 0  # not a blank image
     assert 'id="summary"' in html and "In short." in html
-    assert "target is" in html and "What it costs" in html
+    assert "consistent with the 90% target" in html and "What it costs" in html
     assert "cover study all --preds" in html  # the command that reproduces the numbers
     for heading in ("1. Coverage validity", "5. Cross-dataset transfer", "Gallery",
                     "All test queries"):

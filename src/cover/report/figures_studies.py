@@ -28,6 +28,7 @@ def margins_sweep(data: dict[str, Any], name: str, path: Path) -> Path:
                    label=f"target {c['target']:.2f} (calibrated SEC: {c['coverage_mean']:.3f})")
     ax.set_xscale("log", base=2)
     ax.set_xticks(lams, [f"{x:g}" for x in lams])
+    ax.set_xticks([], minor=True)
     ax.set_ylim(0, 1.02)
     finish(ax, "hand-picked margin lam (s, log scale)", "realised coverage on test split",
            f"Uncalibrated margins: {name}", legend="lower right")
@@ -112,12 +113,12 @@ def compare_margins(rows: Sequence[dict[str, Any]], path: Path) -> Path:
     p = plt()
     fig, ax = p.subplots(figsize=(8.0, 4.4))
     markers = "osD^vP*Xh<>"
+    ax.set_xscale("log", base=2)  # before the ticks: setting the scale resets them
     for j, r in enumerate(rows):
         lams = np.asarray(r["lams"], dtype=float)
         ax.plot(lams, r["coverage"], marker=markers[j % len(markers)], lw=1.2,
                 color=OKABE_ITO[j % len(OKABE_ITO)], label=r["label"])
         ax.set_xticks(lams, [f"{x:g}" for x in lams])
-    ax.set_xscale("log", base=2)
     ax.set_xticks([], minor=True)
     for t, ls in ((0.8, ":"), (0.9, "--")):
         ax.axhline(t, ls=ls, color="0.3", lw=1)

@@ -37,6 +37,9 @@ INTRO: dict[str, tuple[str, str]] = {
                     "uncertainty deliver its nominal coverage?"),
 }
 
+#: Secondary tables longer than this are folded (a click opens them).
+FOLD_ROWS = 24
+
 #: Caption per figure file name: what the reader should look at.
 CAPTIONS: dict[str, str] = {
     "coverage_vs_target.png": "Realised coverage (mean ± sd over resamples) against the target."
@@ -58,7 +61,7 @@ CAPTIONS: dict[str, str] = {
                        "only). Look at how far and how long each line strays from the dashed "
                        "alpha: ACI moves its level after every miss or hit, the fixed "
                        "threshold never does.",
-    "compare_margins.png": "Every grounder under the same hand-picked margins: the same "
+    "compare_margins.png": "The same hand-picked margins on each grounder and dataset: one "
                            "round number of seconds lands at very different coverage.",
     "compare_coverage.png": "Every grounder at the 0.9 target: each marker should sit inside "
                             "its grey band, near the dashed line.",
@@ -71,9 +74,15 @@ def section_html(study: str, tables: list[dict[str, Any]], figures: list[tuple[s
                  missing: list[str]) -> str:
     title, ask = INTRO.get(study, (study, ""))
     out = [f'<h2 id="s-{esc(study)}">{esc(title)}</h2><p class="caption"><i>{esc(ask)}</i></p>']
-    for t in tables:
-        out.append(f'<p class="caption">{esc(t["caption"])}</p>')
-        out.append(table_html(t["header"], t["rows"]))
+    for i, t in enumerate(tables):
+        cap = f'<p class="caption">{esc(t["caption"])}</p>'
+        body = table_html(t["header"], t["rows"])
+        # The study's main table stays open; long secondary tables fold away.
+        if i > 0 and len(t["rows"]) > FOLD_ROWS:
+            out.append(f"<details><summary>{esc(t['caption'].split('. ')[0])} "
+                       f"({len(t['rows'])} rows)</summary>{cap}{body}</details>")
+        else:
+            out.append(cap + body)
     labels = list(dict.fromkeys(label for label, _ in figures))
     for i, lab in enumerate(labels):
         figs = "".join(img(path, f"{study}: {label}", f"{label}. {CAPTIONS.get(path.name, '')}",
