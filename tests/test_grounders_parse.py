@@ -142,6 +142,12 @@ def test_fuzz_any_bytes(data: bytes) -> None:
         assert parse_answer(text, duration=30.0).status in STATUSES
 
 
+def test_an_echoed_reversed_range_keeps_its_bounds_in_order() -> None:
+    # Found by the fuzz test: the prompt's own example "1-0", echoed back.
+    got = parse_answer("1-0", prompt_examples=["1-0"])
+    assert got.status == "echo" and got.intervals == ((0.0, 1.0),)
+
+
 # ---- round trip: a formatted interval parses back to itself ------------------------
 TEMPLATES = [
     "{s} - {e}", "from {s} to {e}", "The moment happens between {s} and {e}.",

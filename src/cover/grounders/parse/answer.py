@@ -142,7 +142,8 @@ def parse_answer(
     notation = "+".join(sorted(found.kinds))
     example = _echo(text, found, prompt_examples, ctx)
     if example is not None:
-        return ParsedAnswer("echo", tuple(found.intervals),
+        # What the echo would have read, bounds in order like every other class's.
+        return ParsedAnswer("echo", tuple((min(a, b), max(a, b)) for a, b in found.intervals),
                             f"repeats the prompt's example {example.strip()[:80]!r}", notation)
     if not found.intervals:
         if found.start_only is not None:
