@@ -48,8 +48,8 @@ def read_charades_sta(path: str | Path, *, durations: str | Path | None = None,
         raise InputError(
             f"{name}: Charades-STA text carries no video durations and {dur_path} does not "
             "exist; pass the durations file (--gt-durations charades.json, API: durations=)")
-    text = read_bytes(path).decode("utf-8")
-    rows = text.splitlines()
+    # Decode line by line: one undecodable byte rejects its line, not the file.
+    rows = read_bytes(path).decode("utf-8", errors="surrogateescape").splitlines()
     vids: list[str] = []
     starts: list[str] = []
     ends: list[str] = []
@@ -58,6 +58,10 @@ def read_charades_sta(path: str | Path, *, durations: str | Path | None = None,
     problems: list[RowProblem] = []
     for i, row in enumerate(rows):
         if not row.strip():
+            continue
+        if not row.isprintable() and _undecodable(row):
+            problems.append(RowProblem(name, i + 1, str(qid_offset + i),
+                                       "the line is not valid UTF-8 text", "rejected"))
             continue
         m = LINE.match(row.strip())
         if m is None:
@@ -89,6 +93,15 @@ def read_charades_sta(path: str | Path, *, durations: str | Path | None = None,
     bad = ~np.isfinite(c.windows).all(axis=1)
     return truth_table(c, on_error=on_error, reasons={
         int(i): "start and end must be numbers (seconds)" for i in np.flatnonzero(bad)})
+
+
+def _undecodable(row: str) -> bool:
+    """Whether ``row`` holds bytes that were not UTF-8 (kept as lone surrogates)."""
+    try:
+        row.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 def _numbers(texts: list[str]) -> np.ndarray:

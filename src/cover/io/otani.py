@@ -57,6 +57,14 @@ def otani_files(folder: str | Path) -> list[Path]:
     return files
 
 
+def _utf8(row: list[str]) -> bool:
+    try:
+        "".join(row).encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def read_otani(paths: str | Path | Sequence[str | Path], *, on_error: OnError = "raise"
                ) -> OtaniAnnotations:
     """Read re-annotation CSV files (a folder means its ``test_*.csv``). A row with a
@@ -70,7 +78,8 @@ def read_otani(paths: str | Path | Sequence[str | Path], *, on_error: OnError = 
     for p in paths:
         if not Path(p).is_file():
             raise InputError(f"{p}: no such file")
-        with open(p, newline="", encoding="utf-8") as fh:
+        # surrogateescape: an undecodable byte rejects its row below, not the file.
+        with open(p, newline="", encoding="utf-8", errors="surrogateescape") as fh:
             reader = csv.reader(fh)
             head = next(reader, None)
             if head is None or tuple(h.strip() for h in head) != HEADER:
@@ -78,7 +87,7 @@ def read_otani(paths: str | Path | Sequence[str | Path], *, on_error: OnError = 
                                  f"{','.join(head or [])!r}")
             for row in reader:
                 line = reader.line_num
-                why = _check(row)
+                why = _check(row) if _utf8(row) else "the row is not valid UTF-8 text"
                 if why is not None:
                     problems.append(RowProblem(str(p), line, row[0] if row else None, why,
                                                "rejected"))

@@ -42,7 +42,13 @@ def read_keyed_json(path: str | Path) -> RawRows:
     p = Path(path)
     if not p.is_file():
         raise InputError(f"{path}: no such file")
-    text = p.read_text(encoding="utf-8")
+    raw_bytes = p.read_bytes()
+    try:
+        text = raw_bytes.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw_bytes.count(b"\n", 0, exc.start) + 1
+        raise InputError(f"{path}:{line}: not UTF-8 text (byte {raw_bytes[exc.start]:#04x}); "
+                         "a JSON file must be UTF-8") from None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
