@@ -91,7 +91,7 @@ def transfer_ks(data: dict[str, Any], name: str, path: Path) -> Path:
     """Cross-dataset KS per feature against the within-dataset noise floor."""
     p = plt()
     shift = data["shift"]
-    fig, ax = p.subplots(figsize=(6.4, 4.0))
+    fig, ax = p.subplots(figsize=(8.6, 4.0))
     y = np.arange(len(shift))
     a, b = data["datasets"]
     ax.barh(y + 0.27, [r["cross"] for r in shift], height=0.26, color=OKABE_ITO[1],
@@ -104,7 +104,8 @@ def transfer_ks(data: dict[str, Any], name: str, path: Path) -> Path:
     ax.invert_yaxis()
     ax.set_xlim(0, 1.0)
     finish(ax, "two-sample KS statistic (0 = same distribution, 1 = disjoint)", "",
-           f"Covariate shift: {name}", legend="lower right")
+           f"Covariate shift: {name}", legend=None)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0))
     return save(fig, path)
 
 

@@ -37,6 +37,9 @@ INTRO: dict[str, tuple[str, str]] = {
                     "uncertainty deliver its nominal coverage?"),
 }
 
+#: Figures drawn wide (a legend beside the plot) that need the page's width to be read.
+WIDE = frozenset({"conditional.png", "aci_rolling.png", "transfer_ks.png"})
+
 #: Secondary tables longer than this are folded (a click opens them).
 FOLD_ROWS = 24
 
@@ -86,7 +89,7 @@ def section_html(study: str, tables: list[dict[str, Any]], figures: list[tuple[s
     labels = list(dict.fromkeys(label for label, _ in figures))
     for i, lab in enumerate(labels):
         figs = "".join(img(path, f"{study}: {label}", f"{label}. {CAPTIONS.get(path.name, '')}",
-                           wide=path.name.startswith("compare_"))
+                           wide=path.name.startswith("compare_") or path.name in WIDE)
                        for label, path in figures if label == lab)
         # With many pairs the first one's figures show; the others fold away.
         out.append(figs if i == 0 else f"<details><summary>Figures: {esc(lab)}</summary>"
