@@ -56,6 +56,7 @@ from cover.regions import Regions, build_regions
 from cover.scores import (
     DEFAULT_MIN_SCALE,
     INTERVAL_FAMILIES,
+    Scores,
     check_family,
     check_target,
     compute_scores,
@@ -166,13 +167,35 @@ class Calibrator:
         spec = self._spec
         if "weights" in spec.needs and weights is None:
             raise ValueError(f"rule {self.rule!r} needs weights for the calibration rows")
+        scores = compute_scores(table, self.score, min_scale=self.min_scale, target=self.target)
+        loss = (coverage_loss(table, self.score, self.target, self.min_scale)
+                if "loss" in spec.needs else None)
+        return self._fit(scores, table, loss=loss, weights=weights)
+
+    def fit_scores(self, scores: Scores, table: GroundingTable) -> Self:
+        """Set the thresholds from ``scores`` already computed on the rows of ``table``
+        (e.g. batch by batch over a file, :mod:`cover.stream.calibrate`): ``table``
+        needs only what the grouping reads (qid, vid, duration, predicted window), not
+        the relevance signals or the truth. Identical to :meth:`fit` on the full table;
+        rules that need the whole table (a loss curve, weights) are refused."""
+        if len(table) != scores.values.size:
+            raise ValueError(f"{scores.values.size} scores for a table of {len(table)} rows")
+        if self._spec.needs & {"loss", "weights"}:
+            raise ValueError(f"rule {self.rule!r} needs the whole labelled table: use fit()")
+        if scores.family != self.score:
+            raise ValueError(f"scores of family {scores.family!r}, calibrator {self.score!r}")
+        return self._fit(scores, table, loss=None, weights=None)
+
+    def _fit(self, scores: Scores, table: GroundingTable, *, loss: Any,
+             weights: NDArray[np.float64] | None) -> Self:
+        spec = self._spec
+        if len(table) == 0:
+            raise ValueError("cannot calibrate on an empty table")
         gparams = self._grouping.fit(table, dict(self.group_params or {}))
         labels = np.asarray(self._grouping.assign(table, gparams)).astype(str)
-        scores = compute_scores(table, self.score, min_scale=self.min_scale, target=self.target)
         data = RuleInput(
             scores=scores.values, groups=labels, start=scores.start, end=scores.end,
-            loss=(coverage_loss(table, self.score, self.target, self.min_scale)
-                  if "loss" in spec.needs else None),
+            loss=loss,
             weights=None if weights is None else np.asarray(weights, dtype=np.float64),
         )
         result = spec.fn(data, self._alpha, self._params)

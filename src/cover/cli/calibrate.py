@@ -50,6 +50,10 @@ def add_parser(sub: Subparsers) -> None:
     p.add_argument("--target", choices=TARGETS, default="envelope",
                    help="cover the envelope of multi-window truth, or every window")
     p.add_argument("-o", "--output", required=True, help="calibrator JSON to write")
+    p.add_argument("--in-memory", action="store_true",
+                   help="read the whole prediction file even when it could be streamed")
+    p.add_argument("--batch-rows", type=int, default=65_536,
+                   help="prediction lines per batch when streaming")
     _common_input(p)
     add_format_flags(p, gt=True)
     add_group_flags(p)
@@ -76,6 +80,24 @@ def _rule_params(args: argparse.Namespace) -> dict[str, Any]:
     return params
 
 
+def _streamed(args: argparse.Namespace) -> Any:
+    """The scores streamed from a large prediction file (:mod:`cover.jobs.calibrate_stream`),
+    or None when the files are read whole."""
+    from cover.cli._groups import DEFAULT_GROUPS
+    from cover.jobs.calibrate_stream import can_stream, score_streaming
+
+    groups = args.groups or DEFAULT_GROUPS.get(args.rule, "all")
+    if args.in_memory or not can_stream(args.preds, pred_format=args.pred_format,
+                                        columns=args.columns, rule=args.rule, groups=groups):
+        return None
+    kw = format_kwargs(args)
+    return score_streaming(score=args.score, min_scale=args.min_scale, target=args.target,
+                           preds=args.preds, gt=args.gt, gt_format=kw.get("gt_format"),
+                           gt_durations=kw.get("gt_durations"), gt_columns=kw.get("gt_columns"),
+                           qids=args.qids, clip=args.clip, strict=args.strict,
+                           on_error=args.on_error, batch_rows=args.batch_rows)
+
+
 def run(args: argparse.Namespace) -> int:
     from cover.calibrate import Calibrator
     from cover.data.family_inputs import require_family_input
@@ -86,18 +108,26 @@ def run(args: argparse.Namespace) -> int:
     check_outputs([args.output], inputs)
     cal = Calibrator(score=args.score, alpha=args.alpha, min_scale=args.min_scale,
                      target=args.target, rule=args.rule, params=_rule_params(args))
-    table, problems = load_labelled(args.preds, args.gt, qids=args.qids, clip=args.clip,
-                                    strict=args.strict, on_error=args.on_error, log=_say,
-                                    **format_kwargs(args))
+    streamed = _streamed(args)
+    if streamed is None:
+        table, problems = load_labelled(args.preds, args.gt, qids=args.qids, clip=args.clip,
+                                        strict=args.strict, on_error=args.on_error, log=_say,
+                                        **format_kwargs(args))
+    else:
+        table, problems = streamed.table, streamed.problems
     _report_problems(problems, what="calibration input")
     if len(table) == 0:
         raise InputError("no calibration rows left after validation")
-    require_family_input(table, args.score, args.preds)
+    if streamed is None:
+        require_family_input(table, args.score, args.preds)
     settings, fit_kw, notes = group_settings(args, table)
     params = {**_rule_params(args), **(settings.pop("params") or {})}
     cal = Calibrator(score=args.score, alpha=args.alpha, min_scale=args.min_scale,
                      target=args.target, rule=args.rule, params=params, **settings)
-    cal.fit(table, **fit_kw)
+    if streamed is None:
+        cal.fit(table, **fit_kw)
+    else:
+        cal.fit_scores(streamed.scores, table)
     for line in notes:
         print(line)
     if args.strict and not all(np.isfinite(s.value) for r in cal.thresholds_.values()

@@ -1,0 +1,97 @@
+"""The streaming path of ``cover calibrate``: a prediction file of any size in bounded
+memory (:mod:`cover.stream.calibrate`).
+
+It streams when the predictions are Moment-DETR / Lighthouse JSON lines, the ground
+truth numbers its queries natively (so the join is by qid) and the rule fits from the
+scores alone (not ``crc``'s loss curve, not ``weighted``'s ratios, not a ``key``
+grouping that reads the records); otherwise the files are read whole.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from cover.data.family_inputs import FAMILY_INPUT
+from cover.errors import InputError, RowProblem
+from cover.io.jsonl import OnError, raise_on_rejections
+from cover.jobs.certify_stream import streamable
+from cover.stream.calibrate import StreamedFit
+
+#: Groupings fitted from qid, vid, duration and the predicted window only.
+STREAM_GROUPINGS = ("all", "pred_length", "duration")
+
+
+def can_stream(preds: str | Path, *, pred_format: str | None, columns: Any, rule: str,
+               groups: str) -> bool:
+    """Whether ``cover calibrate`` can stream ``preds`` for this rule and grouping."""
+    from cover.calibrate.registry import get_rule
+
+    if groups not in STREAM_GROUPINGS or get_rule(rule).needs & {"loss", "weights"}:
+        return False
+    return streamable(preds, pred_format, columns) == "jsonl"
+
+
+def score_streaming(
+    *,
+    score: str,
+    min_scale: float,
+    target: str,
+    preds: str,
+    gt: str,
+    gt_format: str | None,
+    gt_durations: str | None,
+    gt_columns: Any,
+    qids: str | None,
+    clip: float,
+    strict: bool,
+    on_error: OnError,
+    batch_rows: int,
+) -> StreamedFit | None:
+    """The calibration scores of ``preds`` streamed against ``gt``
+    (:func:`cover.stream.calibrate.score_jsonl`; fit them with
+    :meth:`Calibrator.fit_scores`), after the checks of
+    :func:`cover.io.labelled.load_labelled`; None when the ground truth needs the
+    whole-file path (qids not native: joined on content)."""
+    from cover.io import formats
+    from cover.io.charades_rf import no_moment_qids
+    from cover.io.qids import read_qid_lines, unknown_qids
+    from cover.stream.calibrate import score_jsonl
+
+    g = formats.read(gt, "ground_truth", format=gt_format, options=formats.Options(
+        on_error=on_error, durations=gt_durations, columns=gt_columns))
+    if not g.native_qids or no_moment_qids(g.loaded):
+        return None
+    gtab = g.loaded.table
+    wanted = None
+    problems: list[RowProblem] = list(g.loaded.problems)
+    if qids is not None:
+        wanted, lines = read_qid_lines(qids)
+    got = score_jsonl(preds, gtab, family=score, min_scale=min_scale, target=target,
+                      qids=wanted, clip=clip, strict=strict, on_error=on_error,
+                      batch_lines=batch_rows)
+    if qids is not None and wanted is not None:
+        problems += unknown_qids(qids, wanted, lines, np.union1d(got.table.qid, gtab.qid),
+                                 f"{preds} nor in {gt}")
+    problems += got.problems
+    no_pred = [x for x in got.problems if x.path == gtab.source and x.action == "rejected"]
+    if no_pred and on_error == "raise":
+        raise InputError(
+            f"{len(no_pred)} ground-truth row(s) have no prediction, e.g. {no_pred[0]}.\n"
+            "A silently dropped query would bias calibration. If you calibrate on a subset "
+            "on purpose, pass --qids FILE (e.g. from `cover split`); to set them aside, "
+            "pass --on-error reject.")
+    raise_on_rejections(problems, on_error, f"{preds} joined with {gt}")
+    if len(got.table) == 0:
+        raise InputError("no calibration rows left after validation")
+    if got.scores.refused.all():
+        raise InputError(f"{preds}: score family {score} needs "
+                         f"{FAMILY_INPUT[score]}, and none of the {len(got.table)} rows "
+                         "has one")
+    print(f"{preds}: streamed in {got.batches} batch(es) of up to {batch_rows} lines",
+          file=sys.stderr)
+    got.problems = problems
+    return got

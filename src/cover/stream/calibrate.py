@@ -1,0 +1,144 @@
+"""Calibrate on a Moment-DETR JSON-lines prediction file of any size, a batch at a time.
+
+A split-conformal fit needs one score per calibration row (SPEC §4), not the rows:
+each batch of lines is parsed, joined with the ground truth of its own qids, scored,
+and dropped. What is kept per row is the score (8 bytes, 24 with per-side scores),
+its refusal flags, the qid and vid (for the ``fitted_on`` digest and the grouping)
+and duration + predicted window (for a Mondrian grouping fitted on the calibration
+rows); the relevance signals, the truth and the records are not. The ground truth is
+held whole: it is a few hundred bytes per query and usually far smaller than the
+predictions. The thresholds are those of :meth:`Calibrator.fit` on the whole joined
+table (:meth:`Calibrator.fit_scores`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from cover.calibrate.calibrator import Calibrator
+from cover.data.join import attach_truth
+from cover.data.table import DEFAULT_CLIP_SECONDS, GroundingTable
+from cover.errors import InputError, RowProblem
+from cover.io.jsonl import OnError, parse_json_lines, raise_on_rejections
+from cover.io.qvhighlights import predictions_from_rows
+from cover.scores import Scores, check_family, compute_scores
+from cover.stream.jsonl import DEFAULT_BATCH_LINES, line_batches
+
+
+@dataclass
+class _Parts:
+    """Per-batch arrays, concatenated once at the end."""
+
+    cols: dict[str, list[NDArray[np.generic]]] = field(default_factory=dict)
+
+    def add(self, **arrays: NDArray[np.generic] | None) -> None:
+        for k, a in arrays.items():
+            if a is not None:
+                self.cols.setdefault(k, []).append(a)
+
+    def get(self, key: str, dtype: type) -> NDArray[Any]:
+        parts = self.cols.get(key)
+        return np.concatenate(parts) if parts else np.empty(0, dtype=dtype)
+
+
+@dataclass
+class StreamedFit:
+    """What a streamed calibration kept: the scores, the slim table they belong to
+    (qid, vid, duration, predicted window) and every problem found on the way."""
+
+    scores: Scores
+    table: GroundingTable
+    problems: list[RowProblem]
+    batches: int
+
+
+def score_jsonl(
+    preds: str | Path,
+    gt: GroundingTable,
+    *,
+    family: str,
+    min_scale: float,
+    target: str,
+    qids: NDArray[np.str_] | None = None,
+    clip: float = DEFAULT_CLIP_SECONDS,
+    strict: bool = False,
+    on_error: OnError = "raise",
+    batch_lines: int = DEFAULT_BATCH_LINES,
+) -> StreamedFit:
+    """Scores of ``family`` for every prediction line of ``preds`` joined with ``gt`` by
+    qid (only the qids in ``qids`` when given), ``batch_lines`` lines at a time.
+
+    Row checks are those of :func:`cover.data.join.attach_truth` on the whole file: a
+    prediction without truth, a truth without prediction (after all batches), a vid,
+    query or duration that disagrees, and a qid seen on an earlier line are rejected.
+    """
+    if batch_lines < 1:
+        raise ValueError(f"batch_lines must be >= 1, got {batch_lines}")
+    name = str(preds)
+    gtruth = gt if qids is None else gt.select_qids(qids)
+    parts = _Parts()
+    problems: list[RowProblem] = []
+    seen = np.empty(0, dtype=str)
+    n_batches = 0
+    for batch in line_batches(preds, batch_lines):
+        n_batches += 1
+        loaded = predictions_from_rows(parse_json_lines(name, batch), clip=clip,
+                                       on_error=on_error)
+        found = list(loaded.problems)
+        table = loaded.table if qids is None else loaded.table.select_qids(qids)
+        dup = np.isin(table.qid, seen)
+        seen = np.union1d(seen, table.qid)
+        if dup.any():
+            found += [RowProblem(name, int(ln), str(q), "duplicate qid (seen on an earlier "
+                                 "line)", "rejected")
+                      for ln, q in zip(_lines(table)[dup].tolist(), table.qid[dup].tolist(),
+                                       strict=True)]
+            table = table.take(~dup)
+        mine = gtruth.take(np.flatnonzero(np.isin(gtruth.qid, table.qid)))
+        joined, more = attach_truth(table, mine, strict=strict)
+        found += more
+        raise_on_rejections([p for p in found if p.path == name], on_error, name)
+        problems += found
+        s = compute_scores(joined, family, min_scale=min_scale, target=target)
+        parts.add(values=s.values, refused=s.refused, floored=s.floored,
+                  beyond=s.beyond_signal, start=s.start, end=s.end, qid=joined.qid,
+                  vid=joined.vid, duration=joined.duration, ps=joined.pred_start,
+                  pe=joined.pred_end)
+    if n_batches == 0:
+        raise InputError(f"{preds}: no prediction lines")
+    orphan = np.flatnonzero(~np.isin(gtruth.qid, seen))
+    problems += [RowProblem(gtruth.source, int(ln), str(q),
+                            f"no prediction for this qid in {name}", "rejected")
+                 for ln, q in zip(_lines(gtruth)[orphan].tolist(),
+                                  gtruth.qid[orphan].tolist(), strict=True)]
+    scores = Scores(check_family(family), values=parts.get("values", np.float64),
+                    refused=parts.get("refused", np.bool_),
+                    floored=parts.get("floored", np.bool_),
+                    beyond_signal=parts.get("beyond", np.bool_),
+                    start=parts.get("start", np.float64) if "start" in parts.cols else None,
+                    end=parts.get("end", np.float64) if "end" in parts.cols else None)
+    slim = GroundingTable.from_arrays(
+        qid=parts.get("qid", np.str_), vid=parts.get("vid", np.str_),
+        duration=parts.get("duration", np.float64), pred_start=parts.get("ps", np.float64),
+        pred_end=parts.get("pe", np.float64), clip=clip)
+    return StreamedFit(scores, slim, problems, n_batches)
+
+
+def calibrate_jsonl(cal: Calibrator, preds: str | Path, gt: GroundingTable, **kw: object
+                    ) -> tuple[Calibrator, StreamedFit]:
+    """Fit ``cal`` on ``preds`` streamed against ``gt`` (:func:`score_jsonl` takes the
+    keywords); the thresholds equal those of ``cal.fit`` on the whole joined table."""
+    got = score_jsonl(preds, gt, family=cal.score, min_scale=cal.min_scale,
+                      target=cal.target, **kw)  # type: ignore[arg-type]
+    if len(got.table) == 0:
+        raise InputError("no calibration rows left after validation")
+    return cal.fit_scores(got.scores, got.table), got
+
+
+def _lines(t: GroundingTable) -> NDArray[np.int64]:
+    return t.line if t.line is not None else np.zeros(len(t), dtype=np.int64)

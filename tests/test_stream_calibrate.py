@@ -1,0 +1,97 @@
+"""Streamed calibration: the thresholds of the whole-table fit, whatever the batch size."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import cover
+from cover.cli import main
+from cover.errors import InputError
+from cover.io.qvhighlights import read_ground_truth
+from cover.stream.calibrate import calibrate_jsonl
+
+
+@pytest.fixture(scope="module")
+def gt(qvh_gt):
+    return read_ground_truth(qvh_gt).table
+
+
+@pytest.fixture(scope="module")
+def whole(qdetr_preds, qvh_gt):
+    return cover.load_labelled(qdetr_preds, qvh_gt)[0]
+
+
+def _doc(cal: cover.Calibrator) -> dict:
+    d = cal.to_dict()
+    d.pop("sha256", None)
+    return d
+
+
+@pytest.mark.parametrize(("score", "rule", "groups"), [
+    ("norm", "split", "all"), ("sls", "split", "all"), ("sec", "bonferroni", "all"),
+    ("norm", "mondrian", "pred_length"), ("sec", "buckets", "duration")])
+def test_streamed_fit_equals_whole_fit_on_real_file(whole, gt, qdetr_preds, score, rule,
+                                                    groups):
+    ref = cover.Calibrator(score=score, rule=rule, groups=groups).fit(whole)
+    cal, got = calibrate_jsonl(cover.Calibrator(score=score, rule=rule, groups=groups),
+                               qdetr_preds, gt, batch_lines=97)
+    assert got.batches == 16 and len(got.table) == len(whole) == 1550
+    assert _doc(cal) == _doc(ref)
+    assert np.array_equal(np.sort(got.scores.values), np.sort(
+        cover.compute_scores(whole, score).values))
+
+
+@settings(max_examples=6, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(batch=st.integers(1, 700), n=st.integers(50, 400))
+def test_any_batch_size_and_qid_subset_gives_the_same_thresholds(whole, gt, qdetr_preds, batch,
+                                                                  n):
+    wanted = np.sort(whole.qid)[:n]
+    ref = cover.Calibrator(score="norm", alpha=0.2).fit(whole.select_qids(wanted))
+    cal, got = calibrate_jsonl(cover.Calibrator(score="norm", alpha=0.2), qdetr_preds, gt,
+                               qids=wanted, batch_lines=batch)
+    assert (cal.threshold_, cal.k_, cal.n_) == (ref.threshold_, ref.k_, ref.n_)
+    assert cal.n_ == n == len(got.table) and got.batches == -(-1550 // batch)
+    assert cal.fitted_on_ == ref.fitted_on_
+
+
+def test_cli_streams_and_writes_the_in_memory_calibrator(qdetr_preds, qvh_gt, tmp_path, capsys):
+    out = {}
+    for mode in ("stream", "memory"):
+        extra = ["--in-memory"] if mode == "memory" else ["--batch-rows", "50"]
+        assert main(["calibrate", "--preds", str(qdetr_preds), "--gt", str(qvh_gt), "--score",
+                     "sls", "--rule", "mondrian", "-o", str(tmp_path / f"{mode}.json"),
+                     *extra]) == 0
+        out[mode] = json.loads((tmp_path / f"{mode}.json").read_text())
+    assert "streamed in 31 batch(es)" in capsys.readouterr().err
+    assert out["stream"] == out["memory"]
+
+
+def test_problems_across_batches(qdetr_preds, gt, tmp_path):
+    lines = qdetr_preds.read_bytes().splitlines()[:30]
+    dup = tmp_path / "dup.jsonl"
+    dup.write_bytes(b"\n".join([*lines, lines[3]]) + b"\n")
+    sub = gt.select_qids([json.loads(x)["qid"] for x in lines])
+    with pytest.raises(InputError, match="duplicate qid"):
+        calibrate_jsonl(cover.Calibrator(), dup, sub, batch_lines=7)
+    cal, got = calibrate_jsonl(cover.Calibrator(), dup, sub, batch_lines=7, on_error="reject")
+    assert [p.line for p in got.problems if p.action == "rejected"] == [31]
+    assert cal.n_ == 30
+    few = tmp_path / "few.jsonl"
+    few.write_bytes(b"\n".join(lines[:20]) + b"\n")
+    _, got = calibrate_jsonl(cover.Calibrator(), few, sub, batch_lines=7, on_error="reject")
+    orphans = [p for p in got.problems if "no prediction for this qid" in p.problem]
+    assert len(orphans) == 10 and all(p.path == sub.source for p in orphans)
+
+
+def test_fit_scores_refuses_rules_that_need_the_table(whole):
+    s = cover.compute_scores(whole, "norm")
+    with pytest.raises(ValueError, match="whole labelled table"):
+        cover.Calibrator(rule="crc").fit_scores(s, whole)
+    with pytest.raises(ValueError, match="scores for a table"):
+        cover.Calibrator().fit_scores(s, whole.take(np.arange(3)))
