@@ -87,10 +87,11 @@ def score_streaming(
     raise_on_rejections(problems, on_error, f"{preds} joined with {gt}")
     if len(got.table) == 0:
         raise InputError("no calibration rows left after validation")
-    if got.scores.refused.all():
-        raise InputError(f"{preds}: score family {score} needs "
-                         f"{FAMILY_INPUT[score]}, and none of the {len(got.table)} rows "
-                         "has one")
+    if score not in got.families:  # the message of require_family_input on the whole table
+        others = ", ".join(f for f in FAMILY_INPUT if f != score and f in got.families)
+        hint = f"; choose another family ({others})" if others else ""
+        raise InputError(f"{preds}: score family {score} needs {FAMILY_INPUT[score]}, and "
+                         f"none of the {len(got.table)} rows has one{hint}")
     print(f"{preds}: streamed in {got.batches} batch(es) of up to {batch_rows} lines",
           file=sys.stderr)
     got.problems = problems

@@ -21,6 +21,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from cover.calibrate.calibrator import Calibrator
+from cover.data.family_inputs import FAMILY_INPUT, missing_family_input
 from cover.data.join import attach_truth
 from cover.data.table import DEFAULT_CLIP_SECONDS, GroundingTable
 from cover.errors import InputError, RowProblem
@@ -55,6 +56,8 @@ class StreamedFit:
     table: GroundingTable
     problems: list[RowProblem]
     batches: int
+    #: The score families some row has the input of (:mod:`cover.data.family_inputs`).
+    families: set[str] = field(default_factory=set)
 
 
 def score_jsonl(
@@ -85,6 +88,7 @@ def score_jsonl(
     problems: list[RowProblem] = []
     seen = np.empty(0, dtype=str)
     n_batches = 0
+    families: set[str] = set()
     for batch in line_batches(preds, batch_lines):
         n_batches += 1
         loaded = predictions_from_rows(parse_json_lines(name, batch), clip=clip,
@@ -104,6 +108,8 @@ def score_jsonl(
         found += more
         raise_on_rejections([p for p in found if p.path == name], on_error, name)
         problems += found
+        families |= {f for f in FAMILY_INPUT if f not in families and len(joined)
+                     and missing_family_input(joined, f) is None}
         s = compute_scores(joined, family, min_scale=min_scale, target=target)
         parts.add(values=s.values, refused=s.refused, floored=s.floored,
                   beyond=s.beyond_signal, start=s.start, end=s.end, qid=joined.qid,
@@ -126,7 +132,7 @@ def score_jsonl(
         qid=parts.get("qid", np.str_), vid=parts.get("vid", np.str_),
         duration=parts.get("duration", np.float64), pred_start=parts.get("ps", np.float64),
         pred_end=parts.get("pe", np.float64), clip=clip)
-    return StreamedFit(scores, slim, problems, n_batches)
+    return StreamedFit(scores, slim, problems, n_batches, families)
 
 
 def calibrate_jsonl(cal: Calibrator, preds: str | Path, gt: GroundingTable, **kw: object
