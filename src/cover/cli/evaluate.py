@@ -6,7 +6,8 @@ import argparse
 import warnings
 from dataclasses import replace
 
-from cover.cli._common import Subparsers, _report_problems, add_command, check_outputs
+from cover.cli._common import Subparsers, _report_problems, _say, add_command, check_outputs
+from cover.cli.formats import add_format_flags
 from cover.errors import CoverWarning
 
 
@@ -20,7 +21,8 @@ def add_parser(sub: Subparsers) -> None:
         "coverage should fall in.",
         example="cover evaluate --regions regions.jsonl --gt gt.jsonl --json metrics.json")
     p.add_argument("--regions", required=True, help="output of cover certify")
-    p.add_argument("--gt", required=True, help="ground-truth jsonl (QVHighlights format)")
+    p.add_argument("--gt", required=True,
+                   help="ground truth (any format of `cover formats`)")
     p.add_argument("--json", help="write the metrics here as (strict) JSON")
     p.add_argument("--target", choices=TARGETS, default="envelope",
                    help="cover the envelope of multi-window truth, or every window")
@@ -28,24 +30,37 @@ def add_parser(sub: Subparsers) -> None:
                    default="whole-video", help="how refused rows count in the metrics")
     p.add_argument("--on-error", choices=("raise", "reject"), default="raise",
                    help="bad rows: stop with an error, or set them aside with reasons and go on")
+    add_format_flags(p, gt=True, preds=False)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from cover.data.join import attach_truth, index_of
     from cover.grounding_metrics import grounding_metrics
-    from cover.io import read_ground_truth
+    from cover.io import formats
+    from cover.io.content_join import align_truth, known_vids
     from cover.io.jsonl import raise_on_rejections
     from cover.io.output import strict_json, write_json
     from cover.io.regions_jsonl import calibration_overlap, read_regions
     from cover.metrics import evaluate
     from cover.report.tables import field_metrics_text
 
-    inputs = [args.regions, args.gt]
+    inputs = [args.regions, args.gt, args.gt_durations]
     check_outputs([args.json], inputs)
     loaded = read_regions(args.regions, on_error=args.on_error)
-    gt = read_ground_truth(args.gt, on_error=args.on_error)
-    joined, problems = attach_truth(loaded.table, gt.table, strict=False)
+    got = formats.read(args.gt, "ground_truth", format=args.gt_format, options=formats.Options(
+        on_error=args.on_error, durations=args.gt_durations, columns=args.gt_columns))
+    _say(f"{args.gt}: {got.format} ({len(got.loaded.table)} rows)")
+    gt = got.loaded
+    # Regions keep the prediction file's ids: video ids as the grounder wrote them
+    # (TimeChat: "X.mp4") and, for formats that number queries by position, qids that
+    # the truth does not share; both are matched as cover calibrate matches them.
+    rtab = replace(loaded.table, vid=known_vids(loaded.table.vid, gt.table.vid))
+    gtab, agree, matched = align_truth(rtab, gt.table)
+    if gtab is not gt.table:
+        _say(f"joined on (vid, query text): {matched} of {len(rtab)} regions matched "
+             f"({agree} by qid)")
+    joined, problems = attach_truth(rtab, gtab, strict=False)
     # Ground truth of queries that were not certified is expected (another split).
     unmatched_gt = [p for p in problems if p.path == gt.table.source]
     problems = [p for p in problems if p.path != gt.table.source]

@@ -72,3 +72,29 @@ def rekey_truth(preds: GroundingTable, gt: GroundingTable) -> tuple[GroundingTab
         query = query.copy()
         query[hit] = preds.query[j[hit]]
     return replace(gt, qid=qid.astype(str), query=query), int(hit.sum())
+
+
+def known_vids(vid: NDArray[np.str_], known: NDArray[np.str_]) -> NDArray[np.str_]:
+    """``vid`` with a video-file extension (``X.mp4``) and then a ``v_`` prefix removed
+    where that names a video of ``known`` and the id as written does not, the way the
+    TimeChat readers normalise their ids (:mod:`cover.io.timechat`)."""
+    from cover.io.timechat import strip_ext
+
+    out = vid.astype(str)
+    bare = np.array([strip_ext(v) for v in out.tolist()], dtype=str)
+    unprefixed = np.array([v.removeprefix("v_") for v in bare.tolist()], dtype=str)
+    for cand in (bare, unprefixed):
+        fix = ~np.isin(out, known) & np.isin(cand, known)
+        out = np.where(fix, cand, out)
+    return out.astype(str)
+
+
+def align_truth(preds: GroundingTable, gt: GroundingTable) -> tuple[GroundingTable, int, int]:
+    """``gt`` rekeyed to the predictions' qids (:func:`rekey_truth`) when a join on
+    (vid, query text) matches more predictions than their qids do, else ``gt`` as is;
+    with the number matched by qid and by content (0 when not tried)."""
+    agree = qid_agreement(preds, gt)
+    if agree >= len(preds):
+        return gt, agree, 0
+    rekeyed, matched = rekey_truth(preds, gt)
+    return (rekeyed, agree, matched) if matched > agree else (gt, agree, matched)

@@ -12,7 +12,7 @@ from cover.data.table import DEFAULT_CLIP_SECONDS, GroundingTable
 from cover.errors import InputError, RowProblem
 from cover.io import formats
 from cover.io.charades_rf import NO_MOMENT, no_moment_qids
-from cover.io.content_join import qid_agreement, rekey_truth
+from cover.io.content_join import align_truth
 from cover.io.jsonl import OnError, raise_on_rejections
 from cover.io.qids import read_qid_lines, unknown_qids
 
@@ -69,14 +69,12 @@ def load_labelled(
             f"({int(drop.sum())} predictions for them)")
     renamed: tuple[np.ndarray, np.ndarray] | None = None
     if not (p.native_qids and g.native_qids):
-        agree = qid_agreement(ptab, gtab)
-        if agree < len(ptab):
-            rekeyed, matched = rekey_truth(ptab, gtab)
-            if matched > agree:
-                renamed = (gtab.qid, rekeyed.qid)
-                gtab = rekeyed
-                say(f"joined on (vid, query text): {matched} of {len(ptab)} predictions "
-                    f"matched ({agree} by qid)")
+        rekeyed, agree, matched = align_truth(ptab, gtab)
+        if rekeyed is not gtab:
+            renamed = (gtab.qid, rekeyed.qid)
+            gtab = rekeyed
+            say(f"joined on (vid, query text): {matched} of {len(ptab)} predictions "
+                f"matched ({agree} by qid)")
     if qids is not None:
         wanted, lines = read_qid_lines(qids)
         if renamed is not None:  # a list made from the ground truth's own qids

@@ -1,0 +1,113 @@
+"""``cover evaluate --gt`` in any ground-truth format, joined like ``cover calibrate``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from cover.cli import main
+from cover.data.table import GroundingTable
+from cover.io.content_join import align_truth, known_vids
+from cover.ragged import Ragged
+
+
+def _halves(tmp_path: Path, qids: list[str]) -> tuple[Path, Path]:
+    cal, test = tmp_path / "cal_qids.txt", tmp_path / "test_qids.txt"
+    cal.write_text("\n".join(qids[::2]) + "\n")
+    test.write_text("\n".join(qids[1::2]) + "\n")
+    return cal, test
+
+
+def _evaluate(tmp_path: Path, regions: Path, gt: Path, name: str) -> dict:
+    out = tmp_path / f"{name}.json"
+    assert main(["evaluate", "--regions", str(regions), "--gt", str(gt), "--json",
+                 str(out)]) == 0
+    return json.loads(out.read_text())
+
+
+def test_la_detr_charades_text_truth_gives_the_lighthouse_numbers(data_dir: Path,
+                                                                   tmp_path: Path) -> None:
+    preds = data_dir / "charades_sta/la_detr/hl_test_submission.jsonl"
+    lighthouse = data_dir / "lighthouse/charades_test_release.jsonl"
+    text = data_dir / "charades_sta/annotations/charades_sta_test.txt"
+    qids = [str(json.loads(x)["qid"]) for x in preds.read_text().splitlines()]
+    cal_q, test_q = _halves(tmp_path, qids)
+    cal, regions = tmp_path / "cal.json", tmp_path / "regions.jsonl"
+    assert main(["calibrate", "--preds", str(preds), "--gt", str(lighthouse), "--qids",
+                 str(cal_q), "-o", str(cal)]) == 0
+    assert main(["certify", "--calibrator", str(cal), "--preds", str(preds), "--qids",
+                 str(test_q), "--videos", str(lighthouse), "-o", str(regions)]) == 0
+    a = _evaluate(tmp_path, regions, lighthouse, "lighthouse")
+    b = _evaluate(tmp_path, regions, text, "text")
+    assert a["counts"]["rows"] == b["counts"]["rows"] == 1860
+    assert b["counts"]["ground_truth_not_certified"] == 1860
+    assert b["marginal"]["coverage"] == a["marginal"]["coverage"]
+    assert 0.87 < a["marginal"]["coverage"] < 0.93
+    assert b["field_metrics"] == a["field_metrics"]
+
+
+def test_timechat_regions_join_any_truth(data_dir: Path, tmp_path: Path, capsys) -> None:
+    """Regions certified from TimeChat predictions (vid ``X.mp4``, qid = line index)
+    evaluate against the Lighthouse jsonl (other qids) as against the text file."""
+    preds = data_dir / "charades_sta/timechat_repo_example/example_pred_file.json"
+    lighthouse = data_dir / "lighthouse/charades_test_release.jsonl"
+    text = data_dir / "charades_sta/annotations/charades_sta_test.txt"
+    qids = sorted(json.loads(preds.read_text()), key=int)
+    cal_q, test_q = _halves(tmp_path, qids)
+    cal, regions = tmp_path / "cal.json", tmp_path / "regions.jsonl"
+    assert main(["calibrate", "--preds", str(preds), "--gt", str(text), "--qids", str(cal_q),
+                 "--on-error", "reject", "-o", str(cal)]) == 0
+    assert main(["certify", "--calibrator", str(cal), "--preds", str(preds), "--qids",
+                 str(test_q), "--videos", str(lighthouse), "--on-error", "reject", "-o",
+                 str(regions)]) == 0
+    a = _evaluate(tmp_path, regions, text, "text")
+    capsys.readouterr()
+    b = _evaluate(tmp_path, regions, lighthouse, "lighthouse")
+    err = capsys.readouterr().err
+    assert "moment-detr-gt (3720 rows)" in err
+    n = a["counts"]["rows"]
+    assert f"joined on (vid, query text): {n} of {n} regions matched (0 by qid)" in err
+    assert b["counts"]["rows"] == n and n + a["counts"]["rejected_at_certify"] == 250
+    assert a["marginal"] == b["marginal"]
+
+
+def test_evaluate_takes_the_gt_format_flags(tmp_path: Path) -> None:
+    gt = tmp_path / "gt.csv"
+    gt.write_text("id,video,T,s,e\nq1,v1,60,10,20\nq2,v2,60,30,40\n")
+    regions = tmp_path / "regions.jsonl"
+    block = {"status": "certified", "refused": False, "duration": 60.0, "score": "norm",
+             "rule": "split", "alpha": 0.1, "threshold": 1.0, "k": 1, "n_calibration": 1}
+    regions.write_text("\n".join(json.dumps(
+        {"qid": q, "vid": f"{v}.mp4", "cover": {**block, "region": r}})
+        for q, v, r in (("q1", "v1", [[5, 25]]), ("q2", "v2", [[0, 35]]))) + "\n")
+    out = tmp_path / "m.json"
+    assert main(["evaluate", "--regions", str(regions), "--gt", str(gt), "--gt-columns",
+                 "qid=id,vid=video,duration=T,start=s,end=e", "--json", str(out)]) == 0
+    got = json.loads(out.read_text())
+    assert got["counts"]["rows"] == 2
+    assert got["marginal"]["coverage"] == 0.5
+
+
+def _table(qid: list[str], vid: list[str], query: list[str]) -> GroundingTable:
+    n = len(qid)
+    return GroundingTable(qid=np.array(qid), vid=np.array(vid), pred_start=np.zeros(n),
+                          pred_end=np.ones(n), duration=np.full(n, 10.0),
+                          relevance=Ragged(np.empty(0), np.zeros(n + 1, dtype=np.int64)),
+                          query=np.array(query, dtype=object))
+
+
+def test_known_vids_strips_extension_and_prefix_only_when_that_names_a_video() -> None:
+    known = np.array(["A1", "abc", "v_x"])
+    got = known_vids(np.array(["A1.mp4", "v_abc.mp4", "v_x", "B.mkv", "abc"]), known)
+    assert got.tolist() == ["A1", "abc", "v_x", "B.mkv", "abc"]
+
+
+def test_align_truth_rekeys_only_when_content_matches_more() -> None:
+    preds = _table(["0", "1"], ["a", "b"], ["Walk.", "run"])
+    gt = _table(["10", "11"], ["a", "b"], ["walk", "run"])
+    got, agree, matched = align_truth(preds, gt)
+    assert (agree, matched) == (0, 2) and got.qid.tolist() == ["0", "1"]
+    same, agree, matched = align_truth(preds, preds)
+    assert same is preds and (agree, matched) == (2, 0)
