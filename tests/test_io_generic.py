@@ -118,3 +118,61 @@ def test_batches_give_the_whole_file_in_order(tmp_path: Path, kind: str) -> None
                                   whole.table.line)
     (dup,) = [p for b in parts for p in b.problems]
     assert dup.qid == "q3" and "earlier batch" in dup.problem
+
+
+def _gzipped(files: dict[str, Path], tmp: Path) -> dict[str, list[Path]]:
+    """Each file gzipped twice: as ``<name>.gz`` and under its own name (gzip is
+    recognised by its bytes, not the name)."""
+    import gzip
+
+    out: dict[str, list[Path]] = {}
+    for kind, f in files.items():
+        named, same = tmp / f"gz_{f.name}.gz", tmp / "same" / f.name
+        same.parent.mkdir(exist_ok=True)
+        named.write_bytes(gzip.compress(f.read_bytes()))
+        same.write_bytes(named.read_bytes())
+        out[kind] = [named, same]
+    return out
+
+
+_MAPPINGS = {"jsonl": "qid=id,vid=video,start=pred.0,end=pred.1",
+             "json": "qid=key,vid=video,start=pred.0,end=pred.1",
+             "parquet": "qid=id,vid=video,start=s,end=e",
+             "csv": "qid=id,vid=video,start=s,end=e"}
+
+
+def test_gzip_inputs_read_like_the_plain_files(tmp_path: Path) -> None:
+    from cover.io.batches import iter_batches
+
+    rows = [{"id": f"q{i}", "video": f"v{i % 7}", "pred": [i * 0.5, i * 0.5 + 3]}
+            for i in range(25)]
+    files = write_all(tmp_path, rows)
+    for kind, gz in _gzipped(files, tmp_path).items():
+        want = read_table(files[kind], _MAPPINGS[kind], role="predictions").table
+        for path in gz:
+            got = read_table(path, _MAPPINGS[kind], role="predictions").table
+            assert got.qid.tolist() == want.qid.tolist(), path
+            np.testing.assert_array_equal(got.pred_end, want.pred_end)
+            np.testing.assert_array_equal(got.line, want.line)
+            if kind == "json":
+                continue  # a whole JSON document is not read in batches
+            parts = list(iter_batches(path, _MAPPINGS[kind], role="predictions",
+                                      batch_rows=10))
+            assert np.concatenate([b.table.qid for b in parts]).tolist() == want.qid.tolist()
+            np.testing.assert_array_equal(np.concatenate([b.table.line for b in parts]),
+                                          want.line)
+
+
+def test_damaged_gzip_is_named(tmp_path: Path) -> None:
+    import gzip
+
+    from cover.io.batches import iter_batches
+
+    rows = [{"id": f"q{i}", "video": "v", "pred": [0, 1]} for i in range(200)]
+    data = gzip.compress("\n".join(json.dumps(r) for r in rows).encode())
+    bad = tmp_path / "p.jsonl.gz"
+    bad.write_bytes(data[: len(data) // 2])
+    for read in (lambda: read_table(bad, _MAPPINGS["jsonl"], role="predictions"),
+                 lambda: list(iter_batches(bad, _MAPPINGS["jsonl"], role="predictions"))):
+        with pytest.raises(InputError, match=r"p\.jsonl\.gz: damaged or truncated gzip"):
+            read()

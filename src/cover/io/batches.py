@@ -3,6 +3,9 @@ column mapping of :mod:`cover.io.generic`, in bounded memory."""
 
 from __future__ import annotations
 
+import gzip
+import io
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,11 +21,14 @@ from cover.io.generic import (
     TABLE_SUFFIXES,
     Role,
     arrow_columns,
+    arrow_source,
+    is_gzip,
+    kind_suffix,
     parse_columns,
     pyarrow_modules,
     record_columns,
 )
-from cover.io.jsonl import OnError
+from cover.io.jsonl import OnError, read_input_bytes
 from cover.io.qvhighlights import Loaded
 
 
@@ -52,19 +58,21 @@ def _batches(p: Path, m: dict[str, str], name: str, batch_rows: int
              ) -> Iterator[tuple[Columns, NDArray[np.object_], dict[int, str]]]:
     if not p.is_file():
         raise InputError(f"{name}: no such file")
-    suffix = p.suffix.lower()
+    suffix = kind_suffix(p)
+    gz = is_gzip(p)
     if suffix in TABLE_SUFFIXES:
         pa_mod = _pyarrow()
         _, pcsv, pq = pyarrow_modules()
         if suffix in (".parquet", ".pq"):
-            stream: Any = pq.ParquetFile(p).iter_batches(batch_size=batch_rows)
+            src: Any = pa_mod.BufferReader(read_input_bytes(p)) if gz else p
+            stream: Any = pq.ParquetFile(src).iter_batches(batch_size=batch_rows)
         else:
-            with p.open("rb") as fh:  # CSV batches are by bytes: size them from the head
+            with _open(p, gz) as fh:  # CSV batches are by bytes: size them from the head
                 head = fh.read(1 << 16)
             per_row = len(head) / max(1, head.count(b"\n"))
             block = int(per_row * max(batch_rows, 4)) + 64
             stream = pcsv.open_csv(
-                p, read_options=pcsv.ReadOptions(block_size=block),
+                arrow_source(p), read_options=pcsv.ReadOptions(block_size=block),
                 parse_options=pcsv.ParseOptions(delimiter="\t" if suffix == ".tsv" else ","))
         done = 0
         for batch in stream:
@@ -75,8 +83,8 @@ def _batches(p: Path, m: dict[str, str], name: str, batch_rows: int
     rows: list[dict[str, Any]] = []
     lines: list[int] = []
     problems: list[Any] = []
-    with p.open("rb") as fh:
-        for lineno, raw in enumerate(fh, start=1):
+    with _open(p, gz) as fh:
+        for lineno, raw in enumerate(_lines(fh, name), start=1):
             if not raw.strip():
                 continue
             try:
@@ -96,6 +104,19 @@ def _batches(p: Path, m: dict[str, str], name: str, batch_rows: int
                 rows, lines, problems = [], [], []
     if rows or problems:
         yield record_columns(rows, np.asarray(lines, dtype=np.int64), problems, m, name)
+
+
+def _open(p: Path, gz: bool) -> io.BufferedIOBase:
+    """The file's bytes, gunzipped on the fly when they are gzip."""
+    return gzip.open(p, "rb") if gz else p.open("rb")
+
+
+def _lines(fh: io.BufferedIOBase, name: str) -> Iterator[bytes]:
+    """Lines of ``fh``; a damaged gzip stream is an :class:`InputError` naming the file."""
+    try:
+        yield from fh
+    except (OSError, EOFError, zlib.error) as exc:
+        raise InputError(f"{name}: damaged or truncated gzip file ({exc})") from None
 
 
 def _pyarrow() -> Any:

@@ -26,7 +26,7 @@ from cover.io import (
     tacos,
     timechat,
 )
-from cover.io.generic import TABLE_SUFFIXES, read_table
+from cover.io.generic import TABLE_SUFFIXES, kind_suffix, read_table
 from cover.io.jsonl import OnError
 from cover.io.jsonl_by_line import read_gt_by_line
 from cover.io.peek import Peek, peek
@@ -192,8 +192,8 @@ def names(role: Role) -> list[str]:
 def detect(path: str | Path, role: Role) -> tuple[Format, Peek]:
     """The format of ``path``; an error when it is of the other role or of none."""
     p = peek(path)
-    if p.path.suffix.lower() in TABLE_SUFFIXES:
-        raise InputError(f"{path}: a {p.path.suffix} table needs a column mapping, e.g. "
+    if kind_suffix(p.path) in TABLE_SUFFIXES:
+        raise InputError(f"{path}: a {kind_suffix(p.path)} table needs a column mapping, e.g. "
                          f"{COLUMNS_EXAMPLE.split('  ')[0]}")
     for f in FORMATS:
         if f.sniff(p):

@@ -24,13 +24,31 @@ from cover.data.table import DEFAULT_CLIP_SECONDS
 from cover.errors import InputError
 from cover.io.columns import Columns, prediction_table, stack_windows, truth_table
 from cover.io.document import load_document
-from cover.io.jsonl import OnError, field_column, read_json_rows
+from cover.io.jsonl import OnError, field_column, read_input_bytes, read_json_rows
 from cover.io.qvhighlights import Loaded
 from cover.ragged import Ragged
 
 Role = Literal["predictions", "ground_truth"]
 FIELDS = ("qid", "vid", "query", "duration", "start", "end", "windows", "saliency")
 TABLE_SUFFIXES = (".csv", ".tsv", ".parquet", ".pq")
+_GZIP_MAGIC = b"\x1f\x8b"
+
+
+def kind_suffix(path: str | Path) -> str:
+    """The suffix that names a file's kind, under a trailing ``.gz`` (``x.csv.gz`` ->
+    ``.csv``); lower case."""
+    p = Path(path)
+    s = p.suffix.lower()
+    return Path(p.stem).suffix.lower() if s == ".gz" else s
+
+
+def is_gzip(path: str | Path) -> bool:
+    """Whether the file starts with the gzip magic bytes (whatever it is called)."""
+    try:
+        with Path(path).open("rb") as fh:
+            return fh.read(2) == _GZIP_MAGIC
+    except OSError:
+        return False
 
 
 def parse_columns(spec: str | dict[str, str]) -> dict[str, str]:
@@ -72,19 +90,36 @@ def read_arrow(path: str | Path) -> Any:
     p = Path(path)
     if not p.is_file():
         raise InputError(f"{path}: no such file")
+    kind = kind_suffix(p)
     try:
-        if p.suffix.lower() in (".parquet", ".pq"):
+        if kind in (".parquet", ".pq"):
+            if is_gzip(p):  # Parquet needs to seek: gunzip into memory
+                import pyarrow
+
+                return pq.read_table(pyarrow.BufferReader(read_input_bytes(p)))
             return pq.read_table(p)
-        opts = pcsv.ParseOptions(delimiter="\t" if p.suffix.lower() == ".tsv" else ",")
-        return pcsv.read_csv(p, parse_options=opts)
+        opts = pcsv.ParseOptions(delimiter="\t" if kind == ".tsv" else ",")
+        return pcsv.read_csv(arrow_source(p), parse_options=opts)
+    except InputError:
+        raise
     except Exception as exc:  # pyarrow raises its own error types
-        raise InputError(f"{path}: cannot read as {p.suffix.lstrip('.')}: {exc}") from None
+        raise InputError(f"{path}: cannot read as {kind.lstrip('.')}: {exc}") from None
+
+
+def arrow_source(p: Path) -> Any:
+    """``p`` for pyarrow's CSV reader: a gunzipping stream when its bytes are gzip (pyarrow
+    itself goes by the name only)."""
+    if not is_gzip(p):
+        return p
+    import pyarrow
+
+    return pyarrow.CompressedInputStream(pyarrow.OSFile(str(p)), "gzip")
 
 
 def read_rows(path: str | Path) -> tuple[list[dict[str, Any]], NDArray[np.int64], Any]:
     """Rows of a JSON / JSON-lines file with their lines (and the raw reader result)."""
     p = Path(path)
-    if p.suffix.lower() == ".json":
+    if kind_suffix(p) == ".json":
         doc = load_document(path)
         if isinstance(doc, dict) and doc and all(isinstance(v, dict) for v in doc.values()):
             rows = [{"key": k, **v} for k, v in doc.items()]
@@ -135,7 +170,7 @@ def read_table(path: str | Path, columns: str | dict[str, str], *, role: Role,
     m = parse_columns(columns)
     name = str(path)
     reasons: dict[int, str] = {}
-    if Path(path).suffix.lower() in TABLE_SUFFIXES:
+    if kind_suffix(path) in TABLE_SUFFIXES:
         c, records = arrow_columns(read_arrow(path), m, name)
     else:
         c, records, reasons = _from_rows(path, m, name)
@@ -226,7 +261,7 @@ def arrow_columns(table: Any, m: dict[str, str], name: str, first_row: int = 0, 
     if "query" in m:
         query = np.empty(n, dtype=object)
         query[:] = col("query").to_pylist()
-    header = 1 if Path(name).suffix.lower() in (".csv", ".tsv") else 0
+    header = 1 if kind_suffix(name) in (".csv", ".tsv") else 0
     c = Columns(source=name, qid=qid, vid=vid, duration=dur, windows=win, offsets=off,
                 line=np.arange(1, n + 1, dtype=np.int64) + header + first_row, query=query,
                 saliency=sal)
