@@ -105,3 +105,22 @@ def test_cli_study_one_study_and_report(data_dir: Path, tmp_path: Path) -> None:
     assert (tmp_path / "r" / "report.html").is_file()
     assert main(["report", str(tmp_path / "r"), "-o", str(tmp_path / "again.html")]) == 0
     assert main(["report", str(tmp_path / "nothing"), "-o", str(tmp_path / "x.html")]) == 2
+
+
+def test_cli_study_reads_other_formats_and_sets_aside_rows(data_dir: Path, tmp_path: Path) -> None:
+    """A video-LLM example with refusals (empty answers), TimeIT ground truth without
+    durations: --gt-durations and --on-error reject pass through to the reader, and the
+    command that reproduces the run says so."""
+    c = data_dir / "charades_sta"
+    out = tmp_path / "tc"
+    rc = main(["study", "coverage", "--preds",
+               str(c / "timechat_repo_example" / "example_pred_file.json"), "--gt",
+               str(c / "timechat_repo_example" / "example_gt_file.json"), "--gt-durations",
+               str(c / "annotations" / "charades.json"), "--on-error", "reject",
+               "--resamples", "5", "--out", str(out), "--no-report"])
+    assert rc == 0
+    man = json.loads((out / "manifest.json").read_text())
+    assert man["pairs"][0]["problems"]["rejected"] > 0
+    assert "--gt-durations" in man["command"] and "--on-error reject" in man["command"]
+    cov = json.loads((out / man["pairs"][0]["studies"]["coverage"]).read_text())["data"]
+    assert sum(v for k, v in cov["counts"]["norm"].items() if k.endswith("refused")) > 0

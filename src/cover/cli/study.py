@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from cover.cli._common import Subparsers
+from cover.cli.formats import add_format_flags, format_kwargs
 
 
 def add_parser(sub: Subparsers) -> None:
@@ -39,6 +40,10 @@ def add_parser(sub: Subparsers) -> None:
     p.add_argument("--humans", type=Path, metavar="DATA_DIR",
                    help="add the human-grounder table from the re-annotations under DATA_DIR")
     p.add_argument("--no-report", action="store_true", help="skip report.html")
+    add_format_flags(p, gt=True)  # one reading of every --preds / --gt
+    p.add_argument("--on-error", choices=("raise", "reject"), default="raise",
+                   help="bad rows (and ground truth without a prediction): stop with an error "
+                        "(default) or set them aside with reasons")
     p.set_defaults(func=run)
 
 
@@ -51,11 +56,14 @@ def run(args: argparse.Namespace) -> int:
                         resample_frac=args.resample_frac,
                         alphas=tuple(float(a) for a in args.alphas))
     inputs = input_pairs(args.preds, args.gt, args.name, args.dataset)
+    read = {k: v for k, v in format_kwargs(args).items() if v is not None}
+    if args.on_error != "raise":
+        read["on_error"] = args.on_error
     command = command_line(args.study, inputs, args.out, protocol, min_scale=args.min_scale,
-                           target=args.target, humans=args.humans)
+                           target=args.target, humans=args.humans, read=read)
     run_studies(studies=[args.study], inputs=inputs, out=args.out, protocol=protocol,
                 min_scale=args.min_scale, target=args.target, command=command,
-                humans_dir=args.humans)
+                humans_dir=args.humans, read=read)
     if not args.no_report:
         from cover.report.build import build_report
 

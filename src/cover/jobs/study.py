@@ -89,13 +89,14 @@ def _figures(study: str, res: StudyResult, pair: Pair, folder: Path,
     return [str(p.relative_to(folder.parent)) for p in out]
 
 
-def _load(inputs: Sequence[InputPair], timings: dict[str, float]
-          ) -> list[tuple[GroundingTable, dict[str, int]]]:
-    """Every labelled table, with the counts of its input problems (reported as read)."""
+def _load(inputs: Sequence[InputPair], timings: dict[str, float],
+          read: dict[str, Any] | None = None) -> list[tuple[GroundingTable, dict[str, int]]]:
+    """Every labelled table, with the counts of its input problems (reported as read);
+    ``read`` are :func:`cover.io.labelled.load_labelled`'s format options."""
     out = []
     for inp in inputs:
         t0 = time.perf_counter()
-        table, problems = load_labelled(inp.preds, inp.gt)
+        table, problems = load_labelled(inp.preds, inp.gt, **(read or {}))
         timings[f"load {inp.id}"] = time.perf_counter() - t0
         for line in report_lines(problems, what=str(inp.preds), limit=1):
             _say(line)
@@ -160,6 +161,7 @@ def run_studies(
     command: str = "",
     gallery_alpha: float = 0.1,
     humans_dir: Path | None = None,
+    read: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Run ``studies`` over every input pair; write the results folder; return the manifest.
 
@@ -172,7 +174,7 @@ def run_studies(
     all_inputs = [p for x in inputs for p in (x.preds, x.gt)]
     t_start = time.perf_counter()
     timings: dict[str, float] = {}
-    loaded = _load(inputs, timings)
+    loaded = _load(inputs, timings, read)
     any_std = any(t.start_std is not None for t, _ in loaded)
     pairs: list[Pair] = []
     manifest_pairs: list[dict[str, Any]] = []

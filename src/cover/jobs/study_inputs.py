@@ -8,6 +8,7 @@ import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from cover.errors import InputError
 from cover.studies.protocol import Protocol
@@ -76,7 +77,7 @@ def input_pairs(preds: Sequence[Path], gts: Sequence[Path], names: Sequence[str]
 
 def command_line(study: str, inputs: Sequence[InputPair], out: Path, protocol: Protocol, *,
                  min_scale: float = 1.0, target: str = "envelope",
-                 humans: Path | None = None) -> str:
+                 humans: Path | None = None, read: dict[str, Any] | None = None) -> str:
     """The ``cover study`` command that reproduces a run, every choice spelled out."""
     parts = ["cover", "study", study]
     for x in inputs:
@@ -89,4 +90,9 @@ def command_line(study: str, inputs: Sequence[InputPair], out: Path, protocol: P
               "--target", target]
     if humans is not None:
         parts += ["--humans", str(humans)]
+    flags = {"pred_format": "--format", "columns": "--columns", "gt_format": "--gt-format",
+             "gt_columns": "--gt-columns", "gt_durations": "--gt-durations",
+             "on_error": "--on-error"}
+    for key, value in (read or {}).items():
+        parts += [flags[key], str(value)]
     return " ".join(shlex.quote(p) for p in parts)
