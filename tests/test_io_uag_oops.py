@@ -105,3 +105,44 @@ def test_keyed_json_errors(tmp_path: Path) -> None:
         read_uag_ground_truth(p)
     got = read_uag_ground_truth(p, on_error="reject")
     assert len(got.table) == 0 and len(got.problems) == 2
+
+
+def test_ground_truth_is_detected_and_answer_files_are_not(uag: Path) -> None:
+    from cover.io import formats
+
+    for name in ("uag_oops_dataset_v1.json", "uag_oops_dataset_v1_start_time_fixed.json"):
+        f, _ = formats.detect(uag / "annotations" / name, "ground_truth")
+        assert f.name == "uag-oops"
+    with pytest.raises(InputError, match="unrecognised format"):
+        formats.detect(uag / "hasnat79_uag" / next(iter(ANSWER_FILES)), "ground_truth")
+
+
+def test_parsed_answers_calibrate_certify_evaluate_from_the_command_line(
+        uag: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """cover parse-answers -> calibrate -> certify -> evaluate, the ground truth given as
+    the UAG-OOPS file itself (the answer files' end_time is the clip length)."""
+    from cover.cli import main
+
+    gt = uag / "annotations" / "uag_oops_dataset_v1_start_time_fixed.json"
+    preds = tmp_path / "videochat2.jsonl"
+    assert main(["parse-answers", str(uag / "hasnat79_uag" / next(iter(ANSWER_FILES))),
+                 "--duration-field", "end_time", "-o", str(preds), "--samples", "0"]) == 0
+    clips = sorted(read_uag_ground_truth(gt).table.qid.tolist())
+    cal_q, test_q = tmp_path / "cal.txt", tmp_path / "test.txt"
+    cal_q.write_text("\n".join(clips[::2]) + "\n")
+    test_q.write_text("\n".join(clips[1::2]) + "\n")
+    cal, regions, out = tmp_path / "cal.json", tmp_path / "regions.jsonl", tmp_path / "m.json"
+    assert main(["calibrate", "--preds", str(preds), "--gt", str(gt), "--qids", str(cal_q),
+                 "--on-error", "reject", "-o", str(cal)]) == 0
+    assert main(["certify", "--calibrator", str(cal), "--preds", str(preds), "--qids",
+                 str(test_q), "--on-error", "reject", "-o", str(regions)]) == 0
+    capsys.readouterr()
+    assert main(["evaluate", "--regions", str(regions), "--gt", str(gt), "--json",
+                 str(out)]) == 0
+    assert f"{gt}: uag-oops (1589 rows)" in capsys.readouterr().err
+    got = json.loads(out.read_text())
+    assert got["counts"]["rows"] + got["counts"]["rejected_at_certify"] == len(clips[1::2])
+    assert got["counts"]["rows"] > 780
+    assert got["counts"]["ground_truth_not_certified"] == len(clips[::2])
+    assert got["refusal_rate"] > 0.05  # unparseable answers are whole-video regions
+    assert 0.85 < got["marginal"]["coverage"] < 0.95

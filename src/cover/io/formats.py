@@ -25,6 +25,7 @@ from cover.io import (
     lmms_eval,
     tacos,
     timechat,
+    uag_oops,
 )
 from cover.io.generic import TABLE_SUFFIXES, kind_suffix, read_table
 from cover.io.jsonl import OnError
@@ -162,6 +163,14 @@ FORMATS: tuple[Format, ...] = (
            '{"WXXYY": {"timestamps": [[28.0, 36.0]], "sentences": ["person sits on the floor"],'
            ' "video_duration": 35.4, "framestamps": [[448, 576]], "decode_fps": 16.0}}',
            unit=charades_cd.UNIT, native_qids=False),
+    Format("uag-oops", "ground_truth",
+           "UAG-OOPS json (either version): {clip: {video_path, start_time, end_time, "
+           "description}}; window [failure onset, end of clip]",
+           _doc(uag_oops.sniff),
+           lambda path, o, p: uag_oops.read_uag_ground_truth(path, on_error=o.on_error),
+           '{"34 Funny Kid Nominees - FailArmy Hall Of Fame (May 2017)0": {"video_path": '
+           '".../0.mp4", "start_time": 3.03, "end_time": 3.75, "description": "A guy jumps '
+           'onto a bed ..."}}', unit=uag_oops.UNIT),
     Format("charades-rf", "ground_truth",
            "Charades-RF json: {vid: {duration, sts: [{sentence, id, timestamp, no_answer}]}}",
            _doc(charades_rf.sniff),

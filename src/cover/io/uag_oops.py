@@ -87,6 +87,20 @@ def _number(v: Any) -> Any:
     return v
 
 
+#: The split unit (SPEC: the source video), as ``cover formats`` names it.
+UNIT = ("source compilation: the clip name without its trailing clip index "
+        "(`... (May 2017)0` -> `... (May 2017)`)")
+
+
+def sniff(doc: Any) -> bool:
+    """A JSON object of clip name -> entry with ``start_time``, ``end_time`` and
+    ``description`` (answer files add a ``<model>_pred`` text: those are for
+    ``cover parse-answers``)."""
+    first = next(iter(doc.values()), None) if isinstance(doc, dict) else None
+    return (isinstance(first, dict) and {"start_time", "end_time", "description"} <= set(first)
+            and not any(k.endswith("_pred") for k in first))
+
+
 def read_uag_ground_truth(path: str | Path, *, on_error: OnError = "raise") -> Loaded:
     """UAG-OOPS ground truth (either version) as a labelled table: qid = the clip name,
     vid = its source compilation (:func:`uag_source_video`, the split unit), truth
