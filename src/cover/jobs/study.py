@@ -26,10 +26,11 @@ from cover.errors import report_lines
 from cover.io.labelled import load_labelled
 from cover.io.output import write_json, write_text
 from cover.jobs.study_inputs import InputPair, slug
+from cover.jobs.study_overview import comparisons, overview_table
 from cover.studies.common import Missing, jsonify
 from cover.studies.context import Pair
 from cover.studies.protocol import Protocol
-from cover.studies.result import StudyResult, Table, stack
+from cover.studies.result import StudyResult, stack
 
 #: Every study, in the order of SPEC §6 (``all`` runs them all).
 STUDIES: tuple[str, ...] = ("coverage", "efficiency", "margins", "two-param", "rcps",
@@ -190,7 +191,7 @@ def run_studies(
         results += res
         _say(f"cover: {pair.label}: {', '.join(s for s in wanted if s not in skip)} done")
     transfers = _run_transfers(pairs, out, all_inputs, results) if "transfer" in wanted else []
-    comparisons = _comparisons(results, pairs, out)
+    figs_across = comparisons(results, pairs, out)
     if humans_dir is not None:
         from cover.studies.humans import humans
 
@@ -219,7 +220,7 @@ def run_studies(
     manifest = jsonify({
         "cover_version": __version__, "command": command, "protocol": protocol.to_dict(),
         "min_scale": min_scale, "target": target, "studies": wanted, "pairs": manifest_pairs,
-        "transfers": transfers, "comparisons": comparisons, "gallery_alpha": gallery_alpha,
+        "transfers": transfers, "comparisons": figs_across, "gallery_alpha": gallery_alpha,
         "tables": [t.to_dict() for t in tables], "missing": missing, "timings": timings,
     })
     write_json(out / "manifest.json", manifest, inputs=all_inputs)
@@ -256,82 +257,3 @@ def _run_transfers(pairs: list[Pair], out: Path, all_inputs: list[Path],
         results.append(StudyResult("transfer", "Cross-dataset transfer", "no pair", {}, [], [
             Missing("Cross-dataset transfer", "one grounder (same --name) on two datasets")]))
     return done
-
-
-def overview_table(results: Sequence[StudyResult], target: float = 0.9) -> Table | None:
-    """One row per pair: the field's point metrics next to what COVER certifies at
-    ``target`` (coverage and length of each family, shortest family's share of the video)."""
-    from cover.scores import FAMILIES
-
-    cov = {r.subject: r for r in results if r.study == "coverage"}
-    eff = {r.subject: r for r in results if r.study == "efficiency"}
-    if not cov:
-        return None
-    header = ["Grounder", "Dataset", "Test rows", "R1@0.5", "R1@0.7", "mIoU", "mAP"]
-    header += [f"{f.upper()} cov. / len. (s)" for f in FAMILIES]
-    header += ["Shortest: share of video"]
-    rows = []
-    for subject, r in cov.items():
-        d = r.data
-        fm = d.get("field_metrics", {}).get("full", {})
-
-        def pm(key: str, fm: dict[str, Any] = fm) -> str:
-            v = fm.get(key)
-            return f"{v:.2f}" if isinstance(v, (int, float)) else "n/a"
-
-        name, dataset = subject.split(" on ", 1)
-        row = [name, dataset, str(d["rows"]["test"]), pm("R1@0.5"), pm("R1@0.7"), pm("mIoU"),
-               pm("mAP")]
-        for f in FAMILIES:
-            c = next((c for c in d["cells"] if c["family"] == f
-                      and abs(c["target"] - target) < 1e-9), None)
-            row.append("--" if c is None else
-                       f"{c['coverage_mean']:.3f} / {c['length_mean']:.1f}")
-        e = eff.get(subject)
-        cells = [c for c in e.data["cells"] if abs(c["target"] - target) < 1e-9] if e else []
-        best = min(cells, key=lambda c: c["length_mean"]) if cells else None
-        row.append("n/a" if best is None else
-                   f"{best['length_frac_mean']:.0%} ({best['family'].upper()})")
-        rows.append(tuple(row))
-    return Table("overview", f"Every pair at target {target:.2f}: the field's point metrics of "
-                 "the grounder on the test split (percent; Moment-DETR's evaluator) next to "
-                 "COVER's realised coverage / mean region length per family, and what the "
-                 "shortest family's region costs as share of the video.", tuple(header),
-                 tuple(rows))
-
-
-def _comparisons(results: list[StudyResult], pairs: list[Pair], out: Path
-                 ) -> list[dict[str, str]]:
-    """Comparison figures across pairs, each with the section it belongs to: coverage with
-    bands and cost at the 0.9 target (overview), hand-picked margins (margins)."""
-    figs: list[dict[str, str]] = []
-    try:
-        from cover.report import figures_studies as fs
-    except ImportError:  # pragma: no cover
-        return figs
-    by = {s: [r for r in results if r.study == s] for s in ("coverage", "efficiency",
-                                                            "margins")}
-    if len(by["coverage"]) > 1:
-        rows = []
-        for r in by["coverage"]:
-            cells = [c for c in r.data["cells"] if abs(c["target"] - 0.9) < 1e-9]
-            if cells:
-                rows.append({"label": r.subject, "band_lo": cells[0]["band_lo"],
-                             "band_hi": cells[0]["band_hi"],
-                             "coverage": {c["family"]: c["coverage_mean"] for c in cells}})
-        if rows:
-            path = fs.compare_coverage(rows, 0.9, out / "compare_coverage.png")
-            figs.append({"study": "overview", "path": path.name})
-    if len(by["efficiency"]) > 1:
-        rows = [{"label": r.subject, "share": {c["family"]: c["length_frac_mean"]
-                                               for c in r.data["cells"]
-                                               if abs(c["target"] - 0.9) < 1e-9}}
-                for r in by["efficiency"]]
-        figs.append({"study": "overview",
-                     "path": fs.compare_length(rows, 0.9, out / "compare_length.png").name})
-    if len(by["margins"]) > 1:
-        rows = [{"label": r.subject, "lams": r.data["lams"], "coverage": r.data["coverage"]}
-                for r in by["margins"]]
-        figs.append({"study": "margins",
-                     "path": fs.compare_margins(rows, out / "compare_margins.png").name})
-    return figs

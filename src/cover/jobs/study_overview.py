@@ -1,0 +1,90 @@
+"""Across pairs of a ``cover study`` run: the overview table (the field's point metrics
+next to what COVER certifies) and the comparison figures."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from cover.studies.context import Pair
+from cover.studies.result import StudyResult, Table
+
+
+def overview_table(results: Sequence[StudyResult], target: float = 0.9) -> Table | None:
+    """One row per pair: the field's point metrics next to what COVER certifies at
+    ``target`` (coverage and length of each family, shortest family's share of the video)."""
+    from cover.scores import FAMILIES
+
+    cov = {r.subject: r for r in results if r.study == "coverage"}
+    eff = {r.subject: r for r in results if r.study == "efficiency"}
+    if not cov:
+        return None
+    header = ["Grounder", "Dataset", "Test rows", "R1@0.5", "R1@0.7", "mIoU", "mAP"]
+    header += [f"{f.upper()} cov. / len. (s)" for f in FAMILIES]
+    header += ["Shortest: share of video"]
+    rows = []
+    for subject, r in cov.items():
+        d = r.data
+        fm = d.get("field_metrics", {}).get("full", {})
+
+        def pm(key: str, fm: dict[str, Any] = fm) -> str:
+            v = fm.get(key)
+            return f"{v:.2f}" if isinstance(v, (int, float)) else "n/a"
+
+        name, dataset = subject.split(" on ", 1)
+        row = [name, dataset, str(d["rows"]["test"]), pm("R1@0.5"), pm("R1@0.7"), pm("mIoU"),
+               pm("mAP")]
+        for f in FAMILIES:
+            c = next((c for c in d["cells"] if c["family"] == f
+                      and abs(c["target"] - target) < 1e-9), None)
+            row.append("--" if c is None else
+                       f"{c['coverage_mean']:.3f} / {c['length_mean']:.1f}")
+        e = eff.get(subject)
+        cells = [c for c in e.data["cells"] if abs(c["target"] - target) < 1e-9] if e else []
+        best = min(cells, key=lambda c: c["length_mean"]) if cells else None
+        row.append("n/a" if best is None else
+                   f"{best['length_frac_mean']:.0%} ({best['family'].upper()})")
+        rows.append(tuple(row))
+    return Table("overview", f"Every pair at target {target:.2f}: the field's point metrics of "
+                 "the grounder on the test split (percent; Moment-DETR's evaluator) next to "
+                 "COVER's realised coverage / mean region length per family, and what the "
+                 "shortest family's region costs as share of the video.", tuple(header),
+                 tuple(rows))
+
+
+def comparisons(results: list[StudyResult], pairs: list[Pair], out: Path
+                 ) -> list[dict[str, str]]:
+    """Comparison figures across pairs, each with the section it belongs to: coverage with
+    bands and cost at the 0.9 target (overview), hand-picked margins (margins)."""
+    figs: list[dict[str, str]] = []
+    try:
+        from cover.report import figures_studies as fs
+    except ImportError:  # pragma: no cover
+        return figs
+    by = {s: [r for r in results if r.study == s] for s in ("coverage", "efficiency",
+                                                            "margins")}
+    if len(by["coverage"]) > 1:
+        rows = []
+        for r in by["coverage"]:
+            cells = [c for c in r.data["cells"] if abs(c["target"] - 0.9) < 1e-9]
+            if cells:
+                rows.append({"label": r.subject, "band_lo": cells[0]["band_lo"],
+                             "band_hi": cells[0]["band_hi"],
+                             "coverage": {c["family"]: c["coverage_mean"] for c in cells}})
+        if rows:
+            path = fs.compare_coverage(rows, 0.9, out / "compare_coverage.png")
+            figs.append({"study": "overview", "path": path.name})
+    if len(by["efficiency"]) > 1:
+        rows = [{"label": r.subject, "share": {c["family"]: c["length_frac_mean"]
+                                               for c in r.data["cells"]
+                                               if abs(c["target"] - 0.9) < 1e-9}}
+                for r in by["efficiency"]]
+        figs.append({"study": "overview",
+                     "path": fs.compare_length(rows, 0.9, out / "compare_length.png").name})
+    if len(by["margins"]) > 1:
+        rows = [{"label": r.subject, "lams": r.data["lams"], "coverage": r.data["coverage"]}
+                for r in by["margins"]]
+        figs.append({"study": "margins",
+                     "path": fs.compare_margins(rows, out / "compare_margins.png").name})
+    return figs
