@@ -16,16 +16,23 @@ from cover.io.labelled import load_labelled
 from cover.io.output import make_folder, strict_json, write_json, write_text
 from cover.io.qids import write_qids
 from cover.io.regions_jsonl import certified_rows, write_certified
-from cover.jobs.validity import _note_problems, _say, write_validity
+from cover.jobs.validity import WHAT_IT_CHECKS, _note_problems, _say, write_validity
 from cover.metrics import evaluate
 from cover.report.tables import family_label, validity_summary, validity_table
 from cover.studies.coverage_validity import coverage_validity, n_steps
 from cover.studies.protocol import Protocol
 
-CERTIFIED_NOTE = ("One calibrator per family, fitted on the whole calibration pool (623 "
-                  "queries), certifies the 927 test queries; expected coverage is k/(n+1) and "
-                  "the band adds, to the Beta(k, n+1-k) spread of one calibration set, the "
-                  "test split's own sampling noise.")
+
+def certified_note(n_pool: int, n_test: int, evaluation: dict[str, Any]) -> str:
+    """What the alpha = 0.1 table holds, with the run's own sizes, and where its files are."""
+    lengths = ", ".join(f"{family_label(f)} {ev['marginal']['mean_length_frac']:.0%}"
+                        for f, ev in evaluation.items())
+    return (f"One calibrator per family, fitted on the whole calibration pool ({n_pool} "
+            f"queries), certifies the {n_test} test queries; expected coverage is k/(n+1) and "
+            "the band adds, to the Beta(k, n+1-k) spread of one calibration set, the test "
+            "split's own sampling noise. The price of the guarantee is the region's length: "
+            f"on average {lengths} of the video. The calibrators, the certified test regions "
+            "and their metrics are in calibrators/, regions/ and evaluation_alpha0.1.json.")
 
 
 def certified_table(evaluation: dict[str, Any], *, markdown: bool = False) -> str:
@@ -91,22 +98,24 @@ def run_demo(*, out: Path, data_dir: str | None = None, n_resamples: int = 50) -
     certified = certified_table(evaluation)
     print("\nAt alpha = 0.1, calibrated on the whole pool and certified on the test split:")
     print(certified)
-    intro = ("Real predictions of QD-DETR (video checkpoint) on QVHighlights val, split by "
-             "source video 40/60 (seed 42). Calibrators, certified test regions and their "
-             "metrics at alpha = 0.1 are in calibrators/, regions/ and evaluation_alpha0.1.json.")
+    note = certified_note(len(pool), len(test), evaluation)
+    resampled = (f"Coverage and length are mean ± sd over {protocol.n_resamples} calibration "
+                 "resamples; the figures show the same cells.")
     md = (out / "validity.md").read_text()
     certified_md = certified_table(evaluation, markdown=True)
     write_text(out / "report.md",
-        f"# COVER demo\n\n{intro}\n\n## Coverage validity\n\n" + md.split("\n", 2)[2] +
+        f"# COVER demo\n\n{WHAT_IT_CHECKS}\n\n## Coverage validity\n\n" +
+        md.split("\n", 2)[2].replace(f"{WHAT_IT_CHECKS}\n\n", "", 1) +
         "\n![coverage](coverage_vs_target.png)\n![length](length_vs_target.png)\n"
-        f"![frontier](frontier.png)\n\n## Certified at alpha = 0.1\n\n{CERTIFIED_NOTE}\n\n"
+        f"![frontier](frontier.png)\n\n## Certified at alpha = 0.1\n\n{note}\n\n"
         f"{certified_md}\n", inputs=inputs)
     from cover.report.html import write_html
 
-    write_html(out / "report.html", "COVER demo: QD-DETR on QVHighlights val",
-               [("Coverage validity", f"{intro} {validity_summary(res)}",
+    write_html(out / "report.html", f"COVER demo: {DEMO_GROUNDER} on QVHighlights val",
+               [("What this checks", WHAT_IT_CHECKS.removeprefix("What this checks: "), "", []),
+                ("Coverage validity", f"{validity_summary(res)} {resampled}",
                  validity_table(res, markdown=True), figs),
-                ("Certified at alpha = 0.1", CERTIFIED_NOTE, certified_md, [])],
+                ("Certified at alpha = 0.1", note, certified_md, [])],
                inputs=inputs)
     _say(f"\nwrote {out}/: report.html, report.md, validity.json, validity.md, "
          "coverage_vs_target.png, length_vs_target.png, frontier.png, calibrators/, regions/, "
