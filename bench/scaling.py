@@ -151,7 +151,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", type=float, nargs="+", default=[1e4, 1e5, 1e6, 1e7])
     ap.add_argument("--paths", nargs="+", default=list(PATHS), choices=list(PATHS))
-    ap.add_argument("--max-sls-rows", type=float, default=2e6,
+    ap.add_argument("--max-sls-rows", type=float, default=1e6,
                     help="largest n for SLS (75 float64 clips per row: 1e6 rows = 600 MB)")
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--child", nargs=2, metavar=("PATH", "N"), help=argparse.SUPPRESS)
