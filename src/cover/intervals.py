@@ -49,7 +49,7 @@ class Intervals:
         """One interval per row (offsets ``0..n``; :attr:`is_single` known without a scan)."""
         s = np.asarray(starts, dtype=np.float64)
         e = np.asarray(ends, dtype=np.float64)
-        out = cls(s, e, np.arange(s.size + 1, dtype=np.int64))
+        out = cls(s, e, single_offsets(s.size))
         out.__dict__["is_single"] = True  # cached_property slot; the dataclass stays frozen
         return out
 
@@ -214,6 +214,22 @@ class Intervals:
 
     def any_component(self) -> NDArray[np.bool_]:
         return segment_any(np.ones(self.starts.size, dtype=bool), self.offsets)
+
+
+_RANGE: NDArray[np.int64] = np.zeros(1, dtype=np.int64)
+_RANGE.flags.writeable = False
+
+
+def single_offsets(n: int) -> NDArray[np.int64]:
+    """``0..n``, the offsets of one component per row: a read-only view of one shared
+    ``arange`` (grown on demand), so a large single-interval result does not page in a
+    fresh offsets array each time. Offsets are never written in place."""
+    global _RANGE
+    if _RANGE.size < n + 1:
+        grown = np.arange(n + 1, dtype=np.int64)
+        grown.flags.writeable = False
+        _RANGE = grown
+    return _RANGE[: n + 1]
 
 
 def _from_flat(

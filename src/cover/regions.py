@@ -185,7 +185,7 @@ class Regions:
         prediction.
     threshold : float array
         The calibrated ``lam`` applied to each row (the start side's for per-boundary
-        rules).
+        rules); read-only (a broadcast view when one ``lam`` applies to every row).
     family : str
         Score family that produced the regions.
     alpha : float or None
@@ -256,7 +256,9 @@ def build_regions(
         raise ValueError("threshold lam is NaN")
     if lam_end_in is not None and fam == "sls":
         raise ValueError("per-boundary thresholds apply to interval families, not sls")
-    lam_a = np.broadcast_to(lam_in, (n,)).copy()
+    # A scalar threshold stays one value seen n times (a read-only view, no n-length copy).
+    lam_a = np.broadcast_to(lam_in, (n,)) if lam_in.ndim == 0 else np.broadcast_to(
+        lam_in, (n,)).copy()
     lam_e = None if lam_end_in is None else np.broadcast_to(lam_end_in, (n,)).copy()
     refused = refused_for(table, fam)
     whole = np.isposinf(lam_in) if lam_end_in is None else (
