@@ -74,6 +74,7 @@ def main(argv: list[str] | None = None) -> int:
     max_sls = int(args.max_sls_rows)
     rng = np.random.default_rng(args.seed)
     t_start = time.perf_counter()
+    load0 = os.getloadavg()[0]
 
     def log(msg: str) -> None:
         print(f"[{time.perf_counter() - t_start:6.1f}s] {msg}", file=sys.stderr, flush=True)
@@ -167,7 +168,8 @@ def main(argv: list[str] | None = None) -> int:
         f"- generated {_dt.datetime.now().isoformat(timespec='seconds')} by "
         f"`{' '.join(['bench/run.py', *(sys.argv[1:] if argv is None else argv)])}`",
         f"- machine: {platform.machine()}, {os.cpu_count()} cores, Python "
-        f"{platform.python_version()}, {platform.system()}",
+        f"{platform.python_version()}, {platform.system()}; 1-minute load average "
+        f"{load0:.1f} at the start, {os.getloadavg()[0]:.1f} at the end (shared cores)",
         f"- versions: {versions}",
         f"- {args.repeats} interleaved rounds per cell (every contender once per round, "
         "`time.perf_counter`): median [min–max] seconds per call, and the median "

@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import platform
 import statistics
 import subprocess
 import sys
@@ -161,6 +162,7 @@ def main(argv: list[str] | None = None) -> int:
         child(args.child[0], int(args.child[1]), args.repeats)
         return 0
     sizes = [int(s) for s in args.sizes]
+    load0 = os.getloadavg()[0]
     results: dict[str, dict[int, dict[str, Any]]] = {}
     for path in args.paths:
         for n in sizes:
@@ -171,6 +173,10 @@ def main(argv: list[str] | None = None) -> int:
     md = "\n".join([
         f"Command: `{' '.join(['bench/scaling.py', *(sys.argv[1:] if argv is None else argv)])}`"
         f" ({args.repeats} calls per cell, median; child processes one at a time)", "",
+        f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python "
+        f"{platform.python_version()}, numpy {np.__version__}; 1-minute load average "
+        f"{load0:.1f} at the start and {os.getloadavg()[0]:.1f} at the end (the cores are "
+        "shared: cells run minutes apart see different loads).", "",
         "Each cell: median time, ×growth over the previous size (10× = linear), the peak "
         "RSS of the child while it ran the path (VmHWM reset after the data was built) and "
         "(+) what the path added on top of the resident inputs.", "",
