@@ -47,12 +47,12 @@ def widen(
 def widened_bounds(
     pred_start: NDArray[np.float64],
     pred_end: NDArray[np.float64],
-    scale: NDArray[np.float64],
+    scale: NDArray[np.float64] | float,
     lam: ArrayLike,
     duration: NDArray[np.float64],
     *,
     lam_end: ArrayLike | None = None,
-    scale_end: NDArray[np.float64] | None = None,
+    scale_end: NDArray[np.float64] | float | None = None,
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """``lo = max(s_hat - lam*l, 0)``, ``hi = min(e_hat + lam_e*l_e, T)`` per row (fresh
     arrays, computed in place: two temporaries in all)."""
@@ -267,7 +267,8 @@ def build_regions(
     if fam == "sls":
         iv = with_whole_video(superlevel(table.relevance, table.clip, lam_a, t), mask, t)
     else:
-        l_s, l_e, _ = side_scales(table, fam, min_scale)
+        # SEC's scale is 1 everywhere: a scalar, not an n-length array of ones (x*1 == x).
+        l_s, l_e = (1.0, 1.0) if fam == "sec" else side_scales(table, fam, min_scale)[:2]
         lo, hi = widened_bounds(table.pred_start, table.pred_end, l_s, lam_in, t,
                                 lam_end=lam_end_in, scale_end=l_e)
         # The whole-video rows are [0, T] whatever the widening gave (with_whole_video).
