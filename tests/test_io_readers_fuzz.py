@@ -62,6 +62,11 @@ VALID: dict[str, tuple[str, str, str]] = {
         {"3M": {"duration": 30.9, "sts": [
             {"sentence": "x", "id": "3M-0", "timestamp": [24.3, 30.4], "no_answer": False},
             {"sentence": "y", "id": "3M-1", "timestamp": [0, 0], "no_answer": True}]}})),
+    "uag-oops": ("ground_truth", "g.json", json.dumps(
+        {"Fails (May 2017)0": {"video_path": "x/0.mp4", "start_time": 3.03, "end_time": 3.75,
+                               "description": "x"},
+         "Fails (May 2017)1": {"video_path": "x/1.mp4", "start_time": "1.5", "end_time": 7.0,
+                               "description": "y"}}, indent=4)),
 }
 
 json_values = st.recursive(
