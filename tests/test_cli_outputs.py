@@ -3,6 +3,7 @@ failed or interrupted run leaves earlier outputs intact, and inputs are never ch
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import signal
@@ -233,14 +234,39 @@ def test_ctrl_c_during_a_large_write_keeps_the_previous_output(tmp_path, path):
     assert _leftovers(tmp_path) == []
 
 
-@pytest.mark.parametrize("name", ["calibrate", "certify", "evaluate", "split", "validity",
-                                  "demo"])
-def test_help_shows_defaults_and_an_example(name, capsys):
+def _command_parsers() -> list[tuple[list[str], argparse.ArgumentParser]]:
+    """Every command of ``cover.cli.COMMANDS`` and every sub-command under it."""
+    from cover.cli import COMMANDS, build_parser
+
+    def subs(p: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+        return next((dict(a.choices) for a in p._actions
+                     if isinstance(a, argparse._SubParsersAction)), {})
+
+    top = subs(build_parser())
+    out = []
+    for name in COMMANDS:
+        out.append(([name], top[name]))
+        out += [([name, inner], q) for inner, q in subs(top[name]).items()]
+    return out
+
+
+@pytest.mark.parametrize("path", [" ".join(p) for p, _ in _command_parsers()])
+def test_help_shows_defaults_and_an_example(path, capsys):
+    from cover.cli._common import HelpFormatter
+
+    parser = dict((" ".join(p), q) for p, q in _command_parsers())[path]
     with pytest.raises(SystemExit):
-        main([name, "--help"])
+        main([*path.split(), "--help"])
     text = capsys.readouterr().out
-    assert "example:" in text and f"cover {name} " in text
-    assert "(default:" in text, name
+    assert f"example:\n  cover {path} " in text
+    assert issubclass(parser.formatter_class, HelpFormatter), path
+    fmt = HelpFormatter("cover")
+    for action in parser._actions:
+        if action.option_strings and action.default not in (None, False, argparse.SUPPRESS):
+            # argparse prints nothing, not even the default, for an option without help
+            assert action.help, (path, action.option_strings)
+            assert "default" in (fmt._get_help_string(action) or ""), (path,
+                                                                       action.option_strings)
 
 
 def test_messages_never_show_python_reprs(files, tmp_path, capsys):

@@ -6,16 +6,24 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from cover.cli._common import Subparsers
+from cover.cli._common import Subparsers, add_command
 
 
 def add_parser(sub: Subparsers) -> None:
-    p = sub.add_parser("data", help="list or fetch the public data files the demo and studies use")
+    p = add_command(sub, "data",
+                    help="list or fetch the public data files the demo and studies use",
+                    description="The registry of public data files COVER's demo and studies "
+                    "use: list them, or download and verify them (sha256) into a cache folder.",
+                    example="cover data fetch all")
     actions = p.add_subparsers(dest="action", required=True)
-    ls = actions.add_parser("list", help="every registered file: name, size, license, source")
+    ls = add_command(actions, "list", help="every registered file: name, size, license, source",
+                     description="List every registered file: name, size, license, source.",
+                     example="cover data list --dir ~/cover-data")
     ls.add_argument("--dir", help="data folder (default $COVER_DATA_DIR, else the platform cache)")
     ls.set_defaults(func=run)
-    fe = actions.add_parser("fetch", help="download and verify files (names, or all)")
+    fe = add_command(actions, "fetch", help="download and verify files (names, or all)",
+                     description="Download the named files (or all) and verify their sha256.",
+                     example="cover data fetch all --dir ~/cover-data")
     fe.add_argument("names", nargs="+", metavar="NAME", help="a name from `cover data list`, "
                     "or all")
     fe.add_argument("--dir", help="data folder (default $COVER_DATA_DIR, else the platform cache)")

@@ -5,11 +5,16 @@ from __future__ import annotations
 
 import argparse
 
-from cover.cli._common import Subparsers, _report_problems
+from cover.cli._common import Subparsers, _report_problems, add_command
 
 
 def add_parser(sub: Subparsers) -> None:
-    p = sub.add_parser("ensemble", help="mean and sd of several grounders' top-1 windows")
+    p = add_command(sub, "ensemble", help="mean and sd of several grounders' top-1 windows",
+                    description="Combine prediction files of the same queries into one: the "
+                    "mean of the members' top-1 boundaries and their standard deviation "
+                    "(start_std, end_std), an uncertainty-reporting grounder.",
+                    example="cover ensemble run1/preds.jsonl run2/preds.jsonl run3/preds.jsonl "
+                    "-o ensemble.jsonl")
     p.add_argument("preds", nargs="+", help="prediction jsonl files (Moment-DETR format), >= 2")
     p.add_argument("--name", action="append", help="display name per file (for the counts)")
     p.add_argument("--min-members", type=int, default=2,

@@ -6,12 +6,15 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from cover.cli._common import Subparsers, _say
+from cover.cli._common import Subparsers, _say, add_command
 
 
 def add_parser(sub: Subparsers) -> None:
-    p = sub.add_parser("formats", help="list the prediction and ground-truth formats read, "
-                       "or name the format of files")
+    p = add_command(sub, "formats", help="list the prediction and ground-truth formats read, "
+                    "or name the format of files",
+                    description="List the prediction and ground-truth formats COVER reads, "
+                    "with one example row each; given files, name the format detected in each.",
+                    example="cover formats preds.jsonl charades_sta_test.txt")
     p.add_argument("files", nargs="*", help="name the detected format of these files")
     p.set_defaults(func=run)
 

@@ -6,11 +6,17 @@ from __future__ import annotations
 import argparse
 import os
 
-from cover.cli._common import Subparsers, _report_problems
+from cover.cli._common import Subparsers, _report_problems, add_command
 
 
 def add_parser(sub: Subparsers) -> None:
-    p = sub.add_parser("ground", help="ask a video-LLM endpoint for every query's moment")
+    p = add_command(sub, "ground", help="ask a video-LLM endpoint for every query's moment",
+                    description="Sample frames from each video, ask an OpenAI-compatible chat "
+                    "endpoint for the query's moment, parse the answer and write a prediction "
+                    "file (raw answers kept; a rerun skips queries already answered).",
+                    example="cover ground --endpoint http://127.0.0.1:8000/v1 --model "
+                    "Qwen2.5-VL-7B-Instruct --videos videos --queries queries.jsonl "
+                    "-o preds.jsonl")
     p.add_argument("--endpoint", required=True,
                    help="server URL, e.g. http://127.0.0.1:8000/v1 (chat completions)")
     p.add_argument("--model", required=True, help="model name the server serves")
@@ -25,7 +31,7 @@ def add_parser(sub: Subparsers) -> None:
     p.add_argument("--retries", type=int, default=4, help="retries per request (default 4)")
     p.add_argument("--backoff", type=float, default=1.0,
                    help="first retry wait, s; doubles each time (default 1)")
-    p.add_argument("--max-tokens", type=int, default=256)
+    p.add_argument("--max-tokens", type=int, default=256, help="answer length limit, tokens")
     p.add_argument("--api-key-env", metavar="VAR",
                    help="environment variable holding a bearer token, if the server needs one")
     p.add_argument("--log", help="resumable log (default: <output>.log)")

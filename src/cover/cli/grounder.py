@@ -5,13 +5,21 @@ from __future__ import annotations
 
 import argparse
 
-from cover.cli._common import Subparsers, _report_problems
+from cover.cli._common import Subparsers, _report_problems, add_command
 
 
 def add_parser(sub: Subparsers) -> None:
-    p = sub.add_parser("grounder", help="train / run the text-only CPU grounder")
+    p = add_command(sub, "grounder", help="train / run the text-only CPU grounder",
+                    description="A text-only (blind) grounder that runs on CPU: `train` fits it "
+                    "on a labelled train split, `predict` answers queries with a window and a "
+                    "per-clip relevance signal.",
+                    example="cover grounder train --train train.jsonl -o blind.json")
     inner = p.add_subparsers(dest="grounder_command", required=True)
-    t = inner.add_parser("train", help="fit on a labelled train split (query text + windows)")
+    t = add_command(inner, "train", help="fit on a labelled train split (query text + windows)",
+                    description="Fit the text-only grounder on a labelled train split and save "
+                    "it as a JSON model file.",
+                    example="cover grounder train --train charades_train_release.jsonl "
+                    "-o blind.json")
     t.add_argument("--train", required=True,
                    help="any ground-truth file with query text (Lighthouse jsonl, ActivityNet "
                         "Captions json, TACoS, Charades-STA ...)")
@@ -27,14 +35,19 @@ def add_parser(sub: Subparsers) -> None:
                    help="training rows with bad windows: set aside and counted (default) or "
                         "stop")
     t.set_defaults(func=run_train)
-    q = inner.add_parser("predict", help="predict a window and per-clip relevance per query")
+    q = add_command(inner, "predict", help="predict a window and per-clip relevance per query",
+                    description="Predict a window and a per-clip relevance signal per query "
+                    "with a model from `cover grounder train`.",
+                    example="cover grounder predict --model blind.json --queries "
+                    "charades_test_release.jsonl -o preds.jsonl")
     q.add_argument("--model", required=True, help="model JSON from `cover grounder train`")
     q.add_argument("--queries", required=True,
                    help="jsonl with qid, vid, query, duration, or any ground-truth file")
     q.add_argument("--clip", type=float, default=2.0, help="relevance clip length, s (default 2)")
     q.add_argument("-o", "--output", required=True, help="prediction jsonl to write")
     q.add_argument("--durations", help="video durations file, for formats that lack them")
-    q.add_argument("--on-error", choices=("raise", "reject"), default="raise")
+    q.add_argument("--on-error", choices=("raise", "reject"), default="raise",
+                   help="bad rows: stop with an error, or set them aside with reasons and go on")
     q.set_defaults(func=run_predict)
 
 

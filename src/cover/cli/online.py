@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from cover.cli._common import Subparsers, _alpha
+from cover.cli._common import Subparsers, _alpha, add_command
 
 
 def _gamma(text: str) -> str:
@@ -25,11 +25,16 @@ def add_parser(sub: Subparsers) -> None:
     from cover.jobs.online import DEFAULT_WINDOW, ORDERS
     from cover.scores import FAMILIES, TARGETS
 
-    p = sub.add_parser("online", help="replay a labelled file as a stream through online ACI")
+    p = add_command(sub, "online", help="replay a labelled file as a stream through online ACI",
+                    description="Calibrate on a share of the source videos, then replay the "
+                    "other rows one at a time through adaptive conformal inference (ACI), "
+                    "writing the running miss rate, threshold and a figure.",
+                    example="cover online --preds preds.jsonl --gt gt.jsonl --out-dir online "
+                    "--order random")
     p.add_argument("--preds", required=True, help="prediction jsonl (Moment-DETR format)")
     p.add_argument("--gt", required=True, help="ground-truth jsonl (QVHighlights format)")
     p.add_argument("--out-dir", required=True, help="output folder")
-    p.add_argument("--score", choices=FAMILIES, default="norm")
+    p.add_argument("--score", choices=FAMILIES, default="norm", help="score family")
     p.add_argument("--alpha", type=_alpha, default="0.1", help="target miss rate in (0, 1)")
     p.add_argument("--gamma", type=_gamma, default=DEFAULT_GAMMA,
                    help=f"ACI step size in (0, 1) (default {DEFAULT_GAMMA})")
@@ -48,7 +53,8 @@ def add_parser(sub: Subparsers) -> None:
     p.add_argument("--window", type=int, default=DEFAULT_WINDOW,
                    help=f"rolling miss-rate window, steps (default {DEFAULT_WINDOW})")
     p.add_argument("--min-scale", type=float, default=1.0, help="NORM scale floor, s")
-    p.add_argument("--target", choices=TARGETS, default="envelope")
+    p.add_argument("--target", choices=TARGETS, default="envelope",
+                   help="cover the envelope of multi-window truth, or every window")
     p.add_argument("--no-figure", action="store_true", help="skip the PNG figure")
     p.set_defaults(func=run)
 

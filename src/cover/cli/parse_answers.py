@@ -10,12 +10,17 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from cover.cli._common import Subparsers, _say
+from cover.cli._common import Subparsers, _say, add_command
 
 
 def add_parser(sub: Subparsers) -> None:
-    p = sub.add_parser("parse-answers",
-                       help="parse video-LLM free-text answers into a prediction file")
+    p = add_command(sub, "parse-answers",
+                    help="parse video-LLM free-text answers into a prediction file",
+                    description="Parse free-text grounder answers into intervals or refusals "
+                    "(with the reason), report the parse / refusal / echo / failure rates per "
+                    "file, and write a prediction file every command reads.",
+                    example="cover parse-answers answers.json --duration-field end_time "
+                    "-o preds.jsonl")
     p.add_argument("answers", nargs="+", help="answer file(s): JSON lines, or JSON keyed by qid")
     out = p.add_mutually_exclusive_group()
     out.add_argument("-o", "--out", help="prediction file to write (one input file)")

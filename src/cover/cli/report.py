@@ -5,11 +5,14 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from cover.cli._common import Subparsers
+from cover.cli._common import Subparsers, add_command
 
 
 def add_parser(sub: Subparsers) -> None:
-    p = sub.add_parser("report", help="one self-contained HTML report of a study results folder")
+    p = add_command(sub, "report", help="one self-contained HTML report of a study results folder",
+                    description="Build one self-contained HTML report (figures inlined) from "
+                    "the results folder `cover study` wrote.",
+                    example="cover report study-results -o report.html")
     p.add_argument("results", type=Path, help="folder written by `cover study`")
     p.add_argument("-o", "--output", type=Path, required=True, help="HTML file to write")
     p.set_defaults(func=run)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from cover.cli._common import Subparsers
+from cover.cli._common import Subparsers, add_command
 from cover.cli.formats import add_format_flags, format_kwargs
 
 
@@ -14,9 +14,11 @@ def add_parser(sub: Subparsers) -> None:
     from cover.scores import TARGETS
     from cover.studies.protocol import PAPER_ALPHAS
 
-    p = sub.add_parser("study", help="the paper's studies: tables, figures and an HTML report",
-                       description="Run one study or all of them over (--preds, --gt) pairs. "
-                       "A grounder named the same on two datasets gets the transfer study.")
+    p = add_command(sub, "study", help="the paper's studies: tables, figures and an HTML report",
+                    description="Run one study or all of them over (--preds, --gt) pairs. "
+                    "A grounder named the same on two datasets gets the transfer study.",
+                    example="cover study all --preds qd_detr/preds.jsonl --gt gt.jsonl "
+                    "--out study-results")
     p.add_argument("study", choices=(*STUDIES, "all"))
     p.add_argument("--preds", required=True, action="append", type=Path,
                    help="prediction file; repeat for more pairs")
@@ -29,14 +31,15 @@ def add_parser(sub: Subparsers) -> None:
     p.add_argument("--out", required=True, type=Path, help="results folder")
     p.add_argument("--alphas", nargs="+", type=float, default=list(PAPER_ALPHAS),
                    help="alpha grid (default: the paper's)")
-    p.add_argument("--resamples", type=int, default=50, help="calibration resamples (50)")
+    p.add_argument("--resamples", type=int, default=50, help="calibration resamples")
     p.add_argument("--resample-frac", type=float, default=0.5,
-                   help="share of the pool's units per resample (0.5)")
-    p.add_argument("--seed", type=int, default=42, help="split and resample seed (42)")
+                   help="share of the pool's units per resample")
+    p.add_argument("--seed", type=int, default=42, help="split and resample seed")
     p.add_argument("--cal-frac", type=float, default=0.4,
-                   help="share of units in the calibration pool (0.4)")
-    p.add_argument("--min-scale", type=float, default=1.0, help="NORM scale floor, s (1)")
-    p.add_argument("--target", choices=TARGETS, default="envelope")
+                   help="share of units in the calibration pool")
+    p.add_argument("--min-scale", type=float, default=1.0, help="NORM scale floor, s")
+    p.add_argument("--target", choices=TARGETS, default="envelope",
+                   help="cover the envelope of multi-window truth, or every window")
     p.add_argument("--humans", type=Path, metavar="DATA_DIR",
                    help="add the human-grounder table from the re-annotations under DATA_DIR")
     p.add_argument("--no-report", action="store_true", help="skip report.html")
