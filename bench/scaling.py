@@ -20,6 +20,7 @@ import argparse
 import json
 import os
 import platform
+import resource
 import statistics
 import subprocess
 import sys
@@ -105,14 +106,16 @@ def child(path: str, n: int, repeats: int) -> None:
     fn = _job(path, n)
     inputs_mb = _status_mb("VmRSS")
     reset = _reset_peak()
+    faults0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
     times = []
     for _ in range(repeats):
         t0 = time.perf_counter()
         fn()
         times.append(time.perf_counter() - t0)
     path_peak = _status_mb("VmHWM") if reset else float("nan")
+    faults = (resource.getrusage(resource.RUSAGE_SELF).ru_minflt - faults0) / repeats
     print(json.dumps({"best": min(times), "median": statistics.median(times),
-                      "inputs_mb": inputs_mb, "path_peak_mb": path_peak}))
+                      "inputs_mb": inputs_mb, "path_peak_mb": path_peak, "faults": faults}))
 
 
 def measure(path: str, n: int, repeats: int) -> dict[str, Any]:
@@ -142,7 +145,7 @@ def table_md(results: dict[str, dict[int, dict[str, Any]]], sizes: list[int]) ->
             grow = f", ×{r['median'] / prev:.1f}" if prev else ""
             added = max(r["path_peak_mb"] - r["inputs_mb"], 0.0)
             cells.append(f"{r['median'] * 1e3:.1f} ms{grow}; {r['path_peak_mb']:.0f} MB "
-                         f"(+{added:.0f})")
+                         f"(+{added:.0f}); {r['faults'] / 1e3:.1f}k faults")
             prev = r["median"]
         lines.append(f"| {PATHS[path]} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
@@ -178,8 +181,10 @@ def main(argv: list[str] | None = None) -> int:
         f"{load0:.1f} at the start and {os.getloadavg()[0]:.1f} at the end (the cores are "
         "shared: cells run minutes apart see different loads).", "",
         "Each cell: median time, ×growth over the previous size (10× = linear), the peak "
-        "RSS of the child while it ran the path (VmHWM reset after the data was built) and "
-        "(+) what the path added on top of the resident inputs.", "",
+        "RSS of the child while it ran the path (VmHWM reset after the data was built), "
+        "(+) what the path added on top of the resident inputs, and the minor page faults "
+        "per call (each is a fresh 4 KiB page the kernel zeroes: new large arrays cost "
+        "time that grows with the machine's load).", "",
         table_md(results, sizes)])
     print(md)
     if args.out:
