@@ -1,0 +1,93 @@
+"""Certify one prediction at a time, in process (a service answering one query).
+
+:meth:`Calibrator.certify` is vectorised over rows; for a single row most of its time
+goes into building a one-row table. :class:`RowCertifier` reads the calibrated
+thresholds once and, for NORM and SEC with one group, certifies a row by the same
+float operations as :func:`cover.regions.build_regions` on plain Python floats
+(``lo = max(s - lam*l, 0)``, ``hi = min(e + lam_e*l, T)``, ``l = max(e - s, min_scale)``
+for NORM, 1 for SEC; paper Eq. 2): the same region, bit for bit. Every other case
+(SLS, SIGMA, a grouping) goes through a one-row table and ``Calibrator.certify``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import replace
+
+import numpy as np
+
+from cover.calibrate.calibrator import Calibrator
+from cover.data.table import DEFAULT_CLIP_SECONDS, GroundingTable
+from cover.intervals import CONTAINMENT_ATOL
+from cover.ragged import Ragged
+
+Region = list[list[float]]
+
+
+class RowCertifier:
+    """``RowCertifier(cal)(start, end, duration)`` -> the certified region of one row,
+    ``[[lo, hi], ...]`` in seconds (``[[0, T]]`` for a refusal: no finite window)."""
+
+    def __init__(self, cal: Calibrator) -> None:
+        self.cal = cal
+        self._lams: tuple[float, float] | None = None
+        if cal.score in ("norm", "sec") and cal.groups == "all":
+            one = GroundingTable.from_arrays(qid=["0"], duration=1.0, pred_start=[0.0],
+                                             pred_end=[1.0])
+            lam_s, lam_e = cal.row_lams(one)
+            ls = float(lam_s[0])
+            self._lams = (ls, ls if lam_e is None else float(lam_e[0]))
+        self._norm = cal.score == "norm"
+        self._min_scale = float(cal.min_scale)
+
+    @property
+    def fast(self) -> bool:
+        """Whether rows take the scalar path (NORM/SEC, one group)."""
+        return self._lams is not None
+
+    def __call__(self, start: float, end: float, duration: float, *,
+                 saliency: Sequence[float] | None = None, clip: float = DEFAULT_CLIP_SECONDS,
+                 start_std: float | None = None, end_std: float | None = None) -> Region:
+        t = float(duration)
+        if not (math.isfinite(t) and t > 0):
+            raise ValueError(f"video duration unknown or not positive: {duration}")
+        s, e = float(start), float(end)
+        if s > e:
+            raise ValueError(f"predicted window has start > end: [{s}, {e}]")
+        if self._lams is None:
+            return self._slow(s, e, t, saliency, clip, start_std, end_std)
+        if not (math.isfinite(s) and math.isfinite(e)):
+            return [[0.0, t]]  # a refusal: the whole video
+        lam_s, lam_e = self._lams
+        if lam_s == math.inf and lam_e == math.inf:
+            return [[0.0, t]]
+        scale = max(e - s, self._min_scale) if self._norm else 1.0
+        lo = max(s - lam_s * scale, 0.0)
+        hi = min(e + lam_e * scale, t)
+        if lo <= hi:
+            return [[lo, hi]]
+        if lo - hi <= CONTAINMENT_ATOL:  # rounding pushed past a single point
+            mid = min(max(0.5 * (lo + hi), 0.0), t)
+            return [[mid, mid]]
+        return []
+
+    def _slow(self, s: float, e: float, t: float, saliency: Sequence[float] | None,
+              clip: float, start_std: float | None, end_std: float | None) -> Region:
+        sal = np.asarray([] if saliency is None else saliency, dtype=np.float64)
+        table = GroundingTable.from_arrays(
+            qid=["0"], duration=t, pred_start=[s], pred_end=[e], clip=clip,
+            relevance=Ragged(sal, np.array([0, sal.size], dtype=np.int64)))
+        if start_std is not None or end_std is not None:
+            table = replace(table, start_std=np.array([np.nan if start_std is None
+                                                       else start_std], dtype=np.float64),
+                            end_std=np.array([np.nan if end_std is None else end_std],
+                                             dtype=np.float64))
+        return self.cal.certify(table).row(0)
+
+
+def certify_row(cal: Calibrator, start: float, end: float, duration: float, **kw: object
+                ) -> Region:
+    """The certified region of one prediction (:class:`RowCertifier`; build one
+    certifier and reuse it when certifying many rows one at a time)."""
+    return RowCertifier(cal)(start, end, duration, **kw)  # type: ignore[arg-type]

@@ -1,0 +1,59 @@
+"""One row at a time: the region of the vectorised path, bit for bit."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import cover
+from cover.ragged import Ragged
+from cover.stream.row import RowCertifier, certify_row
+
+
+def _cal_table(n: int = 200, seed: int = 0) -> cover.GroundingTable:
+    rng = np.random.default_rng(seed)
+    ts = rng.uniform(0, 110, n)
+    rel = Ragged(rng.normal(0, 1, n * 75), np.arange(n + 1, dtype=np.int64) * 75)
+    return cover.GroundingTable.from_arrays(
+        qid=np.arange(n), duration=150.0, pred_start=ts + rng.normal(0, 4, n),
+        pred_end=ts + 20 + rng.normal(0, 4, n), truth=(ts, ts + 20), relevance=rel)
+
+
+CALS = {
+    (score, rule): cover.Calibrator(score=score, rule=rule, alpha=0.1).fit(_cal_table())
+    for score, rule in [("norm", "split"), ("sec", "split"), ("norm", "bonferroni"),
+                        ("sec", "asymmetric"), ("sls", "split")]
+}
+
+rows = st.tuples(st.floats(0, 200), st.floats(0, 60), st.floats(0.5, 300), st.booleans())
+
+
+@settings(max_examples=60, deadline=None)
+@given(key=st.sampled_from(sorted(CALS)), row=rows)
+def test_one_row_equals_the_table_path(key, row):
+    s, length, t, refuse = row
+    e = s + length
+    if refuse:
+        s = e = math.nan
+    cal = CALS[key]
+    sal = np.linspace(-1, 1, 75).tolist()
+    table = cover.GroundingTable.from_arrays(
+        qid=["q"], duration=t, pred_start=[s], pred_end=[e],
+        relevance=Ragged(np.asarray(sal), np.array([0, 75])))
+    want = cal.certify(table).row(0)
+    cert = RowCertifier(cal)
+    assert cert.fast == (key[0] != "sls")
+    assert cert(s, e, t, saliency=sal) == want == certify_row(cal, s, e, t, saliency=sal)
+
+
+def test_bad_rows_are_errors():
+    cert = RowCertifier(CALS[("norm", "split")])
+    with pytest.raises(ValueError, match="start > end"):
+        cert(5.0, 4.0, 100.0)
+    with pytest.raises(ValueError, match="duration"):
+        cert(1.0, 4.0, math.nan)
+    assert cert(math.nan, math.nan, 100.0) == [[0.0, 100.0]]
