@@ -14,9 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from cover.errors import InputError, RowProblem
+from cover.errors import RowProblem
 from cover.io.columns import Columns, truth_table
-from cover.io.document import key_lines, load_document, read_bytes
+from cover.io.document import key_lines, load_object
 from cover.io.jsonl import OnError
 from cover.io.qvhighlights import Loaded
 
@@ -41,11 +41,7 @@ def read_caption_dict(path: str | Path, *, time_base: TimeBase,
     A video whose ``timestamps`` and ``sentences`` differ in length, or whose duration
     information is missing, has all its queries rejected with the reason."""
     name = str(path)
-    data = read_bytes(path)
-    if doc is None:
-        doc = load_document(path, data)
-    if not isinstance(doc, dict):
-        raise InputError(f"{name}: expected a JSON object of videos, got {type(doc).__name__}")
+    data, doc = load_object(path, doc, "a JSON object of videos")
     keys = list(doc)
     video_line = key_lines(data, keys)
     qids: list[str] = []

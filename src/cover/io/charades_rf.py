@@ -24,7 +24,7 @@ import numpy as np
 
 from cover.errors import InputError, RowProblem
 from cover.io.columns import Columns, stack_windows, truth_table
-from cover.io.document import key_lines, load_document, read_bytes
+from cover.io.document import key_lines, load_object
 from cover.io.jsonl import OnError
 from cover.io.qvhighlights import Loaded
 from cover.ragged import take_index
@@ -45,11 +45,7 @@ def read_charades_rf(path: str | Path, *, on_error: OnError = "raise",
     """Read a Charades-RF file: answerable queries become truth rows; each no-answer
     query is a ``noted`` :class:`RowProblem` with :data:`NO_MOMENT`."""
     name = str(path)
-    data = read_bytes(path)
-    if doc is None:
-        doc = load_document(path, data)
-    if not isinstance(doc, dict):
-        raise InputError(f"{name}: expected a JSON object of videos, got {type(doc).__name__}")
+    data, doc = load_object(path, doc, "a JSON object of videos")
     qids: list[str] = []
     vids: list[str] = []
     queries: list[Any] = []

@@ -49,6 +49,18 @@ def load_document(path: str | Path, data: bytes | None = None) -> Any:
                          f"{col})") from None
 
 
+def load_object(path: str | Path, doc: Any, expected: str) -> tuple[bytes, dict[str, Any]]:
+    """The file's bytes and its top-level JSON object (``doc`` when the caller parsed it
+    already, e.g. for format detection); any other top-level value is an
+    :class:`InputError` saying what was ``expected``."""
+    data = read_bytes(path)
+    if doc is None:
+        doc = load_document(path, data)
+    if not isinstance(doc, dict):
+        raise InputError(f"{path}: expected {expected}, got {type(doc).__name__}")
+    return data, doc
+
+
 def _line_col(data: bytes, pos: int) -> tuple[int, int]:
     pos = max(0, min(pos, len(data)))
     line = data.count(b"\n", 0, pos) + 1

@@ -28,9 +28,9 @@ from typing import Any
 import numpy as np
 
 from cover.data.table import DEFAULT_CLIP_SECONDS
-from cover.errors import InputError, RowProblem
+from cover.errors import RowProblem
 from cover.io.columns import Columns, prediction_table
-from cover.io.document import key_lines, load_document, read_bytes
+from cover.io.document import key_lines, load_object
 from cover.io.jsonl import OnError, RawRows, read_json_rows
 from cover.io.qvhighlights import Loaded
 from cover.io.timechat import strip_ext
@@ -123,11 +123,7 @@ def read_lmms_eval_submission(path: str | Path, *, clip: float = DEFAULT_CLIP_SE
                               on_error: OnError = "raise", doc: Any = None) -> Loaded:
     """Read an lmms-eval temporal-grounding submission file (key = video>>>caption>>>gt)."""
     name = str(path)
-    data = read_bytes(path)
-    if doc is None:
-        doc = load_document(path, data)
-    if not isinstance(doc, dict):
-        raise InputError(f"{name}: expected a JSON object '<video>>>><caption>>>><gt>' -> text")
+    data, doc = load_object(path, doc, "a JSON object '<video>>>><caption>>>><gt>' -> text")
     keys = list(doc)
     parts = [k.split(SUBMISSION_SEP) for k in keys]
     reasons = {i: "key must be '<video>>>><caption>>>><[start, end]>'"

@@ -24,7 +24,7 @@ from cover.data.table import DEFAULT_CLIP_SECONDS
 from cover.errors import InputError
 from cover.io import fields
 from cover.io.columns import Columns, prediction_table, stack_windows, truth_table
-from cover.io.document import key_lines, load_document, read_bytes
+from cover.io.document import key_lines, load_document, load_object, read_bytes
 from cover.io.durations import lookup_durations, read_video_durations
 from cover.io.jsonl import OnError, check_required, field_column, read_json_rows
 from cover.io.qvhighlights import Loaded
@@ -58,11 +58,7 @@ def read_timechat_tvg(path: str | Path, *, clip: float = DEFAULT_CLIP_SECONDS,
                       on_error: OnError = "raise", doc: Any = None) -> Loaded:
     """Read a TimeChat grounding prediction file (qid -> timestamp/query/vid)."""
     name = str(path)
-    data = read_bytes(path)
-    if doc is None:
-        doc = load_document(path, data)
-    if not isinstance(doc, dict):
-        raise InputError(f"{name}: expected a JSON object qid -> prediction")
+    data, doc = load_object(path, doc, "a JSON object qid -> prediction")
     qids = list(doc)
     vals = [v if isinstance(v, dict) else {} for v in doc.values()]
     line = key_lines(data, qids)

@@ -34,6 +34,20 @@ def _token_at(tokens: list[Token], pos: int, limit: int) -> int | None:
     return i if i < len(tokens) and tokens[i].start < limit else None
 
 
+def _read_value(text: str, tokens: list[Token], i: int, j: int | None, ctx: Context,
+                out: Extract) -> tuple[float, float] | None:
+    """Token ``i`` (or the range ``i`` .. ``j``) in seconds as ``(lo, hi)``, its notation
+    noted in ``out.kinds``; ``None``, with ``out.problem`` set, when it cannot be read."""
+    try:
+        lo = to_seconds(text, tokens[i], ctx, like=tokens[j] if j is not None else None)
+        hi = lo if j is None else to_seconds(text, tokens[j], ctx, like=tokens[i])
+    except Unreadable as exc:
+        out.problem = str(exc)
+        return None
+    out.kinds.add(kind_name(tokens[i], ctx, tokens[j] if j is not None else None))
+    return lo, hi
+
+
 def keyed(text: str, tokens: list[Token], ctx: Context, out: Extract) -> None:
     pending: tuple[float, float] | None = None  # a start, as (lo, hi) when given as a range
     matches = list(_KEYED.finditer(text))
@@ -47,13 +61,10 @@ def keyed(text: str, tokens: list[Token], ctx: Context, out: Extract) -> None:
             continue
         limit = matches[n + 1].start() if n + 1 < len(matches) else len(text)
         j = _range_after(text, tokens, i, limit)
-        try:
-            lo = to_seconds(text, tokens[i], ctx, like=tokens[j] if j is not None else None)
-            hi = lo if j is None else to_seconds(text, tokens[j], ctx, like=tokens[i])
-        except Unreadable as exc:
-            out.problem = str(exc)
+        read = _read_value(text, tokens, i, j, ctx, out)
+        if read is None:
             continue
-        out.kinds.add(kind_name(tokens[i], ctx, tokens[j] if j is not None else None))
+        lo, hi = read
         if start:
             if pending is None:
                 pending = (lo, hi)
@@ -118,13 +129,10 @@ def labelled(text: str, tokens: list[Token], ctx: Context, out: Extract) -> None
                 j = i + 1
             if j is None:
                 continue
-        try:
-            lo = to_seconds(text, tokens[i], ctx, like=tokens[j] if j is not None else None)
-            hi = lo if j is None else to_seconds(text, tokens[j], ctx, like=tokens[i])
-        except Unreadable as exc:
-            out.problem = str(exc)
+        read = _read_value(text, tokens, i, j, ctx, out)
+        if read is None:
             continue
-        out.kinds.add(kind_name(tokens[i], ctx, tokens[j] if j is not None else None))
+        lo, hi = read
         if what == "joint":
             out.intervals.append((lo, hi))
             break
