@@ -10,13 +10,28 @@ import zlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from cover.errors import InputError, RowProblem, summarize
+from cover.errors import InputError, RowProblem
 from cover.io.output import atomic_open
+from cover.io.row_checks import (
+    OnError,
+    check_ids,
+    check_required,
+    check_unique_qids,
+    id_problem,
+    json_kind,
+    raise_on_rejections,
+)
+
+# The row checks live in cover.io.row_checks; the readers import them from here too.
+__all__ = ["OnError", "RawRows", "check_ids", "check_required", "check_unique_qids",
+           "field_column", "id_problem", "json_text", "number_value", "object_column",
+           "parse_json_lines", "raise_on_rejections", "read_input_bytes", "read_json_rows",
+           "write_jsonl"]
 
 _loads: Callable[[bytes], Any]
 try:  # orjson parses rows several times faster; the standard library is the fallback
@@ -24,7 +39,6 @@ try:  # orjson parses rows several times faster; the standard library is the fal
 except ImportError:  # pragma: no cover - orjson is a core dependency
     _loads = json.loads
 
-OnError = Literal["raise", "reject"]
 _GZIP_MAGIC = b"\x1f\x8b"
 _BOM = b"\xef\xbb\xbf"
 _QID_HINT = re.compile(r'"qid"\s*:\s*("?)([^,"}\s]+)\1')
@@ -124,7 +138,7 @@ def parse_json_lines(name: str, numbered: Iterable[tuple[int, bytes]]) -> RawRow
         if not isinstance(obj, dict):
             raw.problems.append(
                 RowProblem(name, lineno, None,
-                           f"expected a JSON object, got {_json_kind(obj)}", "rejected")
+                           f"expected a JSON object, got {json_kind(obj)}", "rejected")
             )
             raw.rejected[lineno] = line.decode("utf-8", "backslashreplace").rstrip("\r")
             continue
@@ -183,19 +197,6 @@ def _parse_slowly(line: bytes) -> Any:
         raise _LineError("malformed JSON (nested too deeply)") from None
 
 
-def _json_kind(obj: Any) -> str:
-    """The JSON name of a value's type, for messages (never a Python repr)."""
-    if obj is None:
-        return "null"
-    if isinstance(obj, bool):
-        return "true" if obj else "false"
-    if isinstance(obj, (int, float)):
-        return "a number"
-    if isinstance(obj, str):
-        return "a string"
-    return "a list" if isinstance(obj, list) else "an object"
-
-
 def _read_json_array(name: str, data: bytes) -> RawRows | None:
     """A whole-file JSON array, each entry numbered by the line it starts on; ``None``
     when the file is not one array (JSON lines whose first line is an array)."""
@@ -246,7 +247,7 @@ def _read_json_array(name: str, data: bytes) -> RawRows | None:
             lines.append(line)
         else:
             raw.problems.append(RowProblem(name, line, None,
-                                           f"entry is not a JSON object (got {_json_kind(obj)})",
+                                           f"entry is not a JSON object (got {json_kind(obj)})",
                                            "rejected"))
             raw.rejected[line] = obj
     raw.lines = np.asarray(lines, dtype=np.int64)
@@ -263,85 +264,6 @@ def object_column(values: list[Any]) -> NDArray[np.object_]:
 def field_column(records: list[dict[str, Any]], key: str) -> NDArray[np.object_]:
     """``rec.get(key)`` for every record, as an object array (None where absent)."""
     return object_column([rec.get(key) for rec in records])
-
-
-def raise_on_rejections(problems: list[RowProblem], on_error: OnError, what: str) -> None:
-    """Under ``on_error='raise'``, turn rejected rows into one clear :class:`InputError`."""
-    rejected = [p for p in problems if p.action == "rejected"]
-    if rejected and on_error == "raise":
-        raise InputError(
-            f"{len(rejected)} bad row(s) in {what}:\n{summarize(rejected)}\n"
-            "Fix these rows, or pass --on-error reject (API: on_error='reject') to set them "
-            "aside with their reasons and go on."
-        )
-
-
-def check_required(raw: RawRows, fields: tuple[str, ...]) -> None:
-    """Reject rows that lack any of ``fields`` (or hold null there)."""
-    reasons: dict[int, str] = {}
-    for i, rec in enumerate(raw.records):
-        missing = [f for f in fields if rec.get(f) is None]
-        if missing:
-            reasons[i] = "missing field(s): " + ", ".join(missing)
-    if reasons:
-        keep = np.ones(len(raw.records), dtype=bool)
-        keep[list(reasons)] = False
-        raw.reject(keep, reasons)
-
-
-def id_problem(value: Any, key: str = "qid") -> str | None:
-    """Why ``value`` cannot be an id (``qid``, ``vid``), or None: ids are integers or
-    non-empty strings without surrounding spaces. A float, even ``2579.0``, is refused
-    because its text form differs from the integer's and joins would silently miss."""
-    if isinstance(value, str):
-        if not value:
-            return f"{key} is an empty string"
-        if value != value.strip():
-            return f"{key} {json.dumps(value)} has leading or trailing spaces"
-        return None
-    if isinstance(value, int) and not isinstance(value, bool):
-        return None
-    if isinstance(value, float):
-        if value.is_integer() and abs(value) < 2**53:
-            return (f"{key} {value!r} is written as a float; write it as {int(value)} "
-                    f"(an integer) or \"{int(value)}\" (a string)")
-        return (f"{key} must be an integer or a string, got the number "
-                f"{json.dumps(value) if math.isfinite(value) else str(value)}")
-    return f"{key} must be an integer or a string, got {_json_kind(value)}"
-
-
-def check_ids(raw: RawRows, keys: tuple[str, ...] = ("qid", "vid")) -> None:
-    """Reject rows whose ``keys`` hold something other than an id (:func:`id_problem`);
-    absent keys are left to :func:`check_required`."""
-    reasons: dict[int, str] = {}
-    for i, rec in enumerate(raw.records):
-        for key in keys:
-            v = rec.get(key)
-            why = None if v is None else id_problem(v, key)
-            if why is not None:
-                reasons[i] = why
-                break
-    if reasons:
-        keep = np.ones(len(raw.records), dtype=bool)
-        keep[list(reasons)] = False
-        raw.reject(keep, reasons)
-
-
-def check_unique_qids(raw: RawRows) -> None:
-    """Reject every repeat of a qid after its first occurrence, naming the first line."""
-    q = np.array([str(r["qid"]) for r in raw.records], dtype=str)
-    if q.size == 0:
-        return
-    _, first_idx, inverse = np.unique(q, return_index=True, return_inverse=True)
-    first = first_idx[inverse]
-    dup = np.flatnonzero(first != np.arange(q.size))
-    if dup.size:
-        reasons = {
-            int(i): f"duplicate qid (first seen on line {int(raw.lines[first[i]])})" for i in dup
-        }
-        keep = np.ones(q.size, dtype=bool)
-        keep[dup] = False
-        raw.reject(keep, reasons)
 
 
 def write_jsonl(path: str | Path, rows: list[Any], *,
