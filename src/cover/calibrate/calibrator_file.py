@@ -30,16 +30,23 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
-import re
-from decimal import Decimal
-from fractions import Fraction
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cover._json import from_json_number, to_json_number
+from cover._json import to_json_number
 from cover._version import __version__
-from cover.calibrate.registry import ALL, Fallback, GroupThreshold, Side, get_grouping, get_rule
+from cover.calibrate.calibrator_fields import (
+    BadField,
+    alpha_field,
+    alpha_text,
+    dict_field,
+    fitted_on_field,
+    int_field,
+    positive_field,
+    str_field,
+    thresholds_field,
+)
+from cover.calibrate.registry import ALL, Fallback, GroupThreshold, get_grouping, get_rule
 from cover.errors import CalibratorFileError
 from cover.scores import ALL_FAMILIES, TARGETS
 
@@ -53,17 +60,6 @@ SCALES = {"norm": "predicted_length", "sec": "seconds", "sls": "relevance",
 FIELDS = ("schema", "schema_version", "created_by", "score", "scale", "target", "min_scale",
           "clip_seconds", "alpha", "rule", "params", "groups", "thresholds", "fallback",
           "counts", "fitted_on", "sha256")
-
-
-def alpha_text(a: Fraction) -> str:
-    """Exact text of ``alpha``: a decimal when it terminates ("0.1"), else "p/q"."""
-    d = a.denominator
-    for p in (2, 5):
-        while d % p == 0:
-            d //= p
-    if d == 1:
-        return str(Decimal(a.numerator) / Decimal(a.denominator))
-    return f"{a.numerator}/{a.denominator}"
 
 
 def _digest(payload: dict[str, Any]) -> str:
@@ -122,190 +118,70 @@ def read_document(path: str | Path) -> Any:
         raise CalibratorFileError(f"{path}: corrupt calibrator file (not JSON: {exc})") from None
 
 
-class _Bad(Exception):
-    def __init__(self, name: str, problem: str) -> None:
-        super().__init__(f"field {name}: {problem}")
-
-
-def _int(x: Any, name: str, lo: int) -> int:
-    if isinstance(x, bool) or not isinstance(x, int) or x < lo:
-        raise _Bad(name, f"{json.dumps(x)} is not an integer >= {lo}")
-    return x
-
-
-def _str(x: Any, name: str, choices: tuple[str, ...] | None = None) -> str:
-    if not isinstance(x, str) or (choices is not None and x not in choices):
-        want = f"one of {', '.join(choices)}" if choices else "text"
-        raise _Bad(name, f"{json.dumps(x)} is not {want}")
-    return x
-
-
-def _dict(x: Any, name: str) -> dict[str, Any]:
-    if not isinstance(x, dict):
-        raise _Bad(name, f"{json.dumps(x)} is not an object")
-    return x
-
-
-def _positive(x: Any, name: str, *, allow_none: bool = False) -> float | None:
-    if x is None and allow_none:
-        return None
-    if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x) or x <= 0:
-        raise _Bad(name, f"{json.dumps(x)} is not a finite number > 0")
-    return float(x)
-
-
-def _alpha(x: Any) -> Fraction:
-    try:
-        a = Fraction(_str(x, "alpha"))
-    except (ValueError, ZeroDivisionError):
-        raise _Bad("alpha", f"{json.dumps(x)} is not a number") from None
-    if not 0 < a < 1:
-        raise _Bad("alpha", f"{x} is not in (0, 1)")
-    if alpha_text(a) != x:
-        raise _Bad("alpha", f"{json.dumps(x)} is not written exactly as {alpha_text(a)!r}")
-    return a
-
-
-def _side(x: Any, name: str, n: int, want_k: int | None) -> Side:
-    entry = _dict(x, name)
-    if set(entry) != {"value", "k"}:
-        raise _Bad(name, "must hold exactly value and k")
-    try:
-        value = from_json_number(entry["value"])
-    except ValueError as exc:
-        raise _Bad(f"{name}.value", str(exc)) from None
-    if math.isnan(value) or value == -math.inf:
-        raise _Bad(f"{name}.value", f"{json.dumps(entry['value'])}: a threshold is a finite "
-                   "number or 'inf'")
-    k = entry["k"]
-    if want_k is None:
-        if k is not None:
-            raise _Bad(f"{name}.k", "must be null: the rule is not rank-based")
-        return Side(value, None)
-    k = _int(k, f"{name}.k", 1)
-    if k != want_k:
-        raise _Bad(f"{name}.k", f"{k} is not the rank {want_k} the rule gives for n={n}")
-    if k > n and value != math.inf:
-        raise _Bad(f"{name}.value", f"k={k} > n={n} requires the threshold 'inf'")
-    return Side(value, k)
-
-
-def _thresholds(doc: dict[str, Any], alpha: Fraction, rule: str, params: dict[str, Any]
-                ) -> dict[str, GroupThreshold]:
-    spec = get_rule(rule)
-    table = _dict(doc["thresholds"], "thresholds")
-    if not table:
-        raise _Bad("thresholds", "no group")
-    out: dict[str, GroupThreshold] = {}
-    for label, raw in table.items():
-        name = f"thresholds.{label}"
-        rec = _dict(raw, name)
-        n = _int(rec.get("n"), f"{name}.n", 1)
-        sides: dict[str, Side] = {}
-        if spec.sides == ("both",):
-            if set(rec) != {"n", "value", "k"}:
-                raise _Bad(name, f"rule {rule} needs exactly n, value and k")
-            want = None if spec.rank is None else spec.rank(n, alpha, params, "both")
-            sides["both"] = _side({"value": rec["value"], "k": rec["k"]}, name, n, want)
-        else:
-            if set(rec) != {"n", *spec.sides}:
-                raise _Bad(name, f"rule {rule} needs exactly n, {', '.join(spec.sides)}")
-            for side in spec.sides:
-                want = None if spec.rank is None else spec.rank(n, alpha, params, side)
-                sides[side] = _side(rec[side], f"{name}.{side}", n, want)
-        out[label] = GroupThreshold(n, sides)
-    return out
-
-
-def _fitted_on(x: Any) -> dict[str, Any]:
-    fo = _dict(x, "fitted_on")
-    if set(fo) != {"count", "sha256", "qids"}:
-        raise _Bad("fitted_on", "must hold exactly count, sha256 and qids")
-    count = _int(fo["count"], "fitted_on.count", 1)
-    digest = _str(fo["sha256"], "fitted_on.sha256")
-    if not re.fullmatch(r"[0-9a-f]{64}", digest):
-        raise _Bad("fitted_on.sha256", "is not a sha256 hex digest")
-    qids = fo["qids"]
-    from cover.calibrate.calibrator import KEEP_QIDS_MAX
-
-    if qids is None:
-        if count <= KEEP_QIDS_MAX:
-            raise _Bad("fitted_on.qids", f"missing although count {count} <= {KEEP_QIDS_MAX}")
-    else:
-        if not isinstance(qids, list) or not all(isinstance(q, str) for q in qids):
-            raise _Bad("fitted_on.qids", "is not a list of text qids")
-        if len(qids) != count:
-            raise _Bad("fitted_on.qids", f"holds {len(qids)} qids, count says {count}")
-        if qids != sorted(qids):
-            raise _Bad("fitted_on.qids", "are not sorted")
-        if hashlib.sha256("\n".join(qids).encode("utf-8")).hexdigest() != digest:
-            raise _Bad("fitted_on.sha256", "does not match the qids")
-    return {"count": count, "sha256": digest, "qids": qids}
-
-
 def _check(doc: dict[str, Any]) -> dict[str, Any]:
     """Every field against its type and the others; returns the parsed values."""
     missing = [f for f in FIELDS if f not in doc]
     if missing:
-        raise _Bad(missing[0], "is missing")
+        raise BadField(missing[0], "is missing")
     extra = sorted(set(doc) - set(FIELDS))
     if extra:
-        raise _Bad(extra[0], "is not a calibrator field")
-    _str(doc["created_by"], "created_by")
-    score = _str(doc["score"], "score", ALL_FAMILIES)
+        raise BadField(extra[0], "is not a calibrator field")
+    str_field(doc["created_by"], "created_by")
+    score = str_field(doc["score"], "score", ALL_FAMILIES)
     if doc["scale"] != SCALES[score]:
-        raise _Bad("scale", f"{json.dumps(doc['scale'])} is not {SCALES[score]!r}, the scale "
+        raise BadField("scale", f"{json.dumps(doc['scale'])} is not {SCALES[score]!r}, the scale "
                    f"of score {score}")
-    target = _str(doc["target"], "target", TARGETS)
-    min_scale = _positive(doc["min_scale"], "min_scale")
-    clip = _positive(doc["clip_seconds"], "clip_seconds", allow_none=score != "sls")
+    target = str_field(doc["target"], "target", TARGETS)
+    min_scale = positive_field(doc["min_scale"], "min_scale")
+    clip = positive_field(doc["clip_seconds"], "clip_seconds", allow_none=score != "sls")
     if score != "sls" and clip is not None:
-        raise _Bad("clip_seconds", f"must be null for score {score}")
-    alpha = _alpha(doc["alpha"])
-    rule = _str(doc["rule"], "rule")
+        raise BadField("clip_seconds", f"must be null for score {score}")
+    alpha = alpha_field(doc["alpha"])
+    rule = str_field(doc["rule"], "rule")
     try:
         spec = get_rule(rule)
     except ValueError as exc:
-        raise _Bad("rule", str(exc)) from None
-    raw_params = _dict(doc["params"], "params")
+        raise BadField("rule", str(exc)) from None
+    raw_params = dict_field(doc["params"], "params")
     try:
         params = spec.check_params(raw_params)
     except ValueError as exc:
-        raise _Bad("params", str(exc)) from None
+        raise BadField("params", str(exc)) from None
     if params != raw_params:
-        raise _Bad("params", f"{json.dumps(raw_params)} is not in the rule's normal form "
+        raise BadField("params", f"{json.dumps(raw_params)} is not in the rule's normal form "
                    f"{json.dumps(params)}")
-    groups = _dict(doc["groups"], "groups")
-    kind = _str(groups.get("kind"), "groups.kind")
+    groups = dict_field(doc["groups"], "groups")
+    kind = str_field(groups.get("kind"), "groups.kind")
     gparams = {k: v for k, v in groups.items() if k != "kind"}
     try:
         gparams = get_grouping(kind).check_params(gparams)
     except ValueError as exc:
-        raise _Bad("groups", str(exc)) from None
-    thresholds = _thresholds(doc, alpha, rule, params)
+        raise BadField("groups", str(exc)) from None
+    thresholds = thresholds_field(doc, alpha, rule, params)
     if kind == ALL and set(thresholds) != {ALL}:
-        raise _Bad("thresholds", f"grouping 'all' has the one group {ALL!r}")
+        raise BadField("thresholds", f"grouping 'all' has the one group {ALL!r}")
     fallback = []
     for i, f in enumerate(doc["fallback"] if isinstance(doc["fallback"], list) else [None]):
-        entry = _dict(f, f"fallback[{i}]")
+        entry = dict_field(f, f"fallback[{i}]")
         if set(entry) != {"group", "reason", "used"} or entry["group"] not in thresholds \
                 or entry["used"] not in ("pooled", "inf") or not isinstance(entry["reason"], str):
-            raise _Bad(f"fallback[{i}]", "needs group (a known label), reason and used "
+            raise BadField(f"fallback[{i}]", "needs group (a known label), reason and used "
                        "(pooled or inf)")
         fallback.append(Fallback(entry["group"], entry["reason"], entry["used"]))
-    counts = _dict(doc["counts"], "counts")
+    counts = dict_field(doc["counts"], "counts")
     for key, v in counts.items():
-        _int(v, f"counts.{key}", 0)
-    fo = _fitted_on(doc["fitted_on"])
+        int_field(v, f"counts.{key}", 0)
+    fo = fitted_on_field(doc["fitted_on"])
     if counts.get("rows", fo["count"]) != fo["count"]:
-        raise _Bad("counts.rows", f"{counts['rows']} differs from fitted_on.count {fo['count']}")
+        raise BadField("counts.rows",
+                       f"{counts['rows']} differs from fitted_on.count {fo['count']}")
     for key, v in counts.items():
         if v > fo["count"]:
-            raise _Bad(f"counts.{key}", f"{v} is more than the {fo['count']} rows fitted on")
+            raise BadField(f"counts.{key}", f"{v} is more than the {fo['count']} rows fitted on")
     held_out = params.get("fold_rows", 0)
     used = sum(r.n for r in thresholds.values()) + held_out
     if used != fo["count"]:
-        raise _Bad("thresholds", f"group sizes n add up to {used} rows (with {held_out} held "
+        raise BadField("thresholds", f"group sizes n add up to {used} rows (with {held_out} held "
                    f"out), but the calibrator was fitted on {fo['count']}")
     return {"score": score, "target": target, "min_scale": min_scale, "clip": clip,
             "alpha": alpha, "rule": rule, "params": params, "kind": kind, "gparams": gparams,
@@ -334,7 +210,7 @@ def from_document(cls: type[Calibrator], doc: Any, *, source: str = "<dict>") ->
         )
     try:
         v = _check(doc)
-    except _Bad as exc:
+    except BadField as exc:
         raise CalibratorFileError(f"{source}: invalid calibrator {exc}") from None
     try:
         cal = cls(score=v["score"], alpha=v["alpha"], rule=v["rule"], min_scale=v["min_scale"],
