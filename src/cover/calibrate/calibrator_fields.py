@@ -9,7 +9,7 @@ import hashlib
 import json
 import math
 import re
-from decimal import Decimal
+from decimal import Decimal, localcontext
 from fractions import Fraction
 from typing import Any
 
@@ -18,13 +18,21 @@ from cover.calibrate.registry import GroupThreshold, Side, get_rule
 
 
 def alpha_text(a: Fraction) -> str:
-    """Exact text of ``alpha``: a decimal when it terminates ("0.1"), else "p/q"."""
+    """Exact text of ``alpha``: a decimal when it terminates ("0.1"), else "p/q". The
+    division runs at the precision the expansion needs (``a = n / (2^i 5^j)`` has
+    ``max(i, j)`` decimals), so a long expansion is never rounded."""
     d = a.denominator
+    places = 0
     for p in (2, 5):
+        k = 0
         while d % p == 0:
             d //= p
+            k += 1
+        places = max(places, k)
     if d == 1:
-        return str(Decimal(a.numerator) / Decimal(a.denominator))
+        with localcontext() as ctx:
+            ctx.prec = len(str(abs(a.numerator))) + places + 1
+            return str(Decimal(a.numerator) / Decimal(a.denominator))
     return f"{a.numerator}/{a.denominator}"
 
 
