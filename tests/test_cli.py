@@ -3,33 +3,12 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
-import numpy as np
 import pytest
 
 import cover
+from cli_files import synthetic, write_jsonl
 from cover.cli import main
-
-
-def _write_jsonl(path: Path, rows: list[object]) -> Path:
-    path.write_text("\n".join(r if isinstance(r, str) else json.dumps(r) for r in rows) + "\n")
-    return path
-
-
-def _synthetic(tmp_path: Path, n: int = 60, seed: int = 0) -> tuple[Path, Path]:
-    rng = np.random.default_rng(seed)
-    preds, gts = [], []
-    for i in range(n):
-        s = float(rng.uniform(0, 100))
-        e = s + float(rng.uniform(2, 40))
-        ts = max(0.0, s + float(rng.normal(0, 5)))
-        te = min(150.0, max(ts + 1, e + float(rng.normal(0, 5))))
-        preds.append({"qid": i, "vid": f"v{i // 3}_0.0_150.0", "query": f"q{i}",
-                      "pred_relevant_windows": [[s, e, 0.9], [0.0, 10.0, 0.1]]})
-        gts.append({"qid": i, "vid": f"v{i // 3}_0.0_150.0", "query": f"q{i}",
-                    "duration": 150, "relevant_windows": [[ts, te]]})
-    return _write_jsonl(tmp_path / "preds.jsonl", preds), _write_jsonl(tmp_path / "gt.jsonl", gts)
 
 
 def test_split_calibrate_certify_evaluate_on_real_data(tmp_path, qvh_gt, qdetr_preds, capsys):
@@ -73,7 +52,7 @@ def test_split_calibrate_certify_evaluate_on_real_data(tmp_path, qvh_gt, qdetr_p
 
 
 def test_certify_without_durations_names_the_fix(tmp_path, capsys):
-    preds, gt = _synthetic(tmp_path)
+    preds, gt = synthetic(tmp_path, saliency=False)
     cal = tmp_path / "cal.json"
     assert main(["calibrate", "--preds", str(preds), "--gt", str(gt), "-o", str(cal)]) == 0
     code = main(["certify", "--calibrator", str(cal), "--preds", str(preds), "-o",
@@ -84,14 +63,14 @@ def test_certify_without_durations_names_the_fix(tmp_path, capsys):
 
 
 def test_certify_echoes_every_row_with_its_fate(tmp_path, capsys):
-    preds, gt = _synthetic(tmp_path)
+    preds, gt = synthetic(tmp_path, saliency=False)
     cal = tmp_path / "cal.json"
     assert main(["calibrate", "--preds", str(preds), "--gt", str(gt), "-o", str(cal)]) == 0
     lines = preds.read_text().splitlines()
     refusal = json.dumps({"qid": "r1", "vid": "v0_0.0_150.0", "pred_relevant_windows": []})
     unknown = json.dumps({"qid": "u1", "vid": "nowhere", "pred_relevant_windows": [[1, 2, 1]]})
     bad = lines[:5] + ["{not json", refusal, unknown, ""] + lines[5:]
-    mixed = _write_jsonl(tmp_path / "mixed.jsonl", bad)
+    mixed = write_jsonl(tmp_path / "mixed.jsonl", bad)
     out = tmp_path / "r.jsonl"
     code = main(["certify", "--calibrator", str(cal), "--preds", str(mixed), "--videos",
                  str(gt), "-o", str(out)])
@@ -111,7 +90,7 @@ def test_certify_echoes_every_row_with_its_fate(tmp_path, capsys):
 
 
 def test_too_small_calibration_set_warns_and_strict_refuses(tmp_path, capsys):
-    preds, gt = _synthetic(tmp_path, n=10)
+    preds, gt = synthetic(tmp_path, n=10, saliency=False)
     cal = tmp_path / "cal.json"
     assert main(["calibrate", "--preds", str(preds), "--gt", str(gt), "--alpha", "0.05",
                  "-o", str(cal)]) == 0
@@ -124,7 +103,7 @@ def test_too_small_calibration_set_warns_and_strict_refuses(tmp_path, capsys):
 
 @pytest.mark.parametrize("alpha", ["0", "1", "1.5", "-0.1", "nan", "abc"])
 def test_alpha_outside_unit_interval_is_a_usage_error(tmp_path, alpha, capsys):
-    preds, gt = _synthetic(tmp_path)
+    preds, gt = synthetic(tmp_path, saliency=False)
     with pytest.raises(SystemExit) as exc:
         main(["calibrate", "--preds", str(preds), "--gt", str(gt), "--alpha", alpha, "-o",
               str(tmp_path / "c.json")])
@@ -133,7 +112,7 @@ def test_alpha_outside_unit_interval_is_a_usage_error(tmp_path, alpha, capsys):
 
 
 def test_tampered_calibrator_is_refused(tmp_path, capsys):
-    preds, gt = _synthetic(tmp_path)
+    preds, gt = synthetic(tmp_path, saliency=False)
     cal = tmp_path / "cal.json"
     assert main(["calibrate", "--preds", str(preds), "--gt", str(gt), "-o", str(cal)]) == 0
     doc = json.loads(cal.read_text())
@@ -146,7 +125,7 @@ def test_tampered_calibrator_is_refused(tmp_path, capsys):
 
 
 def test_prediction_without_ground_truth_is_named(tmp_path, capsys):
-    preds, gt = _synthetic(tmp_path)
+    preds, gt = synthetic(tmp_path, saliency=False)
     extra = json.dumps({"qid": 999, "vid": "x_0_150", "pred_relevant_windows": [[1, 5, 1]]})
     with preds.open("a") as fh:
         fh.write(extra + "\n")
@@ -186,7 +165,7 @@ def test_demo_writes_table_json_figures_and_report(tmp_path, data_dir, capsys):
 
 
 def test_ground_truth_without_prediction_suggests_qids(tmp_path, capsys):
-    preds, gt = _synthetic(tmp_path)
+    preds, gt = synthetic(tmp_path, saliency=False)
     lines = preds.read_text().splitlines()
     preds.write_text("\n".join(lines[:-3]) + "\n")
     code = main(["calibrate", "--preds", str(preds), "--gt", str(gt), "-o",
@@ -201,7 +180,7 @@ def test_ground_truth_without_prediction_suggests_qids(tmp_path, capsys):
 
 
 def test_listed_qids_that_match_nothing_are_named(tmp_path, capsys):
-    preds, gt = _synthetic(tmp_path)
+    preds, gt = synthetic(tmp_path, saliency=False)
     qids = tmp_path / "q.txt"
     qids.write_text("1\n2\n\nnope\n")
     cal = tmp_path / "c.json"
