@@ -1,21 +1,27 @@
-"""Files end to end: certify a large Parquet file in bounded memory.
+"""Files end to end: certify a large Parquet file and a large Moment-DETR JSON-lines
+file in bounded memory.
 
 Run from the repository root::
 
-    .venv/bin/python bench/stream.py --rows 1e7 --dir /tmp/cover-stream
+    .venv/bin/python bench/stream.py --rows 1e7 --jsonl-rows 1e6 --dir /tmp/cover-stream
 
 Writes a QVHighlights-shaped prediction file of ``--rows`` rows (once; reused), then
 runs, each in a fresh process so peak memory is its own: (1) merely reading the file
 batch by batch into numpy (the floor: the fastest parse of the same bytes), (2)
 ``cover.stream.certify_parquet`` end to end. Reports wall seconds, rows/s and peak
 RSS, plus this machine's memory bandwidth (a large ``np.copyto``) for scale.
+
+With ``--jsonl-rows`` it also writes a Moment-DETR JSON-lines file shaped like
+QD-DETR's QVHighlights output (10 scored windows and 75 saliency clips per line, plus
+the video duration) and runs (3) merely parsing every line with orjson (the fastest
+parser installed here: the floor), then ``cover.stream.certify_jsonl`` with (4) NORM
+and (5) SLS, each echoing every input line byte for byte.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import resource
 import subprocess
 import sys
 import time
@@ -47,12 +53,64 @@ def make_file(path: Path, rows: int, seed: int = 0) -> None:
                                     "start": s, "end": e}, schema=schema))
 
 
+def make_jsonl(path: Path, rows: int, seed: int = 0) -> None:
+    """QD-DETR-shaped lines: saliency in steps of 1/128 as the model writes them."""
+    import orjson
+
+    from cover.io.output import atomic_open
+
+    rng = np.random.default_rng(seed)
+    chunk = 50_000
+    with atomic_open(path, "wb") as fh:
+        for a in range(0, rows, chunk):
+            m = min(chunk, rows - a)
+            s = rng.uniform(0, 110, (m, 10)).round() // 2 * 2
+            e = np.minimum(s + rng.uniform(2, 40, (m, 10)).round() // 2 * 2 + 2, 150.0)
+            sc = np.sort(rng.uniform(0, 1, (m, 10)).round(4), axis=1)[:, ::-1]
+            win = np.stack([s, e, sc], axis=2).tolist()
+            sal = (np.round(rng.normal(-10, 2, (m, 75)) * 128) / 128).tolist()
+            fh.write(b"".join(orjson.dumps(
+                {"qid": a + i, "query": "a person does something in the video",
+                 "vid": f"v{(a + i) // 3}_0.0_150.0", "duration": 150.0,
+                 "pred_relevant_windows": win[i], "pred_saliency_scores": sal[i]})
+                + b"\n" for i in range(m)))
+
+
+def _calibrator(score: str) -> object:
+    import cover
+    from cover.ragged import Ragged
+
+    rng = np.random.default_rng(1)
+    k, clips = 10_000, 75
+    ts = rng.uniform(0, 110, k)
+    rel = Ragged(rng.normal(-10, 2, k * clips), np.arange(k + 1, dtype=np.int64) * clips)
+    cal_t = cover.GroundingTable.from_arrays(
+        qid=np.arange(k), duration=150.0, pred_start=ts + rng.normal(0, 4, k),
+        pred_end=ts + 20 + rng.normal(0, 4, k), truth=(ts, ts + 20), relevance=rel)
+    return cover.Calibrator(score=score, alpha=0.1).fit(cal_t)
+
+
 def child(mode: str, src: str, dst: str, batch_rows: int) -> None:
     """One measured run (in its own process)."""
     import pyarrow.parquet as pq
 
     t0 = time.perf_counter()
-    if mode == "read":
+    if mode == "jsonl-read":
+        import orjson
+
+        n = 0
+        with open(src, "rb") as fh:
+            for line in fh:
+                orjson.loads(line)
+                n += 1
+    elif mode.startswith("jsonl-"):
+        from cover.stream import certify_jsonl
+
+        cal = _calibrator(mode.removeprefix("jsonl-"))
+        t0 = time.perf_counter()  # the certify run alone, as the Parquet one
+        counts, _ = certify_jsonl(cal, src, dst, batch_lines=batch_rows)  # type: ignore[arg-type]
+        n = counts.rows
+    elif mode == "read":
         n = 0
         for b in pq.ParquetFile(src).iter_batches(batch_size=batch_rows):
             cols = [np.asarray(c.to_numpy(zero_copy_only=False)) for c in b.columns]
@@ -71,8 +129,28 @@ def child(mode: str, src: str, dst: str, batch_rows: int) -> None:
         counts = certify_parquet(cal, src, dst, columns=COLUMNS, batch_rows=batch_rows)
         n = counts.rows
     wall = time.perf_counter() - t0
-    rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    # VmHWM: this process's own peak (ru_maxrss carries the parent's across exec).
+    rss_mb = next(int(x.split()[1]) / 1024 for x in Path("/proc/self/status").read_text()
+                  .splitlines() if x.startswith("VmHWM:"))
     print(json.dumps({"mode": mode, "rows": n, "wall_s": wall, "peak_rss_mb": rss_mb}))
+
+
+def _run(mode: str, src: Path, dst: Path, batch_rows: int) -> dict[str, float]:
+    out = subprocess.run([sys.executable, __file__, "--batch-rows", str(batch_rows),
+                          "--child", mode, str(src), str(dst)],
+                         capture_output=True, text=True, check=True)
+    res: dict[str, float] = json.loads(out.stdout.strip().splitlines()[-1])
+    return res
+
+
+def _table(res: dict[str, dict[str, float]], floor: str) -> list[str]:
+    """Markdown rows: wall, rows/s, peak RSS, and each run's time over the floor's."""
+    lines = ["| run | wall (s) | rows/s | peak RSS (MB) | / " + floor + " |",
+             "|---|---|---|---|---|"]
+    for mode, r in res.items():
+        lines.append(f"| {mode} | {r['wall_s']:.1f} | {r['rows'] / r['wall_s']:,.0f} | "
+                     f"{r['peak_rss_mb']:.0f} | {r['wall_s'] / res[floor]['wall_s']:.1f}x |")
+    return lines
 
 
 def bandwidth_gbs() -> float:
@@ -93,6 +171,9 @@ def main() -> int:
     ap.add_argument("--rows", type=float, default=1e7)
     ap.add_argument("--dir", type=Path, default=Path("/tmp/cover-stream"))
     ap.add_argument("--batch-rows", type=int, default=131_072)
+    ap.add_argument("--jsonl-rows", type=float, default=0,
+                    help="also certify a Moment-DETR jsonl of this many rows (75 clips each)")
+    ap.add_argument("--jsonl-batch-rows", type=int, default=16_384)
     ap.add_argument("--out", type=Path, default=None, help="also write the Markdown here")
     ap.add_argument("--child", nargs=3, metavar=("MODE", "SRC", "DST"), help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -105,23 +186,25 @@ def main() -> int:
     if not src.exists():
         print(f"writing {src} ...", file=sys.stderr)
         make_file(src, rows)
-    res = {}
-    for mode in ("read", "certify"):
-        out = subprocess.run([sys.executable, __file__, "--batch-rows", str(args.batch_rows),
-                              "--child", mode, str(src), str(args.dir / "certified.parquet")],
-                             capture_output=True, text=True, check=True)
-        res[mode] = json.loads(out.stdout.strip().splitlines()[-1])
+    res = {mode: _run(mode, src, args.dir / "certified.parquet", args.batch_rows)
+           for mode in ("read", "certify")}
     bw = bandwidth_gbs()
     size_mb = src.stat().st_size / 1e6
     lines = [f"Parquet file: {rows:,} rows, {size_mb:.0f} MB on disk; batches of "
              f"{args.batch_rows:,} rows; memory bandwidth (np.copyto, read+write) "
-             f"{bw:.1f} GB/s", "",
-             "| run | wall (s) | rows/s | peak RSS (MB) |", "|---|---|---|---|"]
-    for mode, r in res.items():
-        lines.append(f"| {mode} | {r['wall_s']:.1f} | {r['rows'] / r['wall_s']:,.0f} | "
-                     f"{r['peak_rss_mb']:.0f} |")
-    ratio = res["certify"]["wall_s"] / res["read"]["wall_s"]
-    lines += ["", f"certify / read-only = {ratio:.1f}x"]
+             f"{bw:.1f} GB/s", "", *_table(res, "read")]
+    if args.jsonl_rows:
+        jrows = int(args.jsonl_rows)
+        jsrc = args.dir / f"preds_{jrows}.jsonl"
+        if not jsrc.exists():
+            print(f"writing {jsrc} ...", file=sys.stderr)
+            make_jsonl(jsrc, jrows)
+        jres = {mode: _run(mode, jsrc, args.dir / "certified.jsonl", args.jsonl_batch_rows)
+                for mode in ("jsonl-read", "jsonl-norm", "jsonl-sls")}
+        lines += ["", f"Moment-DETR JSON lines: {jrows:,} rows (10 windows, 75 saliency clips "
+                  f"each), {jsrc.stat().st_size / 1e6:.0f} MB; batches of "
+                  f"{args.jsonl_batch_rows:,} lines; jsonl-read = orjson.loads of every line, "
+                  "nothing else", "", *_table(jres, "jsonl-read")]
     md = "\n".join(lines) + "\n"
     print(md)
     if args.out:

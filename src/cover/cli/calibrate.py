@@ -52,7 +52,7 @@ def add_parser(sub: Subparsers) -> None:
     p.add_argument("-o", "--output", required=True, help="calibrator JSON to write")
     p.add_argument("--in-memory", action="store_true",
                    help="read the whole prediction file even when it could be streamed")
-    p.add_argument("--batch-rows", type=int, default=65_536,
+    p.add_argument("--batch-rows", type=int, default=16_384,
                    help="prediction lines per batch when streaming")
     _common_input(p)
     add_format_flags(p, gt=True)

@@ -40,7 +40,7 @@ def add_parser(sub: Subparsers) -> None:
                    help="write only qid, vid and the cover block (streamed inputs)")
     p.add_argument("--in-memory", action="store_true",
                    help="read the whole input even when it could be streamed")
-    p.add_argument("--batch-rows", type=int, default=65_536,
+    p.add_argument("--batch-rows", type=int, default=16_384,
                    help="rows per batch when streaming (memory is bounded by one batch)")
     _common_input(p)
     add_format_flags(p, gt=False)

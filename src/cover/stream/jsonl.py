@@ -31,7 +31,9 @@ from cover.io.qvhighlights import predictions_from_rows
 from cover.io.regions_jsonl import certified_rows, echo_line
 from cover.stream.parquet import StreamCounts
 
-DEFAULT_BATCH_LINES = 65_536
+#: 16,384 lines of 75-clip saliency (~1.1 KB each) keep a 1e6-line certify under ~500 MB
+#: peak; 65,536 reached 1.3 GB (bench/results-stream.md).
+DEFAULT_BATCH_LINES = 16_384
 
 
 def _open(path: Path) -> IO[bytes]:
