@@ -83,7 +83,8 @@ def main() -> int:
             times[name].append(time.perf_counter_ns() - t0)
     base = statistics.median(times["numpy expression (NORM)"])
     load = os.getloadavg()
-    lines = [f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python "
+    lines = [f"Command: `.venv/bin/python bench/latency.py --calls {args.calls}`", "",
+             f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python "
              f"{platform.python_version()}, numpy {np.__version__}; load average "
              f"{load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} (1/5/15 min) at the end; "
              f"{args.calls:,} calls per contender, interleaved", "",
