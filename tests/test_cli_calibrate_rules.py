@@ -7,9 +7,13 @@ from pathlib import Path
 
 import pytest
 
+from cli_files import synthetic
 from cover.calibrate import Calibrator
 from cover.cli import main
-from test_cli import _synthetic
+
+
+def _synthetic(tmp_path: Path, n: int = 60, seed: int = 0) -> tuple[Path, Path]:
+    return synthetic(tmp_path, n, seed, saliency=False)
 
 
 @pytest.mark.parametrize("rule", ["split", "bonferroni", "asymmetric", "rcps", "crc"])
