@@ -30,6 +30,7 @@ from cover.io.generic import (
 )
 from cover.io.jsonl import OnError, read_input_bytes
 from cover.io.qvhighlights import Loaded
+from cover.io.seen import SeenIds
 
 
 def iter_batches(path: str | Path, columns: str | dict[str, str], *, role: Role,
@@ -41,12 +42,11 @@ def iter_batches(path: str | Path, columns: str | dict[str, str], *, role: Role,
     a qid repeated from an earlier batch is rejected like any duplicate."""
     m = parse_columns(columns)
     name = str(path)
-    seen = np.empty(0, dtype=str)
+    seen = SeenIds()
     for c, records, reasons in _batches(Path(path), m, name, batch_rows):
-        dup = np.flatnonzero(np.isin(c.qid, seen))
+        dup = np.flatnonzero(seen.add(c.qid))
         reasons |= {int(i): "duplicate qid (seen in an earlier batch)" for i in dup.tolist()
                     if int(i) not in reasons}
-        seen = np.union1d(seen, c.qid)
         if role == "ground_truth":
             yield truth_table(c, on_error=on_error, records=records, reasons=reasons)
         else:

@@ -27,6 +27,7 @@ from cover.data.table import DEFAULT_CLIP_SECONDS, GroundingTable
 from cover.errors import InputError, RowProblem
 from cover.io.jsonl import OnError, parse_json_lines, raise_on_rejections
 from cover.io.qvhighlights import predictions_from_rows
+from cover.io.seen import SeenIds
 from cover.scores import Scores, check_family, compute_scores
 from cover.stream.jsonl import DEFAULT_BATCH_LINES, line_batches
 
@@ -86,7 +87,7 @@ def score_jsonl(
     gtruth = gt if qids is None else gt.select_qids(qids)
     parts = _Parts()
     problems: list[RowProblem] = []
-    seen = np.empty(0, dtype=str)
+    seen = SeenIds()
     n_batches = 0
     families: set[str] = set()
     for batch in line_batches(preds, batch_lines):
@@ -95,8 +96,7 @@ def score_jsonl(
                                        on_error=on_error)
         found = list(loaded.problems)
         table = loaded.table if qids is None else loaded.table.select_qids(qids)
-        dup = np.isin(table.qid, seen)
-        seen = np.union1d(seen, table.qid)
+        dup = seen.add(table.qid)
         if dup.any():
             found += [RowProblem(name, int(ln), str(q), "duplicate qid (seen on an earlier "
                                  "line)", "rejected")
@@ -117,7 +117,7 @@ def score_jsonl(
                   pe=joined.pred_end)
     if n_batches == 0:
         raise InputError(f"{preds}: no prediction lines")
-    orphan = np.flatnonzero(~np.isin(gtruth.qid, seen))
+    orphan = np.flatnonzero(~np.isin(gtruth.qid, seen.array()))
     problems += [RowProblem(gtruth.source, int(ln), str(q),
                             f"no prediction for this qid in {name}", "rejected")
                  for ln, q in zip(_lines(gtruth)[orphan].tolist(),

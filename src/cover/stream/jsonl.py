@@ -29,6 +29,7 @@ from cover.io.jsonl import OnError, parse_json_lines, raise_on_rejections
 from cover.io.output import atomic_open
 from cover.io.qvhighlights import predictions_from_rows
 from cover.io.regions_jsonl import certified_rows, echo_line
+from cover.io.seen import SeenIds
 from cover.stream.parquet import StreamCounts
 
 #: 16,384 lines of 75-clip saliency (~1.1 KB each) keep a 1e6-line certify under ~500 MB
@@ -129,7 +130,7 @@ def certify_jsonl(
     fitted = None if fo.get("qids") is None else np.asarray(fo["qids"], dtype=str)
     counts = StreamCounts()
     problems: list[RowProblem] = []
-    seen = np.empty(0, dtype=str)
+    seen = SeenIds()
     with atomic_open(dst, "wb", inputs=[src, *(inputs or [])]) as out:
         for batch in line_batches(src, batch_lines):
             raw_by_line = dict(batch)
@@ -139,8 +140,7 @@ def certify_jsonl(
             rejected = dict(loaded.rejected)
             if qids is not None:  # reader rejects are all written, as in memory
                 table = table.select_qids(qids)
-            dup = np.isin(table.qid, seen)
-            seen = np.union1d(seen, table.qid)
+            dup = seen.add(table.qid)
             if dup.any():
                 found += _reject(table, dup, "duplicate qid (seen on an earlier line)", name)
                 table = table.take(~dup)
@@ -167,7 +167,7 @@ def certify_jsonl(
             counts.add(status, bad)
             problems += found
         if before_commit is not None:
-            late = before_commit(seen)
+            late = before_commit(seen.array())
             raise_on_rejections(late, on_error, name)
             problems += late
     return counts, problems
