@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 import cover
+from cover.metrics import cluster_sd
 from cover.report.tables import validity_summary, validity_table
 from cover.studies import Protocol, coverage_validity
-from cover.studies.coverage_validity import cluster_sd
 
 
 def _exchangeable_table(n: int, seed: int, rows_per_unit: int = 1) -> cover.GroundingTable:

@@ -13,7 +13,6 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
-from numpy.typing import NDArray
 
 from cover._json import json_safe
 from cover._progress import NullProgress, Progress
@@ -22,7 +21,7 @@ from cover.calibrate.split import beta_band, beta_sd, split_conformal
 from cover.data.splits import resample_units, split_by_unit
 from cover.data.table import GroundingTable
 from cover.grounding_metrics import grounding_metrics
-from cover.metrics import evaluate, point_iou
+from cover.metrics import cluster_sd, evaluate, point_iou
 from cover.regions import build_regions
 from cover.scores import DEFAULT_MIN_SCALE, FAMILIES, compute_scores
 from cover.studies.protocol import Protocol
@@ -106,17 +105,6 @@ class ValidityResult:
             "counts": self.counts,
             "cells": [json_safe(asdict(c)) for c in self.cells],
         }
-
-
-def cluster_sd(y: NDArray[np.float64], units: NDArray[np.str_]) -> float:
-    """Cluster-robust sd of ``mean(y)``: ``sqrt(sum_u (sum_{i in u} (y_i - ybar))^2) / n``
-    (rows of one unit are dependent, so the binomial formula would be too small)."""
-    n = y.size
-    if n == 0:
-        return float("nan")
-    _, inv = np.unique(units, return_inverse=True)
-    per_unit = np.bincount(inv, weights=y - y.mean())
-    return float(np.sqrt(np.sum(per_unit**2)) / n)
 
 
 def coverage_validity(
