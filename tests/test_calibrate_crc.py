@@ -10,8 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cover.calibrate import Calibrator
-from cover.calibrate.calibrator import coverage_loss
-from cover.calibrate.crc import crc_threshold
+from cover.calibrate.crc import coverage_loss, crc_threshold
 from test_calibrator_file import make_table
 
 

@@ -32,7 +32,6 @@ groups=kind)``.
 
 from __future__ import annotations
 
-import hashlib
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -43,6 +42,8 @@ from typing import Any, Self
 import numpy as np
 from numpy.typing import NDArray
 
+from cover.calibrate.crc import coverage_loss
+from cover.calibrate.fitted_on import fitted_on
 from cover.calibrate.quantile import AlphaLike, as_fraction
 from cover.calibrate.registry import (
     Fallback,
@@ -61,42 +62,7 @@ from cover.scores import (
     check_target,
     compute_scores,
     require_inputs,
-    truth_target,
 )
-
-#: Calibration qids are kept in the file up to this many rows (a digest always).
-KEEP_QIDS_MAX = 5000
-
-
-def fitted_on(qids: NDArray[Any] | list[str]) -> dict[str, Any]:
-    """``{"count", "sha256", "qids"}``: sha256 of the sorted, newline-joined qids; the
-    qids themselves when there are at most :data:`KEEP_QIDS_MAX`."""
-    if isinstance(qids, np.ndarray) and qids.dtype.kind == "U":
-        # numpy orders text by code point as Python does: the same list, sorted in C.
-        ids = np.sort(qids.reshape(-1)).tolist()
-    else:
-        ids = sorted(str(q) for q in qids)
-    digest = hashlib.sha256("\n".join(ids).encode("utf-8")).hexdigest()
-    return {"count": len(ids), "sha256": digest,
-            "qids": ids if len(ids) <= KEEP_QIDS_MAX else None}
-
-
-def coverage_loss(table: GroundingTable, family: str, target: str, min_scale: float
-                  ) -> Any:
-    """``loss(lam)`` per row: the fraction of the truth left outside ``C_lam``
-    (``1 - |C_lam ∩ I*| / |I*|``; for a zero-length truth, 1 when it is outside)."""
-    truth = truth_target(table, check_target(target))
-    tlen = truth.length()
-
-    def loss(lam: float) -> NDArray[np.float64]:
-        reg = build_regions(table, family, lam, min_scale=min_scale)
-        inside = reg.intervals.intersection_length(truth)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            frac = np.clip(1.0 - inside / tlen, 0.0, 1.0)
-        point = 1.0 - reg.intervals.contains(truth).astype(np.float64)
-        return np.where(tlen > 0, frac, point)
-
-    return loss
 
 
 @dataclass

@@ -32,7 +32,10 @@ from cover.calibrate.registry import (
     Side,
     register_rule,
 )
+from cover.data.table import GroundingTable
 from cover.errors import CoverWarning
+from cover.regions import build_regions
+from cover.scores import check_target, truth_target
 
 Loss = Callable[[float], NDArray[np.float64]]
 
@@ -101,3 +104,21 @@ def crc_rule(data: RuleInput, alpha: Fraction, params: Mapping[str, Any]) -> Rul
 register_rule(RuleSpec(
     "crc", crc_rule, "expected share of the truth left outside the region <= alpha (CRC)",
     needs=frozenset({"loss"})))
+
+
+def coverage_loss(table: GroundingTable, family: str, target: str, min_scale: float
+                  ) -> Any:
+    """``loss(lam)`` per row: the fraction of the truth left outside ``C_lam``
+    (``1 - |C_lam ∩ I*| / |I*|``; for a zero-length truth, 1 when it is outside)."""
+    truth = truth_target(table, check_target(target))
+    tlen = truth.length()
+
+    def loss(lam: float) -> NDArray[np.float64]:
+        reg = build_regions(table, family, lam, min_scale=min_scale)
+        inside = reg.intervals.intersection_length(truth)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            frac = np.clip(1.0 - inside / tlen, 0.0, 1.0)
+        point = 1.0 - reg.intervals.contains(truth).astype(np.float64)
+        return np.where(tlen > 0, frac, point)
+
+    return loss

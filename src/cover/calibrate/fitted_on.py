@@ -1,0 +1,29 @@
+"""Which rows a calibrator was fitted on: a count and a digest always, the qids when few.
+
+Saved in the calibrator file as ``fitted_on``; ``cover certify`` marks those rows and
+``cover evaluate`` warns when it scores them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+#: Calibration qids are kept in the file up to this many rows (a digest always).
+KEEP_QIDS_MAX = 5000
+
+
+def fitted_on(qids: NDArray[Any] | list[str]) -> dict[str, Any]:
+    """``{"count", "sha256", "qids"}``: sha256 of the sorted, newline-joined qids; the
+    qids themselves when there are at most :data:`KEEP_QIDS_MAX`."""
+    if isinstance(qids, np.ndarray) and qids.dtype.kind == "U":
+        # numpy orders text by code point as Python does: the same list, sorted in C.
+        ids = np.sort(qids.reshape(-1)).tolist()
+    else:
+        ids = sorted(str(q) for q in qids)
+    digest = hashlib.sha256("\n".join(ids).encode("utf-8")).hexdigest()
+    return {"count": len(ids), "sha256": digest,
+            "qids": ids if len(ids) <= KEEP_QIDS_MAX else None}
