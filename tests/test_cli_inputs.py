@@ -330,3 +330,19 @@ def test_real_evaluation_on_calibration_rows_warns(qvh_gt, qdetr_preds, tmp_path
     ref = doc["reference"]
     assert ref["n_calibration"] == 623 and 0 < ref["band_lo"] < ref["beta_lo"]
     assert ref["beta_hi"] < ref["band_hi"] <= 1.0
+
+
+@pytest.mark.parametrize("path", [[], ["--in-memory"]], ids=["streamed", "in-memory"])
+def test_no_rows_left_names_both_files_and_why(tmp_path, capsys, path):
+    preds_rows, gt_rows = synthetic_rows(6)
+    for r in gt_rows:  # the ground truth of other queries: nothing joins
+        r["qid"] = int(r["qid"]) + 1000
+    preds = write_jsonl(tmp_path / "preds.jsonl", list(preds_rows))
+    gt = write_jsonl(tmp_path / "gt.jsonl", list(gt_rows))
+    code = main(["calibrate", "--preds", str(preds), "--gt", str(gt), "--on-error", "reject",
+                 "-o", str(tmp_path / "c.json"), *path])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "no calibration rows left" in err and "preds.jsonl" in err and "gt.jsonl" in err
+    assert "rejected" in err and "Traceback" not in err
+    assert not (tmp_path / "c.json").exists()

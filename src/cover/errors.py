@@ -102,3 +102,13 @@ def summarize(problems: list[RowProblem], *, limit: int = 5) -> str:
     if len(problems) > limit:
         lines.append(f"  ... and {len(problems) - limit} more")
     return "\n".join(lines)
+
+
+def no_rows_left(preds: object, gt: object, problems: list[RowProblem]) -> str:
+    """The message when validation leaves no calibration row: which files, and why."""
+    rejected = [p for p in problems if p.action == "rejected"]
+    kinds = Counter(p.problem for p in rejected).most_common(3)
+    why = ("; ".join(f"{k} ({v})" for k, v in kinds) if kinds
+           else "the files share no query id")
+    return (f"no calibration rows left after validation of {preds} joined with {gt}: "
+            f"{len(rejected)} row(s) rejected ({why})")

@@ -19,7 +19,7 @@ from cover.cli._common import (
 )
 from cover.cli._groups import add_group_flags, group_settings
 from cover.cli.formats import add_format_flags, format_kwargs
-from cover.errors import InputError
+from cover.errors import InputError, no_rows_left
 
 
 def add_parser(sub: Subparsers) -> None:
@@ -117,7 +117,7 @@ def run(args: argparse.Namespace) -> int:
         table, problems = streamed.table, streamed.problems
     _report_problems(problems, what="calibration input")
     if len(table) == 0:
-        raise InputError("no calibration rows left after validation")
+        raise InputError(no_rows_left(args.preds, args.gt, problems))
     if streamed is None:
         require_family_input(table, args.score, args.preds)
     settings, fit_kw, notes = group_settings(args, table)

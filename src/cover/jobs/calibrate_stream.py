@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from cover.data.family_inputs import FAMILY_INPUT
-from cover.errors import InputError, RowProblem
+from cover.errors import InputError, RowProblem, no_rows_left
 from cover.io.jsonl import OnError, raise_on_rejections
 from cover.jobs.certify_stream import streamable
 from cover.stream.calibrate import StreamedFit
@@ -86,7 +86,7 @@ def score_streaming(
             "pass --on-error reject.")
     raise_on_rejections(problems, on_error, f"{preds} joined with {gt}")
     if len(got.table) == 0:
-        raise InputError("no calibration rows left after validation")
+        raise InputError(no_rows_left(preds, gt, problems))
     if score not in got.families:  # the message of require_family_input on the whole table
         others = ", ".join(f for f in FAMILY_INPUT if f != score and f in got.families)
         hint = f"; choose another family ({others})" if others else ""
