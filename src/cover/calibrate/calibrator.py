@@ -65,6 +65,12 @@ from cover.scores import (
 )
 
 
+def _first(names: list[str], limit: int = 10) -> str:
+    """``a, b, c`` or ``a, b, ... and 90 more``: a message stays readable with many groups."""
+    shown = ", ".join(names[:limit])
+    return shown if len(names) <= limit else f"{shown}, ... and {len(names) - limit} more"
+
+
 @dataclass
 class Calibrator:
     """Calibrate once on a labelled table, then certify any number of new predictions.
@@ -203,22 +209,28 @@ class Calibrator:
         """``(lam_start, lam_end)`` per row of ``table`` (``lam_end`` None for one-parameter
         rules); a row whose group was not seen at calibration is an error."""
         self._require_fitted()
+        one_side = self._spec.sides == ("both",) and not self._spec.needs & {"sides"}
+        if self.groups == "all" and len(self.thresholds_) == 1:
+            # One group: no per-row labels (a text array and a text search per row).
+            (record,) = self.thresholds_.values()
+            ls, le = self._spec.lams(record, self.params_)
+            n = len(table)
+            return np.full(n, ls, dtype=np.float64), (None if one_side else
+                                                      np.full(n, le, dtype=np.float64))
         labels = np.asarray(self._grouping.assign(table, self.group_params_)).astype(str)
         known = np.isin(labels, list(self.thresholds_))
         if not known.all():
             i = int(np.flatnonzero(~known)[0])
             raise ValueError(
                 f"{table.where(i)}: group {labels[i]} ({self.groups}) was not seen at "
-                f"calibration (known groups: {', '.join(sorted(self.thresholds_))}); "
+                f"calibration (known groups: {_first(sorted(self.thresholds_))}); "
                 f"{int((~known).sum())} row(s) affected")
         names = sorted(self.thresholds_)
         pairs = np.array([self._spec.lams(self.thresholds_[g], self.params_) for g in names],
                          dtype=np.float64).reshape(-1, 2)
         idx = np.searchsorted(np.array(names), labels)
         lam_s, lam_e = pairs[idx, 0], pairs[idx, 1]
-        if self._spec.sides == ("both",) and not self._spec.needs & {"sides"}:
-            return lam_s, None
-        return lam_s, lam_e
+        return lam_s, (None if one_side else lam_e)
 
     def certify(self, table: GroundingTable) -> Regions:
         """Regions at the calibrated thresholds for every row (durations required)."""
