@@ -210,20 +210,21 @@ def test_prediction_exactly_on_bounds_is_not_clipped(tmp_path: Path) -> None:
 )
 def test_truth_partly_outside_video_is_clipped_and_counted(tmp_path: Path, windows: list,
                                                            expect: list) -> None:
-    p, g, pp, _ = load(tmp_path, [pred(1), pred(2)], [gt(1), gt(2, windows=windows)])
+    p, g, pp, gp = load(tmp_path, [pred(1), pred(2)], [gt(1), gt(2, windows=windows)])
     joined, problems = attach_truth(p.table, g.table)
     assert joined.qid.tolist() == ["1", "2"]
     assert joined.truth is not None
     assert joined.truth.row(1) == expect
     assert rejected(problems) == []
     [prob] = clipped(problems)
-    assert (prob.path, prob.line, prob.qid) == (str(pp), 2, "2")
+    assert (prob.path, prob.line, prob.qid) == (str(gp), 2, "2")  # where the window is
     assert "ground-truth" in prob.problem
 
     joined_s, problems_s = attach_truth(p.table, g.table, strict=True)
     assert joined_s.qid.tolist() == ["1"]
     [prob] = rejected(problems_s)
-    assert (prob.line, prob.qid) == (2, "2") and "strict" in prob.problem
+    assert (prob.path, prob.line, prob.qid) == (str(pp), 2, "2") and "strict" in prob.problem
+    assert f"{gp}:2" in prob.problem  # and the ground-truth line that reaches outside
     assert_join_accounted(joined_s, problems_s, p.table, g.table)
 
 
@@ -236,7 +237,7 @@ def test_truth_entirely_outside_video_is_rejected(tmp_path: Path, windows: list)
     assert joined.qid.tolist() == ["1", "3"]
     [prob] = rejected(problems)
     assert (prob.path, prob.line, prob.qid) == (str(pp), 2, "2")
-    assert "outside" in prob.problem
+    assert "outside" in prob.problem and f"{g.table.source}:" in prob.problem
     assert clipped(problems) == []
     assert joined.truth is not None and len(joined.truth) == 2
     assert_join_accounted(joined, problems, p.table, g.table)
@@ -249,6 +250,10 @@ def test_truth_and_prediction_both_clipped_on_one_row(tmp_path: Path) -> None:
     assert len(joined) == 1
     assert sorted(q.problem for q in clipped(problems)) == [
         "ground-truth window clipped to [0, T]", "predicted interval clipped to [0, T]"]
+    # each note points at the file and line the clipped value was read from
+    where = {q.problem: (q.path, q.line) for q in clipped(problems)}
+    assert where["ground-truth window clipped to [0, T]"] == (g.table.source, 1)
+    assert where["predicted interval clipped to [0, T]"] == (p.table.source, 1)
     assert joined.pred_end[0] == 150.0
     assert joined.truth is not None and joined.truth.row(0) == [[120.0, 150.0]]
 

@@ -8,7 +8,7 @@ from dataclasses import replace
 
 from cover.cli._common import Subparsers, _report_problems, _say, add_command, check_outputs
 from cover.cli.formats import add_format_flags
-from cover.errors import CoverWarning
+from cover.errors import CoverWarning, RowProblem
 
 
 def add_parser(sub: Subparsers) -> None:
@@ -62,8 +62,11 @@ def run(args: argparse.Namespace) -> int:
              f"({agree} by qid)")
     joined, problems = attach_truth(rtab, gtab, strict=False)
     # Ground truth of queries that were not certified is expected (another split).
-    unmatched_gt = [p for p in problems if p.path == gt.table.source]
-    problems = [p for p in problems if p.path != gt.table.source]
+    def uncertified(p: RowProblem) -> bool:
+        return p.path == gt.table.source and p.action == "rejected"
+
+    unmatched_gt = [p for p in problems if uncertified(p)]
+    problems = [p for p in problems if not uncertified(p)]
     raise_on_rejections(problems, args.on_error, f"{args.regions} joined with {args.gt}")
     _report_problems(loaded.problems + gt.problems + problems, what=args.regions)
     idx, _ = index_of(loaded.table.qid, joined.qid)

@@ -84,17 +84,21 @@ def attach_truth(
     rows, jj = rows[ok], jj[ok]
 
     joined = replace(preds.take(rows), duration=gt.duration[jj], truth=gt_truth.take(jj))
-    joined, more = clip_truth(joined, strict=strict)
+    joined, more = clip_truth(joined, strict=strict, truth_source=gt.source,
+                              truth_lines=None if gt.line is None else gt.line[jj])
     problems += more
     joined, more = clip_predictions(joined, strict=strict)
     problems += more
     return joined, problems
 
 
-def clip_truth(table: GroundingTable, *, strict: bool = False) -> tuple[GroundingTable,
-                                                                        list[RowProblem]]:
+def clip_truth(table: GroundingTable, *, strict: bool = False,
+               truth_source: str | None = None, truth_lines: NDArray[np.int64] | None = None,
+               ) -> tuple[GroundingTable, list[RowProblem]]:
     """Clip truth windows to ``[0, T]`` (counted), rejecting rows whose truth falls
-    entirely outside, or any row reaching outside when ``strict``."""
+    entirely outside, or any row reaching outside when ``strict``. With
+    ``truth_source``/``truth_lines`` (where each row's truth was read), a clipped window
+    is reported at its ground-truth line, and a rejection names that line too."""
     truth = table.require_truth()
     r = truth.rows
     t = table.duration[r]
@@ -108,9 +112,18 @@ def clip_truth(table: GroundingTable, *, strict: bool = False) -> tuple[Groundin
         else "a ground-truth window reaches outside [0, T] (strict mode)"
         for v in vanished[reject].tolist()
     ]
-    problems += _problems(table, np.flatnonzero(reject), why)
-    problems += _problems(table, np.flatnonzero(outside & ~reject),
-                          "ground-truth window clipped to [0, T]", action="clipped")
+    rej = np.flatnonzero(reject)
+    if truth_source is not None and truth_lines is not None:
+        why = [f"{w} ({truth_source}:{int(truth_lines[i])})"
+               for w, i in zip(why, rej.tolist(), strict=True)]
+        problems += _problems(table, rej, why)
+        problems += [RowProblem(truth_source, int(truth_lines[i]), str(table.qid[i]),
+                                "ground-truth window clipped to [0, T]", "clipped")
+                     for i in np.flatnonzero(outside & ~reject).tolist()]
+    else:
+        problems += _problems(table, rej, why)
+        problems += _problems(table, np.flatnonzero(outside & ~reject),
+                              "ground-truth window clipped to [0, T]", action="clipped")
     out = replace(table, truth=clipped)
     return (out.take(~reject) if reject.any() else out), problems
 
