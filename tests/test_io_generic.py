@@ -176,3 +176,22 @@ def test_damaged_gzip_is_named(tmp_path: Path) -> None:
                  lambda: list(iter_batches(bad, _MAPPINGS["jsonl"], role="predictions"))):
         with pytest.raises(InputError, match=r"p\.jsonl\.gz: damaged or truncated gzip"):
             read()
+
+
+@pytest.mark.parametrize(("field", "column", "value"), [
+    ("windows", "w", "[[1, 2]]"),          # a list written out as text
+    ("windows", "w", [1.0, 2.0]),          # one level of list, not two
+    ("saliency", "s", "0.1,0.2"),
+])
+def test_a_wrongly_typed_parquet_column_is_named(tmp_path, field, column, value):
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    cols = {"qid": ["1"], "vid": ["v"], "duration": [10.0], "w": [[[1.0, 2.0]]],
+            "s": [[0.1, 0.2]]}
+    cols[column] = [value]
+    path = tmp_path / "p.parquet"
+    pq.write_table(pa.table(cols), path)
+    mapping = "qid=qid,vid=vid,duration=duration,windows=w" + (
+        ",saliency=s" if field == "saliency" else "")
+    with pytest.raises(InputError, match=rf"p\.parquet: column '{column}' must be .* but it is"):
+        read_table(path, mapping, role="predictions")

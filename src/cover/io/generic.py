@@ -255,6 +255,7 @@ def arrow_columns(table: Any, m: dict[str, str], name: str, first_row: int = 0, 
     sal = None
     if "saliency" in m:
         arr = col("saliency").combine_chunks()
+        _require_list(arr, name, m["saliency"], "list<number> (one value per clip)", depth=1)
         sal = Ragged(np.asarray(arr.flatten().to_numpy(zero_copy_only=False), dtype=np.float64),
                      np.asarray(arr.offsets.to_numpy(), dtype=np.int64))
     query = None
@@ -276,6 +277,8 @@ def arrow_columns(table: Any, m: dict[str, str], name: str, first_row: int = 0, 
 def _arrow_ragged(arr: Any, name: str, where: str) -> tuple[NDArray[np.float64],
                                                           NDArray[np.int64]]:
     """A list<list<number>> column as (windows, offsets), straight from Arrow buffers."""
+    _require_list(arr, name, where, "list<list<number>> ([[start, end(, score)], ...])",
+                  depth=2)
     off = np.asarray(arr.offsets.to_numpy(), dtype=np.int64)
     inner = arr.flatten()
     lens = np.diff(np.asarray(inner.offsets.to_numpy(), dtype=np.int64))
@@ -285,3 +288,16 @@ def _arrow_ragged(arr: Any, name: str, where: str) -> tuple[NDArray[np.float64],
     values = np.asarray(inner.flatten().to_numpy(zero_copy_only=False), dtype=np.float64)
     return values.reshape(-1, width), off - off[0]
 
+
+def _require_list(arr: Any, name: str, where: str, want: str, *, depth: int) -> None:
+    """An Arrow column of nested lists of numbers, ``depth`` deep; else a message naming
+    the column and the type found (e.g. a list written out as text)."""
+    import pyarrow as pa
+
+    t = arr.type
+    for _ in range(depth):
+        if not (pa.types.is_list(t) or pa.types.is_large_list(t)):
+            raise InputError(f"{name}: column {where!r} must be {want}, but it is {arr.type}")
+        t = t.value_type
+    if not (pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_null(t)):
+        raise InputError(f"{name}: column {where!r} must be {want}, but it is {arr.type}")
