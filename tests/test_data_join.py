@@ -513,3 +513,4 @@ def test_fill_durations_never_keeps_a_non_positive_duration(tmp_path: Path) -> N
         dict(zip(out.qid.tolist(), out.duration.tolist(), strict=True))
     assert out.qid.tolist() == ["3"]
     assert sorted(q.qid for q in rejected(problems)) == ["1", "2"]
+

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -27,3 +28,12 @@ def test_table_ids_join_as_text():
     assert len(t.select_qids(["12", 100])) == 2
     named = GroundingTable.from_arrays(qid=["a", "b"], vid=[3, 4], duration=60.0)
     assert named.qid.tolist() == ["a", "b"] and named.vid.tolist() == ["3", "4"]
+
+
+def test_from_arrays_repeats_a_scalar_prediction_and_checks_lengths() -> None:
+    t = GroundingTable.from_arrays(qid=np.arange(3), duration=150.0, pred_start=10.0,
+                                   pred_end=20.0)
+    assert t.pred_start.tolist() == [10.0] * 3 and t.pred_end.shape == (3,)
+    with pytest.raises(ValueError, match=r"pred_start has shape .* expected 3 values"):
+        GroundingTable.from_arrays(qid=np.arange(3), duration=150.0, pred_start=[1.0, 2.0],
+                                   pred_end=[3.0, 4.0, 5.0])

@@ -32,6 +32,16 @@ def qid_text(ids: ArrayLike) -> NDArray[np.str_]:
     return a.astype(str)
 
 
+def _per_row(values: ArrayLike, n: int, name: str) -> NDArray[np.float64]:
+    """One float per row: a scalar is repeated, an array must have ``n`` values."""
+    a = np.asarray(values, dtype=np.float64)
+    if a.ndim == 0:
+        return np.full(n, float(a))
+    if a.shape != (n,):
+        raise ValueError(f"{name} has shape {a.shape}; expected {n} values (one per qid)")
+    return a
+
+
 @dataclass(frozen=True)
 class GroundingTable:
     """Predictions (and optionally truth) for ``n`` queries.
@@ -100,8 +110,8 @@ class GroundingTable:
         n = q.size
         t = np.asarray(duration, dtype=np.float64).reshape(-1)
         t = np.broadcast_to(t, (n,)).copy()
-        ps = np.full(n, np.nan) if pred_start is None else np.asarray(pred_start, np.float64)
-        pe = np.full(n, np.nan) if pred_end is None else np.asarray(pred_end, np.float64)
+        ps = np.full(n, np.nan) if pred_start is None else _per_row(pred_start, n, "pred_start")
+        pe = np.full(n, np.nan) if pred_end is None else _per_row(pred_end, n, "pred_end")
         v = q if vid is None else qid_text(vid)  # arrays are never written in place
         if relevance is None:
             rel = Ragged(np.empty(0), np.zeros(n + 1, dtype=np.int64))
