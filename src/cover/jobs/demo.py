@@ -42,8 +42,11 @@ def certified_table(evaluation: dict[str, Any], *, markdown: bool = False) -> st
     rows = []
     for fam, ev in evaluation.items():
         m, ref = ev["marginal"], ev["reference"]
-        unit = {"norm": " × pred. length", "sec": " s", "sls": " (relevance)"}.get(fam, "")
-        rows.append([family_label(fam), f"{ev['threshold']:.4g}{unit}", f"{m['coverage']:.3f}",
+        th = ev["threshold"]
+        # What the threshold does, in the family's own terms (SLS keeps f(t) >= -lam).
+        shown = {"norm": f"± {th:.4g} × pred. length", "sec": f"± {th:.4g} s",
+                 "sls": f"clips with relevance ≥ {-th:.4g}"}.get(fam, f"{th:.4g}")
+        rows.append([family_label(fam), shown, f"{m['coverage']:.3f}",
                      f"{ref['expected']:.3f} [{ref['band_lo']:.3f}, {ref['band_hi']:.3f}]",
                      f"{m['mean_length_s']:.1f}", f"{m['mean_length_frac']:.1%}",
                      f"{m['mean_iou']:.3f}", f"{m['mean_components']:.2f}",
