@@ -46,3 +46,24 @@ def test_unseen_group_message_lists_at_most_ten_known_groups():
     with pytest.raises(ValueError, match=r"\.\.\. and \d+ more\)") as err:
         cal.certify(other)
     assert "was not seen at calibration" in str(err.value) and len(str(err.value)) < 600
+
+
+def test_fitted_on_is_taken_from_the_ids_when_first_asked() -> None:
+    """fit keeps the calibration ids and digests them on first use: the same record as
+    digesting their text at fit time, saved and read back unchanged."""
+    from cover.calibrate.fitted_on import fitted_on
+    from cover.data.table import GroundingTable
+
+    n = 120
+    rng = np.random.default_rng(3)
+    ps = rng.uniform(0, 50, n)
+    table = GroundingTable.from_arrays(qid=np.arange(1000, 1000 + n), duration=100.0,
+                                       pred_start=ps, pred_end=ps + 10,
+                                       truth=(ps + rng.normal(0, 2, n), ps + 12))
+    cal = Calibrator(score="sec", alpha=0.1).fit(table)
+    assert cal._fitted_on is None  # nothing hashed yet
+    want = fitted_on(np.arange(1000, 1000 + n).astype(str))
+    assert cal.fitted_on_ == want
+    assert Calibrator.from_dict(cal.to_dict()).fitted_on_ == want
+    cal.fitted_on_ = None
+    assert cal.fitted_on_ is None

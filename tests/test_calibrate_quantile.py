@@ -184,6 +184,47 @@ def test_kth_smallest_matches_sort(xs, data):
         assert got == np.sort(np.asarray(xs))[k - 1]
 
 
+@SETTINGS
+@given(st.lists(values, min_size=16, max_size=300), st.data())
+def test_sampled_selection_is_exact_or_defers(xs, data):
+    """The sample bracket (shrunk to 8 values so small lists exercise it) gives the exact
+    k-th smallest or defers to introselect; the public result is exact either way."""
+    from cover.calibrate import quantile
+
+    s = np.asarray(xs)
+    k = data.draw(st.integers(1, s.size))
+    want = np.sort(s)[k - 1]
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(quantile, "_SAMPLE", 8)
+        mp.setattr(quantile, "SAMPLED_SELECT_MIN", 16)
+        got = quantile._bracketed_select(s, k)
+        assert got is None or got == want
+        assert kth_smallest(s, k) == want
+
+
+@pytest.mark.parametrize("order", ["random", "sorted", "reversed", "ties", "sample-trap"])
+def test_sampled_selection_on_large_inputs(order):
+    """Above SAMPLED_SELECT_MIN the bracketed path runs; exact for every layout, including
+    one whose strided sample is all outliers (the bracket misses, introselect decides)."""
+    from cover.calibrate.quantile import _SAMPLE, SAMPLED_SELECT_MIN
+
+    rng = np.random.default_rng(7)
+    n = 3 * SAMPLED_SELECT_MIN + 11
+    s = rng.standard_normal(n)
+    if order == "sorted":
+        s.sort()
+    elif order == "reversed":
+        s = -np.sort(s)
+    elif order == "ties":
+        s = np.round(s, 1)
+        s[:100] = -np.inf
+    elif order == "sample-trap":
+        s[:: n // _SAMPLE] = -1e9
+    ref = np.sort(s)
+    for k in (1, 2, n // 2, math.ceil((n + 1) * 0.9), n - 1, n):
+        assert kth_smallest(s, k) == ref[k - 1]
+
+
 def test_kth_smallest_rejects_nan_and_accepts_nd_input():
     with pytest.raises(ValueError):
         kth_smallest([1.0, math.nan], 1)

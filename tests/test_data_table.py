@@ -37,3 +37,24 @@ def test_from_arrays_repeats_a_scalar_prediction_and_checks_lengths() -> None:
     with pytest.raises(ValueError, match=r"pred_start has shape .* expected 3 values"):
         GroundingTable.from_arrays(qid=np.arange(3), duration=150.0, pred_start=[1.0, 2.0],
                                    pred_end=[3.0, 4.0, 5.0])
+
+
+def test_integer_ids_stay_integers_until_read_as_text() -> None:
+    """A table of integer ids stores them as given (no text made to calibrate or certify);
+    the first read of ``qid`` converts once, ``vid`` (defaulting to the qids) shares it,
+    and row selection keeps the integers."""
+    from dataclasses import replace
+
+    from cover.data.table import raw_ids
+
+    ids = np.array([5, 40, 7, 1000])
+    t = GroundingTable.from_arrays(qid=ids, duration=60.0)
+    assert raw_ids(t) is ids and "_qid_text" not in t.__dict__
+    assert t.qid.tolist() == ["5", "40", "7", "1000"]
+    assert t.vid is t.qid  # one conversion serves both
+    sub = t.take([2, 0])
+    assert raw_ids(sub).dtype.kind == "i" and sub.qid.tolist() == ["7", "5"]
+    assert sub.vid.tolist() == ["7", "5"]
+    other = replace(t, qid=np.array(["a", "b", "c", "d"]))
+    assert other.qid.tolist() == ["a", "b", "c", "d"] and other.vid.tolist() == t.qid.tolist()
+    assert len(t) == 4 and t.where(1).endswith("(qid=40)")

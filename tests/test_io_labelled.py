@@ -6,6 +6,7 @@ of a QVHighlights prediction file."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -29,14 +30,14 @@ def test_rekey_pairs_kth_occurrences(pairs: list[tuple[str, str]], rnd: object) 
     gt = GroundingTable.from_arrays(qid=np.arange(n), duration=np.full(n, 50.0),
                                     vid=[v for v, _ in pairs], truth=(np.arange(n),
                                                                       np.arange(n) + 1.0))
-    gt = GroundingTable(**{**gt.__dict__, "query": np.array([q for _, q in pairs], dtype=object)})
+    gt = replace(gt, query=np.array([q for _, q in pairs], dtype=object))
     perm = list(range(n))
     rnd.shuffle(perm)  # type: ignore[attr-defined]
     pq = np.array([str(1000 + i) for i in range(n)])  # same order as gt, other numbers
     preds = GroundingTable.from_arrays(qid=pq[perm], duration=np.full(n, np.nan),
                                        vid=np.array([pairs[i][0] for i in perm]))
-    preds = GroundingTable(**{**preds.__dict__, "query": np.array(
-        [pairs[i][1].upper().rstrip(".") + " " for i in perm], dtype=object)})
+    preds = replace(preds, query=np.array(
+        [pairs[i][1].upper().rstrip(".") + " " for i in perm], dtype=object))
     rekeyed, matched = rekey_truth(preds, gt)
     assert matched == n
     assert rekeyed.qid.tolist() == pq.tolist()

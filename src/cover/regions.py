@@ -233,6 +233,12 @@ class Regions:
         }
 
 
+def _one_value(a: NDArray[np.float64]) -> NDArray[np.float64]:
+    """A zero-stride row array (one value seen n times, e.g. a one-group threshold) as
+    that 0-d value: the widening then broadcasts it instead of reading n copies."""
+    return a[:1].reshape(()) if a.ndim == 1 and a.size and a.strides == (0,) else a
+
+
 def build_regions(
     table: GroundingTable,
     family: str,
@@ -250,8 +256,8 @@ def build_regions(
     if not np.isfinite(t).all() or (t <= 0).any():
         bad = int(np.flatnonzero(~(np.isfinite(t) & (t > 0)))[0])
         raise ValueError(f"{table.where(bad)}: video duration unknown or not positive")
-    lam_in = np.asarray(lam, dtype=np.float64)
-    lam_end_in = None if lam_end is None else np.asarray(lam_end, dtype=np.float64)
+    lam_in = _one_value(np.asarray(lam, dtype=np.float64))
+    lam_end_in = None if lam_end is None else _one_value(np.asarray(lam_end, dtype=np.float64))
     if np.isnan(lam_in).any() or (lam_end_in is not None and np.isnan(lam_end_in).any()):
         raise ValueError("threshold lam is NaN")
     if lam_end_in is not None and fam == "sls":
@@ -268,7 +274,8 @@ def build_regions(
         iv = with_whole_video(superlevel(table.relevance, table.clip, lam_a, t), mask, t)
     else:
         # SEC's scale is 1 everywhere: a scalar, not an n-length array of ones (x*1 == x).
-        l_s, l_e = (1.0, 1.0) if fam == "sec" else side_scales(table, fam, min_scale)[:2]
+        l_s, l_e = (1.0, 1.0) if fam == "sec" else side_scales(table, fam, min_scale,
+                                                                 with_floored=False)[:2]
         lo, hi = widened_bounds(table.pred_start, table.pred_end, l_s, lam_in, t,
                                 lam_end=lam_end_in, scale_end=l_e)
         # The whole-video rows are [0, T] whatever the widening gave (with_whole_video).

@@ -65,35 +65,43 @@ def check_target(target: str) -> Target:
     return target
 
 
+_NO_FLAGS: NDArray[np.bool_] = np.zeros(0, dtype=bool)
+
+
 def interval_scale(
     pred_start: NDArray[np.float64],
     pred_end: NDArray[np.float64],
     family: Family,
     min_scale: float = DEFAULT_MIN_SCALE,
+    *,
+    with_floored: bool = True,
 ) -> tuple[NDArray[np.float64], NDArray[np.bool_]]:
     """Scale ``l``: ``max(e_hat - s_hat, min_scale)`` for NORM, 1 for SEC.
 
     Returns ``(l, floored)`` where ``floored`` marks NORM rows whose predicted length
-    was below ``min_scale`` (a zero-length prediction would otherwise divide by zero).
+    was below ``min_scale`` (a zero-length prediction would otherwise divide by zero);
+    ``with_floored=False`` (certifying: no counts) skips it and gives an empty array.
     """
     if family == "sec":
         return np.ones_like(pred_start), np.zeros(pred_start.shape, dtype=bool)
     if not min_scale > 0:
         raise ValueError(f"min_scale must be > 0, got {min_scale}")
     length = np.asarray(pred_end - pred_start, dtype=np.float64)
-    floored = (length < min_scale) & np.isfinite(length)
+    floored = (length < min_scale) & np.isfinite(length) if with_floored else _NO_FLAGS
     # max(length, min_scale) in place == where(length < min_scale, min_scale, length),
     # NaN included (no second full-length array).
     return np.maximum(length, min_scale, out=length), floored
 
 
 def side_scales(
-    table: GroundingTable, family: Family, min_scale: float = DEFAULT_MIN_SCALE
+    table: GroundingTable, family: Family, min_scale: float = DEFAULT_MIN_SCALE, *,
+    with_floored: bool = True,
 ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.bool_]]:
     """``(l_s, l_e, floored)``: NORM/SEC use :func:`interval_scale` on both sides; SIGMA
     ``l = max(std, min_scale)`` per side (NaN where the std is missing: a refusal)."""
     if family != "sigma":
-        scale, floored = interval_scale(table.pred_start, table.pred_end, family, min_scale)
+        scale, floored = interval_scale(table.pred_start, table.pred_end, family, min_scale,
+                                        with_floored=with_floored)
         return scale, scale, floored
     require_inputs(table, family)
     assert table.start_std is not None and table.end_std is not None

@@ -46,13 +46,14 @@ from cover.calibrate.crc import coverage_loss
 from cover.calibrate.fitted_on import fitted_on
 from cover.calibrate.quantile import AlphaLike, as_fraction
 from cover.calibrate.registry import (
+    ALL,
     Fallback,
     GroupThreshold,
     RuleInput,
     get_grouping,
     get_rule,
 )
-from cover.data.table import GroundingTable
+from cover.data.table import GroundingTable, qid_text, raw_ids
 from cover.regions import Regions, build_regions
 from cover.scores import (
     DEFAULT_MIN_SCALE,
@@ -112,7 +113,8 @@ class Calibrator:
     fallback_: list[Fallback] = field(default_factory=list, init=False)
     report_: dict[str, Any] = field(default_factory=dict, init=False)
     counts_: dict[str, int] = field(default_factory=dict, init=False)
-    fitted_on_: dict[str, Any] | None = field(default=None, init=False)
+    _fitted_on: dict[str, Any] | None = field(default=None, init=False, repr=False)
+    _fit_ids: NDArray[Any] | None = field(default=None, init=False, repr=False, compare=False)
     clip_: float | None = field(default=None, init=False)
 
     def __post_init__(self) -> None:
@@ -164,7 +166,10 @@ class Calibrator:
         if len(table) == 0:
             raise ValueError("cannot calibrate on an empty table")
         gparams = self._grouping.fit(table, dict(self.group_params or {}))
-        labels = np.asarray(self._grouping.assign(table, gparams)).astype(str)
+        if self.groups == ALL:  # one label seen n times: a view, not n strings
+            labels = np.broadcast_to(np.array(ALL), (len(table),))
+        else:
+            labels = np.asarray(self._grouping.assign(table, gparams)).astype(str, copy=False)
         data = RuleInput(
             scores=scores.values, groups=labels, start=scores.start, end=scores.end,
             loss=loss,
@@ -184,9 +189,23 @@ class Calibrator:
         self.fallback_ = list(result.fallback)
         self.report_ = dict(result.report)
         self.counts_ = scores.counts()
-        self.fitted_on_ = fitted_on(table.qid)
+        # The digest sorts and hashes every calibration qid (most of a 1e6-row fit):
+        # taken when first asked for (saving, marking rows), from the ids as given.
+        self._fitted_on, self._fit_ids = None, raw_ids(table)
         self.clip_ = table.clip if self.score == "sls" else None
         return self
+
+    @property
+    def fitted_on_(self) -> dict[str, Any] | None:
+        """Which rows the thresholds were fitted on (:func:`cover.calibrate.fitted_on.fitted_on`):
+        count, sha256 of the sorted qids, and the qids when few."""
+        if self._fitted_on is None and self._fit_ids is not None:
+            self._fitted_on, self._fit_ids = fitted_on(qid_text(self._fit_ids)), None
+        return self._fitted_on
+
+    @fitted_on_.setter
+    def fitted_on_(self, value: dict[str, Any] | None) -> None:
+        self._fitted_on, self._fit_ids = value, None
 
     @property
     def fitted(self) -> bool:
@@ -215,8 +234,9 @@ class Calibrator:
             (record,) = self.thresholds_.values()
             ls, le = self._spec.lams(record, self.params_)
             n = len(table)
-            return np.full(n, ls, dtype=np.float64), (None if one_side else
-                                                      np.full(n, le, dtype=np.float64))
+            # Read-only views of one value: build_regions treats them as scalars.
+            return (np.broadcast_to(np.float64(ls), (n,)),
+                    None if one_side else np.broadcast_to(np.float64(le), (n,)))
         labels = np.asarray(self._grouping.assign(table, self.group_params_)).astype(str)
         known = np.isin(labels, list(self.thresholds_))
         if not known.all():

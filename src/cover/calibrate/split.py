@@ -86,7 +86,8 @@ def per_group(groups: NDArray[np.str_], scores: NDArray[np.float64],
               fit_one: Callable[[NDArray[np.float64]], GroupThreshold]
               ) -> dict[str, GroupThreshold]:
     """``fit_one`` applied to the scores of each group label (labels sorted)."""
-    if groups.size and bool((groups == groups[0]).all()):
+    # A zero-stride label column is one label repeated (the marginal rule): no compare.
+    if groups.size and (groups.strides == (0,) or bool((groups == groups[0]).all())):
         return {str(groups[0]): fit_one(scores)}  # one group (the marginal rule): no sort
     return {str(g): fit_one(scores[groups == g]) for g in np.unique(groups)}
 

@@ -29,7 +29,41 @@ def qid_text(ids: ArrayLike) -> NDArray[np.str_]:
         lo, hi = int(a.min()), int(a.max())
         width = max(len(str(lo)), len(str(hi)))
         return a.astype(f"<U{width}")
-    return a.astype(str)
+    return a.astype(str, copy=False)
+
+
+class TextIds:
+    """A column of ids kept as given (text or integers) and read as text (:func:`qid_text`),
+    converted on first read and cached: a table built from integer ids pays nothing for
+    text it never shows (calibrate and certify read no id)."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+        self.raw = f"_{name}_raw"
+        self.text = f"_{name}_text"
+
+    def __get__(self, obj: Any, objtype: type | None = None) -> Any:
+        if obj is None:
+            return self
+        cached = obj.__dict__.get(self.text)
+        if cached is None:
+            raw = obj.__dict__[self.raw]
+            if self.name == "vid" and raw is obj.__dict__.get("_qid_raw"):
+                cached = obj.qid  # video ids default to the query ids: one conversion
+            else:
+                cached = qid_text(raw)
+            obj.__dict__[self.text] = cached
+        return cached
+
+    def __set__(self, obj: Any, value: ArrayLike) -> None:
+        a = np.asarray(value)
+        obj.__dict__[self.raw] = a if a.ndim == 1 else a.reshape(-1)
+        obj.__dict__.pop(self.text, None)
+
+
+def raw_ids(table: GroundingTable, name: str = "qid") -> NDArray[Any]:
+    """The ``qid`` (or ``vid``) column as given to the table: text or integers."""
+    return table.__dict__[f"_{name}_raw"]
 
 
 def _per_row(values: ArrayLike, n: int, name: str) -> NDArray[np.float64]:
@@ -49,7 +83,8 @@ class GroundingTable:
     Attributes
     ----------
     qid, vid : str arrays
-        Query id (as text, the join key) and video id.
+        Query id (as text, the join key) and video id. Integer ids are kept as given
+        and converted to text on first read (:class:`TextIds`, :func:`raw_ids`).
     duration : float array
         Video length T in seconds; NaN where unknown.
     pred_start, pred_end : float arrays
@@ -71,7 +106,7 @@ class GroundingTable:
         (:mod:`cover.grounding_metrics`).
     """
 
-    qid: NDArray[np.str_]
+    qid: NDArray[np.str_]  # both read through TextIds (set below the class)
     vid: NDArray[np.str_]
     duration: NDArray[np.float64]
     pred_start: NDArray[np.float64]
@@ -106,13 +141,15 @@ class GroundingTable:
         ``truth`` is an :class:`Intervals` or a ``(starts, ends)`` pair of arrays.
         Missing predictions (NaN) are refusals.
         """
-        q = qid_text(qid)
+        q = np.asarray(qid)  # kept as given, read as text when first shown (TextIds)
+        q = q if q.ndim == 1 else q.reshape(-1)
         n = q.size
         t = np.asarray(duration, dtype=np.float64).reshape(-1)
-        t = np.broadcast_to(t, (n,)).copy()
+        if t.shape != (n,):  # a scalar (or one value) repeated; a full column is kept as is
+            t = np.broadcast_to(t, (n,)).copy()
         ps = np.full(n, np.nan) if pred_start is None else _per_row(pred_start, n, "pred_start")
         pe = np.full(n, np.nan) if pred_end is None else _per_row(pred_end, n, "pred_end")
-        v = q if vid is None else qid_text(vid)  # arrays are never written in place
+        v = q if vid is None else np.asarray(vid)  # arrays are never written in place
         if relevance is None:
             rel = Ragged(np.empty(0), np.zeros(n + 1, dtype=np.int64))
         elif isinstance(relevance, Ragged):
@@ -129,7 +166,7 @@ class GroundingTable:
 
     # ---- views --------------------------------------------------------------------
     def __len__(self) -> int:
-        return int(self.qid.size)
+        return int(raw_ids(self).size)
 
     @property
     def has_interval(self) -> NDArray[np.bool_]:
@@ -175,8 +212,8 @@ class GroundingTable:
 
         return replace(
             self,
-            qid=self.qid[idx],
-            vid=self.vid[idx],
+            qid=(q := raw_ids(self)[idx]),
+            vid=q if raw_ids(self, "vid") is raw_ids(self) else raw_ids(self, "vid")[idx],
             duration=self.duration[idx],
             pred_start=self.pred_start[idx],
             pred_end=self.pred_end[idx],
@@ -194,3 +231,11 @@ class GroundingTable:
         """Rows whose qid is in ``qids`` (file order kept)."""
         keep = np.isin(self.qid, np.asarray(qids).astype(str))
         return self.take(keep)
+
+
+# Installed after the dataclass is made, so both stay required constructor fields; the
+# generated __init__ (object.__setattr__) then stores through the descriptor.
+for _name in ("qid", "vid"):
+    _ids = TextIds()
+    _ids.__set_name__(GroundingTable, _name)
+    setattr(GroundingTable, _name, _ids)
