@@ -119,3 +119,29 @@ def test_bad_inputs_are_clear_errors():
         mondrian_conformal([np.nan], [0], 1, alpha=0.1)
     with pytest.raises(ValueError, match="alpha must be in"):
         mondrian_conformal([1.0], [0], 1, alpha=1.5)
+
+
+@settings(max_examples=150, deadline=None, derandomize=True, database=None)
+@given(st.lists(st.tuples(st.integers(0, 5), st.one_of(st.integers(-3, 3).map(float),
+                                                      st.just(-math.inf),
+                                                      st.floats(-1e6, 1e6))),
+                max_size=120),
+       st.lists(st.integers(-1, 130), min_size=6, max_size=6))
+def test_group_order_statistics_select_and_sort_agree(rows, ranks):
+    """Per-group selection (few, large groups) and the (group, score) sort give each
+    group's exact k-th smallest, +inf past its size; equal to sorting that group alone."""
+    from cover.calibrate import mondrian
+
+    codes = np.array([g for g, _ in rows], dtype=np.int64)
+    scores = np.array([s for _, s in rows], dtype=np.float64)
+    k = np.array(ranks, dtype=np.int64)
+    got = {}
+    for per_group in (0, 10**12):  # 0: always select per group; huge: always sort
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(mondrian, "_ROWS_PER_SELECT", per_group)
+            got[per_group] = mondrian.group_order_statistics(scores, codes, 6, k)
+    for g in range(6):
+        mine = np.sort(scores[codes == g])
+        want = mine[k[g] - 1] if 1 <= k[g] <= mine.size else math.inf
+        assert got[0][0][g] == want and got[10**12][0][g] == want
+    assert np.array_equal(got[0][1], np.bincount(codes, minlength=6))

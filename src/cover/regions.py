@@ -60,15 +60,21 @@ def widened_bounds(
     lam_e = lam_a if lam_end is None else np.asarray(lam_end, dtype=np.float64)
     scale_e = scale if scale_end is None else scale_end
     with np.errstate(invalid="ignore"):
-        lo = np.empty(pred_start.shape)
-        np.multiply(lam_a, scale, out=lo)
-        np.subtract(pred_start, lo, out=lo)
+        lo = _shifted(pred_start, np.subtract, lam_a, scale)
         np.maximum(lo, 0.0, out=lo)
-        hi = np.empty(pred_end.shape)
-        np.multiply(lam_e, scale_e, out=hi)
-        np.add(pred_end, hi, out=hi)
+        hi = _shifted(pred_end, np.add, lam_e, scale_e)
         np.minimum(hi, duration, out=hi)
     return lo, hi
+
+
+def _shifted(x: NDArray[np.float64], op: np.ufunc, lam: NDArray[np.float64],
+             scale: NDArray[np.float64] | float) -> NDArray[np.float64]:
+    """``op(x, lam * scale)`` in a fresh array: one pass when both are single values
+    (SEC, one group), two otherwise."""
+    if lam.ndim == 0 and np.ndim(scale) == 0:
+        return op(x, float(lam) * float(scale))
+    out = np.multiply(lam, scale, out=np.empty(x.shape))
+    return op(x, out, out=out)
 
 
 def _bounds_to_intervals(lo: NDArray[np.float64], hi: NDArray[np.float64],
@@ -253,7 +259,9 @@ def build_regions(
     fam: Family = check_family(family)
     n = len(table)
     t = table.duration
-    if not np.isfinite(t).all() or (t <= 0).any():
+    # min > 0 and max < inf (two reductions, no temporaries) hold iff every T is a
+    # finite positive number: NaN fails the min.
+    if t.size and not (t.min() > 0 and t.max() < np.inf):
         bad = int(np.flatnonzero(~(np.isfinite(t) & (t > 0)))[0])
         raise ValueError(f"{table.where(bad)}: video duration unknown or not positive")
     lam_in = _one_value(np.asarray(lam, dtype=np.float64))
