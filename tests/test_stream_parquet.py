@@ -77,3 +77,22 @@ def test_bad_batch_size(qvh, tmp_path):
     with pytest.raises(ValueError, match="batch_rows"):
         certify_parquet(cal, src, tmp_path / "o.parquet", batch_rows=0)
     assert not np.any([p.suffix == ".tmp" for p in tmp_path.iterdir()])
+
+
+def test_a_qid_repeated_in_a_later_batch_is_rejected_there(qvh, tmp_path):
+    """As the whole-file reader does: the first row of a qid is certified, a repeat is
+    rejected at its own row, whether or not it falls in the same batch."""
+    src, table = qvh
+    cal = cover.Calibrator(score="sec", alpha=0.1).fit(table)
+    t = pq.read_table(src).slice(0, 50)
+    dup = pa.concat_tables([t, t.slice(3, 1), t.slice(40, 1)])
+    path = tmp_path / "dup.parquet"
+    pq.write_table(dup, path)
+    for batch_rows in (7, 1000):
+        counts = certify_parquet(cal, path, tmp_path / f"o{batch_rows}.parquet", columns=COLS,
+                                 batch_rows=batch_rows)
+        block = pq.read_table(tmp_path / f"o{batch_rows}.parquet").column("cover")
+        status = block.combine_chunks().field("status").to_pylist()
+        reason = block.combine_chunks().field("reason").to_pylist()
+        assert counts.rejected == 2 and status[50:] == ["rejected"] * 2
+        assert all("duplicate qid" in r for r in reason[50:]) and "rejected" not in status[:50]

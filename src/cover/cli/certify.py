@@ -35,7 +35,8 @@ def add_parser(sub: Subparsers) -> None:
                    "and duration, or a JSON object vid -> {duration} (charades.json)")
     p.add_argument("--qids", help="certify only these query ids")
     p.add_argument("-o", "--output", required=True,
-                   help="regions to write: JSON lines (Parquet for a Parquet input)")
+                   help="regions to write: JSON lines (Parquet for a Parquet input; CSV "
+                   "rows with cover columns when a CSV input is written to a .csv)")
     p.add_argument("--compact", action="store_true",
                    help="write only qid, vid and the cover block (streamed inputs)")
     p.add_argument("--in-memory", action="store_true",
@@ -59,7 +60,8 @@ def run(args: argparse.Namespace) -> int:
 
     inputs = [args.calibrator, args.preds, args.videos, args.qids]
     check_outputs([args.output], inputs)
-    kind = None if args.in_memory else streamable(args.preds, args.pred_format, args.columns)
+    kind = None if args.in_memory else streamable(args.preds, args.pred_format, args.columns,
+                                                  args.output)
     if kind is not None:
         certify_streaming(kind, calibrator=args.calibrator, preds=args.preds,
                           output=args.output, videos=args.videos, qids=args.qids,
@@ -69,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if args.compact:
         raise InputError("--compact applies to streamed inputs (Moment-DETR JSON lines, "
-                         "Parquet with --columns)")
+                         "Parquet with --columns, CSV with --columns written to .csv)")
     cal = Calibrator.load(args.calibrator)
     got = formats.read(args.preds, "predictions", format=args.pred_format, options=formats.Options(
         clip=args.clip, on_error=args.on_error, columns=args.columns))

@@ -20,16 +20,24 @@ from cover.calibrate import Calibrator
 from cover.errors import CoverWarning, InputError, RowProblem, report_lines
 from cover.io.qids import read_qid_lines, unknown_qids
 
-Stream = Literal["jsonl", "parquet"]
+Stream = Literal["jsonl", "parquet", "csv"]
 PARQUET_SUFFIXES = (".parquet", ".pq")
+CSV_SUFFIXES = (".csv", ".tsv")
 
 
-def streamable(preds: str | Path, pred_format: str | None, columns: str | None
-               ) -> Stream | None:
-    """Which streaming path reads ``preds``, or None when it must be read whole."""
+def streamable(preds: str | Path, pred_format: str | None, columns: str | None,
+               output: str | Path | None = None) -> Stream | None:
+    """Which streaming path reads ``preds``, or None when it must be read whole: JSON
+    lines, Parquet with ``--columns`` and CSV/TSV with ``--columns`` written as CSV/TSV
+    (a CSV input certified into JSON lines is read whole)."""
+    from cover.io.generic import kind_suffix
+
     p = Path(preds)
     if p.suffix.lower() in PARQUET_SUFFIXES:
         return "parquet" if columns else None
+    if kind_suffix(p) in CSV_SUFFIXES:
+        wants_csv = output is not None and kind_suffix(Path(output)) == kind_suffix(p)
+        return "csv" if columns and wants_csv else None
     if columns or pred_format not in (None, "moment-detr"):
         return None
     from cover.io import formats
@@ -67,6 +75,7 @@ def certify_streaming(
     row and returns ``(rows, certified, refused, rejected)``."""
     from cover.io.durations import read_video_durations
     from cover.stream import certify_jsonl, certify_parquet
+    from cover.stream.csv import certify_csv
 
     cal = Calibrator.load(calibrator)
     inputs: list[str | Path | None] = [calibrator, videos, qids]
@@ -76,12 +85,18 @@ def certify_streaming(
         order = np.argsort(vids)
         vd = (np.asarray(vids)[order], np.asarray(durs, dtype=np.float64)[order])
     problems: list[RowProblem] = []
-    if kind == "parquet":
+    if kind in ("parquet", "csv"):
         if qids:
-            raise InputError("--qids is not supported when streaming Parquet; filter the "
+            raise InputError(f"--qids is not supported when streaming {kind}; filter the "
                              "file first, or certify it as JSON lines")
-        counts = certify_parquet(cal, preds, output, columns=columns, videos=vd,
-                                 batch_rows=batch_rows, compact=compact, inputs=inputs)
+        if kind == "parquet":
+            counts = certify_parquet(cal, preds, output, columns=columns, videos=vd,
+                                     batch_rows=batch_rows, compact=compact, inputs=inputs)
+        else:
+            assert columns is not None  # streamable() streams CSV only with a mapping
+            counts = certify_csv(cal, preds, output, columns=columns, videos=vd,
+                                 batch_rows=batch_rows, compact=compact, on_error=on_error,
+                                 inputs=inputs)
         for why, n in counts.reasons.most_common(4):
             print(f"cover: {n} row(s) rejected in {preds}: {why}", file=sys.stderr)
         problems = counts.examples

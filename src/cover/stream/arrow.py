@@ -28,6 +28,7 @@ from cover.data.join import index_of
 from cover.errors import InputError, RowProblem
 from cover.io.columns import prediction_table
 from cover.io.generic import arrow_columns, parse_columns, pyarrow_modules
+from cover.io.seen import SeenIds
 from cover.regions import Regions
 
 #: Default field mapping: Moment-DETR / Lighthouse names as Parquet columns.
@@ -86,12 +87,18 @@ def certify_batch(
     videos: tuple[NDArray[np.str_], NDArray[np.float64]] | None = None,
     first_line: int = 1,
     source: str = "<batch>",
+    lines: NDArray[np.int64] | None = None,
+    reasons: dict[int, str] | None = None,
+    seen: SeenIds | None = None,
 ) -> tuple[Any, list[RowProblem]]:
     """``(batch + cover column, problems)`` for one Arrow ``RecordBatch`` or ``Table``.
 
     ``videos`` = ``(sorted vids, durations)`` fills durations the rows lack;
     ``first_line`` numbers the batch's rows in messages (row ``i`` is line
-    ``first_line + i``). Bad rows are rejected with a reason, never raised.
+    ``first_line + i``), or ``lines`` gives each row's line (increasing). ``reasons``
+    (row index -> why) rejects rows the caller found bad; ``seen`` (the qids of earlier
+    batches, updated) rejects a qid that repeats one of them. Bad rows are rejected
+    with a reason, never raised.
     """
     p = pa()
     mapping = parse_columns(columns if columns is not None else DEFAULT_COLUMNS)
@@ -101,18 +108,23 @@ def certify_batch(
         raise InputError(f"{source}: the input already has a 'cover' column (is it the output "
                          "of cover certify?); certify the original predictions")
     cols, _ = arrow_columns(table, mapping, source, with_records=False)
-    cols.line = np.arange(first_line, first_line + n, dtype=np.int64)
+    cols.line = (np.arange(first_line, first_line + n, dtype=np.int64) if lines is None
+                 else np.asarray(lines, dtype=np.int64))
     if videos is not None:
         missing = np.isnan(cols.duration)
         j, hit = index_of(videos[0], cols.vid)
         fill = missing & hit
         cols.duration[fill] = videos[1][j[fill]]
     unknown = np.isnan(cols.duration)
-    reasons = {int(i): "no duration known for this video (not in the row, not in --videos)"
-               for i in np.flatnonzero(unknown).tolist()}
-    loaded = prediction_table(cols, clip=cal.clip_ or 2.0, on_error="reject", reasons=reasons)
+    why = dict(reasons or {})
+    if seen is not None:
+        why |= {int(i): "duplicate qid (seen on an earlier line)"
+                for i in np.flatnonzero(seen.add(cols.qid)).tolist() if int(i) not in why}
+    why |= {int(i): "no duration known for this video (not in the row, not in --videos)"
+            for i in np.flatnonzero(unknown).tolist() if int(i) not in why}
+    loaded = prediction_table(cols, clip=cal.clip_ or 2.0, on_error="reject", reasons=why)
     assert loaded.table.line is not None
-    kept = loaded.table.line - first_line
+    kept = np.searchsorted(cols.line, loaded.table.line)
     valid = np.zeros(n, dtype=bool)
     valid[kept] = True
     regions = cal.certify(loaded.table)
@@ -121,7 +133,7 @@ def certify_batch(
     reason = np.full(n, None, dtype=object)
     for prob in loaded.problems:
         if prob.action == "rejected":
-            reason[prob.line - first_line] = prob.problem
+            reason[int(np.searchsorted(cols.line, prob.line))] = prob.problem
 
     def per_row(values: NDArray[np.float64]) -> Any:
         out = np.full(n, np.nan)

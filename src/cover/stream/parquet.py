@@ -21,6 +21,7 @@ from cover.calibrate.calibrator import Calibrator
 from cover.errors import RowProblem
 from cover.io.generic import parse_columns
 from cover.io.output import atomic_open
+from cover.io.seen import SeenIds
 from cover.stream.arrow import (
     DEFAULT_COLUMNS,
     calibrator_metadata,
@@ -88,7 +89,7 @@ def certify_parquet(
         p.field("cover", cover_type()))
     out_schema = out_schema.with_metadata({**(schema.metadata or {}),
                                            **calibrator_metadata(cal)})
-    counts = StreamCounts()
+    counts, seen = StreamCounts(), SeenIds()  # a qid repeated in a later batch is rejected
     with atomic_open(dst, "wb", inputs=[src, *(inputs or [])]) as fh:
         # Dictionary-encode only the status; trying it on float columns costs ~40% of a
         # write for nothing.
@@ -96,7 +97,8 @@ def certify_parquet(
         try:
             for batch in reader.iter_batches(batch_size=batch_rows):
                 out, problems = certify_batch(cal, batch, columns=mapping, videos=videos,
-                                              first_line=counts.rows + 1, source=str(src))
+                                              first_line=counts.rows + 1, source=str(src),
+                                              seen=seen)
                 out = out.select([*keep, "cover"])
                 status = out.column("cover").combine_chunks().field("status")
                 counts.add(np.asarray(status.to_numpy(zero_copy_only=False)), problems)

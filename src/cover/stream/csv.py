@@ -1,0 +1,167 @@
+"""Certify a CSV (or TSV) file of any size in bounded memory, a batch of lines at a time.
+
+Each output line is the input line **byte for byte** followed by the cover columns
+(:data:`COVER_COLUMNS`); ``compact=True`` writes only the qid and vid columns before
+them. The header gets the cover column names appended. Lines are parsed a batch at a
+time by pyarrow's CSV reader (only the mapped columns, with fixed types, so every batch
+reads alike) and certified by the Arrow kernel :func:`cover.stream.arrow.certify_batch`.
+A value that spans lines (a quoted newline) cannot be echoed line by line: it is an
+error naming the lines. Rows are numbered by their line in the file (the header is
+line 1), as the whole-file reader numbers them.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from cover.calibrate.calibrator import Calibrator
+from cover.errors import InputError
+from cover.io.generic import kind_suffix, parse_columns
+from cover.io.jsonl import OnError, raise_on_rejections
+from cover.io.output import atomic_open
+from cover.io.seen import SeenIds
+from cover.stream.arrow import certify_batch, pa
+from cover.stream.jsonl import line_batches
+from cover.stream.parquet import StreamCounts
+
+#: The columns appended to every row: the ``cover`` block, flattened (region as JSON).
+COVER_COLUMNS = ("cover_status", "cover_region", "cover_refused", "cover_duration",
+                 "cover_threshold", "cover_threshold_end", "cover_reason")
+CSV_SUFFIXES = (".csv", ".tsv")
+DEFAULT_BATCH_LINES = 131_072
+_NUMBERS = ("duration", "start", "end")
+
+
+def certify_csv(
+    cal: Calibrator,
+    src: str | Path,
+    dst: str | Path,
+    *,
+    columns: dict[str, str] | str,
+    videos: tuple[Any, Any] | None = None,
+    batch_rows: int = DEFAULT_BATCH_LINES,
+    compact: bool = False,
+    on_error: OnError = "reject",
+    inputs: list[str | Path | None] | None = None,
+) -> StreamCounts:
+    """Stream ``src`` into ``dst`` (atomically); ``rows == certified + refused + rejected``.
+    A qid repeated on a later line is rejected there, whichever batch it falls in.
+    Under ``on_error="raise"`` the first rejected row stops the run, ``dst`` untouched."""
+    if batch_rows < 1:
+        raise ValueError(f"batch_rows must be >= 1, got {batch_rows}")
+    mapping = parse_columns(columns)
+    for f in ("windows", "saliency"):
+        if f in mapping:
+            raise InputError(f"{src}: --columns {f}= needs list columns, which CSV cannot "
+                             "hold; map start= and end= (or convert the file to Parquet)")
+    delim = b"\t" if kind_suffix(Path(src)) == ".tsv" else b","
+    name = str(src)
+    counts, seen = StreamCounts(), SeenIds()
+    batches = line_batches(src, batch_rows)
+    first = next(batches, [])
+    if not first or first[0][0] != 1:
+        raise InputError(f"{src}: no header line (a CSV file starts with its column names)")
+    header = first[0][1]
+    names = _header_names(header, delim, name)
+    for f, col in mapping.items():
+        if col not in names:
+            raise InputError(f"{src}:1: no column {col!r} ({f}=) in the header "
+                             f"(columns: {', '.join(names[:20])})")
+    pick = [names.index(mapping[f]) for f in ("qid", "vid") if f in mapping]
+    with atomic_open(dst, "wb", inputs=[src, *(inputs or [])]) as out:
+        head = _pick(header, pick, delim) if compact else header
+        out.write(head + delim + delim.join(c.encode() for c in COVER_COLUMNS) + b"\n")
+        for batch in ([first[1:]] if len(first) > 1 else []) + [b for b in batches]:
+            lines = np.array([ln for ln, _ in batch], dtype=np.int64)
+            table = _parse(header, [raw for _, raw in batch], delim, mapping, name, lines)
+            done, problems = certify_batch(cal, table, columns=mapping, videos=videos,
+                                           lines=lines, source=name, seen=seen)
+            cells = _cover_cells(done.column("cover").combine_chunks(), delim)
+            for (_, raw), tail in zip(batch, cells, strict=True):
+                out.write((_pick(raw, pick, delim) if compact else raw) + delim + tail + b"\n")
+            status = np.asarray(done.column("cover").combine_chunks().field("status")
+                                .to_numpy(zero_copy_only=False), dtype=object)
+            bad = [p for p in problems if p.action == "rejected"]
+            raise_on_rejections(bad, on_error, name)  # before the rename: dst untouched
+            counts.add(status, bad)
+    return counts
+
+
+def _header_names(header: bytes, delim: bytes, name: str) -> list[str]:
+    try:
+        text = header.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise InputError(f"{name}:1: the header is not UTF-8 text") from None
+    return next(csv.reader([text], delimiter=delim.decode()))
+
+
+def _pick(raw: bytes, idx: list[int], delim: bytes) -> bytes:
+    """The fields ``idx`` of one CSV line, re-quoted (the compact output's qid, vid)."""
+    text = raw.decode("utf-8-sig", errors="replace")
+    row = next(csv.reader([text], delimiter=delim.decode()))
+    buf = io.StringIO()
+    csv.writer(buf, delimiter=delim.decode(), lineterminator="").writerow(
+        [row[i] if i < len(row) else "" for i in idx])
+    return buf.getvalue().encode()
+
+
+def _parse(header: bytes, raws: list[bytes], delim: bytes, mapping: dict[str, str],
+           name: str, lines: Any) -> Any:
+    """The mapped columns of these lines as an Arrow table: qid/vid text, numbers float."""
+    import pyarrow.csv as pcsv
+
+    p = pa()
+    types = {mapping[f]: p.float64() for f in _NUMBERS if f in mapping}
+    types |= {mapping[f]: p.string() for f in ("qid", "vid", "query") if f in mapping}
+    try:
+        table = pcsv.read_csv(
+            io.BytesIO(header + b"\n" + b"\n".join(raws)),
+            parse_options=pcsv.ParseOptions(delimiter=delim.decode()),
+            convert_options=pcsv.ConvertOptions(column_types=types,
+                                                include_columns=list(dict.fromkeys(
+                                                    mapping.values())),
+                                                strings_can_be_null=False))
+    except p.ArrowInvalid as exc:
+        if len(raws) > 1:  # find the line: parse them one by one (the error path only)
+            for raw, ln in zip(raws, lines.tolist(), strict=True):
+                _parse(header, [raw], delim, mapping, name, np.array([ln]))
+        where = f"{name}:{int(lines[0])}" if len(raws) == 1 else (
+            f"{name}: lines {int(lines[0])}-{int(lines[-1])}")
+        raise InputError(f"{where}: cannot read as CSV: {_first_line(str(exc))}") from None
+    if table.num_rows != len(raws):
+        raise InputError(f"{name}: lines {int(lines[0])}-{int(lines[-1])} hold "
+                         f"{table.num_rows} rows for {len(raws)} lines: a quoted value spans "
+                         "lines, which a streamed CSV cannot echo line by line")
+    return table
+
+
+def _first_line(msg: str) -> str:
+    return msg.strip().splitlines()[0] if msg.strip() else msg
+
+
+def _cover_cells(block: Any, delim: bytes) -> list[bytes]:
+    """The cover columns of each row as one delimited byte string (region as JSON)."""
+    def num(x: float | None) -> str:
+        return "" if x is None or x != x else repr(x)
+
+    def text(x: str | None) -> str:
+        if x is None:
+            return ""
+        if any(c in x for c in (delim.decode(), '"', "\n", "\r")):
+            return '"' + x.replace('"', '""') + '"'
+        return x
+
+    cols = [block.field(f).to_pylist() for f in ("status", "region", "refused", "duration",
+                                                  "threshold", "threshold_end", "reason")]
+    d = delim.decode()
+    return [d.join((s, text(None if r is None else json.dumps(r)),
+                    "" if f is None else ("true" if f else "false"), num(t), num(lam),
+                    num(lam_e), text(why))).encode()
+            for s, r, f, t, lam, lam_e, why in zip(*cols, strict=True)]
+

@@ -1,0 +1,117 @@
+"""Streaming CSV certification: each line echoed byte for byte with the cover columns,
+the same regions as the whole-file path, any batch size."""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+import json
+
+import numpy as np
+import pytest
+
+pytest.importorskip("pyarrow")
+
+import cover
+from cover.cli import main
+from cover.errors import InputError
+from cover.stream.csv import COVER_COLUMNS, certify_csv
+
+COLS = "qid=qid,vid=vid,duration=duration,start=start,end=end"
+
+
+@pytest.fixture(scope="module")
+def qvh(qdetr_preds, qvh_gt, tmp_path_factory):
+    """QD-DETR's real top-1 windows as CSV (durations joined in; some written as ints,
+    a refusal with empty start/end), the labelled table and a fitted calibrator."""
+    table, _ = cover.load_labelled(qdetr_preds, qvh_gt)
+    d = tmp_path_factory.mktemp("csv")
+    lines = ["qid,vid,duration,start,end,note"]
+    for i, (q, v, t, s, e) in enumerate(zip(table.qid, table.vid, table.duration,
+                                           table.pred_start, table.pred_end, strict=True)):
+        if i == 5:
+            s_txt, e_txt = "", ""
+        else:
+            s_txt, e_txt = (f"{s:g}", f"{e:.1f}") if i % 2 else (repr(float(s)), repr(float(e)))
+        lines.append(f'{q},{v},{t:g},{s_txt},{e_txt},"a, b ""{i}"""')
+    src = d / "preds.csv"
+    src.write_text("\n".join(lines) + "\n")
+    cal = cover.Calibrator(score="norm", alpha=0.1).fit(table)
+    cal_path = d / "cal.json"
+    cal.save(cal_path)
+    return src, table, cal, cal_path
+
+
+def _rows(path):
+    return list(csv.DictReader(io.StringIO(path.read_text())))
+
+
+@pytest.mark.parametrize("batch_rows", [1, 97, 100_000])
+def test_csv_stream_echoes_lines_and_equals_the_whole_file_path(qvh, tmp_path, batch_rows):
+    src, table, cal, cal_path = qvh
+    dst = tmp_path / "out.csv"
+    counts = certify_csv(cal, src, dst, columns=COLS, batch_rows=batch_rows)
+    n = len(table)
+    assert counts.rows == n == counts.certified + counts.refused + counts.rejected
+    assert counts.refused == 1 and counts.rejected == 0
+    src_lines = src.read_bytes().splitlines()
+    out_lines = dst.read_bytes().splitlines()
+    assert out_lines[0] == src_lines[0] + b"," + ",".join(COVER_COLUMNS).encode()
+    assert all(o.startswith(i + b",") for i, o in zip(src_lines, out_lines, strict=True))
+    # The whole-file path on the same CSV (written as JSON lines) gives the same regions.
+    assert main(["certify", "--calibrator", str(cal_path), "--preds", str(src), "--columns",
+                 COLS, "-o", str(tmp_path / "mem.jsonl")]) == 0
+    mem = [json.loads(x)["cover"] for x in (tmp_path / "mem.jsonl").read_text().splitlines()]
+    got = _rows(dst)
+    assert [json.loads(r["cover_region"]) for r in got] == [m["region"] for m in mem]
+    assert [r["cover_status"] for r in got] == [m["status"] for m in mem]
+    assert [r["note"] for r in got][:2] == ['a, b "0"', 'a, b "1"']  # quoting kept
+
+
+def test_cli_streams_csv_to_csv_and_compact_keeps_qid_and_vid(qvh, tmp_path, capsys):
+    src, table, _, cal_path = qvh
+    dst = tmp_path / "c.csv"
+    assert main(["certify", "--calibrator", str(cal_path), "--preds", str(src), "--columns",
+                 COLS, "-o", str(dst), "--compact", "--batch-rows", "100"]) == 0
+    assert "streamed in" in capsys.readouterr().out
+    got = _rows(dst)
+    assert list(got[0]) == ["qid", "vid", *COVER_COLUMNS]
+    assert [r["qid"] for r in got] == table.qid.tolist()
+
+
+def test_repeated_qid_across_batches_and_unknown_duration_are_rejected(qvh, tmp_path):
+    src, _, cal, _ = qvh
+    lines = src.read_text().splitlines()
+    bad = tmp_path / "bad.csv.gz"
+    extra = [lines[4], lines[1].replace(lines[1].split(",")[2], "", 1).replace(
+        lines[1].split(",")[0], "zz", 1)]
+    bad.write_bytes(gzip.compress(("\n".join(lines[:40] + [""] + extra) + "\n").encode()))
+    counts = certify_csv(cal, bad, tmp_path / "o.csv", columns=COLS, batch_rows=8)
+    out = _rows(tmp_path / "o.csv")
+    assert counts.rows == 41 and counts.rejected == 2
+    assert out[-2]["cover_status"] == "rejected" and "duplicate qid" in out[-2]["cover_reason"]
+    assert "no duration" in out[-1]["cover_reason"]
+    # Line 41 is blank: the repeats are lines 42 and 43 of the file, named as such.
+    with pytest.raises(InputError, match=r"(?s)bad.csv.gz:42 \(qid=\d+\): duplicate.*:43 "):
+        certify_csv(cal, bad, tmp_path / "o2.csv", columns=COLS, batch_rows=8,
+                    on_error="raise")
+    assert not (tmp_path / "o2.csv").exists()
+
+
+def test_bad_csv_names_the_line(qvh, tmp_path):
+    src, _, cal, _ = qvh
+    lines = src.read_text().splitlines()
+    broken = tmp_path / "broken.csv"
+    broken.write_text("\n".join([*lines[:10], lines[10].replace(",", ",x", 1).replace(
+        lines[10].split(",")[2], "many", 1), *lines[11:20]]) + "\n")
+    with pytest.raises(InputError, match=r"broken.csv:11: cannot read as CSV"):
+        certify_csv(cal, broken, tmp_path / "o.csv", columns=COLS, batch_rows=100)
+    spanning = tmp_path / "span.csv"
+    spanning.write_text("\n".join([*lines[:3], lines[3][:-3] + '\n"', *lines[4:6]]) + "\n")
+    with pytest.raises(InputError, match=r"spans lines|cannot read"):
+        certify_csv(cal, spanning, tmp_path / "o.csv", columns=COLS)
+    with pytest.raises(InputError, match="no column 'begin'"):
+        certify_csv(cal, src, tmp_path / "o.csv", columns=COLS.replace("start=start",
+                                                                        "start=begin"))
+    assert np.all([not p.exists() for p in tmp_path.glob("o*.csv")])
