@@ -593,3 +593,17 @@ def test_json_array_problem_names_the_line_of_the_entry(tmp_path: Path) -> None:
     prob = only_problem(loaded)
     assert prob.qid == "2"
     assert prob.line in span, f"reported line {prob.line}, entry spans lines {list(span)}"
+
+
+def test_a_row_rejected_for_its_saliency_takes_its_windows_with_it(tmp_path: Path) -> None:
+    # The windows are read before the saliency: the later rows must keep their own.
+    p = write_lines(tmp_path / "p.jsonl", [
+        pred(1, windows=[[0.0, 1.0, 0.5]]),
+        pred(2, windows=[[2.0, 3.0, 0.5]], pred_saliency_scores=[True]),
+        pred(3, windows=[[4.0, 5.0, 0.5]]),
+    ])
+    loaded = read_predictions(p, on_error="reject")
+    assert loaded.table.qid.tolist() == ["1", "3"]
+    assert loaded.table.pred_start.tolist() == [0.0, 4.0]
+    assert loaded.table.pred_end.tolist() == [1.0, 5.0]
+    assert [p.line for p in loaded.problems] == [2]

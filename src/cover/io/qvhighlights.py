@@ -109,8 +109,11 @@ def predictions_from_rows(raw: RawRows, *, clip: float = DEFAULT_CLIP_SECONDS,
         (no_pred, "missing field: pred_relevant_windows (and no pred_saliency_scores)")]))
 
     win, woff = ragged_field(raw, "pred_relevant_windows", (2, 3), optional=True)
+    win_lines = raw.lines
     sal, soff = ragged_field(raw, "pred_saliency_scores", (), optional=True)
     sal = sal[:, 0]
+    if raw.lines.size != win_lines.size:  # rows rejected for their saliency: and windows
+        win, woff = trim_ragged(np.isin(win_lines, raw.lines), win, woff)
     duration, has_dur = float_field(raw, "duration")
     std_s, has_s = float_field(raw, "start_std")
     std_e, has_e = float_field(raw, "end_std")
