@@ -95,3 +95,18 @@ def test_fit_scores_refuses_rules_that_need_the_table(whole):
         cover.Calibrator(rule="crc").fit_scores(s, whole)
     with pytest.raises(ValueError, match="scores for a table"):
         cover.Calibrator().fit_scores(s, whole.take(np.arange(3)))
+
+
+@pytest.mark.parametrize("score", ["norm", "sls", "sec"])
+def test_bulk_and_row_by_row_reading_keep_the_same_scores(gt, qdetr_preds, score):
+    from cover.stream.calibrate import score_jsonl
+
+    got = [score_jsonl(qdetr_preds, gt, family=score, min_scale=1e-3, target="envelope",
+                       batch_lines=211, fast=fast) for fast in (True, False)]
+    for key in ("values", "refused", "floored", "beyond_signal", "start", "end"):
+        a, b = (getattr(g.scores, key) for g in got)
+        assert (a is None and b is None) or np.array_equal(a, b, equal_nan=True), key
+    for key in ("qid", "vid", "duration", "pred_start", "pred_end"):
+        assert np.array_equal(getattr(got[0].table, key), getattr(got[1].table, key),
+                              equal_nan=key not in ("qid", "vid")), key
+    assert got[0].families == got[1].families and got[0].problems == got[1].problems

@@ -24,12 +24,15 @@ from numpy.typing import NDArray
 
 from cover.calibrate.calibrator import Calibrator
 from cover.data.join import fill_durations
+from cover.data.table import GroundingTable
 from cover.errors import InputError, RowProblem
-from cover.io.jsonl import OnError, parse_json_lines, raise_on_rejections
+from cover.io.jsonl import OnError, RawRows, raise_on_rejections
+from cover.io.jsonl_batch import Batch, gc_paused, load_batch
 from cover.io.output import atomic_open
-from cover.io.qvhighlights import predictions_from_rows
 from cover.io.regions_jsonl import certified_rows, echo_line
 from cover.io.seen import SeenIds
+from cover.regions import Regions
+from cover.stream.jsonl_out import fast_lines, status_of
 from cover.stream.parquet import StreamCounts
 
 #: 16,384 lines of 75-clip saliency (~1.1 KB each) keep a 1e6-line certify under ~500 MB
@@ -110,6 +113,7 @@ def certify_jsonl(
     batch_lines: int = DEFAULT_BATCH_LINES,
     inputs: list[str | Path | None] | None = None,
     before_commit: Callable[[NDArray[np.str_]], list[RowProblem]] | None = None,
+    fast: bool = True,
 ) -> tuple[StreamCounts, list[RowProblem]]:
     """Stream ``src`` into ``dst`` (atomically), one output line per input line (only the
     rows in ``qids`` when given, like the in-memory path). Returns the counts and every
@@ -117,7 +121,8 @@ def certify_jsonl(
     ``on_error="raise"`` the first batch with a rejected row stops the run, and ``dst``
     is left as it was. ``before_commit(seen qids)`` runs before the output is renamed
     into place; the problems it returns count like the rows' (e.g. listed qids that
-    no row has)."""
+    no row has). ``fast=False`` reads and writes every batch row by row (the reference
+    the batch-at-a-time path is tested against; the output is the same)."""
     if batch_lines < 1:
         raise ValueError(f"batch_lines must be >= 1, got {batch_lines}")
     name = str(src)
@@ -128,16 +133,20 @@ def certify_jsonl(
     if fo.get("sha256"):
         meta["calibration_sha256"] = fo["sha256"]
     fitted = None if fo.get("qids") is None else np.asarray(fo["qids"], dtype=str)
+    # Input rows are needed for a grouping keyed by one of their fields, and for rows
+    # written one by one (then parsed again); the bulk reader otherwise drops them.
+    keep_records = cal.groups not in ("all", "pred_length", "duration")
     counts = StreamCounts()
     problems: list[RowProblem] = []
     seen = SeenIds()
-    with atomic_open(dst, "wb", inputs=[src, *(inputs or [])]) as out:
+    # Collection paused: each batch's rows are freed by reference counting (they hold
+    # no cycles); rescanning them as they age costs more than parsing them.
+    with atomic_open(dst, "wb", inputs=[src, *(inputs or [])]) as out, gc_paused():
         for batch in line_batches(src, batch_lines):
-            raw_by_line = dict(batch)
-            raw = parse_json_lines(name, batch)
-            loaded = predictions_from_rows(raw, clip=clip, on_error="reject")
-            table, found = loaded.table, list(loaded.problems)
-            rejected = dict(loaded.rejected)
+            got = load_batch(name, batch, clip=clip, on_error="reject", fast=fast,
+                             keep_records=keep_records)
+            table, found = got.loaded.table, list(got.loaded.problems)
+            rejected = dict(got.loaded.rejected)
             if qids is not None:  # reader rejects are all written, as in memory
                 table = table.select_qids(qids)
             dup = seen.add(table.qid)
@@ -147,22 +156,18 @@ def certify_jsonl(
             table, filled = fill_durations(table, *(videos or (None, None)), strict=strict,
                                            source=videos_source)
             found += filled
-            kept_lines = set(table.line.tolist()) if table.line is not None else set()
-            for p in found:
-                if p.action == "rejected" and p.line not in rejected and p.line in raw_by_line \
-                        and p.line not in kept_lines:
-                    rejected[p.line] = _record(raw, p.line)
+            bad = [p for p in found if p.action == "rejected"]
             regions = cal.certify(table)
             in_cal = None if fitted is None else np.isin(table.qid, fitted)
             counts.in_calibration += 0 if in_cal is None else int(in_cal.sum())
-            rows = certified_rows(table, regions, meta, rejected, found, in_calibration=in_cal)
-            recs = _records_by_line(raw, rejected)
-            order = sorted([*kept_lines, *rejected])
-            for line, row in zip(order, rows, strict=True):
-                out.write(_out_line(raw_by_line.get(line), row, recs.get(line), compact))
-                out.write(b"\n")
-            status = np.array([r["cover"]["status"] for r in rows], dtype=object)
-            bad = [p for p in found if p.action == "rejected"]
+            text = (_fast_out(got, table, regions, meta, in_cal, compact)
+                    if got.fast and not bad and not rejected else None)
+            if text is not None:
+                out.write(text)
+                status = status_of(regions)
+            else:
+                status = _write_rows(out, batch, got.raw, got.ensure_records(table), regions,
+                                     meta, rejected, found, in_cal, compact)
             raise_on_rejections(bad, on_error, name)  # before the rename: dst untouched
             counts.add(status, bad)
             problems += found
@@ -171,6 +176,48 @@ def certify_jsonl(
             raise_on_rejections(late, on_error, name)
             problems += late
     return counts, problems
+
+
+def _fast_out(got: Batch, table: GroundingTable, regions: Regions, meta: dict[str, Any],
+              in_cal: NDArray[np.bool_] | None, compact: bool) -> bytes | None:
+    """:func:`~cover.stream.jsonl_out.fast_lines` for a batch read in bulk with no
+    rejected row, the kept rows (all, or those of ``qids``) in line order."""
+    lines = table.line if table.line is not None else np.empty(0, dtype=np.int64)
+    if lines.size != len(table) or (lines.size > 1 and not (np.diff(lines) > 0).all()):
+        return None
+    if lines.size == got.raw.lines.size:
+        if not np.array_equal(lines, got.raw.lines):
+            return None
+        return fast_lines(got.lines, got.qid_values, got.vid_values, got.has_cover, table,
+                          regions, meta, in_cal, compact)
+    at = np.searchsorted(got.raw.lines, lines)
+    if at.size and (at[-1] >= got.raw.lines.size or
+                    not np.array_equal(got.raw.lines[at], lines)):
+        return None
+    pick = at.tolist()
+    return fast_lines([got.lines[i] for i in pick], [got.qid_values[i] for i in pick],
+                      [got.vid_values[i] for i in pick], got.has_cover, table, regions,
+                      meta, in_cal, compact)
+
+
+def _write_rows(out: IO[bytes], batch: list[tuple[int, bytes]], raw: RawRows,
+                table: GroundingTable, regions: Regions, meta: dict[str, Any],
+                rejected: dict[int, Any], found: list[RowProblem],
+                in_cal: NDArray[np.bool_] | None, compact: bool) -> NDArray[np.object_]:
+    """Write the batch row by row (kept and rejected rows); returns each row's status."""
+    raw_by_line = dict(batch)
+    kept_lines = set(table.line.tolist()) if table.line is not None else set()
+    for p in found:
+        if p.action == "rejected" and p.line not in rejected and p.line in raw_by_line \
+                and p.line not in kept_lines:
+            rejected[p.line] = _record(raw, p.line)
+    rows = certified_rows(table, regions, meta, rejected, found, in_calibration=in_cal)
+    recs = _records_by_line(raw, rejected)
+    order = sorted([*kept_lines, *rejected])
+    for line, row in zip(order, rows, strict=True):
+        out.write(_out_line(raw_by_line.get(line), row, recs.get(line), compact))
+        out.write(b"\n")
+    return np.array([r["cover"]["status"] for r in rows], dtype=object)
 
 
 def _record(raw: Any, line: int) -> Any:
