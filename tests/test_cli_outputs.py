@@ -181,27 +181,29 @@ _PAUSE_WRITER = textwrap.dedent("""
 
     import cover.stream.jsonl as sj
 
-    n = 0
+    def pausing(real, at):
+        n = 0
 
-    def pausing(real):
         def paused(*args):
             # Pause the writer part-way through the file so the interrupt lands mid-write.
-            global n
+            nonlocal n
             n += 1
-            if n == 1000:
+            if n == at:
                 open(sys.argv[1], "w").close()
                 time.sleep(120)
             return real(*args)
         return paused
 
-    rj.echo_line = pausing(rj.echo_line)  # the in-memory writer
-    sj._out_line = pausing(sj._out_line)  # the streaming writer
+    rj.echo_line = pausing(rj.echo_line, 1000)  # the in-memory writer
+    sj._out_line = pausing(sj._out_line, 1000)  # the streaming writer, row by row
+    sj._fast_out = pausing(sj._fast_out, 2)  # ... and a batch at a time: the second batch
     from cover.cli import main
     sys.exit(main(sys.argv[2:]))
 """)
 
 
-@pytest.mark.parametrize("path", [[], ["--in-memory"]], ids=["streamed", "in-memory"])
+@pytest.mark.parametrize("path", [["--batch-rows", "1000"], ["--in-memory"]],
+                         ids=["streamed", "in-memory"])
 def test_ctrl_c_during_a_large_write_keeps_the_previous_output(tmp_path, path):
     preds, gt = _synthetic(tmp_path, n=5000, seed=1)
     cal = tmp_path / "cal.json"
