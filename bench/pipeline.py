@@ -30,7 +30,10 @@ NOTE = ("Column `n_cal → m`. Every row computes the NORM calibration scores, t
         "`Calibrator.fit` and `certify`. Ratio = time / the reference: **< 1 means faster "
         "than COVER's user path**. The array pipeline (no tables, no Calibrator) and the "
         "tables alone are rows of their own. Peers get `max(S, 0)` as residuals (as in a); "
-        "the intervals are checked against COVER's.")
+        "the intervals are checked against COVER's. puncc and TorchCP give the threshold "
+        "in their own environments (worker processes, timed there, interleaved round by "
+        "round) and numpy at that environment's version widens and clips; the numpy row of "
+        "an environment is the 5-line script there.")
 
 
 def _scale(d: Data) -> F:
@@ -86,7 +89,8 @@ def build_tables(cal: Data, test: Data) -> Any:
         truth=(d.ts, d.te), clip=d.table.clip) for d in (cal, test)]
 
 
-def calibrate_certify(st: Stage, cal: Data, test: Data, rounds: int) -> None:
+def calibrate_certify(st: Stage, cal: Data, test: Data, rounds: int, peers: Any = None) -> None:
+    """One cell of table d); ``peers`` (``peer_rows.Peers``) adds puncc and TorchCP."""
     col = f"{short(cal.ps.size)} → {short(test.ps.size)}"
 
     def same_regions(out: Any, res: dict[str, Any]) -> str:
@@ -97,7 +101,7 @@ def calibrate_certify(st: Stage, cal: Data, test: Data, rounds: int) -> None:
         iv = res[REF].intervals
         return same_arrays([(out.intervals.starts, iv.starts), (out.intervals.ends, iv.ends)])
 
-    run_cell(st, col, [
+    entries = [
         Entry(REF, REF, lambda: cover_user(cal, test)),
         Entry("COVER Calibrator(score='norm').fit(cal).certify(test), tables prebuilt", REF,
               lambda: cover_calibrator(cal, test), same_cover),
@@ -113,5 +117,9 @@ def calibrate_certify(st: Stage, cal: Data, test: Data, rounds: int) -> None:
         Entry("MAPIE conformalize + predict_interval (threshold) + numpy widen/clip", REF,
               None if SplitConformalRegressor is None else lambda: mapie_pipeline(cal, test),
               same_regions),
-        Entry("puncc", REF, None, why="not installed (needs numpy < 2)"),
-    ], rounds)
+    ]
+    if peers is None:
+        run_cell(st, col, entries, rounds)
+        return
+    with peers.pipeline_entries(cal, test, REF, same_regions) as remote:
+        run_cell(st, col, entries + remote, rounds)

@@ -34,7 +34,7 @@ from peers import (
     mapie_threshold,
 )
 from results import Stage, same, same_arrays
-from timing import Contender, interleaved
+from timing import Contender, Timed, interleaved
 from workloads import Data, short
 
 import cover
@@ -47,22 +47,28 @@ Check = Callable[[Any, dict[str, Any]], str]
 
 @dataclass
 class Entry:
-    """One implementation in a cell; ``fn`` None means unavailable (``why`` says why)."""
+    """One implementation in a cell; ``fn`` None means unavailable (``why`` says why)
+    unless ``remote`` runs it in another process (``peer_client.RemoteCell``)."""
 
     name: str
     ref: str
     fn: Callable[[], Any] | None
     check: Check | None = None
     why: str = "not installed"
+    remote: Timed | None = None
+
+    @property
+    def live(self) -> bool:
+        return self.fn is not None or self.remote is not None
 
 
 def run_cell(st: Stage, col: str, entries: list[Entry], rounds: int) -> dict[str, Any]:
     """Time the available entries interleaved, record them in ``st``; returns results."""
-    live = [Contender(e.name, e.fn) for e in entries if e.fn is not None]
+    live = [Contender(e.name, e.fn, remote=e.remote) for e in entries if e.live]
     timings = interleaved(live, rounds)
     results = {c.name: c.result for c in live}
     for e in entries:
-        if e.fn is None:
+        if not e.live:
             st.add(col, e.name, e.ref, None, e.why)
         else:
             verdict = e.check(results[e.name], results) if e.check else ""
@@ -70,7 +76,8 @@ def run_cell(st: Stage, col: str, entries: list[Entry], rounds: int) -> dict[str
     return results
 
 
-def calibration(st: Stage, d: Data, rounds: int) -> None:
+def calibration(st: Stage, d: Data, rounds: int, peers: Any = None) -> None:
+    """Table a); ``peers`` (``peer_rows.Peers``) adds the peers in their own environments."""
     scores = cover.compute_scores(d.table, "norm").values
     q = cover.split_conformal(scores, alpha=ALPHA).value
     split, fit = "COVER split_conformal", "COVER Calibrator(score='norm').fit (scores + threshold)"
@@ -101,7 +108,11 @@ def calibration(st: Stage, d: Data, rounds: int) -> None:
               split, None if SplitConformalRegressor is None
               else lambda: mapie_threshold(pscores, ALPHA), equal_q),
     ]
-    run_cell(st, d.label, entries, rounds)
+    if peers is None:
+        run_cell(st, d.label, entries, rounds)
+        return
+    with peers.threshold_entries(pscores, split, equal_q) as remote:
+        run_cell(st, d.label, entries + remote, rounds)
 
 
 def thresholds(cal: Data) -> dict[str, tuple[float, F]]:

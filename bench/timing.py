@@ -6,6 +6,10 @@ contender once, in the same order, so a slow stretch of the machine hits all of 
 Each contender's call is looped so one timing lasts at least ``min_time``; the cell
 reports min, median and max seconds per call over the rounds, and ratios are taken
 round by round (``t_A / t_ref`` in the same round) before the median.
+
+A contender may live in another process (a peer with its own environment, see
+``peer_client.py``): it then carries a :class:`Timed` whose calls run and are timed
+there, and it takes its turn in every round like the others.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 
 @dataclass(frozen=True)
@@ -27,14 +31,43 @@ class Timing:
     rounds: tuple[float, ...]
 
 
+class Timed(Protocol):
+    """A contender timed elsewhere (another process): its own clock, its own loop."""
+
+    def warm(self) -> tuple[Any, float]:
+        """One call: (its result, its seconds)."""
+        ...
+
+    def time(self, number: int) -> float:
+        """Seconds per call over ``number`` calls."""
+        ...
+
+
 @dataclass
 class Contender:
-    """One implementation in a cell: ``fn()`` is timed; ``result`` is its warm-up output."""
+    """One implementation in a cell: ``fn()`` is timed (or ``remote`` times itself);
+    ``result`` is its warm-up output."""
 
     name: str
-    fn: Callable[[], Any]
+    fn: Callable[[], Any] | None = None
     result: Any = None
     number: int = 1
+    remote: Timed | None = None
+
+    def warm(self) -> float:
+        if self.remote is not None:
+            self.result, first = self.remote.warm()
+            return first
+        assert self.fn is not None
+        t0 = time.perf_counter()
+        self.result = self.fn()
+        return time.perf_counter() - t0
+
+    def time(self) -> float:
+        if self.remote is not None:
+            return self.remote.time(self.number)
+        assert self.fn is not None
+        return _once(self.fn, self.number)
 
 
 def _once(fn: Callable[[], Any], number: int) -> float:
@@ -49,14 +82,12 @@ def interleaved(contenders: list[Contender], rounds: int,
     """Warm up each contender (keeping its result), size its loop, then time all of them
     once per round for ``rounds`` rounds."""
     for c in contenders:
-        t0 = time.perf_counter()
-        c.result = c.fn()
-        first = time.perf_counter() - t0
+        first = c.warm()
         c.number = max(1, min(10_000, int(min_time / max(first, 1e-9))))
     seen: dict[str, list[float]] = {c.name: [] for c in contenders}
     for _ in range(rounds):
         for c in contenders:
-            seen[c.name].append(_once(c.fn, c.number))
+            seen[c.name].append(c.time())
     return {name: Timing(min(ts), statistics.median(ts), max(ts), tuple(ts))
             for name, ts in seen.items()}
 
