@@ -24,7 +24,7 @@ from cover.scores import DEFAULT_MIN_SCALE as MIN_SCALE
 #: env name -> (label in the tables, what the threshold call is)
 LABELS = {
     "puncc": ("puncc", "SplitCP(IdPredictor(), train=False) fit + predict"),
-    "torchcp": ("TorchCP", "SplitPredictor(ABS(), identity model) calculate_threshold"),
+    "torchcp": ("TorchCP", "SplitPredictor(ABS(), identity model) calibrate (one batch)"),
 }
 
 
@@ -50,7 +50,8 @@ class Peers:
     def versions(self) -> list[str]:
         out = []
         for name, w in self.workers.items():
-            out.append(f"{LABELS[name][0]} {w.libs.get(name)} (own environment: numpy "
+            torch = f"torch {w.libs['torch']}, " if w.libs.get("torch") else ""
+            out.append(f"{LABELS[name][0]} {w.libs.get(name)} (own environment: {torch}numpy "
                        f"{w.libs.get('numpy')}, Python {w.info.get('python')})")
         out += [f"{LABELS[n][0]} {why}" for n, why in self.missing.items()]
         return out

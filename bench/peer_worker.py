@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 
 F = Any  # a float64 array (numpy typing stubs differ between the environments)
-LIBS = ("numpy", "puncc", "torchcp")
+LIBS = ("numpy", "puncc", "torchcp", "torch")
 
 
 def _version(dist: str) -> str | None:
