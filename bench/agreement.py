@@ -90,21 +90,23 @@ def scan(n_max: int, alphas: list[float], peers: Any = None) -> str:
     found: dict[tuple[float, str], tuple[list[int], list[int], list[int]]] = {}
     keys = [(n, a) for n in range(1, n_max + 1) for a in alphas]
     remote = _remote(peers, [{"arange": n, "alpha": a} for n, a in keys])
-    missing = {p for p, vs in remote.items() if vs and vs[0] == "no environment"}
+    absent: dict[str, str] = {}  # peer -> why it has no threshold at all (not installed, ...)
     for i, (n, a) in enumerate(keys):
         s = np.arange(1.0, n + 1.0)
         th = cover.split_conformal(s, alpha=a, warn=False)
-        values = [*peer_thresholds(s, a).items(),
-                  *((p, vs[i]) for p, vs in remote.items() if p not in missing)]
+        values = [*peer_thresholds(s, a).items(), *((p, vs[i]) for p, vs in remote.items())]
         for p, v in values:
+            if isinstance(v, str) and v != "raises":
+                absent[p] = v
+                continue
             wrong, raised, raised_inf = found.setdefault((a, p), ([], [], []))
             if v == "raises":
                 (raised if th.finite else raised_inf).append(n)
-            elif not isinstance(v, str) and v != th.value:
+            elif v != th.value:
                 wrong.append(n)
     for (a, p), (wrong, raised, raised_inf) in found.items():
         first = ", ".join(map(str, sorted(wrong + raised)[:6]))
         lines.append(f"| {a} | {p} | {len(wrong)} | {len(raised)} | {len(raised_inf)} "
                      f"| {first or '—'} |")
-    lines += [f"| all | {p} | no environment | | | |" for p in sorted(missing)]
+    lines += [f"| all | {p} | {why} | | | |" for p, why in absent.items()]
     return "\n".join(lines)
