@@ -115,3 +115,24 @@ def test_bad_csv_names_the_line(qvh, tmp_path):
         certify_csv(cal, src, tmp_path / "o.csv", columns=COLS.replace("start=start",
                                                                         "start=begin"))
     assert np.all([not p.exists() for p in tmp_path.glob("o*.csv")])
+
+
+def test_batches_are_read_lazily(qvh, monkeypatch):
+    """Bounded memory: the reader pulls a batch of lines only when it is certified."""
+    from cover.stream import csv as stream_csv
+
+    src = qvh[0]
+    pulled = []
+    real = stream_csv.line_batches
+
+    def counting(path, n):
+        for b in real(path, n):
+            pulled.append(len(b))
+            yield b
+
+    monkeypatch.setattr(stream_csv, "line_batches", counting)
+    it = iter(stream_csv.csv_batches(src, COLS, 50))
+    next(it)
+    assert len(pulled) == 1  # the header's batch, whose other lines are the first batch
+    batches = 1 + sum(1 for _ in it)
+    assert len(pulled) == batches  # every later batch was pulled once, on demand

@@ -15,10 +15,14 @@ from __future__ import annotations
 import csv
 import io
 import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from cover.calibrate.calibrator import Calibrator
 from cover.errors import InputError
@@ -38,6 +42,52 @@ DEFAULT_BATCH_LINES = 131_072
 _NUMBERS = ("duration", "start", "end")
 
 
+@dataclass
+class CsvBatches:
+    """A CSV file's header and its data lines a batch at a time, each batch also parsed:
+    ``(lines as (number, bytes), Arrow table of the mapped columns, line numbers)``."""
+
+    name: str
+    header: bytes
+    names: list[str]
+    delim: bytes
+    mapping: dict[str, str]
+    _rest: Iterator[list[tuple[int, bytes]]]
+
+    def __iter__(self) -> Iterator[tuple[list[tuple[int, bytes]], Any, NDArray[np.int64]]]:
+        for batch in self._rest:
+            if batch:
+                lines = np.array([ln for ln, _ in batch], dtype=np.int64)
+                yield batch, _parse(self.header, [raw for _, raw in batch], self.delim,
+                                    self.mapping, self.name, lines), lines
+
+
+def csv_batches(src: str | Path, columns: dict[str, str] | str, batch_rows: int
+                ) -> CsvBatches:
+    """Open ``src`` (gzip read transparently; ``.tsv`` tab-separated) for batches of
+    ``batch_rows`` data lines; the header must name every mapped column."""
+    if batch_rows < 1:
+        raise ValueError(f"batch_rows must be >= 1, got {batch_rows}")
+    mapping = parse_columns(columns)
+    for f in ("windows", "saliency"):
+        if f in mapping:
+            raise InputError(f"{src}: --columns {f}= needs list columns, which CSV cannot "
+                             "hold; map start= and end= (or convert the file to Parquet)")
+    delim = b"\t" if kind_suffix(Path(src)) == ".tsv" else b","
+    name = str(src)
+    batches = line_batches(src, batch_rows)
+    first = next(batches, [])
+    if not first or first[0][0] != 1:
+        raise InputError(f"{src}: no header line (a CSV file starts with its column names)")
+    header = first[0][1]
+    names = _header_names(header, delim, name)
+    for f, col in mapping.items():
+        if col not in names:
+            raise InputError(f"{src}:1: no column {col!r} ({f}=) in the header "
+                             f"(columns: {', '.join(names[:20])})")
+    return CsvBatches(name, header, names, delim, mapping, chain([first[1:]], batches))
+
+
 def certify_csv(
     cal: Calibrator,
     src: str | Path,
@@ -53,34 +103,16 @@ def certify_csv(
     """Stream ``src`` into ``dst`` (atomically); ``rows == certified + refused + rejected``.
     A qid repeated on a later line is rejected there, whichever batch it falls in.
     Under ``on_error="raise"`` the first rejected row stops the run, ``dst`` untouched."""
-    if batch_rows < 1:
-        raise ValueError(f"batch_rows must be >= 1, got {batch_rows}")
-    mapping = parse_columns(columns)
-    for f in ("windows", "saliency"):
-        if f in mapping:
-            raise InputError(f"{src}: --columns {f}= needs list columns, which CSV cannot "
-                             "hold; map start= and end= (or convert the file to Parquet)")
-    delim = b"\t" if kind_suffix(Path(src)) == ".tsv" else b","
-    name = str(src)
+    csv_in = csv_batches(src, columns, batch_rows)
+    delim, name = csv_in.delim, csv_in.name
+    pick = [csv_in.names.index(csv_in.mapping[f]) for f in ("qid", "vid")
+            if f in csv_in.mapping]
     counts, seen = StreamCounts(), SeenIds()
-    batches = line_batches(src, batch_rows)
-    first = next(batches, [])
-    if not first or first[0][0] != 1:
-        raise InputError(f"{src}: no header line (a CSV file starts with its column names)")
-    header = first[0][1]
-    names = _header_names(header, delim, name)
-    for f, col in mapping.items():
-        if col not in names:
-            raise InputError(f"{src}:1: no column {col!r} ({f}=) in the header "
-                             f"(columns: {', '.join(names[:20])})")
-    pick = [names.index(mapping[f]) for f in ("qid", "vid") if f in mapping]
     with atomic_open(dst, "wb", inputs=[src, *(inputs or [])]) as out:
-        head = _pick(header, pick, delim) if compact else header
+        head = _pick(csv_in.header, pick, delim) if compact else csv_in.header
         out.write(head + delim + delim.join(c.encode() for c in COVER_COLUMNS) + b"\n")
-        for batch in ([first[1:]] if len(first) > 1 else []) + [b for b in batches]:
-            lines = np.array([ln for ln, _ in batch], dtype=np.int64)
-            table = _parse(header, [raw for _, raw in batch], delim, mapping, name, lines)
-            done, problems = certify_batch(cal, table, columns=mapping, videos=videos,
+        for batch, table, lines in csv_in:
+            done, problems = certify_batch(cal, table, columns=csv_in.mapping, videos=videos,
                                            lines=lines, source=name, seen=seen)
             cells = _cover_cells(done.column("cover").combine_chunks(), delim)
             for (_, raw), tail in zip(batch, cells, strict=True):
