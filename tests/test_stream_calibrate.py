@@ -110,3 +110,51 @@ def test_bulk_and_row_by_row_reading_keep_the_same_scores(gt, qdetr_preds, score
         assert np.array_equal(getattr(got[0].table, key), getattr(got[1].table, key),
                               equal_nan=key not in ("qid", "vid")), key
     assert got[0].families == got[1].families and got[0].problems == got[1].problems
+
+
+@pytest.fixture(scope="module")
+def table_files(whole, qvh_gt, qdetr_preds, tmp_path_factory):
+    """QD-DETR's real predictions as Parquet (windows + saliency) and as CSV (top-1)."""
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    d = tmp_path_factory.mktemp("cols")
+    recs = [json.loads(x) for x in qdetr_preds.read_text().splitlines()]
+    pq.write_table(pa.table({
+        "qid": [r["qid"] for r in recs], "vid": [r["vid"] for r in recs],
+        "windows": [r["pred_relevant_windows"] for r in recs],
+        "saliency": [r["pred_saliency_scores"] for r in recs]}), d / "p.parquet")
+    lines = ["id,video,s,e"] + [f"{q},{v},{s!r},{e!r}" for q, v, s, e in zip(
+        whole.qid.tolist(), whole.vid.tolist(), whole.pred_start.tolist(),
+        whole.pred_end.tolist(), strict=True)]
+    (d / "p.csv").write_text("\n".join(lines) + "\n")
+    return {"parquet": (d / "p.parquet", "qid=qid,vid=vid,windows=windows,saliency=saliency"),
+            "csv": (d / "p.csv", "qid=id,vid=video,start=s,end=e")}
+
+
+@pytest.mark.parametrize(("kind", "score", "rule", "groups", "batch"), [
+    ("parquet", "sls", "split", "all", 97), ("parquet", "norm", "mondrian", "pred_length", 1),
+    ("csv", "sec", "bonferroni", "all", 250), ("csv", "norm", "split", "all", 100_000)])
+def test_parquet_and_csv_stream_to_the_whole_fit(whole, gt, table_files, kind, score, rule,
+                                                 groups, batch):
+    """Parquet and CSV read through --columns, a batch at a time, give the calibrator of
+    the whole joined table, digest included."""
+    from cover.stream.calibrate import score_columns
+
+    path, cols = table_files[kind]
+    ref = cover.Calibrator(score=score, rule=rule, groups=groups).fit(whole)
+    got = score_columns(path, gt, columns=cols, family=score, min_scale=ref.min_scale,
+                        target="envelope", batch_rows=batch)
+    cal = cover.Calibrator(score=score, rule=rule, groups=groups).fit_scores(got.scores,
+                                                                             got.table)
+    assert got.batches == -(-1550 // batch) and len(got.table) == 1550
+    assert _doc(cal) == _doc(ref)
+
+
+def test_cli_streams_a_csv_calibration_file(whole, qvh_gt, table_files, tmp_path, capsys):
+    path, cols = table_files["csv"]
+    out = tmp_path / "cal.json"
+    assert main(["calibrate", "--preds", str(path), "--columns", cols, "--gt", str(qvh_gt),
+                 "--score", "norm", "--batch-rows", "300", "-o", str(out)]) == 0
+    assert "streamed in 6 batch(es)" in capsys.readouterr().err
+    ref = cover.Calibrator(score="norm").fit(whole)
+    assert _doc(cover.Calibrator.load(out)) == _doc(ref)

@@ -95,7 +95,8 @@ def _streamed(args: argparse.Namespace) -> Any:
                            preds=args.preds, gt=args.gt, gt_format=kw.get("gt_format"),
                            gt_durations=kw.get("gt_durations"), gt_columns=kw.get("gt_columns"),
                            qids=args.qids, clip=args.clip, strict=args.strict,
-                           on_error=args.on_error, batch_rows=args.batch_rows)
+                           on_error=args.on_error, batch_rows=args.batch_rows,
+                           pred_format=args.pred_format, columns=args.columns)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -32,7 +32,17 @@ def can_stream(preds: str | Path, *, pred_format: str | None, columns: Any, rule
 
     if groups not in STREAM_GROUPINGS or get_rule(rule).needs & {"loss", "weights"}:
         return False
-    return streamable(preds, pred_format, columns) == "jsonl"
+    return stream_kind(preds, pred_format, columns) is not None
+
+
+def stream_kind(preds: str | Path, pred_format: str | None, columns: Any) -> str | None:
+    """``jsonl`` (Moment-DETR lines), ``columns`` (Parquet or CSV/TSV with ``--columns``),
+    or None: read whole."""
+    from cover.io.generic import kind_suffix
+
+    if columns and kind_suffix(Path(preds)) in (".parquet", ".pq", ".csv", ".tsv"):
+        return "columns"
+    return "jsonl" if streamable(preds, pred_format, columns) == "jsonl" else None
 
 
 def score_streaming(
@@ -50,16 +60,19 @@ def score_streaming(
     strict: bool,
     on_error: OnError,
     batch_rows: int,
+    pred_format: str | None = None,
+    columns: Any = None,
 ) -> StreamedFit | None:
     """The calibration scores of ``preds`` streamed against ``gt``
-    (:func:`cover.stream.calibrate.score_jsonl`; fit them with
+    (:func:`cover.stream.calibrate.score_jsonl`, or ``score_columns`` for Parquet / CSV
+    with ``columns``; fit them with
     :meth:`Calibrator.fit_scores`), after the checks of
     :func:`cover.io.labelled.load_labelled`; None when the ground truth needs the
     whole-file path (qids not native: joined on content)."""
     from cover.io import formats
     from cover.io.charades_rf import no_moment_qids
     from cover.io.qids import read_qid_lines, unknown_qids
-    from cover.stream.calibrate import score_jsonl
+    from cover.stream.calibrate import score_columns, score_jsonl
 
     g = formats.read(gt, "ground_truth", format=gt_format, options=formats.Options(
         on_error=on_error, durations=gt_durations, columns=gt_columns))
@@ -70,9 +83,14 @@ def score_streaming(
     problems: list[RowProblem] = list(g.loaded.problems)
     if qids is not None:
         wanted, lines = read_qid_lines(qids)
-    got = score_jsonl(preds, gtab, family=score, min_scale=min_scale, target=target,
-                      qids=wanted, clip=clip, strict=strict, on_error=on_error,
-                      batch_lines=batch_rows)
+    if stream_kind(preds, pred_format, columns) == "columns":
+        got = score_columns(preds, gtab, columns=columns, family=score, min_scale=min_scale,
+                            target=target, qids=wanted, clip=clip, strict=strict,
+                            on_error=on_error, batch_rows=batch_rows)
+    else:
+        got = score_jsonl(preds, gtab, family=score, min_scale=min_scale, target=target,
+                          qids=wanted, clip=clip, strict=strict, on_error=on_error,
+                          batch_lines=batch_rows)
     if qids is not None and wanted is not None:
         problems += unknown_qids(qids, wanted, lines, np.union1d(got.table.qid, gtab.qid),
                                  f"{preds} nor in {gt}")

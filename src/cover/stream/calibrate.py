@@ -1,4 +1,5 @@
-"""Calibrate on a Moment-DETR JSON-lines prediction file of any size, a batch at a time.
+"""Calibrate on a prediction file of any size, a batch at a time: Moment-DETR JSON lines,
+or Parquet / CSV read through a column mapping.
 
 A split-conformal fit needs one score per calibration row (SPEC §4), not the rows:
 each batch of lines is parsed, joined with the ground truth of its own qids, scored,
@@ -13,6 +14,7 @@ table (:meth:`Calibrator.fit_scores`).
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,6 +29,7 @@ from cover.data.table import DEFAULT_CLIP_SECONDS, GroundingTable
 from cover.errors import InputError, RowProblem
 from cover.io.jsonl import OnError, raise_on_rejections
 from cover.io.jsonl_batch import gc_paused, load_batch
+from cover.io.qvhighlights import Loaded
 from cover.io.seen import SeenIds
 from cover.scores import Scores, check_family, compute_scores
 from cover.stream.jsonl import DEFAULT_BATCH_LINES, line_batches
@@ -87,17 +90,89 @@ def score_jsonl(
     if batch_lines < 1:
         raise ValueError(f"batch_lines must be >= 1, got {batch_lines}")
     name = str(preds)
+
+    def loaded() -> Iterator[Loaded]:
+        for batch in line_batches(preds, batch_lines):
+            with gc_paused():  # see cover.stream.jsonl: the batch's rows hold no cycles
+                yield load_batch(name, batch, clip=clip, on_error=on_error, fast=fast,
+                                 keep_records=False).loaded
+
+    return score_batches(loaded(), name, gt, family=family, min_scale=min_scale,
+                         target=target, qids=qids, clip=clip, strict=strict,
+                         on_error=on_error)
+
+
+def score_columns(
+    preds: str | Path,
+    gt: GroundingTable,
+    *,
+    columns: dict[str, str] | str,
+    family: str,
+    min_scale: float,
+    target: str,
+    qids: NDArray[np.str_] | None = None,
+    clip: float = DEFAULT_CLIP_SECONDS,
+    strict: bool = False,
+    on_error: OnError = "raise",
+    batch_rows: int = DEFAULT_BATCH_LINES,
+) -> StreamedFit:
+    """:func:`score_jsonl` for a Parquet or CSV/TSV prediction file read through a column
+    mapping (``--columns``), ``batch_rows`` rows at a time; rows are numbered as the
+    whole-file reader numbers them (a CSV's header is line 1)."""
+    from cover.io.columns import prediction_table
+    from cover.io.generic import arrow_columns, kind_suffix, parse_columns
+    from cover.stream.csv import csv_batches
+
+    name = str(preds)
+    mapping = parse_columns(columns)
+
+    def as_loaded(arrow: Any, lines: NDArray[np.int64]) -> Loaded:
+        cols, _ = arrow_columns(arrow, mapping, name, with_records=False)
+        cols.line = lines
+        return prediction_table(cols, clip=clip, on_error=on_error)
+
+    def loaded() -> Iterator[Loaded]:
+        if kind_suffix(Path(preds)) in (".parquet", ".pq"):
+            import pyarrow as pa
+            import pyarrow.parquet as pq
+
+            row = 1
+            for batch in pq.ParquetFile(preds).iter_batches(batch_size=batch_rows):
+                yield as_loaded(pa.Table.from_batches([batch]),
+                                np.arange(row, row + batch.num_rows, dtype=np.int64))
+                row += batch.num_rows
+        else:
+            for _, arrow, lines in csv_batches(preds, mapping, batch_rows):
+                yield as_loaded(arrow, lines)
+
+    return score_batches(loaded(), name, gt, family=family, min_scale=min_scale,
+                         target=target, qids=qids, clip=clip, strict=strict,
+                         on_error=on_error)
+
+
+def score_batches(
+    batches: Iterable[Loaded],
+    name: str,
+    gt: GroundingTable,
+    *,
+    family: str,
+    min_scale: float,
+    target: str,
+    qids: NDArray[np.str_] | None,
+    clip: float,
+    strict: bool,
+    on_error: OnError,
+) -> StreamedFit:
+    """The scores of prediction batches already read (any format) joined with ``gt``:
+    the loop behind :func:`score_jsonl` and :func:`score_columns`."""
     gtruth = gt if qids is None else gt.select_qids(qids)
     parts = _Parts()
     problems: list[RowProblem] = []
     seen = SeenIds()
     n_batches = 0
     families: set[str] = set()
-    for batch in line_batches(preds, batch_lines):
+    for loaded in batches:
         n_batches += 1
-        with gc_paused():  # see cover.stream.jsonl: the batch's rows hold no cycles
-            loaded = load_batch(name, batch, clip=clip, on_error=on_error, fast=fast,
-                                keep_records=False).loaded
         found = list(loaded.problems)
         table = loaded.table if qids is None else loaded.table.select_qids(qids)
         dup = seen.add(table.qid)
@@ -120,7 +195,7 @@ def score_jsonl(
                   vid=joined.vid, duration=joined.duration, ps=joined.pred_start,
                   pe=joined.pred_end)
     if n_batches == 0:
-        raise InputError(f"{preds}: no prediction lines")
+        raise InputError(f"{name}: no prediction lines")
     orphan = np.flatnonzero(~np.isin(gtruth.qid, seen.array()))
     problems += [RowProblem(gtruth.source, int(ln), str(q),
                             f"no prediction for this qid in {name}", "rejected")
