@@ -17,8 +17,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cover.calibrate.groups import key_groups, length_terciles
-from cover.calibrate.mondrian import conformal_ranks, mondrian_conformal
-from cover.calibrate.quantile import conformal_rank
+from cover.calibrate.mondrian import mondrian_conformal
+from cover.calibrate.quantile import conformal_rank, conformal_ranks
 from cover.calibrate.split import split_conformal
 from cover.errors import CoverWarning
 

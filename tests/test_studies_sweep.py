@@ -7,12 +7,12 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cover.calibrate.quantile import conformal_rank
+from cover.calibrate.quantile import conformal_rank, conformal_ranks
 from cover.calibrate.split import split_conformal
 from cover.metrics import evaluate
 from cover.regions import build_regions
 from cover.scores import FAMILIES
-from cover.studies.sweep import SuffixIndex, Sweep, conformal_ranks, resample_thresholds
+from cover.studies.sweep import SuffixIndex, Sweep, resample_thresholds
 from grounding_cases import cases, scores_of, thresholds
 
 FAST = settings(max_examples=60, deadline=None, derandomize=True, database=None)

@@ -30,7 +30,13 @@ from numpy.typing import ArrayLike, NDArray
 
 from cover._json import from_json_number, to_json_number
 from cover.calibrate.groups import REFUSED, Grouping, require_known
-from cover.calibrate.quantile import AlphaLike, as_fraction, kth_smallest, min_calibration_size
+from cover.calibrate.quantile import (
+    AlphaLike,
+    as_fraction,
+    conformal_ranks,
+    kth_smallest,
+    min_calibration_size,
+)
 from cover.calibrate.registry import (
     Fallback,
     GroupThreshold,
@@ -45,22 +51,6 @@ from cover.errors import CoverWarning
 
 FallbackTo = Literal["pool", "inf"]
 FALLBACKS: tuple[FallbackTo, ...] = ("pool", "inf")
-
-
-def conformal_ranks(n: ArrayLike, alpha: AlphaLike) -> NDArray[np.int64]:
-    """``k = ceil((n + 1)(1 - alpha))`` for every entry of ``n``, in integer arithmetic:
-    with ``alpha = p/q``, ``k = -((-(n + 1)(q - p)) // q)`` (no float rounding)."""
-    a = as_fraction(alpha)
-    p, q = a.numerator, a.denominator
-    m = np.asarray(n, dtype=np.int64).reshape(-1)
-    if m.size and m.min() < 0:
-        raise ValueError(f"group sizes must be >= 0, got {int(m.min())}")
-    top = int(m.max()) + 1 if m.size else 1
-    if top * (q - p) < 2**62:
-        return -((-(m + 1) * (q - p)) // q)
-    # Huge denominators (alpha given with many digits): Python integers, still exact.
-    big = np.array([-((-(int(x) + 1) * (q - p)) // q) for x in m.tolist()], dtype=object)
-    return np.minimum(big, np.iinfo(np.int64).max).astype(np.int64)
 
 
 def group_order_statistics(scores: NDArray[np.float64], codes: NDArray[np.int64],

@@ -80,6 +80,24 @@ def _rank(n: int, a: Fraction) -> int:
     return math.ceil((n + 1) * (1 - a))
 
 
+def conformal_ranks(n: ArrayLike, alpha: AlphaLike) -> NDArray[np.int64]:
+    """``k = ceil((n + 1)(1 - alpha))`` for every entry of ``n`` (same shape), in integer
+    arithmetic: with ``alpha = p/q``, ``k = -((-(n + 1)(q - p)) // q)`` (no float
+    rounding)."""
+    a = as_fraction(alpha)
+    p, q = a.numerator, a.denominator
+    shape = np.shape(n)
+    m = np.asarray(n, dtype=np.int64).reshape(-1)
+    if m.size and m.min() < 0:
+        raise ValueError(f"group sizes must be >= 0, got {int(m.min())}")
+    top = int(m.max()) + 1 if m.size else 1
+    if top * (q - p) < 2**62:
+        return (-((-(m + 1) * (q - p)) // q)).reshape(shape)
+    # Huge denominators (alpha given with many digits): Python integers, still exact.
+    big = np.array([-((-(int(x) + 1) * (q - p)) // q) for x in m.tolist()], dtype=object)
+    return np.minimum(big, np.iinfo(np.int64).max).astype(np.int64).reshape(shape)
+
+
 def min_calibration_size(alpha: AlphaLike) -> int:
     """Smallest ``n`` with a finite threshold: ``k <= n  <=>  n >= (1 - alpha)/alpha``."""
     a = as_fraction(alpha)

@@ -15,11 +15,12 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from cover.calibrate.quantile import conformal_ranks
 from cover.calibrate.split import beta_sd
 from cover.studies.common import mean_sd
 from cover.studies.context import Pair
 from cover.studies.result import StudyResult, Table
-from cover.studies.sweep import conformal_ranks, resample_thresholds
+from cover.studies.sweep import resample_thresholds
 
 #: Calibration sizes of the paper, in units.
 PAPER_SIZES: tuple[int, ...] = (20, 50, 100, 200, 400)

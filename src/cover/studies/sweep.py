@@ -22,12 +22,11 @@ per-group thresholds). Refused rows and ``lam = +inf`` give the whole video
 from __future__ import annotations
 
 from dataclasses import dataclass
-from fractions import Fraction
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from cover.calibrate.quantile import as_fraction
+from cover.calibrate.quantile import conformal_ranks
 from cover.data.table import GroundingTable
 from cover.intervals import CONTAINMENT_ATOL
 from cover.ragged import row_ids
@@ -181,15 +180,6 @@ class Sweep:
         iou = np.divide(inter, union, out=np.zeros_like(inter), where=union > 0)
         t_full = np.broadcast_to(t, length.shape)
         return SweepMetrics(self.covered(lam), length, iou, comps, t_full)
-
-
-def conformal_ranks(n: ArrayLike, alpha: float | Fraction) -> NDArray[np.int64]:
-    """``k = ceil((n + 1)(1 - alpha))`` for an array of ``n``, in exact integer arithmetic
-    (``alpha = p/q`` read as the decimal written: ``k = ceil((n + 1)(q - p) / q)``)."""
-    a = as_fraction(alpha)
-    p, q = a.numerator, a.denominator
-    m = (np.asarray(n, dtype=np.int64) + 1) * (q - p)
-    return -((-m) // q)
 
 
 @dataclass(frozen=True)
