@@ -7,11 +7,14 @@ import json
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import cover
 from cover.cli import main
 from cover.errors import InputError
 from cover.stream import certify_jsonl
+from cover.stream.jsonl import line_batches
 
 
 @pytest.fixture(scope="module")
@@ -108,3 +111,28 @@ def test_a_json_array_is_not_streamed(tmp_path):
     src.write_text("[" + GOOD % 1 + "]")
     with pytest.raises(InputError, match="JSON array"):
         certify_jsonl(_cal(), src, tmp_path / "o.jsonl")
+
+
+@given(st.lists(st.sampled_from([b'{"a": 1}', b"", b"  ", b"\r", b"x\r", b"y\r\r", b"[1]",
+                                 b"\t{}", b"z" * 9]), max_size=30),
+       st.booleans(), st.integers(1, 5), st.integers(1, 40))
+def test_line_batches_number_lines_as_iterating_the_file_does(tmp_path_factory, lines, ended,
+                                                               batch, block):
+    from cover.stream import jsonl as sj
+
+    path = tmp_path_factory.mktemp("lines") / "f.jsonl"
+    path.write_bytes(b"\n".join(lines) + (b"\n" if ended else b""))
+    want = [(n, ln.rstrip(b"\r\n")) for n, ln in enumerate(path.open("rb"), start=1)
+            if ln.rstrip(b"\r\n").strip()]
+    old = sj._READ_BYTES
+    sj._READ_BYTES = block  # lines cut across reads
+    try:
+        if want and want[0][0] == 1 and want[0][1].lstrip()[:1] == b"[":
+            with pytest.raises(InputError, match="JSON array"):
+                list(line_batches(path, batch))
+            return
+        got = list(line_batches(path, batch))
+    finally:
+        sj._READ_BYTES = old
+    assert [x for b in got for x in b] == want
+    assert [len(b) for b in got[:-1]] == [batch] * (len(got) - 1) and all(got)

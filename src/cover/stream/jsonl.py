@@ -16,6 +16,7 @@ from __future__ import annotations
 import gzip
 import json
 from collections.abc import Callable, Iterator
+from itertools import repeat
 from pathlib import Path
 from typing import IO, Any
 
@@ -60,19 +61,46 @@ def line_batches(path: str | Path, batch_lines: int) -> Iterator[list[tuple[int,
         raise InputError(f"{path}: no such file")
     batch: list[tuple[int, bytes]] = []
     with _open(p) as fh:
-        for lineno, line in enumerate(fh, start=1):
-            line = line.rstrip(b"\r\n")
-            if not line.strip():
-                continue
-            if not batch and lineno == 1 and line.lstrip()[:1] == b"[":
+        for first, lines in _numbered_blocks(fh):
+            if first == 1 and lines and lines[0][0] == 1 and lines[0][1].lstrip()[:1] == b"[":
                 raise InputError(f"{path}: a JSON array, not JSON lines; it is read whole, "
                                  "not streamed (drop --stream)")
-            batch.append((lineno, line))
-            if len(batch) >= batch_lines:
-                yield batch
-                batch = []
+            batch += lines
+            start = 0
+            while len(batch) - start >= batch_lines:
+                yield batch[start:start + batch_lines]
+                start += batch_lines
+            del batch[:start]
     if batch:
         yield batch
+
+
+#: Bytes read at a time by :func:`line_batches`.
+_READ_BYTES = 1 << 22
+
+
+def _numbered_blocks(fh: IO[bytes]) -> Iterator[tuple[int, list[tuple[int, bytes]]]]:
+    """``(number of the block's first line, its non-blank lines)`` for blocks of a few MB:
+    lines split at newlines, trailing carriage returns dropped, as iterating the file
+    would. A block with no blank line and no line ending in a carriage return is
+    numbered without a Python step per line."""
+    pending, lineno = b"", 0
+    while True:
+        data = fh.read(_READ_BYTES)
+        parts = (pending + data).split(b"\n")
+        pending = parts.pop() if data else b""  # at the end: the last line, if unended
+        if parts == [b""] and not data:
+            return
+        numbered = zip(range(lineno + 1, lineno + 1 + len(parts)), parts, strict=True)
+        first, lineno = lineno + 1, lineno + len(parts)
+        if all(map(bytes.strip, parts)) and not any(map(bytes.endswith, parts,
+                                                         repeat(b"\r"))):
+            yield first, list(numbered)
+        else:
+            yield first, [(n, ln.rstrip(b"\r")) for n, ln in numbered
+                          if ln.rstrip(b"\r").strip()]
+        if not data:
+            return
 
 
 def splice(line: bytes, block: dict[str, Any]) -> bytes:
@@ -163,7 +191,7 @@ def certify_jsonl(
             text = (_fast_out(got, table, regions, meta, in_cal, compact)
                     if got.fast and not bad and not rejected else None)
             if text is not None:
-                out.write(text)
+                out.writelines(text)
                 status = status_of(regions)
             else:
                 status = _write_rows(out, batch, got.raw, got.ensure_records(table), regions,
@@ -179,7 +207,7 @@ def certify_jsonl(
 
 
 def _fast_out(got: Batch, table: GroundingTable, regions: Regions, meta: dict[str, Any],
-              in_cal: NDArray[np.bool_] | None, compact: bool) -> bytes | None:
+              in_cal: NDArray[np.bool_] | None, compact: bool) -> list[bytes] | None:
     """:func:`~cover.stream.jsonl_out.fast_lines` for a batch read in bulk with no
     rejected row, the kept rows (all, or those of ``qids``) in line order."""
     lines = table.line if table.line is not None else np.empty(0, dtype=np.int64)

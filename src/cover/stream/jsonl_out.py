@@ -33,38 +33,45 @@ _NOT_BEFORE_BRACE = np.frombuffer(b" \t\r\x0b\x0c{", np.uint8)
 def fast_lines(lines: list[bytes], qid_values: list[Any], vid_values: list[Any],
                has_cover: bool, table: GroundingTable, regions: Regions,
                meta: dict[str, Any], in_calibration: NDArray[np.bool_] | None,
-               compact: bool) -> bytes | None:
+               compact: bool) -> list[bytes] | None:
     """The output of the kept rows ``table`` (whose input lines and parsed ids are
-    ``lines``, ``qid_values`` and ``vid_values``, in order), newline-terminated; None
-    when the row by row writer is needed (``has_cover``: some row has a ``cover``
-    field, which is replaced, not spliced)."""
+    ``lines``, ``qid_values`` and ``vid_values``, in order), as pieces to write one
+    after the other (each line newline-terminated); None when the row by row writer is
+    needed (``has_cover``: some row has a ``cover`` field, which is replaced, not
+    spliced)."""
     n = len(lines)
-    if n == 0 or n != len(table):
+    if n == 0 or n != len(table) or (not compact and not _spliceable(lines, has_cover)):
         return None
-    if not compact:
-        joined = b"\n".join(lines)
-        # Where each line ends in ``joined``: its last byte must be "}", the one before
-        # it neither whitespace nor "{".
-        ends = np.cumsum(np.fromiter(map(len, lines), np.int64, n) + 1) - 2
-        tail = np.frombuffer(joined, np.uint8)
-        if (has_cover or ends.min() < 1 or not (tail[ends] == _BRACE).all()
-                or np.isin(tail[ends - 1], _NOT_BEFORE_BRACE).any()
-                or (b"N" in joined and b"NaN" in joined)
-                or (b"I" in joined and b"Infinity" in joined)):
-            return None
     text = _blocks(table, regions, meta, in_calibration)
     if text is None:
         return None
     if compact:
-        text = _compact(qid_values, vid_values, text)
-        return ("\n".join(text.tolist()) + "\n").encode()
-    blocks = "\n".join(text.tolist()).encode().split(b"\n")
-    parts: list[bytes] = [b""] * (4 * n)
-    parts[0::4] = map(bytes.__getitem__, lines, repeat(slice(0, -1)))
-    parts[1::4] = repeat(b',"cover":', n)
-    parts[2::4] = blocks
-    parts[3::4] = repeat(b"}\n", n)
-    return b"".join(parts)
+        return [("\n".join(_compact(qid_values, vid_values, text).tolist()) + "\n").encode()]
+    # The blocks as one ASCII text cut at a byte JSON never writes raw (NUL), then the
+    # input lines without their last "}" interleaved.
+    tails = "\x00".join((',"cover":' + text + "}\n").tolist()).encode().split(b"\x00")
+    parts: list[bytes] = [b""] * (2 * n)
+    parts[0::2] = map(bytes.__getitem__, lines, repeat(slice(0, -1)))
+    parts[1::2] = tails
+    return parts
+
+
+def _spliceable(lines: list[bytes], has_cover: bool) -> bool:
+    """Every line is cut before its last byte, "}" (not after whitespace or "{"), and
+    none is re-serialised (no ``cover`` field, no NaN/Infinity anywhere in it)."""
+    if has_cover:
+        return False
+    ends = b"".join(map(bytes.__getitem__, lines, repeat(slice(-2, None))))
+    if len(ends) != 2 * len(lines):
+        return False
+    pairs = np.frombuffer(ends, np.uint8).reshape(-1, 2)
+    if not (pairs[:, 1] == _BRACE).all() or np.isin(pairs[:, 0], _NOT_BEFORE_BRACE).any():
+        return False
+    for first, word in ((b"N", b"NaN"), (b"I", b"Infinity")):  # one byte first: memchr
+        if any(map(bytes.__contains__, lines, repeat(first))) and \
+                any(map(bytes.__contains__, lines, repeat(word))):
+            return False
+    return True
 
 
 def status_of(regions: Regions) -> NDArray[np.object_]:
@@ -77,16 +84,23 @@ def _obj(a: Any) -> NDArray[np.object_]:
     return cast("NDArray[np.object_]", a)
 
 
-def _reprs(x: NDArray[np.float64]) -> NDArray[np.object_]:
-    """``json.dumps`` of each finite float, as an object array of str."""
+def _reprs(x: NDArray[np.float64], *, few: bool = False) -> NDArray[np.object_]:
+    """``json.dumps`` of each finite float, as an object array of str. ``few``: a column
+    of few distinct values (durations, thresholds) is formatted once per value (told
+    apart by their bits: -0.0 is written "-0.0")."""
     out = np.empty(x.size, dtype=object)
+    if few and x.size:
+        bits, back = np.unique(np.ascontiguousarray(x, np.float64).view(np.int64),
+                               return_inverse=True)
+        out[:] = _reprs(bits.view(np.float64))[back]
+        return out
     out[:] = list(map(float.__repr__, x.tolist()))
     return out
 
 
 def _threshold_text(x: NDArray[np.float64]) -> NDArray[np.object_]:
     """``json.dumps(to_json_number(x))``: NaN -> null, +-inf -> "inf" / "-inf"."""
-    out = _reprs(x)
+    out = _reprs(x, few=True)
     out[np.isnan(x)] = "null"
     out[x == np.inf] = '"inf"'
     out[x == -np.inf] = '"-inf"'
@@ -132,7 +146,7 @@ def _blocks(table: GroundingTable, regions: Regions, meta: dict[str, Any],
     mid = np.where(refused, ', "refused": true, "duration": ',
                    ', "refused": false, "duration": ').astype(object)
     glue = (", " + meta_text if meta_text else "") + ', "threshold": '
-    text = head + region + mid + _reprs(dur) + glue + _threshold_text(
+    text = head + region + mid + _reprs(dur, few=True) + glue + _threshold_text(
         regions.threshold.astype(np.float64))
     if regions.threshold_end is not None:
         text = text + ', "threshold_end": ' + _threshold_text(
