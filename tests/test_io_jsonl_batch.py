@@ -9,6 +9,7 @@ import json
 import math
 
 import numpy as np
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -154,3 +155,21 @@ def test_gc_paused_restores_the_collector():
             pass
         assert not gc.isenabled()
     assert gc.isenabled()
+
+
+@pytest.mark.parametrize("field", [
+    {"pred_relevant_windows": ["abc"]}, {"pred_relevant_windows": [{"a": 1, "b": 2, "c": 3}]},
+    {"pred_relevant_windows": [[True, 1, 0.5]]}, {"pred_relevant_windows": [[0, 1, False]]},
+    {"pred_relevant_windows": [["1", 2, 0.5]]}, {"pred_relevant_windows": [[[1], [2], [3]]]},
+    {"pred_relevant_windows": [7]}, {"pred_relevant_windows": [[0, 1, 0.5], [0, 1]]},
+    {"pred_saliency_scores": [True]}, {"pred_saliency_scores": ["1.5"]},
+    {"pred_saliency_scores": [0.0, False, 1]}, {"pred_saliency_scores": [None]},
+    {"duration": True}, {"duration": "150"}, {"start_std": False},
+])
+def test_numbers_in_disguise_are_left_to_the_per_row_reader(field):
+    recs = [{"qid": i, "vid": "v", "pred_relevant_windows": [[0, 1, 1.0]]} for i in range(3)]
+    recs[1] = {**recs[1], **field}
+    batch = as_batch(recs)
+    assert decode_batch("p.jsonl", batch, clip=2.0) is None
+    ref = slow(batch)
+    assert [p.line for p in ref.problems] == [3]

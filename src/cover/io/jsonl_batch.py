@@ -243,9 +243,10 @@ def _windows(vals: list[Any] | None) -> tuple[NDArray[np.float64], NDArray[np.in
         return None
     per_row = _lengths(vals)
     flat_w = list(chain.from_iterable(vals))
-    if not set(map(type, flat_w)) <= {list}:
+    try:  # a window that is not a list: a number has no len(); a string or an object
+        width = _lengths(flat_w)  # of w characters / keys fails in _numbers
+    except TypeError:
         return None
-    width = _lengths(flat_w)
     if not flat_w:
         return np.empty((0, 3)), per_row
     w = int(width[0])

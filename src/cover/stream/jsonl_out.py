@@ -42,14 +42,16 @@ def fast_lines(lines: list[bytes], qid_values: list[Any], vid_values: list[Any],
     n = len(lines)
     if n == 0 or n != len(table) or (not compact and not _spliceable(lines, has_cover)):
         return None
-    text = _blocks(table, regions, meta, in_calibration)
-    if text is None:
+    cols = _block_columns(table, regions, meta, in_calibration)
+    if cols is None:
         return None
-    if compact:
-        return [("\n".join(_compact(qid_values, vid_values, text).tolist()) + "\n").encode()]
-    # The blocks as one ASCII text cut at a byte JSON never writes raw (NUL), then the
-    # input lines without their last "}" interleaved.
-    tails = "\x00".join((',"cover":' + text + "}\n").tolist()).encode().split(b"\x00")
+    if compact:  # json.dumps({"qid": ..., "vid": ..., "cover": block})
+        return ["".join(_join_rows(['{"qid": ', _id_text(qid_values), ', "vid": ',
+                                    _id_text(vid_values), ', "cover": ', *cols,
+                                    "}\n"])).encode()]
+    # The line ends as one ASCII text cut at a byte JSON never writes raw (NUL), then
+    # the input lines without their last "}" interleaved.
+    tails = "\x00".join(_join_rows([',"cover":', *cols, "}\n"])).encode().split(b"\x00")
     parts: list[bytes] = [b""] * (2 * n)
     parts[0::2] = map(bytes.__getitem__, lines, repeat(slice(0, -1)))
     parts[1::2] = tails
@@ -107,33 +109,34 @@ def _threshold_text(x: NDArray[np.float64]) -> NDArray[np.object_]:
     return out
 
 
-def _regions_text(regions: Regions) -> NDArray[np.object_] | None:
-    """``json.dumps`` of each row's ``[[start, end], ...]``."""
+def _region_columns(regions: Regions) -> list[Any] | None:
+    """``json.dumps`` of each row's ``[[start, end], ...]``, as columns."""
     iv = regions.intervals
     if not (np.isfinite(iv.starts).all() and np.isfinite(iv.ends).all()):
         return None
-    comp = "[" + _reprs(iv.starts) + ", " + _reprs(iv.ends) + "]"
+    starts, ends = _reprs(iv.starts), _reprs(iv.ends)
     per_row = np.diff(iv.offsets)
-    n = per_row.size
-    if (per_row == 1).all():
-        return _obj("[" + comp + "]")
+    if (per_row == 1).all():  # one interval a row: no per-row assembly at all
+        return ["[[", starts.tolist(), ", ", ends.tolist(), "]]"]
+    comp = _obj("[" + starts + ", " + ends + "]")
     last = iv.offsets[1:][per_row > 0] - 1
     sep = np.full(comp.size, ", ", dtype=object)
     sep[last] = ""
-    comp = comp + sep
-    rows = np.full(n, "", dtype=object)
+    comp = _obj(comp + sep)
+    rows = np.full(per_row.size, "", dtype=object)
     full = per_row > 0
-    if full.any():
+    if full.any():  # object sums: each row's components joined, in C
         rows[full] = np.add.reduceat(comp, iv.offsets[:-1][full])
-    return _obj("[" + rows + "]")
+    return ["[", rows.tolist(), "]"]
 
 
-def _blocks(table: GroundingTable, regions: Regions, meta: dict[str, Any],
-            in_calibration: NDArray[np.bool_] | None) -> NDArray[np.object_] | None:
-    """``json.dumps`` of each kept row's block, key order as ``certified_rows``'s."""
+def _block_columns(table: GroundingTable, regions: Regions, meta: dict[str, Any],
+                   in_calibration: NDArray[np.bool_] | None) -> list[Any] | None:
+    """``json.dumps`` of each kept row's block, key order as ``certified_rows``'s, as
+    columns (:func:`_join_rows`)."""
     n = len(table)
     dur = regions.duration.astype(np.float64)
-    region = _regions_text(regions)
+    region = _region_columns(regions)
     if region is None or not np.isfinite(dur).all() or len(regions.refused) != n:
         return None
     try:
@@ -142,30 +145,28 @@ def _blocks(table: GroundingTable, regions: Regions, meta: dict[str, Any],
         return None
     refused = np.asarray(regions.refused, dtype=bool)
     head = np.where(refused, '{"status": "refused", "region": ',
-                    '{"status": "certified", "region": ').astype(object)
+                    '{"status": "certified", "region": ').tolist()
     mid = np.where(refused, ', "refused": true, "duration": ',
-                   ', "refused": false, "duration": ').astype(object)
+                   ', "refused": false, "duration": ').tolist()
     glue = (", " + meta_text if meta_text else "") + ', "threshold": '
-    text = head + region + mid + _reprs(dur, few=True) + glue + _threshold_text(
-        regions.threshold.astype(np.float64))
+    cols: list[Any] = [head, *region, mid, _reprs(dur, few=True).tolist(), glue,
+                       _threshold_text(regions.threshold.astype(np.float64)).tolist()]
     if regions.threshold_end is not None:
-        text = text + ', "threshold_end": ' + _threshold_text(
-            regions.threshold_end.astype(np.float64))
+        cols += [', "threshold_end": ',
+                 _threshold_text(regions.threshold_end.astype(np.float64)).tolist()]
     if in_calibration is not None:
-        text = text + np.where(in_calibration, ', "in_calibration": true', "").astype(object)
-    return _obj(text + "}")
+        cols.append(np.where(in_calibration, ', "in_calibration": true', "").tolist())
+    return [*cols, "}"]
 
 
-def _compact(qid_values: list[Any], vid_values: list[Any],
-             blocks: NDArray[np.object_]) -> NDArray[np.object_]:
-    """``json.dumps({"qid": ..., "vid": ..., "cover": block})`` per row (ids are ints or
-    strings: the bulk reader lets nothing else through)."""
-    qid = _id_text(qid_values)
-    vid = _id_text(vid_values)
-    return _obj('{"qid": ' + qid + ', "vid": ' + vid + ', "cover": ' + blocks + "}")
+def _join_rows(cols: list[Any]) -> list[str]:
+    """Row ``i``: the columns' texts for row ``i`` joined (one join per row, in C)."""
+    # Not strict: the repeated texts are endless; the per-row columns all have n entries.
+    return list(map("".join, zip(*(repeat(c) if isinstance(c, str) else c for c in cols),
+                                 strict=False)))
 
 
-def _id_text(ids: list[Any]) -> NDArray[np.object_]:
-    out = np.empty(len(ids), dtype=object)
-    out[:] = [encode_basestring_ascii(v) if type(v) is str else int.__repr__(v) for v in ids]
-    return out
+def _id_text(ids: list[Any]) -> list[str]:
+    """``json.dumps`` of each id (an int or a string: the bulk reader lets nothing else
+    through)."""
+    return [encode_basestring_ascii(v) if type(v) is str else int.__repr__(v) for v in ids]
