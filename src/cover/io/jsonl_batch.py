@@ -30,7 +30,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from itertools import chain, repeat
-from operator import is_not
+from operator import is_not, itemgetter
 from typing import Any
 
 import numpy as np
@@ -109,8 +109,8 @@ def decode_batch(name: str, batch: Sequence[tuple[int, bytes]], *,
                  ) -> Batch | None:
     """The rows and table of a batch whose every row is clean, or None when any row
     needs the per-row reader (which then says what is wrong)."""
-    lines = [ln for _, ln in batch]
-    if not lines or not all(map(bytes.strip, lines)):
+    lines = list(map(itemgetter(1), batch))  # a blank line fails the parse: per-row reader
+    if not lines:
         return None
     parts: list[tuple[Any, ...]] = []
     try:
@@ -138,7 +138,7 @@ def decode_batch(name: str, batch: Sequence[tuple[int, bytes]], *,
                or bool((has_e & ~(np.isfinite(std_e) & (std_e >= 0))).any()))
     if bad:
         return None
-    raw = RawRows(name, recs, np.fromiter((n for n, _ in batch), np.int64, len(batch)))
+    raw = RawRows(name, recs, np.fromiter(map(itemgetter(0), batch), np.int64, len(batch)))
     has_std = bool(np.isfinite(std_s).any())
     ps, pe = _top1(win, woff)
     table = GroundingTable(
