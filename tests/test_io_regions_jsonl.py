@@ -139,3 +139,18 @@ def test_reading_leaves_the_rows_untouched(tmp_path):
     assert back.regions.refused.tolist() == [False, True]
     assert back.meta == {"score": "sec", "rule": "split", "alpha": 0.1, "k": 9,
                          "n_calibration": 9, "calibration_sha256": None}
+
+
+def test_a_row_rejected_for_its_windows_takes_its_region_with_it(tmp_path):
+    rows = [_cover_row(i, region=[[i, i + 1]], duration=10 + i, refused=i == 2,
+                       threshold=float(i)) for i in range(3)]
+    rows[1]["pred_relevant_windows"] = "not windows"
+    path = tmp_path / "r.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows))
+    got = read_regions(path, on_error="reject")
+    assert got.table.qid.tolist() == ["0", "2"]
+    assert got.table.duration.tolist() == got.regions.duration.tolist() == [10.0, 12.0]
+    assert got.regions.intervals.starts.tolist() == [0.0, 2.0]
+    assert got.regions.refused.tolist() == [False, True]
+    assert got.regions.threshold.tolist() == [0.0, 2.0]
+    assert [p.line for p in got.problems] == [2]

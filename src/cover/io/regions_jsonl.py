@@ -206,7 +206,12 @@ def read_regions(path: str | Path, *, on_error: OnError = "raise") -> LoadedRegi
     meta = _common_meta(raw)
     refused = np.array([_block(r).get("refused") is True for r in raw.records], dtype=bool)
     thr = np.array([_threshold(_block(r).get("threshold")) for r in raw.records], np.float64)
+    before = raw.lines
     win, woff = fields.ragged_field(raw, "pred_relevant_windows", (2, 3), optional=True)
+    if raw.lines.size != before.size:  # rows rejected for their windows: drop their region
+        kept = np.isin(before, raw.lines)
+        reg, roff = fields.trim_ragged(kept, reg, roff)
+        dur, refused, thr = dur[kept], refused[kept], thr[kept]
     ps, pe = top1(win, woff)
     table = fields.table_of(raw, duration=dur, pred_start=ps, pred_end=pe,
                             pred_windows=Ragged(win, woff))
