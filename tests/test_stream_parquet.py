@@ -96,3 +96,15 @@ def test_a_qid_repeated_in_a_later_batch_is_rejected_there(qvh, tmp_path):
         reason = block.combine_chunks().field("reason").to_pylist()
         assert counts.rejected == 2 and status[50:] == ["rejected"] * 2
         assert all("duplicate qid" in r for r in reason[50:]) and "rejected" not in status[:50]
+
+
+def test_videos_fill_only_missing_durations(qvh, tmp_path):
+    """--videos with a Parquet duration column (read zero-copy, read-only) fills only the
+    rows without one."""
+    src, table = qvh
+    cal = cover.Calibrator(score="norm", alpha=0.1).fit(table)
+    vids = np.unique(table.vid)
+    videos = (vids, np.full(vids.size, 1e6))  # would widen every region if used
+    certify_parquet(cal, src, tmp_path / "a.parquet", columns=COLS, videos=videos)
+    certify_parquet(cal, src, tmp_path / "b.parquet", columns=COLS)
+    assert pq.read_table(tmp_path / "a.parquet").equals(pq.read_table(tmp_path / "b.parquet"))

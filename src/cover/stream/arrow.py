@@ -114,7 +114,8 @@ def certify_batch(
         missing = np.isnan(cols.duration)
         j, hit = index_of(videos[0], cols.vid)
         fill = missing & hit
-        cols.duration[fill] = videos[1][j[fill]]
+        # A new array: the column may be Arrow's own read-only buffer.
+        cols.duration = np.where(fill, videos[1][j], cols.duration)
     unknown = np.isnan(cols.duration)
     why = dict(reasons or {})
     if seen is not None:
