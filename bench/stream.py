@@ -15,7 +15,9 @@ With ``--jsonl-rows`` it also writes a Moment-DETR JSON-lines file shaped like
 QD-DETR's QVHighlights output (10 scored windows and 75 saliency clips per line, plus
 the video duration) and runs (3) merely parsing every line with orjson (the fastest
 parser installed here: the floor), then ``cover.stream.certify_jsonl`` with (4) NORM
-and (5) SLS, each echoing every input line byte for byte.
+and (5) SLS, each echoing every input line byte for byte, and (6) ``cover evaluate``
+(streamed, the default) of the NORM output against a matching ground-truth file
+(qid, vid, duration and one window per query, held whole as evaluate holds it).
 """
 
 from __future__ import annotations
@@ -76,6 +78,26 @@ def make_jsonl(path: Path, rows: int, seed: int = 0) -> None:
                 + b"\n" for i in range(m)))
 
 
+def make_gt(path: Path, rows: int, seed: int = 2) -> None:
+    """The ground truth of :func:`make_jsonl`'s queries: one window per query."""
+    import orjson
+
+    from cover.io.output import atomic_open
+
+    rng = np.random.default_rng(seed)
+    chunk = 50_000
+    with atomic_open(path, "wb") as fh:
+        for a in range(0, rows, chunk):
+            m = min(chunk, rows - a)
+            ts = (rng.uniform(0, 110, m).round() // 2 * 2).tolist()
+            te = np.minimum(np.asarray(ts) + rng.uniform(2, 40, m).round() // 2 * 2 + 2,
+                            150.0).tolist()
+            fh.write(b"".join(orjson.dumps(
+                {"qid": a + i, "query": "a person does something in the video",
+                 "vid": f"v{(a + i) // 3}_0.0_150.0", "duration": 150,
+                 "relevant_windows": [[ts[i], te[i]]]}) + b"\n" for i in range(m)))
+
+
 def _calibrator(score: str) -> object:
     import cover
     from cover.ragged import Ragged
@@ -95,7 +117,13 @@ def child(mode: str, src: str, dst: str, batch_rows: int) -> None:
     import pyarrow.parquet as pq
 
     t0 = time.perf_counter()
-    if mode == "jsonl-read":
+    if mode == "evaluate":
+        from cover.jobs.evaluate import EvaluateFiles, evaluate_files
+
+        gt = str(Path(src).with_name(Path(src).stem + "_gt.jsonl"))
+        out = evaluate_files(EvaluateFiles(regions=dst, gt=gt, batch_rows=batch_rows))
+        n = out["counts"]["rows"]
+    elif mode == "jsonl-read":
         import orjson
 
         n = 0
@@ -199,12 +227,20 @@ def main() -> int:
         if not jsrc.exists():
             print(f"writing {jsrc} ...", file=sys.stderr)
             make_jsonl(jsrc, jrows)
-        jres = {mode: _run(mode, jsrc, args.dir / "certified.jsonl", args.jsonl_batch_rows)
+        jgt = args.dir / f"preds_{jrows}_gt.jsonl"
+        if not jgt.exists():
+            make_gt(jgt, jrows)
+        jres = {mode: _run(mode, jsrc, args.dir / f"certified-{mode}.jsonl",
+                           args.jsonl_batch_rows)
                 for mode in ("jsonl-read", "jsonl-norm", "jsonl-sls")}
+        # evaluate streams the NORM regions (1.2 KB per line) against the truth held whole
+        jres["evaluate"] = _run("evaluate", jsrc, args.dir / "certified-jsonl-norm.jsonl",
+                                args.jsonl_batch_rows)
         lines += ["", f"Moment-DETR JSON lines: {jrows:,} rows (10 windows, 75 saliency clips "
                   f"each), {jsrc.stat().st_size / 1e6:.0f} MB; batches of "
                   f"{args.jsonl_batch_rows:,} lines; jsonl-read = orjson.loads of every line, "
-                  "nothing else", "", *_table(jres, "jsonl-read")]
+                  "nothing else; evaluate = `cover evaluate` of the jsonl-norm output "
+                  "(streamed)", "", *_table(jres, "jsonl-read")]
     md = "\n".join(lines) + "\n"
     print(md)
     if args.out:

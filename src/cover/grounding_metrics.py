@@ -33,6 +33,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from cover.data.table import GroundingTable
+from cover.metric_sums import ChunkedSum
 from cover.ragged import Ragged
 
 #: IoU thresholds of R1 (Recall@1) reported by the field.
@@ -41,6 +42,9 @@ R1_THRESHOLDS: tuple[float, ...] = (0.3, 0.5, 0.7)
 MAP_THRESHOLDS: tuple[float, ...] = tuple(round(0.5 + 0.05 * i, 2) for i in range(10))
 #: Windows per row that mAP looks at (in list order).
 MAP_TOP_K = 10
+#: Rows per block in :class:`GroundingSums` (bounds the mAP temporaries; any block size
+#: gives the same numbers).
+AP_BLOCK_ROWS = 4096
 #: Truth-window length buckets ``(lo, hi]`` in seconds, as in eval.py.
 LENGTH_BUCKETS: dict[str, tuple[float, float]] = {
     "short": (0.0, 10.0), "middle": (10.0, 30.0), "long": (30.0, 150.0)}
@@ -202,45 +206,90 @@ def _average_precision(win: Ragged, ts: NDArray[np.float64], te: NDArray[np.floa
     return np.where(ok[:, None], np.nan_to_num(ap, nan=0.0), 0.0)
 
 
-def _metrics(win: Ragged, ts: NDArray[np.float64], te: NDArray[np.float64],
-             toff: NDArray[np.int64]) -> tuple[PointMetrics, NDArray[np.float64]]:
-    n = toff.size - 1
-    if n == 0:
-        nan = float("nan")
-        return PointMetrics(0, dict.fromkeys(R1_THRESHOLDS, nan), nan,
-                            dict.fromkeys(MAP_THRESHOLDS, nan), nan), np.zeros(0)
-    iou = _top1_iou(win, ts, te, toff)
-    ap = _average_precision(win, ts, te, toff).mean(axis=0)
-    return PointMetrics(
-        n=n,
-        r1={t: 100.0 * float(np.mean(iou >= t)) for t in R1_THRESHOLDS},
-        miou=100.0 * float(iou.mean()),
-        map_at={t: 100.0 * float(a) for t, a in zip(MAP_THRESHOLDS, ap, strict=True)},
-        map=100.0 * float(ap.mean()),
-    ), iou
+class PointSums:
+    """Sums behind one :class:`PointMetrics` (rows, R1 hits, IoU and AP sums), added a
+    batch of rows at a time; the same bits for any batching (:mod:`cover.metric_sums`)."""
+
+    def __init__(self) -> None:
+        self.hits = dict.fromkeys(R1_THRESHOLDS, 0)
+        self.iou, self.ap = ChunkedSum(), ChunkedSum()
+
+    def add(self, win: Ragged, ts: NDArray[np.float64], te: NDArray[np.float64],
+            toff: NDArray[np.int64]) -> NDArray[np.float64]:
+        """Add the rows (``win`` and the truth windows ``ts, te`` by ``toff``); returns
+        their IoU."""
+        if toff.size <= 1:
+            return np.zeros(0)
+        iou = _top1_iou(win, ts, te, toff)
+        for t in R1_THRESHOLDS:
+            self.hits[t] += int(np.count_nonzero(iou >= t))
+        self.iou.add(iou)
+        self.ap.add(_average_precision(win, ts, te, toff))
+        return iou
+
+    def finish(self) -> PointMetrics:
+        n = self.iou.n
+        if n == 0:
+            nan = float("nan")
+            return PointMetrics(0, dict.fromkeys(R1_THRESHOLDS, nan), nan,
+                                dict.fromkeys(MAP_THRESHOLDS, nan), nan)
+        ap = self.ap.mean()
+        return PointMetrics(
+            n=n,
+            r1={t: 100.0 * (self.hits[t] / n) for t in R1_THRESHOLDS},
+            miou=100.0 * self.iou.mean(),
+            map_at={t: 100.0 * float(a) for t, a in zip(MAP_THRESHOLDS, ap, strict=True)},
+            map=100.0 * float(ap.mean()),
+        )
+
+
+class GroundingSums:
+    """:func:`grounding_metrics` over row batches: add labelled tables, then finish."""
+
+    def __init__(self) -> None:
+        self.full = PointSums()
+        self.buckets = {name: PointSums() for name in LENGTH_BUCKETS}
+        self.n_refused = 0
+
+    def add(self, table: GroundingTable) -> NDArray[np.float64]:
+        """Add the rows of ``table``; returns their top-1 IoU (all rows). Rows go through
+        in blocks of :data:`AP_BLOCK_ROWS`: mAP's temporaries are ~1 KB per row."""
+        if len(table) > AP_BLOCK_ROWS:
+            return np.concatenate([
+                self.add(table.take(np.arange(a, min(a + AP_BLOCK_ROWS, len(table)))))
+                for a in range(0, len(table), AP_BLOCK_ROWS)])
+        truth = table.require_truth()
+        win = _windows_of(table)
+        iou = self.full.add(win, truth.starts, truth.ends, truth.offsets)
+        length = truth.ends - truth.starts
+        r = truth.rows
+        for name, (lo, hi) in LENGTH_BUCKETS.items():
+            keep = (length > lo) & (length <= hi)
+            rows = np.unique(r[keep])
+            # Renumber the kept truth windows onto the kept rows.
+            new_row = np.searchsorted(rows, r[keep])
+            toff = np.zeros(rows.size + 1, dtype=np.int64)
+            np.cumsum(np.bincount(new_row, minlength=rows.size), out=toff[1:])
+            self.buckets[name].add(win.take(rows), truth.starts[keep], truth.ends[keep], toff)
+        self.n_refused += int(np.sum(np.diff(win.offsets) == 0))
+        return iou
+
+    def finish(self, iou: NDArray[np.float64] | None = None) -> GroundingMetrics:
+        return GroundingMetrics(
+            full=self.full.finish(),
+            buckets={name: b.finish() for name, b in self.buckets.items()},
+            n_refused=self.n_refused, iou=np.zeros(0) if iou is None else iou)
 
 
 def grounding_metrics(table: GroundingTable) -> GroundingMetrics:
     """R1@{0.3,0.5,0.7}, mIoU and mAP@[0.5:0.05:0.95] (top 10 windows) of a labelled
     table, overall and per truth-length bucket, as Moment-DETR's eval.py defines them
     (see the module docstring). Values are percentages."""
-    truth = table.require_truth()
-    win = _windows_of(table)
-    full, iou = _metrics(win, truth.starts, truth.ends, truth.offsets)
-    buckets: dict[str, PointMetrics] = {}
-    length = truth.ends - truth.starts
-    r = truth.rows
-    for name, (lo, hi) in LENGTH_BUCKETS.items():
-        keep = (length > lo) & (length <= hi)
-        rows = np.unique(r[keep])
-        # Renumber the kept truth windows onto the kept rows.
-        new_row = np.searchsorted(rows, r[keep])
-        toff = np.zeros(rows.size + 1, dtype=np.int64)
-        np.cumsum(np.bincount(new_row, minlength=rows.size), out=toff[1:])
-        buckets[name], _ = _metrics(win.take(rows), truth.starts[keep], truth.ends[keep], toff)
-    n_refused = int(np.sum(np.diff(win.offsets) == 0))
-    return GroundingMetrics(full=full, buckets=buckets, n_refused=n_refused, iou=iou)
+    sums = GroundingSums()
+    iou = sums.add(table)
+    return sums.finish(iou)
 
 
 __all__ = ["LENGTH_BUCKETS", "MAP_THRESHOLDS", "MAP_TOP_K", "R1_THRESHOLDS",
-           "GroundingMetrics", "PointMetrics", "grounding_metrics"]
+           "GroundingMetrics", "GroundingSums", "PointMetrics", "PointSums",
+           "grounding_metrics"]

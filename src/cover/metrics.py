@@ -7,7 +7,7 @@ base grounder's point-IoU, marginally and conditional on non-refusal.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal
 
 import numpy as np
@@ -15,6 +15,7 @@ from numpy.typing import NDArray
 
 from cover.calibrate.split import beta_band, beta_sd
 from cover.data.table import GroundingTable
+from cover.metric_sums import ChunkedSum, UnitSums, cluster_sd_of
 from cover.ragged import segment_max
 from cover.regions import Regions
 from cover.scores import Target, check_target, truth_target
@@ -39,17 +40,44 @@ class MetricSet:
     def of(cls, mask: NDArray[np.bool_], covered: NDArray[np.bool_], length: NDArray[np.float64],
            duration: NDArray[np.float64], iou: NDArray[np.float64],
            components: NDArray[np.int64]) -> MetricSet:
-        n = int(mask.sum())
-        every = n == mask.size  # the marginal set: no row selection (no copies)
+        acc = MetricSums()
+        acc.add(mask, covered, length, duration, iou, components)
+        return acc.finish()
 
-        def mean(x: NDArray[Any]) -> float:
-            if not n:
-                return float("nan")
-            return float(np.mean(x if every else x[mask]))
 
-        cov = mean(covered.astype(np.float64))
-        return cls(n, cov, 1.0 - cov if n else float("nan"), mean(length),
-                   mean(length / duration), mean(iou), mean(components.astype(np.float64)))
+class MetricSums:
+    """The sufficient statistics of a :class:`MetricSet`, accumulated over row batches
+    (:mod:`cover.metric_sums`: the same bits for any batching)."""
+
+    def __init__(self) -> None:
+        self.covered = 0
+        self.components = 0
+        self.length, self.frac, self.iou = ChunkedSum(), ChunkedSum(), ChunkedSum()
+
+    @property
+    def n(self) -> int:
+        return self.length.n
+
+    def add(self, mask: NDArray[np.bool_], covered: NDArray[np.bool_],
+            length: NDArray[np.float64], duration: NDArray[np.float64],
+            iou: NDArray[np.float64], components: NDArray[np.int64]) -> None:
+        every = bool(mask.all())  # the marginal set: no row selection (no copies)
+
+        def pick(x: NDArray[Any]) -> NDArray[Any]:
+            return x if every else x[mask]
+
+        self.covered += int(np.count_nonzero(pick(covered)))
+        self.components += int(pick(components).sum())
+        self.length.add(pick(length))
+        self.frac.add(pick(length / duration))
+        self.iou.add(pick(iou))
+
+    def finish(self) -> MetricSet:
+        n = self.n
+        cov = self.covered / n if n else float("nan")
+        return MetricSet(n, cov, 1.0 - cov if n else float("nan"), self.length.mean(),
+                         self.frac.mean(), self.iou.mean(),
+                         self.components / n if n else float("nan"))
 
 
 @dataclass(frozen=True)
@@ -122,12 +150,75 @@ def coverage_reference(n: int, k: int, level: float = 0.95,
 def cluster_sd(y: NDArray[np.float64], units: NDArray[np.str_]) -> float:
     """Cluster-robust sd of ``mean(y)``: ``sqrt(sum_u (sum_{i in u} (y_i - ybar))^2) / n``
     over split units (rows of one video are dependent; SPEC §6.1)."""
-    n = y.size
-    if n == 0:
+    if y.size == 0:
         return float("nan")
     _, inv = np.unique(units, return_inverse=True)
-    per_unit = np.bincount(inv, weights=y - y.mean())
-    return float(np.sqrt(np.sum(per_unit**2)) / n)
+    return cluster_sd_of(np.bincount(inv, weights=y), np.bincount(inv), y.size)
+
+
+class EvaluationSums:
+    """:func:`evaluate` over row batches: per-row values are computed batch by batch and
+    only their sums kept (per-video sums for the cluster sd), so :meth:`finish` gives
+    the one-shot result bit for bit, for any batching (:mod:`cover.metric_sums`)."""
+
+    def __init__(self, *, target: str = "envelope", refusal_policy: str = "whole-video",
+                 units: bool = False, base_iou: bool = True) -> None:
+        if refusal_policy not in REFUSAL_POLICIES:
+            raise ValueError(
+                f"refusal_policy must be one of {REFUSAL_POLICIES}, got {refusal_policy!r}")
+        self.target: Target = check_target(target)
+        self.refusal_policy = refusal_policy
+        self.marginal, self.non_refused = MetricSums(), MetricSums()
+        self.rows = self.refused = self.covered = 0
+        self.point_iou: ChunkedSum | None = ChunkedSum() if base_iou else None
+        self.units: UnitSums | None = UnitSums() if units else None
+
+    def add(self, regions: Regions, table: GroundingTable) -> NDArray[np.bool_]:
+        """Add the rows of ``regions`` scored against ``table``; returns ``covered``."""
+        if len(regions) != len(table):
+            raise ValueError(f"{len(regions)} regions for {len(table)} rows")
+        truth = truth_target(table, self.target)
+        covered, inter = regions.intervals.relate(truth)
+        length = regions.length
+        iou = regions.intervals.iou_from(inter, length, truth.length())
+        refused = regions.refused
+        if self.refusal_policy == "miss":
+            covered = covered & ~refused
+        everyone = (np.ones(len(table), dtype=bool) if self.refusal_policy != "drop"
+                    else ~refused)
+        args = (covered, length, regions.duration, iou, regions.n_components)
+        self.marginal.add(everyone, *args)
+        self.non_refused.add(~refused, *args)
+        self.rows += len(table)
+        self.refused += int(np.count_nonzero(refused))
+        self.covered += int(np.count_nonzero(covered))
+        if self.point_iou is not None:
+            self.point_iou.add(point_iou(table))
+        if self.units is not None:
+            self.units.add(table.units[everyone], covered[everyone])
+        return covered
+
+    def finish(self, calibration: tuple[int, int] | None = None) -> Evaluation:
+        """The :class:`Evaluation` of every row added (``covered`` left empty)."""
+        n = self.rows
+        reference = None
+        if calibration is not None:
+            if self.units is None:
+                raise ValueError("the reference band needs EvaluationSums(units=True)")
+            sd = cluster_sd_of(*self.units.totals(), self.marginal.n)
+            reference = coverage_reference(*calibration, test_sd=0.0 if np.isnan(sd) else sd)
+        piou = self.point_iou.mean() if self.point_iou is not None and n else float("nan")
+        return Evaluation(
+            marginal=self.marginal.finish(),
+            non_refused=self.non_refused.finish(),
+            refusal_rate=self.refused / n if n else float("nan"),
+            point_iou=piou,
+            counts={"rows": n, "refused": self.refused, "covered": self.covered,
+                    "missed": n - self.covered},
+            refusal_policy=self.refusal_policy,
+            covered=np.zeros(0, dtype=bool),
+            reference=reference,
+        )
 
 
 def evaluate(
@@ -147,36 +238,10 @@ def evaluate(
     ``calibration=(n, k)`` adds the reference band of :func:`coverage_reference`,
     widened by this test sample's own noise (cluster sd over split units). ``base_iou=False`` skips
     the grounder's point-IoU (NaN), which does not depend on the regions: loops that
-    evaluate many thresholds on one table compute it once.
+    evaluate many thresholds on one table compute it once. The same as
+    :class:`EvaluationSums` fed all rows in one batch.
     """
-    if refusal_policy not in REFUSAL_POLICIES:
-        raise ValueError(
-            f"refusal_policy must be one of {REFUSAL_POLICIES}, got {refusal_policy!r}")
-    if len(regions) != len(table):
-        raise ValueError(f"{len(regions)} regions for {len(table)} rows")
-    tgt: Target = check_target(target)
-    truth = truth_target(table, tgt)
-    covered, inter = regions.intervals.relate(truth)
-    length = regions.length
-    iou = regions.intervals.iou_from(inter, length, truth.length())
-    refused = regions.refused
-    if refusal_policy == "miss":
-        covered = covered & ~refused
-    everyone = np.ones(len(table), dtype=bool) if refusal_policy != "drop" else ~refused
-    args = (covered, length, regions.duration, iou, regions.n_components)
-    n = len(table)
-    reference = None
-    if calibration is not None:
-        sd = cluster_sd(covered[everyone].astype(np.float64), table.units[everyone])
-        reference = coverage_reference(*calibration, test_sd=0.0 if np.isnan(sd) else sd)
-    return Evaluation(
-        marginal=MetricSet.of(everyone, *args),
-        non_refused=MetricSet.of(~refused, *args),
-        refusal_rate=float(refused.mean()) if n else float("nan"),
-        point_iou=float(point_iou(table).mean()) if n and base_iou else float("nan"),
-        counts={"rows": n, "refused": int(refused.sum()), "covered": int(covered.sum()),
-                "missed": int((~covered).sum())},
-        refusal_policy=refusal_policy,
-        covered=covered,
-        reference=reference,
-    )
+    sums = EvaluationSums(target=target, refusal_policy=refusal_policy,
+                          units=calibration is not None, base_iou=base_iou)
+    covered = sums.add(regions, table)
+    return replace(sums.finish(calibration), covered=covered)

@@ -41,6 +41,7 @@ from cover.io.jsonl import (
 )
 from cover.io.output import atomic_open
 from cover.io.qvhighlights import top1
+from cover.io.seen import SeenLines
 from cover.ragged import Ragged, row_ids, segment_any
 from cover.regions import Regions
 
@@ -159,6 +160,8 @@ class LoadedRegions:
     meta: dict[str, Any]
     #: Rows the calibrator was fitted on (``cover.in_calibration``), aligned with ``table``.
     in_calibration: NDArray[np.bool_] | None = None
+    #: The line the calibrator fields (``meta``) were read from (None: no row).
+    meta_line: int | None = None
 
 
 def read_regions(path: str | Path, *, on_error: OnError = "raise") -> LoadedRegions:
@@ -170,7 +173,17 @@ def read_regions(path: str | Path, *, on_error: OnError = "raise") -> LoadedRegi
     the same calibrator (score, rule, alpha, k, n_calibration), else the first row
     that differs is named.
     """
-    raw = read_json_rows(path)
+    loaded = regions_from_rows(read_json_rows(path))
+    raise_on_rejections(loaded.problems, on_error, str(path))
+    return loaded
+
+
+def regions_from_rows(raw: RawRows, *, seen: SeenLines | None = None,
+                      first: tuple[dict[str, Any], int] | None = None) -> LoadedRegions:
+    """The checks and arrays of :func:`read_regions` on parsed rows (a whole file, or one
+    batch of a streamed one), never raising on a bad row. For a batch: ``seen`` holds
+    the qids of earlier batches (a repeat is rejected, naming the first line) and
+    ``first`` the calibrator fields of the file's first row and its line."""
     was_rejected = np.array([_block(r).get("status") == "rejected" for r in raw.records],
                             dtype=bool)
     raw.records = [r for r, k in zip(raw.records, ~was_rejected, strict=True) if k]
@@ -184,6 +197,8 @@ def read_regions(path: str | Path, *, on_error: OnError = "raise") -> LoadedRegi
     ]))
     check_ids(raw)
     check_unique_qids(raw)
+    if seen is not None:
+        _reject_repeats(raw, seen)
     reg, roff = fields.ragged_field(raw, "cover.region", (2,), optional=False,
                              get=lambda r: r["cover"]["region"])
     reg = reg[:, :2]
@@ -203,7 +218,7 @@ def read_regions(path: str | Path, *, on_error: OnError = "raise") -> LoadedRegi
     ]))
     reg, roff = fields.trim_ragged(keep, reg, roff)
     dur = dur[keep]
-    meta = _common_meta(raw)
+    meta, meta_line = _common_meta(raw, first)
     refused = np.array([_block(r).get("refused") is True for r in raw.records], dtype=bool)
     thr = np.array([_threshold(_block(r).get("threshold")) for r in raw.records], np.float64)
     before = raw.lines
@@ -222,8 +237,17 @@ def read_regions(path: str | Path, *, on_error: OnError = "raise") -> LoadedRegi
                       a if math.isfinite(a) else None)
     in_cal = np.array([_block(r).get("in_calibration") is True for r in raw.records],
                       dtype=bool)
-    raise_on_rejections(raw.problems, on_error, raw.path)
-    return LoadedRegions(table, regions, raw.problems, int(was_rejected.sum()), meta, in_cal)
+    return LoadedRegions(table, regions, raw.problems, int(was_rejected.sum()), meta, in_cal,
+                         meta_line)
+
+
+def _reject_repeats(raw: RawRows, seen: SeenLines) -> None:
+    """Reject the rows whose qid an earlier batch had (as :func:`check_unique_qids`
+    does within one)."""
+    q = np.array([str(r["qid"]) for r in raw.records], dtype=str)
+    dup, first_line = seen.add(q, raw.lines)
+    fields.reject_rows(raw, {int(i): f"duplicate qid (first seen on line {first_line[i]})"
+                             for i in np.flatnonzero(dup).tolist()})
 
 
 _META_KEYS = ("score", "rule", "alpha", "k", "n_calibration", "calibration_sha256")
@@ -234,12 +258,16 @@ def _block(rec: dict[str, Any]) -> dict[str, Any]:
     return block if isinstance(block, dict) else {}
 
 
-def _common_meta(raw: RawRows) -> dict[str, Any]:
-    """The calibrator fields shared by every row; a file that mixes calibrators would
-    make one coverage number meaningless, so the first differing row is an error."""
-    if not raw.records:
-        return dict.fromkeys(_META_KEYS)
-    first = {k: _block(raw.records[0]).get(k) for k in _META_KEYS}
+def _common_meta(raw: RawRows, ref: tuple[dict[str, Any], int] | None = None
+                 ) -> tuple[dict[str, Any], int | None]:
+    """The calibrator fields shared by every row, and the line they were read from
+    (``ref``: those of an earlier batch); a file that mixes calibrators would make one
+    coverage number meaningless, so the first differing row is an error."""
+    if ref is None:
+        if not raw.records:
+            return dict.fromkeys(_META_KEYS), None
+        ref = {k: _block(raw.records[0]).get(k) for k in _META_KEYS}, int(raw.lines[0])
+    first, first_line = ref
     for rec, line in zip(raw.records, raw.lines.tolist(), strict=True):
         this = {k: _block(rec).get(k) for k in _META_KEYS}
         if this != first:
@@ -247,9 +275,9 @@ def _common_meta(raw: RawRows) -> dict[str, Any]:
             raise InputError(
                 f"{raw.path}:{line} (qid={rec.get('qid')}): cover.{key} is "
                 f"{json_text(this[key])} but {json_text(first[key])} on line "
-                f"{int(raw.lines[0])}; evaluate the output of one calibrator at a time"
+                f"{first_line}; evaluate the output of one calibrator at a time"
             )
-    return first
+    return first, first_line
 
 
 def _threshold(x: Any) -> float:

@@ -1,0 +1,212 @@
+"""``cover evaluate``: score certified regions against the ground truth, streamed or whole.
+
+A regions file (JSON lines or Parquet, the output of ``cover certify``) is streamed by
+default (:func:`cover.stream.evaluate.evaluate_stream`): memory is one batch plus the
+ground truth, and the printed text and the JSON are those of the whole-file path
+(``--in-memory``), which also serves a JSON array file and regions whose qids need the
+join on (vid, query text).
+"""
+
+from __future__ import annotations
+
+import sys
+import warnings
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from cover.errors import CoverWarning, RowProblem, report_lines
+from cover.grounding_metrics import GroundingMetrics
+from cover.io.jsonl import OnError, raise_on_rejections
+from cover.metrics import Evaluation
+
+
+@dataclass(frozen=True)
+class EvaluateFiles:
+    """The files and options of one ``cover evaluate`` run."""
+
+    regions: str
+    gt: str
+    json: str | None = None
+    gt_format: str | None = None
+    gt_columns: str | None = None
+    gt_durations: str | None = None
+    columns: str | None = None
+    target: str = "envelope"
+    refusal_policy: str = "whole-video"
+    on_error: OnError = "raise"
+    in_memory: bool = False
+    batch_rows: int = 16_384
+
+
+def evaluate_files(job: EvaluateFiles) -> dict[str, Any]:
+    """Run ``cover evaluate``: print the summary, write ``job.json``; returns the metrics."""
+    from cover.io import formats
+    from cover.stream.evaluate import evaluate_stream, regions_kind
+
+    got = formats.read(job.gt, "ground_truth", format=job.gt_format, options=formats.Options(
+        on_error=job.on_error, durations=job.gt_durations, columns=job.gt_columns))
+    _say(f"{job.gt}: {got.format} ({len(got.loaded.table)} rows)")
+    # Held for the whole run: drop what evaluate never reads (the rows as parsed dicts,
+    # the rejected rows' text), the larger part of a ground-truth table in memory.
+    got = replace(got, loaded=replace(got.loaded, table=replace(got.loaded.table,
+                                                                records=None), rejected={}))
+    kind = regions_kind(job.regions)
+    if job.in_memory or (kind == "jsonl" and _json_array(job.regions)):
+        return _whole(job, got)
+    res = evaluate_stream(job.regions, got.loaded.table, target=job.target,
+                          refusal_policy=job.refusal_policy, batch_rows=job.batch_rows,
+                          columns=job.columns)
+    if res is None:
+        _say(f"{job.regions}: qids do not all match {job.gt}; reading it whole to join on "
+             "(vid, query text)")
+        return _whole(job, got)
+    _say(f"{job.regions}: streamed in {res.batches} batch(es) of up to {job.batch_rows} rows")
+    raise_on_rejections(res.read_problems, job.on_error, job.regions)
+    raise_on_rejections(res.join_problems, job.on_error, f"{job.regions} joined with {job.gt}")
+    _report_problems(res.read_problems + got.loaded.problems + res.join_problems,
+                     what=job.regions)
+    n = res.sums.rows
+    _warn_overlap(res.in_calibration, res.same_as_calibration, n)
+    ev = res.sums.finish(_calibration(res.meta))
+    field = res.grounding.finish() if res.windows else None
+    counts = _counts(res.rejected_at_certify, res.read_problems + res.join_problems,
+                     res.ground_truth_not_certified, res.in_calibration,
+                     res.same_as_calibration, n)
+    return _finish(job, ev, field, res.meta, counts)
+
+
+def _whole(job: EvaluateFiles, got: Any) -> dict[str, Any]:
+    """The whole-file path: every region row in memory, joined like ``cover calibrate``."""
+    from cover.data.join import attach_truth, index_of
+    from cover.grounding_metrics import grounding_metrics
+    from cover.io.content_join import align_truth, known_vids
+    from cover.io.regions_jsonl import calibration_overlap, read_regions
+    from cover.metrics import evaluate
+    from cover.stream.evaluate import read_parquet_regions, regions_kind
+
+    if regions_kind(job.regions) == "parquet":
+        loaded = read_parquet_regions(job.regions, columns=job.columns)
+        raise_on_rejections(loaded.problems, job.on_error, job.regions)
+    else:
+        loaded = read_regions(job.regions, on_error=job.on_error)
+    gt = got.loaded
+    # Regions keep the prediction file's ids: video ids as the grounder wrote them
+    # (TimeChat: "X.mp4") and, for formats that number queries by position, qids that
+    # the truth does not share; both are matched as cover calibrate matches them.
+    rtab = replace(loaded.table, vid=known_vids(loaded.table.vid, gt.table.vid))
+    gtab, agree, matched = align_truth(rtab, gt.table)
+    if gtab is not gt.table:
+        _say(f"joined on (vid, query text): {matched} of {len(rtab)} regions matched "
+             f"({agree} by qid)")
+    joined, problems = attach_truth(rtab, gtab, strict=False)
+
+    # Ground truth of queries that were not certified is expected (another split).
+    def uncertified(p: RowProblem) -> bool:
+        return p.path == gt.table.source and p.action == "rejected"
+
+    unmatched_gt = [p for p in problems if uncertified(p)]
+    problems = [p for p in problems if not uncertified(p)]
+    raise_on_rejections(problems, job.on_error, f"{job.regions} joined with {job.gt}")
+    _report_problems(loaded.problems + gt.problems + problems, what=job.regions)
+    idx, _ = index_of(loaded.table.qid, joined.qid)
+    marked, same = calibration_overlap(loaded, idx)
+    _warn_overlap(marked, same, len(idx))
+    regions = loaded.regions.take(idx)
+    regions = replace(regions, duration=joined.duration)  # T from the ground truth
+    ev = evaluate(regions, joined, target=job.target, refusal_policy=job.refusal_policy,
+                  calibration=_calibration(loaded.meta))
+    # The field's metrics of the grounder behind the regions, from the predicted windows
+    # the certified rows carry (rows without any are refusals; none at all: not known).
+    has_windows = joined.pred_windows is not None and joined.pred_windows.values.size > 0
+    field = grounding_metrics(joined) if has_windows else None
+    counts = _counts(loaded.rejected_at_certify, loaded.problems + problems,
+                     len(unmatched_gt), marked, same, len(idx))
+    return _finish(job, ev, field, loaded.meta, counts)
+
+
+def _say(msg: str) -> None:
+    print(msg, file=sys.stderr)
+
+
+def _report_problems(problems: list[RowProblem], *, what: str) -> None:
+    for line in report_lines(problems, what=what):
+        _say(line)
+
+
+def _json_array(path: str) -> bool:
+    """Whether ``path`` starts with ``[`` (a JSON array: read whole, not by lines)."""
+    try:
+        with Path(path).open("rb") as fh:
+            return fh.read(4096).lstrip()[:1] == b"["
+    except OSError:
+        return False  # the reader says what is wrong with the file
+
+
+def _calibration(meta: dict[str, Any]) -> tuple[int, int] | None:
+    if meta.get("k") is not None and meta.get("n_calibration") is not None:
+        return int(meta["n_calibration"]), int(meta["k"])
+    return None
+
+
+def _warn_overlap(marked: int, same: bool, n: int) -> None:
+    if marked:
+        warnings.warn(CoverWarning(
+            f"{marked} of the {n} rows evaluated were calibration rows (cover."
+            "in_calibration): coverage on them does not test the guarantee; evaluate "
+            "held-out rows (certify with --qids, e.g. cover split's test_qids.txt)"),
+            stacklevel=2)
+    elif same:
+        warnings.warn(CoverWarning(
+            f"the {n} rows evaluated are exactly the rows the calibrator was fitted on "
+            "(same qid digest): coverage on them does not test the guarantee; evaluate "
+            "held-out rows"), stacklevel=2)
+
+
+def _counts(rejected_at_certify: int, problems: list[RowProblem], not_certified: int,
+            marked: int, same: bool, n: int) -> dict[str, int]:
+    return {
+        "rejected_at_certify": rejected_at_certify,
+        "rejected_here": sum(p.action == "rejected" for p in problems),
+        "ground_truth_not_certified": not_certified,
+        "in_calibration": marked if marked else (n if same else 0),
+    }
+
+
+def _finish(job: EvaluateFiles, ev: Evaluation, field: GroundingMetrics | None,
+            meta: dict[str, Any], counts: dict[str, int]) -> dict[str, Any]:
+    """The metrics as JSON and the printed summary (the same for both paths)."""
+    from cover.io.output import strict_json, write_json
+    from cover.report.tables import field_metrics_text
+
+    out = ev.to_dict()
+    out["counts"] |= counts
+    out["score"], out["alpha"] = meta.get("score"), meta.get("alpha")
+    out["field_metrics"] = None if field is None else field.to_dict()
+    m, nr = ev.marginal, ev.non_refused
+    print(f"{job.regions}: {m.n} rows evaluated ({meta.get('score')}, "
+          f"alpha={meta.get('alpha')})")
+    print(f"coverage {m.coverage:.4f} (miss rate {m.miss_rate:.4f}); mean length "
+          f"{m.mean_length_s:.1f} s ({m.mean_length_frac:.1%} of the video); IoU "
+          f"{m.mean_iou:.3f}; components {m.mean_components:.2f}")
+    print(f"refusal rate {ev.refusal_rate:.3f}; non-refused: coverage {nr.coverage:.4f}, "
+          f"length {nr.mean_length_s:.1f} s; base grounder point-IoU {ev.point_iou:.3f}")
+    if field is not None:
+        print(f"base grounder, the field's metrics (Moment-DETR eval, percent): "
+              f"{field_metrics_text(field.to_dict())}")
+    if ev.reference is not None:
+        r = ev.reference
+        inside = r["band_lo"] <= m.coverage <= r["band_hi"]
+        print(f"reference: k/(n+1) = {r['expected']:.4f}, 95% band [{r['band_lo']:.4f}, "
+              f"{r['band_hi']:.4f}] (calibration n = {r['n_calibration']}: Beta sd "
+              f"{r['beta_sd']:.4f}; this test sample's own sd {r['test_sd']:.4f}); coverage "
+              f"is {'inside' if inside else 'OUTSIDE'} the band")
+    c = out["counts"]
+    print(f"rows: {c['rows']} evaluated, {c['rejected_at_certify']} rejected at certify, "
+          f"{c['rejected_here']} rejected here; {c['ground_truth_not_certified']} ground-truth "
+          "rows had no region (not evaluated)")
+    if job.json:
+        write_json(job.json, strict_json(out),
+                   inputs=[job.regions, job.gt, job.gt_durations])
+        print(f"wrote {job.json}")
+    return out

@@ -1,0 +1,269 @@
+"""Streamed ``cover evaluate``: the whole-file numbers and text, for any batch size."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import cover
+import cover.metric_sums
+from cover.cli import main
+from cover.grounding_metrics import GroundingSums, grounding_metrics
+from cover.metrics import EvaluationSums, evaluate
+
+N_CAL = 600
+PQ_COLUMNS = "qid=qid,vid=vid,duration=duration,windows=pred_relevant_windows," \
+             "saliency=pred_saliency_scores,query=query"
+
+
+@pytest.fixture(scope="module")
+def rows(qdetr_preds):
+    return [json.loads(x) for x in qdetr_preds.read_text().splitlines()]
+
+
+def _test_lines(rows: list[dict]) -> list[str]:
+    """The held-out rows, with refusals (no window; no saliency) and a line that is not
+    JSON, so certify refuses and rejects some."""
+    out = []
+    for i, r in enumerate(rows[N_CAL:]):
+        r = dict(r)
+        if i % 97 == 5:
+            r["pred_relevant_windows"] = []
+        if i % 89 == 7:
+            r.pop("pred_saliency_scores")
+        out.append(json.dumps(r))
+    out.insert(400, "{not json")
+    return out
+
+
+@pytest.fixture(scope="module", params=["norm", "sls"])
+def certified(request, rows, qdetr_preds, qvh_gt, tmp_path_factory):
+    """Regions of QD-DETR's held-out QVHighlights rows, certified by a calibrator fitted on
+    the first 600: echoed JSON lines, --compact JSON lines, and Parquet."""
+    score = request.param
+    d = tmp_path_factory.mktemp(f"ev_{score}")
+    table, _ = cover.load_labelled(qdetr_preds, qvh_gt)
+    cal_t = table.select_qids(np.array([str(r["qid"]) for r in rows[:N_CAL]]))
+    cover.Calibrator(score=score, alpha=0.1).fit(cal_t).save(d / "cal.json")
+    preds = d / "preds.jsonl"
+    preds.write_text("\n".join(_test_lines(rows)) + "\n")
+    base = ["certify", "--calibrator", str(d / "cal.json"), "--videos", str(qvh_gt),
+            "--on-error", "reject"]
+    assert main([*base, "--preds", str(preds), "-o", str(d / "echo.jsonl")]) == 0
+    assert main([*base, "--preds", str(preds), "--compact", "-o",
+                 str(d / "compact.jsonl")]) == 0
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    dur = {json.loads(x)["qid"]: float(json.loads(x)["duration"])
+           for x in qvh_gt.read_text().splitlines()}
+    recs = [json.loads(x) for x in _test_lines(rows) if x.startswith('{"')]
+    pq.write_table(pa.table({
+        "qid": [r["qid"] for r in recs], "vid": [r["vid"] for r in recs],
+        "query": [r["query"] for r in recs],
+        "duration": [dur[r["qid"]] for r in recs],
+        "pred_relevant_windows": [r["pred_relevant_windows"] for r in recs],
+        "pred_saliency_scores": [r.get("pred_saliency_scores") for r in recs]}),
+        d / "preds.parquet")
+    assert main([*base, "--preds", str(d / "preds.parquet"), "--columns", PQ_COLUMNS,
+                 "-o", str(d / "regions.parquet")]) == 0
+    return d
+
+
+def _evaluate(regions: Path, gt: Path, capsys, *flags: str) -> tuple[dict, str]:
+    """The metrics JSON and the printed text of one run (stderr in ``_evaluate.err``)."""
+    out = regions.parent / "metrics.json"
+    capsys.readouterr()
+    assert main(["evaluate", "--regions", str(regions), "--gt", str(gt), "--json", str(out),
+                 "--on-error", "reject", *flags]) == 0
+    printed = capsys.readouterr()
+    _evaluate.err = printed.err  # type: ignore[attr-defined]
+    return json.loads(out.read_text()), printed.out
+
+
+@pytest.mark.parametrize(("name", "batches"), [("echo.jsonl", ("1", "97", "100000")),
+                                               ("compact.jsonl", ("97",)),
+                                               ("regions.parquet", ("1", "97"))])
+def test_streamed_equals_in_memory(rows, certified, qvh_gt, capsys, name, batches):
+    regions = certified / name
+    whole, text = _evaluate(regions, qvh_gt, capsys, "--in-memory")
+    c = whole["counts"]
+    assert c["rows"] == len(rows) - N_CAL and c["refused"] > 0
+    assert c["rejected_at_certify"] == (1 if name.endswith("jsonl") else 0)
+    assert whole["field_metrics"] is not None or name == "compact.jsonl"
+    assert whole["reference"]["n_calibration"] == N_CAL
+    for b in batches:
+        got, got_text = _evaluate(regions, qvh_gt, capsys, "--batch-rows", b)
+        assert got == whole, f"batches of {b}"
+        assert got_text == text
+
+
+def test_parquet_regions_score_as_the_json_lines(certified, qvh_gt, capsys):
+    """The same predictions certified to Parquet and to JSON lines evaluate the same
+    (the line that was not JSON exists only in the JSON lines)."""
+    a, _ = _evaluate(certified / "regions.parquet", qvh_gt, capsys)
+    b, _ = _evaluate(certified / "echo.jsonl", qvh_gt, capsys)
+    b["counts"]["rejected_at_certify"] -= 1
+    assert a == b
+
+
+def _bad_regions(certified: Path) -> Path:
+    """The echoed regions with a broken line, a repeated row in a later batch and a
+    region reaching past the video, in that order, in three different batches."""
+    lines = (certified / "echo.jsonl").read_text().splitlines()
+    row = json.loads(lines[700])
+    row["cover"]["region"] = [[0.0, row["cover"]["duration"] + 5.0]]
+    lines[700] = json.dumps(row)
+    lines.insert(500, lines[10])
+    lines.insert(300, '{"qid": 123, "broken')
+    bad = certified / "bad.jsonl"
+    bad.write_text("\n".join(lines) + "\n")
+    return bad
+
+
+def test_bad_rows_are_rejected_as_in_memory(certified, qvh_gt, capsys):
+    bad = _bad_regions(certified)
+    whole, text = _evaluate(bad, qvh_gt, capsys, "--in-memory")
+    assert whole["counts"]["rejected_here"] == 3
+    got, got_text = _evaluate(bad, qvh_gt, capsys, "--batch-rows", "97")
+    assert got == whole and got_text == text
+
+
+def _error(capsys, *argv: str) -> str:
+    capsys.readouterr()
+    assert main(list(argv)) == 2
+    err = capsys.readouterr().err
+    return err[err.index("cover: error: "):]
+
+
+def test_a_broken_line_stops_with_the_same_message(certified, qvh_gt, capsys):
+    bad = _bad_regions(certified)
+    messages = [_error(capsys, "evaluate", "--regions", str(bad), "--gt", str(qvh_gt), *flags)
+                for flags in (["--in-memory"], ["--batch-rows", "97"], ["--batch-rows", "1"])]
+    assert messages[0] == messages[1] == messages[2]
+    assert messages[0].startswith(f"cover: error: 3 bad row(s) in {bad}:")
+    assert f"{bad}:301 (qid=123): malformed JSON" in messages[0]
+    assert "duplicate qid (first seen on line 11)" in messages[0]
+
+
+def test_mixed_calibrators_name_the_row_in_a_later_batch(certified, qvh_gt, capsys):
+    lines = (certified / "echo.jsonl").read_text().splitlines()
+    row = json.loads(lines[600])
+    row["cover"]["alpha"] = 0.2
+    lines[600] = json.dumps(row)
+    mixed = certified / "mixed.jsonl"
+    mixed.write_text("\n".join(lines) + "\n")
+    messages = [_error(capsys, "evaluate", "--regions", str(mixed), "--gt", str(qvh_gt),
+                       *flags) for flags in (["--in-memory"], ["--batch-rows", "50"])]
+    assert messages[0] == messages[1]
+    assert f"{mixed}:601 (qid={row['qid']}): cover.alpha is 0.2 but 0.1 on line 1" \
+        in messages[0]
+
+
+def test_evaluating_the_calibration_rows_warns_in_both_paths(rows, certified, qvh_gt,
+                                                             tmp_path, capsys):
+    """Rows marked cover.in_calibration, and (marks removed) the same qid digest as the
+    calibration set, are counted and warned about by both paths."""
+    preds = tmp_path / "cal_preds.jsonl"
+    preds.write_text("\n".join(json.dumps(r) for r in rows[:N_CAL]) + "\n")
+    marked = tmp_path / "cal_regions.jsonl"
+    assert main(["certify", "--calibrator", str(certified / "cal.json"), "--videos",
+                 str(qvh_gt), "--preds", str(preds), "-o", str(marked)]) == 0
+    unmarked = tmp_path / "unmarked.jsonl"
+    lines = [json.loads(x) for x in marked.read_text().splitlines()]
+    for r in lines:
+        assert r["cover"].pop("in_calibration") is True
+    unmarked.write_text("\n".join(json.dumps(r) for r in lines) + "\n")
+    for regions, why in ((marked, "600 of the 600 rows evaluated were calibration rows"),
+                         (unmarked, "the 600 rows evaluated are exactly the rows")):
+        for flags in (["--in-memory"], ["--batch-rows", "64"]):
+            out = regions.parent / "metrics.json"
+            capsys.readouterr()
+            assert main(["evaluate", "--regions", str(regions), "--gt", str(qvh_gt),
+                         "--json", str(out), *flags]) == 0
+            assert f"cover: warning: {why}" in capsys.readouterr().err
+            assert json.loads(out.read_text())["counts"]["in_calibration"] == N_CAL
+
+
+# ---- the sums: any batching gives the one-shot numbers, bit for bit -------------------
+def _table(seed: int, n: int, refuse: float) -> cover.GroundingTable:
+    rng = np.random.default_rng(seed)
+    ts = rng.uniform(0, 120, n)
+    ps = ts + rng.normal(0, 6, n)
+    ps[rng.random(n) < refuse] = np.nan
+    t = cover.GroundingTable.from_arrays(
+        qid=np.arange(n), vid=(np.arange(n) // 3).astype(str), duration=150.0,
+        pred_start=np.clip(ps, 0, 140), pred_end=np.clip(ps + rng.uniform(1, 30, n), 0, 150),
+        truth=(ts, np.minimum(ts + rng.uniform(1, 40, n), 150.0)))
+    return t
+
+
+def _same(a: object, b: object) -> bool:
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, float) and isinstance(b, float) and math.isnan(a):
+        return math.isnan(b)
+    return a == b
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**16), n=st.integers(0, 120), chunk=st.integers(1, 40),
+       cuts=st.lists(st.integers(0, 120), max_size=8), refuse=st.sampled_from([0.0, 0.2]),
+       policy=st.sampled_from(["whole-video", "miss", "drop"]))
+def test_sums_over_any_batching_equal_the_one_shot_metrics(seed, n, chunk, cuts, refuse,
+                                                            policy):
+    table = _table(seed, n, refuse)
+    cal = cover.Calibrator(score="norm", alpha=0.2).fit(_table(seed + 1, 40, 0.0))
+    regions = cal.certify(table)
+    bounds = [0, *sorted(c for c in cuts if c <= n), n]
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(cover.metric_sums, "CHUNK", chunk)  # chunk edges inside the batches
+        whole = evaluate(regions, table, refusal_policy=policy, calibration=(40, 33))
+        field = grounding_metrics(table)
+        sums = EvaluationSums(refusal_policy=policy, units=True)
+        gsums = GroundingSums()
+        for a, b in itertools.pairwise(bounds):
+            rows = np.arange(a, b)
+            sums.add(regions.take(rows), table.take(rows))
+            gsums.add(table.take(rows))
+        streamed = sums.finish((40, 33))
+        assert _same(streamed.to_dict(), whole.to_dict())
+        assert _same(gsums.finish().to_dict(), field.to_dict())
+
+
+def test_a_row_without_truth_is_rejected_without_reading_whole(certified, qvh_gt, capsys):
+    lines = (certified / "echo.jsonl").read_text().splitlines()
+    row = json.loads(lines[200])
+    row["qid"], row["query"] = 99_999_999, "a query no video has"
+    lines[200] = json.dumps(row)
+    odd = certified / "odd.jsonl"
+    odd.write_text("\n".join(lines) + "\n")
+    whole, text = _evaluate(odd, qvh_gt, capsys, "--in-memory")
+    assert whole["counts"]["rejected_here"] == 1
+    got, got_text = _evaluate(odd, qvh_gt, capsys, "--batch-rows", "100")
+    assert "streamed in 10 batch(es)" in _evaluate.err  # type: ignore[attr-defined]
+    assert got == whole and got_text == text
+
+
+def test_regions_keyed_by_position_are_joined_on_content_as_in_memory(data_dir, tmp_path,
+                                                                      capsys):
+    """TimeChat's qids are positions: the join on (vid, query text) needs every row, so
+    the regions are read whole, with the numbers of --in-memory."""
+    preds = data_dir / "charades_sta/timechat_repo_example/example_pred_file.json"
+    lighthouse = data_dir / "lighthouse/charades_test_release.jsonl"
+    text = data_dir / "charades_sta/annotations/charades_sta_test.txt"
+    cal, regions = tmp_path / "cal.json", tmp_path / "regions.jsonl"
+    assert main(["calibrate", "--preds", str(preds), "--gt", str(text), "--on-error",
+                 "reject", "-o", str(cal)]) == 0
+    assert main(["certify", "--calibrator", str(cal), "--preds", str(preds), "--videos",
+                 str(lighthouse), "--on-error", "reject", "-o", str(regions)]) == 0
+    whole, text = _evaluate(regions, lighthouse, capsys, "--in-memory")
+    got, got_text = _evaluate(regions, lighthouse, capsys)
+    assert "reading it whole to join on (vid, query text)" in _evaluate.err  # type: ignore
+    assert got == whole and got_text == text
