@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -12,7 +13,9 @@ from conftest import REPO
 
 
 def _tool(name: str) -> str:
-    exe = shutil.which(name, path=str(REPO / ".venv" / "bin")) or shutil.which(name)
+    # The interpreter's own bin first: the tool installed beside it by the test extra.
+    exe = (shutil.which(name, path=str(Path(sys.executable).parent))
+           or shutil.which(name, path=str(REPO / ".venv" / "bin")) or shutil.which(name))
     if exe is None:
         pytest.skip(f"{name} not installed")
     return exe
@@ -53,3 +56,24 @@ def test_calibrate_with_its_coverage_band_skips_scipy_stats():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_import_fit_and_a_small_file_calibrate_without_band_load_no_scipy(tmp_path,
+                                                                            qdetr_preds,
+                                                                            qvh_gt):
+    """``import cover``, a fit and certify in memory, and ``cover calibrate --no-band`` on
+    the real QVHighlights file never import scipy (nor does anything else they run)."""
+    out_path = tmp_path / "cal.json"
+    code = ("import sys, numpy as np, cover; "
+            "t = cover.GroundingTable.from_arrays(qid=np.arange(50), duration=60.0, "
+            "pred_start=np.full(50, 10.0), pred_end=np.full(50, 20.0), "
+            "truth=(np.full(50, 11.0), np.linspace(15, 25, 50))); "
+            "cover.Calibrator(score='norm', alpha=0.1).fit(t).certify(t); "
+            "from cover.cli import main; "
+            f"main(['calibrate', '--preds', {str(qdetr_preds)!r}, '--gt', {str(qvh_gt)!r}, "
+            f"'--score', 'norm', '--no-band', '-o', {str(out_path)!r}]); "
+            "print([m for m in sys.modules if m.split('.')[0] == 'scipy'])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip().splitlines()[-1] == "[]"
+    assert "expected coverage k/(n+1) = 0.90" in out.stdout and out_path.exists()
