@@ -191,7 +191,7 @@ def certify_jsonl(
             text = (_fast_out(got, table, regions, meta, in_cal, compact)
                     if got.fast and not bad and not rejected else None)
             if text is not None:
-                out.writelines(text)
+                out.write(b"".join(text))  # one write: faster than writelines here
                 status = status_of(regions)
             else:
                 status = _write_rows(out, batch, got.raw, got.ensure_records(table), regions,
