@@ -50,5 +50,9 @@ class SeenLines:
             self._first.setdefault(q, int(line))
         return dup, got
 
+    def any_of(self, qids: list[str]) -> bool:
+        """Whether any of ``qids`` was met already (nothing is added)."""
+        return any(map(self._first.__contains__, qids))
+
     def __len__(self) -> int:
         return len(self._first)

@@ -20,8 +20,9 @@ otherwise :func:`evaluate_stream` returns None so the caller reads the file whol
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import Any, Literal
 
@@ -64,6 +65,28 @@ def region_batches(path: str | Path, batch_rows: int, *, columns: str | None = N
     for batch in line_batches(path, batch_rows):
         empty = False
         yield parse_json_lines(str(path), batch)
+    if empty:
+        raise InputError(f"{path}: the file is empty (expected one JSON object per line)")
+
+
+def _batch_readers(path: str | Path, batch_rows: int, columns: str | None
+                   ) -> Iterator[Callable[..., LoadedRegions]]:
+    """Per batch, a call ``read(seen=..., first=...)`` that checks it as
+    :func:`cover.io.regions_jsonl.regions_from_rows` does: JSON lines in bulk where the
+    batch is clean (:func:`cover.io.regions_batch.load_regions`), Parquet by its records."""
+    from cover.io.regions_batch import load_regions
+    from cover.stream.jsonl import line_batches
+
+    if regions_kind(path) != "jsonl":
+        for raw in region_batches(path, batch_rows, columns=columns):
+            yield partial(regions_from_rows, raw)
+        return
+    if batch_rows < 1:
+        raise ValueError(f"batch_rows must be >= 1, got {batch_rows}")
+    empty = True
+    for batch in line_batches(path, batch_rows):
+        empty = False
+        yield partial(load_regions, str(path), batch)
     if empty:
         raise InputError(f"{path}: the file is empty (expected one JSON object per line)")
 
@@ -187,16 +210,18 @@ def evaluate_stream(
     n_cal: int | None = None
     digest_qids: list[NDArray[np.str_]] | None = []
     n_joined = 0
-    for raw in region_batches(path, batch_rows, columns=columns):
+    for read in _batch_readers(path, batch_rows, columns):
         out.batches += 1
-        loaded = regions_from_rows(raw, seen=seen, first=ref)
+        loaded = read(seen=seen, first=ref)
         if ref is None and loaded.meta_line is not None:
             ref = loaded.meta, loaded.meta_line
             n_cal = loaded.meta.get("n_calibration")
         out.read_problems += loaded.problems
         out.rejected_at_certify += loaded.rejected_at_certify
-        rtab = replace(loaded.table, vid=known_vids(loaded.table.vid, known))
-        j, hit = truth.find(rtab.qid)
+        j, hit = truth.find(loaded.table.qid)
+        rtab = loaded.table
+        if not (hit & (gt.vid[j] == rtab.vid)).all():  # else every vid is known as written
+            rtab = replace(rtab, vid=known_vids(rtab.vid, known))
         both = hit & (gt.vid[j] == rtab.vid)
         agree += int(both.sum())
         bound += int(both.sum()) if both.all() else truth.content_hits(rtab)
