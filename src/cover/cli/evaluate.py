@@ -15,11 +15,13 @@ def add_parser(sub: Subparsers) -> None:
         sub, "evaluate", help="coverage, length, IoU of certified regions",
         description="Score the output of cover certify against ground truth: coverage, "
         "region length, IoU, components and refusals, with the reference band the "
-        "coverage should fall in. The regions file (JSON lines or Parquet) is read a "
-        "batch at a time; the ground truth is read whole.",
+        "coverage should fall in. The regions file (JSON lines, Parquet or CSV) is read a "
+        "batch at a time; the ground truth is read whole. CSV regions carry no calibrator "
+        "fields: give --calibrator (the file certify used) for the reference band, "
+        "else it is reported as not known.",
         example="cover evaluate --regions regions.jsonl --gt gt.jsonl --json metrics.json")
     p.add_argument("--regions", required=True,
-                   help="output of cover certify (JSON lines, or Parquet)")
+                   help="output of cover certify (JSON lines, Parquet, or CSV/TSV)")
     p.add_argument("--gt", required=True,
                    help="ground truth (any format of `cover formats`)")
     p.add_argument("--json", help="write the metrics here as (strict) JSON")
@@ -30,8 +32,12 @@ def add_parser(sub: Subparsers) -> None:
     p.add_argument("--on-error", choices=("raise", "reject"), default="raise",
                    help="bad rows: stop with an error, or set them aside with reasons and go on")
     p.add_argument("--columns", metavar="MAP",
-                   help="Parquet regions: the column mapping they were certified with "
-                   "(qid=COL[,vid=..,windows=..|start=..,end=..,query=..])")
+                   help="Parquet or CSV regions: the column mapping they were certified "
+                   "with (qid=COL[,vid=..,windows=..|start=..,end=..,query=..]; default: "
+                   "the columns named qid, vid, ...)")
+    p.add_argument("--calibrator", metavar="FILE",
+                   help="CSV regions: the calibrator they were certified with (score, "
+                   "alpha, k, n for the reference band; without it the band is not known)")
     p.add_argument("--in-memory", action="store_true",
                    help="read the whole regions file instead of streaming it")
     p.add_argument("--batch-rows", type=int, default=16_384,
@@ -48,5 +54,5 @@ def run(args: argparse.Namespace) -> int:
         regions=args.regions, gt=args.gt, json=args.json, gt_format=args.gt_format,
         gt_columns=args.gt_columns, gt_durations=args.gt_durations, columns=args.columns,
         target=args.target, refusal_policy=args.refusal_policy, on_error=args.on_error,
-        in_memory=args.in_memory, batch_rows=args.batch_rows))
+        in_memory=args.in_memory, batch_rows=args.batch_rows, calibrator=args.calibrator))
     return 0

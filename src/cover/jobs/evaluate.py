@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from cover.errors import CoverWarning, RowProblem, report_lines
+from cover.errors import CoverWarning, InputError, RowProblem, report_lines
 from cover.grounding_metrics import GroundingMetrics
 from cover.io.jsonl import OnError, raise_on_rejections
 from cover.metrics import Evaluation
@@ -37,6 +37,8 @@ class EvaluateFiles:
     on_error: OnError = "raise"
     in_memory: bool = False
     batch_rows: int = 16_384
+    #: CSV regions: the calibrator certify used (its fields, for the reference band).
+    calibrator: str | None = None
 
 
 def evaluate_files(job: EvaluateFiles) -> dict[str, Any]:
@@ -52,11 +54,14 @@ def evaluate_files(job: EvaluateFiles) -> dict[str, Any]:
     got = replace(got, loaded=replace(got.loaded, table=replace(got.loaded.table,
                                                                 records=None), rejected={}))
     kind = regions_kind(job.regions)
+    if job.calibrator is not None and kind != "csv":
+        raise InputError(f"{job.regions}: --calibrator is for CSV regions; JSON-lines and "
+                         "Parquet regions carry their calibrator's fields")
     if job.in_memory or (kind == "jsonl" and _json_array(job.regions)):
         return _whole(job, got)
     res = evaluate_stream(job.regions, got.loaded.table, target=job.target,
                           refusal_policy=job.refusal_policy, batch_rows=job.batch_rows,
-                          columns=job.columns)
+                          columns=job.columns, calibrator=job.calibrator)
     if res is None:
         _say(f"{job.regions}: qids do not all match {job.gt}; reading it whole to join on "
              "(vid, query text)")
@@ -85,8 +90,9 @@ def _whole(job: EvaluateFiles, got: Any) -> dict[str, Any]:
     from cover.metrics import evaluate
     from cover.stream.evaluate import read_parquet_regions, regions_kind
 
-    if regions_kind(job.regions) == "parquet":
-        loaded = read_parquet_regions(job.regions, columns=job.columns)
+    if regions_kind(job.regions) != "jsonl":
+        loaded = read_parquet_regions(job.regions, columns=job.columns,
+                                      calibrator=job.calibrator)
         raise_on_rejections(loaded.problems, job.on_error, job.regions)
     else:
         loaded = read_regions(job.regions, on_error=job.on_error)
@@ -178,6 +184,7 @@ def _finish(job: EvaluateFiles, ev: Evaluation, field: GroundingMetrics | None,
     """The metrics as JSON and the printed summary (the same for both paths)."""
     from cover.io.output import strict_json, write_json
     from cover.report.tables import field_metrics_text
+    from cover.stream.evaluate_csv import is_csv
 
     out = ev.to_dict()
     out["counts"] |= counts
@@ -201,6 +208,9 @@ def _finish(job: EvaluateFiles, ev: Evaluation, field: GroundingMetrics | None,
               f"{r['band_hi']:.4f}] (calibration n = {r['n_calibration']}: Beta sd "
               f"{r['beta_sd']:.4f}; this test sample's own sd {r['test_sd']:.4f}); coverage "
               f"is {'inside' if inside else 'OUTSIDE'} the band")
+    elif is_csv(job.regions) and job.calibrator is None:
+        print("reference: not known (CSV regions carry no calibrator fields; give "
+              "--calibrator, the file certify used, for the band)")
     c = out["counts"]
     print(f"rows: {c['rows']} evaluated, {c['rejected_at_certify']} rejected at certify, "
           f"{c['rejected_here']} rejected here; {c['ground_truth_not_certified']} ground-truth "

@@ -54,6 +54,10 @@ class CsvBatches:
     mapping: dict[str, str]
     _rest: Iterator[list[tuple[int, bytes]]]
 
+    def line_groups(self) -> Iterator[list[tuple[int, bytes]]]:
+        """The data lines, a batch at a time, unparsed."""
+        return (batch for batch in self._rest if batch)
+
     def __iter__(self) -> Iterator[tuple[list[tuple[int, bytes]], Any, NDArray[np.int64]]]:
         for batch in self._rest:
             if batch:

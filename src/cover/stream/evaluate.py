@@ -39,27 +39,38 @@ from cover.io.regions_jsonl import LoadedRegions, regions_from_rows
 from cover.io.seen import SeenLines
 from cover.metrics import EvaluationSums
 
-RegionsKind = Literal["jsonl", "parquet"]
+RegionsKind = Literal["jsonl", "parquet", "csv"]
 PARQUET_SUFFIXES = (".parquet", ".pq")
 #: Rows per batch: as ``cover certify``'s JSON-lines default (~1.1 KB per echoed line).
 DEFAULT_BATCH_ROWS = 16_384
 
 
 def regions_kind(path: str | Path) -> RegionsKind:
-    """``parquet`` for a ``.parquet``/``.pq`` file, else ``jsonl``."""
-    return "parquet" if Path(path).suffix.lower() in PARQUET_SUFFIXES else "jsonl"
+    """``parquet`` for a ``.parquet``/``.pq`` file, ``csv`` for ``.csv``/``.tsv`` (gzipped
+    or not), else ``jsonl``."""
+    from cover.stream.evaluate_csv import is_csv
+
+    if Path(path).suffix.lower() in PARQUET_SUFFIXES:
+        return "parquet"
+    return "csv" if is_csv(path) else "jsonl"
 
 
-def region_batches(path: str | Path, batch_rows: int, *, columns: str | None = None
-                   ) -> Iterator[RawRows]:
+def region_batches(path: str | Path, batch_rows: int, *, columns: str | None = None,
+                   calibrator: str | None = None) -> Iterator[RawRows]:
     """Parsed rows of a regions file, ``batch_rows`` at a time (lines numbered as in the
-    file; Parquet rows from 1). An empty file is an error, as for the whole-file reader."""
+    file; Parquet rows from 1). An empty file is an error, as for the whole-file reader.
+    CSV regions take their calibrator fields from ``calibrator`` (a saved calibrator;
+    None: not known, :mod:`cover.stream.evaluate_csv`)."""
+    from cover.stream.evaluate_csv import calibrator_fields, csv_region_batches
     from cover.stream.jsonl import line_batches
 
     if batch_rows < 1:
         raise ValueError(f"batch_rows must be >= 1, got {batch_rows}")
     if regions_kind(path) == "parquet":
         yield from _parquet_batches(path, batch_rows, columns)
+        return
+    if regions_kind(path) == "csv":
+        yield from csv_region_batches(path, batch_rows, columns, calibrator_fields(calibrator))
         return
     empty = True
     for batch in line_batches(path, batch_rows):
@@ -69,16 +80,17 @@ def region_batches(path: str | Path, batch_rows: int, *, columns: str | None = N
         raise InputError(f"{path}: the file is empty (expected one JSON object per line)")
 
 
-def _batch_readers(path: str | Path, batch_rows: int, columns: str | None
-                   ) -> Iterator[Callable[..., LoadedRegions]]:
+def _batch_readers(path: str | Path, batch_rows: int, columns: str | None,
+                   calibrator: str | None) -> Iterator[Callable[..., LoadedRegions]]:
     """Per batch, a call ``read(seen=..., first=...)`` that checks it as
     :func:`cover.io.regions_jsonl.regions_from_rows` does: JSON lines in bulk where the
-    batch is clean (:func:`cover.io.regions_batch.load_regions`), Parquet by its records."""
+    batch is clean (:func:`cover.io.regions_batch.load_regions`), Parquet and CSV by their
+    records."""
     from cover.io.regions_batch import load_regions
     from cover.stream.jsonl import line_batches
 
     if regions_kind(path) != "jsonl":
-        for raw in region_batches(path, batch_rows, columns=columns):
+        for raw in region_batches(path, batch_rows, columns=columns, calibrator=calibrator):
             yield partial(regions_from_rows, raw)
         return
     if batch_rows < 1:
@@ -133,10 +145,11 @@ def _parquet_batches(path: str | Path, batch_rows: int, columns: str | None
         yield RawRows(name, records, cols.line)
 
 
-def read_parquet_regions(path: str | Path, *, columns: str | None = None) -> LoadedRegions:
-    """A Parquet regions file read whole (``cover evaluate --in-memory``): the rows of
-    :func:`region_batches` in one :func:`cover.io.regions_jsonl.regions_from_rows`."""
-    batches = list(_parquet_batches(path, 1 << 20, columns))
+def read_parquet_regions(path: str | Path, *, columns: str | None = None,
+                         calibrator: str | None = None) -> LoadedRegions:
+    """A Parquet or CSV regions file read whole (``cover evaluate --in-memory``): the rows
+    of :func:`region_batches` in one :func:`cover.io.regions_jsonl.regions_from_rows`."""
+    batches = list(region_batches(path, 1 << 20, columns=columns, calibrator=calibrator))
     records = [r for b in batches for r in b.records]
     lines = np.concatenate([b.lines for b in batches]) if batches else np.zeros(0, np.int64)
     return regions_from_rows(RawRows(str(path), records, lines))
@@ -196,6 +209,7 @@ def evaluate_stream(
     refusal_policy: str = "whole-video",
     batch_rows: int = DEFAULT_BATCH_ROWS,
     columns: str | None = None,
+    calibrator: str | None = None,
 ) -> StreamedEvaluation | None:
     """The sums of ``cover evaluate`` over ``path`` against ``gt``, one batch at a time
     (see the module doc); None when the whole-file path must decide a join on content.
@@ -210,7 +224,7 @@ def evaluate_stream(
     n_cal: int | None = None
     digest_qids: list[NDArray[np.str_]] | None = []
     n_joined = 0
-    for read in _batch_readers(path, batch_rows, columns):
+    for read in _batch_readers(path, batch_rows, columns, calibrator):
         out.batches += 1
         loaded = read(seen=seen, first=ref)
         if ref is None and loaded.meta_line is not None:

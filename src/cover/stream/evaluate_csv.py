@@ -1,0 +1,136 @@
+"""CSV (or TSV) regions for ``cover evaluate``: the output of ``cover certify`` on a CSV
+file, read a batch of lines at a time.
+
+Each row carries the cover columns (:data:`cover.stream.csv.COVER_COLUMNS`: status,
+region as JSON text, refused, duration, threshold, threshold_end, reason) after the
+input's own; qid and vid (and query, and the predicted top-1 ``start``/``end``, which
+the field's metrics use) come through ``--columns`` as for Parquet regions, by default
+the columns of those names. A batch becomes the records a JSON line would give, so
+every check and message is :func:`cover.io.regions_jsonl.regions_from_rows`'s.
+
+A CSV carries no calibrator fields (score, alpha, k, n_calibration, the calibration
+digest). With ``--calibrator`` (the file certify used) they are those of the Parquet
+metadata (:func:`cover.stream.arrow.calibrator_metadata`) and the reference band is
+reported; without it the coverage is measured as ever but the band is not known.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from cover.errors import InputError
+from cover.io.generic import kind_suffix
+from cover.io.jsonl import RawRows
+from cover.stream.csv import COVER_COLUMNS, CSV_SUFFIXES, csv_batches
+
+_STRINGS = ("cover_status", "cover_region", "cover_refused")
+_NUMBERS = ("cover_duration", "cover_threshold")
+
+
+def is_csv(path: str | Path) -> bool:
+    """``.csv`` / ``.tsv`` (gzipped or not)."""
+    return kind_suffix(path) in CSV_SUFFIXES
+
+
+def calibrator_fields(path: str | Path | None) -> dict[str, Any]:
+    """The ``cover`` block's calibrator fields from a saved calibrator (all None without
+    one: the regions are evaluated, the reference band is not known)."""
+    keys = ("score", "rule", "alpha", "k", "n_calibration")
+    if path is None:
+        return dict.fromkeys(keys)
+    from cover.calibrate.calibrator import Calibrator
+    from cover.stream.arrow import calibrator_metadata
+
+    cal = json.loads(calibrator_metadata(Calibrator.load(path))[b"cover.calibrator"])
+    meta = {k: cal.get(k) for k in keys}
+    if cal.get("fitted_on"):
+        meta["calibration_sha256"] = cal["fitted_on"]
+    return meta
+
+
+def csv_region_batches(path: str | Path, batch_rows: int, columns: str | None,
+                       meta: dict[str, Any]) -> Iterator[RawRows]:
+    """Rows of a CSV ``cover certify`` output, ``batch_rows`` lines at a time, as the
+    records a JSON line would give (``meta``: the calibrator fields of every block)."""
+    from cover.io.generic import parse_columns
+
+    given = parse_columns(columns) if columns else {"qid": "qid"}
+    csv_in = csv_batches(path, given, batch_rows)  # checks the mapped columns are there
+    missing = [c for c in COVER_COLUMNS[:4] if c not in csv_in.names]
+    if missing:
+        raise InputError(f"{path}:1: no column {missing[0]!r} in the header (is this the "
+                         "CSV output of `cover certify`?)")
+    if not columns:
+        given |= {f: f for f in ("vid", "query", "start", "end") if f in csv_in.names}
+    mapping = {f: c for f, c in given.items() if f in ("qid", "vid", "query", "start", "end")}
+    for batch in csv_in.line_groups():
+        lines = np.array([ln for ln, _ in batch], dtype=np.int64)
+        cols = _parse(csv_in.header, [raw for _, raw in batch], csv_in.delim, mapping, lines,
+                      str(path))
+        yield RawRows(str(path), _records(cols, mapping, meta), lines)
+
+
+def _parse(header: bytes, raws: list[bytes], delim: bytes, mapping: dict[str, str],
+           lines: Any, name: str) -> dict[str, list[Any]]:
+    """The columns needed of these lines (ids and cover text as strings, numbers float)."""
+    import pyarrow as pa
+    import pyarrow.csv as pcsv
+
+    types = {c: pa.string() for c in _STRINGS}
+    types |= {c: pa.float64() for c in _NUMBERS}
+    types |= {mapping[f]: pa.string() for f in ("qid", "vid", "query") if f in mapping}
+    types |= {mapping[f]: pa.float64() for f in ("start", "end") if f in mapping}
+    try:
+        table = pcsv.read_csv(
+            io.BytesIO(header + b"\n" + b"\n".join(raws)),
+            parse_options=pcsv.ParseOptions(delimiter=delim.decode()),
+            convert_options=pcsv.ConvertOptions(column_types=types,
+                                                include_columns=list(types),
+                                                strings_can_be_null=False))
+    except pa.ArrowInvalid as exc:
+        where = f"lines {int(lines[0])}-{int(lines[-1])}" if len(raws) > 1 else \
+            f"line {int(lines[0])}"
+        raise InputError(f"{name}: {where}: cannot read as CSV: "
+                         f"{str(exc).strip().splitlines()[0]}") from None
+    if table.num_rows != len(raws):
+        raise InputError(f"{name}: lines {int(lines[0])}-{int(lines[-1])} hold "
+                         f"{table.num_rows} rows for {len(raws)} lines: a quoted value "
+                         "spans lines, which a streamed CSV cannot read line by line")
+    return {c: table.column(c).to_pylist() for c in types}
+
+
+def _records(cols: dict[str, list[Any]], mapping: dict[str, str], meta: dict[str, Any]
+             ) -> list[dict[str, Any]]:
+    """One record per row: ids, query, the top-1 window, the ``cover`` block."""
+    n = len(cols["cover_status"])
+    start = cols[mapping["start"]] if "start" in mapping else [None] * n
+    end = cols[mapping["end"]] if "end" in mapping else [None] * n
+    out = []
+    for i in range(n):
+        rec: dict[str, Any] = {f: cols[mapping[f]][i] for f in ("qid", "vid", "query")
+                               if f in mapping}
+        s, e = start[i], end[i]
+        rec["pred_relevant_windows"] = [] if s is None or e is None else [[s, e]]
+        rec["cover"] = {"status": cols["cover_status"][i],
+                        "region": _region(cols["cover_region"][i]),
+                        "refused": cols["cover_refused"][i] == "true",
+                        "duration": cols["cover_duration"][i], **meta,
+                        "threshold": cols["cover_threshold"][i]}
+        out.append(rec)
+    return out
+
+
+def _region(text: str) -> Any:
+    """The region's JSON (the text itself when it is not JSON: the reader rejects it)."""
+    if not text:
+        return None
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text

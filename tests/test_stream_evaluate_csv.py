@@ -1,0 +1,113 @@
+"""``cover evaluate`` of CSV regions (``cover certify`` on a CSV file): the numbers of the
+JSON-lines regions certified from the same predictions, streamed or whole."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import numpy as np
+import pytest
+
+pytest.importorskip("pyarrow")
+
+import cover
+import cover.io.qvhighlights
+from cover.cli import main
+from cover.errors import InputError
+
+COLS = "qid=qid,vid=vid,duration=duration,start=start,end=end"
+N_CAL = 600
+
+
+@pytest.fixture(scope="module")
+def certified(qdetr_preds, qvh_gt, tmp_path_factory):
+    """QD-DETR's real top-1 windows after the first 600 rows (the calibration rows), as a
+    CSV and as the same rows in JSON lines, each certified by the same calibrator."""
+    table, _ = cover.load_labelled(qdetr_preds, qvh_gt)
+    d = tmp_path_factory.mktemp("ev_csv")
+    cal = cover.Calibrator(score="norm", alpha=0.1).fit(table.take(np.arange(N_CAL)))
+    cal.save(d / "cal.json")
+    csv_lines, json_lines = ["qid,vid,duration,start,end,note"], []
+    for i in range(N_CAL, len(table)):
+        q, v, t = table.qid[i], table.vid[i], float(f"{table.duration[i]:g}")
+        s, e = float(table.pred_start[i]), float(table.pred_end[i])
+        refuse = i % 101 == 7
+        csv_lines.append(f'{q},{v},{t:g},{"" if refuse else repr(s)},'
+                         f'{"" if refuse else repr(e)},"a, ""{i}"""')
+        json_lines.append(json.dumps({"qid": int(q), "vid": v, "duration": t,
+                                      "pred_relevant_windows": [] if refuse else [[s, e]]}))
+    (d / "preds.csv").write_text("\n".join(csv_lines) + "\n")
+    (d / "preds.jsonl").write_text("\n".join(json_lines) + "\n")
+    base = ["certify", "--calibrator", str(d / "cal.json"), "--on-error", "reject"]
+    assert main([*base, "--preds", str(d / "preds.csv"), "--columns", COLS,
+                 "-o", str(d / "regions.csv")]) == 0
+    assert main([*base, "--preds", str(d / "preds.csv"), "--columns", COLS, "--compact",
+                 "-o", str(d / "compact.csv")]) == 0
+    assert main([*base, "--preds", str(d / "preds.jsonl"), "-o", str(d / "regions.jsonl")]) == 0
+    return d
+
+
+def _evaluate(regions, gt, capsys, *flags):
+    out = regions.with_name(regions.stem + "-metrics.json")
+    capsys.readouterr()
+    assert main(["evaluate", "--regions", str(regions), "--gt", str(gt), "--json", str(out),
+                 *flags]) == 0
+    return json.loads(out.read_text()), capsys.readouterr().out
+
+
+@pytest.mark.parametrize("name,flags", [
+    ("regions.csv", []), ("regions.csv", ["--batch-rows", "97"]),
+    ("regions.csv", ["--in-memory"]), ("compact.csv", ["--columns", "qid=qid,vid=vid"]),
+])
+def test_csv_regions_give_the_numbers_of_the_jsonl_regions(certified, qvh_gt, capsys, name,
+                                                           flags):
+    ref, _ = _evaluate(certified / "regions.jsonl", qvh_gt, capsys)
+    got, text = _evaluate(certified / name, qvh_gt, capsys, "--calibrator",
+                          str(certified / "cal.json"), *flags)
+    if name == "compact.csv":  # no start/end columns: the grounder's own windows not known
+        assert got.pop("field_metrics") is None and got.pop("point_iou") == 0.0
+        ref.pop("field_metrics"), ref.pop("point_iou")
+    held_out = len((certified / "preds.csv").read_text().splitlines()) - 1
+    assert got["counts"]["rows"] == held_out and got["counts"]["rejected_here"] == 0
+    assert got == ref
+    assert "inside the band" in text or "OUTSIDE the band" in text
+
+
+def test_without_the_calibrator_the_band_is_not_known(certified, qvh_gt, capsys):
+    ref, _ = _evaluate(certified / "regions.jsonl", qvh_gt, capsys)
+    got, text = _evaluate(certified / "regions.csv", qvh_gt, capsys)
+    assert ref["reference"] is not None and got.get("reference") is None
+    assert "reference: not known" in text
+    assert (got["score"], got["alpha"]) == (None, None)
+    for key in ("marginal", "non_refused", "counts", "field_metrics", "refusal_rate"):
+        assert got[key] == ref[key], key
+
+
+def test_calibrator_is_only_for_csv_regions(certified, qvh_gt, capsys):
+    assert main(["evaluate", "--regions", str(certified / "regions.jsonl"), "--gt",
+                 str(qvh_gt), "--calibrator", str(certified / "cal.json")]) != 0
+    assert "--calibrator is for CSV regions" in capsys.readouterr().err
+
+
+def test_a_csv_without_cover_columns_is_named(certified, qvh_gt):
+    from cover.stream.evaluate import evaluate_stream
+
+    gt = cover.io.qvhighlights.read_ground_truth(qvh_gt).table
+    with pytest.raises(InputError, match=r"preds\.csv:1: no column .cover_status."):
+        evaluate_stream(certified / "preds.csv", gt)
+
+
+def test_a_bad_region_cell_is_rejected_naming_its_line(certified, qvh_gt, tmp_path):
+    from cover.stream.evaluate import evaluate_stream
+
+    lines = (certified / "regions.csv").read_text().splitlines()
+    lines[5] = re.sub(r'"\[\[[^"]*\]\]"', '"[[1.0, 0.5]]"', lines[5], count=1)
+    bad = tmp_path / "bad.csv"
+    bad.write_text("\n".join(lines) + "\n")
+    gt = cover.io.qvhighlights.read_ground_truth(qvh_gt).table
+    got = evaluate_stream(bad, gt, batch_rows=4, calibrator=str(certified / "cal.json"))
+    assert got is not None
+    assert [(p.line, p.problem) for p in got.read_problems] == [
+        (6, "a region component has start > end")]
+    assert got.sums.rows == len(lines) - 2
