@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import numpy as np
-from hypothesis import given
+import pytest
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cover.io.seen import SeenIds
@@ -18,3 +19,26 @@ def test_flags_ids_of_earlier_batches_only(batches):
         assert dup.tolist() == [q in earlier for q in b]  # same-batch repeats: the reader's
         earlier.update(b)
     assert seen.array().tolist() == sorted(earlier) and len(seen) == len(earlier)
+
+
+@settings(max_examples=200, deadline=None, derandomize=True, database=None)
+@given(st.one_of(st.lists(st.integers(-3, 3), max_size=40),
+                 st.lists(st.one_of(st.none(), st.sampled_from(["a", "b", "ab", "é", ""])),
+                          max_size=40)))
+def test_repeated_rows_names_each_repeat_and_its_first_row(ids):
+    """Every row whose id occurred earlier, with that first row: as a dict would say."""
+    pa = pytest.importorskip("pyarrow")
+    from cover.io.seen import repeated_rows
+
+    first: dict[object, int] = {}
+    want_rows, want_first = [], []
+    for i, q in enumerate(ids):
+        if q in first:
+            want_rows.append(i)
+            want_first.append(first[q])
+        else:
+            first[q] = i
+    typ = pa.int64() if all(isinstance(q, int) for q in ids) else pa.string()
+    rows, firsts = repeated_rows(pa.chunked_array([pa.array(ids[:5], typ),
+                                                   pa.array(ids[5:], typ)], type=typ))
+    assert rows.tolist() == want_rows and firsts.tolist() == want_first

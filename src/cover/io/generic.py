@@ -142,7 +142,7 @@ def _get(row: Any, where: str) -> Any:
     return v
 
 
-def _arrow_column(table: Any, where: str, path: str) -> Any:
+def arrow_column(table: Any, where: str, path: str) -> Any:
     pc, _, _ = pyarrow_modules()
     if where in table.column_names:
         return table.column(where)
@@ -227,7 +227,7 @@ def record_columns(rows: list[dict[str, Any]], lines: NDArray[np.int64],
 def arrow_columns(table: Any, m: dict[str, str], name: str, first_row: int = 0, *,
                   with_records: bool = True) -> tuple[Columns, NDArray[np.object_]]:
     def col(f: str) -> Any:
-        return _arrow_column(table, m[f], name)
+        return arrow_column(table, m[f], name)
 
     n = table.num_rows
     qid = np.asarray(col("qid").to_numpy(zero_copy_only=False)).astype(str)

@@ -28,7 +28,6 @@ from cover.data.join import index_of
 from cover.errors import InputError, RowProblem
 from cover.io.columns import prediction_table
 from cover.io.generic import arrow_columns, parse_columns, pyarrow_modules
-from cover.io.seen import SeenIds
 from cover.regions import Regions
 
 #: Default field mapping: Moment-DETR / Lighthouse names as Parquet columns.
@@ -89,16 +88,15 @@ def certify_batch(
     source: str = "<batch>",
     lines: NDArray[np.int64] | None = None,
     reasons: dict[int, str] | None = None,
-    seen: SeenIds | None = None,
 ) -> tuple[Any, list[RowProblem]]:
     """``(batch + cover column, problems)`` for one Arrow ``RecordBatch`` or ``Table``.
 
     ``videos`` = ``(sorted vids, durations)`` fills durations the rows lack;
     ``first_line`` numbers the batch's rows in messages (row ``i`` is line
     ``first_line + i``), or ``lines`` gives each row's line (increasing). ``reasons``
-    (row index -> why) rejects rows the caller found bad; ``seen`` (the qids of earlier
-    batches, updated) rejects a qid that repeats one of them. Bad rows are rejected
-    with a reason, never raised.
+    (row index -> why) rejects rows the caller found bad (e.g. a qid that repeats one of
+    an earlier batch, :func:`repeat_reasons`). Bad rows are rejected with a reason,
+    never raised.
     """
     p = pa()
     mapping = parse_columns(columns if columns is not None else DEFAULT_COLUMNS)
@@ -118,9 +116,6 @@ def certify_batch(
         cols.duration = np.where(fill, videos[1][j], cols.duration)
     unknown = np.isnan(cols.duration)
     why = dict(reasons or {})
-    if seen is not None:
-        why |= {int(i): "duplicate qid (seen on an earlier line)"
-                for i in np.flatnonzero(seen.add(cols.qid)).tolist() if int(i) not in why}
     why |= {int(i): "no duration known for this video (not in the row, not in --videos)"
             for i in np.flatnonzero(unknown).tolist() if int(i) not in why}
     loaded = prediction_table(cols, clip=cal.clip_ or 2.0, on_error="reject", reasons=why)
@@ -150,3 +145,14 @@ def certify_batch(
          p.array(reason, p.string())],
         fields=list(cover_type()))
     return table.append_column("cover", block), loaded.problems
+
+
+def repeat_reasons(repeats: tuple[NDArray[np.int64], NDArray[np.int64]],
+                   line_of: NDArray[np.int64], start: int, n: int) -> dict[int, str]:
+    """Reasons for the rows ``start .. start + n - 1`` of a file (0-based) that repeat an
+    earlier row's qid (:func:`cover.io.seen.repeated_rows`), keyed by position in the
+    batch; ``line_of[row]`` is the line (or row number) messages name."""
+    rows, first = repeats
+    a, b = np.searchsorted(rows, [start, start + n])
+    return {int(r - start): f"duplicate qid (first seen on line {int(line_of[f])})"
+            for r, f in zip(rows[a:b].tolist(), first[a:b].tolist(), strict=True)}

@@ -29,8 +29,8 @@ from cover.errors import InputError
 from cover.io.generic import kind_suffix, parse_columns
 from cover.io.jsonl import OnError, raise_on_rejections
 from cover.io.output import atomic_open
-from cover.io.seen import SeenIds
-from cover.stream.arrow import certify_batch, pa
+from cover.io.seen import repeated_rows
+from cover.stream.arrow import certify_batch, pa, repeat_reasons
 from cover.stream.jsonl import line_batches
 from cover.stream.parquet import StreamCounts
 
@@ -111,13 +111,15 @@ def certify_csv(
     delim, name = csv_in.delim, csv_in.name
     pick = [csv_in.names.index(csv_in.mapping[f]) for f in ("qid", "vid")
             if f in csv_in.mapping]
-    counts, seen = StreamCounts(), SeenIds()
+    counts = StreamCounts()
+    repeats, line_of = _repeats(src, csv_in.mapping["qid"], batch_rows)
     with atomic_open(dst, "wb", inputs=[src, *(inputs or [])]) as out:
         head = _pick(csv_in.header, pick, delim) if compact else csv_in.header
         out.write(head + delim + delim.join(c.encode() for c in COVER_COLUMNS) + b"\n")
         for batch, table, lines in csv_in:
-            done, problems = certify_batch(cal, table, columns=csv_in.mapping, videos=videos,
-                                           lines=lines, source=name, seen=seen)
+            done, problems = certify_batch(
+                cal, table, columns=csv_in.mapping, videos=videos, lines=lines, source=name,
+                reasons=repeat_reasons(repeats, line_of, counts.rows, len(batch)))
             cells = _cover_cells(done.column("cover").combine_chunks(), delim)
             for (_, raw), tail in zip(batch, cells, strict=True):
                 out.write((_pick(raw, pick, delim) if compact else raw) + delim + tail + b"\n")
@@ -127,6 +129,19 @@ def certify_csv(
             raise_on_rejections(bad, on_error, name)  # before the rename: dst untouched
             counts.add(status, bad)
     return counts
+
+
+def _repeats(src: str | Path, qid_column: str, batch_rows: int
+             ) -> tuple[tuple[NDArray[np.int64], NDArray[np.int64]], NDArray[np.int64]]:
+    """A first pass over the qid column alone (:func:`cover.io.seen.repeated_rows`): the
+    rows repeating an earlier row's qid, and each data row's line."""
+    p = pa()
+    qids, lines = [], []
+    for _, table, ln in csv_batches(src, {"qid": qid_column}, batch_rows):
+        qids.append(table.column(qid_column).combine_chunks())
+        lines.append(ln)
+    col = p.chunked_array(qids, type=p.string())
+    return repeated_rows(col), (np.concatenate(lines) if lines else np.zeros(0, np.int64))
 
 
 def _header_names(header: bytes, delim: bytes, name: str) -> list[str]:

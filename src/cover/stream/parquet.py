@@ -19,15 +19,16 @@ from numpy.typing import NDArray
 
 from cover.calibrate.calibrator import Calibrator
 from cover.errors import RowProblem
-from cover.io.generic import parse_columns
+from cover.io.generic import arrow_column, parse_columns
 from cover.io.output import atomic_open
-from cover.io.seen import SeenIds
+from cover.io.seen import repeated_rows
 from cover.stream.arrow import (
     DEFAULT_COLUMNS,
     calibrator_metadata,
     certify_batch,
     cover_type,
     pa,
+    repeat_reasons,
 )
 
 #: Rows per batch: ~20-60 MB of columns for Moment-DETR-shaped rows with saliency.
@@ -89,16 +90,24 @@ def certify_parquet(
         p.field("cover", cover_type()))
     out_schema = out_schema.with_metadata({**(schema.metadata or {}),
                                            **calibrator_metadata(cal)})
-    counts, seen = StreamCounts(), SeenIds()  # a qid repeated in a later batch is rejected
+    counts = StreamCounts()
+    # The qid column alone first: every row repeating an earlier row's qid, exactly, in
+    # a few bytes per row (a set of 1e7 qid strings would take ~800 MB).
+    head = mapping["qid"].split(".")[0]
+    repeats = (repeated_rows(arrow_column(pq.read_table(src, columns=[head]), mapping["qid"],
+                                          str(src)))
+               if head in schema.names else (np.zeros(0, np.int64), np.zeros(0, np.int64)))
+    row_number = np.arange(1, reader.metadata.num_rows + 1, dtype=np.int64)
     with atomic_open(dst, "wb", inputs=[src, *(inputs or [])]) as fh:
         # Dictionary-encode only the status; trying it on float columns costs ~40% of a
         # write for nothing.
         writer: Any = pq.ParquetWriter(fh, out_schema, use_dictionary=["cover.status"])
         try:
             for batch in reader.iter_batches(batch_size=batch_rows):
-                out, problems = certify_batch(cal, batch, columns=mapping, videos=videos,
-                                              first_line=counts.rows + 1, source=str(src),
-                                              seen=seen)
+                out, problems = certify_batch(
+                    cal, batch, columns=mapping, videos=videos, first_line=counts.rows + 1,
+                    source=str(src),
+                    reasons=repeat_reasons(repeats, row_number, counts.rows, batch.num_rows))
                 out = out.select([*keep, "cover"])
                 status = out.column("cover").combine_chunks().field("status")
                 counts.add(np.asarray(status.to_numpy(zero_copy_only=False)), problems)
