@@ -28,6 +28,7 @@ from cover.io import (
     uag_oops,
 )
 from cover.io.generic import TABLE_SUFFIXES, kind_suffix, read_table
+from cover.io.gt_lean import read_ground_truth_lean
 from cover.io.jsonl import OnError
 from cover.io.jsonl_by_line import read_gt_by_line
 from cover.io.peek import Peek, peek
@@ -44,6 +45,9 @@ class Options:
     on_error: OnError = "raise"
     durations: str | Path | None = None
     columns: str | dict[str, str] | None = None
+    #: False: a reader may drop the parsed rows (the table's ``records``), which the
+    #: caller does not need (``cover evaluate``'s ground truth).
+    keep_records: bool = True
 
 
 Reader = Callable[[Path, Options, Peek], Loaded]
@@ -113,7 +117,8 @@ FORMATS: tuple[Format, ...] = (
            "QVHighlights / Lighthouse / Moment-DETR ground-truth jsonl (also ActivityNet-CD, "
            "Charades-STA-Len/Mom)",
            lambda p: p.first_row is not None and "relevant_windows" in p.first_row,
-           lambda path, o, p: read_ground_truth(path, on_error=o.on_error),
+           lambda path, o, p: read_ground_truth(path, on_error=o.on_error)
+           if o.keep_records else read_ground_truth_lean(path, on_error=o.on_error),
            '{"qid": 12404, "query": "person turn a light on.", "duration": 30.96, '
            '"vid": "3MSZA", "relevant_windows": [[24.3, 30.4]]}',
            unit="source video: `vid` (QVHighlights: the YouTube id of "

@@ -47,7 +47,8 @@ def evaluate_files(job: EvaluateFiles) -> dict[str, Any]:
     from cover.stream.evaluate import evaluate_stream, regions_kind
 
     got = formats.read(job.gt, "ground_truth", format=job.gt_format, options=formats.Options(
-        on_error=job.on_error, durations=job.gt_durations, columns=job.gt_columns))
+        on_error=job.on_error, durations=job.gt_durations, columns=job.gt_columns,
+        keep_records=False))
     _say(f"{job.gt}: {got.format} ({len(got.loaded.table)} rows)")
     # Held for the whole run: drop what evaluate never reads (the rows as parsed dicts,
     # the rejected rows' text), the larger part of a ground-truth table in memory.

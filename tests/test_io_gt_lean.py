@@ -1,0 +1,118 @@
+"""Ground truth read without its parsed rows: the per-row reader's table, column for
+column, or (any problem) the per-row reader itself."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+
+import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
+
+from cover.data.table import GroundingTable
+from cover.errors import InputError
+from cover.intervals import Intervals
+from cover.io import gt_lean
+from cover.io.gt_lean import read_ground_truth_lean
+from cover.io.qvhighlights import read_ground_truth
+from cover.ragged import Ragged
+
+MISSING = object()
+ids = st.one_of(st.integers(-5, 30), st.sampled_from(["a", "b", "q1", "7", "x y"]))
+odd_ids = st.sampled_from(["", " a", 2.0, True, None, [1], MISSING])
+clean_windows = st.lists(st.tuples(st.floats(0, 100), st.floats(0, 100)).map(sorted).map(
+    list), min_size=1, max_size=3)
+odd_numbers = st.sampled_from([math.nan, math.inf, -1.0, True, "1.5", None, 10**400])
+odd_windows = st.one_of(
+    st.lists(st.lists(st.one_of(st.floats(0, 9), odd_numbers), min_size=2, max_size=2),
+             max_size=2),
+    st.sampled_from([[], None, MISSING, 5, [[1.0, 2.0, 3.0]], [[3.0, 1.0]], [1.0, 2.0]]))
+
+
+def rows(clean: bool) -> st.SearchStrategy[dict[str, object]]:
+    return st.fixed_dictionaries({
+        "qid": ids if clean else st.one_of(ids, ids, odd_ids),
+        "vid": ids if clean else st.one_of(ids, ids, odd_ids),
+        "query": st.sampled_from([MISSING, "a query", None]),
+        "duration": st.sampled_from([150, 30.5]) if clean else st.one_of(
+            st.sampled_from([150, 30.5, 0, -2, MISSING]), odd_numbers),
+        "relevant_windows": clean_windows if clean else st.one_of(clean_windows,
+                                                                  odd_windows),
+    }).map(lambda d: {k: v for k, v in d.items() if v is not MISSING})
+
+
+def write(tmp_path, recs, extra=b""):
+    path = tmp_path / "gt.jsonl"
+    lines = []
+    for r in recs:
+        try:
+            lines.append(json.dumps(r).encode())
+        except ValueError:
+            lines.append(b'{"qid": 1e999}')
+    path.write_bytes(b"\n".join(lines) + b"\n" + extra)
+    return path
+
+
+def same_tables(a: GroundingTable, b: GroundingTable) -> None:
+    for f in dataclasses.fields(GroundingTable):
+        if f.name == "records":
+            continue
+        x, y = getattr(a, f.name), getattr(b, f.name)
+        if isinstance(x, Ragged | Intervals):
+            for part in ("values", "offsets") if isinstance(x, Ragged) else ("starts", "ends",
+                                                                             "offsets"):
+                np.testing.assert_array_equal(getattr(x, part), getattr(y, part))
+        elif isinstance(x, np.ndarray):
+            assert x.dtype == y.dtype, f.name
+            if x.dtype == object:
+                assert x.tolist() == y.tolist(), f.name
+            else:
+                np.testing.assert_array_equal(x, y, err_msg=f.name)
+        else:
+            assert x == y, f.name
+
+
+def both(path):
+    try:
+        ref = read_ground_truth(path, on_error="reject")
+    except InputError as exc:
+        ref = str(exc)
+    try:
+        got = read_ground_truth_lean(path, on_error="reject")
+    except InputError as exc:
+        got = str(exc)
+    return got, ref
+
+
+@given(st.lists(rows(clean=False), min_size=1, max_size=8),
+       st.sampled_from([b"", b"\n\n", b"not json\n", b"[1]\n", b'{"qid": NaN}\n']))
+def test_lean_read_is_the_per_row_read(tmp_path_factory, recs, extra):
+    got, ref = both(write(tmp_path_factory.mktemp("gt"), recs, extra))
+    if isinstance(ref, str):
+        assert got == ref
+        return
+    same_tables(got.table, ref.table)
+    assert (got.problems, got.rejected) == (ref.problems, ref.rejected)
+
+
+@given(st.lists(rows(clean=True), min_size=1, max_size=8).map(
+    lambda rs: [{**r, "qid": i} for i, r in enumerate(rs)]))
+def test_clean_files_drop_their_rows(tmp_path_factory, recs):
+    path = write(tmp_path_factory.mktemp("gt"), recs)
+    got, ref = both(path)
+    assert got.table.records is None and ref.table.records is not None
+    same_tables(got.table, ref.table)
+
+
+def test_many_chunks_and_the_real_file(qvh_gt, tmp_path, monkeypatch):
+    monkeypatch.setattr(gt_lean, "CHUNK_LINES", 7)
+    got, ref = both(qvh_gt)
+    assert got.table.records is None and len(got.table) == len(ref.table) > 1000
+    same_tables(got.table, ref.table)
+    lines = qvh_gt.read_bytes().splitlines()
+    bad = tmp_path / "bad.jsonl"
+    bad.write_bytes(b"\n".join(lines[:500] + [lines[3]] + lines[500:]) + b"\n")
+    got, ref = both(bad)  # a repeated qid far from its first line: the per-row reader
+    assert got.table.records is not None and got.problems == ref.problems != []
