@@ -53,10 +53,22 @@ def widened_bounds(
     *,
     lam_end: ArrayLike | None = None,
     scale_end: NDArray[np.float64] | float | None = None,
+    scale_is_scratch: bool = False,
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """``lo = max(s_hat - lam*l, 0)``, ``hi = min(e_hat + lam_e*l_e, T)`` per row (fresh
-    arrays, computed in place: two temporaries in all)."""
+    arrays, computed in place: two temporaries in all). ``scale_is_scratch``: the
+    caller's ``scale`` array may be overwritten (one allocation less)."""
     lam_a = np.asarray(lam, dtype=np.float64)
+    if lam_end is None and scale_end is None and lam_a.ndim == 0 and np.ndim(scale) == 1:
+        # Both sides move by the same lam * l: one product serves both (one array less).
+        with np.errstate(invalid="ignore"):
+            sc = np.asarray(scale, dtype=np.float64)  # the same array, typed
+            shift = np.multiply(sc, float(lam_a), out=sc if scale_is_scratch else None)
+            lo = np.subtract(pred_start, shift)
+            np.maximum(lo, 0.0, out=lo)
+            hi = np.add(pred_end, shift, out=shift)
+            np.minimum(hi, duration, out=hi)
+        return lo, hi
     lam_e = lam_a if lam_end is None else np.asarray(lam_end, dtype=np.float64)
     scale_e = scale if scale_end is None else scale_end
     with np.errstate(invalid="ignore"):
@@ -277,15 +289,18 @@ def build_regions(
     refused = refused_for(table, fam)
     whole = np.isposinf(lam_in) if lam_end_in is None else (
         np.isposinf(lam_in) & np.isposinf(lam_end_in))
-    mask = refused | whole
+    # One threshold that is finite: the refusals alone are whole videos (no copy).
+    mask = refused if whole.ndim == 0 and not whole else refused | whole
     if fam == "sls":
         iv = with_whole_video(superlevel(table.relevance, table.clip, lam_a, t), mask, t)
     else:
         # SEC's scale is 1 everywhere: a scalar, not an n-length array of ones (x*1 == x).
         l_s, l_e = (1.0, 1.0) if fam == "sec" else side_scales(table, fam, min_scale,
                                                                  with_floored=False)[:2]
+        # NORM's l is a fresh array here (interval_scale), both sides' the same one.
         lo, hi = widened_bounds(table.pred_start, table.pred_end, l_s, lam_in, t,
-                                lam_end=lam_end_in, scale_end=l_e)
+                                lam_end=lam_end_in, scale_end=None if l_e is l_s else l_e,
+                                scale_is_scratch=fam == "norm")
         # The whole-video rows are [0, T] whatever the widening gave (with_whole_video).
         if mask.any():
             lo[mask] = 0.0
