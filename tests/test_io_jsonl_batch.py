@@ -4,7 +4,6 @@ rejects."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import math
 
@@ -13,12 +12,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cover.data.table import GroundingTable
-from cover.intervals import Intervals
+from bulk_rows import encode, same_tables
 from cover.io.jsonl import parse_json_lines
 from cover.io.jsonl_batch import CHUNK_LINES, decode_batch, gc_paused, load_batch
 from cover.io.qvhighlights import predictions_from_rows
-from cover.ragged import Ragged
 
 MISSING = object()
 
@@ -65,13 +62,6 @@ def rows(clean: bool) -> st.SearchStrategy[dict[str, object]]:
         lambda d: {k: v for k, v in d.items() if v is not MISSING})
 
 
-def encode(rec: dict[str, object]) -> bytes:
-    try:
-        return json.dumps(rec).encode()
-    except ValueError:
-        return b'{"qid": 1e999}'
-
-
 def as_batch(recs: list[dict[str, object]], extra: list[bytes] = ()) -> list[tuple[int, bytes]]:
     lines = [encode(r) for r in recs] + list(extra)
     return [(i + 2, ln) for i, ln in enumerate(lines)]
@@ -80,23 +70,6 @@ def as_batch(recs: list[dict[str, object]], extra: list[bytes] = ()) -> list[tup
 def slow(batch: list[tuple[int, bytes]]):
     raw = parse_json_lines("p.jsonl", batch)
     return predictions_from_rows(raw, clip=2.0, on_error="reject")
-
-
-def same_tables(a: GroundingTable, b: GroundingTable) -> None:
-    for f in dataclasses.fields(GroundingTable):
-        x, y = getattr(a, f.name), getattr(b, f.name)
-        if isinstance(x, Ragged | Intervals):
-            for part in ("values", "offsets") if isinstance(x, Ragged) else ("starts", "ends",
-                                                                             "offsets"):
-                np.testing.assert_array_equal(getattr(x, part), getattr(y, part))
-        elif isinstance(x, np.ndarray):
-            assert x.dtype == y.dtype, f.name
-            if x.dtype == object:
-                assert x.tolist() == y.tolist(), f.name
-            else:
-                np.testing.assert_array_equal(x, y, err_msg=f.name)
-        else:
-            assert x == y, f.name
 
 
 @given(st.lists(rows(clean=False), min_size=1, max_size=8),

@@ -5,7 +5,6 @@ it never accepts a row the per-row reader rejects."""
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
 
 import numpy as np
@@ -13,6 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from bulk_rows import encode
 from cover.data.table import GroundingTable
 from cover.errors import InputError
 from cover.intervals import Intervals
@@ -76,13 +76,6 @@ def rows(clean: bool) -> st.SearchStrategy[dict[str, object]]:
         "cover": block(clean) if clean else st.one_of(block(False), block(False),
                                                       st.sampled_from([MISSING, None, 3])),
     }).map(lambda d: {k: v for k, v in d.items() if v is not MISSING})
-
-
-def encode(rec: dict[str, object]) -> bytes:
-    try:
-        return json.dumps(rec).encode()
-    except ValueError:
-        return b'{"qid": 1e999}'
 
 
 def as_batch(recs: list[dict[str, object]], extra: list[bytes] = ()) -> list[tuple[int, bytes]]:

@@ -23,11 +23,10 @@ import numpy as np
 from cover.data.table import GroundingTable
 from cover.intervals import Intervals
 from cover.io.jsonl import OnError, _loads, numbered_lines, object_column, read_input_bytes
-from cover.io.jsonl_batch import CHUNK_LINES, _lengths, _numbers, gc_paused
+from cover.io.jsonl_batch import CHUNK_LINES, _lengths, _numbers, gc_paused, text_ids
 from cover.io.qvhighlights import Loaded, read_ground_truth
 from cover.ragged import Ragged, offsets_from_lengths
 
-_ID = frozenset({int, str})
 _NUMBER = frozenset({int, float})
 
 
@@ -86,8 +85,8 @@ def _chunk(lines: list[bytes], cols: tuple[list[Any], ...]) -> bool:
         return False
     if set(map(type, recs)) != {dict}:
         return False
-    qtext = _ids(list(map(dict.get, recs, repeat("qid"))))
-    vtext = _ids(list(map(dict.get, recs, repeat("vid"))))
+    qtext = text_ids(list(map(dict.get, recs, repeat("qid"))))
+    vtext = text_ids(list(map(dict.get, recs, repeat("vid"))))
     durs = list(map(dict.get, recs, repeat("duration")))
     wins: list[Any] = list(map(dict.get, recs, repeat("relevant_windows")))
     if (qtext is None or vtext is None or not set(map(type, durs)) <= _NUMBER
@@ -112,11 +111,3 @@ def _chunk(lines: list[bytes], cols: tuple[list[Any], ...]) -> bool:
     return True
 
 
-def _ids(vals: list[Any]) -> list[str] | None:
-    """Ids as text when every one is an integer or a plain non-empty string."""
-    if not set(map(type, vals)) <= _ID:  # absent, null, bool, float, list, ...
-        return None
-    text = list(map(str, vals))
-    if not all(text) or list(map(str.strip, text)) != text:
-        return None
-    return text

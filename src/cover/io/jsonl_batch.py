@@ -163,10 +163,7 @@ def _chunk(lines: list[bytes], keep_records: bool) -> tuple[Any, ...] | None:
     ids = []
     for key in ("qid", "vid"):
         vals = list(map(dict.get, recs, repeat(key)))
-        if not set(map(type, vals)) <= _ID:  # absent, null, bool, float, list, ...
-            return None
-        text = list(map(str, vals))
-        if not all(text) or list(map(str.strip, text)) != text:
+        if text_ids(vals) is None:
             return None
         ids.append(vals)
     if (~_has(recs, _WINDOWS) & ~_has(recs, _SALIENCY)).any():
@@ -182,6 +179,17 @@ def _chunk(lines: list[bytes], keep_records: bool) -> tuple[Any, ...] | None:
             list(map(dict.get, recs, repeat("query"))),
             any(map(dict.__contains__, recs, repeat("cover"))),
             got[0], got[1], sal[0], sal[1], values.ravel(), present.ravel())
+
+
+def text_ids(vals: list[Any]) -> list[str] | None:
+    """Ids as text when every one is an integer or a plain non-empty string (no
+    surrounding blanks), else None: what the per-row readers accept without a message."""
+    if not set(map(type, vals)) <= _ID:  # absent, null, bool, float, list, ...
+        return None
+    text = list(map(str, vals))
+    if not all(text) or list(map(str.strip, text)) != text:
+        return None
+    return text
 
 
 def _top1(win: NDArray[np.float64], offsets: NDArray[np.int64]

@@ -34,6 +34,7 @@ from cover.io.jsonl_batch import (
     _top1,
     _windows,
     gc_paused,
+    text_ids,
 )
 from cover.io.qvhighlights import top1
 from cover.io.regions_jsonl import (
@@ -47,7 +48,6 @@ from cover.io.seen import SeenLines
 from cover.ragged import Ragged, offsets_from_lengths, row_ids
 from cover.regions import Regions
 
-_ID = frozenset({int, str})
 _NUMBER = frozenset({int, float})
 _KEYS = ("qid", "vid", "query", "pred_relevant_windows", "cover")
 
@@ -96,7 +96,7 @@ def decode_regions(name: str, batch: Sequence[tuple[int, bytes]], *,
     n = len(blocks)
     if n == 0:
         return None
-    qtext, vtext = _ids(qv), _ids(vv)
+    qtext, vtext = text_ids(qv), text_ids(vv)
     if qtext is None or vtext is None or len(set(qtext)) != n:
         return None
     if seen is not None and seen.any_of(qtext):
@@ -147,16 +147,6 @@ def _chunk(lines: list[bytes]) -> tuple[list[Any], ...] | None:
     if set(map(type, recs)) != {dict}:
         return None
     return tuple(list(map(dict.get, recs, repeat(k))) for k in _KEYS)
-
-
-def _ids(vals: list[Any]) -> list[str] | None:
-    """Ids as text when every one is an integer or a plain non-empty string."""
-    if not set(map(type, vals)) <= _ID:  # absent, null, bool, float, list, ...
-        return None
-    text = list(map(str, vals))
-    if not all(text) or list(map(str.strip, text)) != text:
-        return None
-    return text
 
 
 def _regions(blocks: list[dict[str, Any]]) -> tuple[Any, Any, Any] | None:
