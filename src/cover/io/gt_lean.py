@@ -22,8 +22,8 @@ import numpy as np
 
 from cover.data.table import GroundingTable
 from cover.intervals import Intervals
-from cover.io.jsonl import OnError, _loads, numbered_lines, object_column, read_input_bytes
-from cover.io.jsonl_batch import CHUNK_LINES, _lengths, _numbers, gc_paused, text_ids
+from cover.io.jsonl import OnError, numbered_lines, object_column, read_input_bytes
+from cover.io.jsonl_batch import CHUNK_LINES, _lengths, _numbers, gc_paused, parse_objects, text_ids
 from cover.io.qvhighlights import Loaded, read_ground_truth
 from cover.ragged import Ragged, offsets_from_lengths
 
@@ -79,11 +79,8 @@ def _chunk(lines: list[bytes], cols: tuple[list[Any], ...]) -> bool:
     """Append the checked columns of a few lines to ``cols`` (qid text, vid text, query,
     durations, windows, windows per row; the rows are dropped); False when any row is not
     plainly clean."""
-    try:
-        recs: list[Any] = list(map(_loads, lines))
-    except ValueError:  # not JSON, or NaN/Infinity (which only the per-row reader takes)
-        return False
-    if set(map(type, recs)) != {dict}:
+    recs = parse_objects(lines)
+    if recs is None:
         return False
     qtext = text_ids(list(map(dict.get, recs, repeat("qid"))))
     vtext = text_ids(list(map(dict.get, recs, repeat("vid"))))

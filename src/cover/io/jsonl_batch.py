@@ -154,11 +154,8 @@ def decode_batch(name: str, batch: Sequence[tuple[int, bytes]], *,
 
 def _chunk(lines: list[bytes], keep_records: bool) -> tuple[Any, ...] | None:
     """Parsed columns of a few clean lines, or None."""
-    try:
-        recs: list[Any] = list(map(_loads, lines))
-    except ValueError:  # not JSON, or NaN/Infinity (which only the slow reader takes)
-        return None
-    if set(map(type, recs)) != {dict}:
+    recs = parse_objects(lines)
+    if recs is None:
         return None
     ids = []
     for key in ("qid", "vid"):
@@ -179,6 +176,16 @@ def _chunk(lines: list[bytes], keep_records: bool) -> tuple[Any, ...] | None:
             list(map(dict.get, recs, repeat("query"))),
             any(map(dict.__contains__, recs, repeat("cover"))),
             got[0], got[1], sal[0], sal[1], values.ravel(), present.ravel())
+
+
+def parse_objects(lines: list[bytes]) -> list[dict[str, Any]] | None:
+    """Each line parsed as a JSON object, or None when any is not one (or holds
+    NaN/Infinity, which only the per-row readers take, with their messages)."""
+    try:
+        recs: list[Any] = list(map(_loads, lines))
+    except ValueError:
+        return None
+    return recs if set(map(type, recs)) == {dict} else None
 
 
 def text_ids(vals: list[Any]) -> list[str] | None:

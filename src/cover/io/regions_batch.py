@@ -26,7 +26,7 @@ import numpy as np
 
 from cover.data.table import GroundingTable
 from cover.intervals import Intervals
-from cover.io.jsonl import _loads, number_value, object_column, parse_json_lines
+from cover.io.jsonl import number_value, object_column, parse_json_lines
 from cover.io.jsonl_batch import (
     CHUNK_LINES,
     _lengths,
@@ -34,6 +34,7 @@ from cover.io.jsonl_batch import (
     _top1,
     _windows,
     gc_paused,
+    parse_objects,
     text_ids,
 )
 from cover.io.qvhighlights import top1
@@ -140,11 +141,8 @@ def decode_regions(name: str, batch: Sequence[tuple[int, bytes]], *,
 
 def _chunk(lines: list[bytes]) -> tuple[list[Any], ...] | None:
     """The fields evaluate reads of a few lines (the rows themselves are dropped)."""
-    try:
-        recs: list[Any] = list(map(_loads, lines))
-    except ValueError:  # not JSON, or NaN/Infinity (which only the per-row reader takes)
-        return None
-    if set(map(type, recs)) != {dict}:
+    recs = parse_objects(lines)
+    if recs is None:
         return None
     return tuple(list(map(dict.get, recs, repeat(k))) for k in _KEYS)
 
