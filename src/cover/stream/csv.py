@@ -119,9 +119,14 @@ def certify_csv(
             done, problems = certify_batch(
                 cal, table, columns=csv_in.mapping, videos=videos, lines=lines, source=name,
                 reasons=repeat_reasons(repeats, line_of, counts.rows, len(batch)))
-            cells = _cover_cells(done.column("cover").combine_chunks(), delim)
-            for (_, raw), tail in zip(batch, cells, strict=True):
-                out.write((_pick(raw, pick, delim) if compact else raw) + delim + tail + b"\n")
+            lead = ([table.column(csv_in.mapping[f]) for f in ("qid", "vid")
+                     if f in csv_in.mapping] if compact else [])
+            cells = _cover_cells(done.column("cover").combine_chunks(), delim, lead)
+            if compact:  # qid and vid as parsed, then the cover columns
+                out.write(b"\n".join(cells) + b"\n" if cells else b"")
+            else:
+                for (_, raw), tail in zip(batch, cells, strict=True):
+                    out.write(raw + delim + tail + b"\n")
             status = np.asarray(done.column("cover").combine_chunks().field("status")
                                 .to_numpy(zero_copy_only=False), dtype=object)
             bad = [p for p in problems if p.action == "rejected"]
@@ -195,10 +200,11 @@ def _first_line(msg: str) -> str:
     return msg.strip().splitlines()[0] if msg.strip() else msg
 
 
-def _cover_cells(block: Any, delim: bytes) -> list[bytes]:
-    """The cover columns of each row as one delimited byte string, written by Arrow's CSV
-    writer (no Python per row): the region as JSON text ``[[s, e], ...]`` (numbers in
-    their shortest round-trip form), null fields empty, text quoted."""
+def _cover_cells(block: Any, delim: bytes, lead: list[Any] | None = None) -> list[bytes]:
+    """The cover columns of each row (after the ``lead`` columns, if any) as one delimited
+    byte string, written by Arrow's CSV writer (no Python per row): the region as JSON
+    text ``[[s, e], ...]`` (numbers in their shortest round-trip form), null fields
+    empty, text quoted."""
     import pyarrow.compute as pc
     import pyarrow.csv as pcsv
 
@@ -213,6 +219,7 @@ def _cover_cells(block: Any, delim: bytes) -> list[bytes]:
     # A message never spans lines in the output (it would split a row in two).
     reason = pc.replace_substring_regex(block.field("reason"), "[\r\n]+", " ")
     table = p.table({
+        **{f"lead{i}": col for i, col in enumerate(lead or [])},
         "status": block.field("status"),
         "region": pc.binary_join_element_wise("[", joined, "]", ""),
         "refused": block.field("refused"), "duration": block.field("duration"),
