@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import settings
@@ -39,3 +41,16 @@ def qvh_gt(data_dir: Path) -> Path:
 @pytest.fixture(scope="session")
 def qdetr_preds(data_dir: Path) -> Path:
     return data_dir / "qvhighlights" / "qd_detr" / "video_checkpoint_best_hl_val_preds.jsonl"
+
+
+@pytest.fixture(scope="session")
+def qdetr_columns(qdetr_preds: Path, qvh_gt: Path) -> dict[str, list[Any]]:
+    """QD-DETR's real predictions as columns (qid, vid, the video duration joined from the
+    ground truth, windows, saliency): what the Parquet, Ray and Dask tests write."""
+    recs = [json.loads(line) for line in qdetr_preds.read_text().splitlines()]
+    dur = {json.loads(x)["qid"]: json.loads(x)["duration"]
+           for x in qvh_gt.read_text().splitlines()}
+    return {"qid": [r["qid"] for r in recs], "vid": [r["vid"] for r in recs],
+            "duration": [float(dur[r["qid"]]) for r in recs],
+            "pred_relevant_windows": [r["pred_relevant_windows"] for r in recs],
+            "pred_saliency_scores": [r["pred_saliency_scores"] for r in recs]}

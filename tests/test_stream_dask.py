@@ -3,8 +3,6 @@ a 3-partition dataframe identically, row by row, to the in-process path."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 pa = pytest.importorskip("pyarrow")
@@ -29,15 +27,8 @@ def certify_partition(df, calibrator: dict, columns: dict):
 
 
 @pytest.mark.parametrize("score", ["norm", "sls"])
-def test_dask_equals_in_process(qdetr_preds, qvh_gt, score):
-    recs = [json.loads(line) for line in qdetr_preds.read_text().splitlines()]
-    dur = {json.loads(x)["qid"]: json.loads(x)["duration"]
-           for x in qvh_gt.read_text().splitlines()}
-    df = pd.DataFrame({
-        "qid": [r["qid"] for r in recs], "vid": [r["vid"] for r in recs],
-        "duration": [float(dur[r["qid"]]) for r in recs],
-        "pred_relevant_windows": [r["pred_relevant_windows"] for r in recs],
-        "pred_saliency_scores": [r["pred_saliency_scores"] for r in recs]})
+def test_dask_equals_in_process(qdetr_preds, qvh_gt, qdetr_columns, score):
+    df = pd.DataFrame(qdetr_columns)
     table, _ = cover.load_labelled(qdetr_preds, qvh_gt)
     cal = cover.Calibrator(score=score, alpha=0.1).fit(table)
 
@@ -51,6 +42,6 @@ def test_dask_equals_in_process(qdetr_preds, qvh_gt, score):
         scheduler="synchronous")
 
     want = dict(zip(table.qid.tolist(), cal.certify(table).intervals.to_lists(), strict=True))
-    assert len(got) == len(want) == len(recs)
+    assert len(got) == len(want) == len(qdetr_columns["qid"])
     assert dict(zip(got["qid"].astype(str), got["region"], strict=True)) == want
     assert set(got["status"]) <= {"certified", "refused"}

@@ -19,17 +19,10 @@ COLS = {"qid": "qid", "vid": "vid", "duration": "duration",
 
 
 @pytest.fixture(scope="module")
-def qvh(qdetr_preds, qvh_gt, tmp_path_factory):
+def qvh(qdetr_preds, qvh_gt, qdetr_columns, tmp_path_factory):
     """QD-DETR's real predictions as Parquet (durations joined in), and the table."""
-    recs = [json.loads(line) for line in qdetr_preds.read_text().splitlines()]
-    dur = {json.loads(x)["qid"]: json.loads(x)["duration"]
-           for x in qvh_gt.read_text().splitlines()}
     src = tmp_path_factory.mktemp("pq") / "preds.parquet"
-    pq.write_table(pa.table({
-        "qid": [r["qid"] for r in recs], "vid": [r["vid"] for r in recs],
-        "duration": [float(dur[r["qid"]]) for r in recs],
-        "pred_relevant_windows": [r["pred_relevant_windows"] for r in recs],
-        "pred_saliency_scores": [r["pred_saliency_scores"] for r in recs]}), src)
+    pq.write_table(pa.table(qdetr_columns), src)
     table, _ = cover.load_labelled(qdetr_preds, qvh_gt)
     return src, table
 

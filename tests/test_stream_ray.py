@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 pa = pytest.importorskip("pyarrow")
@@ -30,16 +28,10 @@ def local_ray():
 
 
 @pytest.mark.parametrize("score", ["norm", "sls"])
-def test_ray_equals_in_process(local_ray, qdetr_preds, qvh_gt, tmp_path, score):
-    recs = [json.loads(line) for line in qdetr_preds.read_text().splitlines()]
-    dur = {json.loads(x)["qid"]: json.loads(x)["duration"]
-           for x in qvh_gt.read_text().splitlines()}
-    t = pa.table({
-        "qid": [r["qid"] for r in recs], "vid": [r["vid"] for r in recs],
-        "duration": [float(dur[r["qid"]]) for r in recs],
-        "pred_relevant_windows": [r["pred_relevant_windows"] for r in recs],
-        "pred_saliency_scores": [r["pred_saliency_scores"] for r in recs]})
-    for i, (a, b) in enumerate([(0, 400), (400, 1100), (1100, len(recs))]):
+def test_ray_equals_in_process(local_ray, qdetr_preds, qvh_gt, qdetr_columns, tmp_path,
+                               score):
+    t = pa.table(qdetr_columns)
+    for i, (a, b) in enumerate([(0, 400), (400, 1100), (1100, len(qdetr_columns["qid"]))]):
         pq.write_table(t.slice(a, b - a), tmp_path / f"part-{i}.parquet")
     table, _ = cover.load_labelled(qdetr_preds, qvh_gt)
     cal = cover.Calibrator(score=score, alpha=0.1).fit(table)
@@ -53,6 +45,6 @@ def test_ray_equals_in_process(local_ray, qdetr_preds, qvh_gt, tmp_path, score):
     got = dict(zip(map(str, out.column("qid").to_pylist()), block.field("region").to_pylist(),
                    strict=True))
     want = dict(zip(table.qid.tolist(), cal.certify(table).intervals.to_lists(), strict=True))
-    assert len(got) == len(want) == len(recs)
+    assert len(got) == len(want) == len(qdetr_columns["qid"])
     assert got == want
     assert set(block.field("status").to_pylist()) <= {"certified", "refused"}
