@@ -140,3 +140,28 @@ def test_qid_list_from_position_ground_truth_selects_renamed_rows(tmp_path: Path
     table, _ = load_labelled(tmp_path / "p.jsonl", tmp_path / "gt.txt",
                              qids=tmp_path / "calibration_qids.txt")
     assert sorted(table.qid.tolist()) == sorted(str(12404 + int(q)) for q in split_qids)
+
+
+@settings(max_examples=150, deadline=None, derandomize=True, database=None)
+@given(st.lists(st.sampled_from(["a", "a.mp4", "v_a", "v_a.mp4", "b.avi", "v_b", "c", "c.mkv",
+                                 "v_c.mp4"]), max_size=30),
+       st.sets(st.sampled_from(["a", "v_a", "b", "c"])))
+def test_known_vids_edits_each_unknown_id_as_the_row_by_row_rule(vids, known):
+    """An id not in ``known`` loses its file extension, then its ``v_`` prefix, where that
+    names a known video: the rule applied to every row, computed once per distinct id."""
+    from cover.io.content_join import known_vids
+    from cover.io.timechat import strip_ext
+
+    kn = np.array(sorted(known), dtype=str)
+    want = []
+    for v in vids:
+        got = v
+        if v not in known and strip_ext(v) in known:
+            got = strip_ext(v)
+        if got not in known and strip_ext(v).removeprefix("v_") in known:
+            got = strip_ext(v).removeprefix("v_")
+        want.append(got)
+    arr = np.array(vids, dtype=str)
+    before = arr.copy()
+    assert known_vids(arr, kn).tolist() == want
+    assert np.array_equal(arr, before)  # the caller's column is not written

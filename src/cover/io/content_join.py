@@ -81,12 +81,19 @@ def known_vids(vid: NDArray[np.str_], known: NDArray[np.str_]) -> NDArray[np.str
     from cover.io.timechat import strip_ext
 
     out = vid.astype(str)
-    bare = np.array([strip_ext(v) for v in out.tolist()], dtype=str)
+    missing = ~np.isin(out, known)
+    if not missing.any():
+        return out
+    # The text edits run once per distinct unknown id, not once per row.
+    names, back = np.unique(out[missing], return_inverse=True)
+    bare = np.array([strip_ext(v) for v in names.tolist()], dtype=str)
     unprefixed = np.array([v.removeprefix("v_") for v in bare.tolist()], dtype=str)
+    fixed = names
     for cand in (bare, unprefixed):
-        fix = ~np.isin(out, known) & np.isin(cand, known)
-        out = np.where(fix, cand, out)
-    return out.astype(str)
+        fix = ~np.isin(fixed, known) & np.isin(cand, known)
+        fixed = np.where(fix, cand, fixed)
+    out[missing] = fixed[back]  # out is astype's copy, not the caller's column
+    return out
 
 
 def align_truth(preds: GroundingTable, gt: GroundingTable) -> tuple[GroundingTable, int, int]:
