@@ -4,6 +4,7 @@ and the resample thresholds with split conformal on each resample."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -63,3 +64,42 @@ def test_suffix_index_counts_and_sums_per_row() -> None:
     count, (total,) = idx.at(np.array([[2.0, 0.0, 5.0], [np.inf, 0.0, -np.inf]]))
     assert count.tolist() == [[2, 0, 2], [0, 0, 2]]
     assert total.tolist() == [[101.0, 0.0, 15.0], [0.0, 0.0, 15.0]]
+
+
+SIGMA_FAMILIES = ("norm", "sec", "sls", "sigma")
+#: One-parameter rules the studies sweep, alone and per group (one threshold per row).
+RULES_AND_GROUPS = (("split", "all"), ("mondrian", "duration"), ("crc", "all"),
+                    ("rcps", "all"))
+
+
+def _with_stds(table, rng: np.random.Generator):
+    """The table with per-side reported stds (SIGMA's input), some far from the length."""
+    import dataclasses
+
+    n = len(table)
+    return dataclasses.replace(table, start_std=rng.uniform(0.05, 30.0, n),
+                               end_std=rng.uniform(0.05, 30.0, n))
+
+
+@pytest.mark.filterwarnings("ignore::cover.errors.CoverWarning")  # tiny tables: whole video
+@FAST
+@given(st.sampled_from(SIGMA_FAMILIES).flatmap(
+    lambda f: st.tuples(st.just(f), cases(f if f != "sigma" else "norm", max_rows=8))),
+       st.sampled_from(RULES_AND_GROUPS), st.integers(0, 2**32 - 1))
+def test_sweep_length_equals_certified_length(fam_case, rule_groups, seed: int) -> None:
+    """Whatever the family and rule, the sweep's mean length at the calibrator's per-row
+    thresholds is the mean length of the regions ``Calibrator.certify`` writes."""
+    from cover.calibrate.calibrator import Calibrator
+
+    family, case = fam_case
+    rule, groups = rule_groups
+    table = case.table if family != "sigma" else _with_stds(case.table,
+                                                          np.random.default_rng(seed))
+    cal = Calibrator(score=family, alpha=0.2, rule=rule, min_scale=case.min_scale,
+                     target=case.target, groups=groups)
+    cal.fit(table)
+    reg = cal.certify(table)
+    sw = Sweep.of(table, family, min_scale=case.min_scale, target=case.target)
+    m = sw.at(np.asarray(reg.threshold, dtype=np.float64)[None, :])
+    np.testing.assert_allclose(m.length[0], reg.length, atol=1e-9)
+    assert abs(float(m.mean("length")[0]) - float(np.mean(reg.length))) < 1e-9

@@ -30,7 +30,7 @@ from cover.calibrate.quantile import conformal_ranks
 from cover.data.table import GroundingTable
 from cover.intervals import CONTAINMENT_ATOL
 from cover.ragged import row_ids
-from cover.scores import DEFAULT_MIN_SCALE, check_family, compute_scores, interval_scale
+from cover.scores import DEFAULT_MIN_SCALE, check_family, compute_scores, side_scales
 
 F64 = NDArray[np.float64]
 
@@ -98,7 +98,8 @@ class Sweep:
     truth_end: F64
     pred_start: F64
     pred_end: F64
-    scale: F64
+    scale_start: F64     # widening per unit of lam on the start side (SIGMA: start_std)
+    scale_end: F64       # and on the end side (NORM, SEC: the same array as scale_start)
     by_value: SuffixIndex | None = None
     by_pair_min: SuffixIndex | None = None
 
@@ -111,7 +112,7 @@ class Sweep:
         ts, te = table.truth_envelope()
         t = table.duration
         by_value = by_pair_min = None
-        scale = np.ones_like(t)
+        scale_s = scale_e = np.ones_like(t)
         if fam == "sls":
             rel = table.relevance
             r = row_ids(rel.offsets)
@@ -130,9 +131,11 @@ class Sweep:
             by_value = SuffixIndex.of(r, v, len(table), (span, overlap))
             by_pair_min = SuffixIndex.of(r, pair_min, len(table))
         else:
-            scale, _ = interval_scale(table.pred_start, table.pred_end, fam, min_scale)
+            # The same per-side scales certify uses: SIGMA widens by the reported stds,
+            # not by the predicted length.
+            scale_s, scale_e, _ = side_scales(table, fam, min_scale, with_floored=False)
         return cls(fam, sc.values, sc.refused, t, ts, te, table.pred_start, table.pred_end,
-                   scale, by_value, by_pair_min)
+                   scale_s, scale_e, by_value, by_pair_min)
 
     def __len__(self) -> int:
         return int(self.scores.size)
@@ -165,9 +168,8 @@ class Sweep:
             comps = (n_sel - n_joined).astype(np.float64)
         else:
             with np.errstate(invalid="ignore"):
-                w = lam * self.scale[None, :]
-                lo = np.maximum(self.pred_start[None, :] - w, 0.0)
-                hi = np.minimum(self.pred_end[None, :] + w, t)
+                lo = np.maximum(self.pred_start[None, :] - lam * self.scale_start[None, :], 0.0)
+                hi = np.minimum(self.pred_end[None, :] + lam * self.scale_end[None, :], t)
                 length = np.maximum(hi - lo, 0.0)
                 inter = np.maximum(np.minimum(hi, te) - np.maximum(lo, ts), 0.0)
                 # widen() keeps a region that rounding alone pushed past a point.

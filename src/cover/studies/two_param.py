@@ -33,8 +33,8 @@ F64 = NDArray[np.float64]
 def side_scores(sw: Sweep) -> tuple[F64, F64]:
     """``(S_s, S_e)`` per row; ``-inf`` for refused rows (always covered)."""
     with np.errstate(invalid="ignore"):
-        s = (sw.pred_start - sw.truth_start) / sw.scale
-        e = (sw.truth_end - sw.pred_end) / sw.scale
+        s = (sw.pred_start - sw.truth_start) / sw.scale_start
+        e = (sw.truth_end - sw.pred_end) / sw.scale_end
     return np.where(sw.refused, -np.inf, s), np.where(sw.refused, -np.inf, e)
 
 
@@ -45,8 +45,8 @@ def two_sided(sw: Sweep, lam_s: F64, lam_e: F64) -> tuple[NDArray[np.bool_], F64
     covered = (s[None, :] <= ls) & (e[None, :] <= le)
     t = sw.duration[None, :]
     with np.errstate(invalid="ignore"):
-        lo = np.maximum(sw.pred_start[None, :] - ls * sw.scale[None, :], 0.0)
-        hi = np.minimum(sw.pred_end[None, :] + le * sw.scale[None, :], t)
+        lo = np.maximum(sw.pred_start[None, :] - ls * sw.scale_start[None, :], 0.0)
+        hi = np.minimum(sw.pred_end[None, :] + le * sw.scale_end[None, :], t)
         length = np.maximum(hi - lo, 0.0)
     whole = sw.refused[None, :] | np.isposinf(ls) | np.isposinf(le)
     return covered, np.where(whole, t, length)
