@@ -238,7 +238,7 @@ def test_evaluate_band_holds_the_test_noise_and_stays_in_unit_interval(setup, tm
                  str(metrics)]) == 0
     ref = json.loads(metrics.read_text())["reference"]
     assert ref["test_sd"] > 0
-    assert ref["band_lo"] < ref["beta_lo"] and min(ref["band_hi"], 1.0) == ref["band_hi"]
+    assert ref["band_lo"] < ref["calibration_band"][0] and min(ref["band_hi"], 1.0) == ref["band_hi"]
     assert 0.0 <= ref["band_lo"] <= ref["expected"] <= ref["band_hi"] <= 1.0
     assert "this test sample's own sd" in capsys.readouterr().out
 
@@ -328,8 +328,8 @@ def test_real_evaluation_on_calibration_rows_warns(qvh_gt, qdetr_preds, tmp_path
     doc = json.loads(metrics.read_text())
     assert doc["counts"]["in_calibration"] == 623
     ref = doc["reference"]
-    assert ref["n_calibration"] == 623 and 0 < ref["band_lo"] < ref["beta_lo"]
-    assert ref["beta_hi"] < ref["band_hi"] <= 1.0
+    assert ref["n_calibration"] == 623 and 0 < ref["band_lo"] < ref["calibration_band"][0]
+    assert ref["calibration_band"][1] < ref["band_hi"] <= 1.0
 
 
 @pytest.mark.parametrize("path", [[], ["--in-memory"]], ids=["streamed", "in-memory"])

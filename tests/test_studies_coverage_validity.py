@@ -72,7 +72,7 @@ def test_band_flags_a_miscalibrated_cell():
     res = coverage_validity(moved, families=("sec",), protocol=Protocol(n_resamples=5))
     assert not all(c.within_band for c in res.cells)
     assert "*" in validity_table(res)
-    assert "outside the reference band" in validity_summary(res)
+    assert "outside their 95% test band" in validity_summary(res).split(". ")[0]
 
 
 def test_cluster_sd_reduces_to_binomial_with_one_row_per_unit():

@@ -13,7 +13,6 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import NDArray
 
-from cover.calibrate.split import beta_band, beta_sd
 from cover.data.table import GroundingTable
 from cover.metric_sums import ChunkedSum, UnitSums, cluster_sd_of
 from cover.ragged import segment_max
@@ -91,7 +90,7 @@ class Evaluation:
     counts: dict[str, int]
     refusal_policy: str
     covered: NDArray[np.bool_] = field(repr=False)
-    reference: dict[str, float] | None = None
+    reference: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -123,28 +122,22 @@ def point_iou(table: GroundingTable) -> NDArray[np.float64]:
 
 
 def coverage_reference(n: int, k: int, level: float = 0.95,
-                       test_sd: float | None = None) -> dict[str, float]:
-    """The finite-sample reference: realised coverage ~ ``Beta(k, n + 1 - k)`` (paper
-    Prop. A.4), mean ``k/(n+1)``.
-
-    Without ``test_sd`` the band is the central ``level`` interval of that Beta law (the
-    spread over calibration sets). Coverage measured on a finite test sample also carries
-    that sample's own noise, so with ``test_sd`` (the sd of the test mean) the band is
-    ``k/(n+1) ± z·sqrt(sd_Beta² + test_sd²)`` as in the validity study (SPEC §6.1),
-    clipped to ``[0, 1]``; ``beta_lo``/``beta_hi`` keep the Beta interval.
+                       test_sd: float | None = None, *, test_p: float | None = None,
+                       test_n: int | None = None, test_units: int | None = None,
+                       calibration_deff: float = 1.0,
+                       calibration_units: int | None = None) -> dict[str, Any]:
+    """The finite-sample reference: expected coverage ``k/(n+1)`` with its named bands
+    (:class:`cover.bands.CoverageBands`): the *calibration band* (``Beta(k, n + 1 - k)``,
+    paper Prop. A.4, widened for clustered calibration rows) and, with ``test_sd`` (the
+    video-clustered sd of a test mean), the *test band* that adds the test sample's own
+    noise; both clipped to ``[0, 1]``. ``band_lo``/``band_hi`` are the test band when
+    there is one, else the calibration band.
     """
-    lo, hi = beta_band(n, k, level)
-    expected = min(k, n + 1) / (n + 1)
-    out: dict[str, float] = {"n_calibration": n, "k": k, "expected": expected,
-                             "band_lo": lo, "band_hi": hi, "band_level": level}
-    if test_sd is not None:
-        from scipy.special import ndtri
+    from cover.bands import CoverageBands
 
-        b_sd = beta_sd(n, k)
-        half = float(ndtri(0.5 + level / 2)) * float(np.hypot(b_sd, test_sd))
-        out |= {"beta_lo": lo, "beta_hi": hi, "beta_sd": b_sd, "test_sd": float(test_sd),
-                "band_lo": max(0.0, expected - half), "band_hi": min(1.0, expected + half)}
-    return out
+    return CoverageBands.of(n, k, level, calibration_deff=calibration_deff,
+                            calibration_units=calibration_units, test_sd=test_sd,
+                            test_p=test_p, test_n=test_n, test_units=test_units).to_dict()
 
 
 def cluster_sd(y: NDArray[np.float64], units: NDArray[np.str_]) -> float:
@@ -205,8 +198,13 @@ class EvaluationSums:
         if calibration is not None:
             if self.units is None:
                 raise ValueError("the reference band needs EvaluationSums(units=True)")
-            sd = cluster_sd_of(*self.units.totals(), self.marginal.n)
-            reference = coverage_reference(*calibration, test_sd=0.0 if np.isnan(sd) else sd)
+            unit_sum, unit_n = self.units.totals()
+            sd = cluster_sd_of(unit_sum, unit_n, self.marginal.n)
+            reference = coverage_reference(
+                *calibration, test_sd=0.0 if np.isnan(sd) else sd,
+                test_p=float(unit_sum.sum() / unit_n.sum()) if unit_n.size else None,
+                test_n=self.marginal.n,
+                test_units=int(unit_n.size))
         piou = self.point_iou.mean() if self.point_iou is not None and n else float("nan")
         return Evaluation(
             marginal=self.marginal.finish(),

@@ -106,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
     from cover.calibrate import Calibrator
     from cover.data.family_inputs import require_family_input
     from cover.io.labelled import load_labelled
-    from cover.metrics import coverage_reference
+    from cover.scores import compute_scores
 
     inputs = [args.preds, args.gt, args.qids, getattr(args, "gt_durations", None)]
     check_outputs([args.output], inputs)
@@ -151,9 +151,14 @@ def run(args: argparse.Namespace) -> int:
     if args.no_band:
         print(f"expected coverage k/(n+1) = {cal.expected_coverage:.4f}")
     else:
-        ref = coverage_reference(cal.n_ or 0, cal.k_ or 0)
-        print(f"expected coverage k/(n+1) = {ref['expected']:.4f}; 95% band of realised "
-              f"coverage [{ref['band_lo']:.4f}, {ref['band_hi']:.4f}]")
+        from cover.bands import CoverageBands, unit_design_effect
+
+        scores = (streamed.scores if streamed is not None else compute_scores(
+            table, args.score, min_scale=args.min_scale, target=args.target)).values
+        deff, g = unit_design_effect(scores <= cal.threshold_, table.units)
+        bands = CoverageBands.of(cal.n_ or 0, cal.k_ or 0, calibration_deff=deff,
+                                 calibration_units=g)
+        print(f"expected coverage k/(n+1) = {bands.expected:.4f}; {bands.describe()}")
     print(f"refused rows {c.get('refused', 0)}, NORM scale floored {c.get('min_scale_floored', 0)}"
           f", truth beyond signal {c.get('beyond_signal', 0)}")
     print(f"wrote {args.output}")

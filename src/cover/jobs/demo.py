@@ -29,14 +29,15 @@ def certified_note(n_pool: int, n_test: int, evaluation: dict[str, Any]) -> str:
                         for f, ev in evaluation.items())
     return (f"One calibrator per family, fitted on the whole calibration pool ({n_pool} "
             f"queries), certifies the {n_test} test queries; expected coverage is k/(n+1) and "
-            "the band adds, to the Beta(k, n+1-k) spread of one calibration set, the test "
-            "split's own sampling noise. The price of the guarantee is the region's length: "
+            "its 95% test band adds, to the calibration band (the Beta(k, n+1-k) spread of "
+            "one calibration set), the test split's own sampling noise, clustered by source "
+            "video. The price of the guarantee is the region's length: "
             f"on average {lengths} of the video. The calibrators, the certified test regions "
             "and their metrics are in calibrators/, regions/ and evaluation_alpha0.1.json.")
 
 
 def certified_table(evaluation: dict[str, Any], *, markdown: bool = False) -> str:
-    """One row per family: threshold, coverage against its Beta band, length, IoU."""
+    """One row per family: threshold, coverage against its test band, length, IoU."""
     from cover.report.tables import render
 
     rows = []
@@ -51,7 +52,7 @@ def certified_table(evaluation: dict[str, Any], *, markdown: bool = False) -> st
                      f"{m['mean_length_s']:.1f}", f"{m['mean_length_frac']:.1%}",
                      f"{m['mean_iou']:.3f}", f"{m['mean_components']:.2f}",
                      f"{ev['counts']['refused']}"])
-    header = ["family", "threshold", "coverage", "k/(n+1) [95% band]", "length (s)",
+    header = ["family", "threshold", "coverage", "k/(n+1) [95% test band]", "length (s)",
               "share of T", "IoU", "components", "refused"]
     return render(header, rows, markdown)
 

@@ -84,7 +84,9 @@ def write_validity(result: ValidityResult, out: Path, mean_duration: float, *,
     md = (f"# Coverage validity: {result.name}\n\n{WHAT_IT_CHECKS}\n\n"
           f"{validity_summary(result)}\n\n{validity_table(result, markdown=True)}\n\n"
           "Coverage and length are mean ± sd over calibration resamples; `*` marks a mean "
-          "outside the reference band k/(n+1) ± 1.96·sqrt(sd_Beta² + sd_test²).\n")
+          "outside its 95% test band: k/(n+1) ± t·sqrt(deff·sd_Beta² + sd_test²), the "
+          "calibration band's spread plus the test split's own noise, clustered by source "
+          "video (docs/bands.md).\n")
     write_text(out / "validity.md", md, inputs=inputs)
     from cover.report.figures import MissingPlotting, validity_figures
 

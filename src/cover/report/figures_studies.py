@@ -139,7 +139,7 @@ def compare_coverage(rows: Sequence[dict[str, Any]], target: float, path: Path) 
     y = np.arange(len(rows))
     for j, r in enumerate(rows):
         ax.plot([r["band_lo"], r["band_hi"]], [j, j], color=BAND_COLOR, lw=8,
-                solid_capstyle="butt", label="reference band (95%)" if j == 0 else None)
+                solid_capstyle="butt", label="95% test band" if j == 0 else None)
     fams = list(dict.fromkeys(f for r in rows for f in r["coverage"]))
     for i, fam in enumerate(fams):
         st = FAMILY_STYLE.get(fam, {})

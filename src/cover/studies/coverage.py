@@ -15,7 +15,7 @@ def coverage(pair: Pair) -> tuple[StudyResult, ValidityResult]:
     res = coverage_validity(pair.table, name=pair.name, families=pair.families,
                             protocol=pair.protocol, min_scale=pair.min_scale,
                             target=pair.target)
-    header = ["Grounder", "Dataset", "1-alpha", "k/(n+1) [95% band]"]
+    header = ["Grounder", "Dataset", "1-alpha", "k/(n+1) [95% test band]"]
     for f in FAMILIES:
         header += [f"{family_label(f)} cov.", f"{family_label(f)} len. (s)"]
     rows = []

@@ -3,8 +3,9 @@
 For every score family and every alpha of the grid: calibrate on resamples of the
 calibration pool, certify the fixed test split, and report realised coverage and
 region length (mean ± sd over resamples) against the target, with the
-finite-sample reference: realised coverage ~ ``Beta(k, n + 1 - k)``, widened by
-the test split's own sampling noise (cluster-robust over split units).
+finite-sample reference: realised coverage ~ ``Beta(k, n + 1 - k)`` (the calibration
+band), widened by the test split's own sampling noise clustered by source video (the
+test band, :mod:`cover.bands`).
 """
 
 from __future__ import annotations
@@ -16,8 +17,9 @@ import numpy as np
 
 from cover._json import json_safe
 from cover._progress import NullProgress, Progress
+from cover.bands import CoverageBands, unit_design_effect
 from cover.calibrate.quantile import conformal_rank
-from cover.calibrate.split import beta_band, beta_sd, split_conformal
+from cover.calibrate.split import split_conformal
 from cover.data.splits import resample_units, split_by_unit
 from cover.data.table import GroundingTable
 from cover.grounding_metrics import grounding_metrics
@@ -26,9 +28,6 @@ from cover.regions import build_regions
 from cover.scores import DEFAULT_MIN_SCALE, FAMILIES, compute_scores
 from cover.studies.protocol import Protocol
 from cover.studies.sweep import Sweep, resample_thresholds
-
-#: z-value of the two-sided 95% reference band.
-Z95 = 1.959963984540054
 
 
 @dataclass(frozen=True)
@@ -122,7 +121,8 @@ def coverage_validity(
     The pool/test split is by unit (source video). Each resample calibrates on
     ``resample_frac`` of the pool's units; with ``n_resamples = 0`` the whole pool
     is used once. Per cell the reference is ``E = k/(n+1)`` at the median resample
-    size ``n``, with band ``E ± 1.96 * sqrt(sd_Beta^2 + sd_test^2)``.
+    size ``n``; ``beta_lo/hi`` is its calibration band and ``band_lo/hi`` its test band
+    (:class:`cover.bands.CoverageBands`: video-clustered, clipped to [0, 1]).
     """
     protocol = protocol or Protocol()
     progress = progress or NullProgress()
@@ -135,6 +135,8 @@ def coverage_validity(
     else:
         masks = [np.ones(len(pool), dtype=bool)]
     n_med = int(np.median([m.sum() for m in masks]))
+    # Videos in a resample of median size: the calibration band's clustering unit count.
+    g_med = int(np.median([np.unique(pool.units[m]).size for m in masks])) if len(pool) else 0
     test_units = test.units
     cells: list[ValidityCell] = []
     counts: dict[str, dict[str, int]] = {}
@@ -179,11 +181,14 @@ def coverage_validity(
             ev_full = evaluate(build_regions(test, fam, full.value, min_scale=min_scale), test,
                                target=target, base_iou=False)
             k = conformal_rank(n_med, alpha)
-            expected = min(k, n_med + 1) / (n_med + 1)
-            b_sd = beta_sd(n_med, k)
-            b_lo, b_hi = beta_band(n_med, k)
-            t_sd = cluster_sd(ev_full.covered.astype(np.float64), test_units)
-            half = Z95 * float(np.hypot(b_sd, t_sd))
+            cal_deff, _ = unit_design_effect(pool_scores.values <= full.value, pool.units)
+            bands = CoverageBands.of(
+                n_med, k, calibration_deff=cal_deff, calibration_units=g_med,
+                test_sd=cluster_sd(ev_full.covered.astype(np.float64), test_units),
+                test_p=ev_full.marginal.coverage, test_n=len(test),
+                test_units=split.n_units_test)
+            assert bands.test is not None and bands.test_sd is not None
+            (b_lo, b_hi), (band_lo, band_hi) = bands.calibration, bands.test
             cov_mean = float(np.mean(cov))
             finite_thr = [t for t in thr if np.isfinite(t)]
             cells.append(ValidityCell(
@@ -197,9 +202,9 @@ def coverage_validity(
                 nonrefused_coverage_mean=float(np.nanmean(nr_cov)) if len(nr_cov) else np.nan,
                 nonrefused_length_mean=float(np.nanmean(nr_len)) if len(nr_len) else np.nan,
                 threshold_mean=float(np.mean(finite_thr)) if finite_thr else float("inf"),
-                n_calibration=n_med, k=k, expected=expected, beta_sd=b_sd, beta_lo=b_lo,
-                beta_hi=b_hi, test_sd=t_sd, band_lo=expected - half, band_hi=expected + half,
-                within_band=bool(expected - half <= cov_mean <= expected + half),
+                n_calibration=n_med, k=k, expected=bands.expected, beta_sd=bands.beta_sd,
+                beta_lo=b_lo, beta_hi=b_hi, test_sd=bands.test_sd, band_lo=band_lo,
+                band_hi=band_hi, within_band=bool(band_lo <= cov_mean <= band_hi),
                 pool_coverage=ev_full.marginal.coverage,
                 pool_length=ev_full.marginal.mean_length_s,
                 pool_threshold=full.value,

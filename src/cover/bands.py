@@ -1,0 +1,169 @@
+"""The two coverage bands COVER reports, by name, and the clustering they account for.
+
+Split conformal at rank ``k`` of ``n`` calibration scores has expected coverage
+``k/(n+1)``; around it COVER reports two different intervals, and always says which:
+
+* **calibration band**: where the realised coverage of *one calibration set* falls
+  over calibration sets. For exchangeable rows it is the central interval of
+  ``Beta(k, n + 1 - k)`` (paper Prop. A.4). Queries of one source video are not
+  exchangeable with each other, so when the calibration rows cluster in videos the
+  Beta interval is widened about ``k/(n+1)`` by ``sqrt(deff) * t_{G-1} / z`` (``deff``
+  the design effect of the coverage indicator over the ``G`` calibration videos).
+* **test band**: where coverage *measured on a finite test sample* falls:
+  ``k/(n+1) ± t_{G-1} * sqrt(deff * sd_Beta² + sd_test²)``, ``sd_test`` the
+  video-clustered sd of the test mean (CR1: ``sqrt(G/(G-1))`` small-sample factor),
+  ``deff`` its design effect, ``G`` the fewer of test and calibration videos.
+
+Both are clipped to ``[0, 1]``. The clustering unit is the source video everywhere
+(:data:`CLUSTER_UNIT`); ``docs/bands.md`` checks by simulation that each band attains
+its nominal rate on clustered data (``docs/bands.py``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+CALIBRATION_BAND = "calibration band"
+TEST_BAND = "test band"
+CLUSTER_UNIT = "source video"
+LEVEL = 0.95
+
+
+def t_quantile(level: float, df: float) -> float:
+    """Two-sided ``level`` quantile of Student's t with ``df`` degrees of freedom (the
+    normal one when ``df`` is infinite); scipy.special spares the import of scipy.stats."""
+    from scipy.special import ndtri, stdtrit
+
+    p = 0.5 + level / 2
+    return float(ndtri(p)) if not math.isfinite(df) else float(stdtrit(max(df, 1.0), p))
+
+
+def cr1_factor(n_units: int) -> float:
+    """``sqrt(G / (G - 1))``: the small-sample correction of a cluster-robust sd (1 for
+    G <= 1, where no correction is defined)."""
+    return math.sqrt(n_units / (n_units - 1)) if n_units > 1 else 1.0
+
+
+def design_effect(clustered_sd: float, p: float, n: int) -> float:
+    """``deff = clustered_sd² / (p (1 - p) / n)``, at least 1: how much the clustering of
+    rows in videos inflates the variance of a mean coverage ``p`` over ``n`` rows."""
+    iid_var = p * (1.0 - p) / n if n > 0 else 0.0
+    if not (iid_var > 0 and math.isfinite(clustered_sd)):
+        return 1.0
+    return max(1.0, clustered_sd**2 / iid_var)
+
+
+def unit_design_effect(y: NDArray[np.bool_], units: NDArray[Any]) -> tuple[float, int]:
+    """``(deff, G)`` of the mean of indicators ``y`` clustered by ``units`` (CR1 sd)."""
+    from cover.metric_sums import cluster_sd_of
+
+    n = int(y.size)
+    if n == 0:
+        return 1.0, 0
+    _, inv = np.unique(units, return_inverse=True)
+    sums, counts = np.bincount(inv, weights=y), np.bincount(inv)
+    g = int(counts.size)
+    sd = cluster_sd_of(sums, counts, n) * cr1_factor(g)
+    return design_effect(sd, float(np.mean(y)), n), g
+
+
+def beta_interval(n: int, k: int, level: float = LEVEL) -> tuple[float, float]:
+    """Central ``level`` interval of ``Beta(k, n + 1 - k)``; ``(1, 1)`` when ``k > n``."""
+    from cover.calibrate.split import beta_band
+
+    return beta_band(n, k, level)
+
+
+def _clip(lo: float, hi: float) -> tuple[float, float]:
+    return max(0.0, lo), min(1.0, hi)
+
+
+@dataclass(frozen=True)
+class CoverageBands:
+    """Expected coverage ``k/(n+1)`` with its calibration band and (given a test sample)
+    its test band. ``deff``/``units`` describe the clustering by :data:`CLUSTER_UNIT`."""
+
+    n: int
+    k: int
+    level: float
+    calibration: tuple[float, float]
+    beta_sd: float
+    calibration_deff: float = 1.0
+    calibration_units: int | None = None
+    test: tuple[float, float] | None = None
+    test_sd: float | None = None
+    test_deff: float | None = None
+    test_units: int | None = None
+
+    @property
+    def expected(self) -> float:
+        return min(self.k, self.n + 1) / (self.n + 1)
+
+    @classmethod
+    def of(cls, n: int, k: int, level: float = LEVEL, *, calibration_deff: float = 1.0,
+           calibration_units: int | None = None, test_sd: float | None = None,
+           test_p: float | None = None, test_n: int | None = None,
+           test_units: int | None = None) -> CoverageBands:
+        """Both bands from ``(n, k)``. The calibration band widens for clustering when
+        ``calibration_deff > 1``; the test band needs ``test_sd`` (the plain clustered sd
+        of the test mean), ``test_p`` (its coverage), ``test_n`` and ``test_units``."""
+        from cover.calibrate.split import beta_sd
+
+        lo, hi = beta_interval(n, k, level)
+        e = min(k, n + 1) / (n + 1)
+        b_sd = beta_sd(n, k)
+        z = t_quantile(level, math.inf)
+        if calibration_deff > 1 and calibration_units:
+            w = math.sqrt(calibration_deff) * t_quantile(level, calibration_units - 1) / z
+            lo, hi = e - (e - lo) * w, e + (hi - e) * w
+        bands = cls(n, k, level, _clip(lo, hi), b_sd, calibration_deff, calibration_units)
+        if test_sd is None:
+            return bands
+        g = int(test_units or 0)
+        sd = float(test_sd) * cr1_factor(g) if math.isfinite(test_sd) else 0.0
+        deff = design_effect(sd, float(test_p if test_p is not None else e), int(test_n or 0))
+        g_min = min(g, calibration_units) if calibration_units else g
+        t = t_quantile(level, g_min - 1 if g_min > 1 else math.inf)
+        half = t * math.sqrt(deff * b_sd**2 + sd**2)
+        return cls(n, k, level, bands.calibration, b_sd, calibration_deff, calibration_units,
+                   _clip(e - half, e + half), sd, deff, g)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON fields. ``band_lo``/``band_hi`` (the band a coverage is checked against) are
+        the test band when there is one, else the calibration band; ``band`` names it."""
+        band = self.test if self.test is not None else self.calibration
+        out: dict[str, Any] = {
+            "n_calibration": self.n, "k": self.k, "expected": self.expected,
+            "band": TEST_BAND if self.test is not None else CALIBRATION_BAND,
+            "band_lo": band[0], "band_hi": band[1], "band_level": self.level,
+            "calibration_band": list(self.calibration), "beta_sd": self.beta_sd,
+            "calibration_design_effect": self.calibration_deff,
+            "calibration_units": self.calibration_units, "cluster_unit": CLUSTER_UNIT,
+        }
+        if self.test is not None:
+            out |= {"test_band": list(self.test), "test_sd": self.test_sd,
+                    "test_design_effect": self.test_deff, "test_units": self.test_units}
+        return out
+
+    def describe(self, digits: int = 4) -> str:
+        """One line naming each band, e.g. for the console."""
+        f = f"{{:.{digits}f}}"
+        lv = f"{self.level:.0%}"
+        cal = f"[{f.format(self.calibration[0])}, {f.format(self.calibration[1])}]"
+        text = f"{lv} {CALIBRATION_BAND} {cal}"
+        if self.calibration_units:
+            text += (f" (Beta(k, n+1-k), {self.calibration_units} {CLUSTER_UNIT}s, design "
+                     f"effect {self.calibration_deff:.2f})")
+        else:
+            text += " (Beta(k, n+1-k))"
+        if self.test is not None:
+            tb = f"[{f.format(self.test[0])}, {f.format(self.test[1])}]"
+            text += (f"; {lv} {TEST_BAND} {tb} (adds the test sample's noise, clustered by "
+                     f"{CLUSTER_UNIT}: {self.test_units} videos, design effect "
+                     f"{self.test_deff:.2f})")
+        return text
