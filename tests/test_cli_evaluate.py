@@ -221,3 +221,15 @@ def test_csv_regions_against_another_calibrator_are_refused(tmp_path: Path, caps
         assert main(["evaluate", "--regions", str(bad), "--gt", str(gt), *flags]) == 2
         err = capsys.readouterr().err
         assert f"{bad}:2" in err and 'cover.refused must be true or false, got "yes"' in err
+
+
+def test_batch_rows_zero_names_the_flag(tmp_path: Path, capsys) -> None:
+    import pytest
+
+    for cmd in (["evaluate", "--regions", "r.jsonl", "--gt", "g.jsonl"],
+                ["certify", "--calibrator", "c.json", "--preds", "p.jsonl", "-o", "o.jsonl"]):
+        with pytest.raises(SystemExit):
+            main([*cmd, "--batch-rows", "0"])
+        err = capsys.readouterr().err
+        assert "argument --batch-rows: must be a whole number >= 1, got 0" in err
+        assert "batch_lines" not in err and "batch_rows" not in err

@@ -24,8 +24,11 @@ def test_input_pairs_names_and_datasets() -> None:
     assert guess_dataset(Path("lighthouse/charades_test_release.jsonl")) == "Charades-STA"
     with pytest.raises(InputError, match="one --gt"):
         input_pairs([Path("a"), Path("b"), Path("c")], [Path("g1"), Path("g2")], None, None)
-    with pytest.raises(InputError, match="results folder"):
+    with pytest.raises(InputError, match="results folder") as exc:
         input_pairs([Path("a/x.jsonl"), Path("a/x.jsonl")], [Path("g")], ["n", "n"], None)
+    # plain text, no Python repr of a string or a list
+    assert str(exc.value) == ("--preds a/x.jsonl and a/x.jsonl would share the results folder "
+                              "n-g; give each --preds its own --name")
 
 
 def test_study_all_fills_every_table(data_dir: Path) -> None:
