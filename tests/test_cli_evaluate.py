@@ -111,3 +111,125 @@ def test_align_truth_rekeys_only_when_content_matches_more() -> None:
     assert (agree, matched) == (0, 2) and got.qid.tolist() == ["0", "1"]
     same, agree, matched = align_truth(preds, preds)
     assert same is preds and (agree, matched) == (2, 0)
+
+
+def _certified_synthetic(tmp_path: Path) -> tuple[Path, Path, Path, Path]:
+    """60 synthetic rows: a calibrator at alpha 0.1 on the first 30, the other 30
+    certified as JSON lines, and a second calibrator at alpha 0.3."""
+    from cli_files import synthetic, write_jsonl
+
+    preds, gt = synthetic(tmp_path, n=60, saliency=False)
+    rows = [json.loads(x) for x in preds.read_text().splitlines()]
+    cal_p = write_jsonl(tmp_path / "cal_preds.jsonl", list(rows[:30]))
+    test_p = write_jsonl(tmp_path / "test_preds.jsonl", list(rows[30:]))
+    cal, cal3 = tmp_path / "cal.json", tmp_path / "cal3.json"
+    regions = tmp_path / "regions.jsonl"
+    for path, alpha in ((cal, "0.1"), (cal3, "0.3")):
+        assert main(["calibrate", "--preds", str(cal_p), "--gt", str(gt), "--score", "sec",
+                     "--alpha", alpha, "--on-error", "reject", "-o", str(path)]) == 0
+    assert main(["certify", "--calibrator", str(cal), "--preds", str(test_p), "--videos",
+                 str(gt), "-o", str(regions)]) == 0
+    return gt, cal, cal3, regions
+
+
+def _tamper(regions: Path, line: int, change: dict, qid: object = None) -> Path:
+    rows = [json.loads(x) for x in regions.read_text().splitlines()]
+    rows[line - 1]["cover"].update(change)
+    if qid is not None:
+        rows[line - 1]["qid"] = qid
+    out = regions.with_name("tampered.jsonl")
+    out.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return out
+
+
+def test_regions_rules_hold_on_every_path(tmp_path: Path, capsys) -> None:
+    """`"refused": "yes"`, certified-but-refused, a qid with a NUL that would join another
+    qid: a row problem naming file, line and field, streamed and whole, JSON lines and
+    Parquet; with --on-error reject the row is set aside."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    gt, _, _, regions = _certified_synthetic(tmp_path)
+    first_qid = json.loads(regions.read_text().splitlines()[0])["qid"]
+    cases = [
+        ({"refused": "yes"}, None, 'cover.refused must be true or false, got "yes"'),
+        ({"status": "certified", "refused": True}, None,
+         'cover.status is "certified" but cover.refused is true'),
+        ({}, f"{first_qid}\x00", f'qid "{first_qid}\\u0000" contains a NUL character'),
+    ]
+    for change, qid, want in cases:
+        bad = _tamper(regions, 3, change, qid)
+        before = bad.read_bytes()
+        for flags in ([], ["--in-memory"], ["--batch-rows", "7"]):
+            capsys.readouterr()
+            assert main(["evaluate", "--regions", str(bad), "--gt", str(gt), *flags]) == 2
+            err = capsys.readouterr().err
+            assert f"{bad}:3" in err and want in err, (flags, err)
+            assert "{'" not in err and "Traceback" not in err
+            assert main(["evaluate", "--regions", str(bad), "--gt", str(gt), "--on-error",
+                         "reject", *flags]) == 0
+        assert bad.read_bytes() == before
+    # Parquet regions: the same rules through the same reader.
+    rows = [json.loads(x) for x in regions.read_text().splitlines()]
+    rows[2]["cover"]["status"] = "certified"
+    rows[2]["cover"]["refused"] = True
+    rows[4]["qid"] = f"{first_qid}\x00"
+    keep = ("status", "region", "refused", "duration", "threshold")
+    table = pa.table({"qid": [str(r["qid"]) for r in rows], "vid": [r["vid"] for r in rows],
+                      "cover": [{k: r["cover"][k] for k in keep} for r in rows]})
+    meta = {b"cover.calibrator": json.dumps({k: rows[0]["cover"].get(k) for k in (
+        "score", "rule", "alpha", "k", "n_calibration")}).encode()}
+    pq.write_table(table.replace_schema_metadata(meta), tmp_path / "r.parquet")
+    for flags in ([], ["--in-memory"]):
+        capsys.readouterr()
+        assert main(["evaluate", "--regions", str(tmp_path / "r.parquet"), "--gt", str(gt),
+                     "--on-error", "reject", *flags]) == 0
+        err = capsys.readouterr().err
+        assert 'cover.status is "certified" but cover.refused is true' in err, err
+        assert "contains a NUL character" in err
+
+
+def test_csv_regions_against_another_calibrator_are_refused(tmp_path: Path, capsys) -> None:
+    """CSV regions carry no alpha: a calibrator whose thresholds are not theirs (another
+    alpha) is a row problem on every path, and `"yes"` is not a refusal."""
+    gt, cal, cal3, _ = _certified_synthetic(tmp_path)
+    lines = [json.loads(x) for x in (tmp_path / "test_preds.jsonl").read_text().splitlines()]
+    csv_in = tmp_path / "test.csv"
+    csv_in.write_text("qid,vid,duration,start,end\n" + "".join(
+        f"{r['qid']},{r['vid']},150,{r['pred_relevant_windows'][0][0]},"
+        f"{r['pred_relevant_windows'][0][1]}\n" for r in lines))
+    regions = tmp_path / "regions.csv"
+    assert main(["certify", "--calibrator", str(cal), "--preds", str(csv_in), "--columns",
+                 "qid=qid,vid=vid,duration=duration,start=start,end=end", "-o",
+                 str(regions)]) == 0
+    for flags in ([], ["--in-memory"], ["--batch-rows", "5"]):
+        assert main(["evaluate", "--regions", str(regions), "--gt", str(gt), "--calibrator",
+                     str(cal), *flags]) == 0
+        capsys.readouterr()
+        assert main(["evaluate", "--regions", str(regions), "--gt", str(gt), "--calibrator",
+                     str(cal3), *flags]) == 2
+        err = capsys.readouterr().err
+        assert f"{regions}:2" in err and "is not a threshold of the calibrator" in err, err
+        assert str(cal3) in err
+    text = regions.read_text().splitlines()
+    text[1] = text[1].replace(",false,", ",yes,")
+    assert ",yes," in text[1]
+    bad = tmp_path / "bad.csv"
+    bad.write_text("\n".join(text) + "\n")
+    for flags in ([], ["--in-memory"]):
+        capsys.readouterr()
+        assert main(["evaluate", "--regions", str(bad), "--gt", str(gt), *flags]) == 2
+        err = capsys.readouterr().err
+        assert f"{bad}:2" in err and 'cover.refused must be true or false, got "yes"' in err
+
+
+def test_batch_rows_zero_names_the_flag(tmp_path: Path, capsys) -> None:
+    import pytest
+
+    for cmd in (["evaluate", "--regions", "r.jsonl", "--gt", "g.jsonl"],
+                ["certify", "--calibrator", "c.json", "--preds", "p.jsonl", "-o", "o.jsonl"]):
+        with pytest.raises(SystemExit):
+            main([*cmd, "--batch-rows", "0"])
+        err = capsys.readouterr().err
+        assert "argument --batch-rows: must be a whole number >= 1, got 0" in err
+        assert "batch_lines" not in err and "batch_rows" not in err

@@ -59,7 +59,8 @@ def block(clean: bool) -> st.SearchStrategy[dict[str, object]]:
         st.one_of(num, st.sampled_from(["inf", "-inf", "x", MISSING])),
         "in_calibration": st.sampled_from([MISSING, True]) if clean else st.sampled_from(
             [MISSING, True, False, 1]),
-    }).map(lambda d: {k: v for k, v in d.items() if v is not MISSING})
+    }).map(lambda d: {k: v for k, v in d.items() if v is not MISSING}).map(
+        lambda d: {**d, "refused": d["status"] == "refused"} if clean else d)
 
 
 def rows(clean: bool) -> st.SearchStrategy[dict[str, object]]:

@@ -143,7 +143,8 @@ def test_reading_leaves_the_rows_untouched(tmp_path):
 
 def test_a_row_rejected_for_its_windows_takes_its_region_with_it(tmp_path):
     rows = [_cover_row(i, region=[[i, i + 1]], duration=10 + i, refused=i == 2,
-                       threshold=float(i)) for i in range(3)]
+                       status="refused" if i == 2 else "certified", threshold=float(i))
+            for i in range(3)]
     rows[1]["pred_relevant_windows"] = "not windows"
     path = tmp_path / "r.jsonl"
     path.write_text("\n".join(json.dumps(r) for r in rows))
@@ -154,3 +155,23 @@ def test_a_row_rejected_for_its_windows_takes_its_region_with_it(tmp_path):
     assert got.regions.refused.tolist() == [False, True]
     assert got.regions.threshold.tolist() == [0.0, 2.0]
     assert [p.line for p in got.problems] == [2]
+
+
+@pytest.mark.parametrize("block,qid,want", [
+    ({"refused": "yes"}, 2, 'cover.refused must be true or false, got "yes"'),
+    ({"refused": 1}, 2, "cover.refused must be true or false, got 1"),
+    ({"refused": True}, 2, 'cover.status is "certified" but cover.refused is true'),
+    ({"status": "refused"}, 2, 'cover.status is "refused" but cover.refused is false'),
+    ({"status": "done"}, 2, 'cover.status must be "certified" or "refused", got "done"'),
+    ({}, "1\x00", 'qid "1\\u0000" contains a NUL character'),
+])
+def test_status_refused_and_ids_are_read_strictly(tmp_path, block, qid, want):
+    """A flag that is not a boolean, a status it contradicts, a qid that numpy text would
+    join to another: row problems with file, line, qid and field (no Python repr)."""
+    path = tmp_path / "r.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in [_cover_row(1), _cover_row(qid, **block)]))
+    with pytest.raises(InputError) as exc:
+        read_regions(path)
+    assert "r.jsonl:2" in str(exc.value) and want in str(exc.value), str(exc.value)
+    got = read_regions(path, on_error="reject")
+    assert got.table.qid.tolist() == ["1"] and [p.line for p in got.problems] == [2]

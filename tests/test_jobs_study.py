@@ -24,8 +24,11 @@ def test_input_pairs_names_and_datasets() -> None:
     assert guess_dataset(Path("lighthouse/charades_test_release.jsonl")) == "Charades-STA"
     with pytest.raises(InputError, match="one --gt"):
         input_pairs([Path("a"), Path("b"), Path("c")], [Path("g1"), Path("g2")], None, None)
-    with pytest.raises(InputError, match="results folder"):
+    with pytest.raises(InputError, match="results folder") as exc:
         input_pairs([Path("a/x.jsonl"), Path("a/x.jsonl")], [Path("g")], ["n", "n"], None)
+    # plain text, no Python repr of a string or a list
+    assert str(exc.value) == ("--preds a/x.jsonl and a/x.jsonl would share the results folder "
+                              "n-g; give each --preds its own --name")
 
 
 def test_study_all_fills_every_table(data_dir: Path) -> None:
@@ -124,3 +127,67 @@ def test_cli_study_reads_other_formats_and_sets_aside_rows(data_dir: Path, tmp_p
     assert "--gt-durations" in man["command"] and "--on-error reject" in man["command"]
     cov = json.loads((out / man["pairs"][0]["studies"]["coverage"]).read_text())["data"]
     assert sum(v for k, v in cov["counts"]["norm"].items() if k.endswith("refused")) > 0
+
+
+@pytest.mark.parametrize("n", [1, 2, 5, 20])
+def test_too_few_rows_is_an_error_before_anything_is_written(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], n: int) -> None:
+    """Every study and `cover validity` on a tiny input: one clear error naming the file,
+    what the study needs and what the split gives; no traceback, no nan, no folder."""
+    from cli_files import leftovers, snapshot, synthetic
+
+    preds, gt = synthetic(tmp_path, n=n)
+    before = snapshot(preds, gt)
+    runs = [["study", s, "--out", str(tmp_path / s)] for s in (*STUDIES, "all")]
+    runs.append(["validity", "validity", "--out", str(tmp_path / "validity")])
+    for args in runs:
+        name = args.pop(1) if args[0] == "validity" else args[1]
+        assert main([*args, "--preds", str(preds), "--gt", str(gt), "--resamples", "2"]) == 2
+        err = capsys.readouterr().err
+        assert "Traceback" not in err and "nan" not in err and "Mean of empty" not in err
+        assert f"{preds}: too few rows" in err, err
+        if n < 5:  # three queries per video: one video only
+            assert f"{n} row{'s' * (n > 1)} from 1 video" in err and "at least 2 videos" in err
+        elif name == "exchangeability":
+            assert "needs at least 100 test rows" in err and "smaller --cal-frac" in err
+        else:
+            need = "19" if name in ("coverage", "validity", "two-param", "all") else "9"
+            assert f"needs at least {need} calibration rows in every resample" in err, err
+            assert ("--alphas" in err) == (name in ("coverage", "validity", "all"))
+        assert not (tmp_path / args[args.index("--out") + 1]).exists()
+    assert snapshot(preds, gt) == before and leftovers(tmp_path) == []
+
+
+def test_study_minimum_per_study(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """60 rows: studies at the headline alpha 0.1 run (no nan in any table), two-param
+    (0.05 per side) and exchangeability (a 100-row window) say what they need."""
+    from cli_files import synthetic
+
+    preds, gt = synthetic(tmp_path, n=60)
+    common = ["--preds", str(preds), "--gt", str(gt), "--resamples", "2", "--alphas", "0.2",
+              "--no-report"]
+    assert main(["study", "utility", "--out", str(tmp_path / "u"), *common]) == 0
+    assert main(["study", "conditional", "--out", str(tmp_path / "c"), *common]) == 0
+    for md in tmp_path.glob("*/*/*.md"):
+        assert " nan " not in md.read_text() and "+nan" not in md.read_text(), md
+    capsys.readouterr()
+    assert main(["study", "two-param", "--out", str(tmp_path / "t"), *common]) == 2
+    err = capsys.readouterr().err
+    assert "too few rows for two-param: alpha 0.05 needs at least 19 calibration rows" in err
+    assert "the calibration pool has 24 of the 60 rows (8 of 20 videos, --cal-frac 0.4)" in err
+    assert "--resample-frac" in err and not (tmp_path / "t").exists()
+
+
+@pytest.mark.parametrize("command", ["study", "validity"])
+def test_resamples_below_one_names_the_flag(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                            command: str) -> None:
+    from cli_files import synthetic
+
+    preds, gt = synthetic(tmp_path, n=60)
+    head = ["study", "coverage"] if command == "study" else ["validity"]
+    with pytest.raises(SystemExit) as exc:
+        main([*head, "--preds", str(preds), "--gt", str(gt), "--out", str(tmp_path / "o"),
+              "--resamples", "0"])
+    assert exc.value.code == 2
+    assert "argument --resamples: must be a whole number >= 1, got 0" in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()

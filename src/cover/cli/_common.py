@@ -66,6 +66,17 @@ def positive_float(text: str) -> float:
     return x
 
 
+def positive_int(text: str) -> int:
+    """argparse type: a whole number >= 1 (argparse names the flag in its message)."""
+    try:
+        x = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text}") from None
+    if x < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number >= 1, got {text}")
+    return x
+
+
 def check_outputs(outputs: Iterable[str | Path | None],
                   inputs: Iterable[str | Path | None]) -> None:
     """Refuse, before any work, an output that cannot be written or is one of the inputs

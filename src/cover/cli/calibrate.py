@@ -16,6 +16,7 @@ from cover.cli._common import (
     add_command,
     check_outputs,
     positive_float,
+    positive_int,
 )
 from cover.cli._groups import add_group_flags, group_settings
 from cover.cli.formats import add_format_flags, format_kwargs
@@ -52,7 +53,7 @@ def add_parser(sub: Subparsers) -> None:
     p.add_argument("-o", "--output", required=True, help="calibrator JSON to write")
     p.add_argument("--in-memory", action="store_true",
                    help="read the whole prediction file even when it could be streamed")
-    p.add_argument("--batch-rows", type=int, default=16_384,
+    p.add_argument("--batch-rows", type=positive_int, default=16_384,
                    help="prediction lines per batch when streaming")
     p.add_argument("--no-band", action="store_true",
                    help="skip the Beta band of realised coverage (its quantiles need scipy, "

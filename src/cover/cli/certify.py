@@ -15,6 +15,7 @@ from cover.cli._common import (
     _say,
     add_command,
     check_outputs,
+    positive_int,
 )
 from cover.cli.formats import add_format_flags
 from cover.errors import CoverWarning, InputError, RowProblem
@@ -41,7 +42,7 @@ def add_parser(sub: Subparsers) -> None:
                    help="write only qid, vid and the cover block (streamed inputs)")
     p.add_argument("--in-memory", action="store_true",
                    help="read the whole input even when it could be streamed")
-    p.add_argument("--batch-rows", type=int, default=16_384,
+    p.add_argument("--batch-rows", type=positive_int, default=16_384,
                    help="rows per batch when streaming (memory is bounded by one batch)")
     _common_input(p)
     add_format_flags(p, gt=False)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from cover.cli._common import Subparsers, add_command
+from cover.cli._common import Subparsers, add_command, positive_int
 
 
 def add_parser(sub: Subparsers) -> None:
@@ -19,7 +19,8 @@ def add_parser(sub: Subparsers) -> None:
     p.add_argument("--data-dir",
                    help="folder holding qvhighlights/... (default: $COVER_DATA_DIR, then "
                    "../shared/data)")
-    p.add_argument("--resamples", type=int, default=50, help="calibration resamples per cell")
+    p.add_argument("--resamples", type=positive_int, default=50,
+                   help="calibration resamples per cell")
     p.set_defaults(func=run)
 
 

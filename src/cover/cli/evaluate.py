@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from cover.cli._common import Subparsers, add_command, check_outputs
+from cover.cli._common import Subparsers, add_command, check_outputs, positive_int
 from cover.cli.formats import add_format_flags
 
 
@@ -40,7 +40,7 @@ def add_parser(sub: Subparsers) -> None:
                    "alpha, k, n for the reference band; without it the band is not known)")
     p.add_argument("--in-memory", action="store_true",
                    help="read the whole regions file instead of streaming it")
-    p.add_argument("--batch-rows", type=int, default=16_384,
+    p.add_argument("--batch-rows", type=positive_int, default=16_384,
                    help="rows per batch when streaming (memory is bounded by one batch)")
     add_format_flags(p, gt=True, preds=False)
     p.set_defaults(func=run)

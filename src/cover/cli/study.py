@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from cover.cli._common import Subparsers, add_command
+from cover.cli._common import Subparsers, add_command, positive_int
 from cover.cli.formats import add_format_flags, format_kwargs
 
 
@@ -31,7 +31,7 @@ def add_parser(sub: Subparsers) -> None:
     p.add_argument("--out", required=True, type=Path, help="results folder")
     p.add_argument("--alphas", nargs="+", type=float, default=list(PAPER_ALPHAS),
                    help="alpha grid (default: the paper's)")
-    p.add_argument("--resamples", type=int, default=50, help="calibration resamples")
+    p.add_argument("--resamples", type=positive_int, default=50, help="calibration resamples")
     p.add_argument("--resample-frac", type=float, default=0.5,
                    help="share of the pool's units per resample")
     p.add_argument("--seed", type=int, default=42, help="split and resample seed")

@@ -5,7 +5,13 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from cover.cli._common import Subparsers, _common_input, add_command, positive_float
+from cover.cli._common import (
+    Subparsers,
+    _common_input,
+    add_command,
+    positive_float,
+    positive_int,
+)
 from cover.cli.formats import add_format_flags, format_kwargs
 from cover.errors import InputError
 
@@ -35,7 +41,8 @@ def add_parser(sub: Subparsers) -> None:
                    help="score families (a family whose input a file lacks is skipped)")
     p.add_argument("--alphas", nargs="+", type=float, default=list(PAPER_ALPHAS),
                    help="miscoverage levels in (0, 1)")
-    p.add_argument("--resamples", type=int, default=50, help="calibration resamples per cell")
+    p.add_argument("--resamples", type=positive_int, default=50,
+                   help="calibration resamples per cell")
     p.add_argument("--seed", type=int, default=42, help="random seed of split and resamples")
     p.add_argument("--cal-frac", type=float, default=0.4,
                    help="share of source videos in the calibration pool, in (0, 1)")

@@ -194,7 +194,7 @@ def text_ids(vals: list[Any]) -> list[str] | None:
     if not set(map(type, vals)) <= _ID:  # absent, null, bool, float, list, ...
         return None
     text = list(map(str, vals))
-    if not all(text) or list(map(str.strip, text)) != text:
+    if not all(text) or list(map(str.strip, text)) != text or "\x00" in "".join(text):
         return None
     return text
 

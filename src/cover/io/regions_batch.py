@@ -38,13 +38,8 @@ from cover.io.jsonl_batch import (
     text_ids,
 )
 from cover.io.qvhighlights import top1
-from cover.io.regions_jsonl import (
-    _META_KEYS,
-    REGION_ATOL,
-    LoadedRegions,
-    _threshold,
-    regions_from_rows,
-)
+from cover.io.regions_jsonl import _META_KEYS, REGION_ATOL, LoadedRegions, regions_from_rows
+from cover.io.regions_rules import STATUSES, threshold_value
 from cover.io.seen import SeenLines
 from cover.ragged import Ragged, offsets_from_lengths, row_ids
 from cover.regions import Regions
@@ -97,6 +92,8 @@ def decode_regions(name: str, batch: Sequence[tuple[int, bytes]], *,
     n = len(blocks)
     if n == 0:
         return None
+    if not _plain_status(blocks):
+        return None
     qtext, vtext = text_ids(qv), text_ids(vv)
     if qtext is None or vtext is None or len(set(qtext)) != n:
         return None
@@ -130,7 +127,7 @@ def decode_regions(name: str, batch: Sequence[tuple[int, bytes]], *,
         query=object_column(query), records=None)
     alpha = number_value(meta[0].get("alpha"))
     regions = Regions(Intervals(reg[:, 0].copy(), reg[:, 1].copy(), roff).normalized(), dur,
-                      _flags(blocks, "refused"), _thresholds(blocks), str(meta[0].get("score")),
+                      _refused(blocks), _thresholds(blocks), str(meta[0].get("score")),
                       alpha if math.isfinite(alpha) else None)
     if seen is not None:  # last: a batch handed to the per-row reader must not be seen yet
         seen.add(table.qid, line_no)
@@ -177,6 +174,22 @@ def _window_lists(vals: list[Any]) -> list[Any] | None:
     return [[] if v is None else v for v in vals] if type(None) in kinds else vals
 
 
+def _plain_status(blocks: list[dict[str, Any]]) -> bool:
+    """Every status is one evaluate reads and every ``refused`` (when given) the boolean
+    that agrees with it (:func:`cover.io.regions_rules.status_problems` finds nothing)."""
+    status = list(map(dict.get, blocks, repeat("status")))
+    if not set(status) <= set(STATUSES):
+        return False
+    refused = [b.get("refused", s == "refused") for b, s in zip(blocks, status, strict=True)]
+    return set(map(type, refused)) <= {bool} and refused == _refused(blocks).tolist()
+
+
+def _refused(blocks: list[dict[str, Any]]) -> Any:
+    """``status == "refused"`` per row."""
+    return np.fromiter(map(eq, map(dict.get, blocks, repeat("status")), repeat("refused")),
+                       bool, len(blocks))
+
+
 def _flags(blocks: list[dict[str, Any]], key: str) -> Any:
     """``block[key] is True`` per row."""
     return np.fromiter(map(is_, map(dict.get, blocks, repeat(key)), repeat(True)), bool,
@@ -188,4 +201,4 @@ def _thresholds(blocks: list[dict[str, Any]]) -> Any:
     vals = list(map(dict.get, blocks, repeat("threshold")))
     if set(map(type, vals)) <= _NUMBER:
         return np.array(vals, dtype=np.float64)
-    return np.fromiter(map(_threshold, vals), np.float64, len(vals))
+    return np.fromiter(map(threshold_value, vals), np.float64, len(vals))

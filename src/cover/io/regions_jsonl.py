@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from cover._json import from_json_number, to_json_number
+from cover._json import to_json_number
 from cover.data.table import GroundingTable
 from cover.errors import InputError, RowProblem
 from cover.intervals import Intervals
@@ -41,6 +41,13 @@ from cover.io.jsonl import (
 )
 from cover.io.output import atomic_open
 from cover.io.qvhighlights import top1
+from cover.io.regions_rules import (
+    Thresholds,
+    block_of,
+    check_thresholds,
+    status_problems,
+    threshold_value,
+)
 from cover.io.seen import SeenLines
 from cover.ragged import Ragged, row_ids, segment_any
 from cover.regions import Regions
@@ -179,12 +186,19 @@ def read_regions(path: str | Path, *, on_error: OnError = "raise") -> LoadedRegi
 
 
 def regions_from_rows(raw: RawRows, *, seen: SeenLines | None = None,
-                      first: tuple[dict[str, Any], int] | None = None) -> LoadedRegions:
+                      first: tuple[dict[str, Any], int] | None = None,
+                      thresholds: Thresholds | None = None) -> LoadedRegions:
     """The checks and arrays of :func:`read_regions` on parsed rows (a whole file, or one
     batch of a streamed one), never raising on a bad row. For a batch: ``seen`` holds
     the qids of earlier batches (a repeat is rejected, naming the first line) and
-    ``first`` the calibrator fields of the file's first row and its line."""
-    was_rejected = np.array([_block(r).get("status") == "rejected" for r in raw.records],
+    ``first`` the calibrator fields of the file's first row and its line.
+
+    Every path of ``cover evaluate`` (JSON lines, Parquet, CSV; streamed or whole) comes
+    here, so the regions rules live here and in :mod:`cover.io.regions_rules`: a status
+    evaluate reads and a ``refused`` flag that agrees with it, ids as every reader takes
+    them, and with ``thresholds`` (CSV regions, whose calibrator is given apart from
+    them) a ``cover.threshold`` that calibrator can give."""
+    was_rejected = np.array([block_of(r).get("status") == "rejected" for r in raw.records],
                             dtype=bool)
     raw.records = [r for r, k in zip(raw.records, ~was_rejected, strict=True) if k]
     raw.lines = raw.lines[~was_rejected]
@@ -192,11 +206,14 @@ def regions_from_rows(raw: RawRows, *, seen: SeenLines | None = None,
     fields.reject_rows(raw, fields.first_reason(n, [
         (np.array([r.get("qid") is None for r in raw.records], dtype=bool),
          "missing field: qid"),
-        (np.array([not isinstance(_block(r).get("region"), list) for r in raw.records],
+        (np.array([not isinstance(block_of(r).get("region"), list) for r in raw.records],
                   dtype=bool), "no cover.region list (is this the output of `cover certify`?)"),
     ]))
+    fields.reject_rows(raw, status_problems(raw))
     check_ids(raw)
     check_unique_qids(raw)
+    if thresholds is not None:
+        check_thresholds(raw, thresholds)
     if seen is not None:
         _reject_repeats(raw, seen)
     reg, roff = fields.ragged_field(raw, "cover.region", (2,), optional=False,
@@ -219,8 +236,8 @@ def regions_from_rows(raw: RawRows, *, seen: SeenLines | None = None,
     reg, roff = fields.trim_ragged(keep, reg, roff)
     dur = dur[keep]
     meta, meta_line = _common_meta(raw, first)
-    refused = np.array([_block(r).get("refused") is True for r in raw.records], dtype=bool)
-    thr = np.array([_threshold(_block(r).get("threshold")) for r in raw.records], np.float64)
+    refused = np.array([block_of(r).get("status") == "refused" for r in raw.records], dtype=bool)
+    thr = np.array([threshold_value(block_of(r).get("threshold")) for r in raw.records], np.float64)
     before = raw.lines
     win, woff = fields.ragged_field(raw, "pred_relevant_windows", (2, 3), optional=True)
     if raw.lines.size != before.size:  # rows rejected for their windows: drop their region
@@ -235,7 +252,7 @@ def regions_from_rows(raw: RawRows, *, seen: SeenLines | None = None,
     a = number_value(alpha)
     regions = Regions(intervals, dur, refused, thr, str(meta.get("score")),
                       a if math.isfinite(a) else None)
-    in_cal = np.array([_block(r).get("in_calibration") is True for r in raw.records],
+    in_cal = np.array([block_of(r).get("in_calibration") is True for r in raw.records],
                       dtype=bool)
     return LoadedRegions(table, regions, raw.problems, int(was_rejected.sum()), meta, in_cal,
                          meta_line)
@@ -253,11 +270,6 @@ def _reject_repeats(raw: RawRows, seen: SeenLines) -> None:
 _META_KEYS = ("score", "rule", "alpha", "k", "n_calibration", "calibration_sha256")
 
 
-def _block(rec: dict[str, Any]) -> dict[str, Any]:
-    block = rec.get("cover")
-    return block if isinstance(block, dict) else {}
-
-
 def _common_meta(raw: RawRows, ref: tuple[dict[str, Any], int] | None = None
                  ) -> tuple[dict[str, Any], int | None]:
     """The calibrator fields shared by every row, and the line they were read from
@@ -266,10 +278,10 @@ def _common_meta(raw: RawRows, ref: tuple[dict[str, Any], int] | None = None
     if ref is None:
         if not raw.records:
             return dict.fromkeys(_META_KEYS), None
-        ref = {k: _block(raw.records[0]).get(k) for k in _META_KEYS}, int(raw.lines[0])
+        ref = {k: block_of(raw.records[0]).get(k) for k in _META_KEYS}, int(raw.lines[0])
     first, first_line = ref
     for rec, line in zip(raw.records, raw.lines.tolist(), strict=True):
-        this = {k: _block(rec).get(k) for k in _META_KEYS}
+        this = {k: block_of(rec).get(k) for k in _META_KEYS}
         if this != first:
             key = next(k for k in _META_KEYS if this[k] != first[k])
             raise InputError(
@@ -278,13 +290,6 @@ def _common_meta(raw: RawRows, ref: tuple[dict[str, Any], int] | None = None
                 f"{first_line}; evaluate the output of one calibrator at a time"
             )
     return first, first_line
-
-
-def _threshold(x: Any) -> float:
-    try:
-        return from_json_number(x)
-    except (ValueError, OverflowError):
-        return math.nan
 
 
 def calibration_overlap(loaded: LoadedRegions, rows: NDArray[np.int64]) -> tuple[int, bool]:

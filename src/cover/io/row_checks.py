@@ -73,6 +73,8 @@ def id_problem(value: Any, key: str = "qid") -> str | None:
             return f"{key} is an empty string"
         if value != value.strip():
             return f"{key} {json.dumps(value)} has leading or trailing spaces"
+        if "\x00" in value:  # numpy text drops trailing NULs: "5\0" would join as "5"
+            return f"{key} {json.dumps(value)} contains a NUL character"
         return None
     if isinstance(value, int) and not isinstance(value, bool):
         return None

@@ -29,6 +29,7 @@ from cover.jobs.study_inputs import InputPair, slug
 from cover.jobs.study_overview import comparisons, overview_table
 from cover.studies.common import Missing, jsonify
 from cover.studies.context import Pair
+from cover.studies.minimum import check_enough_rows
 from cover.studies.protocol import Protocol
 from cover.studies.result import StudyResult, stack
 
@@ -36,6 +37,10 @@ from cover.studies.result import StudyResult, stack
 STUDIES: tuple[str, ...] = ("coverage", "efficiency", "margins", "two-param", "rcps",
                             "conditional", "transfer", "calsize", "utility",
                             "exchangeability", "uncertainty")
+
+#: The options of ``cover study`` that give a study more calibration or test rows.
+STUDY_FLAGS = ("--alphas", "--cal-frac", "--resample-frac")
+
 
 def _say(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
@@ -171,19 +176,23 @@ def run_studies(
     ``humans_dir`` (a data folder with the re-annotations) adds the human-grounder table.
     """
     wanted = list(STUDIES) if "all" in studies else [s for s in STUDIES if s in studies]
-    out.mkdir(parents=True, exist_ok=True)
     all_inputs = [p for x in inputs for p in (x.preds, x.gt)]
     t_start = time.perf_counter()
     timings: dict[str, float] = {}
     loaded = _load(inputs, timings, read)
     any_std = any(t.start_std is not None for t, _ in loaded)
+    skips = [{"uncertainty"} if any_std and t.start_std is None else set() for t, _ in loaded]
+    # Too few rows for a study: an error before the results folder is made.
+    for inp, (table, _), skip in zip(inputs, loaded, skips, strict=True):
+        check_enough_rows(table.units, protocol, [s for s in wanted if s not in skip],
+                          what=str(inp.preds), flags=STUDY_FLAGS)
+    out.mkdir(parents=True, exist_ok=True)
     pairs: list[Pair] = []
     manifest_pairs: list[dict[str, Any]] = []
     results: list[StudyResult] = []
-    for inp, (table, problems) in zip(inputs, loaded, strict=True):
+    for inp, (table, problems), skip in zip(inputs, loaded, skips, strict=True):
         pair = Pair(inp.name, inp.dataset, table, protocol, min_scale, target)
         pairs.append(pair)
-        skip = {"uncertainty"} if any_std and table.start_std is None else set()
         entry, res = _run_pair(pair, inp, wanted, out, all_inputs, timings, skip,
                                gallery_alpha)
         entry["problems"] = problems

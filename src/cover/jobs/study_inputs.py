@@ -70,8 +70,9 @@ def input_pairs(preds: Sequence[Path], gts: Sequence[Path], names: Sequence[str]
     ids = [x.id for x in pairs]
     if len(set(ids)) != len(ids):
         dupe = next(i for i in ids if ids.count(i) > 1)
-        raise InputError(f"two inputs would share the results folder {dupe!r}; "
-                         "give each --preds its own --name")
+        twice = [str(x.preds) for x in pairs if x.id == dupe]
+        raise InputError(f"--preds {twice[0]} and {twice[1]} would share the results folder "
+                         f"{dupe}; give each --preds its own --name")
     return pairs
 
 

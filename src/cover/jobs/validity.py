@@ -26,6 +26,7 @@ from cover.report.tables import (
     validity_table,
 )
 from cover.studies.coverage_validity import ValidityResult, coverage_validity, n_steps
+from cover.studies.minimum import check_enough_rows
 from cover.studies.protocol import PAPER_ALPHAS, Protocol
 
 #: The first paragraph of every validity report, in plain words.
@@ -125,13 +126,19 @@ def run_validity(
     protocol = Protocol(cal_frac=cal_frac, seed=seed, n_resamples=n_resamples, alphas=alphas)
     display, folders = grounder_names(preds, names)
     inputs: list[Path | str | None] = [*preds, gt, qids]
-    make_folder(out)
-    results: list[ValidityResult] = []
-    sections: list[tuple[str, str, str, list[Path]]] = []
-    for path, name, sub in zip(preds, display, folders, strict=True):
+    # Every file read and checked before the output folder is made: too few rows for the
+    # study is an error that leaves nothing behind.
+    tables = []
+    for path in preds:
         table, problems = load_labelled(path, gt, qids=qids, clip=clip, strict=strict,
                                         on_error=on_error, log=_say, **(read_options or {}))
         _note_problems(problems, str(path))
+        check_enough_rows(table.units, protocol, ("validity",), what=str(path))
+        tables.append(table)
+    make_folder(out)
+    results: list[ValidityResult] = []
+    sections: list[tuple[str, str, str, list[Path]]] = []
+    for path, name, sub, table in zip(preds, display, folders, tables, strict=True):
         fams = []
         for fam in families:
             why = missing_family_input(table, fam)

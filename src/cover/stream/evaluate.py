@@ -90,8 +90,11 @@ def _batch_readers(path: str | Path, batch_rows: int, columns: str | None,
     from cover.stream.jsonl import line_batches
 
     if regions_kind(path) != "jsonl":
+        from cover.stream.evaluate_csv import calibrator_thresholds_of
+
+        limits = calibrator_thresholds_of(calibrator)
         for raw in region_batches(path, batch_rows, columns=columns, calibrator=calibrator):
-            yield partial(regions_from_rows, raw)
+            yield partial(regions_from_rows, raw, thresholds=limits)
         return
     if batch_rows < 1:
         raise ValueError(f"batch_rows must be >= 1, got {batch_rows}")
@@ -139,10 +142,29 @@ def _parquet_batches(path: str | Path, batch_rows: int, columns: str | None
         query = [None] * len(cols) if cols.query is None else cols.query.tolist()
         records = [{"qid": q, "vid": v, "query": t, "pred_relevant_windows": win[a:b],
                     "cover": {**(c or {}), **meta}}
-                   for q, v, t, a, b, c in zip(cols.qid.tolist(), cols.vid.tolist(), query,
+                   for q, v, t, a, b, c in zip(_ids(batch, mapping, "qid", cols.qid),
+                                               _ids(batch, mapping, "vid", cols.vid), query,
                                                off[:-1], off[1:], blocks, strict=True)]
         first += len(records)
         yield RawRows(name, records, cols.line)
+
+
+def _ids(batch: Any, mapping: dict[str, str], key: str, parsed: NDArray[np.str_]
+         ) -> list[Any]:
+    """The ids of a Parquet string column as written (numpy text drops a trailing NUL,
+    which would join ``"5\\0"`` to ``"5"``; the reader's id rule rejects it), else the
+    parsed ones."""
+    import pyarrow as pa
+
+    name = mapping.get(key)
+    if name is None or name not in batch.column_names:
+        return parsed.tolist()
+    col = batch.column(name)
+    if not (pa.types.is_string(col.type) or pa.types.is_large_string(col.type)):
+        return parsed.tolist()
+    raw = col.to_pylist()
+    return [r if isinstance(r, str) and "\x00" in r else p
+            for r, p in zip(raw, parsed.tolist(), strict=True)]
 
 
 def read_parquet_regions(path: str | Path, *, columns: str | None = None,
@@ -152,7 +174,10 @@ def read_parquet_regions(path: str | Path, *, columns: str | None = None,
     batches = list(region_batches(path, 1 << 20, columns=columns, calibrator=calibrator))
     records = [r for b in batches for r in b.records]
     lines = np.concatenate([b.lines for b in batches]) if batches else np.zeros(0, np.int64)
-    return regions_from_rows(RawRows(str(path), records, lines))
+    from cover.stream.evaluate_csv import calibrator_thresholds_of
+
+    return regions_from_rows(RawRows(str(path), records, lines),
+                             thresholds=calibrator_thresholds_of(calibrator))
 
 
 @dataclass

@@ -27,9 +27,12 @@ import numpy as np
 from cover.errors import InputError
 from cover.io.generic import kind_suffix
 from cover.io.jsonl import RawRows
+from cover.io.regions_rules import Thresholds, calibrator_thresholds
 from cover.stream.csv import COVER_COLUMNS, CSV_SUFFIXES, csv_batches
 
 _STRINGS = ("cover_status", "cover_region", "cover_refused")
+#: ``cover_refused`` as certify writes it; any other text is kept for the reader to reject.
+_BOOLS = {"true": True, "false": False}
 _NUMBERS = ("cover_duration", "cover_threshold")
 
 
@@ -52,6 +55,16 @@ def calibrator_fields(path: str | Path | None) -> dict[str, Any]:
     if cal.get("fitted_on"):
         meta["calibration_sha256"] = cal["fitted_on"]
     return meta
+
+
+def calibrator_thresholds_of(path: str | Path | None) -> Thresholds | None:
+    """The thresholds the calibrator at ``path`` gives (None without one): each CSV row's
+    ``cover_threshold`` must be one, else the rows came from another calibrator."""
+    if path is None:
+        return None
+    from cover.calibrate.calibrator import Calibrator
+
+    return calibrator_thresholds(Calibrator.load(path), str(path))
 
 
 def csv_region_batches(path: str | Path, batch_rows: int, columns: str | None,
@@ -119,7 +132,8 @@ def _records(cols: dict[str, list[Any]], mapping: dict[str, str], meta: dict[str
         rec["pred_relevant_windows"] = [] if s is None or e is None else [[s, e]]
         rec["cover"] = {"status": cols["cover_status"][i],
                         "region": _region(cols["cover_region"][i]),
-                        "refused": cols["cover_refused"][i] == "true",
+                        "refused": _BOOLS.get(cols["cover_refused"][i],
+                                              cols["cover_refused"][i]),
                         "duration": cols["cover_duration"][i], **meta,
                         "threshold": cols["cover_threshold"][i]}
         out.append(rec)

@@ -93,10 +93,11 @@ def conditional(pair: Pair, alpha: float = 0.1) -> StudyResult:
                      and c["stratum"] == stratum), None)
 
     def show(c: dict[str, Any] | None) -> list[str]:
-        if c is None:
+        # A stratum without test rows has no coverage: "--", never "nan".
+        if c is None or c["n"] == 0:
             return ["--", "--"]
         flag = " (low)" if c["coverage"] < target - SHADE_GAP else ""
-        return [f"{c['coverage']:.3f}{flag}", fmt(c["length"], 1)]
+        return [f"{fmt(c['coverage'])}{flag}", fmt(c["length"], 1)]
 
     rows = []
     names = list(dict.fromkeys([n for n, _ in strata] + [
@@ -123,7 +124,7 @@ def conditional(pair: Pair, alpha: float = 0.1) -> StudyResult:
     worst = {}
     for half in ("diagnostic", "mondrian"):
         here = [c for c in cells if c["half"] == half and c["family"] == "norm"
-                and c["stratum"] in TERCILES]
+                and c["stratum"] in TERCILES and c["n"] > 0]
         if here:
             w = max(here, key=lambda c: c["deviation"])
             worst[half] = {"stratum": w["stratum"], "deviation": w["deviation"],

@@ -26,6 +26,7 @@ from cover.grounding_metrics import grounding_metrics
 from cover.metrics import cluster_sd, evaluate, point_iou
 from cover.regions import build_regions
 from cover.scores import DEFAULT_MIN_SCALE, FAMILIES, compute_scores
+from cover.studies.minimum import check_enough_rows
 from cover.studies.protocol import Protocol
 from cover.studies.sweep import Sweep, resample_thresholds
 
@@ -120,12 +121,14 @@ def coverage_validity(
 
     The pool/test split is by unit (source video). Each resample calibrates on
     ``resample_frac`` of the pool's units; with ``n_resamples = 0`` the whole pool
-    is used once. Per cell the reference is ``E = k/(n+1)`` at the median resample
-    size ``n``; ``beta_lo/hi`` is its calibration band and ``band_lo/hi`` its test band
-    (:class:`cover.bands.CoverageBands`: video-clustered, clipped to [0, 1]).
+    is used once. Too few rows for the study (:mod:`cover.studies.minimum`) raise
+    :class:`~cover.errors.InputError`. Per cell the reference is ``E = k/(n+1)`` at the
+    median resample size ``n``; ``beta_lo/hi`` is its calibration band and ``band_lo/hi``
+    its test band (:class:`cover.bands.CoverageBands`: video-clustered, clipped to [0, 1]).
     """
     protocol = protocol or Protocol()
     progress = progress or NullProgress()
+    check_enough_rows(table.units, protocol, ("validity",), what=table.source)
     split = split_by_unit(table.units, cal_frac=protocol.cal_frac, seed=protocol.seed)
     pool = table.take(split.calibration)
     test = table.take(split.test)

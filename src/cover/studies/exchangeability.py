@@ -23,6 +23,7 @@ from cover.calibrate.split import split_conformal
 from cover.report.tables import family_label
 from cover.studies.common import ks_statistic
 from cover.studies.context import Pair
+from cover.studies.minimum import WINDOW
 from cover.studies.result import StudyResult, Table
 
 N_PERMUTATIONS = 2000
@@ -59,8 +60,6 @@ def permutation_ks(scores: NDArray[np.float64], units: NDArray[np.str_],
     return obs, pval, perm
 
 
-#: Trailing window of the rolling miss rate, steps.
-WINDOW = 100
 
 
 def online_drift(pair: Pair, alpha: float = 0.1, family: str = "norm") -> dict[str, Any]:

@@ -79,7 +79,8 @@ def utility(pair: Pair, alpha: float = 0.1,
                  "with mean point-IoU by width quartile (Q1 narrowest).",
                  ("Grounder", "Dataset", "Family", "rho", "Q1", "Q2", "Q3", "Q4", "n"),
                  tuple((pair.name, pair.dataset, family_label(c["family"]),
-                        f"{c['rho']:+.3f}", *(fmt(q) for q in c["quartile_iou"]), str(c["n"]))
+                        "n/a" if c["rho"] != c["rho"] else f"{c['rho']:+.3f}",
+                        *(fmt(q) for q in c["quartile_iou"]), str(c["n"]))
                        for c in cells))
     sel_rows = []
     for c in cells:

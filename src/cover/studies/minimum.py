@@ -1,0 +1,99 @@
+"""How many rows a study needs, checked before any work or any file is written.
+
+The rule (after the unit-level split of :class:`Protocol`):
+
+* the rows come from at least two units (source videos), so that the split has a
+  calibration pool and a test split;
+* the test split holds at least one row (study 7, exchangeability, replays it as a
+  stream with a trailing window: at least :data:`WINDOW` rows);
+* every calibration resample (the whole pool when ``n_resamples == 0``) holds at least
+  ``n`` rows with ``k = ceil((n + 1)(1 - alpha)) <= n`` at the study's smallest alpha,
+  i.e. ``n >= (1 - alpha) / alpha``: with fewer, the threshold is ``+inf`` in every
+  resample, every region is the whole video and the study measures nothing.
+
+Each study calibrates at its own alphas: study 1 (coverage, ``cover validity``) at the
+protocol's grid, two-param at half the headline alpha (Bonferroni: 0.05), the others at
+the headline 0.1.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from cover.calibrate.quantile import as_fraction
+from cover.data.splits import resample_units, split_by_unit
+from cover.errors import InputError
+from cover.studies.protocol import Protocol
+
+#: Trailing window of study 7's rolling miss rate, steps (its test split needs as many rows).
+WINDOW = 100
+
+#: The smallest alpha each study calibrates at, when not the protocol's grid.
+STUDY_ALPHA: dict[str, float] = {"two-param": 0.05}
+#: Alpha of the studies not named above or in :data:`GRID_STUDIES` (the headline 0.1).
+HEADLINE_ALPHA = 0.1
+#: Studies that calibrate at every alpha of the protocol's grid.
+GRID_STUDIES = frozenset({"coverage", "validity"})
+#: Test rows a study needs, when more than one.
+STUDY_TEST_ROWS: dict[str, int] = {"exchangeability": WINDOW}
+
+
+def calibration_rows_needed(alpha: float) -> int:
+    """The smallest ``n`` with ``ceil((n + 1)(1 - alpha)) <= n`` (exact arithmetic)."""
+    a = as_fraction(alpha)
+    return max(1, math.ceil((1 - a) / a))
+
+
+def study_alpha(study: str, protocol: Protocol) -> float:
+    """The smallest alpha ``study`` calibrates at."""
+    if study in GRID_STUDIES:
+        return min(protocol.alphas)
+    return STUDY_ALPHA.get(study, HEADLINE_ALPHA)
+
+
+def check_enough_rows(units: ArrayLike, protocol: Protocol, studies: Sequence[str], *,
+                      what: str, flags: Sequence[str] = ("--alphas", "--cal-frac")) -> None:
+    """Raise :class:`InputError` naming ``what`` (the input), the study, how many rows it
+    needs and how many the split gives, when the rows are too few for any of ``studies``
+    (see the module docstring); ``flags`` are the command's options that would help."""
+    u = np.asarray(units).astype(str)
+    n_rows, n_units = u.size, int(np.unique(u).size)
+    if n_units < 2:
+        raise InputError(
+            f"{what}: too few rows to study: {n_rows} row{'s' * (n_rows != 1)} from "
+            f"{n_units} video{'s' * (n_units != 1)}; the calibration pool and the test split "
+            "are split by video, so the rows must come from at least 2 videos")
+    split = split_by_unit(u, cal_frac=protocol.cal_frac, seed=protocol.seed)
+    pool = u[split.calibration]
+    n_test = int(split.test.sum())
+    where = (f"the calibration pool has {pool.size} of the {n_rows} rows "
+             f"({split.n_units_calibration} of {n_units} videos, --cal-frac "
+             f"{protocol.cal_frac:g}), the test split has {n_test}")
+    if protocol.n_resamples > 0:
+        masks = resample_units(pool, n_resamples=protocol.n_resamples,
+                               frac=protocol.resample_frac, seed=protocol.seed)
+        smallest = min(int(m.sum()) for m in masks)
+        per = (f"the smallest of the {protocol.n_resamples} calibration resamples holds "
+               f"{smallest} (each keeps {protocol.resample_frac:g} of the pool's videos)")
+    else:
+        smallest, per = pool.size, f"the calibration pool holds {pool.size}"
+    for study in studies:
+        need_test = STUDY_TEST_ROWS.get(study, 1)
+        if n_test < need_test:
+            raise InputError(
+                f"{what}: too few rows for {study}: it needs at least {need_test} test "
+                f"row{'s' * (need_test != 1)}; {where}; give more rows, or a smaller "
+                "--cal-frac")
+        alpha = study_alpha(study, protocol)
+        need = calibration_rows_needed(alpha)
+        if smallest < need:
+            # --alphas moves only the studies that calibrate at the protocol's grid.
+            helps = [f for f in flags if f != "--alphas" or study in GRID_STUDIES]
+            raise InputError(
+                f"{what}: too few rows for {study}: alpha {alpha:g} needs at least {need} "
+                f"calibration rows in every resample (k = ceil((n+1)(1-alpha)) <= n); "
+                f"{per}; {where}; give more rows, or a larger {' / '.join(helps)}")
