@@ -113,12 +113,12 @@ class _Request(urllib.request.Request):
 
 class _Handler(urllib.request.HTTPHandler):
     def http_open(self, req: _Request) -> http.client.HTTPResponse:  # type: ignore[override]
-        return self.do_open(functools.partial(_Conn, watch=req.watch), req)  # type: ignore[arg-type]
+        return self.do_open(functools.partial(_Conn, watch=req.watch), req)
 
 
 class _TLSHandler(urllib.request.HTTPSHandler):
     def https_open(self, req: _Request) -> http.client.HTTPResponse:  # type: ignore[override]
-        return self.do_open(functools.partial(_TLSConn, watch=req.watch), req)  # type: ignore[arg-type]
+        return self.do_open(functools.partial(_TLSConn, watch=req.watch), req)
 
 
 _OPENER = urllib.request.build_opener(_Handler, _TLSHandler)
