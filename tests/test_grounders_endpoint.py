@@ -112,7 +112,7 @@ def server() -> Iterator[tuple[str, FakeVLM]]:
     httpd.daemon_threads = True
     fake = FakeVLM()
     httpd.fake = fake  # type: ignore[attr-defined]
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread = threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True)
     thread.start()
     try:
         yield f"http://127.0.0.1:{httpd.server_address[1]}/v1", fake
@@ -196,10 +196,12 @@ def test_ground_end_to_end_with_retries_refusals_and_resume(tmp_path, server, ca
     with log.open("a") as fh:
         fh.write('{"qid": "108", "vid": "vb", "ans')
     before = dict(fake.calls)
-    assert main(cmd) == 0
+    assert main(cmd) == 1  # both queries asked again failed again: said, and not 0
     assert fake.calls["invalid request"] == before["invalid request"] + 1
     assert all(fake.calls[k] == before[k] for k in before if k != "invalid request")
-    assert "skipped 1 unreadable log line" in capsys.readouterr().out
+    said = capsys.readouterr()
+    assert "skipped 1 unreadable log line" in said.out
+    assert "every request failed (2 of 2 asked)" in said.err and "1 x HTTP 400" in said.err
     assert len(read_predictions(out).table) == 9
 
     # Other settings on the same log are refused, not mixed.
@@ -233,3 +235,173 @@ def test_client_helpers_and_connection_refused():
         client.complete([{"role": "user", "content": "hi"}])
     assert err.value.attempts == 4
     assert waits == [0.5, 1.0, 1.5]  # exponential, capped
+
+
+# ---- bounded requests: a whole-request deadline and a response size limit ---------------
+class Hostile(BaseHTTPRequestHandler):
+    """Misbehaves by the keyword in the request: trickles the body or the headers a byte
+    at a time, announces a huge body, or streams one past any limit."""
+
+    def do_POST(self) -> None:
+        body = self.rfile.read(int(self.headers["Content-Length"])).decode()
+        try:
+            if "trickle-headers" in body:
+                self.wfile.write(b"HTTP/1.1 200 OK\r\n")
+                for _ in range(60):
+                    self.wfile.write(b"X-Slow: 1\r\n")
+                    self.wfile.flush()
+                    time.sleep(0.1)
+            elif "trickle" in body:
+                self.send_response(200)
+                self.send_header("Content-Length", "1000")
+                self.end_headers()
+                for _ in range(60):  # a byte every 0.1 s: each read is quick, the whole is not
+                    self.wfile.write(b" ")
+                    self.wfile.flush()
+                    time.sleep(0.1)
+            elif "announce" in body:
+                self.send_response(200)
+                self.send_header("Content-Length", str(100 * 1024 * 1024))
+                self.end_headers()
+                self.wfile.write(b'{"choices": [{"message": {"content": "' + b"x" * 5000)
+            else:  # no Content-Length: an answer streamed until the connection closes
+                self.send_response(200)
+                self.send_header("Connection", "close")
+                self.end_headers()
+                self.wfile.write(b'{"choices": [{"message": {"content": "')
+                for _ in range(200):
+                    self.wfile.write(b"12.0 - 18.5 seconds " * 50)
+                self.wfile.write(b'"}}]}')
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client gave up, as it should
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def hostile() -> Iterator[str]:
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Hostile)
+    httpd.daemon_threads = True
+    thread = threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}/v1"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+@pytest.mark.parametrize("what", ["trickle", "trickle-headers"])
+def test_the_timeout_bounds_the_whole_request(hostile: str, what: str) -> None:
+    client = ChatClient(hostile, MODEL, timeout=0.5, retries=0)
+    t0 = time.monotonic()
+    with pytest.raises(EndpointError) as err:
+        client.complete([{"role": "user", "content": what}])
+    took = time.monotonic() - t0
+    assert took < 1.5, took  # the server would go on for 6 s
+    assert str(err.value) == ("gave up after 1 attempts (TimeoutError: no complete response "
+                              "within 0.5 s)")
+
+
+@pytest.mark.parametrize(("what", "message"), [
+    ("announce", "the response is 104857600 bytes, more than the limit of 1000 bytes "
+                 "(--max-response-bytes); not kept"),
+    ("stream", "the response is longer than the limit of 1000 bytes (--max-response-bytes); "
+               "not kept"),
+])
+def test_a_response_past_the_size_limit_fails_unkept(hostile: str, what: str,
+                                                     message: str) -> None:
+    client = ChatClient(hostile, MODEL, timeout=5, retries=3, max_response_bytes=1000)
+    t0 = time.monotonic()
+    with pytest.raises(EndpointError) as err:
+        client.complete([{"role": "user", "content": what}])
+    assert str(err.value) == message and err.value.attempts == 1  # never retried
+    assert time.monotonic() - t0 < 2
+
+
+def test_the_client_checks_its_settings() -> None:
+    with pytest.raises(ValueError, match=r"timeout must be a finite number > 0, got 0; "
+                                         r"retries must be an integer >= 0, got -1"):
+        ChatClient("http://h/v1", MODEL, timeout=0, retries=-1)
+
+
+def _one_query_run(tmp_path: Path, url: str, text: str, *extra: str) -> list[str]:
+    vids = tmp_path / "videos"
+    vids.mkdir(exist_ok=True)
+    write_video(vids / "va.mp4", seconds=1.0)
+    q = tmp_path / "q.jsonl"
+    q.write_text("".join(json.dumps({"qid": i, "vid": "va", "query": f"{text} {i}"}) + "\n"
+                         for i in (1, 2)))
+    return ["ground", "--endpoint", url, "--model", MODEL, "--videos", str(vids),
+            "--queries", str(q), "-o", str(tmp_path / "p.jsonl"), "--frames", "2",
+            "--retries", "0", *extra]
+
+
+def test_a_run_where_every_request_failed_exits_non_zero(tmp_path, hostile, capsys):
+    cmd = _one_query_run(tmp_path, hostile, "stream", "--max-response-bytes", "1000")
+    assert main(cmd) == 1
+    err = capsys.readouterr().err
+    assert "cover: error: every request failed (2 of 2 asked)" in err
+    assert ("2 x the response is longer than the limit of 1000 bytes (--max-response-bytes); "
+            "not kept (e.g. qid=") in err
+    out, log = tmp_path / "p.jsonl", tmp_path / "p.jsonl.log"
+    rows = [json.loads(x) for x in out.read_text().splitlines()]
+    assert [r["pred_relevant_windows"] for r in rows] == [[], []]  # refusals, not lost
+    assert all(r["answer_parse"]["unanswered"] for r in rows)
+    assert log.stat().st_size < 2000 and out.stat().st_size < 2000  # the body was not kept
+
+
+def test_a_run_with_answers_exits_zero(tmp_path, server, capsys):
+    url, _ = server
+    cmd = _one_query_run(tmp_path, url, "someone waves")
+    cmd[cmd.index("--frames") + 1] = str(FRAMES)
+    assert main(cmd) == 0
+    assert "every request failed" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("flag", "value", "message"), [
+    ("--retries", "-1", "argument --retries: must be a whole number >= 0, got -1"),
+    ("--timeout", "0", "argument --timeout: must be a finite number > 0, got 0"),
+    ("--timeout", "-1", "argument --timeout: must be a finite number > 0, got -1"),
+    ("--backoff", "-1", "argument --backoff: must be a finite number >= 0, got -1"),
+    ("--max-side", "0", "argument --max-side: must be a whole number >= 1, got 0"),
+    ("--max-tokens", "0", "argument --max-tokens: must be a whole number >= 1, got 0"),
+    ("--frames", "0", "argument --frames: must be a whole number >= 1, got 0"),
+    ("--concurrency", "0", "argument --concurrency: must be a whole number >= 1, got 0"),
+    ("--max-response-bytes", "0",
+     "argument --max-response-bytes: must be a whole number >= 1, got 0"),
+    ("--frames", "2.5", "argument --frames: expected a whole number, got 2.5"),
+])
+def test_numeric_flags_are_checked_up_front(tmp_path, capsys, flag, value, message):
+    cmd = _one_query_run(tmp_path, "http://127.0.0.1:9/v1", "q")
+    with pytest.raises(SystemExit) as exit_:
+        main([*cmd, flag, value])
+    assert exit_.value.code == 2
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "p.jsonl.log").exists()  # nothing was started
+
+
+@pytest.mark.parametrize(("vid", "why"), [("../outside", "has a '..' part"),
+                                         ("ABS", "is an absolute path"),
+                                         ("sub/../../outside", "has a '..' part")])
+def test_a_vid_reaching_outside_videos_is_refused(tmp_path, server, capsys, vid, why):
+    url, fake = server
+    write_video(tmp_path / "outside.mp4", seconds=1.0)  # a video the query must not reach
+    (tmp_path / "videos" / "sub").mkdir(parents=True)
+    if vid == "ABS":
+        vid = str(tmp_path / "outside")
+    cmd = _one_query_run(tmp_path, url, "someone waves")
+    q = tmp_path / "q.jsonl"
+    q.write_text(q.read_text() + json.dumps({"qid": 7, "vid": vid, "query": "sneaky"}) + "\n")
+    before = q.read_bytes()
+    assert main(cmd) == 2
+    err = capsys.readouterr().err
+    assert f"q.jsonl:3 (qid=7): the vid {json.dumps(vid)[:20]}" in err
+    assert f"{why}: a video must be a file inside" in err and not fake.calls  # nothing sent
+    assert q.read_bytes() == before and not (tmp_path / "p.jsonl").exists()
+    cmd[cmd.index("--frames") + 1] = str(FRAMES)
+    assert main([*cmd, "--on-error", "reject"]) == 0  # set aside, the others asked
+    rows = [json.loads(x) for x in (tmp_path / "p.jsonl").read_text().splitlines()]
+    assert [r["qid"] for r in rows] == [1, 2] and "sneaky" not in fake.calls
+    assert "1 row(s) rejected" in capsys.readouterr().err

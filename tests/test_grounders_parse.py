@@ -77,6 +77,50 @@ def test_cases(text: str, kw: dict[str, float], status: str, intervals: list[tup
     assert got.reason
 
 
+@pytest.mark.parametrize(("text", "what"), [
+    ("99:99", "impossible clock time 99:99: its seconds (99) must be below 60"),
+    ("from 00:75 to 01:10", "impossible clock time 00:75: its seconds (75) must be below 60"),
+    ("00:61:61 - 00:62:00", "impossible clock time 00:61:61"),
+    ("00:61:00 - 00:62:00", "impossible clock time 00:61:00: its minutes (61) must be below 60"),
+    ("The start time is 0:05 and the end time is 0:60.", "impossible clock time 0:60"),
+    # one impossible time makes the whole answer untrusted, even next to a good range
+    ("0:05 - 0:09, or maybe at 0:99", "impossible clock time 0:99"),
+])
+def test_impossible_clock_times_fail_with_the_reason(text: str, what: str) -> None:
+    got = parse_answer(text, duration=4000)
+    assert got.status == "failure" and got.intervals == () and what in got.reason, got
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("from -5 to 10 seconds", "-5"),
+    ("between -2.5 and 4 s", "-2.5"),
+    ('{"start": -1, "end": -1}', "-1"),
+    ("start: 3, end: -2", "-2"),
+    ("[-5, 10]", "-5"),
+    ("\u22123 to 4 s", "-3"),
+    ("It starts at -4 s.", "-4"),
+    ("-0:05 - 0:09", "-5"),
+])
+def test_a_minus_sign_is_never_dropped(text: str, value: str) -> None:
+    got = parse_answer(text, duration=60)
+    assert got.status == "failure" and got.intervals == (), got
+    assert f"a negative time ({value} s)" in got.reason
+
+
+@pytest.mark.parametrize(("text", "intervals"), [
+    ("0-10", [(0, 10)]),  # a dash after a time is a range, not a sign
+    ("0 -10 seconds", [(0, 10)]),
+    ("20%-40%", [(12, 24)]),
+    ("75:30 to 76:00", [(4530, 4560)]),  # minutes >= 60 in mm:ss: a long video's time
+    ("The temperature is -5 degrees. The moment is 0:05 - 0:09.", [(5, 9)]),
+    ("Qwen-7 says 1 - 2 s", [(1, 2)]),
+])
+def test_dashes_that_are_not_signs(text: str, intervals: list[tuple[float, float]]) -> None:
+    got = parse_answer(text, duration=60 if "%" in text else 6000)
+    assert got.status == "ok" and got.intervals == tuple(
+        (float(a), float(b)) for a, b in intervals), got
+
+
 def test_start_only_keeps_start_and_reasons() -> None:
     got = parse_answer("The query starts around 6.0s; the end is not mentioned.")
     assert got.status == "start_only" and got.start == 6.0 and not got.answered
@@ -176,6 +220,20 @@ def test_round_trip(a: float, length: float, notation: str, template: str) -> No
     assert len(got.intervals) == 1, (text, got)
     (gs, ge), = got.intervals
     assert abs(gs - a) <= tol + 1e-9 and abs(ge - b) <= tol + 1e-9, (text, got)
+
+
+@settings(max_examples=100, deadline=None)
+@given(a=st.floats(1.0, 3000), b=st.floats(0, 3000), notation=st.sampled_from(
+    ["seconds", "s", "mm:ss", "hh:mm:ss", "percent", "frames", "bins"]),
+    template=st.sampled_from(TEMPLATES))
+def test_a_negative_start_is_never_read_as_positive(a: float, b: float, notation: str,
+                                                    template: str) -> None:
+    duration = 4000.0
+    s = format_time(-a, notation, duration=duration, fps=10.0)  # type: ignore[arg-type]
+    e = format_time(b, notation, duration=duration, fps=10.0)  # type: ignore[arg-type]
+    got = parse_answer(template.format(s=s, e=e), duration=duration, fps=10.0,
+                       bare="bins" if notation == "bins" else "seconds")
+    assert got.status == "failure" and "a negative time" in got.reason, (s, e, got)
 
 
 # ---- batches and prediction rows ----------------------------------------------------

@@ -124,3 +124,93 @@ def test_uag_answers_through_the_command_line(data_dir: Path, tmp_path: Path) ->
     cal = json.loads((tmp_path / "cal.json").read_text())
     # every answer calibrated: 126 unreadable ones as refusals, none dropped
     assert cal["counts"]["rows"] == 1589 and cal["counts"]["refused"] == 126
+
+
+def _answer_lines(n: int = 20) -> list[str]:
+    return [json.dumps({"qid": i, "vid": "a", "duration": 30,
+                        "response": f"{i} - {i + 2} seconds"}) for i in range(n)]
+
+
+def test_no_answer_line_is_dropped_without_a_word(tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    lines = _answer_lines()
+    lines[6] = '{"qid": 6, "vid": "a", "response": "0 - 1 s"'  # malformed (torn)
+    lines[9] = "[1, 2]"
+    lines[12] = "42"
+    lines[14] = '{"qid": 14, "vid": "a", "duration": Infinity, "response": "1 - 2 s"}'
+    src = tmp_path / "answers.jsonl"
+    src.write_text("\n".join(lines) + "\n")
+    before = src.read_bytes()
+    out, summary = tmp_path / "preds.jsonl", tmp_path / "summary.json"
+    assert main(["parse-answers", str(src), "-o", str(out), "--summary", str(summary),
+                 "--samples", "0"]) == 0
+    said = capsys.readouterr()
+    assert src.read_bytes() == before
+    assert "17 answers (response): ok 17 (100.0%); and 3 line(s) rejected, not answer rows " \
+           "(of 20 lines)" in said.out
+    assert f"cover: 3 row(s) rejected in {src}" in said.err
+    assert f"{src}:7 (qid=6): malformed JSON (Expecting ',' delimiter at column 45)" in said.err
+    assert f"{src}:10: expected a JSON object, got a list" in said.err
+    assert f"{src}:13: expected a JSON object, got a number" in said.err
+    assert f"{src}:15 (qid=14): duration Infinity is not a finite number > 0; set aside" \
+        in said.err
+    rows = [json.loads(x) for x in out.read_text().splitlines()]
+    assert [r["qid"] for r in rows] == [str(i) for i in range(20) if i not in (6, 9, 12)]
+    row14 = next(r for r in rows if r["qid"] == "14")
+    assert "duration" not in row14 and row14["pred_relevant_windows"] == [[1.0, 2.0, 1.0]]
+    doc = json.loads(summary.read_text())["files"][0]
+    assert (doc["n"], doc["rejected"], doc["lines"]) == (17, 3, 20)  # counts add up
+    assert [(p["line"], p["action"]) for p in doc["problems"]] == [
+        (7, "rejected"), (10, "rejected"), (13, "rejected"), (15, "noted")]
+
+
+def test_a_byte_that_is_not_utf8_is_a_rejected_line(tmp_path: Path,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    src = tmp_path / "answers.jsonl"
+    src.write_bytes(b'{"qid": 1, "vid": "a", "duration": 10, "response": "0 - 2 s"}\n'
+                    b'{"qid": 2, "vid": "a", "duration": 10, "response": "caf\xe9 0 - 1 s"}\n')
+    out = tmp_path / "preds.jsonl"
+    assert main(["parse-answers", str(src), "-o", str(out), "--samples", "0"]) == 0
+    assert (f"{src}:2 (qid=2): not UTF-8 text (byte 0xe9 at column 56); save the file as "
+            "UTF-8") in capsys.readouterr().err
+    assert len(out.read_text().splitlines()) == 1
+    # nothing readable at all: an error naming the file and line, nothing written
+    src.write_bytes(b'{"qid": 2, "response": "caf\xe9"}\n[1]\n')
+    assert main(["parse-answers", str(src), "-o", str(tmp_path / "none.jsonl")]) == 2
+    err = capsys.readouterr().err
+    assert f"{src}: no line is an answer row (a JSON object); first: {src}:1 (qid=2): not " \
+           "UTF-8 text" in err and "codec" not in err
+    assert not (tmp_path / "none.jsonl").exists()
+
+
+def test_gzip_answer_files_are_recognised_by_their_bytes(tmp_path: Path) -> None:
+    import gzip
+
+    lines = "\n".join(_answer_lines(3)) + "\n"
+    (tmp_path / "answers.jsonl").write_bytes(gzip.compress(lines.encode()))
+    pf = parse_answer_file(tmp_path / "answers.jsonl")
+    assert [r["qid"] for r in pf.rows] == ["0", "1", "2"] and not pf.problems
+    keyed = {"clip1": {"video_path": "x", "start_time": 1, "end_time": 5,
+                       "description": "d", "videochat2_pred": "0 - 3 s"}}
+    (tmp_path / "keyed.json").write_bytes(gzip.compress(json.dumps(keyed).encode()))
+    pf = parse_answer_file(tmp_path / "keyed.json")
+    # one answer and no duration: written without one (was a NaN that failed the write)
+    assert pf.rows[0]["qid"] == "clip1" and "duration" not in pf.rows[0]
+    assert main(["parse-answers", str(tmp_path / "keyed.json"), "-o",
+                 str(tmp_path / "k.preds.jsonl")]) == 0
+    assert (tmp_path / "k.preds.jsonl").read_text().count("\n") == 1
+
+
+@pytest.mark.parametrize(("value", "shown"), [
+    ("Infinity", "Infinity"), ("-Infinity", "-Infinity"), ("NaN", "NaN"), ("0", "0"),
+    ("-3", "-3"), ('"abc"', '"abc"'), ("1e400", "Infinity"), ("true", "true")])
+def test_a_bad_duration_is_a_row_problem(tmp_path: Path, value: str, shown: str) -> None:
+    src = tmp_path / "answers.jsonl"
+    src.write_text('{"qid": 1, "vid": "v", "duration": ' + value +
+                   ', "answer": "from 20% to 40%"}\n')
+    pf = parse_answer_file(src, durations={"v": 50.0})
+    assert [str(p) for p in pf.problems] == [
+        f"{src}:1 (qid=1): duration {shown} is not a finite number > 0; set aside"]
+    # the --videos duration stands in for it
+    assert pf.rows[0]["duration"] == 50.0 and pf.rows[0]["pred_relevant_windows"] == [
+        [10.0, 20.0, 1.0]]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import re
 from pathlib import Path
 
 import numpy as np
@@ -61,3 +62,31 @@ def test_find_video_and_bad_files(tmp_path: Path):
         sample_frames(tmp_path / "junk.mp4", 2)
     with pytest.raises(ValueError, match="n must be"):
         sample_frames(tmp_path / "abc.mkv", 0)
+
+
+@pytest.mark.parametrize(("vid", "why"), [
+    ("../abc", "has a '..' part"), ("sub/../../abc", "has a '..' part"), ("..", "has a '..' part"),
+    ("/etc/passwd", "is an absolute path"), ("", "is empty"), (".", "is empty"),
+    ("a\x00b", "holds a NUL byte"),
+])
+def test_find_video_never_reaches_outside_the_folder(tmp_path: Path, vid: str, why: str):
+    inner = tmp_path / "videos"
+    inner.mkdir()
+    write_video(tmp_path / "abc.mp4", seconds=1.0)  # outside the folder: never found
+    with pytest.raises(InputError, match=f"{re.escape(why)}: a video must be a file inside "
+                                         f"{re.escape(str(inner))}"):
+        find_video(inner, vid)
+
+
+def test_find_video_follows_links_inside_the_folder(tmp_path: Path):
+    store = tmp_path / "store"
+    store.mkdir()
+    write_video(store / "abc.mp4", seconds=1.0)
+    inner = tmp_path / "videos"
+    inner.mkdir()
+    (inner / "abc.mp4").symlink_to(store / "abc.mp4")  # a folder of links to a dataset
+    (inner / "sub").mkdir()
+    assert find_video(inner, "abc") == inner / "abc.mp4"
+    assert find_video(inner, "sub/x") is None
+    with pytest.raises(InputError, match="cannot be looked up"):
+        find_video(inner, "x" * 5000)  # a name too long for the file system

@@ -66,15 +66,35 @@ def positive_float(text: str) -> float:
     return x
 
 
-def positive_int(text: str) -> int:
-    """argparse type: a whole number >= 1 (argparse names the flag in its message)."""
+def nonnegative_float(text: str) -> float:
+    """argparse type: a finite number >= 0."""
     try:
-        x = int(text)
+        x = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text}") from None
+    if not (math.isfinite(x) and x >= 0):
+        raise argparse.ArgumentTypeError(f"must be a finite number >= 0, got {text}")
+    return x
+
+
+def positive_int(text: str) -> int:
+    """argparse type: a whole number >= 1."""
+    return _int_at_least(text, 1)
+
+
+def nonnegative_int(text: str) -> int:
+    """argparse type: a whole number >= 0."""
+    return _int_at_least(text, 0)
+
+
+def _int_at_least(text: str, low: int) -> int:
+    try:
+        n = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a whole number, got {text}") from None
-    if x < 1:
-        raise argparse.ArgumentTypeError(f"must be a whole number >= 1, got {text}")
-    return x
+    if n < low:
+        raise argparse.ArgumentTypeError(f"must be a whole number >= {low}, got {text}")
+    return n
 
 
 def check_outputs(outputs: Iterable[str | Path | None],

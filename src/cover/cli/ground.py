@@ -5,8 +5,21 @@ from __future__ import annotations
 
 import argparse
 import os
+from collections import Counter
 
-from cover.cli._common import Subparsers, _report_problems, add_command
+from cover.cli._common import (
+    Subparsers,
+    _report_problems,
+    _say,
+    add_command,
+    nonnegative_float,
+    nonnegative_int,
+    positive_float,
+    positive_int,
+)
+
+#: Exit status of a run in which every request failed (the prediction file is written).
+EXIT_ALL_FAILED = 1
 
 
 def add_parser(sub: Subparsers) -> None:
@@ -24,25 +37,35 @@ def add_parser(sub: Subparsers) -> None:
     p.add_argument("--queries", required=True,
                    help="jsonl with qid, vid, query (duration optional: read from the video)")
     p.add_argument("-o", "--output", required=True, help="prediction jsonl to write")
-    p.add_argument("--frames", type=int, default=16, help="frames per video (default 16)")
-    p.add_argument("--max-side", type=int, default=448, help="frame size limit, px")
-    p.add_argument("--concurrency", type=int, default=4, help="requests in flight (default 4)")
-    p.add_argument("--timeout", type=float, default=120.0, help="per request, s (default 120)")
-    p.add_argument("--retries", type=int, default=4, help="retries per request (default 4)")
-    p.add_argument("--backoff", type=float, default=1.0,
+    p.add_argument("--frames", type=positive_int, default=16,
+                   help="frames per video (default 16)")
+    p.add_argument("--max-side", type=positive_int, default=448, help="frame size limit, px")
+    p.add_argument("--concurrency", type=positive_int, default=4,
+                   help="requests in flight (default 4)")
+    p.add_argument("--timeout", type=positive_float, default=120.0,
+                   help="per request attempt, s, all of it: connect, send, the whole answer "
+                        "(default 120)")
+    p.add_argument("--retries", type=nonnegative_int, default=4,
+                   help="retries per request (default 4)")
+    p.add_argument("--backoff", type=nonnegative_float, default=1.0,
                    help="first retry wait, s; doubles each time (default 1)")
-    p.add_argument("--max-tokens", type=int, default=256, help="answer length limit, tokens")
+    p.add_argument("--max-tokens", type=positive_int, default=256,
+                   help="answer length limit, tokens")
+    p.add_argument("--max-response-bytes", type=positive_int, default=None, metavar="N",
+                   help="longest response body kept; a longer one fails that request "
+                        "(default 4 MiB)")
     p.add_argument("--api-key-env", metavar="VAR",
                    help="environment variable holding a bearer token, if the server needs one")
     p.add_argument("--log", help="resumable log (default: <output>.log)")
     p.add_argument("--on-error", choices=("raise", "reject"), default="raise",
-                   help="queries without a video: stop (default) or set them aside")
+                   help="queries without a usable video (missing, or a vid reaching outside "
+                        "--videos): stop (default) or set them aside")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from cover.errors import InputError
-    from cover.grounders.endpoint import ChatClient
+    from cover.grounders.endpoint import MAX_RESPONSE_BYTES, ChatClient
     from cover.jobs.ground import run_ground
 
     key = None
@@ -51,7 +74,8 @@ def run(args: argparse.Namespace) -> int:
         if not key:
             raise InputError(f"environment variable {args.api_key_env} is not set")
     client = ChatClient(args.endpoint, args.model, timeout=args.timeout, retries=args.retries,
-                        backoff=args.backoff, max_tokens=args.max_tokens, api_key=key)
+                        backoff=args.backoff, max_tokens=args.max_tokens, api_key=key,
+                        max_response_bytes=args.max_response_bytes or MAX_RESPONSE_BYTES)
     s = run_ground(args.queries, args.videos, args.output, client, n_frames=args.frames,
                    max_side=args.max_side, concurrency=args.concurrency, log=args.log,
                    on_error=args.on_error)
@@ -63,4 +87,11 @@ def run(args: argparse.Namespace) -> int:
     if s.torn_log_lines:
         print(f"skipped {s.torn_log_lines} unreadable log line(s) (an interrupted write)")
     print(f"wrote {args.output}")
+    if s.all_failed:
+        _say(f"cover: error: every request failed ({len(s.failed)} of {s.asked} asked); "
+             "the prediction file lists them as refusals. Why:")
+        for why, n in Counter(why for _, why in s.failed).most_common(4):
+            first = next(q for q, w in s.failed if w == why)
+            _say(f"  {n} x {why} (e.g. qid={first})")
+        return EXIT_ALL_FAILED
     return 0

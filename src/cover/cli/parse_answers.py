@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from cover.cli._common import Subparsers, _say, add_command
+from cover.cli._common import Subparsers, _report_problems, _say, add_command
 
 
 def add_parser(sub: Subparsers) -> None:
@@ -45,6 +45,7 @@ def add_parser(sub: Subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from cover.errors import summarize
     from cover.grounders.parse.files import parse_answer_file, summary_lines
     from cover.io import read_durations, write_jsonl
     from cover.io.output import write_json
@@ -67,6 +68,11 @@ def run(args: argparse.Namespace) -> int:
         summaries.append(summary)
         for line in summary_lines(summary, samples=args.samples > 0):
             print(line)
+        _report_problems(pf.problems, what=path)
+        noted = [q for q in pf.problems if q.action == "noted"]
+        if noted:
+            _say(f"cover: {len(noted)} duration(s) set aside in {path} (each row parsed "
+                 "without it):\n" + summarize(noted, limit=3))
         target = None
         if args.out:
             target = Path(args.out)

@@ -14,8 +14,11 @@ Servers such as vLLM and SGLang serve Qwen2.5-VL or InternVL behind
 with ``temperature = 0``. The example in the prompt (:data:`PROMPT_EXAMPLE`) is handed to
 the answer parser, so an answer that merely copies it is an ``echo``, not a prediction.
 
-Transport is the standard library's ``urllib``. A request that times out, cannot
-connect, or gets HTTP 408, 429 or 5xx is retried up to ``retries`` times after
+Transport is the standard library's ``urllib`` (:mod:`cover.grounders.transport`):
+``timeout`` bounds each attempt as a whole (connect, send, headers and body), and a
+response body longer than ``max_response_bytes`` fails the request without being kept
+(not retried: the same request would get the same answer). A request that times out,
+cannot connect, or gets HTTP 408, 429 or 5xx is retried up to ``retries`` times after
 ``backoff · 2^k`` seconds (at most ``max_backoff``; a ``Retry-After`` header, when
 shorter than that cap, is honoured); other HTTP errors are not retried.
 """
@@ -26,17 +29,18 @@ import base64
 import http.client
 import json
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from cover.grounders.transport import HTTPStatusError, ResponseTooLarge, post
 from cover.grounders.video import VideoSample
 
 PROMPT_VERSION = 1
 PROMPT_EXAMPLE = "12.0 - 18.5 seconds"
 RETRY_STATUS = frozenset({408, 429, 500, 502, 503, 504})
+#: Default limit on one response body, bytes: a 256-token answer is a few kB.
+MAX_RESPONSE_BYTES = 4 << 20
 
 
 def build_messages(query: str, sample: VideoSample) -> list[dict[str, Any]]:
@@ -101,7 +105,8 @@ def answer_text(doc: Any) -> str:
 
 @dataclass
 class ChatClient:
-    """One OpenAI-compatible chat endpoint; :meth:`complete` retries as documented."""
+    """One OpenAI-compatible chat endpoint; :meth:`complete` retries as documented.
+    ``timeout`` (s) bounds each attempt as a whole, ``max_response_bytes`` its body."""
 
     url: str
     model: str
@@ -112,15 +117,27 @@ class ChatClient:
     max_tokens: int = 256
     api_key: str | None = None
     sleep: Callable[[float], None] = time.sleep
+    max_response_bytes: int = MAX_RESPONSE_BYTES
+
+    def __post_init__(self) -> None:
+        bad = [f"{name} must be {rule}, got {value}" for name, value, rule, ok in (
+            ("timeout", self.timeout, "a finite number > 0", 0 < self.timeout < float("inf")),
+            ("retries", self.retries, "an integer >= 0", self.retries >= 0),
+            ("backoff", self.backoff, "a finite number >= 0",
+             0 <= self.backoff < float("inf")),
+            ("max_tokens", self.max_tokens, "an integer >= 1", self.max_tokens >= 1),
+            ("max_response_bytes", self.max_response_bytes, "an integer >= 1",
+             self.max_response_bytes >= 1)) if not ok]
+        if bad:
+            raise ValueError("ChatClient: " + "; ".join(bad))
 
     def _post(self, body: bytes) -> Any:
         headers = {"Content-Type": "application/json"}
         if self.api_key:
             headers["Authorization"] = f"Bearer {self.api_key}"
-        req = urllib.request.Request(chat_url(self.url), data=body, headers=headers,
-                                     method="POST")
-        with urllib.request.urlopen(req, timeout=self.timeout) as resp:
-            return json.loads(resp.read().decode("utf-8"))
+        data = post(chat_url(self.url), body, headers, timeout=self.timeout,
+                    max_bytes=self.max_response_bytes)
+        return json.loads(data.decode("utf-8"))
 
     def complete(self, messages: list[dict[str, Any]]) -> Reply:
         body = json.dumps({"model": self.model, "messages": messages, "temperature": 0,
@@ -132,16 +149,18 @@ class ChatClient:
             try:
                 doc = self._post(body)
                 return Reply(answer_text(doc), attempt, time.monotonic() - t0)
-            except urllib.error.HTTPError as exc:
-                detail = exc.read(300).decode("utf-8", "replace").strip()
-                last = f"HTTP {exc.code}" + (f": {detail}" if detail else "")
+            except HTTPStatusError as exc:
+                last = str(exc)
                 if exc.code not in RETRY_STATUS:
                     raise EndpointError(last, attempt) from None
-                after = exc.headers.get("Retry-After") if exc.headers else None
+                after = exc.retry_after
                 if after and after.replace(".", "", 1).isdigit():
                     wait = min(self.max_backoff, float(after))
-            except (urllib.error.URLError, TimeoutError, http.client.HTTPException,
-                    ConnectionError) as exc:
+            except ResponseTooLarge as exc:
+                raise EndpointError(f"{exc} (--max-response-bytes); not kept",
+                                    attempt) from None
+            except (OSError, http.client.HTTPException) as exc:
+                # URLError, timeouts, refused / reset connections, TLS errors
                 reason = getattr(exc, "reason", exc)
                 last = f"{type(exc).__name__}: {reason}"
             except (ValueError, UnicodeDecodeError) as exc:

@@ -10,10 +10,11 @@ pixels and encoded as JPEG by FFmpeg's own encoder (no imaging library needed).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any
 
 from cover.errors import InputError
+from cover.io.jsonl import json_text
 
 #: Extensions looked for when a video is named by its id in a folder.
 VIDEO_EXTENSIONS = (".mp4", ".mkv", ".webm", ".avi", ".mov", ".m4v")
@@ -46,16 +47,43 @@ def _av() -> Any:
     return av
 
 
+def outside_reason(vid: str) -> str | None:
+    """Why ``vid`` cannot name a file inside a folder (``None`` when it can): an
+    absolute path, a ``..`` part, an empty name or a NUL byte. A relative name with no
+    ``..`` part always joins to a path inside the folder; the check is on the name, not
+    on the resolved path, so links the folder's owner put inside it (a folder of links
+    to a dataset store) are still followed."""
+    if vid.strip() in (".", ""):
+        return "is empty"
+    if "\x00" in vid:
+        return "holds a NUL byte"
+    pure = PurePath(vid)
+    if pure.is_absolute() or pure.anchor:
+        return "is an absolute path"
+    if ".." in pure.parts:
+        return "has a '..' part"
+    return None
+
+
 def find_video(folder: str | Path, vid: str) -> Path | None:
     """``folder/<vid><ext>`` for the first known extension that exists (or ``vid`` as a
-    file name with its extension)."""
+    file name with its extension). A ``vid`` that would reach outside ``folder``
+    (:func:`outside_reason`) is an :class:`InputError`, never opened."""
+    why = outside_reason(vid)
+    if why is not None:
+        raise InputError(f"the vid {json_text(vid, 120)} {why}: a video must be a file inside "
+                         f"{folder}")
     d = Path(folder)
-    if (d / vid).is_file():
-        return d / vid
-    for ext in VIDEO_EXTENSIONS:
-        p = d / f"{vid}{ext}"
-        if p.is_file():
-            return p
+    try:
+        if (d / vid).is_file():
+            return d / vid
+        for ext in VIDEO_EXTENSIONS:
+            p = d / f"{vid}{ext}"
+            if p.is_file():
+                return p
+    except OSError as exc:  # e.g. a name too long for the file system
+        raise InputError(f"the vid {json_text(vid)} cannot be looked up in {folder} "
+                         f"({exc.strerror or exc})") from None
     return None
 
 

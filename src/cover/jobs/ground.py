@@ -50,6 +50,13 @@ class GroundSummary:
     statuses: dict[str, int] = field(default_factory=dict)
     problems: list[RowProblem] = field(default_factory=list)
     torn_log_lines: int = 0
+    #: (qid, why) of every query asked in this run that got no answer.
+    failed: list[tuple[str, str]] = field(default_factory=list)
+
+    @property
+    def all_failed(self) -> bool:
+        """Whether queries were asked and not one of them got an answer."""
+        return self.asked > 0 and len(self.failed) == self.asked
 
 
 def read_log(path: Path, header: dict[str, Any]) -> tuple[dict[str, dict[str, Any]], int]:
@@ -117,22 +124,32 @@ def run_ground(queries: str | Path, videos: str | Path, output: str | Path,
     vid), resuming from the log, and write the prediction file ``output``."""
     from cover.grounders.parse import answers_to_predictions
 
-    if concurrency < 1:
-        raise ValueError(f"concurrency must be >= 1, got {concurrency}")
+    for name, value in (("concurrency", concurrency), ("n_frames", n_frames),
+                        ("max_side", max_side)):
+        if value < 1:
+            raise ValueError(f"{name} must be >= 1, got {value}")
     loaded = read_queries(queries, need_duration=False, on_error=on_error)
     table = loaded.table
     summary = GroundSummary(queries=len(table), problems=list(loaded.problems))
-    paths: list[Path | None] = [find_video(videos, v) for v in table.vid.tolist()]
-    missing = [i for i, p in enumerate(paths) if p is None]
-    for i in missing:
+    video_of: dict[int, Path] = {}
+    unusable = 0
+    for i, vid in enumerate(table.vid.tolist()):
+        try:
+            path = find_video(videos, str(vid))
+        except InputError as exc:  # a vid naming a file outside the folder
+            path, why = None, str(exc)
+        else:
+            why = f"no video {vid}.* in {videos}"
+        if path is not None:
+            video_of[i] = path
+            continue
+        unusable += 1
         summary.problems.append(RowProblem(table.source, int(table.line[i]) if table.line
-                                           is not None else 0, str(table.qid[i]),
-                                           f"no video {table.vid[i]}.* in {videos}",
+                                           is not None else 0, str(table.qid[i]), why,
                                            "rejected"))
-    if missing and on_error == "raise":
-        raise InputError(f"{len(missing)} quer(y/ies) have no video in {videos}, e.g. "
-                         f"{summary.problems[-len(missing)]}")
-    video_of = {i: p for i, p in enumerate(paths) if p is not None}
+    if unusable and on_error == "raise":
+        raise InputError(f"{unusable} quer(y/ies) have no usable video in {videos}, e.g. "
+                         f"{summary.problems[-unusable]}")
     keep = list(video_of)
     log_path = Path(log) if log is not None else Path(f"{output}.log")
     header = {"log": LOG_SCHEMA, "model": client.model, "n_frames": n_frames,
@@ -154,6 +171,8 @@ def run_ground(queries: str | Path, videos: str | Path, output: str | Path,
             for fut in as_completed(futures):
                 rec = fut.result()
                 _append(fh, rec)
+                if rec["answer"] is None:
+                    summary.failed.append((rec["qid"], str(rec["error"])))
                 records[rec["qid"]] = rec
                 bar.advance()
     finally:

@@ -10,7 +10,8 @@ Classes (``ParsedAnswer.status``):
 * ``refusal`` — no time, and the model declines or says the moment is not there
   ("I'm sorry, but I cannot ...", "not provided in the video", JSON nulls);
 * ``failure`` — no readable time and no refusal (narrative, a template with no
-  numbers, an end with no start, times with no interval structure).
+  numbers, an end with no start, times with no interval structure), a clock time that
+  cannot exist (``00:75``, ``00:61:61``), or a negative time (``from -5 to 10``).
 
 Downstream, only ``ok`` and ``zero_length`` are predictions; every other class is a
 refusal, certified as the whole video (never dropped).
@@ -145,6 +146,12 @@ def parse_answer(
         # What the echo would have read, bounds in order like every other class's.
         return ParsedAnswer("echo", tuple((min(a, b), max(a, b)) for a, b in found.intervals),
                             f"repeats the prompt's example {example.strip()[:80]!r}", notation)
+    negative = [v for iv in found.intervals for v in iv if v < 0] + [
+        v for v in (found.start_only, found.end_only) if v is not None and v < 0]
+    if negative:
+        # Never made positive: "-5" is not "5", and no moment lies before the video.
+        return ParsedAnswer("failure", reason=f"a negative time ({negative[0]:g} s): no "
+                            "moment lies before the start of the video", notation=notation)
     if not found.intervals:
         if found.start_only is not None:
             return ParsedAnswer("start_only", reason=f"a start ({found.start_only:g} s) and no "

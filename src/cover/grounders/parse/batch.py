@@ -83,11 +83,12 @@ class ParsedColumns:
 
 
 def _per_row(values: Any, n: int, name: str) -> list[Any]:
+    """One value per answer (a single value is shared), NaN read as missing (None)."""
     if values is None:
         return [None] * n
     arr = np.asarray(values, dtype=object).reshape(-1)
     if arr.size == 1:
-        return [arr[0]] * n
+        arr = np.repeat(arr, n)
     if arr.size != n:
         raise ValueError(f"{name}: expected {n} values (one per answer), got {arr.size}")
     return [None if v is None or (isinstance(v, float) and v != v) else v for v in arr]

@@ -18,7 +18,9 @@ time wins (so narrative after a JSON block cannot override it):
 5. **a lone time** — a start with no end ("start-only").
 
 Numbers are read by :mod:`cover.grounders.parse.notation`; a bare number in a range
-with a unit inherits it (``2 to 3 minutes``, ``20-40%``, ``frames 10 to 40``).
+with a unit inherits it (``2 to 3 minutes``, ``20-40%``, ``frames 10 to 40``). An
+impossible clock time anywhere in the answer (``00:75``) stops the reading: no stage
+runs, and ``problem`` names it.
 """
 
 from __future__ import annotations
@@ -53,10 +55,16 @@ def extract(text: str, ctx: Context) -> Extract:
     """Run the stages on ``text`` and return what the first successful one found."""
     body = focus(text)
     tokens = tokenize(body)
+    out = Extract()
+    bad = next((t.problem for t in tokens if t.problem), None)
+    if bad is not None:
+        # A time that cannot exist ("00:75") says the answer's times are not to be
+        # trusted; reading the others would guess (a failure, whole video, is safe).
+        out.problem = bad
+        return out
     # "the beginning" / "the end of the video" only close a range with a real time;
     # next to a start or end label they are prose ("the beginning or end of the query").
     timed = [t for t in tokens if t.kind not in ("video_start", "video_end")]
-    out = Extract()
     keyed(body, timed, ctx, out)
     if out.how or out.nulls:
         return out

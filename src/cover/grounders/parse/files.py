@@ -4,44 +4,62 @@ An answer file is JSON lines / a JSON array of rows, or a JSON object keyed by q
 id (as UAG-OOPS ships them). The answer text is the field named by ``text_field``,
 else the first of :data:`TEXT_FIELDS` present, else the one field ending in
 ``_pred``; the duration is ``duration_field`` (default ``duration``) when present.
+
+Files are read as every COVER reader reads them (gzip recognised by its bytes, a UTF-8
+byte-order mark skipped). No line is dropped without a word: a line that is not a JSON
+object (malformed, not UTF-8, a list, a number) is a rejected line naming the file and
+line, counted beside the answers (``lines`` = answers + rejected); a duration that is not
+a finite number > 0 (``Infinity``, ``0``, ``"abc"``) is set aside for that row with a
+noted problem (the row keeps its answer, parsed without that duration).
 """
 
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from cover.errors import InputError
+from cover.errors import InputError, RowProblem
 from cover.grounders.parse.batch import (
     ParsedColumns,
     StartOnly,
     answers_to_predictions,
 )
 from cover.grounders.parse.extract import BareRule
-from cover.io.jsonl import RawRows, read_json_rows
+from cover.io.jsonl import RawRows, json_text, number_value, read_input_bytes, read_json_rows
 from cover.io.uag_oops import read_keyed_json, uag_source_video
 
 TEXT_FIELDS: tuple[str, ...] = ("answer", "response", "output", "prediction", "pred", "text")
 #: Fields of a UAG-OOPS answer entry: its vid is the clip's source compilation.
 _UAG_FIELDS = frozenset({"video_path", "start_time", "end_time", "description"})
+#: Problems listed in a summary (all are counted).
+_LISTED = 50
 
 
 @dataclass(frozen=True)
 class ParsedFile:
     """One answer file after parsing: its prediction rows (one per answer, in file
-    order), the parse columns, and the 1-based line of each row."""
+    order), the parse columns, the 1-based line of each row, and the problems of the
+    file's lines (``rejected``: a line that is no answer row; ``noted``: a duration
+    set aside)."""
 
     path: str
     text_field: str
     rows: list[dict[str, Any]]
     parsed: ParsedColumns
     line: NDArray[np.int64]
+    problems: list[RowProblem] = field(default_factory=list)
+
+    @property
+    def rejected(self) -> list[RowProblem]:
+        """The lines that are not answer rows (not JSON objects), in file order."""
+        return [p for p in self.problems if p.action == "rejected"]
 
     def summary(self, k: int = 3, seed: int = 0) -> dict[str, Any]:
         """Counts and rates per class and up to ``k`` examples of each (qid, line,
@@ -54,20 +72,22 @@ class ParsedFile:
             for status, rows in self.parsed.samples(k, seed).items()
         }
         return {"path": self.path, "text_field": self.text_field, "n": len(self.rows),
+                "rejected": len(self.rejected), "lines": len(self.rows) + len(self.rejected),
                 "counts": self.parsed.counts(), "rates": self.parsed.rates(),
-                "samples": samples}
+                "samples": samples,
+                "problems": [p.to_dict() for p in self.problems[:_LISTED]]}
 
 
 def _rows_of(path: str | Path) -> RawRows:
-    p = Path(path)
-    head = p.read_text(encoding="utf-8")[:4096].lstrip() if p.is_file() else ""
-    if head.startswith("{"):
+    """The file's rows: a JSON object keyed by qid, else JSON lines / a JSON array."""
+    data = read_input_bytes(path)
+    if data.lstrip()[:1] == b"{":
         try:
-            data = json.loads(p.read_text(encoding="utf-8"))
-        except json.JSONDecodeError:
-            data = None
-        if isinstance(data, dict) and data and all(isinstance(v, dict) for v in data.values()) \
-                and "qid" not in data:
+            doc = json.loads(data)
+        except ValueError:  # malformed or not UTF-8: JSON lines, read line by line
+            doc = None
+        if isinstance(doc, dict) and doc and all(isinstance(v, dict) for v in doc.values()) \
+                and "qid" not in doc:
             return read_keyed_json(path)
     return read_json_rows(path)
 
@@ -106,6 +126,9 @@ def parse_answer_file(
     whose answer is missing or not text is kept and parsed as an empty answer (a
     ``failure``, hence a refusal), never dropped."""
     raw = _rows_of(path)
+    if not raw.records and raw.problems:
+        raise InputError(f"{raw.path}: no line is an answer row (a JSON object); first: "
+                         f"{raw.problems[0]}")
     field = _text_field(raw, text_field)
     recs = raw.records
     for rec, line in zip(recs, raw.lines.tolist(), strict=True):
@@ -116,23 +139,35 @@ def parse_answer_file(
     if recs and all(_UAG_FIELDS <= r.keys() for r in recs):
         vid = uag_source_video(qid)  # the split unit, as read_uag_ground_truth gives it
     texts = [r.get(field) if isinstance(r.get(field), str) else "" for r in recs]
-    T = np.array([_duration(r.get(duration_field), (durations or {}).get(str(v)))
-                  for r, v in zip(recs, vid, strict=True)], dtype=np.float64)
+    problems = list(raw.problems)
+    T = np.empty(len(recs), dtype=np.float64)
+    for i, (r, v, q, line) in enumerate(zip(recs, vid, qid, raw.lines.tolist(), strict=True)):
+        given = r.get(duration_field)
+        T[i] = _duration(given)
+        if given is not None and math.isnan(T[i]):
+            problems.append(RowProblem(raw.path, line, str(q), f"{duration_field} "
+                                       f"{json_text(given)} is not a finite number > 0; "
+                                       "set aside", "noted"))
+        if math.isnan(T[i]):
+            fallback = (durations or {}).get(str(v))
+            T[i] = math.nan if fallback is None else float(fallback)
+    problems.sort(key=lambda p: p.line)
     rows, parsed = answers_to_predictions(
         qid, texts, vid=vid, durations=T, fps=fps, prompt_examples=prompt_examples,
         bare=bare, start_only=start_only)
-    return ParsedFile(str(path), field, rows, parsed, raw.lines)
+    return ParsedFile(str(path), field, rows, parsed, raw.lines, problems)
 
 
-def _duration(value: Any, fallback: float | None) -> float:
+def _duration(value: Any) -> float:
+    """``value`` as a duration in seconds (a number or numeric text), NaN unless it is
+    a finite number > 0."""
     if isinstance(value, str):
         try:
             value = float(value)
         except ValueError:
-            value = None
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
-        return float(value)
-    return float("nan") if fallback is None else float(fallback)
+            return math.nan
+    x = number_value(value)
+    return x if math.isfinite(x) and x > 0 else math.nan
 
 
 def summary_lines(summary: dict[str, Any], *, samples: bool = True) -> list[str]:
@@ -141,6 +176,9 @@ def summary_lines(summary: dict[str, Any], *, samples: bool = True) -> list[str]
     parts = [f"{s} {c} ({100 * summary['rates'][s]:.1f}%)"
              for s, c in summary["counts"].items() if c]
     out = [f"{summary['path']}: {n} answers ({summary['text_field']}): " + ", ".join(parts)]
+    if summary["rejected"]:
+        out[0] += (f"; and {summary['rejected']} line(s) rejected, not answer rows (of "
+                   f"{summary['lines']} lines)")
     if samples:
         for status, items in summary["samples"].items():
             for it in items:

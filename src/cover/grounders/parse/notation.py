@@ -13,6 +13,14 @@ A *token* is one time mention with its position in the text and its notation:
   percent, VTimeLLM-style 0-100 bins, or frame indices);
 * ``video_start`` / ``video_end`` — "the beginning of the video", "the end of the clip".
 
+A minus sign written against a number (``-5``, ``start: -1``, ``from -5 to 10``,
+``frame -3``) makes it negative; a dash right after another time (``0-10``,
+``0 -10``) is a range, not a sign. A clock time that cannot exist (seconds >= 60 in
+``mm:ss``; minutes or seconds >= 60 in ``hh:mm:ss``: ``00:75``, ``00:61:61``) is kept
+as a token with a ``problem`` so the answer fails with that reason instead of being
+read as some other time. Minutes >= 60 in ``mm:ss`` (``75:30``) are a long video's
+time, and are read.
+
 :func:`format_time` writes seconds back in every notation, so a formatted
 interval parses back to itself (property-tested).
 """
@@ -41,7 +49,8 @@ _TOKEN = re.compile(
     rf"(?![\d:]|\.\d))"
     rf"|(?P<ms>(?<![\w.:])(?P<m>\d{{1,4}}):(?P<msec>\d{{1,2}}(?:\.\d{{1,9}})?)(?![\d:]|\.\d))"
     rf"|(?P<cmp>(?<![\w.])(?P<ch>{_NUM})\s?{_MIN_UNIT}\s?(?:and\s)?(?P<cs>{_NUM})\s?{_SEC_UNIT}\b)"
-    rf"|(?P<frame>\bframes?\s?(?:#|no\.|number|index|idx)?\s?(?P<fv>\d{{1,9}})(?!\d|\.\d))"
+    rf"|(?P<frame>\bframes?\s?(?:#|no\.|number|index|idx)?\s?(?P<fneg>[-\u2212])?"
+    rf"(?P<fv>\d{{1,9}})(?!\d|\.\d))"
     rf"|(?P<num>(?<![\w.:])(?P<nv>{_NUM})(?![\d:]|\.\d)"
     rf"(?:\s?(?P<pct>%|percent\b)|\s?(?P<hu>{_HOUR_UNIT})\b|\s?(?P<mu>{_MIN_UNIT})\b"
     rf"|\s?(?P<su>{_SEC_UNIT})\b)?)"
@@ -54,12 +63,38 @@ _TOKEN = re.compile(
 @dataclass(frozen=True)
 class Token:
     """One time mention: ``text[start:end]``, its number (in the unit of ``kind``;
-    seconds for clock and unit notations) and its notation."""
+    seconds for clock and unit notations; negative when a minus sign precedes it), its
+    notation, and why it cannot be a time (``problem``, for impossible clock times)."""
 
     start: int
     end: int
     value: float
     kind: Kind
+    problem: str | None = None
+
+
+_MINUS = "-\u2212"  # hyphen-minus and the minus sign (an en dash is a range dash)
+
+
+def _negative(text: str, start: int, prev_end: int | None) -> bool:
+    """Whether a minus sign directly before ``text[start]`` is the number's sign: not
+    when only spaces separate it from the previous time (``0-10``, ``0 -10`` are ranges)
+    and not inside a word (``Qwen-7``)."""
+    k = start - 1
+    if k < 0 or text[k] not in _MINUS:
+        return False
+    if prev_end is not None and not text[prev_end:k].strip():
+        return False
+    return k == 0 or not (text[k - 1].isalnum() or text[k - 1] in "._%")
+
+
+def _clock_problem(frag: str, minutes: str | None, seconds: str) -> str | None:
+    """Why a clock time cannot exist (minutes or seconds >= 60), or ``None``."""
+    if float(seconds) >= 60:
+        return f"impossible clock time {frag}: its seconds ({seconds}) must be below 60"
+    if minutes is not None and int(minutes) >= 60:
+        return f"impossible clock time {frag}: its minutes ({minutes}) must be below 60"
+    return None
 
 
 def tokenize(text: str) -> list[Token]:
@@ -69,17 +104,20 @@ def tokenize(text: str) -> list[Token]:
         g = m.groupdict()
         value: float
         kind: Kind
+        problem = None
         if g["hms"]:
             value = int(g["h"]) * 3600 + int(g["hm"]) * 60 + float(g["hs"])
             kind = "hh:mm:ss"
+            problem = _clock_problem(g["hms"], g["hm"], g["hs"])
         elif g["ms"]:
             value = int(g["m"]) * 60 + float(g["msec"])
             kind = "mm:ss"
+            problem = _clock_problem(g["ms"], None, g["msec"])
         elif g["cmp"]:
             value = float(g["ch"]) * 60 + float(g["cs"])
             kind = "seconds"
         elif g["frame"]:
-            value = float(g["fv"])
+            value = -float(g["fv"]) if g["fneg"] else float(g["fv"])
             kind = "frame"
         elif g["num"]:
             value = float(g["nv"])
@@ -99,7 +137,11 @@ def tokenize(text: str) -> list[Token]:
             value, kind = math.nan, "video_end"
         if kind not in ("video_end",) and not math.isfinite(value):
             continue
-        out.append(Token(m.start(), m.end(), value, kind))
+        start = m.start()
+        if kind not in ("video_start", "video_end") and _negative(
+                text, start, out[-1].end if out else None):
+            value, start = -value, start - 1
+        out.append(Token(start, m.end(), value, kind, problem))
     return out
 
 
