@@ -205,10 +205,13 @@ def _finish(job: EvaluateFiles, ev: Evaluation, field: GroundingMetrics | None,
     if ev.reference is not None:
         r = ev.reference
         inside = r["band_lo"] <= m.coverage <= r["band_hi"]
-        print(f"reference: k/(n+1) = {r['expected']:.4f}, 95% band [{r['band_lo']:.4f}, "
-              f"{r['band_hi']:.4f}] (calibration n = {r['n_calibration']}: Beta sd "
-              f"{r['beta_sd']:.4f}; this test sample's own sd {r['test_sd']:.4f}); coverage "
-              f"is {'inside' if inside else 'OUTSIDE'} the band")
+        cb = r["calibration_band"]
+        print(f"reference: coverage {m.coverage:.4f} is {'inside' if inside else 'OUTSIDE'} "
+              f"its 95% test band [{r['band_lo']:.4f}, {r['band_hi']:.4f}] around k/(n+1) = "
+              f"{r['expected']:.4f} (calibration band [{cb[0]:.4f}, {cb[1]:.4f}] from n = "
+              f"{r['n_calibration']}, Beta sd {r['beta_sd']:.4f}; this test sample's own sd "
+              f"{r['test_sd']:.4f}, clustered by {r['cluster_unit']}: {r['test_units']} videos, "
+              f"design effect {r['test_design_effect']:.2f}; docs/bands.md)")
     elif is_csv(job.regions) and job.calibrator is None:
         print("reference: not known (CSV regions carry no calibrator fields; give "
               "--calibrator, the file certify used, for the band)")
