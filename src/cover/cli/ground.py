@@ -6,7 +6,13 @@ from __future__ import annotations
 import argparse
 import os
 
-from cover.cli._common import Subparsers, _report_problems, add_command
+from cover.cli._common import (
+    InputPath,
+    OutputPath,
+    Subparsers,
+    _report_problems,
+    add_command,
+)
 
 
 def add_parser(sub: Subparsers) -> None:
@@ -20,10 +26,12 @@ def add_parser(sub: Subparsers) -> None:
     p.add_argument("--endpoint", required=True,
                    help="server URL, e.g. http://127.0.0.1:8000/v1 (chat completions)")
     p.add_argument("--model", required=True, help="model name the server serves")
-    p.add_argument("--videos", required=True, help="folder holding <vid>.mp4 (or .mkv ...)")
-    p.add_argument("--queries", required=True,
+    p.add_argument("--videos", required=True, type=InputPath,
+                   help="folder holding <vid>.mp4 (or .mkv ...)")
+    p.add_argument("--queries", required=True, type=InputPath,
                    help="jsonl with qid, vid, query (duration optional: read from the video)")
-    p.add_argument("-o", "--output", required=True, help="prediction jsonl to write")
+    p.add_argument("-o", "--output", required=True, type=OutputPath,
+                   help="prediction jsonl to write")
     p.add_argument("--frames", type=int, default=16, help="frames per video (default 16)")
     p.add_argument("--max-side", type=int, default=448, help="frame size limit, px")
     p.add_argument("--concurrency", type=int, default=4, help="requests in flight (default 4)")
@@ -34,7 +42,9 @@ def add_parser(sub: Subparsers) -> None:
     p.add_argument("--max-tokens", type=int, default=256, help="answer length limit, tokens")
     p.add_argument("--api-key-env", metavar="VAR",
                    help="environment variable holding a bearer token, if the server needs one")
-    p.add_argument("--log", help="resumable log (default: <output>.log)")
+    # --log is read too (a rerun resumes from it), but it is written: an output, so it
+    # must differ from every input and from -o
+    p.add_argument("--log", type=OutputPath, help="resumable log (default: <output>.log)")
     p.add_argument("--on-error", choices=("raise", "reject"), default="raise",
                    help="queries without a video: stop (default) or set them aside")
     p.set_defaults(func=run)
