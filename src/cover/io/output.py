@@ -111,7 +111,7 @@ def check_target(path: PathLike, inputs: Iterable[PathLike | None] = ()) -> Path
         kind = None  # does not exist (yet), or a dangling link: a new file
     if kind is not None:
         real = _resolved(p)
-        via = f" (through the link to {real})" if real != p else ""
+        via = f" (through the link to {real})" if real != p and real.exists() else ""
         raise OutputError(f"{p}: is a {kind}{via}, not a regular file; writing would replace "
                           "it: give a regular file (or -, where the option takes it, for "
                           "standard output)")
