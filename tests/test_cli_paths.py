@@ -96,7 +96,8 @@ def test_evaluate_calibrator_is_an_input(files, capsys):
              capsys, *files.values())
 
 
-@pytest.mark.parametrize("case", ["output is queries", "log is output", "log is queries"])
+@pytest.mark.parametrize("case", ["output is queries", "log is output", "log is queries",
+                                  "default log is queries"])
 def test_ground_refuses_before_any_request(files, tmp_path, case, capsys, monkeypatch):
     def ask(*a: Any, **k: Any) -> None:
         pytest.fail("a request was sent")
@@ -104,18 +105,23 @@ def test_ground_refuses_before_any_request(files, tmp_path, case, capsys, monkey
     monkeypatch.setattr("cover.jobs.ground.run_ground", ask)
     queries, out = files["gt"], tmp_path / "out.jsonl"
     out.write_text("previous\n")
-    args = ["ground", "--endpoint", "http://127.0.0.1:9/v1", "--model", "m", "--videos",
-            str(tmp_path), "--queries", str(queries)]
     if case == "output is queries":
-        args += ["-o", str(queries)]
+        paths = ["-o", str(queries)]
         words = f"--output {queries}: is also an input of this run (--queries {queries})"
     elif case == "log is output":
-        args += ["-o", str(out), "--log", str(out)]
+        paths = ["-o", str(out), "--log", str(out)]
         words = f"--log {out}: is the same file as --output {out}"
-    else:
-        args += ["-o", str(out), "--log", str(queries)]
+    elif case == "log is queries":
+        paths = ["-o", str(out), "--log", str(queries)]
         words = f"--log {queries}: is also an input of this run (--queries {queries})"
-    _refused(args, words, capsys, out, *files.values())
+    else:  # no --log: it is <output>.log
+        queries = tmp_path / "out.jsonl.log"
+        queries.write_bytes(files["gt"].read_bytes())
+        paths = ["-o", str(out)]
+        words = f"--log {queries}: is also an input of this run (--queries {queries})"
+    _refused(["ground", "--endpoint", "http://127.0.0.1:9/v1", "--model", "m", "--videos",
+              str(tmp_path), "--queries", str(queries), *paths], words, capsys, out, queries,
+             *files.values())
 
 
 def _answers(path: Path, n: int = 3) -> Path:

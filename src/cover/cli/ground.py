@@ -53,8 +53,12 @@ def add_parser(sub: Subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     from cover.errors import InputError
     from cover.grounders.endpoint import ChatClient
+    from cover.io.output import check_outputs
     from cover.jobs.ground import run_ground
 
+    if args.log is None:  # the default log is an output too (main checked a given --log)
+        check_outputs([("--log", f"{args.output}.log")],
+                      [("--queries", args.queries), ("--videos", args.videos)])
     key = None
     if args.api_key_env:
         key = os.environ.get(args.api_key_env)

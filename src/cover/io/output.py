@@ -193,13 +193,14 @@ def _stdout_open(mode: Literal["w", "wb"]) -> Iterator[IO[Any]]:
     """Spool the data to an anonymous temporary file; copy it to standard output only
     when the writer finished cleanly (complete or nothing)."""
     with tempfile.TemporaryFile() as spool:
-        fh: IO[Any] = (io.TextIOWrapper(spool, encoding="utf-8", write_through=True)
-                       if mode == "w" else spool)
-        yield fh
-        fh.flush()
+        if mode == "wb":
+            yield spool
+        else:
+            text = io.TextIOWrapper(spool, encoding="utf-8", write_through=True)
+            yield text
+            text.detach()  # flushed; the TemporaryFile closes the spool itself
+        spool.flush()
         _copy_to_stdout(spool)
-        if mode == "w":
-            fh.detach()  # the TemporaryFile closes the spool itself
 
 
 @contextlib.contextmanager
@@ -211,8 +212,8 @@ def atomic_open(path: PathLike, mode: Literal["w", "wb"] = "w", *,
     ``KeyboardInterrupt`` included, leaves ``path`` as it was. ``-`` writes to standard
     output, once the writer finished cleanly."""
     if is_stdout(path):
-        with _stdout_open(mode) as fh:
-            yield fh
+        with _stdout_open(mode) as out:
+            yield out
         return
     target = check_target(path, inputs)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp",
