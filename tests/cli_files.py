@@ -3,6 +3,7 @@ that a run lost nothing (inputs byte-identical, no temporary file left behind)."
 
 from __future__ import annotations
 
+import argparse
 import json
 from pathlib import Path
 
@@ -50,3 +51,19 @@ def snapshot(*paths: Path) -> dict[Path, bytes]:
 def leftovers(folder: Path) -> list[str]:
     """Temporary files of the atomic writer left in ``folder`` (there must be none)."""
     return sorted(p.name for p in folder.rglob("*.tmp"))
+
+
+def command_parsers() -> list[tuple[list[str], argparse.ArgumentParser]]:
+    """Every command of ``cover.cli.COMMANDS`` and every sub-command under it."""
+    from cover.cli import COMMANDS, build_parser
+
+    def subs(p: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+        return next((dict(a.choices) for a in p._actions
+                     if isinstance(a, argparse._SubParsersAction)), {})
+
+    top = subs(build_parser())
+    out = []
+    for name in COMMANDS:
+        out.append(([name], top[name]))
+        out += [([name, inner], q) for inner, q in subs(top[name]).items()]
+    return out

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from cli_files import command_parsers
 from cli_files import leftovers as _leftovers
 from cli_files import snapshot as _snapshot
 from cli_files import synthetic as _synthetic
@@ -202,9 +203,13 @@ _PAUSE_WRITER = textwrap.dedent("""
 """)
 
 
-@pytest.mark.parametrize("path", [["--batch-rows", "1000"], ["--in-memory"]],
-                         ids=["streamed", "in-memory"])
-def test_ctrl_c_during_a_large_write_keeps_the_previous_output(tmp_path, path):
+@pytest.mark.parametrize(("sig", "path", "code", "words"), [
+    (signal.SIGINT, ["--batch-rows", "1000"], 130, "interrupted"),
+    (signal.SIGINT, ["--in-memory"], 130, "interrupted"),
+    (signal.SIGTERM, ["--batch-rows", "1000"], 143, "terminated"),  # kill, docker stop
+], ids=["ctrl-c streamed", "ctrl-c in-memory", "sigterm streamed"])
+def test_a_signal_during_a_large_write_keeps_the_previous_output(tmp_path, sig, path, code,
+                                                                 words):
     preds, gt = _synthetic(tmp_path, n=5000, seed=1)
     cal = tmp_path / "cal.json"
     assert main(["calibrate", "--preds", str(preds), "--gt", str(gt), "-o", str(cal)]) == 0
@@ -225,38 +230,33 @@ def test_ctrl_c_during_a_large_write_keeps_the_previous_output(tmp_path, path):
             time.sleep(0.02)
         partial = [p for p in tmp_path.iterdir() if p.name.startswith(".regions.jsonl.")]
         assert len(partial) == 1 and partial[0].stat().st_size > 0  # mid-write
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(sig)
         _, err = proc.communicate(timeout=120)
     finally:
         if proc.poll() is None:
             proc.kill()
-    assert proc.returncode == 130
-    assert "interrupted" in err and "Traceback" not in err
+    assert proc.returncode == code
+    assert words in err and "Traceback" not in err
     assert _snapshot(preds, gt, cal, out) == before
     assert _leftovers(tmp_path) == []
 
 
-def _command_parsers() -> list[tuple[list[str], argparse.ArgumentParser]]:
-    """Every command of ``cover.cli.COMMANDS`` and every sub-command under it."""
-    from cover.cli import COMMANDS, build_parser
-
-    def subs(p: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
-        return next((dict(a.choices) for a in p._actions
-                     if isinstance(a, argparse._SubParsersAction)), {})
-
-    top = subs(build_parser())
-    out = []
-    for name in COMMANDS:
-        out.append(([name], top[name]))
-        out += [([name, inner], q) for inner, q in subs(top[name]).items()]
-    return out
+def test_a_closed_standard_output_ends_the_run_quietly():
+    # `cover formats | head -0`: the reader is gone before the first line is written
+    proc = subprocess.Popen([sys.executable, "-m", "cover", "formats"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=60) == 141  # 128 + SIGPIPE, as a Unix tool stopped by it
+    assert err == ""  # no "Broken pipe", no traceback, no "Exception ignored"
 
 
-@pytest.mark.parametrize("path", [" ".join(p) for p, _ in _command_parsers()])
+@pytest.mark.parametrize("path", [" ".join(p) for p, _ in command_parsers()])
 def test_help_shows_defaults_and_an_example(path, capsys):
     from cover.cli._common import HelpFormatter
 
-    parser = dict((" ".join(p), q) for p, q in _command_parsers())[path]
+    parser = dict((" ".join(p), q) for p, q in command_parsers())[path]
     with pytest.raises(SystemExit):
         main([*path.split(), "--help"])
     text = capsys.readouterr().out

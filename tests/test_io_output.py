@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 from pathlib import Path
 
 import numpy as np
@@ -15,7 +16,9 @@ from hypothesis import strategies as st
 from cover.errors import OutputError
 from cover.io.output import (
     atomic_open,
+    check_outputs,
     check_target,
+    data_to_stdout,
     make_folder,
     strict_json,
     write_bytes,
@@ -125,3 +128,87 @@ _json_values = st.recursive(
 def test_strict_json_always_serialises(doc):
     text = json.dumps(strict_json(doc), allow_nan=False)
     json.loads(text, parse_constant=lambda c: pytest.fail(f"bare {c} in {text}"))
+
+
+def test_special_files_are_refused_and_left_as_they_are(tmp_path):
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    link = tmp_path / "to-pipe"
+    link.symlink_to(fifo)
+    for target, words in ((fifo, "pipe: is a named pipe, not a regular file"),
+                          (link, f"to-pipe: is a named pipe (through the link to {fifo})")):
+        with pytest.raises(OutputError, match=re.escape(words)):
+            write_text(target, "data\n")
+        assert target.is_fifo() if target == fifo else target.is_symlink()
+    assert fifo.is_fifo() and _leftovers(tmp_path) == []
+
+
+@pytest.mark.parametrize("device", ["/dev/null", "/dev/zero"])
+def test_a_device_is_refused_before_any_write(device):
+    # check_target only looks; it is what atomic_open calls before opening anything
+    if not Path(device).exists():
+        pytest.skip(f"no {device} here")
+    with pytest.raises(OutputError, match=f"{device}: is a character device, not a regular "
+                                          "file; writing would replace it"):
+        check_target(device)
+
+
+def test_a_symlink_to_a_file_is_written_through(tmp_path):
+    real = tmp_path / "real" / "out.json"
+    real.parent.mkdir()
+    real.write_text("old\n")
+    os.chmod(real, 0o640)
+    link = tmp_path / "link.json"
+    link.symlink_to(real)
+    write_text(link, "new\n")
+    assert link.is_symlink() and os.readlink(link) == str(real)
+    assert real.read_text() == "new\n" and (real.stat().st_mode & 0o777) == 0o640
+    dangling = tmp_path / "dangling.json"
+    dangling.symlink_to(tmp_path / "real" / "created.json")
+    write_text(dangling, "made\n")
+    assert dangling.is_symlink() and (tmp_path / "real" / "created.json").read_text() == "made\n"
+    assert _leftovers(tmp_path) == [] and _leftovers(real.parent) == []
+
+
+def test_dash_writes_standard_output_only_when_complete(capsysbinary):
+    with pytest.raises(RuntimeError), atomic_open("-") as fh:
+        fh.write("half\n")
+        raise RuntimeError("boom")
+    assert capsysbinary.readouterr().out == b""
+    write_bytes("-", b"\x00bytes\n")
+    write_json(Path("-"), {"a": 1})
+    assert capsysbinary.readouterr().out == b'\x00bytes\n{\n  "a": 1\n}\n'
+    assert check_target("-", inputs=["-"]) == Path("-")
+
+
+def test_dash_under_data_to_stdout_keeps_messages_apart(capsys):
+    with data_to_stdout():
+        print("a message")
+        write_text("-", "the data\n")
+    got = capsys.readouterr()
+    assert got.out == "the data\n" and got.err == "a message\n"
+
+
+@pytest.mark.parametrize("kind", ["input", "output", "symlink", "hardlink"])
+def test_check_outputs_names_both_flags(tmp_path, kind):
+    src = tmp_path / "in.jsonl"
+    src.write_text("x\n")
+    out = tmp_path / "out.json"
+    if kind == "input":
+        outputs = [("--json", src)]
+        words = f"--json {src}: is also an input of this run (--preds {src})"
+    else:
+        other = {"output": out, "symlink": tmp_path / "alias", "hardlink": tmp_path / "hard"}[kind]
+        if kind == "symlink":
+            other.symlink_to(out)  # out does not exist yet: the same path once resolved
+        elif kind == "hardlink":
+            out.write_text("y\n")
+            os.link(out, other)
+        outputs = [("--json", out), ("--log", other)]
+        words = f"--log {other}: is the same file as --json {out}"
+    with pytest.raises(OutputError, match=re.escape(words)):
+        check_outputs(outputs, [("--preds", src)])
+    assert src.read_text() == "x\n"
+    check_outputs([("-o", "-"), ("--json", out)], [("--preds", src)])
+    with pytest.raises(OutputError, match="--json -: is the same file as -o -"):
+        check_outputs([("-o", "-"), ("--json", "-")])

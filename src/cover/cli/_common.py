@@ -5,8 +5,6 @@ from __future__ import annotations
 import argparse
 import math
 import sys
-from collections.abc import Iterable
-from pathlib import Path
 
 from cover.errors import RowProblem, report_lines
 
@@ -97,16 +95,88 @@ def _int_at_least(text: str, low: int) -> int:
     return n
 
 
-def check_outputs(outputs: Iterable[str | Path | None],
-                  inputs: Iterable[str | Path | None]) -> None:
-    """Refuse, before any work, an output that cannot be written or is one of the inputs
-    (:func:`cover.io.output.check_target`; the writer checks again when it writes)."""
-    from cover.io.output import check_target
+class InputPath(str):
+    """argparse type of every file or folder a command reads. :func:`cover.cli.main`
+    finds these on the parsed arguments and refuses, before the command runs, an output
+    that is the same file as any of them; declaring the type on the argument is what
+    keeps a new flag from being forgotten (a test checks every path-like flag has it)."""
 
-    ins = list(inputs)
-    for out in outputs:
-        if out is not None:
-            check_target(out, ins)
+    def __new__(cls, text: str) -> InputPath:
+        if text == "-":
+            raise argparse.ArgumentTypeError("standard input (-) is not read; give a file name")
+        return super().__new__(cls, text)
+
+
+class OutputPath(str):
+    """argparse type of a file a command writes (atomically, :mod:`cover.io.output`);
+    checked by :func:`cover.cli.main` against every input and every other output."""
+
+    #: Whether ``-`` (standard output) is accepted.
+    stdout = False
+
+    def __new__(cls, text: str) -> OutputPath:
+        if text == "-" and not cls.stdout:
+            raise argparse.ArgumentTypeError("this option cannot write to standard output "
+                                             "(-); give a file name")
+        return super().__new__(cls, text)
+
+
+class OutputOrStdout(OutputPath):
+    """An :class:`OutputPath` that may be ``-``: standard output, written once the work
+    is done (the command's messages then go to standard error)."""
+
+    stdout = True
+
+
+class OutputFolder(str):
+    """argparse type of a folder a command writes files into; checked by
+    :func:`cover.cli.main` (not a file, not another output)."""
+
+
+def declared_paths(parser: argparse.ArgumentParser, args: argparse.Namespace
+                   ) -> tuple[list[tuple[str, str]], list[tuple[str, str]], list[tuple[str, str]]]:
+    """``(inputs, outputs, folders)`` given on the command line, each ``(flag, path)``:
+    every value of the chosen command's arguments typed :class:`InputPath`,
+    :class:`OutputPath` or :class:`OutputFolder` (lists of them too)."""
+    inputs: list[tuple[str, str]] = []
+    outputs: list[tuple[str, str]] = []
+    folders: list[tuple[str, str]] = []
+    for action in parser._actions:
+        value = getattr(args, action.dest, None)
+        if isinstance(action, argparse._SubParsersAction):
+            if value in action.choices:
+                for got, more in zip((inputs, outputs, folders),
+                                     declared_paths(action.choices[value], args), strict=True):
+                    got += more
+            continue
+        label = max(action.option_strings, key=len, default=action.dest)
+        for v in value if isinstance(value, list) else [value]:
+            for kind, into in ((InputPath, inputs), (OutputPath, outputs),
+                               (OutputFolder, folders)):
+                if isinstance(v, kind):
+                    into.append((label, v))
+    return inputs, outputs, folders
+
+
+def check_paths(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Refuse, before any work, an output that cannot be written, is one of the inputs
+    or is another output (:func:`cover.io.output.check_outputs`), and an output folder
+    that is a file."""
+    from cover.errors import OutputError
+    from cover.io.output import check_folder, check_outputs
+
+    inputs, outputs, folders = declared_paths(parser, args)
+    check_outputs(outputs, inputs)
+    for label, folder in folders:
+        try:
+            check_folder(folder)
+        except OutputError as exc:
+            raise OutputError(f"{label} {exc}") from None
+
+
+def writes_stdout(parser: argparse.ArgumentParser, args: argparse.Namespace) -> bool:
+    """Whether an output of this command line is ``-`` (standard output)."""
+    return any(path == "-" for _, path in declared_paths(parser, args)[1])
 
 
 def _common_input(p: argparse.ArgumentParser) -> None:

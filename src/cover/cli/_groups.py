@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from cover.cli._common import InputPath
 from cover.data.table import GroundingTable
 from cover.errors import InputError
 
@@ -37,7 +38,8 @@ def add_group_flags(p: argparse.ArgumentParser) -> None:
                    "threshold (default) or +inf")
     g.add_argument("--min-group-rows", type=int, default=None,
                    help="mondrian/buckets: groups with fewer calibration rows fall back too")
-    g.add_argument("--shift-to", help="weighted: unlabelled target rows to reweight toward "
+    g.add_argument("--shift-to", type=InputPath,
+                   help="weighted: unlabelled target rows to reweight toward "
                    "(jsonl with vid + duration, or predictions for --covariate pred_length)")
     g.add_argument("--covariate", choices=("duration", "pred_length"), default="duration",
                    help="weighted: the covariate of the likelihood ratio (default duration)")

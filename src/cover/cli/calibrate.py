@@ -8,13 +8,14 @@ from typing import Any
 import numpy as np
 
 from cover.cli._common import (
+    InputPath,
+    OutputOrStdout,
     Subparsers,
     _alpha,
     _common_input,
     _report_problems,
     _say,
     add_command,
-    check_outputs,
     positive_float,
     positive_int,
 )
@@ -33,8 +34,10 @@ def add_parser(sub: Subparsers) -> None:
         "with its ground truth by qid) and save it as a small versioned JSON file.",
         example="cover calibrate --preds preds.jsonl --gt gt.jsonl --qids "
         "splits/calibration_qids.txt --score norm --alpha 0.1 -o calibrator.json")
-    p.add_argument("--preds", required=True, help="predictions (any format of `cover formats`)")
-    p.add_argument("--gt", required=True, help="ground truth (any format of `cover formats`)")
+    p.add_argument("--preds", required=True, type=InputPath,
+                   help="predictions (any format of `cover formats`)")
+    p.add_argument("--gt", required=True, type=InputPath,
+                   help="ground truth (any format of `cover formats`)")
     p.add_argument("--score", choices=ALL_FAMILIES, default="norm", help="score family")
     p.add_argument("--rule", choices=sorted(RULES), default="split",
                    help="calibration rule; each runs with its defaults")
@@ -45,12 +48,14 @@ def add_parser(sub: Subparsers) -> None:
     p.add_argument("--side-weights", metavar="WS,WE", help="asymmetric: start,end side weights "
                    "fixed in advance (default: estimated on a 25%% fold of the calibration rows)")
     p.add_argument("--alpha", type=_alpha, default="0.1", help="miscoverage level in (0, 1)")
-    p.add_argument("--qids", help="calibrate only on these query ids (e.g. from cover split)")
+    p.add_argument("--qids", type=InputPath,
+                   help="calibrate only on these query ids (e.g. from cover split)")
     p.add_argument("--min-scale", type=positive_float, default=1.0,
                    help="NORM scale floor, s")
     p.add_argument("--target", choices=TARGETS, default="envelope",
                    help="cover the envelope of multi-window truth, or every window")
-    p.add_argument("-o", "--output", required=True, help="calibrator JSON to write")
+    p.add_argument("-o", "--output", required=True, type=OutputOrStdout,
+                   help="calibrator JSON to write (- for standard output)")
     p.add_argument("--in-memory", action="store_true",
                    help="read the whole prediction file even when it could be streamed")
     p.add_argument("--batch-rows", type=positive_int, default=16_384,
@@ -109,8 +114,7 @@ def run(args: argparse.Namespace) -> int:
     from cover.io.labelled import load_labelled
     from cover.scores import compute_scores
 
-    inputs = [args.preds, args.gt, args.qids, getattr(args, "gt_durations", None)]
-    check_outputs([args.output], inputs)
+    inputs = [args.preds, args.gt, args.qids, args.gt_durations, args.shift_to]
     cal = Calibrator(score=args.score, alpha=args.alpha, min_scale=args.min_scale,
                      target=args.target, rule=args.rule, params=_rule_params(args))
     streamed = _streamed(args)

@@ -9,12 +9,13 @@ from typing import Any
 import numpy as np
 
 from cover.cli._common import (
+    InputPath,
+    OutputOrStdout,
     Subparsers,
     _common_input,
     _report_problems,
     _say,
     add_command,
-    check_outputs,
     positive_int,
 )
 from cover.cli.formats import add_format_flags
@@ -29,15 +30,18 @@ def add_parser(sub: Subparsers) -> None:
         "refused (the whole video) or rejected with its reason.",
         example="cover certify --calibrator calibrator.json --preds preds.jsonl "
         "--videos gt.jsonl --qids splits/test_qids.txt -o regions.jsonl")
-    p.add_argument("--calibrator", required=True, help="calibrator JSON from cover calibrate")
-    p.add_argument("--preds", required=True,
+    p.add_argument("--calibrator", required=True, type=InputPath,
+                   help="calibrator JSON from cover calibrate")
+    p.add_argument("--preds", required=True, type=InputPath,
                    help="predictions (any format of `cover formats`)")
-    p.add_argument("--videos", help="video durations when preds lack them: any jsonl with vid "
+    p.add_argument("--videos", type=InputPath,
+                   help="video durations when preds lack them: any jsonl with vid "
                    "and duration, or a JSON object vid -> {duration} (charades.json)")
-    p.add_argument("--qids", help="certify only these query ids")
-    p.add_argument("-o", "--output", required=True,
-                   help="regions to write: JSON lines (Parquet for a Parquet input; CSV "
-                   "rows with cover columns when a CSV input is written to a .csv)")
+    p.add_argument("--qids", type=InputPath, help="certify only these query ids")
+    p.add_argument("-o", "--output", required=True, type=OutputOrStdout,
+                   help="regions to write (- for standard output): JSON lines (Parquet for "
+                   "a Parquet input; CSV rows with cover columns when a CSV input is written "
+                   "to a .csv)")
     p.add_argument("--compact", action="store_true",
                    help="write only qid, vid and the cover block (streamed inputs)")
     p.add_argument("--in-memory", action="store_true",
@@ -60,7 +64,6 @@ def run(args: argparse.Namespace) -> int:
     from cover.jobs.certify_stream import certify_streaming, streamable
 
     inputs = [args.calibrator, args.preds, args.videos, args.qids]
-    check_outputs([args.output], inputs)
     kind = None if args.in_memory else streamable(args.preds, args.pred_format, args.columns,
                                                   args.output)
     if kind is not None:

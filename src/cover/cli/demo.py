@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from cover.cli._common import Subparsers, add_command, positive_int
+from cover.cli._common import InputPath, OutputFolder, Subparsers, add_command, positive_int
 
 
 def add_parser(sub: Subparsers) -> None:
@@ -15,8 +15,8 @@ def add_parser(sub: Subparsers) -> None:
         "certified regions, the coverage-validity table, JSON, Markdown, figures and an "
         "HTML report out.",
         example="cover demo --out cover-demo --data-dir ../shared/data")
-    p.add_argument("--out", default="cover-demo", help="output folder")
-    p.add_argument("--data-dir",
+    p.add_argument("--out", default="cover-demo", type=OutputFolder, help="output folder")
+    p.add_argument("--data-dir", type=InputPath,
                    help="folder holding qvhighlights/... (default: $COVER_DATA_DIR, then "
                    "../shared/data)")
     p.add_argument("--resamples", type=positive_int, default=50,

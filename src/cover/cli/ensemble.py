@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from cover.cli._common import Subparsers, _report_problems, add_command
+from cover.cli._common import InputPath, OutputPath, Subparsers, _report_problems, add_command
 
 
 def add_parser(sub: Subparsers) -> None:
@@ -15,7 +15,8 @@ def add_parser(sub: Subparsers) -> None:
                     "(start_std, end_std), an uncertainty-reporting grounder.",
                     example="cover ensemble run1/preds.jsonl run2/preds.jsonl run3/preds.jsonl "
                     "-o ensemble.jsonl")
-    p.add_argument("preds", nargs="+", help="prediction jsonl files (Moment-DETR format), >= 2")
+    p.add_argument("preds", nargs="+", type=InputPath,
+                   help="prediction jsonl files (Moment-DETR format), >= 2")
     p.add_argument("--name", action="append", help="display name per file (for the counts)")
     p.add_argument("--min-members", type=int, default=2,
                    help="members that must give a row an interval, else the row is refused "
@@ -23,7 +24,8 @@ def add_parser(sub: Subparsers) -> None:
     p.add_argument("--clip", type=float, default=2.0, help="relevance clip length, s (default 2)")
     p.add_argument("--on-error", choices=("raise", "reject"), default="raise",
                    help="bad rows: stop with an error (default) or set them aside with reasons")
-    p.add_argument("-o", "--output", required=True, help="ensemble prediction jsonl to write")
+    p.add_argument("-o", "--output", required=True, type=OutputPath,
+                   help="ensemble prediction jsonl to write")
     p.set_defaults(func=run)
 
 

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import argparse
 
-from cover.cli._common import Subparsers, add_command, check_outputs, positive_int
+from cover.cli._common import (
+    InputPath,
+    OutputOrStdout,
+    Subparsers,
+    add_command,
+    positive_int,
+)
 from cover.cli.formats import add_format_flags
 
 
@@ -20,11 +26,12 @@ def add_parser(sub: Subparsers) -> None:
         "fields: give --calibrator (the file certify used) for the reference band, "
         "else it is reported as not known.",
         example="cover evaluate --regions regions.jsonl --gt gt.jsonl --json metrics.json")
-    p.add_argument("--regions", required=True,
+    p.add_argument("--regions", required=True, type=InputPath,
                    help="output of cover certify (JSON lines, Parquet, or CSV/TSV)")
-    p.add_argument("--gt", required=True,
+    p.add_argument("--gt", required=True, type=InputPath,
                    help="ground truth (any format of `cover formats`)")
-    p.add_argument("--json", help="write the metrics here as (strict) JSON")
+    p.add_argument("--json", type=OutputOrStdout,
+                   help="write the metrics here as (strict) JSON (- for standard output)")
     p.add_argument("--target", choices=TARGETS, default="envelope",
                    help="cover the envelope of multi-window truth, or every window")
     p.add_argument("--refusal-policy", choices=("whole-video", "miss", "drop"),
@@ -35,7 +42,7 @@ def add_parser(sub: Subparsers) -> None:
                    help="Parquet or CSV regions: the column mapping they were certified "
                    "with (qid=COL[,vid=..,windows=..|start=..,end=..,query=..]; default: "
                    "the columns named qid, vid, ...)")
-    p.add_argument("--calibrator", metavar="FILE",
+    p.add_argument("--calibrator", metavar="FILE", type=InputPath,
                    help="CSV regions: the calibrator they were certified with (score, "
                    "alpha, k, n for the reference band; without it the band is not known)")
     p.add_argument("--in-memory", action="store_true",
@@ -49,7 +56,6 @@ def add_parser(sub: Subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     from cover.jobs.evaluate import EvaluateFiles, evaluate_files
 
-    check_outputs([args.json], [args.regions, args.gt, args.gt_durations])
     evaluate_files(EvaluateFiles(
         regions=args.regions, gt=args.gt, json=args.json, gt_format=args.gt_format,
         gt_columns=args.gt_columns, gt_durations=args.gt_durations, columns=args.columns,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from cover.cli._common import Subparsers, _say, add_command
+from cover.cli._common import InputPath, Subparsers, _say, add_command
 
 
 def add_parser(sub: Subparsers) -> None:
@@ -15,7 +15,8 @@ def add_parser(sub: Subparsers) -> None:
                     description="List the prediction and ground-truth formats COVER reads, "
                     "with one example row each; given files, name the format detected in each.",
                     example="cover formats preds.jsonl charades_sta_test.txt")
-    p.add_argument("files", nargs="*", help="name the detected format of these files")
+    p.add_argument("files", nargs="*", type=InputPath,
+                   help="name the detected format of these files")
     p.set_defaults(func=run)
 
 
@@ -31,7 +32,7 @@ def add_format_flags(p: argparse.ArgumentParser, *, gt: bool, preds: bool = True
         p.add_argument("--gt-format", metavar="NAME",
                        help="ground-truth format (default: detected)")
         p.add_argument("--gt-columns", metavar="MAP", help="read --gt as a table (see --columns)")
-        p.add_argument("--gt-durations", metavar="FILE",
+        p.add_argument("--gt-durations", metavar="FILE", type=InputPath,
                        help="video durations for ground truth without them (Charades-STA text: "
                             "charades.json; default: charades.json beside it)")
 

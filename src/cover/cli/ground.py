@@ -8,6 +8,8 @@ import os
 from collections import Counter
 
 from cover.cli._common import (
+    InputPath,
+    OutputPath,
     Subparsers,
     _report_problems,
     _say,
@@ -33,10 +35,12 @@ def add_parser(sub: Subparsers) -> None:
     p.add_argument("--endpoint", required=True,
                    help="server URL, e.g. http://127.0.0.1:8000/v1 (chat completions)")
     p.add_argument("--model", required=True, help="model name the server serves")
-    p.add_argument("--videos", required=True, help="folder holding <vid>.mp4 (or .mkv ...)")
-    p.add_argument("--queries", required=True,
+    p.add_argument("--videos", required=True, type=InputPath,
+                   help="folder holding <vid>.mp4 (or .mkv ...)")
+    p.add_argument("--queries", required=True, type=InputPath,
                    help="jsonl with qid, vid, query (duration optional: read from the video)")
-    p.add_argument("-o", "--output", required=True, help="prediction jsonl to write")
+    p.add_argument("-o", "--output", required=True, type=OutputPath,
+                   help="prediction jsonl to write")
     p.add_argument("--frames", type=positive_int, default=16,
                    help="frames per video (default 16)")
     p.add_argument("--max-side", type=positive_int, default=448, help="frame size limit, px")
@@ -56,7 +60,9 @@ def add_parser(sub: Subparsers) -> None:
                         "(default 4 MiB)")
     p.add_argument("--api-key-env", metavar="VAR",
                    help="environment variable holding a bearer token, if the server needs one")
-    p.add_argument("--log", help="resumable log (default: <output>.log)")
+    # --log is read too (a rerun resumes from it), but it is written: an output, so it
+    # must differ from every input and from -o
+    p.add_argument("--log", type=OutputPath, help="resumable log (default: <output>.log)")
     p.add_argument("--on-error", choices=("raise", "reject"), default="raise",
                    help="queries without a usable video (missing, or a vid reaching outside "
                         "--videos): stop (default) or set them aside")
@@ -66,8 +72,12 @@ def add_parser(sub: Subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     from cover.errors import InputError
     from cover.grounders.endpoint import MAX_RESPONSE_BYTES, ChatClient
+    from cover.io.output import check_outputs
     from cover.jobs.ground import run_ground
 
+    if args.log is None:  # the default log is an output too (main checked a given --log)
+        check_outputs([("--log", f"{args.output}.log")],
+                      [("--queries", args.queries), ("--videos", args.videos)])
     key = None
     if args.api_key_env:
         key = os.environ.get(args.api_key_env)

@@ -5,7 +5,13 @@ from __future__ import annotations
 
 import argparse
 
-from cover.cli._common import Subparsers, _report_problems, add_command
+from cover.cli._common import (
+    InputPath,
+    OutputPath,
+    Subparsers,
+    _report_problems,
+    add_command,
+)
 
 
 def add_parser(sub: Subparsers) -> None:
@@ -20,16 +26,17 @@ def add_parser(sub: Subparsers) -> None:
                     "it as a JSON model file.",
                     example="cover grounder train --train charades_train_release.jsonl "
                     "-o blind.json")
-    t.add_argument("--train", required=True,
+    t.add_argument("--train", required=True, type=InputPath,
                    help="any ground-truth file with query text (Lighthouse jsonl, ActivityNet "
                         "Captions json, TACoS, Charades-STA ...)")
-    t.add_argument("-o", "--output", required=True, help="model JSON to write")
+    t.add_argument("-o", "--output", required=True, type=OutputPath, help="model JSON to write")
     t.add_argument("--prior-only", action="store_true",
                    help="the length-prior baseline: the training set's mean start/end")
     t.add_argument("--alpha", type=float, default=1.0, help="ridge penalty (default 1)")
     t.add_argument("--bins", type=int, default=20, help="relevance bins (default 20)")
     t.add_argument("--max-features", type=int, default=2000, help="vocabulary size limit")
-    t.add_argument("--durations", help="video durations file, for formats that lack them "
+    t.add_argument("--durations", type=InputPath,
+                   help="video durations file, for formats that lack them "
                    "(Charades-STA)")
     t.add_argument("--on-error", choices=("raise", "reject"), default="reject",
                    help="training rows with bad windows: set aside and counted (default) or "
@@ -40,12 +47,15 @@ def add_parser(sub: Subparsers) -> None:
                     "with a model from `cover grounder train`.",
                     example="cover grounder predict --model blind.json --queries "
                     "charades_test_release.jsonl -o preds.jsonl")
-    q.add_argument("--model", required=True, help="model JSON from `cover grounder train`")
-    q.add_argument("--queries", required=True,
+    q.add_argument("--model", required=True, type=InputPath,
+                   help="model JSON from `cover grounder train`")
+    q.add_argument("--queries", required=True, type=InputPath,
                    help="jsonl with qid, vid, query, duration, or any ground-truth file")
     q.add_argument("--clip", type=float, default=2.0, help="relevance clip length, s (default 2)")
-    q.add_argument("-o", "--output", required=True, help="prediction jsonl to write")
-    q.add_argument("--durations", help="video durations file, for formats that lack them")
+    q.add_argument("-o", "--output", required=True, type=OutputPath,
+                   help="prediction jsonl to write")
+    q.add_argument("--durations", type=InputPath,
+                   help="video durations file, for formats that lack them")
     q.add_argument("--on-error", choices=("raise", "reject"), default="raise",
                    help="bad rows: stop with an error, or set them aside with reasons and go on")
     q.set_defaults(func=run_predict)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from cover.cli._common import Subparsers, _alpha, add_command
+from cover.cli._common import InputPath, OutputFolder, Subparsers, _alpha, add_command
 
 
 def _gamma(text: str) -> str:
@@ -31,9 +31,11 @@ def add_parser(sub: Subparsers) -> None:
                     "writing the running miss rate, threshold and a figure.",
                     example="cover online --preds preds.jsonl --gt gt.jsonl --out-dir online "
                     "--order random")
-    p.add_argument("--preds", required=True, help="prediction jsonl (Moment-DETR format)")
-    p.add_argument("--gt", required=True, help="ground-truth jsonl (QVHighlights format)")
-    p.add_argument("--out-dir", required=True, help="output folder")
+    p.add_argument("--preds", required=True, type=InputPath,
+                   help="prediction jsonl (Moment-DETR format)")
+    p.add_argument("--gt", required=True, type=InputPath,
+                   help="ground-truth jsonl (QVHighlights format)")
+    p.add_argument("--out-dir", required=True, type=OutputFolder, help="output folder")
     p.add_argument("--score", choices=FAMILIES, default="norm", help="score family")
     p.add_argument("--alpha", type=_alpha, default="0.1", help="target miss rate in (0, 1)")
     p.add_argument("--gamma", type=_gamma, default=DEFAULT_GAMMA,
@@ -43,8 +45,9 @@ def add_parser(sub: Subparsers) -> None:
     p.add_argument("--seed", type=int, default=42, help="split and random-order seed")
     p.add_argument("--cal-frac", type=float, default=0.4,
                    help="fraction of source videos that calibrate (default 0.4)")
-    p.add_argument("--cal-qids", help="calibrate on these query ids instead of a split")
-    p.add_argument("--switch-preds",
+    p.add_argument("--cal-qids", type=InputPath,
+                   help="calibrate on these query ids instead of a split")
+    p.add_argument("--switch-preds", type=InputPath,
                    help="another grounder's predictions: used for the stream from --switch-at on")
     p.add_argument("--name", help="display name of --preds (default: its file name)")
     p.add_argument("--switch-name", help="display name of --switch-preds")

@@ -10,7 +10,16 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from cover.cli._common import Subparsers, _report_problems, _say, add_command
+from cover.cli._common import (
+    InputPath,
+    OutputFolder,
+    OutputOrStdout,
+    Subparsers,
+    _report_problems,
+    _say,
+    add_command,
+)
+from cover.errors import InputError
 
 
 def add_parser(sub: Subparsers) -> None:
@@ -21,16 +30,22 @@ def add_parser(sub: Subparsers) -> None:
                     "file, and write a prediction file every command reads.",
                     example="cover parse-answers answers.json --duration-field end_time "
                     "-o preds.jsonl")
-    p.add_argument("answers", nargs="+", help="answer file(s): JSON lines, or JSON keyed by qid")
+    p.add_argument("answers", nargs="+", type=InputPath,
+                   help="answer file(s): JSON lines, or JSON keyed by qid")
     out = p.add_mutually_exclusive_group()
-    out.add_argument("-o", "--out", help="prediction file to write (one input file)")
-    out.add_argument("--out-dir", help="write <name>.preds.jsonl per input file here")
-    p.add_argument("--summary", help="write the per-file rates and samples as JSON here")
+    out.add_argument("-o", "--out", type=OutputOrStdout,
+                     help="prediction file to write (one input file; - for standard output)")
+    out.add_argument("--out-dir", type=OutputFolder,
+                     help="write <name>.preds.jsonl per input file here")
+    p.add_argument("--summary", type=OutputOrStdout,
+                   help="write the per-file rates and samples as JSON here (- for standard "
+                   "output)")
     p.add_argument("--text-field", help="field holding the answer text (default: auto)")
     p.add_argument("--qid-field", default="qid", help="query id field (default qid)")
     p.add_argument("--duration-field", default="duration",
                    help="field holding the video duration in seconds (default duration)")
-    p.add_argument("--videos", help="jsonl with vid + duration for rows that lack one")
+    p.add_argument("--videos", type=InputPath,
+                   help="jsonl with vid + duration for rows that lack one")
     p.add_argument("--fps", type=float, help="frame rate, to read frame indices")
     p.add_argument("--bare", choices=("seconds", "percent", "bins", "frames"),
                    default="seconds",
@@ -44,6 +59,34 @@ def add_parser(sub: Subparsers) -> None:
     p.set_defaults(func=run)
 
 
+def _targets(args: argparse.Namespace) -> dict[str, str | Path]:
+    """The prediction file each answer file is written to, checked before any work:
+    with ``--out-dir``, ``<name>.preds.jsonl`` per input, and two inputs of one name
+    (``a/answers.jsonl``, ``b/answers.jsonl``) are refused rather than one silently
+    overwriting the other; no target may be an input or the ``--summary``."""
+    from cover.io.output import check_outputs, make_folder
+
+    if args.out:
+        return {args.answers[0]: args.out}
+    if not args.out_dir:
+        return {}
+    targets: dict[str, str | Path] = {}
+    for path in args.answers:
+        target = Path(args.out_dir) / f"{Path(path).stem}.preds.jsonl"
+        first = next((src for src, t in targets.items() if t == target), None)
+        if first is not None:
+            raise InputError(f"{first} and {path} would both be written to {target} "
+                             "(--out-dir names each output after its input file); rename "
+                             "one, or run once per file with -o")
+        targets[path] = target
+    make_folder(args.out_dir)
+    check_outputs([("--out-dir", t) for t in targets.values()]
+                  + ([("--summary", args.summary)] if args.summary else []),
+                  [("answers", p) for p in args.answers]
+                  + ([("--videos", args.videos)] if args.videos else []))
+    return targets
+
+
 def run(args: argparse.Namespace) -> int:
     from cover.errors import summarize
     from cover.grounders.parse.files import parse_answer_file, summary_lines
@@ -52,6 +95,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.out and len(args.answers) > 1:
         raise ValueError("-o names one output file; with several answer files use --out-dir")
+    targets = _targets(args)
     durations = None
     if args.videos:
         vids, durs = read_durations(args.videos)
@@ -73,12 +117,7 @@ def run(args: argparse.Namespace) -> int:
         if noted:
             _say(f"cover: {len(noted)} duration(s) set aside in {path} (each row parsed "
                  "without it):\n" + summarize(noted, limit=3))
-        target = None
-        if args.out:
-            target = Path(args.out)
-        elif args.out_dir:
-            Path(args.out_dir).mkdir(parents=True, exist_ok=True)
-            target = Path(args.out_dir) / f"{Path(path).stem}.preds.jsonl"
+        target = targets.get(path)
         if target is not None:
             write_jsonl(target, pf.rows, inputs=inputs)
             n_ref = len(pf.rows) - int(sum(1 for r in pf.rows if r["pred_relevant_windows"]))

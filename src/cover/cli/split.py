@@ -5,7 +5,14 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from cover.cli._common import Subparsers, _report_problems, _say, add_command, check_outputs
+from cover.cli._common import (
+    InputPath,
+    OutputFolder,
+    Subparsers,
+    _report_problems,
+    _say,
+    add_command,
+)
 from cover.cli.formats import add_format_flags
 
 
@@ -16,11 +23,13 @@ def add_parser(sub: Subparsers) -> None:
         "sets by source video (never the same video on both sides); writes "
         "calibration_qids.txt and test_qids.txt.",
         example="cover split --gt gt.jsonl --cal-frac 0.4 --seed 42 --out-dir splits")
-    p.add_argument("--gt", required=True, help="ground-truth jsonl (QVHighlights format)")
+    p.add_argument("--gt", required=True, type=InputPath,
+                   help="ground-truth jsonl (QVHighlights format)")
     p.add_argument("--cal-frac", type=float, default=0.4,
                    help="share of source videos in the calibration set, in (0, 1)")
     p.add_argument("--seed", type=int, default=42, help="random seed")
-    p.add_argument("--out-dir", default=".", help="where to write the two qid lists")
+    p.add_argument("--out-dir", default=".", type=OutputFolder,
+                   help="where to write the two qid lists")
     p.add_argument("--on-error", choices=("raise", "reject"), default="raise",
                    help="bad rows: stop with an error, or set them aside with reasons and go on")
     add_format_flags(p, gt=True, preds=False)
@@ -30,14 +39,16 @@ def add_parser(sub: Subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     from cover.data.splits import split_by_unit
     from cover.io import formats
-    from cover.io.output import make_folder
+    from cover.io.output import check_outputs, make_folder
     from cover.io.qids import write_qids
 
     out = Path(args.out_dir)
     targets = [out / "calibration_qids.txt", out / "test_qids.txt"]
     inputs = [args.gt, args.gt_durations]
     if out.is_dir():
-        check_outputs(targets, inputs)
+        check_outputs([("--out-dir", t) for t in targets],
+                      [(flag, p) for flag, p in (("--gt", args.gt),
+                                                 ("--gt-durations", args.gt_durations)) if p])
     got = formats.read(args.gt, "ground_truth", format=args.gt_format, options=formats.Options(
         on_error=args.on_error, durations=args.gt_durations, columns=args.gt_columns))
     _say(f"{args.gt}: {got.format} ({len(got.loaded.table)} rows)")

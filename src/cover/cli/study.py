@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from cover.cli._common import Subparsers, add_command, positive_int
+from cover.cli._common import InputPath, OutputFolder, Subparsers, add_command, positive_int
 from cover.cli.formats import add_format_flags, format_kwargs
 
 
@@ -20,15 +20,15 @@ def add_parser(sub: Subparsers) -> None:
                     example="cover study all --preds qd_detr/preds.jsonl --gt gt.jsonl "
                     "--out study-results")
     p.add_argument("study", choices=(*STUDIES, "all"))
-    p.add_argument("--preds", required=True, action="append", type=Path,
+    p.add_argument("--preds", required=True, action="append", type=InputPath,
                    help="prediction file; repeat for more pairs")
-    p.add_argument("--gt", required=True, action="append", type=Path,
+    p.add_argument("--gt", required=True, action="append", type=InputPath,
                    help="ground truth; one for all --preds or one per --preds")
     p.add_argument("--name", action="append", help="grounder name per --preds "
                    "(default: the prediction file's folder)")
     p.add_argument("--dataset", action="append", help="dataset name per --preds "
                    "(default: guessed from the --gt file name)")
-    p.add_argument("--out", required=True, type=Path, help="results folder")
+    p.add_argument("--out", required=True, type=OutputFolder, help="results folder")
     p.add_argument("--alphas", nargs="+", type=float, default=list(PAPER_ALPHAS),
                    help="alpha grid (default: the paper's)")
     p.add_argument("--resamples", type=positive_int, default=50, help="calibration resamples")
@@ -40,7 +40,7 @@ def add_parser(sub: Subparsers) -> None:
     p.add_argument("--min-scale", type=float, default=1.0, help="NORM scale floor, s")
     p.add_argument("--target", choices=TARGETS, default="envelope",
                    help="cover the envelope of multi-window truth, or every window")
-    p.add_argument("--humans", type=Path, metavar="DATA_DIR",
+    p.add_argument("--humans", type=InputPath, metavar="DATA_DIR",
                    help="add the human-grounder table from the re-annotations under DATA_DIR")
     p.add_argument("--no-report", action="store_true", help="skip report.html")
     add_format_flags(p, gt=True)  # one reading of every --preds / --gt
@@ -58,19 +58,22 @@ def run(args: argparse.Namespace) -> int:
     protocol = Protocol(cal_frac=args.cal_frac, seed=args.seed, n_resamples=args.resamples,
                         resample_frac=args.resample_frac,
                         alphas=tuple(float(a) for a in args.alphas))
-    inputs = input_pairs(args.preds, args.gt, args.name, args.dataset)
+    out = Path(args.out)
+    humans = Path(args.humans) if args.humans else None
+    inputs = input_pairs([Path(p) for p in args.preds], [Path(g) for g in args.gt],
+                         args.name, args.dataset)
     read = {k: v for k, v in format_kwargs(args).items() if v is not None}
     if args.on_error != "raise":
         read["on_error"] = args.on_error
-    command = command_line(args.study, inputs, args.out, protocol, min_scale=args.min_scale,
-                           target=args.target, humans=args.humans, read=read)
-    run_studies(studies=[args.study], inputs=inputs, out=args.out, protocol=protocol,
+    command = command_line(args.study, inputs, out, protocol, min_scale=args.min_scale,
+                           target=args.target, humans=humans, read=read)
+    run_studies(studies=[args.study], inputs=inputs, out=out, protocol=protocol,
                 min_scale=args.min_scale, target=args.target, command=command,
-                humans_dir=args.humans, read=read)
+                humans_dir=humans, read=read)
     if not args.no_report:
         from cover.report.build import build_report
 
-        build_report(args.out, args.out / "report.html")
-    print(f"wrote {args.out}/ (manifest.json, tables.md, per-pair folders"
+        build_report(out, out / "report.html")
+    print(f"wrote {out}/ (manifest.json, tables.md, per-pair folders"
           f"{'' if args.no_report else ', report.html'})")
     return 0

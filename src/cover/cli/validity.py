@@ -6,6 +6,8 @@ import argparse
 from pathlib import Path
 
 from cover.cli._common import (
+    InputPath,
+    OutputFolder,
     Subparsers,
     _common_input,
     add_command,
@@ -29,14 +31,15 @@ def add_parser(sub: Subparsers) -> None:
         "grounder when there are several).",
         example="cover validity --preds qd_detr/best_hl_val_preds.jsonl --preds "
         "eatr/best_hl_val_preds.jsonl --gt gt.jsonl --out validity-out")
-    p.add_argument("--preds", required=True, action="append",
+    p.add_argument("--preds", required=True, action="append", type=InputPath,
                    help="prediction jsonl; repeat for more grounders")
     p.add_argument("--name", action="append",
                    help="display name per --preds (default: the file name, with its folder "
                    "when file names repeat)")
-    p.add_argument("--gt", required=True, help="ground-truth jsonl (QVHighlights format)")
-    p.add_argument("--qids", help="study only these query ids (one per line)")
-    p.add_argument("--out", required=True, help="output folder")
+    p.add_argument("--gt", required=True, type=InputPath,
+                   help="ground-truth jsonl (QVHighlights format)")
+    p.add_argument("--qids", type=InputPath, help="study only these query ids (one per line)")
+    p.add_argument("--out", required=True, type=OutputFolder, help="output folder")
     p.add_argument("--families", nargs="+", choices=FAMILIES, default=list(FAMILIES),
                    help="score families (a family whose input a file lacks is skipped)")
     p.add_argument("--alphas", nargs="+", type=float, default=list(PAPER_ALPHAS),

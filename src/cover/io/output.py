@@ -6,6 +6,22 @@ a symlink or a hard link) is refused before anything is written. Every writer in
 COVER (regions, calibrators, JSON, Markdown, figures, reports) goes through
 :func:`atomic_open` or one of the helpers built on it.
 
+What a target may be:
+
+* a regular file, or a name that does not exist yet: replaced whole, atomically;
+* a symlink to a regular file (or a dangling one): written *through*, as ``>`` in a
+  shell is: the new file is renamed onto the file the link points to (its temporary
+  file sits beside that file), so the link stays and the file it names changes;
+* ``-`` (exactly; ``./-`` names a file): standard output. The data is spooled to an
+  anonymous temporary file and copied to standard output only once the writer finished
+  cleanly, so a failed or interrupted run writes nothing there: complete or nothing,
+  as for a file. While :func:`data_to_stdout` is active (``cover`` turns it on when an
+  output is ``-``) the data goes to the standard output of that moment and ``print``
+  goes to standard error, so messages never mix into the data;
+* anything else (a device such as ``/dev/null``, a named pipe, a socket, also behind
+  a symlink such as ``/dev/stdout``) is refused with an :class:`OutputError` naming what
+  it is: renaming a new file onto it would replace the device or pipe for everyone.
+
 >>> import tempfile, pathlib
 >>> d = pathlib.Path(tempfile.mkdtemp())
 >>> write_text(d / "a.txt", "hello\\n")
@@ -20,10 +36,14 @@ cover.errors.OutputError: ...a.txt: is also an input of this run (...); write th
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import os
+import shutil
+import stat
+import sys
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any, Literal
 
@@ -34,22 +54,69 @@ from cover.errors import OutputError
 
 PathLike = str | os.PathLike[str]
 
+#: The path that means standard output.
+STDOUT = "-"
 
-def _same_file(a: Path, b: Path) -> bool:
+#: Where ``-`` is written while :func:`data_to_stdout` is active (innermost last).
+_DATA_STREAMS: list[IO[str]] = []
+
+
+def is_stdout(path: PathLike) -> bool:
+    """Whether ``path`` is ``-``, standard output."""
+    return os.fspath(path) == STDOUT
+
+
+def _same_file(a: PathLike, b: PathLike) -> bool:
     try:
         return os.path.samefile(a, b)
     except OSError:
         return False
 
 
+def _kind(mode: int) -> str | None:
+    """What a file that is not a regular file or a folder is, or None when it is one."""
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return None
+    for test, name in ((stat.S_ISCHR, "character device"), (stat.S_ISBLK, "block device"),
+                       (stat.S_ISFIFO, "named pipe"), (stat.S_ISSOCK, "socket")):
+        if test(mode):
+            return name
+    return "special file"
+
+
+def _resolved(p: Path) -> Path:
+    """``p`` with symlinks followed (the file a write goes to); ``p`` itself when the
+    link cannot be followed to a path (``/proc/self/fd/1`` of a pipe)."""
+    if not p.is_symlink():
+        return p
+    real = Path(os.path.realpath(p))
+    return real if real.exists() or real.parent.is_dir() else p
+
+
 def check_target(path: PathLike, inputs: Iterable[PathLike | None] = ()) -> Path:
-    """The target as a :class:`Path`, after checking it can be written: its folder
-    exists and is a folder, it is not itself a folder, and it is none of ``inputs``
-    (compared with ``os.path.samefile``, so symlinks and hard links count)."""
+    """The file a write to ``path`` replaces, after checking it can be written: its
+    folder exists and is writable, it is a regular file or does not exist yet (not a
+    folder, device, pipe or socket, also behind a symlink), and it is none of
+    ``inputs`` (compared with ``os.path.samefile``, so symlinks and hard links count).
+    A symlink is followed: the file it points to is returned (written through).
+    ``-`` (standard output) is returned as it is."""
     p = Path(path)
-    parent = p.parent if str(p.parent) else Path(".")
+    if is_stdout(path):
+        return p
     if p.is_dir():
         raise OutputError(f"{p}: is a folder; give a file name to write")
+    try:
+        kind = _kind(os.stat(p).st_mode)
+    except OSError:
+        kind = None  # does not exist (yet), or a dangling link: a new file
+    if kind is not None:
+        real = _resolved(p)
+        via = f" (through the link to {real})" if real != p and real.exists() else ""
+        raise OutputError(f"{p}: is a {kind}{via}, not a regular file; writing would replace "
+                          "it: give a regular file (or -, where the option takes it, for "
+                          "standard output)")
+    target = _resolved(p)
+    parent = target.parent if str(target.parent) else Path(".")
     if not parent.exists():
         raise OutputError(f"{p}: the folder {parent} does not exist; create it first")
     if not parent.is_dir():
@@ -58,19 +125,96 @@ def check_target(path: PathLike, inputs: Iterable[PathLike | None] = ()) -> Path
         raise OutputError(f"{p}: the folder {parent} is not writable")
     if p.exists():
         for src in inputs:
-            if src is not None and _same_file(p, Path(src)):
+            if src is not None and _same_file(p, src):
                 raise OutputError(
                     f"{p}: is also an input of this run ({src}); write the output somewhere else"
                 )
-    return p
+    return target
+
+
+def check_outputs(outputs: Sequence[tuple[str, PathLike]],
+                  inputs: Sequence[tuple[str, PathLike]] = ()) -> None:
+    """Refuse, before any work, an output that cannot be written (:func:`check_target`),
+    that is the same file as an input, or that is the same file as another output (by
+    path through symlinks, or ``os.path.samefile`` for hard links; two ``-`` are both
+    standard output). Each path comes with the label naming it in messages (its CLI
+    flag, e.g. ``--json``). The writers check again when they write."""
+    seen: list[tuple[str, PathLike]] = []
+    for label, out in outputs:
+        try:
+            check_target(out)
+        except OutputError as exc:
+            raise OutputError(f"{label} {exc}") from None
+        if not is_stdout(out):
+            for in_label, src in inputs:
+                if _same_file(out, src):
+                    raise OutputError(f"{label} {out}: is also an input of this run "
+                                      f"({in_label} {src}); write the output somewhere else")
+        for other_label, other in seen:
+            if _same_output(out, other):
+                raise OutputError(f"{label} {out}: is the same file as {other_label} {other}; "
+                                  "give each output its own name")
+        seen.append((label, out))
+
+
+def _same_output(a: PathLike, b: PathLike) -> bool:
+    if is_stdout(a) or is_stdout(b):
+        return is_stdout(a) and is_stdout(b)
+    return os.path.realpath(a) == os.path.realpath(b) or _same_file(a, b)
+
+
+@contextlib.contextmanager
+def data_to_stdout() -> Iterator[None]:
+    """While active, outputs named ``-`` go to the standard output of this moment and
+    ``print`` goes to standard error (messages must not mix into the data)."""
+    _DATA_STREAMS.append(sys.stdout)
+    try:
+        with contextlib.redirect_stdout(sys.stderr):
+            yield
+    finally:
+        _DATA_STREAMS.pop()
+
+
+def _copy_to_stdout(spool: IO[bytes]) -> None:
+    out = _DATA_STREAMS[-1] if _DATA_STREAMS else sys.stdout
+    out.flush()
+    spool.seek(0)
+    buffer = getattr(out, "buffer", None)
+    if buffer is not None:
+        shutil.copyfileobj(spool, buffer)
+        buffer.flush()
+    else:  # a text-only stream (a StringIO in tests)
+        out.write(io.TextIOWrapper(spool, encoding="utf-8").read())
+    out.flush()
+
+
+@contextlib.contextmanager
+def _stdout_open(mode: Literal["w", "wb"]) -> Iterator[IO[Any]]:
+    """Spool the data to an anonymous temporary file; copy it to standard output only
+    when the writer finished cleanly (complete or nothing)."""
+    with tempfile.TemporaryFile() as spool:
+        if mode == "wb":
+            yield spool
+        else:
+            text = io.TextIOWrapper(spool, encoding="utf-8", write_through=True)
+            yield text
+            text.detach()  # flushed; the TemporaryFile closes the spool itself
+        spool.flush()
+        _copy_to_stdout(spool)
 
 
 @contextlib.contextmanager
 def atomic_open(path: PathLike, mode: Literal["w", "wb"] = "w", *,
                 inputs: Iterable[PathLike | None] = ()) -> Iterator[IO[Any]]:
-    """Open a temporary file beside ``path``; on a clean exit flush, fsync and rename it
-    onto ``path`` (keeping an existing target's permission bits), otherwise delete it.
-    Any exception, ``KeyboardInterrupt`` included, leaves ``path`` as it was."""
+    """Open a temporary file beside ``path`` (beside the file it links to, for a
+    symlink); on a clean exit flush, fsync and rename it onto that file (keeping an
+    existing target's permission bits), otherwise delete it. Any exception,
+    ``KeyboardInterrupt`` included, leaves ``path`` as it was. ``-`` writes to standard
+    output, once the writer finished cleanly."""
+    if is_stdout(path):
+        with _stdout_open(mode) as out:
+            yield out
+        return
     target = check_target(path, inputs)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp",
                                dir=target.parent if str(target.parent) else ".")
@@ -137,12 +281,18 @@ def save_figure(fig: Any, path: PathLike, *, inputs: Iterable[PathLike | None] =
     return Path(path)
 
 
-def make_folder(path: PathLike) -> Path:
-    """Create the output folder ``path`` (and its parents) if needed; a clear
-    :class:`OutputError` when a file is in the way or it cannot be created."""
+def check_folder(path: PathLike) -> Path:
+    """Refuse an output folder that is something else (a file, a device, ...)."""
     p = Path(path)
     if p.exists() and not p.is_dir():
         raise OutputError(f"{p}: is a file, not a folder; give a folder to write into")
+    return p
+
+
+def make_folder(path: PathLike) -> Path:
+    """Create the output folder ``path`` (and its parents) if needed; a clear
+    :class:`OutputError` when a file is in the way or it cannot be created."""
+    p = check_folder(path)
     try:
         p.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
