@@ -262,3 +262,137 @@ def test_fitted_on_sorts_text_arrays_as_python_does(qids) -> None:
 
     arr = np.asarray(qids, dtype=str) if qids else np.empty(0, dtype="<U1")
     assert fitted_on(arr) == fitted_on([str(q) for q in arr.tolist()])
+
+
+# ---- thresholds outside the score family's range (checksum recomputed) ---------------
+def _fitted(score: str, rule: str, **kw: Any) -> dict[str, Any]:
+    from dataclasses import replace
+
+    table = make_table(200, seed=1)
+    rng = np.random.default_rng(1)
+    table = replace(table, start_std=rng.uniform(1, 5, 200), end_std=rng.uniform(1, 5, 200))
+    return Calibrator(score=score, rule=rule, alpha=0.1, **kw).fit(table).to_dict()
+
+
+def _first_group(doc: dict[str, Any]) -> str:
+    return sorted(doc["thresholds"])[0]
+
+
+@pytest.mark.parametrize(("score", "rule", "kw", "side", "bad", "allowed"), [
+    ("norm", "split", {}, "", -100, ">= -0.5"),
+    ("norm", "split", {}, "", -1e6, ">= -0.5"),
+    ("norm", "split", {}, "", -0.5000001, ">= -0.5"),
+    ("norm", "rcps", {}, "", -100, ">= -0.5"),
+    ("norm", "crc", {}, "", -1e6, ">= -0.5"),
+    ("norm", "mondrian", {"groups": "pred_length"}, "", -100, ">= -0.5"),
+    ("norm", "buckets", {"groups": "duration"}, "", -100, ">= -0.5"),
+    ("norm", "asymmetric", {}, "", -100, ">= -0.5"),
+    ("norm", "bonferroni", {}, "start", -100, "start.value + end.value >= -1"),
+    ("norm", "bonferroni", {}, "end", -1e6, "start.value + end.value >= -1"),
+    ("sigma", "gaussian", {}, "", -100, "is not z = 1.64485"),
+    ("sigma", "gaussian", {}, "", 1.7, "is not z = 1.64485"),
+])
+def test_threshold_below_the_family_range_is_refused_by_name(
+        score: str, rule: str, kw: dict[str, Any], side: str, bad: float, allowed: str,
+        tmp_path: Path) -> None:
+    """A finite threshold no score of the family can reach (every region empty) is
+    refused on load, naming the field and the allowed range."""
+    doc = copy.deepcopy(_fitted(score, rule, **kw))
+    label = _first_group(doc)
+    rec = doc["thresholds"][label]
+    (rec[side] if side else rec)["value"] = bad
+    if rule in ("mondrian", "buckets"):
+        doc["params"].pop("pooled", None)  # the group's own value, not the fallback's
+    p = tmp_path / "cal.json"
+    p.write_text(json.dumps(reseal(doc)), encoding="utf-8")
+    with pytest.raises(CalibratorFileError) as ei:
+        Calibrator.load(p)
+    msg = str(ei.value)
+    name = f"thresholds.{label}" + ("" if side else ".value")
+    assert str(p) in msg and f"field {name}:" in msg and allowed in msg, msg
+    assert "{" not in msg and "Side(" not in msg, msg
+
+
+def test_asymmetric_bound_follows_the_side_weights(tmp_path: Path) -> None:
+    doc = copy.deepcopy(_fitted("norm", "asymmetric", params={"weights": {"start": 1.0,
+                                                                           "end": 3.0}}))
+    doc["thresholds"]["all"]["value"] = -0.25  # -1/(1 + 3): the lowest
+    Calibrator.from_dict(reseal(doc))
+    doc["thresholds"]["all"]["value"] = -0.26
+    with pytest.raises(CalibratorFileError,
+                       match=r"field thresholds\.all\.value: -0\.26 is below -0\.25, "
+                             r"-1/\(w_s \+ w_e\)"):
+        Calibrator.from_dict(reseal(doc))
+
+
+def test_pooled_fallback_threshold_is_checked(tmp_path: Path) -> None:
+    doc = copy.deepcopy(_fitted("norm", "mondrian", groups="pred_length"))
+    assert "pooled" in doc["params"]
+    doc["params"]["pooled"]["value"] = -100
+    with pytest.raises(CalibratorFileError, match=r"field params\.pooled\.value: -100 is "
+                                                  r"below -0\.5"):
+        Calibrator.from_dict(reseal(doc))
+
+
+@pytest.mark.parametrize("score", ["sec", "sls", "sigma"])
+def test_families_bounded_only_by_the_data_load_any_finite_threshold(score: str) -> None:
+    """SEC (>= -T/2), SIGMA and SLS (any relevance range) have no bound the file holds:
+    the rows whose region is empty are rejected when certified (tests/test_regions.py)."""
+    doc = copy.deepcopy(_fitted(score, "split"))
+    doc["thresholds"]["all"]["value"] = -1e6
+    assert Calibrator.from_dict(reseal(doc)).threshold_ == -1e6
+
+
+def test_lowest_norm_threshold_is_accepted() -> None:
+    doc = copy.deepcopy(_fitted("norm", "bonferroni"))
+    doc["thresholds"]["all"]["start"]["value"] = 2.0
+    doc["thresholds"]["all"]["end"]["value"] = -3.0  # sum -1: a point for the longest
+    Calibrator.from_dict(reseal(doc))
+    doc = copy.deepcopy(_fitted("norm", "split"))
+    doc["thresholds"]["all"]["value"] = -0.5
+    assert Calibrator.from_dict(reseal(doc)).threshold_ == -0.5
+
+
+# ---- schema_version, counts, gzip ------------------------------------------------------
+def test_schema_version_float_is_refused_by_name(good: dict[str, Any], tmp_path: Path) -> None:
+    p = tmp_path / "cal.json"
+    p.write_text(json.dumps(reseal({**good, "schema_version": 2.0})), encoding="utf-8")
+    with pytest.raises(CalibratorFileError,
+                       match=r"cal\.json: invalid calibrator field schema_version: 2\.0 is "
+                             r"not the integer 2$"):
+        Calibrator.load(p)
+
+
+def test_unknown_count_is_refused_by_name(good: dict[str, Any]) -> None:
+    from cover.calibrate.calibrator_file import COUNTS
+
+    assert tuple(good["counts"]) == COUNTS  # the writer's keys are the known ones
+    doc = copy.deepcopy(good)
+    doc["counts"]["bogus"] = 3
+    with pytest.raises(CalibratorFileError, match=r"field counts\.bogus: is not a count; "
+                                                  r"counts are rows, refused"):
+        Calibrator.from_dict(reseal(doc))
+
+
+def test_gzip_calibrator_is_read_and_a_damaged_one_named(good: dict[str, Any],
+                                                         tmp_path: Path) -> None:
+    import gzip
+
+    p = tmp_path / "cal.json"  # gzip whatever the name
+    p.write_bytes(gzip.compress(json.dumps(good).encode()))
+    assert Calibrator.load(p).to_dict() == good
+    bad = tmp_path / "cut.json.gz"
+    bad.write_bytes(gzip.compress(json.dumps(good).encode())[:40])
+    with pytest.raises(CalibratorFileError) as ei:
+        Calibrator.load(bad)
+    assert str(ei.value) == (f"{bad}: corrupt calibrator file (a damaged or truncated gzip "
+                             "file)")
+
+
+def test_non_utf8_calibrator_names_file_and_byte(tmp_path: Path) -> None:
+    p = tmp_path / "cal.json"
+    p.write_bytes(b'{"schema": "caf\xe9"}')
+    with pytest.raises(CalibratorFileError) as ei:
+        Calibrator.load(p)
+    assert str(ei.value) == (f"{p}: corrupt calibrator file (not UTF-8 text: byte 0xe9 at "
+                             "offset 15)")

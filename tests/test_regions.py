@@ -286,3 +286,136 @@ def test_with_whole_video_equals_sorted_merge(data):
     assert_same_intervals(with_whole_video(iv, mask, t), _old_with_whole_video(iv, mask, t))
     one = Intervals.single(rng.uniform(0, 5, n), rng.uniform(5, 9, n))
     assert_same_intervals(with_whole_video(one, mask, t), _old_with_whole_video(one, mask, t))
+
+
+# ---- never "certified" on an empty region (cover.row_status) ------------------------------
+@pytest.mark.parametrize("family", FAMILIES)
+@settings(SETTINGS, max_examples=100)
+@given(data=st.data())
+def test_a_certified_region_is_never_empty(family, data):
+    """Every row is certified (a non-empty region), refused (the whole video) or
+    rejected with a reason (an empty region, kept as []), in the kernel and in the
+    written blocks."""
+    from cover.io.regions_jsonl import certified_rows
+    from cover.row_status import empty_reasons, row_status
+
+    case = data.draw(gen.cases(family), label="case")
+    lam = data.draw(gen.thresholds(case, gen.scores_of(case)), label="lam")
+    lam = np.where(np.isneginf(lam), -1e6, lam)  # -inf is refused before any region
+    reg = build_regions(case.table, family, lam)
+    status = row_status(reg)
+    comps = reg.n_components
+    assert set(status.tolist()) <= {"certified", "refused", "rejected"}
+    assert (comps[status == "certified"] > 0).all()
+    assert ((status == "rejected") == ((comps == 0) & ~reg.refused)).all()
+    reasons = empty_reasons(reg)
+    assert sorted(reasons) == np.flatnonzero(status == "rejected").tolist()
+    rows = certified_rows(case.table, reg, {"score": family}, {}, [])
+    for row, st_i in zip(rows, status.tolist(), strict=True):
+        block = row["cover"]
+        assert block["status"] == st_i
+        assert block["region"] if st_i != "rejected" else block["region"] == []
+        assert ("reason" in block) == (st_i == "rejected")
+
+
+def test_empty_region_reasons_name_the_threshold_and_family():
+    from cover.row_status import empty_reasons, row_status
+
+    tb = table(pred_start=[10.0, 10.0], pred_end=[14.0, 30.0], duration=[60.0, 60.0])
+    reg = build_regions(tb, "sec", -3.0)  # [13, 11] is empty; [13, 27] is not
+    assert row_status(reg).tolist() == ["rejected", "certified"]
+    assert empty_reasons(reg) == {0: "empty certified region: the calibrated threshold -3 "
+                                     "narrows the predicted window past itself (score sec)"}
+    two = build_regions(tb, "norm", -0.8, lam_end=-0.3)
+    assert empty_reasons(two)[0].endswith("threshold -0.8 (start), -0.3 (end) narrows the "
+                                          "predicted window past itself (score norm)")
+    from cover.ragged import Ragged
+
+    sls = GroundingTable.from_arrays(qid=["a", "b"], duration=[4.0, 4.0],
+                                     relevance=Ragged.from_lists([[0.1, 0.2], [0.9, 0.1]]),
+                                     clip=2.0)
+    reg = build_regions(sls, "sls", -0.5)  # level 0.5: only b's first clip
+    assert row_status(reg).tolist() == ["rejected", "certified"]
+    assert empty_reasons(reg) == {0: "empty certified region: no clip's relevance reaches "
+                                     "the calibrated level 0.5 (score sls, threshold -0.5)"}
+
+
+def test_impossible_threshold_certifies_no_row_on_any_writer(tmp_path, capsys):
+    """A SEC threshold no video of these lengths allows (-1e6: its bound is -T/2, which
+    the file cannot hold) loads, but no row is written certified with an empty region:
+    each is rejected with the reason, on the in-memory, streamed JSON-lines and CSV
+    paths alike."""
+    import json
+
+    from cli_files import synthetic
+    from cover.calibrate import Calibrator
+    from cover.calibrate.calibrator_file import _digest
+    from cover.cli import main
+
+    preds, gt = synthetic(tmp_path, n=30)
+    cal_path = tmp_path / "cal.json"
+    assert main(["calibrate", "--preds", str(preds), "--gt", str(gt), "--score", "sec",
+                 "-o", str(cal_path)]) == 0
+    doc = json.loads(cal_path.read_text())
+    doc["thresholds"]["all"]["value"] = -1e6
+    body = {k: v for k, v in doc.items() if k != "sha256"}
+    cal_path.write_text(json.dumps({**body, "sha256": _digest(body)}))
+    assert Calibrator.load(cal_path).threshold_ == -1e6
+    csv_in = tmp_path / "preds.csv"
+    rows = [json.loads(x) for x in preds.read_text().splitlines()]
+    csv_in.write_text("qid,vid,duration,start,end\n" + "".join(
+        f"{r['qid']},{r['vid']},150,{r['pred_relevant_windows'][0][0]!r},"
+        f"{r['pred_relevant_windows'][0][1]!r}\n" for r in rows))
+    why = ("empty certified region: the calibrated threshold -1e+06 narrows the predicted "
+           "window past itself (score sec)")
+    capsys.readouterr()
+    for name, src, extra in [("mem.jsonl", preds, ["--in-memory"]), ("st.jsonl", preds, []),
+                             ("st.csv", csv_in, ["--columns", "qid=qid,vid=vid,duration="
+                                                 "duration,start=start,end=end"])]:
+        out = tmp_path / name
+        assert main(["certify", "--calibrator", str(cal_path), "--preds", str(src),
+                     "--videos", str(gt), "-o", str(out), *extra]) == 0
+        said = capsys.readouterr().out
+        assert "certified 0, refused (whole video) 0, rejected 30" in said, (name, said)
+        if name.endswith(".csv"):
+            import csv
+
+            got = list(csv.DictReader(out.read_text().splitlines()))
+            blocks = [{"status": r["cover_status"], "region": json.loads(r["cover_region"]),
+                       "reason": r["cover_reason"]} for r in got]
+        else:
+            blocks = [json.loads(x)["cover"] for x in out.read_text().splitlines()]
+        assert len(blocks) == 30
+        assert all(b["status"] == "rejected" and b["region"] == [] and b["reason"] == why
+                   for b in blocks), (name, blocks[0])
+    # Evaluated as what they are, misses (not dropped as rows rejected on reading are).
+    metrics = tmp_path / "m.json"
+    assert main(["evaluate", "--regions", str(tmp_path / "st.jsonl"), "--gt", str(gt),
+                 "--json", str(metrics)]) == 0
+    got = json.loads(metrics.read_text())
+    assert got["counts"]["rows"] == 30 and got["counts"]["rejected_at_certify"] == 0
+    assert got["marginal"]["coverage"] == 0.0
+
+
+def test_sls_rows_below_the_calibrated_level_are_rejected_when_streamed(qdetr_preds, qvh_gt,
+                                                                       tmp_path):
+    """QD-DETR on QVHighlights, SLS at alpha = 0.1: the rows whose relevance never reaches
+    the calibrated level (an empty super-level set) are rejected with the reason; the
+    others are certified, each with a non-empty region."""
+    import json
+
+    import cover
+    from cover.row_status import empty_rows
+    from cover.stream import certify_jsonl
+
+    table, _ = cover.load_labelled(qdetr_preds, qvh_gt)
+    cal = cover.Calibrator(score="sls", alpha=0.1).fit(table)
+    n_empty = int(empty_rows(cal.certify(table)).sum())
+    assert n_empty > 0
+    dst = tmp_path / "o.jsonl"
+    counts, _ = certify_jsonl(cal, qdetr_preds, dst, videos=cover.read_durations(qvh_gt))
+    assert counts.rejected == n_empty and counts.certified == len(table) - n_empty
+    blocks = [json.loads(x)["cover"] for x in dst.read_text().splitlines()]
+    assert all(b["region"] for b in blocks if b["status"] == "certified")
+    assert all(b["reason"].startswith("empty certified region: no clip's relevance reaches")
+               for b in blocks if b["status"] == "rejected")

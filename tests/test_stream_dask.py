@@ -10,6 +10,7 @@ pd = pytest.importorskip("pandas")
 dd = pytest.importorskip("dask.dataframe")
 
 import cover  # noqa: E402
+from cover.row_status import row_status  # noqa: E402
 from cover.stream import certify_batch  # noqa: E402
 
 COLS = {"qid": "qid", "vid": "vid", "duration": "duration",
@@ -44,4 +45,7 @@ def test_dask_equals_in_process(qdetr_preds, qvh_gt, qdetr_columns, score):
     want = dict(zip(table.qid.tolist(), cal.certify(table).intervals.to_lists(), strict=True))
     assert len(got) == len(want) == len(qdetr_columns["qid"])
     assert dict(zip(got["qid"].astype(str), got["region"], strict=True)) == want
-    assert set(got["status"]) <= {"certified", "refused"}
+    # An empty region (SLS below the calibrated level) is rejected, never certified.
+    status = dict(zip(table.qid.tolist(), row_status(cal.certify(table)).tolist(), strict=True))
+    assert dict(zip(got["qid"].astype(str), got["status"], strict=True)) == status
+    assert set(status.values()) <= {"certified", "refused", "rejected"}

@@ -1,7 +1,27 @@
 """The calibrator file's fields, each checked on load: types, ranges, the exact alpha
-text, per-group thresholds and their ranks, and the calibration rows' digest
-(:mod:`cover.calibrate.calibrator_file` checks them against one another). A wrong
-field is a :class:`BadField` naming it."""
+text, per-group thresholds, their ranks and the range the score family allows them,
+and the calibration rows' digest (:mod:`cover.calibrate.calibrator_file` checks them
+against one another). A wrong field is a :class:`BadField` naming it.
+
+Threshold ranges (:func:`threshold_range`): a region widens the prediction ``[s, e]``
+(length ``L``) to ``[s - lam_s*l_s, e + lam_e*l_e]``, empty when
+``L + lam_s*l_s + lam_e*l_e < 0``. A threshold below every score the family can give
+would certify nothing but empty regions, so it is refused where the file alone bounds
+it:
+
+* **NORM**: ``l = max(L, min_scale) >= L``, so the region is empty for every
+  prediction when ``lam_s + lam_e < -1``; equivalently no score is below -1/2
+  (``S = max(S_s, S_e) >= (S_s + S_e)/2 = ((e* - s*) - L)/(2l) >= -1/2``). One-parameter
+  rules (split, rcps, crc, weighted, mondrian and buckets with their pooled fallback):
+  ``value >= -1/2``; bonferroni: ``start + end >= -1`` (each side alone is unbounded:
+  ``S_s >= -T/l``; the sum holds for the k-th smallest of each since ``2k > n``);
+  asymmetric (``lam = q*w``): ``q >= -1/(w_s + w_e)``.
+* **SEC** (``l = 1``): ``lam_s + lam_e >= -L >= -T``, **SIGMA**: ``>= -L/min_scale``, and
+  **SLS** (``-lam`` a level of a relevance signal of any range) are bounded only by the
+  data, which the file does not hold: any finite number or "inf" loads, and a row whose
+  region comes out empty is rejected when certified (:mod:`cover.row_status`).
+* **gaussian**: the threshold is ``z = Phi^-1(1 - alpha/2)`` for the file's alpha.
+"""
 
 from __future__ import annotations
 
@@ -139,6 +159,60 @@ def thresholds_field(doc: dict[str, Any], alpha: Fraction, rule: str, params: di
                 sides[side] = side_field(rec[side], f"{name}.{side}", n, want)
         out[label] = GroupThreshold(n, sides)
     return out
+
+
+#: NORM's bound on ``lam_s + lam_e`` (see the module docstring).
+NORM_LOWEST_SUM = -1.0
+
+
+def _num(x: float) -> str:
+    return json.dumps(x)
+
+
+def threshold_range(score: str, rule: str, alpha: Fraction, params: dict[str, Any],
+                    thresholds: dict[str, GroupThreshold]) -> None:
+    """Each threshold inside the range its score family and rule allow (module
+    docstring); a threshold outside it is a :class:`BadField` naming the field and the
+    allowed range."""
+    if rule == "gaussian":
+        from cover.calibrate.uncertainty import nominal_z
+
+        z = nominal_z(alpha)
+        for label, rec in thresholds.items():
+            v = rec.sides["both"].value
+            if not math.isclose(v, z, rel_tol=1e-9):
+                raise BadField(f"thresholds.{label}.value", f"{_num(v)} is not z = {_num(z)}, "
+                               f"the nominal Gaussian multiplier Phi^-1(1 - alpha/2) for alpha "
+                               f"{alpha_text(alpha)}")
+    if score != "norm":
+        return
+    pooled = params.get("pooled")
+    if isinstance(pooled, dict):
+        v = from_json_number(pooled["value"])
+        if v < NORM_LOWEST_SUM / 2:
+            raise BadField("params.pooled.value", f"{json.dumps(pooled['value'])} is below "
+                           "-0.5, the lowest NORM score; allowed: a number >= -0.5 or 'inf'")
+    weights = params.get("weights") if rule == "asymmetric" else None
+    for label, rec in thresholds.items():
+        name = f"thresholds.{label}"
+        if "both" in rec.sides:
+            v = rec.sides["both"].value
+            w = 2.0 if weights is None else weights["start"] + weights["end"]
+            low = NORM_LOWEST_SUM / w
+            if v < low:
+                why = ("the lowest NORM score" if weights is None else
+                       f"-1/(w_s + w_e) with params.weights {_num(weights['start'])}, "
+                       f"{_num(weights['end'])}")
+                raise BadField(f"{name}.value", f"{_num(v)} is below {low:.6g}, {why} (a "
+                               "lower threshold certifies an empty region for every "
+                               f"prediction); allowed: a number >= {low:.6g} or 'inf'")
+        else:
+            vs, ve = rec.sides["start"].value, rec.sides["end"].value
+            if vs + ve < NORM_LOWEST_SUM:
+                raise BadField(name, f"start.value + end.value = {_num(vs)} + {_num(ve)} is "
+                               "below -1, the lowest sum of NORM per-side scores (a lower "
+                               "sum certifies an empty region for every prediction); "
+                               "allowed: start.value + end.value >= -1")
 
 
 def fitted_on_field(x: Any) -> dict[str, Any]:

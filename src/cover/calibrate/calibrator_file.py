@@ -28,8 +28,10 @@ the others on load, and a failure names the field.
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import json
+import zlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -44,6 +46,7 @@ from cover.calibrate.calibrator_fields import (
     int_field,
     positive_field,
     str_field,
+    threshold_range,
     thresholds_field,
 )
 from cover.calibrate.registry import ALL, Fallback, GroupThreshold, get_grouping, get_rule
@@ -55,11 +58,15 @@ if TYPE_CHECKING:
 
 SCHEMA = "cover.calibrator"
 SCHEMA_VERSION = 2
+#: The first bytes of a gzip file.
+GZIP_MAGIC = b"\x1f\x8b"
 SCALES = {"norm": "predicted_length", "sec": "seconds", "sls": "relevance",
           "sigma": "reported_std"}
 FIELDS = ("schema", "schema_version", "created_by", "score", "scale", "target", "min_scale",
           "clip_seconds", "alpha", "rule", "params", "groups", "thresholds", "fallback",
           "counts", "fitted_on", "sha256")
+#: The keys of ``counts`` (:meth:`cover.scores.Scores.counts`).
+COUNTS = ("rows", "refused", "min_scale_floored", "beyond_signal")
 
 
 def _digest(payload: dict[str, Any]) -> str:
@@ -103,10 +110,12 @@ def to_document(cal: Calibrator) -> dict[str, Any]:
 
 
 def read_document(path: str | Path) -> Any:
-    """The parsed JSON of a calibrator file (a clear error when it cannot be read)."""
+    """The parsed JSON of a calibrator file (a clear error when it cannot be read); a
+    gzip-compressed file is read too (recognised by its bytes, whatever its name), as
+    COVER's other readers do."""
     p = Path(path)
     try:
-        return json.loads(p.read_text(encoding="utf-8"))
+        data = p.read_bytes()
     except FileNotFoundError:
         raise CalibratorFileError(f"{path}: no such calibrator file") from None
     except IsADirectoryError:
@@ -114,7 +123,21 @@ def read_document(path: str | Path) -> Any:
     except OSError as exc:
         raise CalibratorFileError(f"{path}: cannot read calibrator file ({exc.strerror})") \
             from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+    if data[:2] == GZIP_MAGIC:
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError, zlib.error):
+            raise CalibratorFileError(f"{path}: corrupt calibrator file (a damaged or "
+                                      "truncated gzip file)") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise CalibratorFileError(
+            f"{path}: corrupt calibrator file (not UTF-8 text: byte 0x{data[exc.start]:02x} "
+            f"at offset {exc.start})") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
         raise CalibratorFileError(f"{path}: corrupt calibrator file (not JSON: {exc})") from None
 
 
@@ -158,6 +181,7 @@ def _check(doc: dict[str, Any]) -> dict[str, Any]:
     except ValueError as exc:
         raise BadField("groups", str(exc)) from None
     thresholds = thresholds_field(doc, alpha, rule, params)
+    threshold_range(score, rule, alpha, params, thresholds)
     if kind == ALL and set(thresholds) != {ALL}:
         raise BadField("thresholds", f"grouping 'all' has the one group {ALL!r}")
     fallback = []
@@ -170,6 +194,8 @@ def _check(doc: dict[str, Any]) -> dict[str, Any]:
         fallback.append(Fallback(entry["group"], entry["reason"], entry["used"]))
     counts = dict_field(doc["counts"], "counts")
     for key, v in counts.items():
+        if key not in COUNTS:
+            raise BadField(f"counts.{key}", f"is not a count; counts are {', '.join(COUNTS)}")
         int_field(v, f"counts.{key}", 0)
     fo = fitted_on_field(doc["fitted_on"])
     if counts.get("rows", fo["count"]) != fo["count"]:
@@ -195,6 +221,10 @@ def from_document(cls: type[Calibrator], doc: Any, *, source: str = "<dict>") ->
     if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
         raise CalibratorFileError(f"{source}: not a COVER calibrator (schema != {SCHEMA!r})")
     version = doc.get("schema_version")
+    if type(version) is float and version == SCHEMA_VERSION:
+        # 2.0 equals 2 in Python, but the writer only ever writes the integer.
+        raise CalibratorFileError(f"{source}: invalid calibrator field schema_version: "
+                                  f"{json.dumps(version)} is not the integer {SCHEMA_VERSION}")
     if isinstance(version, bool) or version != SCHEMA_VERSION:
         hint = ("; version 1 files do not record the rows they were fitted on, so they "
                 "cannot be migrated" if version == 1 and not isinstance(version, bool) else "")

@@ -62,6 +62,7 @@ def run(args: argparse.Namespace) -> int:
     from cover.io.qids import read_qid_lines, unknown_qids
     from cover.io.regions_jsonl import certified_rows, write_certified
     from cover.jobs.certify_stream import certify_streaming, streamable
+    from cover.row_status import CERTIFIED, REFUSED, REJECTED, row_status
 
     inputs = [args.calibrator, args.preds, args.videos, args.qids]
     kind = None if args.in_memory else streamable(args.preds, args.pred_format, args.columns,
@@ -124,9 +125,10 @@ def run(args: argparse.Namespace) -> int:
                           in_calibration=in_cal)
     write_certified(args.output, rows, inputs=inputs)
     _report_problems(preds.problems + problems, what=args.preds)
-    n_ref = int(regions.refused.sum())
-    print(f"certified {len(table) - n_ref}, refused (whole video) {n_ref}, rejected "
-          f"{len(rejected)} of {len(rows)} input rows; mean region length "
+    status = row_status(regions)  # an empty region is rejected, never certified
+    n_ref, n_empty = int((status == REFUSED).sum()), int((status == REJECTED).sum())
+    print(f"certified {int((status == CERTIFIED).sum())}, refused (whole video) {n_ref}, "
+          f"rejected {len(rejected) + n_empty} of {len(rows)} input rows; mean region length "
           f"{regions.length.mean() if len(regions) else float('nan'):.1f} s")
     print(f"wrote {args.output}")
     return 0

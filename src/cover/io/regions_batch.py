@@ -11,7 +11,8 @@ an absent vid, a region or window that is not a list of numbers, a region outsid
 ``[0, T]``, a bad duration, windows of mixed widths, another calibrator's fields)
 makes :func:`decode_regions` return None and :func:`load_regions` reruns the batch
 through the per-row reader, so every rejection, message and count is exactly its own.
-Rows certify rejected are dropped and counted on both paths.
+Rows certify rejected are dropped and counted on both paths, except those rejected for an
+empty region (``[]``), evaluated as misses (:mod:`cover.row_status`).
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ from cover.io.regions_rules import STATUSES, threshold_value
 from cover.io.seen import SeenLines
 from cover.ragged import Ragged, offsets_from_lengths, row_ids
 from cover.regions import Regions
+from cover.row_status import empty_region_block
 
 _NUMBER = frozenset({int, float})
 _KEYS = ("qid", "vid", "query", "pred_relevant_windows", "cover")
@@ -84,6 +86,8 @@ def decode_regions(name: str, batch: Sequence[tuple[int, bytes]], *,
         return None
     was_rejected = np.fromiter(map(eq, map(dict.get, blocks, repeat("status")),
                                    repeat("rejected")), bool, len(blocks))
+    for i in np.flatnonzero(was_rejected).tolist():  # an empty region is evaluated
+        was_rejected[i] = not empty_region_block(blocks[i])
     line_no = np.fromiter(map(itemgetter(0), batch), np.int64, len(batch))
     if was_rejected.any():
         keep = (~was_rejected).tolist()

@@ -8,6 +8,9 @@ The ``cover`` block of a row::
      "alpha": 0.1, "threshold": 1.23 | "inf", "k": 559, "n_calibration": 623,
      "reason": "..."}                         # rejected rows only
 
+A row whose region at the calibrated threshold is empty is rejected, never certified,
+with its region ``[]`` and the reason (:mod:`cover.row_status`).
+
 The original fields of each row are left untouched. A line that was not JSON is
 echoed as ``{"cover": {"status": "rejected", "line": n, "raw": "...", ...}}``.
 """
@@ -51,6 +54,7 @@ from cover.io.regions_rules import (
 from cover.io.seen import SeenLines
 from cover.ragged import Ragged, row_ids, segment_any
 from cover.regions import Regions
+from cover.row_status import empty_reasons, empty_region_block, row_status
 
 
 def certified_rows(
@@ -76,10 +80,12 @@ def certified_rows(
     lists = regions.intervals.to_lists()
     thresholds = regions.threshold.tolist()
     ends = None if regions.threshold_end is None else regions.threshold_end.tolist()
+    status = row_status(regions).tolist()
+    empty = empty_reasons(regions)
     for i, rec in enumerate(records):
         refused = bool(regions.refused[i])
         block = {
-            "status": "refused" if refused else "certified",
+            "status": status[i],
             "region": lists[i],
             "refused": refused,
             "duration": float(regions.duration[i]),
@@ -90,6 +96,8 @@ def certified_rows(
             block["threshold_end"] = to_json_number(ends[i])
         if in_calibration is not None and in_calibration[i]:
             block["in_calibration"] = True
+        if i in empty:
+            block["reason"] = empty[i]
         out.append((int(lines[i]), {**rec, "cover": block}))
     reasons: dict[int, str] = {}
     for p in problems:
@@ -174,7 +182,8 @@ class LoadedRegions:
 def read_regions(path: str | Path, *, on_error: OnError = "raise") -> LoadedRegions:
     """Read certified regions (the ``cover`` block of each row) for evaluation.
 
-    Rows certified as rejected are counted, not evaluated. Regions are validated
+    Rows certified as rejected are counted, not evaluated, except those rejected for an
+    empty region (``[]``): evaluated, a miss (:mod:`cover.row_status`). Regions are validated
     (finite, ``s <= e``, inside ``[0, T]`` up to ``REGION_ATOL * max(1, T)``, one row per
     qid) and normalized (sorted, merged); every row must come from
     the same calibrator (score, rule, alpha, k, n_calibration), else the first row
@@ -198,7 +207,9 @@ def regions_from_rows(raw: RawRows, *, seen: SeenLines | None = None,
     evaluate reads and a ``refused`` flag that agrees with it, ids as every reader takes
     them, and with ``thresholds`` (CSV regions, whose calibrator is given apart from
     them) a ``cover.threshold`` that calibrator can give."""
-    was_rejected = np.array([block_of(r).get("status") == "rejected" for r in raw.records],
+    # A row rejected for its empty region is evaluated (a miss): cover.row_status.
+    was_rejected = np.array([block_of(r).get("status") == "rejected"
+                             and not empty_region_block(block_of(r)) for r in raw.records],
                             dtype=bool)
     raw.records = [r for r, k in zip(raw.records, ~was_rejected, strict=True) if k]
     raw.lines = raw.lines[~was_rejected]

@@ -15,6 +15,7 @@ from numpy.typing import NDArray
 from cover._json import from_json_number
 from cover.io import fields
 from cover.io.jsonl import RawRows, json_text
+from cover.row_status import empty_region_block
 
 
 def block_of(rec: dict[str, Any]) -> dict[str, Any]:
@@ -37,13 +38,19 @@ STATUSES = ("certified", "refused")
 
 def status_problems(raw: RawRows) -> dict[int, str]:
     """Row -> why its ``cover.status`` / ``cover.refused`` cannot be read: the status is
-    one of :data:`STATUSES`; ``cover.refused``, when given, is a boolean that says the
+    one of :data:`STATUSES` (or ``rejected`` with an empty region, a miss:
+    :mod:`cover.row_status`); ``cover.refused``, when given, is a boolean that says the
     same (``"yes"`` is not true, and a certified row is not refused)."""
     why: dict[int, str] = {}
     for i, rec in enumerate(raw.records):
         b = block_of(rec)
         status = b.get("status")
         refused = b.get("refused", status == "refused")
+        if empty_region_block(b):  # rejected for its empty region: read as a miss
+            if refused is not False:
+                why[i] = (f"cover.status is \"rejected\" (empty region) but cover.refused "
+                          f"is {json_text(refused)}")
+            continue
         if status not in STATUSES:
             why[i] = ("cover.status must be \"certified\" or \"refused\", got "
                       f"{json_text(status)}")

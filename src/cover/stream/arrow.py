@@ -10,6 +10,9 @@ struct column ``cover`` appended, the Arrow twin of the JSON ``cover`` block::
                   threshold: double, threshold_end: double,
                   reason: string>             # rejected rows only
 
+A row whose region is empty is rejected with its reason and region ``[]``
+(:mod:`cover.row_status`).
+
 Every input row comes out, in input order: nothing is dropped. The calibrator's
 score, rule, alpha, k and n go into the schema metadata (:func:`calibrator_metadata`).
 The work is columnar: no Python object per row except the qid text the checks need.
@@ -29,6 +32,7 @@ from cover.errors import InputError, RowProblem
 from cover.io.columns import prediction_table
 from cover.io.generic import arrow_columns, parse_columns, pyarrow_modules
 from cover.regions import Regions
+from cover.row_status import empty_reasons, row_status
 
 #: Default field mapping: Moment-DETR / Lighthouse names as Parquet columns.
 DEFAULT_COLUMNS = {"qid": "qid", "vid": "vid", "duration": "duration",
@@ -125,11 +129,13 @@ def certify_batch(
     valid[kept] = True
     regions = cal.certify(loaded.table)
     status = np.full(n, "rejected", dtype=object)
-    status[kept] = np.where(regions.refused, "refused", "certified")
+    status[kept] = row_status(regions)
     reason = np.full(n, None, dtype=object)
     for prob in loaded.problems:
         if prob.action == "rejected":
             reason[int(np.searchsorted(cols.line, prob.line))] = prob.problem
+    for i, why in empty_reasons(regions).items():  # rejected, its region [] kept
+        reason[kept[i]] = why
 
     def per_row(values: NDArray[np.float64]) -> Any:
         out = np.full(n, np.nan)

@@ -23,6 +23,7 @@ from numpy.typing import NDArray
 
 from cover.data.table import GroundingTable
 from cover.regions import Regions
+from cover.row_status import empty_reasons, row_status
 
 _BRACE = ord("}")
 #: Bytes before a line's closing brace that the splice would strip (``bytes.rstrip``'s
@@ -77,8 +78,8 @@ def _spliceable(lines: list[bytes], has_cover: bool) -> bool:
 
 
 def status_of(regions: Regions) -> NDArray[np.object_]:
-    """Each kept row's ``cover.status``."""
-    return np.where(regions.refused, "refused", "certified").astype(object)
+    """Each kept row's ``cover.status`` (:func:`cover.row_status.row_status`)."""
+    return row_status(regions)
 
 
 def _obj(a: Any) -> NDArray[np.object_]:
@@ -144,8 +145,8 @@ def _block_columns(table: GroundingTable, regions: Regions, meta: dict[str, Any]
     except ValueError:
         return None
     refused = np.asarray(regions.refused, dtype=bool)
-    head = np.where(refused, '{"status": "refused", "region": ',
-                    '{"status": "certified", "region": ').tolist()
+    status = row_status(regions)
+    head = _obj('{"status": "' + status + '", "region": ').tolist()
     mid = np.where(refused, ', "refused": true, "duration": ',
                    ', "refused": false, "duration": ').tolist()
     glue = (", " + meta_text if meta_text else "") + ', "threshold": '
@@ -156,6 +157,12 @@ def _block_columns(table: GroundingTable, regions: Regions, meta: dict[str, Any]
                  _threshold_text(regions.threshold_end.astype(np.float64)).tolist()]
     if in_calibration is not None:
         cols.append(np.where(in_calibration, ', "in_calibration": true', "").tolist())
+    empty = empty_reasons(regions)
+    if empty:  # rejected rows (an empty region) end with their reason
+        reason = np.full(n, "", dtype=object)
+        for i, why in empty.items():
+            reason[i] = ', "reason": ' + json.dumps(why)
+        cols.append(reason.tolist())
     return [*cols, "}"]
 
 

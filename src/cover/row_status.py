@@ -1,0 +1,73 @@
+"""Each certified row's fate: ``certified``, ``refused`` (the whole video) or ``rejected``
+with a reason; every writer of certified rows takes it from here.
+
+The rule: **a region is certified only when it is not empty.** ``C_lam`` can be empty:
+
+* interval families (NORM, SEC, SIGMA): ``[s - lam_s*l_s, e + lam_e*l_e]`` is empty when
+  ``L + lam_s*l_s + lam_e*l_e < 0``, a negative threshold giving back more than the
+  prediction's length ``L`` (a short or floored prediction under a legitimately
+  negative threshold, or a threshold below the family's range: SEC's bound ``-T/2``
+  depends on the video, so the calibrator file cannot be checked against it);
+* SLS: ``{t : f(t) >= -lam}`` is empty when no clip's relevance reaches the level
+  ``-lam`` (paper §Method; QD-DETR on QVHighlights at ``alpha = 0.1``: 23 of 1,550 rows).
+
+The method's region is then the empty set, and it stays so in :class:`cover.regions.Regions`
+(in-memory metrics count the row as a miss, as the marginal guarantee does). But a row
+written as *certified* with region ``[]`` certifies nothing, so the writers mark it
+``rejected`` with the reason (:func:`empty_reasons`), its region ``[]`` kept. It is not
+an input problem: ``--on-error`` does not apply to it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from cover.regions import Regions
+
+CERTIFIED = "certified"
+REFUSED = "refused"
+REJECTED = "rejected"
+
+
+def empty_rows(regions: Regions) -> NDArray[np.bool_]:
+    """Rows whose region is empty (a refusal is the whole video, never empty)."""
+    return (regions.intervals.n_components == 0) & ~np.asarray(regions.refused, dtype=bool)
+
+
+def row_status(regions: Regions) -> NDArray[np.object_]:
+    """Each row's status: ``refused`` (whole video), ``rejected`` (empty region, see the
+    module docstring) or ``certified``."""
+    status = np.where(regions.refused, REFUSED, CERTIFIED).astype(object)
+    status[empty_rows(regions)] = REJECTED
+    return status
+
+
+def _num(x: float) -> str:
+    return "inf" if x == np.inf else f"{x:.6g}"
+
+
+def empty_reason(regions: Regions, i: int) -> str:
+    """Why row ``i``'s region is empty, in the user's terms."""
+    lam = float(regions.threshold[i])
+    if regions.family == "sls":
+        return (f"empty certified region: no clip's relevance reaches the calibrated level "
+                f"{_num(-lam)} (score sls, threshold {_num(lam)})")
+    end = "" if regions.threshold_end is None else (
+        f" (start), {_num(float(regions.threshold_end[i]))} (end)")
+    return (f"empty certified region: the calibrated threshold {_num(lam)}{end} narrows the "
+            f"predicted window past itself (score {regions.family})")
+
+
+def empty_reasons(regions: Regions) -> dict[int, str]:
+    """``{row: reason}`` for the rows whose region is empty."""
+    return {i: empty_reason(regions, i) for i in np.flatnonzero(empty_rows(regions)).tolist()}
+
+
+def empty_region_block(block: dict[str, Any]) -> bool:
+    """A written ``cover`` block rejected for its empty region (region ``[]``, not null):
+    ``cover evaluate`` evaluates it (a miss, as the guarantee counts it), where a row
+    rejected on reading (region null) is only counted."""
+    return block.get("status") == REJECTED and block.get("region") == []
