@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -10,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import cover
+from cover.errors import CoverWarning, InputError
 from cover.ragged import Ragged
 from cover.stream.row import RowCertifier, certify_row
 
@@ -41,11 +43,20 @@ def test_one_row_equals_the_table_path(key, row):
         s = e = math.nan
     cal = CALS[key]
     sal = np.linspace(-1, 1, 75).tolist()
-    table = cover.GroundingTable.from_arrays(
-        qid=["q"], duration=t, pred_start=[s], pred_end=[e],
-        relevance=Ragged(np.asarray(sal), np.array([0, 75])))
-    want = cal.certify(table).row(0)
     cert = RowCertifier(cal)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CoverWarning)  # a window partly outside: clipped
+        try:
+            table = cover.GroundingTable.from_arrays(
+                qid=["q"], duration=t, pred_start=[s], pred_end=[e],
+                relevance=Ragged(np.asarray(sal), np.array([0, 75])))
+        except InputError as err:  # wholly outside [0, T]: refused on both paths
+            assert "lies wholly outside the video" in str(err)
+            with pytest.raises(InputError, match="lies wholly outside the video"):
+                cert(s, e, t, saliency=sal)
+            return
+    want = cal.certify(table).row(0)
+    assert want != []
     assert cert.fast == (key[0] != "sls")
     assert cert(s, e, t, saliency=sal) == want == certify_row(cal, s, e, t, saliency=sal)
 
