@@ -216,7 +216,8 @@ class GroundingTable:
             raise InputError(f"truth has {len(tr)} rows; expected {n} (one per qid)")
         table = cls(qid=q, vid=v, duration=t, pred_start=ps, pred_end=pe, relevance=rel,
                     clip=clip, truth=tr)
-        found = [(np.array([i]), f, w) for i, (f, w) in sorted(bad.items())]
+        found: list[tuple[NDArray[np.int64], str, str | list[str]]] = [
+            (np.array([i], dtype=np.int64), f, w) for i, (f, w) in sorted(bad.items())]
         return validate_table(table, on_error=on_error, strict=strict, bad=found,
                               what="the arrays given to GroundingTable.from_arrays")
 
