@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 
 from cover.data.table import GroundingTable
 from cover.intervals import CONTAINMENT_ATOL, Intervals
+from cover.ragged import Ragged
 from cover.regions import build_regions
 from cover.scores import TARGETS, compute_scores, truth_target
 
@@ -31,6 +32,32 @@ MARGIN_S = 1e-5
 CLIPS = (2.0, 1.0, 0.5, 1.5, 0.3)
 # Offsets of truth endpoints from the clip grid: inside / outside the tolerance.
 GRID_OFFSETS = (0.0, 0.5e-6, -0.5e-6, 2e-6, -2e-6, 1e-3, -1e-3)
+
+
+def unchecked_table(**kw: object) -> GroundingTable:
+    """A table as ``GroundingTable.from_arrays`` builds it but without its validation:
+    predictions hanging over or wholly outside the video, bad durations, ... reach the
+    kernels (scores, regions) untouched, which must still handle them."""
+    qid = np.asarray(kw["qid"]).reshape(-1)
+    n = qid.size
+
+    def col(v: object) -> np.ndarray:
+        if v is None:
+            return np.full(n, np.nan)
+        return np.broadcast_to(np.asarray(v, dtype=np.float64).reshape(-1), (n,)).copy()
+
+    truth = kw.get("truth")
+    if truth is not None and not isinstance(truth, Intervals):
+        truth = Intervals.single(col(truth[0]), col(truth[1]))  # type: ignore[index]
+    rel = kw.get("relevance")
+    if rel is None:
+        rel = Ragged(np.empty(0), np.zeros(n + 1, dtype=np.int64))
+    elif not isinstance(rel, Ragged):
+        rel = Ragged.from_lists(rel)  # type: ignore[arg-type]
+    return GroundingTable(qid=qid, vid=qid, duration=col(kw["duration"]),
+                          pred_start=col(kw.get("pred_start")), pred_end=col(kw.get("pred_end")),
+                          relevance=rel, clip=float(kw.get("clip", 2.0)),  # type: ignore[arg-type]
+                          truth=truth)  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)
@@ -154,7 +181,7 @@ def cases(draw, family: str, *, max_rows: int = 5) -> Case:
         ps.append(float(s))
         pe.append(float(e))
         relevance.append(vals)
-    table = GroundingTable.from_arrays(
+    table = unchecked_table(  # overhanging predictions must reach the kernels unclipped
         qid=np.arange(n), duration=np.asarray(durations), pred_start=np.asarray(ps),
         pred_end=np.asarray(pe), relevance=relevance, truth=Intervals.from_lists(truth),
         clip=clip)

@@ -67,3 +67,25 @@ def test_fitted_on_is_taken_from_the_ids_when_first_asked() -> None:
     assert Calibrator.from_dict(cal.to_dict()).fitted_on_ == want
     cal.fitted_on_ = None
     assert cal.fitted_on_ is None
+
+
+def test_fit_and_certify_check_a_table_built_without_from_arrays() -> None:
+    """A table built directly (or by dataclasses.replace) is checked by the readers' rules
+    at the top of fit and certify: the truth below was fitted without a word before."""
+    from dataclasses import replace
+
+    from cover.data.table import GroundingTable
+    from cover.errors import InputError
+
+    good = GroundingTable.from_arrays(qid=np.arange(20), duration=100.0,
+                                      pred_start=np.full(20, 10.0), pred_end=np.full(20, 30.0),
+                                      truth=(np.full(20, 12.0), np.full(20, 33.0)))
+    cal = Calibrator(score="norm", alpha=0.1).fit(good)
+    truth = replace(good.truth, starts=good.truth.starts.copy())
+    truth.starts[4] = 300.0  # start > end, and outside [0, T]
+    with pytest.raises(InputError, match=r"Calibrator.fit:\n  row 4 \(qid=4\): truth: a true "
+                                         r"window has start > end"):
+        Calibrator(score="norm").fit(replace(good, truth=truth))
+    with pytest.raises(InputError, match=r"Calibrator.certify:\n  row 0 \(qid=0\): duration"):
+        cal.certify(replace(good, duration=np.r_[0.0, np.full(19, 100.0)]))
+    assert cal.certify(good).intervals.n_components.min() == 1

@@ -19,7 +19,9 @@ from cover.data.splits import resample_units, split_by_unit
 from cover.data.table import GroundingTable
 from cover.data.units import split_units
 from cover.errors import InputError, RowProblem
+from cover.intervals import Intervals
 from cover.io.qvhighlights import read_durations, read_ground_truth, read_predictions
+from cover.ragged import Ragged
 
 # ---------------------------------------------------------------------------------
 # helpers
@@ -373,10 +375,13 @@ def test_fill_durations_from_a_release_file(tmp_path: Path) -> None:
 
 
 def test_clip_truth_and_predictions_in_memory() -> None:
-    t = GroundingTable.from_arrays(
-        qid=["a", "b", "c"], duration=[10.0, 10.0, 10.0],
-        pred_start=[1.0, -2.0, np.nan], pred_end=[3.0, 12.0, np.nan],
-        truth=([2.0, 11.0, -1.0], [4.0, 12.0, 5.0]),
+    # Built directly: from_arrays would clip (and reject) these rows itself.
+    t = GroundingTable(
+        qid=np.array(["a", "b", "c"]), vid=np.array(["a", "b", "c"]),
+        duration=np.array([10.0, 10.0, 10.0]),
+        pred_start=np.array([1.0, -2.0, np.nan]), pred_end=np.array([3.0, 12.0, np.nan]),
+        relevance=Ragged(np.empty(0), np.zeros(4, dtype=np.int64)),
+        truth=Intervals.single([2.0, 11.0, -1.0], [4.0, 12.0, 5.0]),
     )
     kept, probs = clip_truth(t)
     assert kept.qid.tolist() == ["a", "c"]

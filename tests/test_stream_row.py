@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -10,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import cover
+from cover.errors import CoverWarning, InputError
 from cover.ragged import Ragged
 from cover.stream.row import RowCertifier, certify_row
 
@@ -41,11 +43,20 @@ def test_one_row_equals_the_table_path(key, row):
         s = e = math.nan
     cal = CALS[key]
     sal = np.linspace(-1, 1, 75).tolist()
-    table = cover.GroundingTable.from_arrays(
-        qid=["q"], duration=t, pred_start=[s], pred_end=[e],
-        relevance=Ragged(np.asarray(sal), np.array([0, 75])))
-    want = cal.certify(table).row(0)
     cert = RowCertifier(cal)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CoverWarning)  # a window partly outside: clipped
+        try:
+            table = cover.GroundingTable.from_arrays(
+                qid=["q"], duration=t, pred_start=[s], pred_end=[e],
+                relevance=Ragged(np.asarray(sal), np.array([0, 75])))
+        except InputError as err:  # wholly outside [0, T]: refused on both paths
+            assert "lies wholly outside the video" in str(err)
+            with pytest.raises(InputError, match="lies wholly outside the video"):
+                cert(s, e, t, saliency=sal)
+            return
+    want = cal.certify(table).row(0)
+    assert want != []
     assert cert.fast == (key[0] != "sls")
     assert cert(s, e, t, saliency=sal) == want == certify_row(cal, s, e, t, saliency=sal)
 
@@ -57,3 +68,35 @@ def test_bad_rows_are_errors():
     with pytest.raises(ValueError, match="duration"):
         cert(1.0, 4.0, math.nan)
     assert cert(math.nan, math.nan, 100.0) == [[0.0, 100.0]]
+
+
+def test_a_window_outside_the_video_is_refused_not_an_empty_region():
+    """The issue's case: ``RowCertifier(cal)(500, 600, 100)`` was ``[]`` "certified"."""
+    cert = RowCertifier(CALS[("norm", "split")])
+    with pytest.raises(InputError, match=r"predicted interval \[500, 600\] lies wholly outside "
+                                         r"the video \[0, 100\]"):
+        cert(500, 600, 100)
+    with pytest.raises(InputError, match="duration must be a finite number > 0, got 0"):
+        cert(1.0, 2.0, 0.0)
+    with pytest.raises(InputError, match='start holds the string "1" where a number is'):
+        cert("1", 2.0, 10.0)
+    with pytest.raises(InputError, match="duration holds true"):
+        cert(1.0, 2.0, True)
+    assert cert(-5.0, 20.0, 100.0) == cert(0.0, 20.0, 100.0) and cert.clipped == 1
+    with pytest.raises(InputError, match="strict mode"):
+        RowCertifier(CALS[("norm", "split")], strict=True)(-5.0, 20.0, 100.0)
+
+
+@settings(max_examples=80, deadline=None, derandomize=True, database=None)
+@given(key=st.sampled_from(sorted(CALS)),
+       row=st.tuples(st.floats(-1e3, 1e3), st.floats(-1e3, 1e3), st.floats(-10, 300)))
+def test_any_row_is_a_region_or_an_input_error_never_empty(key, row):
+    s, e, t = row
+    cert = RowCertifier(CALS[key])
+    try:
+        region = cert(s, e, t)
+    except InputError as err:
+        assert "Traceback" not in str(err)
+        assert not (0 < t and s <= e and 0 <= s and e <= t)  # a plain row is never refused
+        return
+    assert region and all(0.0 <= lo <= hi <= t for lo, hi in region)

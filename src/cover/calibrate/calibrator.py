@@ -55,6 +55,7 @@ from cover.calibrate.registry import (
     get_rule,
 )
 from cover.data.table import GroundingTable, qid_text, raw_ids
+from cover.data.validate import FOR_CERTIFY, FOR_FIT, ensure_valid
 from cover.regions import Regions, build_regions
 from cover.scores import (
     DEFAULT_MIN_SCALE,
@@ -135,9 +136,13 @@ class Calibrator(FittedViews):
 
     # ---- fit / certify ------------------------------------------------------------
     def fit(self, table: GroundingTable, *, weights: NDArray[np.float64] | None = None) -> Self:
-        """Score the labelled ``table`` and set the thresholds by the rule."""
+        """Score the labelled ``table`` and set the thresholds by the rule. A table that
+        did not come through :meth:`GroundingTable.from_arrays` is checked by the same
+        rules first (:func:`cover.data.validate.ensure_valid`: an InputError naming
+        each bad row)."""
         if len(table) == 0:
             raise ValueError("cannot calibrate on an empty table")
+        table = ensure_valid(table, FOR_FIT, "the table given to Calibrator.fit")
         require_inputs(table, check_family(self.score))
         spec = self._spec
         if "weights" in spec.needs and weights is None:
@@ -250,8 +255,10 @@ class Calibrator(FittedViews):
         return lam_s, (None if one_side else lam_e)
 
     def certify(self, table: GroundingTable) -> Regions:
-        """Regions at the calibrated thresholds for every row (durations required)."""
+        """Regions at the calibrated thresholds for every row (durations required; a
+        table not built by :meth:`GroundingTable.from_arrays` is checked first)."""
         self._require_fitted()
+        table = ensure_valid(table, FOR_CERTIFY, "the table given to Calibrator.certify")
         if self.score == "sls" and self.clip_ is not None and table.clip != self.clip_:
             raise ValueError(
                 f"relevance clips are {table.clip} s here but {self.clip_} s at calibration"

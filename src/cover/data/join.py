@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from cover.data.rules import PRED_STRICT, outside_video, wholly_outside
 from cover.data.table import GroundingTable
 from cover.errors import RowProblem
 from cover.ragged import segment_any
@@ -140,14 +141,12 @@ def clip_predictions(table: GroundingTable, *, strict: bool = False) -> tuple[Gr
     ps, pe = table.pred_start, table.pred_end
     with np.errstate(invalid="ignore"):
         outside = has & ((ps < 0) | (pe > t))
-        wholly = has & ((pe < 0) | (ps > t) | ((pe > ps) & ((pe <= 0) | (ps >= t))))
+        wholly = has & wholly_outside(ps, pe, t)
     problems = _problems(table, np.flatnonzero(wholly), [
-        f"predicted interval [{a:g}, {b:g}] lies wholly outside the video [0, {d:g}]"
-        for a, b, d in zip(ps[wholly].tolist(), pe[wholly].tolist(), t[wholly].tolist(),
-                           strict=True)])
+        outside_video(a, b, d) for a, b, d in zip(ps[wholly].tolist(), pe[wholly].tolist(),
+                                                  t[wholly].tolist(), strict=True)])
     if strict:
-        problems += _problems(table, np.flatnonzero(outside & ~wholly),
-                              "predicted interval reaches outside [0, T] (strict mode)")
+        problems += _problems(table, np.flatnonzero(outside & ~wholly), PRED_STRICT)
         return (table.take(~outside) if outside.any() else table), problems
     problems += _problems(table, np.flatnonzero(outside & ~wholly),
                           "predicted interval clipped to [0, T]", action="clipped")

@@ -8,14 +8,19 @@ ragged (flat values + offsets). A table read from a prediction file has no truth
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from cover.data.rules import check_clip
 from cover.data.units import split_units
+from cover.errors import InputError, RowProblem
 from cover.intervals import Intervals
 from cover.ragged import Ragged
+
+if TYPE_CHECKING:
+    from cover.io.row_checks import OnError
 
 #: QVHighlights / Moment-DETR saliency clips are 2 s long.
 DEFAULT_CLIP_SECONDS = 2.0
@@ -66,13 +71,22 @@ def raw_ids(table: GroundingTable, name: str = "qid") -> NDArray[Any]:
     return table.__dict__[f"_{name}_raw"]
 
 
-def _per_row(values: ArrayLike, n: int, name: str) -> NDArray[np.float64]:
-    """One float per row: a scalar is repeated, an array must have ``n`` values."""
-    a = np.asarray(values, dtype=np.float64)
-    if a.ndim == 0:
-        return np.full(n, float(a))
+def _per_row(values: ArrayLike, n: int, name: str,
+             bad: dict[int, tuple[str, str]]) -> NDArray[np.float64]:
+    """One float per row: a scalar is repeated, an array must have ``n`` values; an
+    entry that is not a number (a string, a boolean) is NaN and noted in ``bad``."""
+    from cover.data.validate import numbers
+
+    a, why = numbers(values, name)
+    if a.ndim == 0 or (a.shape == (1,) and n != 1):
+        out = np.full(n, float(a.reshape(-1)[0]))
+        for i in range(n) if why else ():
+            bad.setdefault(i, (name, why[0]))
+        return out
     if a.shape != (n,):
-        raise ValueError(f"{name} has shape {a.shape}; expected {n} values (one per qid)")
+        raise InputError(f"{name} has shape {a.shape}; expected {n} values (one per qid)")
+    for i, w in why.items():
+        bad.setdefault(i, (name, w))
     return a
 
 
@@ -104,6 +118,13 @@ class GroundingTable:
         Every predicted window per row in file order, values of shape ``(m, 3)``
         (start, end, score), unclipped; what ranking metrics such as mAP need
         (:mod:`cover.grounding_metrics`).
+    checked : frozenset of str
+        What the validator (:mod:`cover.data.validate`) checked this table for
+        (``"rows"``, ``"unique"``, ``"durations"``); empty for a table built any other
+        way, which :meth:`Calibrator.fit` and ``certify`` then check first.
+    problems : tuple of RowProblem
+        What :meth:`from_arrays` found: rows rejected (``on_error="reject"``) and
+        windows clipped to ``[0, T]``, each naming the row index, qid and field.
     """
 
     qid: NDArray[np.str_]  # both read through TextIds (set below the class)
@@ -121,6 +142,13 @@ class GroundingTable:
     query: NDArray[np.object_] | None = None
     records: NDArray[np.object_] | None = field(default=None, repr=False, compare=False)
     pred_windows: Ragged | None = field(default=None, repr=False, compare=False)
+    # Set by the validator (cover.data.validate) on the table it returns; any other
+    # table (built directly, or by dataclasses.replace) starts unchecked, so fit and
+    # certify validate it first.
+    checked: frozenset[str] = field(default=frozenset(), init=False, repr=False,
+                                    compare=False)
+    problems: tuple[RowProblem, ...] = field(default=(), init=False, repr=False,
+                                             compare=False)
 
     # ---- construction -------------------------------------------------------------
     @classmethod
@@ -135,34 +163,63 @@ class GroundingTable:
         relevance: Ragged | list[list[float]] | None = None,
         truth: Intervals | tuple[ArrayLike, ArrayLike] | None = None,
         clip: float = DEFAULT_CLIP_SECONDS,
+        on_error: OnError = "raise",
+        strict: bool = False,
     ) -> GroundingTable:
-        """Build a table in memory (the Python API's entry point).
+        """Build a table in memory (the Python API's entry point), checked by the same
+        rules as the readers (:mod:`cover.data.validate`).
 
         ``truth`` is an :class:`Intervals` or a ``(starts, ends)`` pair of arrays.
-        Missing predictions (NaN) are refusals.
+        Missing predictions (NaN) are refusals;
+        an unknown duration (NaN) is allowed in predictions without truth until they are
+        certified. A bad row (a non-id qid, a repeated qid, a duration that is not a
+        finite number > 0, a string where a number belongs, ``start > end``, a window
+        wholly outside ``[0, T]``, ...) raises an :class:`~cover.errors.InputError`
+        naming its index, qid, field and reason; with ``on_error="reject"`` such rows
+        are left out and ``table.problems`` lists them. Windows partly outside
+        ``[0, T]`` are clipped and counted (``table.problems``, one
+        :class:`~cover.errors.CoverWarning`), or rejected with ``strict=True``.
+        ``clip`` (seconds per relevance value) must be a finite number > 0.
         """
+        from cover.data.validate import validate_table  # it imports this module
+
+        if on_error not in ("raise", "reject"):
+            raise ValueError(f"on_error must be 'raise' or 'reject', got {on_error!r}")
+        clip = check_clip(clip)
         q = np.asarray(qid)  # kept as given, read as text when first shown (TextIds)
         q = q if q.ndim == 1 else q.reshape(-1)
         n = q.size
-        t = np.asarray(duration, dtype=np.float64).reshape(-1)
-        if t.shape != (n,):  # a scalar (or one value) repeated; a full column is kept as is
-            t = np.broadcast_to(t, (n,)).copy()
-        ps = np.full(n, np.nan) if pred_start is None else _per_row(pred_start, n, "pred_start")
-        pe = np.full(n, np.nan) if pred_end is None else _per_row(pred_end, n, "pred_end")
-        v = q if vid is None else np.asarray(vid)  # arrays are never written in place
+        bad: dict[int, tuple[str, str]] = {}
+        t = _per_row(np.asarray(duration).reshape(-1), n, "duration", bad)
+        ps = np.full(n, np.nan) if pred_start is None else _per_row(pred_start, n,
+                                                                     "pred_start", bad)
+        pe = np.full(n, np.nan) if pred_end is None else _per_row(pred_end, n, "pred_end", bad)
+        v = q if vid is None else np.asarray(vid).reshape(-1)  # never written in place
+        if v.size != n:
+            raise InputError(f"vid has {v.size} values; expected {n} (one per qid)")
         if relevance is None:
             rel = Ragged(np.empty(0), np.zeros(n + 1, dtype=np.int64))
         elif isinstance(relevance, Ragged):
             rel = relevance
         else:
             rel = Ragged.from_lists(relevance)
+        if len(rel) != n:
+            raise InputError(f"relevance has {len(rel)} rows; expected {n} (one per qid)")
         tr: Intervals | None
         if truth is None or isinstance(truth, Intervals):
             tr = truth
         else:
-            tr = Intervals.single(truth[0], truth[1])
-        return cls(qid=q, vid=v, duration=t, pred_start=ps, pred_end=pe, relevance=rel,
-                   clip=float(clip), truth=tr)
+            starts = _per_row(truth[0], n, "truth starts", bad)
+            ends = _per_row(truth[1], n, "truth ends", bad)
+            tr = Intervals.single(starts, ends)
+        if tr is not None and len(tr) != n:
+            raise InputError(f"truth has {len(tr)} rows; expected {n} (one per qid)")
+        table = cls(qid=q, vid=v, duration=t, pred_start=ps, pred_end=pe, relevance=rel,
+                    clip=clip, truth=tr)
+        found: list[tuple[NDArray[np.int64], str, str | list[str]]] = [
+            (np.array([i], dtype=np.int64), f, w) for i, (f, w) in sorted(bad.items())]
+        return validate_table(table, on_error=on_error, strict=strict, bad=found,
+                              what="the arrays given to GroundingTable.from_arrays")
 
     # ---- views --------------------------------------------------------------------
     def __len__(self) -> int:
@@ -203,14 +260,15 @@ class GroundingTable:
     def take(self, rows: ArrayLike) -> GroundingTable:
         """The sub-table of ``rows`` (indices or a boolean mask), in that order."""
         idx = np.asarray(rows)
-        if idx.dtype == bool:
+        mask = idx.dtype == bool
+        if mask:
             idx = np.flatnonzero(idx)
         idx = idx.astype(np.int64)
 
         def opt(a: NDArray[Any] | None) -> NDArray[Any] | None:
             return None if a is None else a[idx]
 
-        return replace(
+        out = replace(
             self,
             qid=(q := raw_ids(self)[idx]),
             vid=q if raw_ids(self, "vid") is raw_ids(self) else raw_ids(self, "vid")[idx],
@@ -226,6 +284,11 @@ class GroundingTable:
             records=opt(self.records),
             pred_windows=None if self.pred_windows is None else self.pred_windows.take(idx),
         )
+        if self.checked:  # row rules hold row by row; qids stay unique unless rows repeat
+            unique = mask or bool((idx[1:] > idx[:-1]).all())
+            object.__setattr__(out, "checked", self.checked if unique
+                               else self.checked - {"unique"})
+        return out
 
     def select_qids(self, qids: ArrayLike) -> GroundingTable:
         """Rows whose qid is in ``qids`` (file order kept)."""

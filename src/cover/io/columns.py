@@ -15,6 +15,15 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from cover.data.rules import (
+    DURATION_RULE,
+    PRED_REVERSED,
+    TRUTH_NONFINITE,
+    TRUTH_REVERSED,
+    nonfinite_windows,
+    repeats,
+    reversed_windows,
+)
 from cover.data.table import DEFAULT_CLIP_SECONDS, GroundingTable
 from cover.errors import RowProblem
 from cover.intervals import Intervals
@@ -49,13 +58,9 @@ class Columns:
 
 def duplicate_qids(qid: NDArray[np.str_], line: NDArray[np.int64]) -> dict[int, str]:
     """Row -> reason for every repeat of a qid after its first occurrence."""
-    if qid.size == 0:
-        return {}
-    _, first_idx, inverse = np.unique(qid, return_index=True, return_inverse=True)
-    first = first_idx[inverse]
-    dup = np.flatnonzero(first != np.arange(qid.size))
-    return {int(i): f"duplicate qid (first seen on line {int(line[first[i]])})"
-            for i in dup.tolist()}
+    rows, first = repeats(qid)
+    return {i: f"duplicate qid (first seen on line {int(line[f])})"
+            for i, f in zip(rows.tolist(), first.tolist(), strict=True)}
 
 
 def _later(more: dict[int, str], first: dict[int, str] | None) -> dict[int, str]:
@@ -97,10 +102,10 @@ def truth_table(c: Columns, *, on_error: OnError = "raise",
     with np.errstate(invalid="ignore"):
         bad_t = ~(np.isfinite(c.duration) & (c.duration > 0))
     reasons = _first_reason([
-        (bad_t, "duration must be a finite number > 0"),
+        (bad_t, DURATION_RULE),
         (np.diff(c.offsets) == 0, "no true window (no moment)"),
-        (segment_any(~np.isfinite(w).all(axis=1), c.offsets), "non-finite number in a window"),
-        (segment_any(w[:, 0] > w[:, 1], c.offsets), "a true window has start > end"),
+        (nonfinite_windows(w[:, 0], w[:, 1], c.offsets), TRUTH_NONFINITE),
+        (reversed_windows(w[:, 0], w[:, 1], c.offsets), TRUTH_REVERSED),
     ], dict(reasons or {}) | _later(duplicate_qids(c.qid, c.line), reasons))
     keep = _reject(c, reasons)
     flat, off = take_index(c.offsets, np.flatnonzero(keep))
@@ -139,8 +144,8 @@ def prediction_table(c: Columns, *, clip: float = DEFAULT_CLIP_SECONDS,
         (segment_any(~np.isfinite(w).all(axis=1), c.offsets),
          "non-finite number in a predicted window"),
         (segment_any(~np.isfinite(sal.values), sal.offsets), "non-finite saliency value"),
-        (segment_any(w[:, 0] > w[:, 1], c.offsets), "a predicted window has start > end"),
-        (bad_t, "duration must be a finite number > 0"),
+        (reversed_windows(w[:, 0], w[:, 1], c.offsets), PRED_REVERSED),
+        (bad_t, DURATION_RULE),
     ], dict(reasons or {}) | _later(duplicate_qids(c.qid, c.line), reasons))
     keep = _reject(c, reasons)
     rows = np.flatnonzero(keep)

@@ -15,9 +15,13 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from cover.data.rules import bad_number
 from cover.data.table import GroundingTable
 from cover.io.jsonl import RawRows, field_column, json_text, number_value, object_column
 from cover.ragged import Ragged, offsets_from_lengths, take_index
+
+__all__ = ["bad_number", "first_reason", "float_field", "not_a_number", "ragged_field",
+           "reject_rows", "table_of", "trim_ragged"]
 
 
 def ragged_field(
@@ -88,6 +92,12 @@ def _not_numbers(v: Any, width: tuple[int, ...]) -> str | None:
                if type(x) not in _NUMBER_TYPES)
     if isinstance(odd, (list, dict)):
         return "shape"
+    return not_a_number(odd)
+
+
+def not_a_number(odd: Any) -> str:
+    """Why ``odd`` (a string, a boolean, null) is no number: ``holds the string "12.5"
+    where a number is expected`` (the readers' and the API's words)."""
     what = "the string " if isinstance(odd, str) else ""
     return f"holds {what}{json_text(odd)} where a number is expected"
 
@@ -135,14 +145,6 @@ def float_field(raw: RawRows, key: str, *, get: Callable[[dict[str, Any]], Any] 
         present[i] = True
         out[i] = number_value(v)
     return out, present
-
-
-def bad_number(values: NDArray[np.float64], present: NDArray[np.bool_], *,
-                positive: bool) -> NDArray[np.bool_]:
-    """Present but not a finite number (> 0 when ``positive``, else >= 0)."""
-    with np.errstate(invalid="ignore"):
-        ok = np.isfinite(values) & ((values > 0) if positive else (values >= 0))
-    return present & ~ok
 
 
 def table_of(raw: RawRows, **columns: Any) -> GroundingTable:

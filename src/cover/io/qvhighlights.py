@@ -19,6 +19,15 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from cover.data.rules import (
+    DURATION_RULE,
+    PRED_REVERSED,
+    TRUTH_NONFINITE,
+    TRUTH_REVERSED,
+    check_clip,
+    nonfinite_windows,
+    reversed_windows,
+)
 from cover.data.table import DEFAULT_CLIP_SECONDS, GroundingTable
 from cover.errors import InputError, RowProblem
 from cover.intervals import Intervals
@@ -90,8 +99,7 @@ def read_predictions(
     missing field are rejected with a reason; under ``on_error='raise'`` they raise.
     ``clip`` (seconds per relevance value) must be a finite number > 0.
     """
-    if not (isinstance(clip, (int, float)) and math.isfinite(clip) and clip > 0):
-        raise ValueError(f"clip must be a finite number of seconds > 0, got {clip}")
+    check_clip(clip)
     return predictions_from_rows(read_json_rows(path), clip=clip, on_error=on_error)
 
 
@@ -122,8 +130,8 @@ def predictions_from_rows(raw: RawRows, *, clip: float = DEFAULT_CLIP_SECONDS,
         (segment_any(~np.isfinite(win).all(axis=1), woff),
          "non-finite number (NaN/inf) in pred_relevant_windows"),
         (segment_any(~np.isfinite(sal), soff), "non-finite number in pred_saliency_scores"),
-        (segment_any(win[:, 0] > win[:, 1], woff), "a predicted window has start > end"),
-        (bad_number(duration, has_dur, positive=True), "duration must be a finite number > 0"),
+        (reversed_windows(win[:, 0], win[:, 1], woff), PRED_REVERSED),
+        (bad_number(duration, has_dur, positive=True), DURATION_RULE),
         (bad_number(std_s, has_s, positive=False), "start_std must be a finite number >= 0"),
         (bad_number(std_e, has_e, positive=False), "end_std must be a finite number >= 0"),
     ]))
@@ -164,10 +172,10 @@ def read_ground_truth(path: str | Path, *, on_error: OnError = "raise") -> Loade
     duration, _ = float_field(raw, "duration")
     keep = reject_rows(raw, first_reason(len(raw.records), [
         (bad_number(duration, np.ones(duration.size, dtype=bool), positive=True),
-         "duration must be a finite number > 0"),
+         DURATION_RULE),
         (np.diff(woff) == 0, "relevant_windows is empty (no true moment)"),
-        (segment_any(~np.isfinite(win).all(axis=1), woff), "non-finite number in a window"),
-        (segment_any(win[:, 0] > win[:, 1], woff), "a true window has start > end"),
+        (nonfinite_windows(win[:, 0], win[:, 1], woff), TRUTH_NONFINITE),
+        (reversed_windows(win[:, 0], win[:, 1], woff), TRUTH_REVERSED),
     ]))
     win, woff = trim_ragged(keep, win, woff)
     table = table_of(raw, duration=duration[keep],

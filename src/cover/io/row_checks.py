@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
+from cover.data.rules import repeats
 from cover.errors import InputError, RowProblem, summarize
 
 if TYPE_CHECKING:
@@ -104,10 +105,6 @@ def check_ids(raw: RawRows, keys: tuple[str, ...] = ("qid", "vid")) -> None:
 def check_unique_qids(raw: RawRows) -> None:
     """Reject every repeat of a qid after its first occurrence, naming the first line."""
     q = np.array([str(r["qid"]) for r in raw.records], dtype=str)
-    if q.size == 0:
-        return
-    _, first_idx, inverse = np.unique(q, return_index=True, return_inverse=True)
-    first = first_idx[inverse]
-    dup = np.flatnonzero(first != np.arange(q.size))
-    _reject(raw, {int(i): f"duplicate qid (first seen on line {int(raw.lines[first[i]])})"
-                  for i in dup})
+    rows, first = repeats(q)
+    _reject(raw, {i: f"duplicate qid (first seen on line {int(raw.lines[f])})"
+                  for i, f in zip(rows.tolist(), first.tolist(), strict=True)})

@@ -18,8 +18,17 @@ from dataclasses import replace
 import numpy as np
 
 from cover.calibrate.calibrator import Calibrator
+from cover.data.rules import (
+    DURATION_RULE,
+    PRED_REVERSED,
+    PRED_STRICT,
+    outside_video,
+    wholly_outside,
+)
 from cover.data.table import DEFAULT_CLIP_SECONDS, GroundingTable
+from cover.errors import InputError
 from cover.intervals import CONTAINMENT_ATOL
+from cover.io.fields import not_a_number
 from cover.ragged import Ragged
 
 Region = list[list[float]]
@@ -29,8 +38,11 @@ class RowCertifier:
     """``RowCertifier(cal)(start, end, duration)`` -> the certified region of one row,
     ``[[lo, hi], ...]`` in seconds (``[[0, T]]`` for a refusal: no finite window)."""
 
-    def __init__(self, cal: Calibrator) -> None:
+    def __init__(self, cal: Calibrator, *, strict: bool = False) -> None:
         self.cal = cal
+        self.strict = strict
+        #: Rows whose window reached outside ``[0, T]`` and was clipped to it.
+        self.clipped = 0
         self._lams: tuple[float, float] | None = None
         if cal.score in ("norm", "sec") and cal.groups == "all":
             one = GroundingTable.from_arrays(qid=["0"], duration=1.0, pred_start=[0.0],
@@ -49,16 +61,31 @@ class RowCertifier:
     def __call__(self, start: float, end: float, duration: float, *,
                  saliency: Sequence[float] | None = None, clip: float = DEFAULT_CLIP_SECONDS,
                  start_std: float | None = None, end_std: float | None = None) -> Region:
-        t = float(duration)
+        """The region of one row, by the readers' rules (:mod:`cover.data.rules`): an
+        :class:`~cover.errors.InputError` for a duration that is not a finite number
+        > 0, a string or boolean where a number belongs, an infinite start or end,
+        start > end, or a window wholly outside ``[0, T]``; a window partly outside is
+        clipped to it (counted in :attr:`clipped`; ``strict`` rejects it). A NaN start
+        or end: a refusal, the whole video."""
+        t, s, e = _number(duration, "duration"), _number(start, "start"), _number(end, "end")
         if not (math.isfinite(t) and t > 0):
-            raise ValueError(f"video duration unknown or not positive: {duration}")
-        s, e = float(start), float(end)
+            raise InputError(f"{DURATION_RULE}, got {t:g}")
+        if s != s or e != e:  # NaN on either side: a refusal (as in a table)
+            return [[0.0, t]] if self._lams is not None else self._slow(
+                s, e, t, saliency, clip, start_std, end_std)
+        if math.isinf(s) or math.isinf(e):
+            raise InputError(f"non-finite number (inf) in the window [{s:g}, {e:g}]")
         if s > e:
-            raise ValueError(f"predicted window has start > end: [{s}, {e}]")
+            raise InputError(f"{PRED_REVERSED} ([{s:g}, {e:g}])")
+        if s < 0 or e > t:
+            if wholly_outside(s, e, t):
+                raise InputError(outside_video(s, e, t))
+            if self.strict:
+                raise InputError(f"{PRED_STRICT}: [{s:g}, {e:g}] in [0, {t:g}]")
+            s, e = min(max(s, 0.0), t), min(max(e, 0.0), t)
+            self.clipped += 1
         if self._lams is None:
             return self._slow(s, e, t, saliency, clip, start_std, end_std)
-        if not (math.isfinite(s) and math.isfinite(e)):
-            return [[0.0, t]]  # a refusal: the whole video
         lam_s, lam_e = self._lams
         if lam_s == math.inf and lam_e == math.inf:
             return [[0.0, t]]
@@ -91,3 +118,13 @@ def certify_row(cal: Calibrator, start: float, end: float, duration: float, **kw
     """The certified region of one prediction (:class:`RowCertifier`; build one
     certifier and reuse it when certifying many rows one at a time)."""
     return RowCertifier(cal)(start, end, duration, **kw)  # type: ignore[arg-type]
+
+
+def _number(x: object, name: str) -> float:
+    """``x`` as a float when it is a number (not a boolean, never a string "12.5")."""
+    if type(x) is float or type(x) is int:  # the common case: two type tests
+        return float(x)
+    if isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, (bool,
+                                                                                   np.bool_)):
+        return float(x)
+    raise InputError(f"{name} {not_a_number(x)}")

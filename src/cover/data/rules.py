@@ -1,0 +1,116 @@
+"""The row rules every reader and the Python API apply, each one vectorised function.
+
+A rule is a boolean mask over rows (True: the row breaks it) with one reason text; the
+JSON-lines and columnar readers (:mod:`cover.io.qvhighlights`, :mod:`cover.io.columns`),
+the join (:mod:`cover.data.join`), the API's validator (:mod:`cover.data.validate`) and
+the one-row certifier (:mod:`cover.stream.row`) call these same functions, so one bad
+row gets one verdict and one reason wherever it enters. Nothing here imports a reader.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from cover.errors import InputError
+from cover.ragged import segment_any
+
+#: Reasons shared word for word by the readers and the API.
+DURATION_RULE = "duration must be a finite number > 0"
+PRED_REVERSED = "a predicted window has start > end"
+TRUTH_REVERSED = "a true window has start > end"
+TRUTH_NONFINITE = "non-finite number in a window"
+PRED_STRICT = "predicted interval reaches outside [0, T] (strict mode)"
+
+
+def outside_video(start: float, end: float, duration: float) -> str:
+    """The reason for a predicted interval :func:`wholly_outside` the video."""
+    return (f"predicted interval [{start:g}, {end:g}] lies wholly outside the video "
+            f"[0, {duration:g}]")
+
+
+def bad_number(values: NDArray[np.float64], present: NDArray[np.bool_], *,
+               positive: bool) -> NDArray[np.bool_]:
+    """Present but not a finite number (> 0 when ``positive``, else >= 0)."""
+    with np.errstate(invalid="ignore"):
+        ok = np.isfinite(values) & ((values > 0) if positive else (values >= 0))
+    return present & ~ok
+
+
+def nonfinite_windows(starts: NDArray[np.float64], ends: NDArray[np.float64],
+                      offsets: NDArray[np.int64]) -> NDArray[np.bool_]:
+    """Rows with a window holding NaN or inf (windows ``offsets``-grouped by row)."""
+    return segment_any(~(np.isfinite(starts) & np.isfinite(ends)), offsets)
+
+
+def reversed_windows(starts: NDArray[np.float64], ends: NDArray[np.float64],
+                     offsets: NDArray[np.int64]) -> NDArray[np.bool_]:
+    """Rows with a window whose start is after its end."""
+    return segment_any(starts > ends, offsets)
+
+
+def wholly_outside(ps: Any, pe: Any, t: Any) -> Any:
+    """Where a predicted interval ``[ps, pe]`` lies wholly outside ``[0, t]`` (``pe < 0``
+    or ``ps > t``), or is a proper interval that clipping would shrink to the point 0 or
+    ``t``: clipping it would certify a sliver the grounder never predicted. Arrays or
+    plain floats (the one-row certifier)."""
+    return (pe < 0) | (ps > t) | ((pe > ps) & ((pe <= 0) | (ps >= t)))
+
+
+def check_clip(clip: Any) -> float:
+    """Seconds per relevance value: a finite number > 0 (not a boolean), else an error."""
+    if not (isinstance(clip, (int, float)) and not isinstance(clip, bool)
+            and math.isfinite(clip) and clip > 0):
+        raise InputError(f"clip must be a finite number of seconds > 0, got {clip}")
+    return float(clip)
+
+
+def repeats(keys: ArrayLike) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """``(rows, first)``: every row whose key was seen on an earlier row, and the row of
+    that key's first occurrence. Integer keys in increasing order (``np.arange``) cost
+    one comparison pass; text keys are hashed and only rows of a repeated hash are
+    compared exactly (a sort of the hashes, never of the strings)."""
+    k = np.asarray(keys).reshape(-1)
+    none = np.empty(0, dtype=np.int64)
+    if k.size < 2:
+        return none, none
+    if k.dtype.kind in "iu":
+        if bool((k[1:] > k[:-1]).all()):
+            return none, none
+        h = k
+    else:
+        if k.dtype.kind != "U":
+            k = k.astype(str)
+        h = _text_hash(k)
+    order = np.argsort(h, kind="stable")
+    hs = h[order]
+    same = hs[1:] == hs[:-1]
+    if not same.any():
+        return none, none
+    near = np.zeros(k.size, dtype=bool)
+    near[1:] |= same
+    near[:-1] |= same
+    cand = np.sort(order[near])
+    _, first_idx, inverse = np.unique(k[cand], return_index=True, return_inverse=True)
+    first = cand[first_idx[inverse.reshape(-1)]]
+    dup = first != cand
+    return cand[dup].astype(np.int64), first[dup].astype(np.int64)
+
+
+def _text_hash(text: NDArray[np.str_]) -> NDArray[np.uint64]:
+    """A 64-bit polynomial hash of each string, over its UTF-32 code units, two at a time."""
+    a = np.ascontiguousarray(text)
+    width = a.dtype.itemsize // 4
+    codes = a.view(np.uint32).reshape(a.size, width)
+    if width % 2:
+        codes = np.concatenate([codes, np.zeros((a.size, 1), dtype=np.uint32)], axis=1)
+    pairs = np.ascontiguousarray(codes).view(np.uint64)
+    h = np.zeros(a.size, dtype=np.uint64)
+    mult = np.uint64(0x100000001B3)
+    for j in range(pairs.shape[1]):
+        h *= mult
+        h ^= pairs[:, j]
+    return h

@@ -1,0 +1,301 @@
+"""One validator at the Python API's boundary: the readers' row rules on in-memory arrays.
+
+:meth:`GroundingTable.from_arrays <cover.data.table.GroundingTable.from_arrays>` and
+:meth:`Calibrator.fit` / :meth:`~cover.calibrate.calibrator.Calibrator.certify` (on a
+table that did not come through it) call :func:`validate_table`. A row is rejected
+(first failing rule wins) for:
+
+* a ``qid`` / ``vid`` that is no id (:func:`cover.io.row_checks.id_problem`: a bool,
+  a float, an object, an empty or space-padded string), a repeated qid;
+* a duration that is not a finite number > 0 (NaN, "unknown", is allowed only in a
+  table of predictions that is not being fitted or certified);
+* a number column holding something else (``"150"``, ``True``);
+* an infinite ``pred_start`` / ``pred_end`` (NaN, on either side, is a refusal),
+  ``start > end``, or an interval wholly outside ``[0, T]``;
+* a non-finite relevance value; a row without a true window, a non-finite true window,
+  ``start > end``, or truth wholly outside ``[0, T]``.
+
+Windows partly outside ``[0, T]`` are clipped and counted (a ``clipped`` problem and
+one :class:`~cover.errors.CoverWarning`), or rejected with ``strict=True``: the
+readers' join does the same with the same functions (:mod:`cover.data.join`). Under
+``on_error="raise"`` any rejection is one :class:`~cover.errors.InputError` naming each
+row (``row 3 (qid=7): ...``, or ``file:line`` for a table read from a file), the field
+and the reason; under ``"reject"`` the rows are set aside and ``table.problems`` says
+why. Every check is a numpy pass over whole columns; Python runs only per bad row.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from cover.data.join import clip_predictions, clip_truth
+from cover.data.rules import (
+    DURATION_RULE,
+    PRED_REVERSED,
+    TRUTH_NONFINITE,
+    TRUTH_REVERSED,
+    nonfinite_windows,
+    repeats,
+    reversed_windows,
+)
+from cover.data.table import GroundingTable, qid_text, raw_ids
+from cover.errors import CoverWarning, RowProblem
+from cover.io.fields import not_a_number
+from cover.io.jsonl import json_text
+from cover.io.row_checks import OnError, id_problem, raise_on_rejections
+from cover.ragged import segment_any
+
+#: What a table has been checked for: the row rules (and clipping), unique qids, and
+#: a known duration on every row. Fitting needs all three, certifying the first and last.
+ROWS, UNIQUE, DURATIONS = "rows", "unique", "durations"
+FOR_FIT = frozenset({ROWS, UNIQUE, DURATIONS})
+FOR_CERTIFY = frozenset({ROWS, DURATIONS})
+
+_WHITESPACE = np.zeros(0x3001, dtype=bool)  # str.isspace() is False above U+3000
+_WHITESPACE[[c for c in range(0x3001) if chr(c).isspace()]] = True
+
+Found = list[tuple[NDArray[np.int64], str, str | list[str]]]  # rows, field, reason(s)
+
+
+def numbers(values: ArrayLike, name: str) -> tuple[NDArray[np.float64], dict[int, str]]:
+    """A number column as floats, and row -> reason where an entry is not a number (NaN
+    there): a string ``"150"`` or a boolean is never read as a number (as in the
+    readers); None is NaN."""
+    a = np.asarray(values)
+    if a.dtype.kind in "iuf":
+        return a.astype(np.float64, copy=False), {}
+    flat = a.reshape(-1)
+    out = np.full(flat.shape, np.nan)
+    bad: dict[int, str] = {}
+    for i, v in enumerate(flat.tolist()):  # only columns that are not numbers get here
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            out[i] = v
+        elif v is not None:
+            bad[i] = f"{name} {not_a_number(v)}"
+    return out.reshape(a.shape), bad
+
+
+def validate_table(table: GroundingTable, *, on_error: OnError = "raise",
+                   strict: bool = False, need: frozenset[str] = frozenset({ROWS, UNIQUE}),
+                   bad: Found | None = None, what: str = "the table given"
+                   ) -> GroundingTable:
+    """``table`` with its bad rows rejected (or an :class:`InputError` under ``"raise"``)
+    and windows partly outside ``[0, T]`` clipped; the result is marked checked for
+    ``need`` and carries what was found in ``problems``. ``bad`` adds rows the caller
+    already found (e.g. a number column holding a string); ``what`` names the input in
+    the error of an in-memory table."""
+    n = len(table)
+    found: Found = list(bad or [])
+    found += _ids(raw_ids(table), "qid")
+    if raw_ids(table, "vid") is not raw_ids(table):
+        found += _ids(raw_ids(table, "vid"), "vid")
+    if UNIQUE in need:
+        found += _duplicates(table)
+    t = table.duration
+    with np.errstate(invalid="ignore"):
+        t_ok = (t > 0) & (t < np.inf)  # False for NaN
+    all_known = bool(t_ok.all())
+    if not all_known:
+        unknown_ok = DURATIONS not in need and table.truth is None
+        found.append((np.flatnonzero(~t_ok & ~np.isnan(t) if unknown_ok else ~t_ok),
+                      "duration", DURATION_RULE))
+    pred_found, pred_out = _predictions(table)
+    truth_found, truth_out = _truth(table)
+    found += pred_found + truth_found
+    rejected = _first_reasons(found)
+    memory = table.line is None
+    work = table
+    if rejected or pred_out or truth_out:  # problems name rows: lines 1..n stand for them
+        work = _replace(table, line=np.arange(1, n + 1, dtype=np.int64)) if memory else table
+    problems = [_problem(work, i, f, w) for i, (f, w) in sorted(rejected.items())]
+    if rejected:
+        if on_error == "raise":
+            _raise(table, problems, what)
+        keep = np.ones(n, dtype=bool)
+        keep[list(rejected)] = False
+        work = work.take(keep)
+    if pred_out or truth_out:
+        work, more = _clip(work, strict)
+        problems += more
+        if on_error == "raise":
+            _raise(table, problems, what)
+        if memory:
+            work = _replace(work, line=None)
+    clipped = sum(p.action == "clipped" for p in problems)
+    if clipped:
+        warnings.warn(CoverWarning(f"{clipped} window(s) reaching outside [0, T] clipped to "
+                                   "it (strict=True rejects them); see table.problems"),
+                      stacklevel=3)
+    checked = set(need) | {ROWS}
+    if all_known or (rejected and np.isfinite(work.duration).all()):
+        checked.add(DURATIONS)
+    else:
+        checked.discard(DURATIONS)
+    object.__setattr__(work, "checked", frozenset(checked))
+    object.__setattr__(work, "problems", tuple(_named(table, problems)))
+    return work
+
+
+def ensure_valid(table: GroundingTable, need: frozenset[str], what: str) -> GroundingTable:
+    """``table`` when already checked for ``need`` (one set test), else validated
+    (``on_error="raise"``; ``what`` names it, e.g. ``the table given to fit``): the gate
+    at the top of :meth:`Calibrator.fit` and ``certify``."""
+    if need <= table.checked:
+        return table
+    return validate_table(table, need=need, what=what)
+
+
+def _replace(table: GroundingTable, **changes: Any) -> GroundingTable:
+    """``dataclasses.replace`` keeping the ids as given (integers stay integers)."""
+    q, v = raw_ids(table), raw_ids(table, "vid")
+    return replace(table, qid=q, vid=q if v is q else v, **changes)
+
+
+def _named(table: GroundingTable, problems: list[RowProblem]) -> list[RowProblem]:
+    """Problems of an in-memory table name the row index (``row 3``), not a line."""
+    if table.line is not None:
+        return problems
+    return [RowProblem(f"row {p.line - 1}", 0, p.qid, p.problem, p.action) for p in problems]
+
+
+def _raise(table: GroundingTable, problems: list[RowProblem], what: str) -> None:
+    where = what if table.line is None else table.source
+    raise_on_rejections(_named(table, problems), "raise", where)
+
+
+def _first_reasons(found: Found) -> dict[int, tuple[str, str]]:
+    """Row -> (field, reason) of the first rule it breaks."""
+    out: dict[int, tuple[str, str]] = {}
+    for rows, field, why in found:
+        for j, i in enumerate(rows.tolist()):
+            if i not in out:
+                out[i] = (field, why if isinstance(why, str) else why[j])
+    return out
+
+
+def _problem(work: GroundingTable, i: int, field: str, why: str) -> RowProblem:
+    """A problem at row ``i`` of ``work`` (whose ``line`` is set); the field is named
+    unless the reason starts with it."""
+    text = why if field in why else f"{field}: {why}"
+    raw = raw_ids(work)[i]
+    raw = raw.item() if isinstance(raw, np.generic) else raw
+    qid = str(raw) if type(raw) in (int, str) else json_text(raw)  # never a Python repr
+    return RowProblem(work.source, int(work.line[i]), qid, text, "rejected")  # type: ignore[index]
+
+
+def _clip(work: GroundingTable, strict: bool) -> tuple[GroundingTable, list[RowProblem]]:
+    """The join's clipping (:func:`clip_truth`, :func:`clip_predictions`) of windows
+    reaching outside ``[0, T]``; rows of unknown T (NaN) are clipped at 0 only."""
+    problems: list[RowProblem] = []
+    if work.truth is not None:
+        work, more = clip_truth(work, strict=strict)
+        problems += [_at(p, "truth") for p in more]
+    t = work.duration
+    work, more = clip_predictions(
+        _replace(work, duration=np.where(np.isnan(t), np.inf, t)), strict=strict)
+    problems += [_at(p, "pred_start, pred_end") for p in more]
+    d = work.duration
+    return _replace(work, duration=np.where(np.isinf(d), np.nan, d)), problems
+
+
+def _at(p: RowProblem, field: str) -> RowProblem:
+    text = p.problem if field in p.problem else f"{field}: {p.problem}"
+    return RowProblem(p.path, p.line, p.qid, text, p.action)
+
+
+def _ids(raw: NDArray[Any], key: str) -> Found:
+    """Rows whose id breaks :func:`id_problem`, by dtype: integer columns pass whole,
+    text columns by two character lookups per row, anything else value by value."""
+    kind = raw.dtype.kind
+    if kind in "iu" or raw.size == 0:
+        return []
+    if kind == "U":
+        codes = np.ascontiguousarray(raw).view(np.uint32).reshape(raw.size, -1)
+        length = np.strings.str_len(raw)
+        first = codes[:, 0]
+        last = codes[np.arange(raw.size), np.maximum(length - 1, 0)]
+        space = (_WHITESPACE[np.minimum(first, 0x3000)] & (first <= 0x3000)) | (
+            _WHITESPACE[np.minimum(last, 0x3000)] & (last <= 0x3000))
+        rows = np.flatnonzero((length == 0) | space)
+    else:
+        rows = np.arange(raw.size, dtype=np.int64)
+    whys = [_id_why(raw[i], key) for i in rows.tolist()]
+    hit = [j for j, w in enumerate(whys) if w is not None]
+    return [(rows[hit], key, [whys[j] for j in hit])] if hit else []  # type: ignore[misc]
+
+
+def _id_why(value: Any, key: str) -> str | None:
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, bytes):
+        return f"{key} must be an integer or a string, got bytes"
+    return id_problem(value, key)
+
+
+def _duplicates(table: GroundingTable) -> Found:
+    raw = raw_ids(table)
+    keys = raw if raw.dtype.kind in "iuU" else qid_text(raw)
+    rows, first = repeats(keys)
+    if not rows.size:
+        return []
+    if table.line is None:
+        whys = [f"duplicate qid (first seen at row {f})" for f in first.tolist()]
+    else:
+        whys = [f"duplicate qid (first seen on line {int(table.line[f])})" for f in first.tolist()]
+    return [(rows, "qid", whys)]
+
+
+def _predictions(table: GroundingTable) -> tuple[Found, bool]:
+    """Rows whose top-1 interval is half missing, infinite or reversed, and whether one
+    reaches outside ``[0, T]``. One pass finds the rows plainly inside ``[0, T]``; the
+    rules look only at the others (refusals among them)."""
+    ps, pe, t = table.pred_start, table.pred_end, table.duration
+    with np.errstate(invalid="ignore"):
+        plain = ps >= 0
+        plain &= ps <= pe
+        plain &= pe <= t
+    odd = np.flatnonzero(~plain)
+    if not odd.size:
+        return [], False
+    s, e, d = ps[odd], pe[odd], t[odd]
+    with np.errstate(invalid="ignore"):
+        out = bool(((s < 0) | (e > d)).any())
+    field = "pred_start, pred_end"
+    return [  # a NaN on either side is a refusal (has_interval), as it always was
+        (odd[np.isinf(s) | np.isinf(e)], field, "non-finite number (inf)"),
+        (odd[s > e], field, PRED_REVERSED),
+    ], out
+
+
+def _truth(table: GroundingTable) -> tuple[Found, bool]:
+    """Rows whose truth is empty, non-finite or reversed (and whether a window reaches
+    outside ``[0, T]``); rows whose relevance holds a non-finite value."""
+    found: Found = []
+    rel = table.relevance.values
+    if not np.isfinite(rel).all():
+        found.append((np.flatnonzero(segment_any(~np.isfinite(rel), table.relevance.offsets)),
+                      "relevance", "non-finite number in relevance"))
+    tr = table.truth
+    if tr is None:
+        return found, False
+    t = table.duration if tr.is_single else table.duration[tr.rows]
+    with np.errstate(invalid="ignore"):
+        plain = tr.starts >= 0  # with a known T, plain windows are finite too
+        plain &= tr.starts <= tr.ends
+        plain &= tr.ends <= t
+    if plain.all() and (tr.is_single or (tr.n_components > 0).all()):
+        return found, False
+    found += [
+        (np.flatnonzero(tr.n_components == 0), "truth", "no true window (no moment)"),
+        (np.flatnonzero(nonfinite_windows(tr.starts, tr.ends, tr.offsets)), "truth",
+         TRUTH_NONFINITE),
+        (np.flatnonzero(reversed_windows(tr.starts, tr.ends, tr.offsets)), "truth",
+         TRUTH_REVERSED),
+    ]
+    with np.errstate(invalid="ignore"):
+        return found, bool(((tr.starts < 0) | (tr.ends > t)).any())

@@ -1,0 +1,202 @@
+"""The API's boundary: from_arrays, fit and certify apply the readers' row rules."""
+
+from __future__ import annotations
+
+import json
+import warnings
+from dataclasses import replace
+
+import numpy as np
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+from cover.calibrate import Calibrator
+from cover.data.rules import repeats
+from cover.data.table import GroundingTable
+from cover.errors import CoverWarning, InputError
+from cover.io.qvhighlights import read_ground_truth, read_predictions
+
+N = 8
+
+
+def _arrays() -> dict[str, object]:
+    """Eight clean rows: predictions and truth inside [0, 100]."""
+    ps = np.linspace(5.0, 40.0, N)
+    return {"qid": np.arange(N), "duration": np.full(N, 100.0), "pred_start": ps,
+            "pred_end": ps + 20.0, "truth": (ps + 1.0, ps + 22.0)}
+
+
+def _set(kw: dict[str, object], key: str, i: int, value: object) -> None:
+    a = np.array(kw[key], dtype=object if isinstance(value, str) else None)
+    a[i] = value
+    kw[key] = a
+
+
+def _truth(kw: dict[str, object], i: int, s: float, e: float) -> None:
+    ts, te = (np.array(x, dtype=float) for x in kw["truth"])  # type: ignore[union-attr]
+    ts[i], te[i] = s, e
+    kw["truth"] = (ts, te)
+
+
+# kind -> (how to break row i, the field named, the reason shown)
+BREAK = {
+    "reversed": (lambda kw, i: (_set(kw, "pred_start", i, 50.0), _set(kw, "pred_end", i, 49.0)),
+                 "pred_start, pred_end", "a predicted window has start > end"),
+    "outside": (lambda kw, i: (_set(kw, "pred_start", i, 500.0), _set(kw, "pred_end", i, 600.0)),
+                "pred_start, pred_end", "lies wholly outside the video [0, 100]"),
+    "inf": (lambda kw, i: _set(kw, "pred_end", i, np.inf), "pred_start, pred_end",
+            "non-finite number (inf)"),
+    "duration 0": (lambda kw, i: _set(kw, "duration", i, 0.0), "duration",
+                   "duration must be a finite number > 0"),
+    "duration nan": (lambda kw, i: _set(kw, "duration", i, np.nan), "duration",
+                     "duration must be a finite number > 0"),
+    "text number": (lambda kw, i: _set(kw, "duration", i, "100"), "duration",
+                    'duration holds the string "100" where a number is expected'),
+    "repeat": (lambda kw, i: _set(kw, "qid", i, 0 if i else 1), "qid",
+               "duplicate qid (first seen at row"),
+    "truth reversed": (lambda kw, i: _truth(kw, i, 30.0, 10.0), "truth",
+                       "a true window has start > end"),
+    "truth outside": (lambda kw, i: _truth(kw, i, 120.0, 130.0), "truth",
+                      "ground-truth windows lie outside [0, T]"),
+    "truth nan": (lambda kw, i: _truth(kw, i, np.nan, 10.0), "truth",
+                  "non-finite number in a window"),
+}
+
+
+@settings(max_examples=60, deadline=None, derandomize=True, database=None)
+@given(kind=st.sampled_from(sorted(BREAK)), row=st.integers(0, N - 1),
+       entry=st.sampled_from(["from_arrays", "fit", "certify"]))
+def test_a_bad_row_is_an_error_naming_row_qid_and_field_never_a_region(kind, row, entry):
+    assume(not (kind == "repeat" and entry == "certify"))  # certifying a qid twice is harmless
+    kw = _arrays()
+    breaks, field, reason = BREAK[kind]
+    breaks(kw, row)
+    own = reason  # what from_arrays says
+    if kind == "text number" and entry != "from_arrays":  # no text once a table is built
+        field, reason = BREAK["duration nan"][1:]
+    bad_row = row if kind != "repeat" or row else 1  # the repeat is the later row
+    cal = Calibrator(score="norm", alpha=0.2).fit(GroundingTable.from_arrays(**_arrays()))
+    with pytest.raises(InputError) as err:
+        if entry == "from_arrays":
+            GroundingTable.from_arrays(**kw)
+        else:  # a table that bypassed from_arrays, e.g. built directly or by replace()
+            good = GroundingTable.from_arrays(**_arrays())
+            raw = _unchecked(good, kw)
+            Calibrator(score="norm").fit(raw) if entry == "fit" else cal.certify(raw)
+    text = str(err.value)
+    assert f"row {bad_row} (qid=" in text and reason in text, text
+    assert field in text and "Traceback" not in text and "array(" not in text
+
+    if kind == "text number":
+        kw = _arrays()
+        _set(kw, "duration", row, "100")
+    kept = GroundingTable.from_arrays(**kw, on_error="reject")
+    assert len(kept) == N - 1
+    (p,) = [p for p in kept.problems if p.action == "rejected"]
+    assert p.path == f"row {bad_row}" and own in p.problem
+    regions = cal.certify(kept)
+    assert (regions.intervals.n_components > 0).all()  # never an empty certified region
+
+
+def _unchecked(good: GroundingTable, kw: dict[str, object]) -> GroundingTable:
+    """``good`` with the (possibly broken) columns of ``kw``, by dataclasses.replace."""
+    from cover.intervals import Intervals
+
+    def num(v: object) -> np.ndarray:
+        return np.array([np.nan if isinstance(x, str) else x for x in np.asarray(v).tolist()],
+                        dtype=float)
+
+    return replace(good, qid=np.asarray(kw["qid"]), duration=num(kw["duration"]),
+                   pred_start=num(kw["pred_start"]), pred_end=num(kw["pred_end"]),
+                   truth=Intervals.single(*(num(x) for x in kw["truth"])))  # type: ignore[union-attr]
+
+
+def test_the_issue_cases_are_refused() -> None:
+    """Each case the issue found accepted: a prediction outside the video, a qid four
+    times, boolean / object qids, numbers as text, clip 0."""
+    kw = _arrays()
+    with pytest.raises(InputError, match=r"row 3 \(qid=0\): duplicate qid \(first seen at "
+                                         r"row 0\)"):
+        GroundingTable.from_arrays(**kw | {"qid": [0, 1, 2, 0, 0, 0, 6, 7]})
+    with pytest.raises(InputError, match="qid must be an integer or a string, got true"):
+        GroundingTable.from_arrays(**kw | {"qid": [True, False] * 4})
+    dicts = np.empty(N, dtype=object)
+    dicts[:] = [{"a": i} for i in range(N)]
+    with pytest.raises(InputError, match=r'row 0 \(qid=\{"a": 0\}\): qid must be .* an object'):
+        GroundingTable.from_arrays(**kw | {"qid": dicts})
+    with pytest.raises(InputError, match=r'pred_start holds the string "5\.0"'):
+        GroundingTable.from_arrays(**kw | {"pred_start": np.linspace(5.0, 40.0, N).astype(str)})
+    with pytest.raises(InputError, match=r"clip must be a finite number of seconds > 0, got 0\.0"):
+        GroundingTable.from_arrays(**kw, clip=0.0)
+    with pytest.raises(InputError, match=r"duration has shape \(3,\)"):
+        GroundingTable.from_arrays(**kw | {"duration": [1.0, 2.0, 3.0]})
+
+
+def test_partly_outside_windows_are_clipped_and_counted_or_refused_when_strict() -> None:
+    kw = _arrays()
+    _set(kw, "pred_start", 2, -4.0)
+    _truth(kw, 5, 90.0, 104.0)
+    with pytest.warns(CoverWarning, match="2 window"):
+        t = GroundingTable.from_arrays(**kw)
+    assert len(t) == N and t.pred_start[2] == 0.0 and t.truth.row(5) == [[90.0, 100.0]]
+    assert sorted((p.path, p.action) for p in t.problems) == [("row 2", "clipped"),
+                                                              ("row 5", "clipped")]
+    with pytest.raises(InputError, match=r"row 2 \(qid=2\): .*strict mode"):
+        GroundingTable.from_arrays(**kw, strict=True)
+    kept = GroundingTable.from_arrays(**kw, strict=True, on_error="reject")
+    assert kept.qid.tolist() == ["0", "1", "3", "4", "6", "7"]
+
+
+def test_a_checked_table_is_not_checked_again_and_a_replaced_one_is() -> None:
+    t = GroundingTable.from_arrays(**_arrays())
+    assert t.checked == {"rows", "unique", "durations"}
+    assert t.take(t.pred_start > 10).checked == t.checked
+    assert "unique" not in t.take([0, 0]).checked  # a repeated row is a repeated qid
+    bad = replace(t, pred_end=t.pred_start - 1.0)
+    assert bad.checked == frozenset()
+    with pytest.raises(InputError, match=r"given to Calibrator\.fit"):
+        Calibrator().fit(bad)
+    with pytest.raises(InputError, match=r"Calibrator.fit:\n  row 1 \(qid=0\): duplicate qid "
+                                         r"\(first seen at row 0\)"):
+        Calibrator().fit(replace(t, qid=np.array([0, 0, 2, 3, 4, 5, 6, 7])))
+
+
+@pytest.mark.parametrize(("pred", "truth", "reason"), [
+    ({"pred_relevant_windows": [[30.0, 10.0, 1.0]]}, None, "a predicted window has start > end"),
+    ({"pred_relevant_windows": [[1.0, 9.0, 1.0]], "duration": 0}, None,
+     "duration must be a finite number > 0"),
+    (None, [[30.0, 10.0]], "a true window has start > end"),
+])
+def test_one_bad_row_gets_the_same_reason_from_the_reader_and_from_arrays(
+        tmp_path, pred, truth, reason):
+    """A rule the reader and the API share gives the same words (the API adds the
+    row index and the field instead of file:line)."""
+    if pred is not None:
+        path = tmp_path / "p.jsonl"
+        path.write_text(json.dumps({"qid": 7, "vid": "v"} | pred) + "\n")
+        (got,) = read_predictions(path, on_error="reject").problems
+        s, e = pred["pred_relevant_windows"][0][:2]
+        arrays = {"pred_start": [s], "pred_end": [e], "duration": pred.get("duration", 60.0)}
+    else:
+        path = tmp_path / "g.jsonl"
+        path.write_text(json.dumps({"qid": 7, "vid": "v", "duration": 60,
+                                    "relevant_windows": truth}) + "\n")
+        (got,) = read_ground_truth(path, on_error="reject").problems
+        arrays = {"duration": 60.0, "truth": ([truth[0][0]], [truth[0][1]])}
+    assert got.problem == reason and str(got).startswith(f"{path}:1 (qid=7): ")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        (api,) = GroundingTable.from_arrays(qid=[7], **arrays, on_error="reject").problems
+    assert api.problem.endswith(reason) and str(api).startswith("row 0 (qid=7): ")
+
+
+@settings(max_examples=80, deadline=None, derandomize=True, database=None)
+@given(st.lists(st.integers(0, 12), max_size=30), st.booleans())
+def test_repeats_are_the_rows_after_a_first_occurrence(keys, text):
+    k = np.array([f"q{x}" for x in keys]) if text else np.array(keys, dtype=np.int64)
+    rows, first = repeats(k)
+    seen: dict[object, int] = {}
+    want = [(i, seen.setdefault(x, i)) for i, x in enumerate(k.tolist())]
+    assert list(zip(rows.tolist(), first.tolist(), strict=True)) == [
+        (i, f) for i, f in want if i != f]
