@@ -24,7 +24,7 @@ EXIT_INTERRUPTED = 130
 
 #: Command modules under ``cover.cli``, in help order.
 COMMANDS: tuple[str, ...] = ("calibrate", "certify", "evaluate", "split", "validity",
-                             "study", "report",
+                             "compare", "study", "report",
                              "demo",
                              "ensemble", "online",
                              "parse-answers", "grounder", "data", "formats",
