@@ -111,3 +111,19 @@ def test_demo_report_opens_with_the_box(data_dir: Path, tmp_path: Path,
     # Every figure carries a caption.
     assert body.count("<figure>") == 3 == body.count("<figcaption>")
     assert not re.search(r"<figcaption>\s*</figcaption>", body)
+
+
+def test_other_checks_and_a_remedy_that_does_not_fix_it() -> None:
+    studies = _studies(0.80)
+    for c in studies["conditional"]["data"]["cells"]:
+        if c["half"] == "mondrian" and c["stratum"] == "Short":
+            c["coverage"] = 0.80
+    studies["utility"] = {"data": {"cells": [{"family": "norm", "rho": 0.007}]}}
+    studies["rcps"] = {"data": {"delta": 0.1, "cells": [
+        {"family": "sec", "bound": "binomial", "violation_fraction": 0.35}]}}
+    html = _box(studies)
+    assert "Where the guarantee falls short (3)" in html
+    assert "No easy remedy" in html and "1 of its strata below target" in html
+    assert "Spearman ρ between width and the grounder's IoU is NORM +0.007" in html
+    assert "RCPS (SEC, binomial bound): the test miss rate exceeds alpha for 35% of " \
+           "calibration resamples" in html

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from cover.report.glossary import glossary_html
 from cover.report.layout import esc, page, table_html
 from cover.report.tables import render
 
@@ -84,6 +85,10 @@ def _summary(doc: dict[str, Any]) -> str:
              f"(A - B = {esc(_fmt(m['diff'], m['unit'], signed=True))}, {doc['level']:.0%} CI "
              f"[{esc(_fmt(m['ci_lo'], m['unit'], signed=True))}, "
              f"{esc(_fmt(m['ci_hi'], m['unit'], signed=True))}])</li>" for m in clear]
+    if any(m["metric"] == "coverage" and m["verdict"] != "no clear difference"
+           for m in doc["metrics"]):
+        items.append("<li>Both sides aim at the same target: higher coverage is not better "
+                     "in itself, it is usually paid for in length.</li>")
     if unclear:
         items.append(f"<li>No clear difference (the interval contains 0): "
                      f"{esc(', '.join(unclear))}.</li>")
@@ -98,7 +103,7 @@ def _summary(doc: dict[str, Any]) -> str:
             f"{esc(side_label(doc['a']))}, B = {esc(side_label(doc['b']))}, on "
             f"{doc['queries']['test']} shared test queries.</p><ul>{''.join(items)}</ul>"
             + (f"<p class='caption'>{'; '.join(bands)}.</p>" if bands else "")
-            + f"<p class='caption'>{esc(dropped_line(doc))}.</p></div>")
+            + f"<p class='caption'>{esc(dropped_line(doc).capitalize())}.</p></div>")
 
 
 def compare_html(doc: dict[str, Any]) -> str:
@@ -112,4 +117,7 @@ def compare_html(doc: dict[str, Any]) -> str:
         body.append(f"<p><b>{side.upper()} = {esc(side_label(s))}</b>, {esc(s['preds'])}, "
                     f"{s['n_calibration']} calibration rows:</p><ul>"
                     + "".join(f"<li>{esc(line)}</li>" for line in s["thresholds"]) + "</ul>")
+    body.append(glossary_html(["target (1 - alpha)", "certified region", "NORM", "SEC", "SLS",
+                               "share of T", "k/(n+1)", "calibration band", "R1@t, mIoU",
+                               "paired difference", "source video (unit)"]))
     return page("COVER compare", "".join(body), {})

@@ -38,6 +38,11 @@ GLOSSARY: dict[str, str] = {
     "(low when the region is wide); of a grounder (R1@t, mIoU): its own top-1 "
     "prediction's IoU, before certification.",
     "refused": "a query without a usable prediction; it is certified as the whole video.",
+    "R1@t, mIoU": "the field's point metrics of a grounder's top-1 prediction: percent of "
+    "queries with IoU ≥ t, and mean IoU in percent (Moment-DETR's evaluator).",
+    "paired difference": "A - B computed query by query on the same test queries, then "
+    "averaged; its 95% CI clusters queries by source video and holds the calibration "
+    "split fixed.",
     "stratum": "a group of test queries: Short / Medium / Long thirds of the true moment "
     "length (cut points from the calibration pool), or single- vs multi-window truth. A "
     "stratum misses when its coverage is more than 1.96 binomial sd below the target.",

@@ -83,11 +83,13 @@ def mondrian_note(doc: dict[str, Any] | None) -> str:
         return ""
     worst = min(mond, key=lambda c: c["coverage"])
     still = [c for c in mond if c["coverage"] < stratum_floor(d["target"], c["n"])]
-    return ("A remedy: one threshold per tercile of the <i>predicted</i> length (Mondrian "
-            f"calibration, at the same target) gives a worst stratum of {worst['coverage']:.3f} "
-            f"({esc(worst['stratum'])}, {worst['family'].upper()})"
-            + (", inside its noise." if not still else
-               f"; {len(still)} of its strata still miss."))
+    how = ("one threshold per tercile of the <i>predicted</i> length (Mondrian calibration, "
+           "same target)")
+    where = f"{worst['coverage']:.3f} ({esc(worst['stratum'])}, {worst['family'].upper()})"
+    if not still:
+        return f"A remedy: {how} gives a worst stratum of {where}, inside its noise."
+    return (f"No easy remedy: {how} still leaves {len(still)} of its strata below target "
+            f"(worst {where}).")
 
 
 def band_misses(doc: dict[str, Any]) -> list[str]:
@@ -112,9 +114,10 @@ def other_misses(studies: dict[str, dict[str, Any]]) -> list[str]:
         delta = rcps["data"]["delta"]
         for c in rcps["data"]["cells"]:
             if c["violation_fraction"] > delta:
-                out.append(f"RCPS ({c['family'].upper()}, {c['bound']} bound): the miss rate "
-                           f"exceeds alpha in {c['violation_fraction']:.0%} of calibration "
-                           f"draws, more than delta = {delta:g}.")
+                out.append(f"RCPS ({c['family'].upper()}, {c['bound']} bound): the test "
+                           f"miss rate exceeds alpha for {c['violation_fraction']:.0%} of "
+                           f"calibration resamples, more than the delta = {delta:g} it "
+                           "promises.")
     util = studies.get("utility")
     if util:
         flat = [c for c in util["data"]["cells"] if c["rho"] > RHO_USEFUL]

@@ -98,7 +98,8 @@ def _overview(pairs: list[dict[str, Any]], facts: dict[str, dict[str, Any]]) -> 
             if facts[p["id"]].get("weak") not in (None, "neither")]
     swings = [facts[p["id"]]["swing"] for p in pairs if "swing" in facts[p["id"]]]
     parts = [f"<p><b>In short.</b> {n} grounder/dataset pairs were certified. "
-             f"Realised coverage is <span class='{'ok' if len(met) == n else 'bad'}'>"
+             f"Realised coverage over all test queries is "
+             f"<span class='{'ok' if len(met) == n else 'bad'}'>"
              f"consistent with the {TARGET:.0%} target on {len(met)} of {n}</span> "
              "(at or above it, or inside the test band that a finite calibration "
              "set and a finite test set allow)."]
