@@ -48,7 +48,7 @@ class Terminated(KeyboardInterrupt):
 
 #: Command modules under ``cover.cli``, in help order.
 COMMANDS: tuple[str, ...] = ("calibrate", "certify", "evaluate", "split", "validity",
-                             "study", "report",
+                             "compare", "study", "report",
                              "demo",
                              "ensemble", "online",
                              "parse-answers", "grounder", "data", "formats",

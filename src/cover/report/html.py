@@ -26,10 +26,15 @@ def _table_html(markdown_table: str) -> str:
 
 def write_html(path: str | Path, title: str,
                sections: Sequence[tuple[str, str, str, Sequence[Path]]], *,
-               inputs: Iterable[str | Path | None] = ()) -> Path:
+               inputs: Iterable[str | Path | None] = (), lead: str = "") -> Path:
     """Write ``sections`` = (heading, paragraph, markdown table, figure paths), atomically
-    (:mod:`cover.io.output`)."""
-    parts = [f"<h1>{html.escape(title)}</h1>"]
+    (:mod:`cover.io.output`). ``lead`` is HTML placed under the title (a summary box);
+    every figure carries the caption :data:`cover.report.sections.CAPTIONS` gives its
+    file name."""
+    from cover.report.layout import CSS
+    from cover.report.sections import CAPTIONS
+
+    parts = [f"<h1>{html.escape(title)}</h1>", lead]
     for heading, para, table, figs in sections:
         parts.append(f"<h2>{html.escape(heading)}</h2>")
         if para:
@@ -38,13 +43,13 @@ def write_html(path: str | Path, title: str,
             parts.append(_table_html(table))
         for fig in figs:
             data = base64.b64encode(Path(fig).read_bytes()).decode()
-            parts.append(f'<figure><img alt="{html.escape(fig.name)}" '
-                         f'src="data:image/png;base64,{data}"></figure>')
-    style = ("body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;"
-             "color:#222}table{border-collapse:collapse;margin:1em 0;font-size:14px}"
-             "td,th{border:1px solid #ccc;padding:4px 8px;text-align:right}"
-             "td:first-child,th:first-child{text-align:left}th{background:#f3f3f3}"
-             "figure{display:inline-block;margin:0.5em}img{width:480px}")
+            cap = CAPTIONS.get(Path(fig).name, "")
+            parts.append(f'<figure><img alt="{html.escape(Path(fig).name)}" '
+                         f'src="data:image/png;base64,{data}">'
+                         + (f"<figcaption>{html.escape(cap)}</figcaption>" if cap else "")
+                         + "</figure>")
+    style = CSS + "td:nth-child(-n+3),th:nth-child(-n+3){text-align:right}" \
+        "td:first-child,th:first-child{text-align:left}"
     doc = (f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}"
            f"</title><style>{style}</style></head><body>{''.join(parts)}</body></html>\n")
     write_text(path, doc, inputs=inputs)

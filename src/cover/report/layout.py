@@ -39,6 +39,10 @@ figure.wide{display:block;max-width:900px}figure.wide img{max-width:900px}
 .tag{display:inline-block;font-size:11px;padding:0 5px;border-radius:3px;background:#eee;
  margin-left:4px}
 nav a{margin-right:.8em;font-size:13px}
+.misses li{margin:.3em 0}
+.glossary{font-size:13px;margin:.6em 0 1em;background:#fafafa;border:1px solid #e3e3e3;
+ padding:.4em .9em}.glossary dl{display:grid;grid-template-columns:max-content 1fr;
+ gap:.15em 1em;margin:.5em 0}.glossary dt{font-weight:600}.glossary dd{margin:0}
 """
 
 

@@ -47,7 +47,7 @@ FOLD_ROWS = 24
 CAPTIONS: dict[str, str] = {
     "coverage_vs_target.png": "Realised coverage (mean ± sd over resamples) against the target."
     " Look at whether each family's points sit on the dashed diagonal and inside the grey "
-    "finite-sample band.",
+    "test band (the calibration band plus the test split's own noise).",
     "length_vs_target.png": "Mean region length (s) against the target. The dotted line is "
     "the whole video: the closer a curve gets to it, the less the guarantee tells you.",
     "frontier.png": "Coverage-length frontier: lower-right is better (more coverage for less "

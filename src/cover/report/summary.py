@@ -1,14 +1,16 @@
-"""The report's opening, in plain words, computed from the study JSON: is the target met,
-what does the region cost (seconds and share of the video), which boundary is the
-grounder's weak side, and what hand-picked padding would have done."""
+"""The report's opening, in plain words, computed from the study JSON: first every place
+the guarantee falls short (:mod:`cover.report.misses`), then whether the target is met
+(with its calibration band), what the region costs (seconds and share of the video),
+which boundary is the grounder's weak side, and what hand-picked padding would have done;
+then the glossary (:mod:`cover.report.glossary`)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from cover.report.glossary import glossary_html
 from cover.report.layout import esc
-
-TARGET = 0.9
+from cover.report.misses import TARGET, headline, misses, mondrian_note
 
 
 def _cell(cells: list[dict[str, Any]], family: str, target: float) -> dict[str, Any] | None:
@@ -17,32 +19,9 @@ def _cell(cells: list[dict[str, Any]], family: str, target: float) -> dict[str, 
 
 
 def pair_sentences(studies: dict[str, dict[str, Any]]) -> list[str]:
-    """Plain sentences (HTML-escaped, with light markup) about one pair."""
+    """Plain sentences (HTML-escaped, with light markup) about one pair beyond the headline
+    (:func:`cover.report.misses.headline`): weak side, hand-picked margins, the split."""
     out: list[str] = []
-    cov = studies.get("coverage")
-    if cov:
-        cells = cov["data"]["cells"]
-        at = [c for c in cells if abs(c["target"] - TARGET) < 1e-9]
-        inside = sum(1 for c in cells if c["within_band"])
-        if at:
-            met = all(c["within_band"] or c["coverage_mean"] >= c["target"] for c in at)
-            fams = ", ".join(f"{c['family'].upper()} {c['coverage_mean']:.3f}" for c in at)
-            verdict = ('<span class="ok">on target</span>' if met
-                       else '<span class="bad">below target</span>')
-            out.append(f"Asked for {TARGET:.0%} coverage, the certified regions contain the "
-                       f"true moment in {esc(fams)} of test queries: {verdict} "
-                       f"({inside} of {len(cells)} cells of the whole grid inside their "
-                       "finite-sample band).")
-    eff = studies.get("efficiency")
-    if eff:
-        at = [c for c in eff["data"]["cells"] if abs(c["target"] - TARGET) < 1e-9]
-        if at:
-            best = min(at, key=lambda c: c["length_mean"])
-            dur = eff["data"]["mean_duration"]
-            out.append(f"The guarantee costs {best['length_mean']:.1f} s per query with the "
-                       f"shortest family ({best['family'].upper()}), "
-                       f"{best['length_frac_mean']:.0%} of the video on average "
-                       f"(videos average {dur:.0f} s).")
     two = studies.get("two-param")
     if two:
         c = _cell(two["data"]["cells"], "norm", TARGET) or _cell(two["data"]["cells"], "sec",
@@ -119,10 +98,11 @@ def _overview(pairs: list[dict[str, Any]], facts: dict[str, dict[str, Any]]) -> 
             if facts[p["id"]].get("weak") not in (None, "neither")]
     swings = [facts[p["id"]]["swing"] for p in pairs if "swing" in facts[p["id"]]]
     parts = [f"<p><b>In short.</b> {n} grounder/dataset pairs were certified. "
-             f"Realised coverage is <span class='{'ok' if len(met) == n else 'bad'}'>"
+             f"Realised coverage over all test queries is "
+             f"<span class='{'ok' if len(met) == n else 'bad'}'>"
              f"consistent with the {TARGET:.0%} target on {len(met)} of {n}</span> "
-             "(at or above it, or inside the finite-sample band that a finite calibration "
-             "set allows)."]
+             "(at or above it, or inside the test band that a finite calibration "
+             "set and a finite test set allow)."]
     if costs:
         lo, hi = min(c[1] for c in costs), max(c[1] for c in costs)
         parts.append(f" What it costs: the shortest certified region covers {lo:.0%} to "
@@ -188,14 +168,17 @@ def summary_html(pairs: list[dict[str, Any]], studies: dict[str, dict[str, dict[
     row each and the full sentences folded away), then transfer and what is missing."""
     parts = ['<div class="summary" id="summary">']
     facts = {p["id"]: _facts(studies[p["id"]]) for p in pairs}
+    if len(pairs) == 1:
+        parts.append(_pair_title(pairs[0]))
+    parts.append(misses_html(pairs, studies))
     if len(pairs) > 1:
         parts.append(_overview(pairs, facts))
         parts.append("<details><summary>The same in sentences, per pair</summary>")
     for p in pairs:
-        sents = pair_sentences(studies[p["id"]])
-        parts.append(f"<p><b>{esc(p['name'])} on {esc(p['dataset'])}</b> "
-                     f"({p['rows']} queries, {p['test_rows']} in the test split).</p>"
-                     "<ul>" + "".join(f"<li>{s}</li>" for s in sents) + "</ul>")
+        sents = headline(studies[p["id"]]) + pair_sentences(studies[p["id"]])
+        parts.append(("<p><b>What holds, and what it costs</b></p>" if len(pairs) == 1
+                      else _pair_title(p))
+                     + "<ul>" + "".join(f"<li>{s}</li>" for s in sents) + "</ul>")
     if len(pairs) > 1:
         parts.append("</details>")
     parts.append(humans_sentence(humans, pairs, facts))
@@ -219,4 +202,35 @@ def summary_html(pairs: list[dict[str, Any]], studies: dict[str, dict[str, dict[
         parts.append("<p>Not filled in this run: " + "; ".join(esc(m) for m in missing)
                      + ".</p>")
     parts.append("</div>")
+    parts.append(glossary_html())
     return "".join(parts)
+
+
+def _pair_title(p: dict[str, Any]) -> str:
+    return (f"<p><b>{esc(p['name'])} on {esc(p['dataset'])}</b> ({p['rows']} queries, "
+            f"{p['test_rows']} in the test split).</p>")
+
+
+#: What :func:`cover.report.misses.misses` looks at, per study, in words.
+CHECKED = {"conditional": "conditional strata", "coverage": "coverage cells against their "
+           "test band", "rcps": "RCPS violations", "utility": "width vs accuracy",
+           "exchangeability": "calibration/test exchangeability"}
+
+
+def misses_html(pairs: list[dict[str, Any]], studies: dict[str, dict[str, dict[str, Any]]]
+                ) -> str:
+    """Where the guarantee falls short, every pair (named when there are several), before
+    anything else; or one line saying nothing did."""
+    many = len(pairs) > 1
+    items = [f"{esc(p['name'])} on {esc(p['dataset'])}: {m}" if many else m
+             for p in pairs for m in misses(studies[p["id"]])]
+    if not items:
+        checked = [w for key, w in CHECKED.items() if any(key in studies[p["id"]]
+                                                          for p in pairs)]
+        return ("<p class='ok' id='misses'>No miss found in what this run checked: "
+                f"{esc(', '.join(checked) or 'nothing (no coverage study was run)')}.</p>")
+    notes = [f"{esc(p['name'])}: {n}" if many else n for p in pairs
+             if (n := mondrian_note(studies[p["id"]].get("conditional")))]
+    return (f"<p id='misses'><b class='bad'>Where the guarantee falls short ({len(items)})"
+            "</b></p><ul class='misses'>" + "".join(f"<li>{m}</li>" for m in items)
+            + "</ul>" + "".join(f"<p class='caption'>{n}</p>" for n in notes))

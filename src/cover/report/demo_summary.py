@@ -1,0 +1,72 @@
+"""The summary box that opens the ``cover demo`` report: the misses first (conditional
+strata below target, coverage cells outside their test band), then target vs achieved
+coverage at alpha = 0.1 with its calibration band, and the cost in seconds and share of
+the video; the glossary under it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cover.report.glossary import glossary_html
+from cover.report.layout import esc
+from cover.report.misses import band_misses, conditional_misses, mondrian_note
+
+
+def _headline(evaluation: dict[str, Any], target: float, mean_duration: float) -> list[str]:
+    """Target vs achieved (calibration and test band) and the cost, per family."""
+    first = next(iter(evaluation.values()))
+    ref = first["reference"]
+    achieved = ", ".join(f"{f.upper()} {ev['marginal']['coverage']:.3f}"
+                         for f, ev in evaluation.items())
+    inside = all(ev["reference"]["band_lo"] <= ev["marginal"]["coverage"]
+                 <= ev["reference"]["band_hi"] for ev in evaluation.values())
+    cost = ", ".join(f"{f.upper()} {ev['marginal']['mean_length_s']:.1f} s "
+                     f"({ev['marginal']['mean_length_frac']:.0%} of the video)"
+                     for f, ev in evaluation.items())
+    best = min(ev["marginal"]["mean_length_frac"] for ev in evaluation.values())
+    return [
+        f"<b>Target {target:.0%}, achieved</b> {esc(achieved)} on "
+        f"{first['marginal']['n']} test queries. Expected k/(n+1) = {ref['expected']:.3f} "
+        f"with n = {ref['n_calibration']}; <b>calibration band</b> [{ref['beta_lo']:.3f}, "
+        f"{ref['beta_hi']:.3f}], test band [{ref['band_lo']:.3f}, {ref['band_hi']:.3f}]: "
+        + ('<span class="ok">every family inside</span>.' if inside else
+           '<span class="bad">not every family inside</span>.'),
+        f"<b>Cost</b>: {esc(cost)}; videos average {mean_duration:.0f} s. Even the shortest "
+        f"family keeps {best:.0%} of the video: the guarantee holds, but says little about "
+        "<i>where</i> in the video the moment is.",
+    ]
+
+
+def demo_summary_html(title: str, evaluation: dict[str, Any], validity: dict[str, Any],
+                      conditional: dict[str, Any] | None, *, target: float,
+                      mean_duration: float) -> str:
+    """The box (misses, headline) and the glossary, as HTML.
+
+    ``evaluation``: family -> ``Evaluation.to_dict()`` (with ``reference``) of the test
+    split certified at ``target``; ``validity``: ``ValidityResult.to_dict()``;
+    ``conditional``: the conditional study's ``StudyResult.to_dict()`` (or None).
+    """
+    items = (conditional_misses(conditional) if conditional else [])
+    items += band_misses({"data": validity})
+    for fam, ev in evaluation.items():
+        ref, cov = ev["reference"], ev["marginal"]["coverage"]
+        if not ref["band_lo"] <= cov <= ref["band_hi"]:
+            side = "below" if cov < ref["band_lo"] else "above"
+            items.append(f"{fam.upper()} certified on the test split: coverage {cov:.3f}, "
+                         f"{side} its test band [{ref['band_lo']:.3f}, {ref['band_hi']:.3f}].")
+    parts = [f"<div class='summary' id='summary'><p><b>In short: {esc(title)}</b></p>"]
+    if items:
+        parts.append(f"<p id='misses'><b class='bad'>Where the guarantee falls short "
+                     f"({len(items)})</b></p><ul class='misses'>"
+                     + "".join(f"<li>{m}</li>" for m in items) + "</ul>")
+        note = mondrian_note(conditional)
+        if note:
+            parts.append(f"<p class='caption'>{note}</p>")
+    else:
+        parts.append("<p class='ok' id='misses'>No miss found: every conditional stratum "
+                     "and every coverage cell is within its noise.</p>")
+    parts.append("<p><b>What holds, and what it costs</b></p><ul>"
+                 + "".join(f"<li>{s}</li>" for s in _headline(evaluation, target, mean_duration))
+                 + "</ul></div>")
+    parts.append(glossary_html())
+    return "".join(parts)

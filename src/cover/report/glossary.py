@@ -1,0 +1,61 @@
+"""The short glossary under a report's summary box: every term the box and the tables use,
+in one sentence each."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from cover.report.layout import esc
+
+#: Term -> one plain sentence (report order).
+GLOSSARY: dict[str, str] = {
+    "target (1 - alpha)": "the share of queries whose true moment the certified region must "
+    "contain; alpha is the allowed miss rate.",
+    "certified region": "the grounder's prediction widened, or cut from its relevance "
+    "signal, by a threshold calibrated on labelled queries so that it meets the target.",
+    "NORM": "widen the predicted interval on each side by λ times its own predicted "
+    "length (a threshold like \"± 4.3 × pred. length\").",
+    "SEC": "widen the predicted interval on each side by λ seconds.",
+    "SLS": "keep every clip whose relevance score (the grounder's per-clip saliency) is "
+    "at least a calibrated cut c; the region may have several pieces.",
+    "relevance ≥ c": "the SLS threshold: clips scoring at least c are in the region (c is "
+    "on the grounder's own score scale, often negative).",
+    "share of T": "region length divided by the video's duration T; 100% is the whole "
+    "video, i.e. the guarantee then says nothing about where the moment is.",
+    "components": "number of separate pieces of a region (1 for NORM and SEC; SLS can "
+    "give several).",
+    "k/(n+1)": "the coverage split conformal calibration delivers on average, with n "
+    "calibration queries and the k-th smallest score as threshold.",
+    "calibration band": "95% range of the realised coverage over calibration sets of this "
+    "size (the central interval of Beta(k, n+1-k)): how far one calibration set alone can "
+    "move coverage.",
+    "test band": "the calibration band widened by the test sample's own noise (sd of "
+    "the test mean, clustered by source video); a coverage outside it is a real miss. "
+    "Tables and figures also call it the reference band or 95% band.",
+    "resamples": "random halves of the calibration pool's videos; a mean ± sd over them "
+    "shows how much the choice of calibration set moves coverage and length.",
+    "IoU": "of a certified region: overlap with the true moment divided by their union "
+    "(low when the region is wide); of a grounder (R1@t, mIoU): its own top-1 "
+    "prediction's IoU, before certification.",
+    "refused": "a query without a usable prediction; it is certified as the whole video.",
+    "R1@t, mIoU": "the field's point metrics of a grounder's top-1 prediction: percent of "
+    "queries with IoU ≥ t, and mean IoU in percent (Moment-DETR's evaluator).",
+    "paired difference": "A - B computed query by query on the same test queries, then "
+    "averaged; its 95% CI clusters queries by source video and holds the calibration "
+    "split fixed.",
+    "stratum": "a group of test queries: Short / Medium / Long thirds of the true moment "
+    "length (cut points from the calibration pool), or single- vs multi-window truth. A "
+    "stratum misses when its coverage is more than 1.96 binomial sd below the target.",
+    "Mondrian": "calibration with one threshold per group (here terciles of the "
+    "predicted length, known before the answer).",
+    "source video (unit)": "queries of one video are dependent; splits, resamples and "
+    "clustered intervals all work on whole videos.",
+}
+
+
+def glossary_html(terms: Iterable[str] | None = None) -> str:
+    """A compact definition list of ``terms`` (default: all), folded under the summary."""
+    keys = list(GLOSSARY) if terms is None else [t for t in GLOSSARY if t in set(terms)]
+    items = "".join(f"<dt>{esc(k)}</dt><dd>{esc(GLOSSARY[k])}</dd>" for k in keys)
+    return (f"<details class='glossary' id='glossary' open><summary>Glossary: the terms on "
+            f"this page</summary><dl>{items}</dl></details>")

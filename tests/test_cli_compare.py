@@ -1,0 +1,89 @@
+"""``cover compare``: two real QVHighlights grounders (skips without the data), two rules
+on one file, and the dropped-query accounting on synthetic files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from cli_files import leftovers, snapshot, synthetic, synthetic_rows, write_jsonl
+from cover.cli import main
+
+
+def _by_metric(doc: dict) -> dict[str, dict]:
+    return {m["metric"]: m for m in doc["metrics"]}
+
+
+def test_qd_detr_vs_moment_detr_on_qvhighlights(data_dir: Path, qvh_gt: Path,
+                                                qdetr_preds: Path, tmp_path: Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    mdetr = data_dir / "qvhighlights" / "moment_detr" / "sample_val_preds.jsonl"
+    before = snapshot(qdetr_preds, mdetr, qvh_gt)
+    out, page = tmp_path / "cmp.json", tmp_path / "cmp.html"
+    assert main(["compare", str(qdetr_preds), str(mdetr), "--gt", str(qvh_gt), "--json",
+                 str(out), "--html", str(page)]) == 0
+    console = capsys.readouterr()
+    doc = json.loads(out.read_text())
+    q = doc["queries"]
+    assert (q["common"], q["only_a"], q["only_b"]) == (1550, 0, 0)
+    assert (q["calibration"], q["test"], q["videos_test"]) == (623, 927, 284)
+    m = _by_metric(doc)
+    # Golden-ish: the split (seed 42) and both grounders fixed, so are these.
+    assert m["coverage"]["a"] == pytest.approx(0.907, abs=5e-4)
+    assert m["coverage"]["b"] == pytest.approx(0.933, abs=5e-4)
+    assert m["R1@0.7"]["diff"] == pytest.approx(12.08, abs=0.01)
+    assert m["mIoU"]["diff"] == pytest.approx(8.46, abs=0.01)
+    assert m["mIoU"]["verdict"] == "qd_detr better"
+    assert m["coverage"]["verdict"] == "moment_detr higher"
+    for r in doc["metrics"]:
+        assert r["bounds"][0] <= r["ci_lo"] <= r["diff"] <= r["ci_hi"] <= r["bounds"][1]
+    assert "no query dropped" in console.err
+    assert "95% CI (videos)" in console.out and "qd_detr better" in console.out
+    html = page.read_text()
+    assert "class='summary'" in html and "calibration band" in html
+    assert snapshot(qdetr_preds, mdetr, qvh_gt) == before
+    assert leftovers(tmp_path) == []
+
+
+def test_two_rules_on_one_file_differ_only_in_the_regions(tmp_path: Path) -> None:
+    preds, gt = synthetic(tmp_path, n=120)
+    out = tmp_path / "cmp.json"
+    assert main(["compare", str(preds), "--gt", str(gt), "--score-b", "sec",
+                 "--json", str(out)]) == 0
+    doc = json.loads(out.read_text())
+    assert doc["a"]["score"] == "norm" and doc["b"]["score"] == "sec"
+    assert doc["a"]["name"] != doc["b"]["name"]
+    for r in doc["metrics"]:
+        if r["metric"].startswith("R1") or r["metric"] == "mIoU":
+            # Same grounder: the point metrics are the same query by query.
+            assert (r["diff"], r["ci_lo"], r["ci_hi"]) == (0.0, 0.0, 0.0)
+            assert r["verdict"] == "no clear difference"
+
+
+def test_nothing_to_compare_is_an_error(tmp_path: Path,
+                                        capsys: pytest.CaptureFixture[str]) -> None:
+    preds, gt = synthetic(tmp_path)
+    assert main(["compare", str(preds), "--gt", str(gt)]) == 2
+    assert "nothing to compare: give a second prediction file B" in capsys.readouterr().err
+
+
+def test_queries_only_one_file_predicts_are_dropped_and_named(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rows, gts = synthetic_rows(90)
+    gt = write_jsonl(tmp_path / "gt.jsonl", list(gts))
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    a = write_jsonl(tmp_path / "a" / "preds.jsonl", list(rows))
+    b = write_jsonl(tmp_path / "b" / "preds.jsonl", list(rows[:84]))
+    # B has no prediction for qids 84..89: those queries are compared on neither side,
+    # and the run names them.
+    out = tmp_path / "cmp.json"
+    code = main(["compare", str(a), str(b), "--gt", str(gt), "--json", str(out),
+                 "--on-error", "reject"])
+    err = capsys.readouterr().err
+    assert code == 0, err
+    q = json.loads(out.read_text())["queries"]
+    assert (q["common"], q["only_a"], q["only_b"]) == (84, 6, 0)
+    assert f"6 only in {a} (qid 84, 85, 86, 87, 88, ...)" in err

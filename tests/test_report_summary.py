@@ -1,0 +1,129 @@
+"""The summary box of the study and demo reports: misses first, in plain words (a known
+miss: QD-DETR's Long tercile at the 0.9 target), the headline with its named calibration
+band, and the glossary."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cover.report.glossary import GLOSSARY, glossary_html
+from cover.report.misses import conditional_misses, misses, stratum_floor
+from cover.report.summary import summary_html
+
+PAIR = {"id": "p", "name": "G", "dataset": "D", "rows": 1000, "test_rows": 600}
+
+
+def _coverage_cell(family: str, target: float, cov: float, within: bool) -> dict[str, Any]:
+    return {"family": family, "target": target, "coverage_mean": cov, "length_mean": 120.0,
+            "length_frac_mean": 0.8, "n_calibration": 300, "expected": target,
+            "beta_lo": target - 0.03, "beta_hi": target + 0.03, "band_lo": target - 0.04,
+            "band_hi": target + 0.04, "within_band": within}
+
+
+def _studies(long_cov: float, above: bool = False) -> dict[str, Any]:
+    strata = [("Short", 0.95), ("Medium", 0.93), ("Long", long_cov)]
+    cond = {"data": {"target": 0.9, "cells": [
+        {"half": "diagnostic", "family": "norm", "stratum": s, "n": 300, "coverage": c}
+        for s, c in strata] + [
+        {"half": "mondrian", "family": "norm", "stratum": s, "n": 300, "coverage": 0.9}
+        for s, _ in strata]}}
+    cells = [_coverage_cell("norm", 0.9, 0.91, True),
+             _coverage_cell("norm", 0.5, 0.56 if above else 0.51, not above)]
+    return {"conditional": cond, "coverage": {"data": {"cells": cells}}}
+
+
+def _box(studies: dict[str, Any]) -> str:
+    return summary_html([PAIR], {"p": studies}, [], [])
+
+
+def test_a_stratum_below_target_is_listed_first_in_plain_words() -> None:
+    html = _box(_studies(0.80))
+    box = html[:html.index("What holds")]
+    assert "Where the guarantee falls short (1)" in box
+    assert "Long events (the longest third of true moment lengths)</b>, 300 test queries: " \
+           "coverage NORM 0.800 at the 0.90 target, up to 10.0 points short" in box
+    assert "Mondrian" in box and "inside its noise" in box
+    # The headline comes after the misses and names the calibration band.
+    assert html.index("Where the guarantee") < html.index("Target 90%, achieved")
+    assert "<b>calibration band</b> [0.870, 0.930]" in html
+    assert "NORM 120.0 s (80% of the video)" in html
+
+
+def test_out_of_band_cells_are_misses_and_noise_is_not() -> None:
+    # 0.88 on 300 queries is within 1.96 binomial sd of 0.9: not a miss.
+    assert stratum_floor(0.9, 300) < 0.88
+    html = _box(_studies(0.88, above=True))
+    assert "Long events" not in html
+    assert "NORM at the 0.50 target: coverage 0.560, above its test band [0.460, 0.540] " \
+           "(more coverage than asked, paid for in length)" in html
+    clean = _box(_studies(0.88))
+    assert "No miss found in what this run checked: conditional strata, coverage cells" \
+           in clean
+
+
+def test_glossary_defines_every_term_the_box_uses() -> None:
+    html = _box(_studies(0.80))
+    for term in ("NORM", "SEC", "SLS", "share of T", "components", "relevance ≥ c",
+                 "calibration band", "test band", "k/(n+1)"):
+        assert term in GLOSSARY
+        assert f"<dt>{term}</dt>" in html
+    assert html.index("</div>") < html.index("id='glossary'")
+    assert glossary_html(["SEC"]).count("<dt>") == 1
+
+
+def test_qd_detr_long_tercile_undercovers_at_0_9(data_dir: Path, qvh_gt: Path,
+                                                 qdetr_preds: Path) -> None:
+    from cover.io.labelled import load_labelled
+    from cover.studies.conditional import conditional
+    from cover.studies.context import Pair
+    from cover.studies.protocol import Protocol
+
+    table, _ = load_labelled(qdetr_preds, qvh_gt)
+    doc = conditional(Pair("QD-DETR", "QVHighlights", table, Protocol(n_resamples=0))).to_dict()
+    found = conditional_misses(doc)
+    assert found[0].startswith("<b>Long events")
+    assert "coverage NORM 0.799, SEC 0.786 at the 0.90 target" in found[0]
+    assert any(m.startswith("<b>Multi-window queries") for m in found)
+    assert misses({"conditional": doc})[:len(found)] == found
+
+
+def test_demo_report_opens_with_the_box(data_dir: Path, tmp_path: Path,
+                                        capsys: pytest.CaptureFixture[str]) -> None:
+    from cover.cli import main
+
+    out = tmp_path / "demo"
+    assert main(["demo", "--out", str(out), "--data-dir", str(data_dir), "--resamples",
+                 "5"]) == 0
+    capsys.readouterr()
+    html = (out / "report.html").read_text()
+    body = html[html.index("<body>"):]
+    # The box comes before any section, the misses before the headline.
+    assert body.index("id='summary'") < body.index("<h2>")
+    assert body.index("Where the guarantee falls short") < body.index("Target 90%, achieved")
+    assert "Long events" in body and "NORM 0.799" in body
+    assert "NORM 134.8 s (90% of the video)" in body
+    assert "<b>calibration band</b> [0.876, 0.923]" in body
+    assert "id='glossary'" in body
+    # Every figure carries a caption.
+    assert body.count("<figure>") == 3 == body.count("<figcaption>")
+    assert not re.search(r"<figcaption>\s*</figcaption>", body)
+
+
+def test_other_checks_and_a_remedy_that_does_not_fix_it() -> None:
+    studies = _studies(0.80)
+    for c in studies["conditional"]["data"]["cells"]:
+        if c["half"] == "mondrian" and c["stratum"] == "Short":
+            c["coverage"] = 0.80
+    studies["utility"] = {"data": {"cells": [{"family": "norm", "rho": 0.007}]}}
+    studies["rcps"] = {"data": {"delta": 0.1, "cells": [
+        {"family": "sec", "bound": "binomial", "violation_fraction": 0.35}]}}
+    html = _box(studies)
+    assert "Where the guarantee falls short (3)" in html
+    assert "No easy remedy" in html and "1 of its strata below target" in html
+    assert "Spearman ρ between width and the grounder's IoU is NORM +0.007" in html
+    assert "RCPS (SEC, binomial bound): the test miss rate exceeds alpha for 35% of " \
+           "calibration resamples" in html
