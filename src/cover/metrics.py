@@ -197,7 +197,7 @@ class EvaluationSums:
         reference = None
         if calibration is not None:
             if self.units is None:
-                raise ValueError("the reference band needs EvaluationSums(units=True)")
+                raise ValueError("the test band needs EvaluationSums(units=True)")
             unit_sum, unit_n = self.units.totals()
             sd = cluster_sd_of(unit_sum, unit_n, self.marginal.n)
             reference = coverage_reference(
@@ -233,7 +233,7 @@ def evaluate(
     ``refusal_policy`` only changes the *evaluation* of refused rows (the certified
     output is always the whole video): ``"whole-video"`` scores them as certified,
     ``"miss"`` counts them as misses, ``"drop"`` leaves them out of the marginal.
-    ``calibration=(n, k)`` adds the reference band of :func:`coverage_reference`,
+    ``calibration=(n, k)`` adds the named bands of :func:`coverage_reference`,
     widened by this test sample's own noise (cluster sd over split units). ``base_iou=False`` skips
     the grounder's point-IoU (NaN), which does not depend on the regions: loops that
     evaluate many thresholds on one table compute it once. The same as

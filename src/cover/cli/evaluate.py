@@ -20,10 +20,10 @@ def add_parser(sub: Subparsers) -> None:
     p = add_command(
         sub, "evaluate", help="coverage, length, IoU of certified regions",
         description="Score the output of cover certify against ground truth: coverage, "
-        "region length, IoU, components and refusals, with the reference band the "
+        "region length, IoU, components and refusals, with the 95% test band the "
         "coverage should fall in. The regions file (JSON lines, Parquet or CSV) is read a "
         "batch at a time; the ground truth is read whole. CSV regions carry no calibrator "
-        "fields: give --calibrator (the file certify used) for the reference band, "
+        "fields: give --calibrator (the file certify used) for the test band, "
         "else it is reported as not known.",
         example="cover evaluate --regions regions.jsonl --gt gt.jsonl --json metrics.json")
     p.add_argument("--regions", required=True, type=InputPath,
@@ -44,7 +44,7 @@ def add_parser(sub: Subparsers) -> None:
                    "the columns named qid, vid, ...)")
     p.add_argument("--calibrator", metavar="FILE", type=InputPath,
                    help="CSV regions: the calibrator they were certified with (score, "
-                   "alpha, k, n for the reference band; without it the band is not known)")
+                   "alpha, k, n for the test band; without it the band is not known)")
     p.add_argument("--in-memory", action="store_true",
                    help="read the whole regions file instead of streaming it")
     p.add_argument("--batch-rows", type=positive_int, default=16_384,

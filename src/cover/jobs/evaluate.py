@@ -37,7 +37,7 @@ class EvaluateFiles:
     on_error: OnError = "raise"
     in_memory: bool = False
     batch_rows: int = 16_384
-    #: CSV regions: the calibrator certify used (its fields, for the reference band).
+    #: CSV regions: the calibrator certify used (its fields, for the test band).
     calibrator: str | None = None
 
 

@@ -2,7 +2,7 @@
 
 Each function writes one PNG and returns its path. Figures are made to be read:
 labelled axes with units, the exact-coverage diagonal, the finite-sample
-reference band, and one colour + marker per score family throughout.
+test band, and one colour + marker per score family throughout.
 """
 
 from __future__ import annotations
@@ -62,7 +62,7 @@ def _series(result: ValidityResult, family: str, attr: str) -> np.ndarray:
 
 def coverage_vs_target(result: ValidityResult, path: str | Path) -> Path:
     """Realised coverage (mean ± sd over resamples) against 1 - alpha, with the
-    diagonal and the ``k/(n+1)`` reference band."""
+    diagonal and the ``k/(n+1)`` test band."""
     plt = _plt()
     target = 1 - np.array(result.protocol.alphas)
     order = np.argsort(target)

@@ -133,7 +133,7 @@ def compare_margins(rows: Sequence[dict[str, Any]], path: Path) -> Path:
 
 def compare_coverage(rows: Sequence[dict[str, Any]], target: float, path: Path) -> Path:
     """Realised coverage of every (grounder, dataset) and family at one target, with each
-    pair's reference band."""
+    pair's 95% test band."""
     p = plt()
     fig, ax = p.subplots(figsize=(8.0, 0.5 * len(rows) + 1.6))
     y = np.arange(len(rows))

@@ -27,11 +27,11 @@ GLOSSARY: dict[str, str] = {
     "k/(n+1)": "the coverage split conformal calibration delivers on average, with n "
     "calibration queries and the k-th smallest score as threshold.",
     "calibration band": "95% range of the realised coverage over calibration sets of this "
-    "size (the central interval of Beta(k, n+1-k)): how far one calibration set alone can "
-    "move coverage.",
+    "size (the central interval of Beta(k, n+1-k), widened when calibration queries "
+    "cluster in source videos): how far one calibration set alone can move coverage.",
     "test band": "the calibration band widened by the test sample's own noise (sd of "
-    "the test mean, clustered by source video); a coverage outside it is a real miss. "
-    "Tables and figures also call it the reference band or 95% band.",
+    "the test mean, clustered by source video; docs/bands.md); a coverage outside it is "
+    "a real miss.",
     "resamples": "random halves of the calibration pool's videos; a mean ± sd over them "
     "shows how much the choice of calibration set moves coverage and length.",
     "IoU": "of a certified region: overlap with the true moment divided by their union "

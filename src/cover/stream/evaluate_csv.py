@@ -10,7 +10,7 @@ every check and message is :func:`cover.io.regions_jsonl.regions_from_rows`'s.
 
 A CSV carries no calibrator fields (score, alpha, k, n_calibration, the calibration
 digest). With ``--calibrator`` (the file certify used) they are those of the Parquet
-metadata (:func:`cover.stream.arrow.calibrator_metadata`) and the reference band is
+metadata (:func:`cover.stream.arrow.calibrator_metadata`) and the test band is
 reported; without it the coverage is measured as ever but the band is not known.
 """
 
@@ -43,7 +43,7 @@ def is_csv(path: str | Path) -> bool:
 
 def calibrator_fields(path: str | Path | None) -> dict[str, Any]:
     """The ``cover`` block's calibrator fields from a saved calibrator (all None without
-    one: the regions are evaluated, the reference band is not known)."""
+    one: the regions are evaluated, the test band is not known)."""
     keys = ("score", "rule", "alpha", "k", "n_calibration")
     if path is None:
         return dict.fromkeys(keys)
