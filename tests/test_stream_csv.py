@@ -105,8 +105,11 @@ def test_bad_csv_names_the_line(qvh, tmp_path):
     broken = tmp_path / "broken.csv"
     broken.write_text("\n".join([*lines[:10], lines[10].replace(",", ",x", 1).replace(
         lines[10].split(",")[2], "many", 1), *lines[11:20]]) + "\n")
-    with pytest.raises(InputError, match=r"broken.csv:11: cannot read as CSV"):
-        certify_csv(cal, broken, tmp_path / "o.csv", columns=COLS, batch_rows=100)
+    qid = lines[10].split(",")[0]
+    with pytest.raises(InputError, match=rf"broken.csv:11 \(qid={qid}\): column 'duration' "
+                                         r'must hold a number, got "many"'):
+        certify_csv(cal, broken, tmp_path / "o.csv", columns=COLS, batch_rows=100,
+                    on_error="raise")
     spanning = tmp_path / "span.csv"
     spanning.write_text("\n".join([*lines[:3], lines[3][:-3] + '\n"', *lines[4:6]]) + "\n")
     with pytest.raises(InputError, match=r"spans lines|cannot read"):
