@@ -146,8 +146,8 @@ def line_problem(raw: bytes, header: bytes, names: list[str], delim: str,
         value = fields[names.index(col)]
         try:
             value.encode("utf-8")
-        except UnicodeEncodeError as exc:
-            byte = raw[len(text[:exc.start].encode("utf-8", "surrogateescape"))]
+        except UnicodeEncodeError as exc:  # surrogateescape keeps byte b as U+DC00 + b
+            byte = ord(value[exc.start]) - 0xDC00
             return (f"column {col!r} is not UTF-8 text (byte 0x{byte:02x}); save the file "
                     "as UTF-8")
         if str(t) == "double" and value.strip() and not _is_number(value):
