@@ -58,7 +58,7 @@ def open_input(path: str | Path) -> IO[bytes]:
     else:
         fh.seek(0)
     skip_bom(fh)
-    return fh  # type: ignore[no-any-return]
+    return fh
 
 
 def skip_bom(fh: Any) -> None:
