@@ -114,3 +114,33 @@ def test_cover_formats_names_the_format_of_files(tmp_path: Path,
     out = capsys.readouterr().out
     assert f"{pred}: moment-detr (predictions)" in out
     assert f"{other}: error: " in out and "unrecognised format" in out
+
+
+_PRED = {"qid": 1, "vid": "v", "pred_relevant_windows": [[1.0, 5.0, 0.9]]}
+_GT = {"qid": 1, "vid": "v", "duration": 30, "relevant_windows": [[1.0, 5.0]]}
+
+
+@pytest.mark.parametrize("first", ["null", '"a string"', "# predictions of run 3", "[]"])
+def test_detection_looks_past_a_first_line_that_is_not_a_row(tmp_path: Path, first: str
+                                                              ) -> None:
+    """The format comes from the first row; the odd first line is that line's own
+    problem (rejected naming line 1 under on_error='reject'), not the file's."""
+    p = tmp_path / "preds.jsonl"
+    p.write_text("\n".join([first, json.dumps(_PRED), json.dumps(_PRED | {"qid": 2})]) + "\n")
+    got = formats.read(p, "predictions", options=formats.Options(on_error="reject"))
+    assert got.format == "moment-detr"
+    assert got.loaded.table.qid.tolist() == ["1", "2"]
+    assert [(x.line, x.action) for x in got.loaded.problems] == [(1, "rejected")]
+    assert "'" not in got.loaded.problems[0].problem  # no Python repr
+    with pytest.raises(InputError, match=r"preds.jsonl:1: "):
+        formats.read(p, "predictions")
+
+
+@pytest.mark.parametrize(("role", "row", "name"), [("predictions", _PRED, "moment-detr"),
+                                                    ("ground_truth", _GT, "moment-detr-gt")])
+def test_a_byte_order_mark_is_read_past(tmp_path: Path, role: str, row: dict, name: str
+                                        ) -> None:
+    p = tmp_path / "bom.jsonl"
+    p.write_bytes(b"\xef\xbb\xbf" + json.dumps(row).encode() + b"\n")
+    got = formats.read(p, role)  # type: ignore[arg-type]
+    assert got.format == name and got.loaded.table.qid.tolist() == ["1"]

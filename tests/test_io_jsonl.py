@@ -16,3 +16,31 @@ def test_numbered_lines_are_the_lines_of_one_split(data, block):
         mp.setattr(jsonl, "_SPLIT_BYTES", block)
         got = list(jsonl.numbered_lines(data))
     assert got == list(enumerate(data.split(b"\n"), start=1))
+
+
+def test_a_lone_surrogate_qid_is_a_row_problem(tmp_path) -> None:
+    """JSON ``"\\ud800"`` is no character: the row is rejected naming file, line and the
+    qid escaped (printable), never a crash when the message is printed."""
+    from cover.io.qvhighlights import read_predictions
+
+    p = tmp_path / "p.jsonl"
+    rows = ['{"qid": 1, "vid": "v", "pred_relevant_windows": [[1, 2, 0.5]]}',
+            '{"qid": "a\\ud800", "vid": "v", "pred_relevant_windows": [[1, 2, 0.5]]}']
+    p.write_text("\n".join(rows) + "\n")
+    got = read_predictions(p, on_error="reject")
+    assert got.table.qid.tolist() == ["1"]
+    (prob,) = got.problems
+    assert str(prob) == (f'{p}:2 (qid="a\\ud800"): qid holds a lone surrogate \\ud800, '
+                         "which is not a character; write the character itself")
+    str(prob).encode("utf-8")  # printable
+
+
+def test_integer_qids_past_64_bits_stay_exact(tmp_path) -> None:
+    """orjson reads 2**64 as a float; the row is read again exactly, never as 1.8e19."""
+    from cover.io.qvhighlights import read_predictions
+
+    big = 2**64 + 7
+    p = tmp_path / "p.jsonl"
+    p.write_text(f'{{"qid": {big}, "vid": "v", "pred_relevant_windows": [[1, 2, 0.5]]}}\n'
+                 f'{{"qid": -{big}, "vid": "v", "pred_relevant_windows": [[1, 2, 0.5]]}}\n')
+    assert read_predictions(p).table.qid.tolist() == [str(big), f"-{big}"]

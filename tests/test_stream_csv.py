@@ -105,8 +105,11 @@ def test_bad_csv_names_the_line(qvh, tmp_path):
     broken = tmp_path / "broken.csv"
     broken.write_text("\n".join([*lines[:10], lines[10].replace(",", ",x", 1).replace(
         lines[10].split(",")[2], "many", 1), *lines[11:20]]) + "\n")
-    with pytest.raises(InputError, match=r"broken.csv:11: cannot read as CSV"):
-        certify_csv(cal, broken, tmp_path / "o.csv", columns=COLS, batch_rows=100)
+    qid = lines[10].split(",")[0]
+    with pytest.raises(InputError, match=rf"broken.csv:11 \(qid={qid}\): column 'duration' "
+                                         r'must hold a number, got "many"'):
+        certify_csv(cal, broken, tmp_path / "o.csv", columns=COLS, batch_rows=100,
+                    on_error="raise")
     spanning = tmp_path / "span.csv"
     spanning.write_text("\n".join([*lines[:3], lines[3][:-3] + '\n"', *lines[4:6]]) + "\n")
     with pytest.raises(InputError, match=r"spans lines|cannot read"):
@@ -136,3 +139,92 @@ def test_batches_are_read_lazily(qvh, monkeypatch):
     assert len(pulled) == 1  # the header's batch, whose other lines are the first batch
     batches = 1 + sum(1 for _ in it)
     assert len(pulled) == batches  # every later batch was pulled once, on demand
+
+
+def _field(i: int, value: bytes):
+    """An edit of a line: its field ``i`` (before the quoted note) set to ``value``."""
+    def edit(line: bytes) -> bytes:
+        fields = line.split(b",")
+        fields[i] = value(fields[i])
+        return b",".join(fields)
+    return edit
+
+
+#: Lines pyarrow cannot read on their own, each with the reason a person is shown.
+UNREADABLE = {
+    "too few fields": (lambda ln: b",".join(ln.split(b",")[:3]),
+                       "cannot read as CSV: 3 field(s), the header has 6"),
+    "text in a number": (_field(3, lambda v: b"abc"),
+                         "column 'start' must hold a number, got \"abc\""),
+    "latin-1 byte": (_field(1, lambda v: v + b"\xe9"),
+                     "column 'vid' is not UTF-8 text (byte 0xe9); save the file as UTF-8"),
+}
+
+
+@pytest.mark.parametrize("case", list(UNREADABLE))
+@pytest.mark.parametrize("batch_rows", [7, 100_000])
+def test_a_line_pyarrow_cannot_read_is_rejected_not_the_run(qvh, tmp_path, case, batch_rows):
+    """Under --on-error reject the line is set aside with file, line, qid and why, every
+    other line certified as before; under raise the same words stop the run, with the
+    output untouched and no Python repr."""
+    src, _, cal, _ = qvh
+    edit, why = UNREADABLE[case]
+    lines = src.read_bytes().splitlines()[:30]
+    qid = lines[12].split(b",")[0].decode()
+    lines[12] = edit(lines[12])
+    bad = tmp_path / "bad.csv"
+    bad.write_bytes(b"\n".join(lines) + b"\n")
+    before = bad.read_bytes()
+    dst = tmp_path / "o.csv"
+    counts = certify_csv(cal, bad, dst, columns=COLS, batch_rows=batch_rows)
+    assert counts.rows == 29 and counts.rejected == 1
+    out = dst.read_bytes().splitlines()
+    assert out[12].startswith(lines[12] + b',"rejected",')
+    assert next(csv.reader([out[12].decode("latin-1")]))[-1] == why
+    good = tmp_path / "good.csv"
+    good.write_bytes(b"\n".join([*src.read_bytes().splitlines()[:12],
+                                 *src.read_bytes().splitlines()[13:30]]) + b"\n")
+    certify_csv(cal, good, tmp_path / "g.csv", columns=COLS, batch_rows=batch_rows)
+    assert [ln for i, ln in enumerate(out) if i != 12] == \
+        (tmp_path / "g.csv").read_bytes().splitlines()
+    with pytest.raises(InputError) as got:
+        certify_csv(cal, bad, tmp_path / "r.csv", columns=COLS, batch_rows=batch_rows,
+                    on_error="raise")
+    assert f"bad.csv:13 (qid={qid}): {why}" in str(got.value)
+    assert "ArrowInvalid" not in str(got.value) and "b'" not in str(got.value)
+    assert not (tmp_path / "r.csv").exists() and bad.read_bytes() == before
+
+
+def test_the_whole_file_reader_rejects_the_same_lines(qvh, tmp_path):
+    """``--in-memory`` (the whole-file reader) and the streamed reader set aside the same
+    lines with the same reasons."""
+    from cover.io.generic import read_table
+
+    src = qvh[0]
+    lines = src.read_bytes().splitlines()[:30]
+    expect = []
+    for i, (edit, why) in zip((5, 9, 20), UNREADABLE.values(), strict=True):
+        expect.append((i + 1, lines[i].split(b",")[0].decode(), why))
+        lines[i] = edit(lines[i])
+    bad = tmp_path / "bad.csv"
+    bad.write_bytes(b"\n".join(lines[:8]) + b"\n\n" + b"\n".join(lines[8:]) + b"\n")
+    expect = [(ln if ln < 9 else ln + 1, q, w) for ln, q, w in expect]  # the blank line
+    got = read_table(bad, COLS, role="predictions", on_error="reject")
+    assert [(p.line, p.qid, p.problem) for p in got.problems
+            if p.action == "rejected"] == expect
+    assert len(got.table) == 29 - 3
+    assert got.table.line.tolist()[:8] == [2, 3, 4, 5, 7, 8, 10, 12]
+    with pytest.raises(InputError, match=r"(?s)3 bad row\(s\) in .*bad.csv:6 \(qid=\d+\): "
+                                         r"cannot read as CSV: 3 field"):
+        read_table(bad, COLS, role="predictions")
+
+
+def test_large_integer_qids_stay_exact_in_csv(qvh, tmp_path):
+    """An id column is text as written: 2**64 is not turned into a float."""
+    from cover.io.generic import read_table
+
+    big = str(2**64 + 1)
+    p = tmp_path / "big.csv"
+    p.write_text(f"qid,vid,duration,start,end\n{big},v,30,1,5\n007,v,30,2,6\n")
+    got = read_table(p, COLS, role="predictions")
+    assert got.table.qid.tolist() == [big, "007"]

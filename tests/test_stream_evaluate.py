@@ -267,3 +267,14 @@ def test_regions_keyed_by_position_are_joined_on_content_as_in_memory(data_dir, 
     got, got_text = _evaluate(regions, lighthouse, capsys)
     assert "reading it whole to join on (vid, query text)" in _evaluate.err  # type: ignore
     assert got == whole and got_text == text
+
+
+def test_a_bom_regions_file_streams_as_it_reads_whole(certified, qvh_gt, capsys, tmp_path):
+    """A byte-order mark before the first line (saved by a Windows editor) is skipped by
+    the streamed reader as by the whole-file one."""
+    bom = tmp_path / "bom.jsonl"
+    bom.write_bytes(b"\xef\xbb\xbf" + (certified / "echo.jsonl").read_bytes())
+    whole, text = _evaluate(bom, qvh_gt, capsys, "--in-memory")
+    got, got_text = _evaluate(bom, qvh_gt, capsys, "--batch-rows", "97")
+    plain, _ = _evaluate(certified / "echo.jsonl", qvh_gt, capsys)
+    assert got == whole == plain and got_text == text

@@ -111,3 +111,21 @@ def test_a_bad_region_cell_is_rejected_naming_its_line(certified, qvh_gt, tmp_pa
     assert [(p.line, p.problem) for p in got.read_problems] == [
         (6, "a region component has start > end")]
     assert got.sums.rows == len(lines) - 2
+
+
+def test_a_line_pyarrow_cannot_read_is_a_rejected_row(certified, qvh_gt, tmp_path):
+    """A regions line cut short (too few fields) is a read problem naming its line and
+    qid; the other rows are evaluated as before."""
+    from cover.stream.evaluate import evaluate_stream
+
+    lines = (certified / "regions.csv").read_bytes().splitlines()
+    qid = lines[5].split(b",")[0].decode()
+    lines[5] = b",".join(lines[5].split(b",")[:4])
+    bad = tmp_path / "cut.csv"
+    bad.write_bytes(b"\n".join(lines) + b"\n")
+    gt = cover.io.qvhighlights.read_ground_truth(qvh_gt).table
+    got = evaluate_stream(bad, gt, batch_rows=4, calibrator=str(certified / "cal.json"))
+    assert got is not None
+    assert [(p.line, p.qid, p.problem) for p in got.read_problems] == [
+        (6, qid, "cannot read as CSV: 4 field(s), the header has 13")]
+    assert got.sums.rows == len(lines) - 2

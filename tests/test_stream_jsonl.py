@@ -136,3 +136,39 @@ def test_line_batches_number_lines_as_iterating_the_file_does(tmp_path_factory, 
         sj._READ_BYTES = old
     assert [x for b in got for x in b] == want
     assert [len(b) for b in got[:-1]] == [batch] * (len(got) - 1) and all(got)
+
+
+def test_a_line_spanning_many_reads_is_read_whole(tmp_path, monkeypatch):
+    """A line far longer than one read (here 7-byte reads, a 3,000-byte line) comes out
+    whole and numbered, with the lines around it: its reads are joined once, when its
+    newline arrives (linear time; bench/long_line.py measures it at 64 and 256 MB)."""
+    import cover.stream.jsonl as stream_jsonl
+
+    monkeypatch.setattr(stream_jsonl, "_READ_BYTES", 7)
+    long = json.dumps({"qid": 7, "pred_saliency_scores": [0.125] * 375}).encode()
+    assert len(long) > 2_000
+    p = tmp_path / "long.jsonl"
+    p.write_bytes(b'{"qid": 1}\n\n' + long + b'\r\n{"qid": 2}')
+    got = [pair for batch in line_batches(p, 2) for pair in batch]
+    assert got == [(1, b'{"qid": 1}'), (3, long), (4, b'{"qid": 2}')]
+
+
+def test_reads_of_a_long_line_are_kept_not_rejoined(monkeypatch):
+    """The pending part of an unended line is never copied per read: the chunks wait
+    in a list (a quadratic re-concatenation made a 2 GB line cost 20 minutes)."""
+    import io
+
+    import cover.stream.jsonl as stream_jsonl
+
+    monkeypatch.setattr(stream_jsonl, "_READ_BYTES", 10)
+    line = b"x" * 1000
+    blocks = list(stream_jsonl._numbered_blocks(io.BytesIO(line + b"\nab\n")))
+    assert [ln for _, lines in blocks for ln in lines] == [(1, line), (2, b"ab")]
+    assert len(blocks) <= 2  # one block for the long line, however many reads it took
+
+
+def test_a_bom_is_skipped_when_streaming(tmp_path):
+    p = tmp_path / "bom.jsonl"
+    p.write_bytes(b'\xef\xbb\xbf{"qid": 1}\n{"qid": 2}\n')
+    assert [pair for b in line_batches(p, 10) for pair in b] == [(1, b'{"qid": 1}'),
+                                                                  (2, b'{"qid": 2}')]

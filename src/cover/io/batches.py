@@ -3,12 +3,10 @@ column mapping of :mod:`cover.io.generic`, in bounded memory."""
 
 from __future__ import annotations
 
-import gzip
-import io
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -22,13 +20,13 @@ from cover.io.generic import (
     Role,
     arrow_columns,
     arrow_source,
-    is_gzip,
     kind_suffix,
     parse_columns,
     pyarrow_modules,
     record_columns,
 )
-from cover.io.jsonl import OnError, read_input_bytes
+from cover.io.jsonl import OnError
+from cover.io.opener import check_input, open_input, parquet_file
 from cover.io.qvhighlights import Loaded
 from cover.io.seen import SeenIds
 
@@ -56,18 +54,15 @@ def iter_batches(path: str | Path, columns: str | dict[str, str], *, role: Role,
 
 def _batches(p: Path, m: dict[str, str], name: str, batch_rows: int
              ) -> Iterator[tuple[Columns, NDArray[np.object_], dict[int, str]]]:
-    if not p.is_file():
-        raise InputError(f"{name}: no such file")
+    check_input(p)
     suffix = kind_suffix(p)
-    gz = is_gzip(p)
     if suffix in TABLE_SUFFIXES:
         pa_mod = _pyarrow()
-        _, pcsv, pq = pyarrow_modules()
+        _, pcsv, _ = pyarrow_modules()
         if suffix in (".parquet", ".pq"):
-            src: Any = pa_mod.BufferReader(read_input_bytes(p)) if gz else p
-            stream: Any = pq.ParquetFile(src).iter_batches(batch_size=batch_rows)
+            stream: Any = parquet_file(p).iter_batches(batch_size=batch_rows)
         else:
-            with _open(p, gz) as fh:  # CSV batches are by bytes: size them from the head
+            with open_input(p) as fh:  # CSV batches are by bytes: size them from the head
                 head = fh.read(1 << 16)
             per_row = len(head) / max(1, head.count(b"\n"))
             block = int(per_row * max(batch_rows, 4)) + 64
@@ -83,7 +78,7 @@ def _batches(p: Path, m: dict[str, str], name: str, batch_rows: int
     rows: list[dict[str, Any]] = []
     lines: list[int] = []
     problems: list[Any] = []
-    with _open(p, gz) as fh:
+    with open_input(p) as fh:
         for lineno, raw in enumerate(_lines(fh, name), start=1):
             if not raw.strip():
                 continue
@@ -106,12 +101,7 @@ def _batches(p: Path, m: dict[str, str], name: str, batch_rows: int
         yield record_columns(rows, np.asarray(lines, dtype=np.int64), problems, m, name)
 
 
-def _open(p: Path, gz: bool) -> io.BufferedIOBase:
-    """The file's bytes, gunzipped on the fly when they are gzip."""
-    return gzip.open(p, "rb") if gz else p.open("rb")
-
-
-def _lines(fh: io.BufferedIOBase, name: str) -> Iterator[bytes]:
+def _lines(fh: IO[bytes], name: str) -> Iterator[bytes]:
     """Lines of ``fh``; a damaged gzip stream is an :class:`InputError` naming the file."""
     try:
         yield from fh

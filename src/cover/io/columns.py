@@ -80,7 +80,8 @@ def _reject(c: Columns, reasons: dict[int, str]) -> NDArray[np.bool_]:
     keep = np.ones(len(c), dtype=bool)
     for i, why in sorted(reasons.items()):
         keep[i] = False
-        c.problems.append(RowProblem(c.source, int(c.line[i]), str(c.qid[i]), why, "rejected"))
+        c.problems.append(RowProblem(c.source, int(c.line[i]), str(c.qid[i]) or None, why,
+                                     "rejected"))
     return keep
 
 

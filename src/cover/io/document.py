@@ -29,10 +29,7 @@ def loads(data: bytes) -> Any:
 
 
 def read_bytes(path: str | Path) -> bytes:
-    p = Path(path)
-    if not p.is_file():
-        raise InputError(f"{path}: no such file")
-    data = read_input_bytes(p)  # gunzipped when gzip
+    data = read_input_bytes(path)  # gunzipped when gzip
     if not data.strip():
         raise InputError(f"{path}: the file is empty")
     return data

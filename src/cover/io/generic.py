@@ -24,7 +24,8 @@ from cover.data.table import DEFAULT_CLIP_SECONDS
 from cover.errors import InputError
 from cover.io.columns import Columns, prediction_table, stack_windows, truth_table
 from cover.io.document import load_document
-from cover.io.jsonl import OnError, field_column, read_input_bytes, read_json_rows
+from cover.io.jsonl import OnError, field_column, read_json_rows
+from cover.io.opener import check_input, not_parquet, parquet_file
 from cover.io.qvhighlights import Loaded
 from cover.ragged import Ragged
 
@@ -87,17 +88,16 @@ def pyarrow_modules() -> tuple[Any, Any, Any]:
 def read_arrow(path: str | Path) -> Any:
     """The whole file as a pyarrow Table."""
     _, pcsv, pq = pyarrow_modules()
-    p = Path(path)
-    if not p.is_file():
-        raise InputError(f"{path}: no such file")
+    p = check_input(path)
     kind = kind_suffix(p)
-    try:
-        if kind in (".parquet", ".pq"):
-            if is_gzip(p):  # Parquet needs to seek: gunzip into memory
-                import pyarrow
-
-                return pq.read_table(pyarrow.BufferReader(read_input_bytes(p)))
+    if kind in (".parquet", ".pq"):
+        if is_gzip(p):  # Parquet needs to seek: gunzip into memory
+            return parquet_file(p).read()
+        try:
             return pq.read_table(p)
+        except Exception as exc:  # pyarrow raises its own error types
+            raise InputError(f"{path}: {not_parquet(exc)}") from None
+    try:
         opts = pcsv.ParseOptions(delimiter="\t" if kind == ".tsv" else ",")
         return pcsv.read_csv(arrow_source(p), parse_options=opts)
     except InputError:
@@ -170,7 +170,11 @@ def read_table(path: str | Path, columns: str | dict[str, str], *, role: Role,
     m = parse_columns(columns)
     name = str(path)
     reasons: dict[int, str] = {}
-    if kind_suffix(path) in TABLE_SUFFIXES:
+    if kind_suffix(path) in (".csv", ".tsv"):
+        from cover.io.csv_lines import csv_columns
+
+        c, records, reasons = csv_columns(path, m, name)
+    elif kind_suffix(path) in TABLE_SUFFIXES:
         c, records = arrow_columns(read_arrow(path), m, name)
     else:
         c, records, reasons = _from_rows(path, m, name)

@@ -17,6 +17,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from cover.errors import InputError, RowProblem
+from cover.io.opener import BOM, GZIP_MAGIC, check_input
 from cover.io.output import atomic_open
 from cover.io.row_checks import (
     OnError,
@@ -40,8 +41,6 @@ try:  # orjson parses rows several times faster; the standard library is the fal
 except ImportError:  # pragma: no cover - orjson is a core dependency
     _loads = json.loads
 
-_GZIP_MAGIC = b"\x1f\x8b"
-_BOM = b"\xef\xbb\xbf"
 _QID_HINT = re.compile(r'"qid"\s*:\s*("?)([^,"}\s]+)\1')
 
 
@@ -76,23 +75,20 @@ class RawRows:
 
 def read_input_bytes(path: str | Path) -> bytes:
     """The bytes of an input file, gunzipped when they start with the gzip magic bytes
-    (whatever the file is called). A missing, unreadable or damaged file, or a folder,
-    is an :class:`InputError` naming it."""
-    p = Path(path)
-    if not p.exists():
-        raise InputError(f"{path}: no such file")
-    if p.is_dir():
-        raise InputError(f"{path}: is a folder; give a file")
+    (whatever the file is called), without a leading byte-order mark. A missing,
+    unreadable or damaged file, a folder or a pipe is an :class:`InputError` naming it
+    (:mod:`cover.io.opener`)."""
+    p = check_input(path)
     try:
         data = p.read_bytes()
     except OSError as exc:
         raise InputError(f"{path}: cannot read the file ({exc.strerror})") from None
-    if data[:2] == _GZIP_MAGIC:
+    if data[:2] == GZIP_MAGIC:
         try:
             data = gzip.decompress(data)
         except (OSError, EOFError, zlib.error) as exc:
             raise InputError(f"{path}: damaged or truncated gzip file ({exc})") from None
-    return data.removeprefix(_BOM)
+    return data.removeprefix(BOM)
 
 
 def read_json_rows(path: str | Path) -> RawRows:
@@ -153,6 +149,8 @@ def parse_json_lines(name: str, numbered: Iterable[tuple[int, bytes]]) -> RawRow
             continue
         try:
             obj = _loads(line)
+            if type(obj) is dict and _big_float_id(obj):
+                obj = json.loads(line)  # orjson reads integers >= 2**64 as floats
         except ValueError:
             try:
                 obj = _parse_slowly(line)
@@ -174,6 +172,13 @@ def parse_json_lines(name: str, numbered: Iterable[tuple[int, bytes]]) -> RawRow
         lines.append(lineno)
     raw.lines = np.asarray(lines, dtype=np.int64)
     return raw
+
+
+def _big_float_id(rec: dict[str, Any]) -> bool:
+    """Whether the qid or vid is a float as large as an integer orjson cannot hold
+    (``18446744073709551616``): the standard library reads it exactly, as an int."""
+    return any(type(v) is float and abs(v) >= 2.0**63 for v in (rec.get("qid"),
+                                                                 rec.get("vid")))
 
 
 def number_value(value: Any) -> float:
@@ -200,7 +205,13 @@ def _qid_text(qid: Any) -> str | None:
     """A qid as messages show it: an id as written, anything else as JSON text."""
     if qid is None:
         return None
-    if isinstance(qid, str) or (isinstance(qid, int) and not isinstance(qid, bool)):
+    if isinstance(qid, str):
+        try:
+            qid.encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate cannot be printed: shown escaped
+            return json_text(qid)
+        return qid
+    if isinstance(qid, int) and not isinstance(qid, bool):
         return str(qid)
     return json_text(qid)
 

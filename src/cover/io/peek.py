@@ -3,6 +3,7 @@ JSON document or the first JSON line, each parsed at most once."""
 
 from __future__ import annotations
 
+import zlib
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -11,9 +12,12 @@ from typing import Any
 from cover.errors import InputError
 from cover.io.document import loads
 from cover.io.jsonl import read_input_bytes
+from cover.io.opener import open_input
 
 #: How much of a file the sniffers see without parsing it.
 HEAD_BYTES = 1 << 16
+#: Lines that cannot be rows (not starting with ``{``) format detection looks past.
+LOOK_PAST = 100
 
 
 @dataclass
@@ -52,11 +56,22 @@ class Peek:
         return doc
 
     def first_line(self) -> bytes:
-        with self.path.open("rb") as fh:
+        """The first line that may be a row (starts with ``{``), looking past blank
+        lines and up to :data:`LOOK_PAST` lines that cannot be one (``null``, a string,
+        a ``# comment``: each is that line's own problem for the reader, not the file's
+        format); else the first non-blank line."""
+        first, passed = b"", 0
+        with open_input(self.path) as fh:
             for line in fh:
-                if line.strip():
+                if not line.strip():
+                    continue
+                if line.lstrip()[:1] == b"{":
                     return line
-        return b""
+                first = first or line
+                passed += 1
+                if passed > LOOK_PAST:
+                    break
+        return first
 
     @cached_property
     def first_row(self) -> dict[str, Any] | None:
@@ -93,15 +108,18 @@ def _is_document(doc: dict[str, Any]) -> bool:
 
 
 def peek(path: str | Path) -> Peek:
+    """The head of ``path`` (gunzipped, without a byte-order mark: :mod:`cover.io.opener`)."""
+    with open_input(path) as fh:
+        head = _read(fh, HEAD_BYTES, path)
     p = Path(path)
-    if p.is_dir():
-        raise InputError(f"{path}: is a folder; give a file")
-    if not p.is_file():
-        raise InputError(f"{path}: no such file")
-    with p.open("rb") as fh:
-        head = fh.read(HEAD_BYTES)
-    if head[:2] == b"\x1f\x8b":  # gzip, whatever the name: sniff the text inside
-        head = read_input_bytes(p)[:HEAD_BYTES]
     if not head.strip():
         raise InputError(f"{path}: the file is empty")
     return Peek(p, head)
+
+
+def _read(fh: Any, n: int, path: str | Path) -> bytes:
+    """Up to ``n`` bytes; a damaged gzip stream is an :class:`InputError` naming the file."""
+    try:
+        return bytes(fh.read(n))
+    except (OSError, EOFError, zlib.error) as exc:
+        raise InputError(f"{path}: damaged or truncated gzip file ({exc})") from None

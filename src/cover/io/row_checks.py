@@ -67,8 +67,9 @@ def check_required(raw: RawRows, fields: tuple[str, ...]) -> None:
 
 def id_problem(value: Any, key: str = "qid") -> str | None:
     """Why ``value`` cannot be an id (``qid``, ``vid``), or None: ids are integers or
-    non-empty strings without surrounding spaces. A float, even ``2579.0``, is refused
-    because its text form differs from the integer's and joins would silently miss."""
+    non-empty strings without surrounding spaces or lone surrogates. A float, even
+    ``2579.0``, is refused because its text form differs from the integer's and joins
+    would silently miss."""
     if isinstance(value, str):
         if not value:
             return f"{key} is an empty string"
@@ -76,6 +77,12 @@ def id_problem(value: Any, key: str = "qid") -> str | None:
             return f"{key} {json.dumps(value)} has leading or trailing spaces"
         if "\x00" in value:  # numpy text drops trailing NULs: "5\0" would join as "5"
             return f"{key} {json.dumps(value)} contains a NUL character"
+        if not value.isascii():
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError as exc:  # JSON "\ud800": no character, no UTF-8
+                return (f"{key} holds a lone surrogate \\u{ord(value[exc.start]):04x}, "
+                        "which is not a character; write the character itself")
         return None
     if isinstance(value, int) and not isinstance(value, bool):
         return None

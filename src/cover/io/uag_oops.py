@@ -30,13 +30,7 @@ from numpy.typing import NDArray
 from cover.errors import InputError, RowProblem
 from cover.intervals import Intervals
 from cover.io.fields import bad_number, first_reason, float_field, reject_rows, table_of
-from cover.io.jsonl import (
-    OnError,
-    RawRows,
-    object_column,
-    raise_on_rejections,
-    read_input_bytes,
-)
+from cover.io.jsonl import OnError, RawRows, object_column, raise_on_rejections, read_input_bytes
 from cover.io.qvhighlights import Loaded
 from cover.ragged import Ragged
 
@@ -44,12 +38,8 @@ _TOP_KEY = re.compile(r'^\s{0,8}("(?:[^"\\]|\\.)*")\s*:\s*\{', re.MULTILINE)
 
 
 def read_keyed_json(path: str | Path) -> RawRows:
-    """A JSON object of ``name -> {fields}`` as rows (``qid`` = ``vid`` = the name);
-    gzip is recognised by its bytes, as every reader does."""
-    p = Path(path)
-    if not p.is_file():
-        raise InputError(f"{path}: no such file")
-    raw_bytes = read_input_bytes(p)
+    """A JSON object of ``name -> {fields}`` as rows (``qid`` = ``vid`` = the name)."""
+    raw_bytes = read_input_bytes(path)  # gunzipped, without a byte-order mark
     try:
         text = raw_bytes.decode("utf-8")
     except UnicodeDecodeError as exc:

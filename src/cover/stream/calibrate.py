@@ -29,6 +29,7 @@ from cover.data.table import DEFAULT_CLIP_SECONDS, GroundingTable
 from cover.errors import InputError, RowProblem
 from cover.io.jsonl import OnError, raise_on_rejections
 from cover.io.jsonl_batch import gc_paused, load_batch
+from cover.io.opener import parquet_file
 from cover.io.qvhighlights import Loaded
 from cover.io.seen import SeenIds
 from cover.scores import Scores, check_family, compute_scores
@@ -126,24 +127,24 @@ def score_columns(
     name = str(preds)
     mapping = parse_columns(columns)
 
-    def as_loaded(arrow: Any, lines: NDArray[np.int64]) -> Loaded:
+    def as_loaded(arrow: Any, lines: NDArray[np.int64],
+                  unread: dict[int, str] | None = None) -> Loaded:
         cols, _ = arrow_columns(arrow, mapping, name, with_records=False)
         cols.line = lines
-        return prediction_table(cols, clip=clip, on_error=on_error)
+        return prediction_table(cols, clip=clip, on_error=on_error, reasons=unread)
 
     def loaded() -> Iterator[Loaded]:
         if kind_suffix(Path(preds)) in (".parquet", ".pq"):
             import pyarrow as pa
-            import pyarrow.parquet as pq
 
             row = 1
-            for batch in pq.ParquetFile(preds).iter_batches(batch_size=batch_rows):
+            for batch in parquet_file(preds).iter_batches(batch_size=batch_rows):
                 yield as_loaded(pa.Table.from_batches([batch]),
                                 np.arange(row, row + batch.num_rows, dtype=np.int64))
                 row += batch.num_rows
         else:
-            for _, arrow, lines in csv_batches(preds, mapping, batch_rows):
-                yield as_loaded(arrow, lines)
+            for _, arrow, lines, unread in csv_batches(preds, mapping, batch_rows):
+                yield as_loaded(arrow, lines, unread)
 
     return score_batches(loaded(), name, gt, family=family, min_scale=min_scale,
                          target=target, qids=qids, clip=clip, strict=strict,

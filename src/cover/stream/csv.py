@@ -25,6 +25,7 @@ from numpy.typing import NDArray
 
 from cover.calibrate.calibrator import Calibrator
 from cover.errors import InputError
+from cover.io.csv_lines import column_types, header_names, parse_lines
 from cover.io.generic import kind_suffix, parse_columns
 from cover.io.jsonl import OnError, raise_on_rejections
 from cover.io.output import atomic_open
@@ -38,7 +39,6 @@ COVER_COLUMNS = ("cover_status", "cover_region", "cover_refused", "cover_duratio
                  "cover_threshold", "cover_threshold_end", "cover_reason")
 CSV_SUFFIXES = (".csv", ".tsv")
 DEFAULT_BATCH_LINES = 131_072
-_NUMBERS = ("duration", "start", "end")
 
 
 @dataclass
@@ -57,12 +57,20 @@ class CsvBatches:
         """The data lines, a batch at a time, unparsed."""
         return (batch for batch in self._rest if batch)
 
-    def __iter__(self) -> Iterator[tuple[list[tuple[int, bytes]], Any, NDArray[np.int64]]]:
+    def __iter__(self) -> Iterator[tuple[list[tuple[int, bytes]], Any, NDArray[np.int64],
+                                         dict[int, str]]]:
+        """``(lines, table, line numbers, {row: why})``: a line pyarrow cannot read
+        (too few fields, text in a number column, not UTF-8) is an empty row of the
+        table (its qid kept when readable) with its reason, for the caller to reject
+        (:func:`cover.io.csv_lines.parse_lines`)."""
+        types = column_types(self.mapping)
         for batch in self._rest:
             if batch:
                 lines = np.array([ln for ln, _ in batch], dtype=np.int64)
-                yield batch, _parse(self.header, [raw for _, raw in batch], self.delim,
-                                    self.mapping, self.name, lines), lines
+                table, bad = parse_lines(self.header, [raw for _, raw in batch], lines,
+                                         self.delim.decode(), types, self.name,
+                                         self.mapping.get("qid"))
+                yield batch, table, lines, bad
 
 
 def csv_batches(src: str | Path, columns: dict[str, str] | str, batch_rows: int
@@ -83,7 +91,7 @@ def csv_batches(src: str | Path, columns: dict[str, str] | str, batch_rows: int
     if not first or first[0][0] != 1:
         raise InputError(f"{src}: no header line (a CSV file starts with its column names)")
     header = first[0][1]
-    names = _header_names(header, delim, name)
+    names = header_names(header, delim.decode(), name)
     for f, col in mapping.items():
         if col not in names:
             raise InputError(f"{src}:1: no column {col!r} ({f}=) in the header "
@@ -115,10 +123,10 @@ def certify_csv(
     with atomic_open(dst, "wb", inputs=[src, *(inputs or [])]) as out:
         head = _pick(csv_in.header, pick, delim) if compact else csv_in.header
         out.write(head + delim + delim.join(c.encode() for c in COVER_COLUMNS) + b"\n")
-        for batch, table, lines in csv_in:
+        for batch, table, lines, unread in csv_in:
             done, problems = certify_batch(
                 cal, table, columns=csv_in.mapping, videos=videos, lines=lines, source=name,
-                reasons=repeat_reasons(repeats, line_of, counts.rows, len(batch)))
+                reasons=unread | repeat_reasons(repeats, line_of, counts.rows, len(batch)))
             lead = ([table.column(csv_in.mapping[f]) for f in ("qid", "vid")
                      if f in csv_in.mapping] if compact else [])
             cells = _cover_cells(done.column("cover").combine_chunks(), delim, lead)
@@ -141,19 +149,11 @@ def _repeats(src: str | Path, qid_column: str, batch_rows: int
     rows repeating an earlier row's qid, and each data row's line."""
     p = pa()
     qids, lines = [], []
-    for _, table, ln in csv_batches(src, {"qid": qid_column}, batch_rows):
+    for _, table, ln, _ in csv_batches(src, {"qid": qid_column}, batch_rows):
         qids.append(table.column(qid_column).combine_chunks())
         lines.append(ln)
     col = p.chunked_array(qids, type=p.string())
     return repeated_rows(col), (np.concatenate(lines) if lines else np.zeros(0, np.int64))
-
-
-def _header_names(header: bytes, delim: bytes, name: str) -> list[str]:
-    try:
-        text = header.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise InputError(f"{name}:1: the header is not UTF-8 text") from None
-    return next(csv.reader([text], delimiter=delim.decode()))
 
 
 def _pick(raw: bytes, idx: list[int], delim: bytes) -> bytes:
@@ -164,40 +164,6 @@ def _pick(raw: bytes, idx: list[int], delim: bytes) -> bytes:
     csv.writer(buf, delimiter=delim.decode(), lineterminator="").writerow(
         [row[i] if i < len(row) else "" for i in idx])
     return buf.getvalue().encode()
-
-
-def _parse(header: bytes, raws: list[bytes], delim: bytes, mapping: dict[str, str],
-           name: str, lines: Any) -> Any:
-    """The mapped columns of these lines as an Arrow table: qid/vid text, numbers float."""
-    import pyarrow.csv as pcsv
-
-    p = pa()
-    types = {mapping[f]: p.float64() for f in _NUMBERS if f in mapping}
-    types |= {mapping[f]: p.string() for f in ("qid", "vid", "query") if f in mapping}
-    try:
-        table = pcsv.read_csv(
-            io.BytesIO(header + b"\n" + b"\n".join(raws)),
-            parse_options=pcsv.ParseOptions(delimiter=delim.decode()),
-            convert_options=pcsv.ConvertOptions(column_types=types,
-                                                include_columns=list(dict.fromkeys(
-                                                    mapping.values())),
-                                                strings_can_be_null=False))
-    except p.ArrowInvalid as exc:
-        if len(raws) > 1:  # find the line: parse them one by one (the error path only)
-            for raw, ln in zip(raws, lines.tolist(), strict=True):
-                _parse(header, [raw], delim, mapping, name, np.array([ln]))
-        where = f"{name}:{int(lines[0])}" if len(raws) == 1 else (
-            f"{name}: lines {int(lines[0])}-{int(lines[-1])}")
-        raise InputError(f"{where}: cannot read as CSV: {_first_line(str(exc))}") from None
-    if table.num_rows != len(raws):
-        raise InputError(f"{name}: lines {int(lines[0])}-{int(lines[-1])} hold "
-                         f"{table.num_rows} rows for {len(raws)} lines: a quoted value spans "
-                         "lines, which a streamed CSV cannot echo line by line")
-    return table
-
-
-def _first_line(msg: str) -> str:
-    return msg.strip().splitlines()[0] if msg.strip() else msg
 
 
 def _cover_cells(block: Any, delim: bytes, lead: list[Any] | None = None) -> list[bytes]:

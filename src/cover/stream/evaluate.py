@@ -35,6 +35,7 @@ from cover.errors import InputError, RowProblem
 from cover.grounding_metrics import GroundingSums
 from cover.io.content_join import known_vids, normalise
 from cover.io.jsonl import RawRows, parse_json_lines
+from cover.io.opener import parquet_file
 from cover.io.regions_jsonl import LoadedRegions, regions_from_rows
 from cover.io.seen import SeenLines
 from cover.metrics import EvaluationSums
@@ -114,10 +115,10 @@ def _parquet_batches(path: str | Path, batch_rows: int, columns: str | None
     from cover.io.generic import arrow_columns, parse_columns, pyarrow_modules
     from cover.stream.arrow import DEFAULT_COLUMNS
 
-    _, _, pq = pyarrow_modules()
+    pyarrow_modules()
     import pyarrow as pa
     name = str(path)
-    reader = pq.ParquetFile(path)
+    reader = parquet_file(path)
     schema = reader.schema_arrow
     raw_meta = (schema.metadata or {}).get(b"cover.calibrator")
     if "cover" not in schema.names or raw_meta is None:

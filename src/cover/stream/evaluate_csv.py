@@ -16,7 +16,6 @@ reported; without it the coverage is measured as ever but the band is not known.
 
 from __future__ import annotations
 
-import io
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,7 +23,8 @@ from typing import Any
 
 import numpy as np
 
-from cover.errors import InputError
+from cover.errors import InputError, RowProblem
+from cover.io.csv_lines import parse_lines
 from cover.io.generic import kind_suffix
 from cover.io.jsonl import RawRows
 from cover.io.regions_rules import Thresholds, calibrator_thresholds
@@ -83,39 +83,33 @@ def csv_region_batches(path: str | Path, batch_rows: int, columns: str | None,
         given |= {f: f for f in ("vid", "query", "start", "end") if f in csv_in.names}
     mapping = {f: c for f, c in given.items() if f in ("qid", "vid", "query", "start", "end")}
     for batch in csv_in.line_groups():
-        lines = np.array([ln for ln, _ in batch], dtype=np.int64)
-        cols = _parse(csv_in.header, [raw for _, raw in batch], csv_in.delim, mapping, lines,
-                      str(path))
-        yield RawRows(str(path), _records(cols, mapping, meta), lines)
+        yield _batch_rows(csv_in.header, batch, csv_in.delim.decode(), mapping, meta,
+                          str(path))
 
 
-def _parse(header: bytes, raws: list[bytes], delim: bytes, mapping: dict[str, str],
-           lines: Any, name: str) -> dict[str, list[Any]]:
-    """The columns needed of these lines (ids and cover text as strings, numbers float)."""
+def _batch_rows(header: bytes, batch: list[tuple[int, bytes]], delim: str,
+                mapping: dict[str, str], meta: dict[str, Any], name: str) -> RawRows:
+    """One batch of lines as rows; a line pyarrow cannot read is a rejected row naming
+    why (:func:`cover.io.csv_lines.parse_lines`), the others are records."""
     import pyarrow as pa
-    import pyarrow.csv as pcsv
 
+    lines = np.array([ln for ln, _ in batch], dtype=np.int64)
     types = {c: pa.string() for c in _STRINGS}
     types |= {c: pa.float64() for c in _NUMBERS}
     types |= {mapping[f]: pa.string() for f in ("qid", "vid", "query") if f in mapping}
     types |= {mapping[f]: pa.float64() for f in ("start", "end") if f in mapping}
-    try:
-        table = pcsv.read_csv(
-            io.BytesIO(header + b"\n" + b"\n".join(raws)),
-            parse_options=pcsv.ParseOptions(delimiter=delim.decode()),
-            convert_options=pcsv.ConvertOptions(column_types=types,
-                                                include_columns=list(types),
-                                                strings_can_be_null=False))
-    except pa.ArrowInvalid as exc:
-        where = f"lines {int(lines[0])}-{int(lines[-1])}" if len(raws) > 1 else \
-            f"line {int(lines[0])}"
-        raise InputError(f"{name}: {where}: cannot read as CSV: "
-                         f"{str(exc).strip().splitlines()[0]}") from None
-    if table.num_rows != len(raws):
-        raise InputError(f"{name}: lines {int(lines[0])}-{int(lines[-1])} hold "
-                         f"{table.num_rows} rows for {len(raws)} lines: a quoted value "
-                         "spans lines, which a streamed CSV cannot read line by line")
-    return {c: table.column(c).to_pylist() for c in types}
+    table, bad = parse_lines(header, [raw for _, raw in batch], lines, delim, types, name,
+                             mapping.get("qid"))
+    records = _records({c: table.column(c).to_pylist() for c in types}, mapping, meta)
+    if not bad:
+        return RawRows(name, records, lines)
+    keep = [i for i in range(len(records)) if i not in bad]
+    raw = RawRows(name, [records[i] for i in keep], lines[keep])
+    for i, why in sorted(bad.items()):
+        qid = records[i].get("qid") or None
+        raw.problems.append(RowProblem(name, int(lines[i]), qid, why, "rejected"))
+        raw.rejected[int(lines[i])] = batch[i][1].decode("utf-8", "backslashreplace")
+    return raw
 
 
 def _records(cols: dict[str, list[Any]], mapping: dict[str, str], meta: dict[str, Any]

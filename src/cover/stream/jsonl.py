@@ -13,7 +13,6 @@ of the in-memory path (:func:`cover.io.regions_jsonl.certified_rows`).
 
 from __future__ import annotations
 
-import gzip
 import json
 from collections.abc import Callable, Iterator
 from itertools import repeat
@@ -29,6 +28,7 @@ from cover.data.table import GroundingTable
 from cover.errors import InputError, RowProblem
 from cover.io.jsonl import OnError, RawRows, raise_on_rejections
 from cover.io.jsonl_batch import Batch, gc_paused, load_batch
+from cover.io.opener import open_input
 from cover.io.output import atomic_open
 from cover.io.regions_jsonl import certified_rows, echo_line
 from cover.io.seen import SeenIds
@@ -41,26 +41,12 @@ from cover.stream.parquet import StreamCounts
 DEFAULT_BATCH_LINES = 16_384
 
 
-def _open(path: Path) -> IO[bytes]:
-    try:
-        fh: IO[bytes] = path.open("rb")
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read the file ({exc.strerror})") from None
-    if fh.read(2) == b"\x1f\x8b":
-        fh.close()
-        return gzip.GzipFile(path, "rb")  # type: ignore[return-value]
-    fh.seek(0)
-    return fh
-
-
 def line_batches(path: str | Path, batch_lines: int) -> Iterator[list[tuple[int, bytes]]]:
     """Non-blank ``(line number, bytes)`` pairs, ``batch_lines`` at a time (gzip read
-    transparently). A JSON array file cannot be streamed by lines: that is an error."""
-    p = Path(path)
-    if not p.is_file():
-        raise InputError(f"{path}: no such file")
+    transparently, a byte-order mark skipped: :func:`cover.io.opener.open_input`). A JSON
+    array file cannot be streamed by lines: that is an error."""
     batch: list[tuple[int, bytes]] = []
-    with _open(p) as fh:
+    with open_input(path) as fh:
         for first, lines in _numbered_blocks(fh):
             if first == 1 and lines and lines[0][0] == 1 and lines[0][1].lstrip()[:1] == b"[":
                 raise InputError(f"{path}: a JSON array, not JSON lines; it is read whole, "
@@ -83,12 +69,24 @@ def _numbered_blocks(fh: IO[bytes]) -> Iterator[tuple[int, list[tuple[int, bytes
     """``(number of the block's first line, its non-blank lines)`` for blocks of a few MB:
     lines split at newlines, trailing carriage returns dropped, as iterating the file
     would. A block with no blank line and no line ending in a carriage return is
-    numbered without a Python step per line."""
-    pending, lineno = b"", 0
+    numbered without a Python step per line.
+
+    A line longer than a read costs time linear in its length: its reads are kept as a
+    list of chunks and joined once, when its newline (or the end) arrives; joining the
+    pending part on every read made a 2 GB line cost hours. Memory is that line about
+    twice over (its chunks, then the joined line), freed once the line is parsed."""
+    pending: list[bytes] = []  # the unended line so far, as the reads that hold it
+    lineno = 0
     while True:
         data = fh.read(_READ_BYTES)
-        parts = (pending + data).split(b"\n")
-        pending = parts.pop() if data else b""  # at the end: the last line, if unended
+        if data and b"\n" not in data:
+            pending.append(data)  # the line goes on: no copy until it ends
+            continue
+        joined = b"".join([*pending, data])
+        pending.clear()  # the chunks go before the split copies the line once more
+        parts = joined.split(b"\n")
+        del joined
+        pending = [parts.pop()] if data else []  # at the end: the last line, if unended
         if parts == [b""] and not data:
             return
         numbered = zip(range(lineno + 1, lineno + 1 + len(parts)), parts, strict=True)

@@ -20,6 +20,7 @@ from numpy.typing import NDArray
 from cover.calibrate.calibrator import Calibrator
 from cover.errors import RowProblem
 from cover.io.generic import arrow_column, parse_columns
+from cover.io.opener import parquet_file
 from cover.io.output import atomic_open
 from cover.io.seen import repeated_rows
 from cover.stream.arrow import (
@@ -81,7 +82,7 @@ def certify_parquet(
 
     if batch_rows < 1:
         raise ValueError(f"batch_rows must be >= 1, got {batch_rows}")
-    reader = pq.ParquetFile(src)
+    reader = parquet_file(src)
     schema = reader.schema_arrow
     mapping = parse_columns(columns if columns is not None else DEFAULT_COLUMNS)
     keep = [c for c in schema.names if not compact or c in
@@ -94,7 +95,7 @@ def certify_parquet(
     # The qid column alone first: every row repeating an earlier row's qid, exactly, in
     # a few bytes per row (a set of 1e7 qid strings would take ~800 MB).
     head = mapping["qid"].split(".")[0]
-    repeats = (repeated_rows(arrow_column(pq.read_table(src, columns=[head]), mapping["qid"],
+    repeats = (repeated_rows(arrow_column(reader.read(columns=[head]), mapping["qid"],
                                           str(src)))
                if head in schema.names else (np.zeros(0, np.int64), np.zeros(0, np.int64)))
     row_number = np.arange(1, reader.metadata.num_rows + 1, dtype=np.int64)

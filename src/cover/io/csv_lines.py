@@ -1,0 +1,215 @@
+"""CSV (or TSV) lines parsed by pyarrow with fixed column types, a bad line set aside.
+
+The mapped columns are read with fixed types (ids and query as text, exactly as
+written; duration / start / end as numbers), so every batch of a file reads alike and
+an id is never turned into a number (``18446744073709551616`` stays that text, a
+``latin-1`` byte never becomes a ``b'...'`` id). A batch pyarrow cannot parse as a
+whole (a line with too few fields, ``abc`` in a number column, a byte that is not
+UTF-8) is split in halves until the lines it refuses are found (a few parses per bad
+line, none when the batch is clean); each such line becomes a row problem naming why,
+and the batch is parsed again with that line replaced by an empty row (its qid kept
+when it can be read), so rows stay aligned with lines and the caller rejects it with
+its reason. The streamed readers (:mod:`cover.stream.csv`,
+:mod:`cover.stream.evaluate_csv`) and the whole-file reader (:mod:`cover.io.generic`)
+share this.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from cover.errors import InputError
+from cover.io.columns import Columns
+from cover.io.jsonl import json_text, read_input_bytes
+from cover.io.opener import open_input
+
+TEXT_FIELDS = ("qid", "vid", "query")
+NUMBER_FIELDS = ("duration", "start", "end")
+
+
+def column_types(mapping: dict[str, str]) -> dict[str, Any]:
+    """The pyarrow type of each mapped column: text for ids and query, float otherwise."""
+    import pyarrow as pa
+
+    types = {mapping[f]: pa.float64() for f in NUMBER_FIELDS if f in mapping}
+    return types | {mapping[f]: pa.string() for f in TEXT_FIELDS if f in mapping}
+
+
+def header_names(header: bytes, delim: str, name: str) -> list[str]:
+    """The column names of a header line (a byte-order mark dropped)."""
+    try:
+        text = header.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise InputError(f"{name}:1: the header is not UTF-8 text") from None
+    return next(csv.reader([text], delimiter=delim), [])
+
+
+def parse_lines(header: bytes, raws: list[bytes], lines: NDArray[np.int64], delim: str,
+                types: dict[str, Any], name: str, qid_column: str | None = None
+                ) -> tuple[Any, dict[int, str]]:
+    """``(table of the typed columns, {row index: why})`` for these data lines, one row
+    per line; a row in the dict is a line pyarrow could not read (an empty row but for
+    its qid, in ``qid_column``). A quoted value spanning lines is an error naming them."""
+    import pyarrow as pa
+
+    try:
+        table = _read(header, raws, delim, types)
+        bad: dict[int, str] = {}
+    except pa.ArrowInvalid:
+        refused: list[int] = []
+        _bisect(header, raws, delim, types, 0, len(raws), refused)
+        names = header_names(header, delim, name)
+        bad = {i: line_problem(raws[i], header, names, delim, types) for i in refused}
+        fixed = list(raws)
+        for i in refused:
+            fixed[i] = _placeholder(raws[i], names, delim, qid_column)
+        try:
+            table = _read(header, fixed, delim, types)
+        except pa.ArrowInvalid as exc:  # not one line's fault (e.g. a quote left open)
+            raise InputError(f"{name}: lines {int(lines[0])}-{int(lines[-1])}: cannot read "
+                             f"as CSV: {_first_line(str(exc))}") from None
+    if table.num_rows != len(raws):
+        raise InputError(f"{name}: lines {int(lines[0])}-{int(lines[-1])} hold "
+                         f"{table.num_rows} rows for {len(raws)} lines: a quoted value spans "
+                         "lines, which a CSV read line by line cannot hold")
+    return table, bad
+
+
+def read_csv_file(path: str | Path, mapping: dict[str, str], delim: str
+                  ) -> tuple[Any, NDArray[np.int64], dict[int, str]]:
+    """A whole CSV file's mapped columns: ``(table, each row's line, {row: why})``. One
+    pyarrow read of the file when it is clean (rows numbered from line 2); else its
+    lines, numbered as an editor numbers them, through :func:`parse_lines`."""
+    import pyarrow as pa
+    import pyarrow.csv as pcsv
+
+    from cover.io.generic import arrow_source
+
+    name = str(path)
+    with open_input(path) as fh:
+        header = fh.readline().rstrip(b"\r\n")
+    names = header_names(header, delim, name)
+    for col in mapping.values():
+        if col not in names:
+            raise InputError(f"{name}: no column {col!r} (columns: {', '.join(names)})")
+    types = column_types(mapping)
+    try:
+        table = pcsv.read_csv(arrow_source(Path(path)),
+                              parse_options=pcsv.ParseOptions(delimiter=delim),
+                              convert_options=_convert(types))
+        return table, np.arange(2, table.num_rows + 2, dtype=np.int64), {}
+    except pa.ArrowInvalid:
+        pass  # a line pyarrow refuses: find it, line by line numbering
+    numbered = enumerate(read_input_bytes(path).split(b"\n"), start=1)
+    next(numbered)  # the header
+    body = [(i, ln.rstrip(b"\r")) for i, ln in numbered if ln.strip()]
+    lines = np.array([i for i, _ in body], dtype=np.int64)
+    table, bad = parse_lines(header, [ln for _, ln in body], lines, delim, types, name,
+                             mapping.get("qid"))
+    return table, lines, bad
+
+
+def csv_columns(path: str | Path, m: dict[str, str], name: str
+                ) -> tuple[Columns, NDArray[np.object_], dict[int, str]]:
+    """A CSV/TSV file's mapped columns, ids as written (:mod:`cover.io.csv_lines`); a
+    line pyarrow cannot read is a row problem, not the file's."""
+    from cover.io.generic import arrow_columns, kind_suffix, pyarrow_modules
+
+    pyarrow_modules()
+    for f in ("windows", "saliency"):
+        if f in m:
+            raise InputError(f"{name}: --columns {f}= needs list columns, which CSV cannot "
+                             "hold; map start= and end= (or convert the file to Parquet)")
+    table, lines, reasons = read_csv_file(path, m, "\t" if kind_suffix(path) == ".tsv"
+                                          else ",")
+    c, records = arrow_columns(table, m, name)
+    c.line = lines
+    return c, records, reasons
+
+
+def line_problem(raw: bytes, header: bytes, names: list[str], delim: str,
+                 types: dict[str, Any]) -> str:
+    """Why pyarrow refused one line: its field count, a number column's text, a byte
+    that is not UTF-8 (else pyarrow's own first line)."""
+    text = raw.decode("utf-8", "surrogateescape")
+    fields = next(csv.reader([text], delimiter=delim), [])
+    if len(fields) != len(names):
+        return (f"cannot read as CSV: {len(fields)} field(s), the header has "
+                f"{len(names)}")
+    for col, t in types.items():
+        value = fields[names.index(col)]
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as exc:  # surrogateescape keeps byte b as U+DC00 + b
+            byte = ord(value[exc.start]) - 0xDC00
+            return (f"column {col!r} is not UTF-8 text (byte 0x{byte:02x}); save the file "
+                    "as UTF-8")
+        if str(t) == "double" and value.strip() and not _is_number(value):
+            return f"column {col!r} must hold a number, got {json_text(value)}"
+    try:
+        _read(header, [raw], delim, types)
+    except Exception as exc:  # pyarrow's reason for a case the checks above miss
+        return f"cannot read as CSV: {_first_line(str(exc))}"
+    return "cannot read as CSV"
+
+
+def _is_number(value: str) -> bool:
+    try:
+        float(value)
+    except ValueError:
+        return False
+    return True
+
+
+def _convert(types: dict[str, Any]) -> Any:
+    import pyarrow.csv as pcsv
+
+    return pcsv.ConvertOptions(column_types=types, include_columns=list(types),
+                               strings_can_be_null=False)
+
+
+def _read(header: bytes, raws: list[bytes], delim: str, types: dict[str, Any]) -> Any:
+    import pyarrow.csv as pcsv
+
+    return pcsv.read_csv(io.BytesIO(header + b"\n" + b"\n".join(raws)),
+                         parse_options=pcsv.ParseOptions(delimiter=delim),
+                         convert_options=_convert(types))
+
+
+def _bisect(header: bytes, raws: list[bytes], delim: str, types: dict[str, Any],
+            lo: int, hi: int, refused: list[int]) -> None:
+    """Append to ``refused`` every line of ``raws[lo:hi]`` (which pyarrow refuses as a
+    whole) that it refuses on its own: halves are parsed until one line is left."""
+    import pyarrow as pa
+
+    if hi - lo == 1:
+        refused.append(lo)
+        return
+    mid = (lo + hi) // 2
+    for a, b in ((lo, mid), (mid, hi)):
+        try:
+            _read(header, raws[a:b], delim, types)
+        except pa.ArrowInvalid:
+            _bisect(header, raws, delim, types, a, b, refused)
+
+
+def _placeholder(raw: bytes, names: list[str], delim: str, qid_column: str | None) -> bytes:
+    """An empty row for a line pyarrow refused, its qid kept when it can be read."""
+    fields = next(csv.reader([raw.decode("utf-8", "replace")], delimiter=delim), [])
+    row = [""] * len(names)
+    if qid_column is not None and qid_column in names:
+        at = names.index(qid_column)
+        row[at] = fields[at] if at < len(fields) else ""
+    buf = io.StringIO()
+    csv.writer(buf, delimiter=delim, lineterminator="").writerow(row)
+    return buf.getvalue().encode()
+
+
+def _first_line(msg: str) -> str:
+    return msg.strip().splitlines()[0] if msg.strip() else msg

@@ -1,0 +1,106 @@
+"""Opening an input file: the one place every reader's file checks live.
+
+Rules (each an :class:`~cover.errors.InputError` naming the file):
+
+* a missing path is "no such file"; a folder is "is a folder; give a file";
+* a pipe, socket or device (``--preds <(zcat x.gz)``, ``/dev/stdin``) is refused: the
+  readers read an input more than once (format detection, then its rows; a streamed
+  CSV's qid pass, then its rows), which a pipe cannot give; save it to a file first;
+* gzip bytes are gunzipped, whatever the file is called;
+* a UTF-8 byte-order mark at the start of the text is skipped (editors on Windows write
+  one); it never reaches a parser, so a BOM'd file reads as the same file without it.
+"""
+
+from __future__ import annotations
+
+import gzip
+import stat
+from pathlib import Path
+from typing import IO, Any
+
+from cover.errors import InputError
+
+GZIP_MAGIC = b"\x1f\x8b"
+BOM = b"\xef\xbb\xbf"
+
+
+def check_input(path: str | Path) -> Path:
+    """``path`` as a :class:`Path` when it is a regular file (or a link to one) that
+    exists, else an :class:`InputError` saying what it is instead."""
+    p = Path(path)
+    try:
+        mode = p.stat().st_mode
+    except FileNotFoundError:
+        raise InputError(f"{path}: no such file") from None
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read the file ({exc.strerror})") from None
+    if stat.S_ISDIR(mode):
+        raise InputError(f"{path}: is a folder; give a file")
+    if not stat.S_ISREG(mode):
+        kind = "a pipe" if stat.S_ISFIFO(mode) else "a device or socket"
+        raise InputError(f"{path}: {kind}, not a regular file; inputs are read more than "
+                         "once, which a pipe cannot give (e.g. `--preds <(zcat x.gz)`): "
+                         "save it to a file first (gzip files are read as they are)")
+    return p
+
+
+def open_input(path: str | Path) -> IO[bytes]:
+    """The file's text as a binary stream: gunzipped when its bytes are gzip, a leading
+    byte-order mark skipped (:func:`check_input`'s rules first)."""
+    p = check_input(path)
+    try:
+        fh: Any = p.open("rb")
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read the file ({exc.strerror})") from None
+    if fh.read(2) == GZIP_MAGIC:
+        fh.close()
+        fh = gzip.GzipFile(p, "rb")
+    else:
+        fh.seek(0)
+    skip_bom(fh)
+    return fh
+
+
+def skip_bom(fh: Any) -> None:
+    """Leave a seekable binary stream after its byte-order mark, if it starts with one."""
+    start = fh.tell()
+    try:
+        head = fh.read(len(BOM))
+    except (OSError, EOFError):
+        head = b""  # a damaged gzip stream: the reader's own read says so, naming the file
+    if head != BOM:
+        fh.seek(start)
+
+
+def parquet_file(path: str | Path) -> Any:
+    """A ``pyarrow.parquet.ParquetFile`` of ``path`` (gunzipped into memory when gzip:
+    Parquet needs to seek); a file that is not (a complete) Parquet file is an
+    :class:`InputError` naming it, never pyarrow's "magic bytes not found"."""
+    import pyarrow
+    import pyarrow.parquet as pq
+
+    p = check_input(path)
+    with p.open("rb") as fh:
+        gz = fh.read(2) == GZIP_MAGIC
+    try:
+        if gz:
+            with open_input(p) as fh:
+                return pq.ParquetFile(pyarrow.BufferReader(fh.read()))
+        return pq.ParquetFile(p)
+    except (pyarrow.ArrowException, OSError, EOFError) as exc:
+        raise InputError(f"{path}: {not_parquet(exc)}") from None
+
+
+_FRAMING = ("magic bytes", "size is 0", "file size", "footer", "couldn't deserialize",
+            "end of file", "eof", "unexpected end")
+
+
+def not_parquet(exc: BaseException) -> str:
+    """What a pyarrow error on opening a Parquet file means, for a message: a framing
+    error (empty, truncated, no footer) says the file is not a (complete) Parquet file;
+    any other is pyarrow's first line."""
+    text = str(exc).strip()
+    if not text or any(f in text.lower() for f in _FRAMING):
+        return ("not a (complete) Parquet file: it is empty, truncated, or another kind "
+                "of file (a Parquet file ends with its footer and the bytes PAR1)")
+    return f"cannot read as Parquet: {text.splitlines()[0]}"
