@@ -24,11 +24,12 @@ def _headline(evaluation: dict[str, Any], target: float, mean_duration: float) -
                      f"({ev['marginal']['mean_length_frac']:.0%} of the video)"
                      for f, ev in evaluation.items())
     best = min(ev["marginal"]["mean_length_frac"] for ev in evaluation.values())
+    cal_lo, cal_hi = ref["calibration_band"]
     return [
         f"<b>Target {target:.0%}, achieved</b> {esc(achieved)} on "
         f"{first['marginal']['n']} test queries. Expected k/(n+1) = {ref['expected']:.3f} "
-        f"with n = {ref['n_calibration']}; <b>calibration band</b> [{ref['beta_lo']:.3f}, "
-        f"{ref['beta_hi']:.3f}], test band [{ref['band_lo']:.3f}, {ref['band_hi']:.3f}]: "
+        f"with n = {ref['n_calibration']}; <b>calibration band</b> [{cal_lo:.3f}, "
+        f"{cal_hi:.3f}], test band [{ref['band_lo']:.3f}, {ref['band_hi']:.3f}]: "
         + ('<span class="ok">every family inside</span>.' if inside else
            '<span class="bad">not every family inside</span>.'),
         f"<b>Cost</b>: {esc(cost)}; videos average {mean_duration:.0f} s. Even the shortest "

@@ -134,8 +134,8 @@ def certify_batch(
     for prob in loaded.problems:
         if prob.action == "rejected":
             reason[int(np.searchsorted(cols.line, prob.line))] = prob.problem
-    for i, why in empty_reasons(regions).items():  # rejected, its region [] kept
-        reason[kept[i]] = why
+    for i, empty in empty_reasons(regions).items():  # rejected, its region [] kept
+        reason[kept[i]] = empty
 
     def per_row(values: NDArray[np.float64]) -> Any:
         out = np.full(n, np.nan)
