@@ -140,7 +140,7 @@ def coverage_reference(n: int, k: int, level: float = 0.95,
                             test_p=test_p, test_n=test_n, test_units=test_units).to_dict()
 
 
-def cluster_sd(y: NDArray[np.float64], units: NDArray[np.str_]) -> float:
+def cluster_sd(y: NDArray[np.float64], units: NDArray[Any]) -> float:
     """Cluster-robust sd of ``mean(y)``: ``sqrt(sum_u (sum_{i in u} (y_i - ybar))^2) / n``
     over split units (rows of one video are dependent; SPEC §6.1)."""
     if y.size == 0:

@@ -112,7 +112,7 @@ class SplitSpread:
                 "these files).")
 
     def rows(self) -> list[tuple[str, ...]]:
-        out = []
+        out: list[tuple[str, ...]] = []
         for c in self.cells:
             s, d = c.stats(), 3 if c.quantity != "length (s)" else 1
             star = " *" if c.protocol_inside is False else ""

@@ -81,7 +81,7 @@ def _band(n: int, k: int, covered_cal: NDArray[np.bool_], cal_codes: NDArray[np.
     cal_deff, _ = unit_design_effect(covered_cal, cal_codes)
     bands = CoverageBands.of(
         n, k, calibration_deff=cal_deff, calibration_units=cal_units,
-        test_sd=cluster_sd(covered.astype(np.float64), codes),  # type: ignore[arg-type]
+        test_sd=cluster_sd(covered.astype(np.float64), codes),
         test_p=int(np.count_nonzero(covered)) / covered.size if covered.size else None,
         test_n=int(covered.size), test_units=n_units)
     assert bands.test is not None
