@@ -40,8 +40,8 @@ from cover.studies.sweep_grid import SweepGrid
 #: What the spread is, in the words every output uses.
 SPREAD_CAPTION = ("split-seed spread: how much the choice of calibration/test split alone "
                   "moves the number")
-#: Elements of the (seed x resample x row) threshold matrix sorted at once.
-CHUNK_ELEMENTS = 8_000_000
+#: Elements of the (alpha x seed x resample x row) thresholds and grid held at once.
+CHUNK_ELEMENTS = 48_000_000
 #: The conditional study's level (its default, :func:`cover.studies.conditional.conditional`).
 STRATA_ALPHA = 0.1
 
@@ -109,7 +109,9 @@ def seed_values(table: GroundingTable, *, families: Sequence[str], protocol: Pro
     true_len = te - ts
     n_win = table.require_truth().n_components
     sizes = [_sizes(split, masks, codes) for split, masks in draws]
-    per_chunk = max(1, CHUNK_ELEMENTS // max(1, draws[0][1].shape[0] * len(table)))
+    # The grid holds at most one row per (alpha, seed, resample) threshold: bound both.
+    per_chunk = max(1, CHUNK_ELEMENTS // max(1, len(alphas) * draws[0][1].shape[0]
+                                             * len(table)))
     for fam in families:
         sweep = Sweep.of(table, fam, min_scale=min_scale, target=target)
         for lo in range(0, len(draws), per_chunk):
