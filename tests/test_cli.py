@@ -230,3 +230,23 @@ def test_validity_over_two_real_grounders(tmp_path, data_dir, qvh_gt, qdetr_pred
     assert main(["validity", "--gt", str(qvh_gt), "--out", str(out), "--preds",
                  str(qdetr_preds), "--name", "a", "--name", "b"]) == 2
     assert "one --name per --preds" in capsys.readouterr().err
+
+
+def test_validity_split_seeds_writes_the_spread(tmp_path, qvh_gt, qdetr_preds, capsys):
+    """`cover validity --split-seeds`: console table, split_seeds.json/.md and a report
+    section; seed 42's value is validity.json's, the paper's number is placed."""
+    out = tmp_path / "v"
+    assert main(["validity", "--gt", str(qvh_gt), "--out", str(out), "--preds",
+                 str(qdetr_preds), "--name", "QD-DETR", "--families", "norm",
+                 "--resamples", "5", "--split-seeds", "5"]) == 0
+    printed = capsys.readouterr().out
+    assert "split-seed spread" in printed.lower() and "0.879 (p" in printed
+    doc = json.loads((out / "split_seeds.json").read_text())["data"]
+    val = json.loads((out / "validity.json").read_text())
+    cell = next(c for c in doc["cells"] if c["quantity"] == "coverage"
+                and abs(c["target"] - 0.9) < 1e-9)
+    ref = next(c for c in val["cells"] if abs(c["target"] - 0.9) < 1e-9)
+    assert cell["protocol_value"] == ref["coverage_mean"] and len(cell["values"]) == 5
+    assert "| QD-DETR | QVHighlights | coverage | NORM | 0.90 |" in (
+        out / "split_seeds.md").read_text()
+    assert "split-seed spread" in (out / "report.html").read_text()

@@ -191,3 +191,37 @@ def test_resamples_below_one_names_the_flag(tmp_path: Path, capsys: pytest.Captu
     assert exc.value.code == 2
     assert "argument --resamples: must be a whole number >= 1, got 0" in capsys.readouterr().err
     assert not (tmp_path / "o").exists()
+
+
+def test_cli_study_split_seeds_section(data_dir: Path, tmp_path: Path,
+                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """--split-seeds adds split_seeds.json per pair, a stacked table, the flag in the
+    reproduce command and a report section whose caption says what the spread is."""
+    q = data_dir / "qvhighlights"
+    out = tmp_path / "r"
+    assert main(["study", "conditional", "--preds", str(q / "eatr" / "best_hl_val_preds.jsonl"),
+                 "--gt", str(q / "annotations" / "highlight_val_release.jsonl"), "--name",
+                 "EaTR", "--out", str(out), "--resamples", "3", "--split-seeds", "4"]) == 0
+    printed = capsys.readouterr().out
+    assert "split alone moves the number" in printed and "coverage: Long" in printed
+    doc = json.loads((out / "eatr-qvhighlights" / "split_seeds.json").read_text())["data"]
+    assert doc["seeds"] == [0, 1, 2, 3] and doc["protocol_seed"] == 42
+    assert {c["study"] for c in doc["cells"]} == {"conditional"}
+    assert all(len(c["values"]) == 4 for c in doc["cells"])
+    man = json.loads((out / "manifest.json").read_text())
+    assert man["studies"] == ["conditional", "split-seeds"]
+    assert "--split-seeds 4" in man["command"]
+    html = (out / "report.html").read_text()
+    assert "id=\"s-split-seeds\"" in html and "split alone moves the number" in html
+
+
+def test_split_seeds_need_the_envelope_target(data_dir: Path, tmp_path: Path,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    q = data_dir / "qvhighlights"
+    assert main(["validity", "--preds", str(q / "eatr" / "best_hl_val_preds.jsonl"),
+                 "--gt", str(q / "annotations" / "highlight_val_release.jsonl"),
+                 "--out", str(tmp_path / "v"), "--target", "windows",
+                 "--split-seeds", "3"]) == 2
+    err = capsys.readouterr().err
+    assert "--split-seeds needs --target envelope" in err and "Traceback" not in err
+    assert not (tmp_path / "v").exists()

@@ -21,6 +21,7 @@ its nominal rate on clustered data (``docs/bands.py``).
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -34,6 +35,7 @@ CLUSTER_UNIT = "source video"
 LEVEL = 0.95
 
 
+@functools.lru_cache(maxsize=4096)
 def t_quantile(level: float, df: float) -> float:
     """Two-sided ``level`` quantile of Student's t with ``df`` degrees of freedom (the
     normal one when ``df`` is infinite); scipy.special spares the import of scipy.stats."""
@@ -72,8 +74,10 @@ def unit_design_effect(y: NDArray[np.bool_], units: NDArray[Any]) -> tuple[float
     return design_effect(sd, float(np.mean(y)), n), g
 
 
+@functools.lru_cache(maxsize=4096)
 def beta_interval(n: int, k: int, level: float = LEVEL) -> tuple[float, float]:
-    """Central ``level`` interval of ``Beta(k, n + 1 - k)``; ``(1, 1)`` when ``k > n``."""
+    """Central ``level`` interval of ``Beta(k, n + 1 - k)``; ``(1, 1)`` when ``k > n``
+    (cached: studies over many splits ask for the same few ``(n, k)``)."""
     from cover.calibrate.split import beta_band
 
     return beta_band(n, k, level)

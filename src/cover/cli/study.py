@@ -42,6 +42,9 @@ def add_parser(sub: Subparsers) -> None:
                    help="cover the envelope of multi-window truth, or every window")
     p.add_argument("--humans", type=InputPath, metavar="DATA_DIR",
                    help="add the human-grounder table from the re-annotations under DATA_DIR")
+    p.add_argument("--split-seeds", type=positive_int, default=0, metavar="N",
+                   help="also repeat the unit-level split with seeds 0..N-1 and report each "
+                   "cell's spread over seeds (coverage, efficiency, conditional studies)")
     p.add_argument("--no-report", action="store_true", help="skip report.html")
     add_format_flags(p, gt=True)  # one reading of every --preds / --gt
     p.add_argument("--on-error", choices=("raise", "reject"), default="raise",
@@ -53,6 +56,7 @@ def add_parser(sub: Subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     from cover.jobs.study import run_studies
     from cover.jobs.study_inputs import command_line, input_pairs
+    from cover.jobs.study_seeds import check_split_seeds
     from cover.studies.protocol import Protocol
 
     protocol = Protocol(cal_frac=args.cal_frac, seed=args.seed, n_resamples=args.resamples,
@@ -65,11 +69,13 @@ def run(args: argparse.Namespace) -> int:
     read = {k: v for k, v in format_kwargs(args).items() if v is not None}
     if args.on_error != "raise":
         read["on_error"] = args.on_error
+    check_split_seeds(args.split_seeds, args.target)
     command = command_line(args.study, inputs, out, protocol, min_scale=args.min_scale,
-                           target=args.target, humans=humans, read=read)
+                           target=args.target, humans=humans, read=read,
+                           split_seeds=args.split_seeds)
     run_studies(studies=[args.study], inputs=inputs, out=out, protocol=protocol,
                 min_scale=args.min_scale, target=args.target, command=command,
-                humans_dir=humans, read=read)
+                humans_dir=humans, read=read, split_seeds=args.split_seeds)
     if not args.no_report:
         from cover.report.build import build_report
 

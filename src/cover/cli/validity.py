@@ -53,6 +53,9 @@ def add_parser(sub: Subparsers) -> None:
                    help="NORM scale floor, s")
     p.add_argument("--target", choices=TARGETS, default="envelope",
                    help="cover the envelope of multi-window truth, or every window")
+    p.add_argument("--split-seeds", type=positive_int, default=0, metavar="N",
+                   help="also repeat the unit-level split with seeds 0..N-1 and report each "
+                   "cell's spread over seeds (split_seeds.json / .md)")
     _common_input(p)
     add_format_flags(p, gt=True)
     p.set_defaults(func=run)
@@ -70,6 +73,6 @@ def run(args: argparse.Namespace) -> int:
         alphas=tuple(float(a) for a in args.alphas), n_resamples=args.resamples,
         seed=args.seed, cal_frac=args.cal_frac, min_scale=args.min_scale, target=args.target,
         qids=Path(args.qids) if args.qids else None, on_error=args.on_error, clip=args.clip,
-        strict=args.strict, read_options=format_kwargs(args),
+        strict=args.strict, read_options=format_kwargs(args), split_seeds=args.split_seeds,
     )
     return 0

@@ -32,6 +32,7 @@ from cover.studies.context import Pair
 from cover.studies.minimum import check_enough_rows
 from cover.studies.protocol import Protocol
 from cover.studies.result import StudyResult, stack
+from cover.studies.seed_spread import STUDY_KEY
 
 #: Every study, in the order of SPEC §6 (``all`` runs them all).
 STUDIES: tuple[str, ...] = ("coverage", "efficiency", "margins", "two-param", "rcps",
@@ -168,12 +169,15 @@ def run_studies(
     gallery_alpha: float = 0.1,
     humans_dir: Path | None = None,
     read: dict[str, Any] | None = None,
+    split_seeds: int = 0,
 ) -> dict[str, Any]:
     """Run ``studies`` over every input pair; write the results folder; return the manifest.
 
     Study 9 (uncertainty) runs on the pairs whose predictions report ``start_std`` /
     ``end_std``; when none does it runs on all, so that the output says what it needs.
     ``humans_dir`` (a data folder with the re-annotations) adds the human-grounder table.
+    ``split_seeds`` > 0 adds the split-seed spread of studies 1, 2 and 4 per pair
+    (:mod:`cover.jobs.study_seeds`).
     """
     wanted = list(STUDIES) if "all" in studies else [s for s in STUDIES if s in studies]
     all_inputs = [p for x in inputs for p in (x.preds, x.gt)]
@@ -196,6 +200,9 @@ def run_studies(
         entry, res = _run_pair(pair, inp, wanted, out, all_inputs, timings, skip,
                                gallery_alpha)
         entry["problems"] = problems
+        if split_seeds:
+            res += _split_seeds(pair, inp, wanted, skip, split_seeds, entry, out, all_inputs,
+                                timings)
         manifest_pairs.append(entry)
         results += res
         _say(f"cover: {pair.label}: {', '.join(s for s in wanted if s not in skip)} done")
@@ -212,6 +219,8 @@ def run_studies(
         write_text(out / "humans" / "humans.md", res_h.markdown(), inputs=all_inputs)
         results.append(res_h)
         wanted = [*wanted, "humans"]
+    if any(r.study == STUDY_KEY for r in results):
+        wanted = [*wanted, STUDY_KEY]
     overview = overview_table(results)
     if overview is not None:
         results.insert(0, StudyResult("overview", "Overview", "all pairs", {}, [overview]))
@@ -234,6 +243,25 @@ def run_studies(
     })
     write_json(out / "manifest.json", manifest, inputs=all_inputs)
     return dict(manifest)
+
+
+def _split_seeds(pair: Pair, inp: InputPair, wanted: Sequence[str], skip: set[str],
+                 n_seeds: int, entry: dict[str, Any], out: Path, all_inputs: list[Path],
+                 timings: dict[str, float]) -> list[StudyResult]:
+    """The pair's split-seed spread, filed in the manifest entry like a study."""
+    from cover.jobs.study_seeds import STEM, run_spread
+
+    t0 = time.perf_counter()
+    spread = run_spread(pair.table, name=pair.name, dataset=pair.dataset,
+                        protocol=pair.protocol, n_seeds=n_seeds, families=pair.families,
+                        studies=[s for s in wanted if s not in skip], folder=out / inp.id,
+                        inputs=all_inputs, min_scale=pair.min_scale, target=pair.target)
+    timings[f"{STUDY_KEY} {inp.id}"] = time.perf_counter() - t0
+    if spread is None:
+        return []
+    entry["studies"][STUDY_KEY] = f"{inp.id}/{STEM}.json"
+    entry["figures"][STUDY_KEY] = []
+    return [spread.study_result()]
 
 
 def _run_transfers(pairs: list[Pair], out: Path, all_inputs: list[Path],

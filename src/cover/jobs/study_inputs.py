@@ -78,7 +78,8 @@ def input_pairs(preds: Sequence[Path], gts: Sequence[Path], names: Sequence[str]
 
 def command_line(study: str, inputs: Sequence[InputPair], out: Path, protocol: Protocol, *,
                  min_scale: float = 1.0, target: str = "envelope",
-                 humans: Path | None = None, read: dict[str, Any] | None = None) -> str:
+                 humans: Path | None = None, read: dict[str, Any] | None = None,
+                 split_seeds: int = 0) -> str:
     """The ``cover study`` command that reproduces a run, every choice spelled out."""
     parts = ["cover", "study", study]
     for x in inputs:
@@ -91,6 +92,8 @@ def command_line(study: str, inputs: Sequence[InputPair], out: Path, protocol: P
               "--target", target]
     if humans is not None:
         parts += ["--humans", str(humans)]
+    if split_seeds:
+        parts += ["--split-seeds", str(split_seeds)]
     flags = {"pred_format": "--format", "columns": "--columns", "gt_format": "--gt-format",
              "gt_columns": "--gt-columns", "gt_durations": "--gt-durations",
              "on_error": "--on-error"}

@@ -19,9 +19,12 @@ from cover.errors import InputError, RowProblem, report_lines
 from cover.io.jsonl import OnError
 from cover.io.labelled import load_labelled
 from cover.io.output import make_folder, strict_json, write_json, write_text
+from cover.jobs.study_inputs import guess_dataset
+from cover.jobs.study_seeds import check_split_seeds, run_spread
 from cover.report.tables import (
     family_label,
     multi_validity_table,
+    render,
     validity_summary,
     validity_table,
 )
@@ -116,13 +119,17 @@ def run_validity(
     clip: float = DEFAULT_CLIP_SECONDS,
     strict: bool = False,
     read_options: dict[str, Any] | None = None,
+    split_seeds: int = 0,
 ) -> list[ValidityResult]:
     """Study 1 for one or more grounders; one sub-folder each when there are several.
     ``read_options`` go to :func:`cover.io.labelled.load_labelled` (formats, durations).
 
     A family whose input no row of a file carries (SLS without saliency) is skipped for
     that file with one line; its cells would all read coverage 1.000 and mean nothing.
+    ``split_seeds`` > 0 adds each grounder's split-seed spread (coverage and length per
+    cell over seeds ``0 .. N - 1``; :mod:`cover.jobs.study_seeds`).
     """
+    check_split_seeds(split_seeds, target)
     protocol = Protocol(cal_frac=cal_frac, seed=seed, n_resamples=n_resamples, alphas=alphas)
     display, folders = grounder_names(preds, names)
     inputs: list[Path | str | None] = [*preds, gt, qids]
@@ -158,6 +165,15 @@ def run_validity(
         print(f"\n{validity_summary(res)}\n")
         print(validity_table(res))
         sections.append((name, validity_summary(res), validity_table(res, markdown=True), figs))
+        if split_seeds:
+            spread = run_spread(table, name=name, dataset=guess_dataset(gt), protocol=protocol,
+                                n_seeds=split_seeds, families=fams, studies=("coverage",),
+                                folder=folder, inputs=inputs, min_scale=min_scale,
+                                target=target, lengths=True)
+            if spread is not None:
+                t = spread.table()
+                sections.append((f"{name}: split-seed spread", spread.caption(),
+                                 render(t.header, t.rows, markdown=True), []))
     if not results:
         raise InputError("no grounder could be studied (see the lines above)")
     if len(results) > 1:
@@ -168,7 +184,8 @@ def run_validity(
                         "", []))
     write_html(out / "report.html", "COVER coverage validity", sections, inputs=inputs)
     where = "" if len(preds) == 1 else f", one folder per grounder: {', '.join(folders)}"
-    _say(f"wrote {out}/ (validity.json, validity.md, figures, report.html{where})")
+    seeds = ", split_seeds.json, split_seeds.md" if split_seeds else ""
+    _say(f"wrote {out}/ (validity.json, validity.md{seeds}, figures, report.html{where})")
     return results
 
 

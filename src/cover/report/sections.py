@@ -35,6 +35,8 @@ INTRO: dict[str, tuple[str, str]] = {
                "would certifying a person cost?"),
     "uncertainty": ("9. Reported uncertainty vs COVER", "Does a grounder's own boundary "
                     "uncertainty deliver its nominal coverage?"),
+    "split-seeds": ("Split-seed spread", "How much does the choice of calibration/test split "
+                    "alone move each number? The same studies over many unit-level splits."),
 }
 
 #: Figures drawn wide (a legend beside the plot) that need the page's width to be read.

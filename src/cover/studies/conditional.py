@@ -33,15 +33,22 @@ def tercile_of(x: NDArray[np.float64], ref: NDArray[np.float64]) -> NDArray[np.i
     return np.searchsorted(cuts, x, side="right").astype(np.int64)
 
 
+def strata(pool_len: NDArray[np.float64], test_len: NDArray[np.float64],
+           test_windows: NDArray[np.int64]) -> list[tuple[str, NDArray[np.bool_]]]:
+    """The diagnostic strata of the test rows: terciles of the true event length (cut
+    points from the pool's true lengths) and, where some truth has several windows,
+    single vs multi-window."""
+    t = tercile_of(test_len, pool_len)
+    out = [(TERCILES[i], t == i) for i in range(3)]
+    if (test_windows > 1).any():
+        out += [("Single-window", test_windows == 1), ("Multi-window", test_windows > 1)]
+    return out
+
+
 def _strata(pair: Pair) -> list[tuple[str, NDArray[np.bool_]]]:
     ps, pe = pair.pool.truth_envelope()
     ts, te = pair.test.truth_envelope()
-    t = tercile_of(te - ts, pe - ps)
-    out = [(TERCILES[i], t == i) for i in range(3)]
-    n_win = pair.test.require_truth().n_components
-    if (n_win > 1).any():
-        out += [("Single-window", n_win == 1), ("Multi-window", n_win > 1)]
-    return out
+    return strata(pe - ps, te - ts, pair.test.require_truth().n_components)
 
 
 def _mondrian(pair: Pair, fam: str, alpha: float) -> list[dict[str, Any]]:

@@ -66,6 +66,7 @@ class SuffixIndex:
     uniq: F64                     # the U distinct values, ascending
     ends: NDArray[np.int64]       # per row: end of its segment in sorted order
     cums: tuple[F64, ...]         # per weight: [0, cumulative sums in sorted order]
+    sorted_weights: tuple[F64, ...] = ()  # per weight: the weights in sorted order
 
     @classmethod
     def of(cls, row: NDArray[np.int64], value: F64, n_rows: int,
@@ -74,16 +75,25 @@ class SuffixIndex:
         keys = row * (uniq.size + 1) + rank.reshape(-1)
         order = np.argsort(keys, kind="stable")
         ends = np.cumsum(np.bincount(row, minlength=n_rows)).astype(np.int64)
-        cums = tuple(np.concatenate([[0.0], np.cumsum(w[order])]) for w in weights)
-        return cls(keys[order], uniq, ends, cums)
+        ws = tuple(w[order] for w in weights)
+        return cls(keys[order], uniq, ends, cumulative(ws), ws)
+
+    def locate(self, cut: F64) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+        """``(pos, end)`` with the shape of ``cut`` (``(R, n)``, column = row): the values
+        ``>= cut`` of row ``r`` are the sorted positions ``pos .. end - 1``."""
+        rows = np.broadcast_to(np.arange(cut.shape[1], dtype=np.int64), cut.shape)
+        q = rows * (self.uniq.size + 1) + np.searchsorted(self.uniq, cut, side="left")
+        return np.searchsorted(self.keys, q, side="left"), self.ends[rows]
 
     def at(self, cut: F64) -> tuple[NDArray[np.int64], tuple[F64, ...]]:
         """``(count, sums)`` with shape of ``cut`` (``(R, n)``, column = row)."""
-        rows = np.broadcast_to(np.arange(cut.shape[1], dtype=np.int64), cut.shape)
-        q = rows * (self.uniq.size + 1) + np.searchsorted(self.uniq, cut, side="left")
-        pos = np.searchsorted(self.keys, q, side="left")
-        end = self.ends[rows]
+        pos, end = self.locate(cut)
         return end - pos, tuple(c[end] - c[pos] for c in self.cums)
+
+
+def cumulative(weights: tuple[F64, ...]) -> tuple[F64, ...]:
+    """``[0, cumulative sums]`` of each weight array (the suffix sums' table)."""
+    return tuple(np.concatenate([[0.0], np.cumsum(w)]) for w in weights)
 
 
 @dataclass(frozen=True)
@@ -159,29 +169,50 @@ class Sweep:
         (threshold, row)."""
         lam = self._lams(lams)
         whole = self.refused[None, :] | np.isposinf(lam)
-        t = self.duration[None, :]
-        ts, te = self.truth_start[None, :], self.truth_end[None, :]
         if self.by_value is not None and self.by_pair_min is not None:
             cut = -lam
             n_sel, (length, inter) = self.by_value.at(cut)
             n_joined, _ = self.by_pair_min.at(cut)
             comps = (n_sel - n_joined).astype(np.float64)
         else:
-            with np.errstate(invalid="ignore"):
-                lo = np.maximum(self.pred_start[None, :] - lam * self.scale_start[None, :], 0.0)
-                hi = np.minimum(self.pred_end[None, :] + lam * self.scale_end[None, :], t)
-                length = np.maximum(hi - lo, 0.0)
-                inter = np.maximum(np.minimum(hi, te) - np.maximum(lo, ts), 0.0)
-                # widen() keeps a region that rounding alone pushed past a point.
-                comps = (hi >= lo - CONTAINMENT_ATOL).astype(np.float64)
-        truth_len = te - ts
-        length = np.where(whole, t, length)
-        inter = np.where(whole, truth_len, inter)
-        comps = np.where(whole, 1.0, comps)
-        union = length + truth_len - inter
-        iou = np.divide(inter, union, out=np.zeros_like(inter), where=union > 0)
-        t_full = np.broadcast_to(t, length.shape)
-        return SweepMetrics(self.covered(lam), length, iou, comps, t_full)
+            length, inter, comps = self.interval_parts(lam)
+        return finish_metrics(self.covered(lam), whole, self.duration, self.truth_start,
+                              self.truth_end, length, inter, comps)
+
+    def interval_parts(self, lam: F64) -> tuple[F64, F64, F64]:
+        """Interval families: raw length, overlap with the truth envelope and component
+        count of ``[s - lam*scale, e + lam*scale] ∩ [0, T]`` per (threshold, row)."""
+        t = self.duration[None, :]
+        ts, te = self.truth_start[None, :], self.truth_end[None, :]
+        with np.errstate(invalid="ignore"):
+            lo = np.maximum(self.pred_start[None, :] - lam * self.scale_start[None, :], 0.0)
+            hi = np.minimum(self.pred_end[None, :] + lam * self.scale_end[None, :], t)
+            length = np.maximum(hi - lo, 0.0)
+            inter = np.maximum(np.minimum(hi, te) - np.maximum(lo, ts), 0.0)
+            # widen() keeps a region that rounding alone pushed past a point.
+            comps = (hi >= lo - CONTAINMENT_ATOL).astype(np.float64)
+        return length, inter, comps
+
+
+def certified_length(whole: NDArray[np.bool_], duration: F64, length: F64) -> F64:
+    """Region length with the rows certified as the whole video (``whole``) at ``T``."""
+    return np.where(whole, duration[None, :], length)
+
+
+def finish_metrics(covered: NDArray[np.bool_], whole: NDArray[np.bool_], duration: F64,
+                   truth_start: F64, truth_end: F64, length: F64, inter: F64,
+                   comps: F64) -> SweepMetrics:
+    """:class:`SweepMetrics` from the regions' raw length, overlap with the truth and
+    component count (``(R, n)``): rows certified as the whole video (``whole``) get length
+    ``T``, the whole truth as overlap and one component; IoU from length and overlap."""
+    t = duration[None, :]
+    truth_len = (truth_end - truth_start)[None, :]
+    length = certified_length(whole, duration, length)
+    inter = np.where(whole, truth_len, inter)
+    comps = np.where(whole, 1.0, comps)
+    union = length + truth_len - inter
+    iou = np.divide(inter, union, out=np.zeros_like(inter), where=union > 0)
+    return SweepMetrics(covered, length, iou, comps, np.broadcast_to(t, length.shape))
 
 
 @dataclass(frozen=True)
