@@ -37,6 +37,20 @@ def ci95(x: ArrayLike) -> tuple[float, float]:
     return float(lo), float(hi)
 
 
+def spearman(x: ArrayLike, y: ArrayLike) -> float:
+    """Spearman's rho: Pearson correlation of average ranks (ties share their mean rank);
+    NaN below 3 values or when either side is constant."""
+    from scipy.stats import rankdata
+
+    a, b = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    if a.size < 3:
+        return float("nan")
+    rx, ry = rankdata(a), rankdata(b)
+    if rx.std() == 0 or ry.std() == 0:
+        return float("nan")
+    return float(np.corrcoef(rx, ry)[0, 1])
+
+
 def ks_statistic(a: ArrayLike, b: ArrayLike) -> float:
     """Two-sample Kolmogorov-Smirnov ``D = sup_x |F_a(x) - F_b(x)|`` (ties handled by
     evaluating both ECDFs at every distinct value); ``-inf``/``+inf`` are ordinary values."""
