@@ -152,3 +152,17 @@ def test_real_qdetr_sec_scores_are_heavily_tied(qvh_gt, qdetr_preds):
     c = res.cell("sec", 0.1)
     assert (c.pool_distinct_scores, res.n_pool) == (74, 623)
     assert c.pool_ties_at_threshold == 5 and not c.upper_bound_applies
+
+
+def test_study_table_marks_tied_cells_with_its_legend():
+    from cover.report.tables import TIES_LEGEND
+    from cover.studies.coverage import coverage
+    from study_pairs import synthetic_pair
+
+    res, validity = coverage(synthetic_pair(n_resamples=4))
+    table = res.tables[0]
+    assert TIES_LEGEND in table.caption
+    sec = table.header.index("SEC cov.")
+    tied = [not validity.cell("sec", a).upper_bound_applies for a in validity.protocol.alphas]
+    assert any(tied)  # boundaries on a 2 s grid
+    assert [("†" in row[sec]) for row in table.rows] == tied
