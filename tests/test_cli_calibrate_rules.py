@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from cli_files import synthetic
@@ -76,3 +77,39 @@ def test_impossible_requests_are_clear_errors(extra: list[str], message: str, tm
                  str(cal)]) == 2
     assert message in capsys.readouterr().err
     assert not cal.exists() and (preds.read_bytes(), gt.read_bytes()) == before
+
+
+@pytest.mark.parametrize(("flags", "line"), [
+    ([], "RCPS bound: binomial (the default); the paper and the main table of `cover study "
+         "rcps` use hoeffding, a looser bound: --bound hoeffding reproduces them"),
+    (["--bound", "hoeffding"],
+     "RCPS bound: hoeffding (given by --bound; the paper's, as in `cover study rcps`)"),
+])
+def test_rcps_says_which_bound(flags: list[str], line: str, tmp_path: Path, capsys) -> None:
+    preds, gt = _synthetic(tmp_path, n=120)
+    assert main(["calibrate", "--preds", str(preds), "--gt", str(gt), "--rule", "rcps",
+                 "--alpha", "0.2", *flags, "-o", str(tmp_path / "c.json")]) == 0
+    out = capsys.readouterr().out
+    assert f"  {line}\n" in out
+    assert "calibration scores: " in out and " at the threshold" in out
+
+
+def test_calibrate_reports_ties_at_the_threshold(tmp_path: Path, capsys) -> None:
+    preds, gt = _synthetic(tmp_path, n=120)
+    assert main(["calibrate", "--preds", str(preds), "--gt", str(gt), "--score", "sec",
+                 "--no-band", "-o", str(tmp_path / "c.json")]) == 0
+    out = capsys.readouterr().out
+    from cover.io.labelled import load_labelled
+    from cover.scores import compute_scores
+
+    table, _ = load_labelled(preds, gt)
+    s = compute_scores(table, "sec").values
+    lam = Calibrator.load(tmp_path / "c.json").threshold_
+    at, distinct = int((s == lam).sum()), np.unique(s).size
+    want = f"calibration scores: {distinct} distinct values in {s.size} rows; {at} at the " \
+           "threshold"
+    assert want in out
+    if at > 1:
+        assert "ties at the threshold: the upper bound 1 - alpha + 1/(n+1)" in out
+    else:
+        assert "coverage is at most 1 - alpha + 1/(n+1) = " in out

@@ -419,3 +419,57 @@ def test_sls_rows_below_the_calibrated_level_are_rejected_when_streamed(qdetr_pr
     assert all(b["region"] for b in blocks if b["status"] == "certified")
     assert all(b["reason"].startswith("empty certified region: no clip's relevance reaches")
                for b in blocks if b["status"] == "rejected")
+
+
+# ---- Theorem 1(i): an inequality, not an identity ------------------------------------------
+def _theorem1_case(s: list[float], e: list[float], t: list[float], lam: float,
+                   min_scale: float = 1.0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(|C_lam|, min{l(1 + 2 lam), T}, clipped on exactly one side)`` of NORM rows."""
+    table = GroundingTable.from_arrays(qid=np.arange(len(s)), duration=t, pred_start=s,
+                                       pred_end=e)
+    reg = build_regions(table, "norm", lam, min_scale=min_scale)
+    ell = np.maximum(np.subtract(e, s), min_scale)
+    bound = np.minimum(ell * (1 + 2 * lam), t)
+    lo_cut = np.subtract(s, lam * ell) < 0
+    hi_cut = np.add(e, lam * ell) > np.asarray(t)
+    return reg.length, bound, lo_cut != hi_cut
+
+
+@settings(max_examples=150, deadline=None, derandomize=True, database=None)
+@given(st.lists(st.tuples(st.floats(0, 1), st.floats(0, 1), st.floats(2, 500)),
+                min_size=1, max_size=8),
+       st.floats(0, 20), st.sampled_from([0.5, 1.0, 4.0]))
+def test_theorem1_length_is_at_most_the_identity(rows, lam, min_scale):
+    """|C_lam| <= min{l (1 + 2 lam), T} always; equal when clipped on neither side (scale
+    not floored) or on both; strictly less when clipped on one side only."""
+    t = [dur for _, _, dur in rows]
+    s = [min(a, b) * dur for a, b, dur in rows]
+    e = [max(a, b) * dur for a, b, dur in rows]
+    length, bound, one_side = _theorem1_case(s, e, t, lam, min_scale)
+    assert np.all(length <= bound + 1e-9 * np.maximum(bound, 1))
+    floored = np.subtract(e, s) < min_scale
+    exact = ~one_side & ~floored
+    np.testing.assert_allclose(length[exact], bound[exact], rtol=1e-9, atol=1e-9)
+
+
+def test_theorem1_identity_fails_when_one_side_is_clipped():
+    # [1, 3] in a 10 s video at lam = 1: [-1, 5] clipped to [0, 5], 5 s, not min(6, 10).
+    length, bound, one_side = _theorem1_case([1.0, 4.0], [3.0, 6.0], [10.0, 10.0], 1.0)
+    assert length.tolist() == [5.0, 6.0] and bound.tolist() == [6.0, 6.0]
+    assert one_side.tolist() == [True, False]
+
+
+def test_theorem1_rows_differ_on_real_data(data_dir):
+    """QD-DETR on QVHighlights at 1-alpha = 0.90: 36.6% of test rows are shorter than
+    min{l (1 + 2 lam), T}; none is longer."""
+    from cover.calibrate.split import split_conformal
+    from cover.scores import interval_scale
+    from study_pairs import real_pair
+
+    pair = real_pair(data_dir)
+    lam = split_conformal(pair.sweep("pool", "norm").scores, alpha=0.1, warn=False).value
+    reg = build_regions(pair.test, "norm", lam)
+    ell, _ = interval_scale(pair.test.pred_start, pair.test.pred_end, "norm", 1.0)
+    bound = np.minimum(ell * (1 + 2 * lam), pair.test.duration)
+    assert np.all(reg.length <= bound + 1e-9)
+    assert round(float(np.mean(reg.length < bound - 1e-9)), 3) == 0.366

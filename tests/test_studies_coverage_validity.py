@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import cover
+from cover.data.splits import resample_units
 from cover.metrics import cluster_sd
 from cover.report.tables import validity_summary, validity_table
 from cover.studies import Protocol, coverage_validity
@@ -97,3 +98,71 @@ def test_real_qdetr_tracks_target(qvh_gt, qdetr_preds):
     # SLS regions are shorter than interval widening at the 0.9 target on this grounder.
     assert res.cell("sls", 0.1).length_mean < res.cell("norm", 0.1).length_mean
     assert res.cell("sls", 0.1).components_mean > 1.0
+
+
+def _tied_table(n: int, seed: int) -> cover.GroundingTable:
+    """Boundaries on a 2 s grid: SEC scores take few distinct values (heavy ties)."""
+    rng = np.random.default_rng(seed)
+    s = np.round(rng.uniform(10, 90, n) / 2) * 2
+    e = s + np.round(rng.uniform(6, 40, n) / 2) * 2
+    ts = np.clip(s + np.round(rng.normal(0, 4, n) / 2) * 2, 0, None)
+    te = np.minimum(np.maximum(ts + 2, e + np.round(rng.normal(0, 4, n) / 2) * 2), 150)
+    return cover.GroundingTable.from_arrays(
+        qid=np.arange(n), vid=[f"u{u}" for u in np.arange(n) // 2], duration=150.0,
+        pred_start=s, pred_end=e, truth=(ts, te))
+
+
+def test_ties_are_counted_per_cell_and_marked():
+    table = _tied_table(600, 0)
+    proto = Protocol(n_resamples=8, alphas=(0.1, 0.3))
+    res = coverage_validity(table, families=("sec",), protocol=proto)
+    pool = table.take(cover.split_by_unit(table.units, cal_frac=0.4, seed=42).calibration)
+    scores = cover.compute_scores(pool, "sec").values
+    masks = resample_units(pool.units, n_resamples=8, frac=0.5, seed=42)
+    for c in res.cells:
+        # The vectorised counts are the plain ones, resample by resample.
+        k = [cover.split_conformal(scores[m], alpha=c.alpha, warn=False).value for m in masks]
+        at = [int(np.count_nonzero(scores[m] == lam)) for m, lam in zip(masks, k, strict=True)]
+        assert c.ties_at_threshold == np.median(at)
+        assert c.tied_share == np.mean(np.array(at) > 1)
+        assert c.distinct_scores == int(np.median([np.unique(scores[m]).size for m in masks]))
+        assert c.pool_distinct_scores == np.unique(scores).size
+        assert c.pool_ties_at_threshold == np.count_nonzero(scores == c.pool_threshold)
+        assert c.upper_bound_applies == (c.tied_share < 0.5)
+    assert not any(c.upper_bound_applies for c in res.cells)  # 2 s grid: always tied
+    assert all("†" in line for line in validity_table(res).splitlines()[2:])
+    assert ("2 of 2 cells are marked †, calibration scores tied at the threshold"
+            in validity_summary(res))
+    assert res.to_dict()["cells"][0]["upper_bound_applies"] is False
+
+
+def test_continuous_scores_are_not_marked():
+    res = coverage_validity(_exchangeable_table(400, 3), families=("norm",),
+                            protocol=Protocol(n_resamples=4, alphas=(0.1,)))
+    c = res.cells[0]
+    assert c.upper_bound_applies and c.ties_at_threshold == 1 and c.tied_share == 0
+    assert "†" not in validity_table(res) + validity_summary(res)
+
+
+def test_real_qdetr_sec_scores_are_heavily_tied(qvh_gt, qdetr_preds):
+    """QD-DETR on QVHighlights: 74 distinct SEC scores among the pool's 623 rows."""
+    table, _ = cover.attach_truth(cover.read_predictions(qdetr_preds).table,
+                                  cover.read_ground_truth(qvh_gt).table)
+    res = coverage_validity(table, families=("sec",), protocol=Protocol(n_resamples=10))
+    c = res.cell("sec", 0.1)
+    assert (c.pool_distinct_scores, res.n_pool) == (74, 623)
+    assert c.pool_ties_at_threshold == 5 and not c.upper_bound_applies
+
+
+def test_study_table_marks_tied_cells_with_its_legend():
+    from cover.report.tables import TIES_LEGEND
+    from cover.studies.coverage import coverage
+    from study_pairs import synthetic_pair
+
+    res, validity = coverage(synthetic_pair(n_resamples=4))
+    table = res.tables[0]
+    assert TIES_LEGEND in table.caption
+    sec = table.header.index("SEC cov.")
+    tied = [not validity.cell("sec", a).upper_bound_applies for a in validity.protocol.alphas]
+    assert any(tied)  # boundaries on a 2 s grid
+    assert [("†" in row[sec]) for row in table.rows] == tied

@@ -41,3 +41,52 @@ def test_permutation_p_is_large_under_exchangeability_and_small_under_shift() ->
     shifted = same + np.where(in_pool, 0.8, 0.0)
     _, p_shift, _ = permutation_ks(shifted, units, in_pool, n_perm=400)
     assert p_shift == 1 / 401
+
+
+def _video_pair(shared: bool, n_videos: int = 150, per_video: int = 4, seed: int = 0):
+    """Boundary errors with (``shared``) or without a per-video component."""
+    import cover
+    from cover.studies.context import Pair
+    from cover.studies.protocol import Protocol
+
+    rng = np.random.default_rng(seed)
+    n = n_videos * per_video
+    base = np.repeat(rng.normal(0, 15, n_videos), per_video) if shared else np.zeros(n)
+    ts = rng.uniform(10, 100, n)
+    te = ts + rng.uniform(5, 30, n)
+    err = np.abs(base) + np.abs(rng.normal(0, 1, n))
+    table = cover.GroundingTable.from_arrays(
+        qid=np.arange(n), vid=np.repeat(np.arange(n_videos), per_video).astype(str),
+        duration=150.0, pred_start=ts + err, pred_end=np.maximum(te, ts + err + 1.0),
+        truth=(ts, te))
+    return Pair("g", "d", table, Protocol(n_resamples=2))
+
+
+def test_within_video_dependence_reads_the_design_effect() -> None:
+    from cover.bands import unit_design_effect
+    from cover.studies.exchangeability import within_video_dependence
+
+    clustered = within_video_dependence(_video_pair(shared=True), "norm")
+    alone = within_video_dependence(_video_pair(shared=False), "norm")
+    assert clustered["icc"] > 0.5 > 0.05 > alone["icc"] >= 0
+    assert clustered["calibration_rows_sharing_a_test_video"] == 0  # split by video
+    pair = _video_pair(shared=True)
+    lam = clustered["threshold"]
+    covered = pair.sweep("test", "norm").scores <= lam
+    deff, g = unit_design_effect(covered, pair.test.units)
+    assert (clustered["design_effect"], clustered["test_units"]) == (deff, g)
+    # Kish: deff = 1 + (m_w - 1) rho, m_w = 4 queries in every video.
+    assert clustered["queries_per_video"] == 4.0
+    assert abs(1 + 3 * clustered["icc"] - deff) < 1e-12
+    assert abs(clustered["effective_n"] - covered.size / deff) < 1e-9
+
+
+def test_study_reports_the_prop3_table() -> None:
+    from cover.studies.exchangeability import exchangeability
+
+    res = exchangeability(_video_pair(shared=True), n_perm=50)
+    table = next(t for t in res.tables if t.key == "exchangeability_dependence")
+    assert "Prop. 3" in table.caption and "zero by design" in table.caption
+    assert table.header[-1] == "Cal. rows sharing a test video"
+    assert [r[-1] for r in table.rows] == ["0", "0"]  # NORM and SEC
+    assert [d["family"] for d in res.data["within_video"]] == ["norm", "sec"]

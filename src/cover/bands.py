@@ -74,6 +74,26 @@ def unit_design_effect(y: NDArray[np.bool_], units: NDArray[Any]) -> tuple[float
     return design_effect(sd, float(np.mean(y)), n), g
 
 
+def clustered_half_width(values: NDArray[np.float64], units: NDArray[Any],
+                         level: float = LEVEL) -> NDArray[np.float64]:
+    """Half-width of the ``level`` interval of the mean of each row of ``values`` (``(n,)``
+    or ``(R, n)``, columns = rows of a sample clustered by ``units``): ``t_{G-1}`` times
+    the CR1 cluster-robust sd of the mean (:func:`cover.metric_sums.cluster_sd_of`),
+    ``G`` the number of units (the normal quantile when ``G <= 1``). One per row."""
+    from cover.metric_sums import cluster_sd_of
+
+    v = np.atleast_2d(np.asarray(values, dtype=np.float64))
+    n = v.shape[1]
+    if n == 0:
+        return np.full(v.shape[0], np.nan)
+    _, inv = np.unique(units, return_inverse=True)
+    counts = np.bincount(inv)
+    g = int(counts.size)
+    t = t_quantile(level, g - 1 if g > 1 else math.inf)
+    sds = [cluster_sd_of(np.bincount(inv, weights=row, minlength=g), counts, n) for row in v]
+    return t * cr1_factor(g) * np.asarray(sds, dtype=np.float64)
+
+
 @functools.lru_cache(maxsize=4096)
 def beta_interval(n: int, k: int, level: float = LEVEL) -> tuple[float, float]:
     """Central ``level`` interval of ``Beta(k, n + 1 - k)``; ``(1, 1)`` when ``k > n``

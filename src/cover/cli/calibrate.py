@@ -44,7 +44,9 @@ def add_parser(sub: Subparsers) -> None:
     p.add_argument("--delta", type=float, help="rcps: 1 - confidence, in (0, 1) (default 0.1)")
     p.add_argument("--bound", choices=("binomial", "hoeffding_bentkus", "hoeffding"),
                    help="rcps: upper confidence bound on the miss rate (default binomial, the "
-                        "tightest valid one for a miss/hit loss; hoeffding is the paper's)")
+                        "tightest valid one for a miss/hit loss). The paper and the main "
+                        "table of `cover study rcps` use hoeffding, which is looser (a larger "
+                        "threshold): pass --bound hoeffding to reproduce them")
     p.add_argument("--side-weights", metavar="WS,WE", help="asymmetric: start,end side weights "
                    "fixed in advance (default: estimated on a 25%% fold of the calibration rows)")
     p.add_argument("--alpha", type=_alpha, default="0.1", help="miscoverage level in (0, 1)")
@@ -89,6 +91,18 @@ def _rule_params(args: argparse.Namespace) -> dict[str, Any]:
     return params
 
 
+def rcps_bound_line(given: str | None) -> str:
+    """Which bound RCPS used, and how it relates to the paper's (Hoeffding)."""
+    from cover.calibrate.rcps import DEFAULTS
+
+    bound = given or str(DEFAULTS["bound"])
+    how = "given by --bound" if given else "the default"
+    if bound == "hoeffding":
+        return f"RCPS bound: hoeffding ({how}; the paper's, as in `cover study rcps`)"
+    return (f"RCPS bound: {bound} ({how}); the paper and the main table of `cover study rcps` "
+            "use hoeffding, a looser bound: --bound hoeffding reproduces them")
+
+
 def _streamed(args: argparse.Namespace) -> Any:
     """The scores streamed from a large prediction file (:mod:`cover.jobs.calibrate_stream`),
     or None when the files are read whole."""
@@ -113,6 +127,7 @@ def run(args: argparse.Namespace) -> int:
     from cover.data.family_inputs import require_family_input
     from cover.io.labelled import load_labelled
     from cover.scores import compute_scores
+    from cover.ties import Ties
 
     inputs = [args.preds, args.gt, args.qids, args.gt_durations, args.shift_to]
     cal = Calibrator(score=args.score, alpha=args.alpha, min_scale=args.min_scale,
@@ -143,11 +158,22 @@ def run(args: argparse.Namespace) -> int:
                                for s in r.sides.values()):
         raise InputError(f"{len(table)} calibration rows are too few for alpha={args.alpha}")
     cal.save(args.output, inputs=inputs)
+
+    def scores() -> Any:
+        if streamed is not None:
+            return streamed.scores.values
+        return compute_scores(table, args.score, min_scale=args.min_scale,
+                              target=args.target).values
+
     if args.rule != "split" or cal.threshold_ is None:
         print(f"calibrated {args.score.upper()} by rule {args.rule} at alpha={args.alpha} on "
               f"{len(table)} rows:")
         for line in cal.describe():
             print(f"  {line}")
+        if args.rule == "rcps":
+            print(f"  {rcps_bound_line(args.bound)}")
+        if cal.threshold_ is not None:
+            print(f"  {Ties.of(scores(), cal.threshold_).describe(split=False)}")
         print(f"wrote {args.output}")
         return 0
     c = cal.counts_
@@ -158,12 +184,11 @@ def run(args: argparse.Namespace) -> int:
     else:
         from cover.bands import CoverageBands, unit_design_effect
 
-        scores = (streamed.scores if streamed is not None else compute_scores(
-            table, args.score, min_scale=args.min_scale, target=args.target)).values
-        deff, g = unit_design_effect(scores <= cal.threshold_, table.units)
+        deff, g = unit_design_effect(scores() <= cal.threshold_, table.units)
         bands = CoverageBands.of(cal.n_ or 0, cal.k_ or 0, calibration_deff=deff,
                                  calibration_units=g)
         print(f"expected coverage k/(n+1) = {bands.expected:.4f}; {bands.describe()}")
+    print(Ties.of(scores(), cal.threshold_).describe(float(args.alpha)))
     print(f"refused rows {c.get('refused', 0)}, NORM scale floored {c.get('min_scale_floored', 0)}"
           f", truth beyond signal {c.get('beyond_signal', 0)}")
     print(f"wrote {args.output}")

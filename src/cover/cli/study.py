@@ -19,7 +19,10 @@ def add_parser(sub: Subparsers) -> None:
                     "A grounder named the same on two datasets gets the transfer study.",
                     example="cover study all --preds qd_detr/preds.jsonl --gt gt.jsonl "
                     "--out study-results")
-    p.add_argument("study", choices=(*STUDIES, "all"))
+    p.add_argument("study", choices=(*STUDIES, "all"),
+                   help="which study; rcps's main table uses the paper's hoeffding bound, "
+                        "while `cover calibrate --rule rcps` defaults to binomial (both are "
+                        "in rcps's bounds table)")
     p.add_argument("--preds", required=True, action="append", type=InputPath,
                    help="prediction file; repeat for more pairs")
     p.add_argument("--gt", required=True, action="append", type=InputPath,

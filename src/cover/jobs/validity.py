@@ -22,6 +22,7 @@ from cover.io.output import make_folder, strict_json, write_json, write_text
 from cover.jobs.study_inputs import guess_dataset
 from cover.jobs.study_seeds import check_split_seeds, run_spread
 from cover.report.tables import (
+    TIES_LEGEND,
     family_label,
     multi_validity_table,
     render,
@@ -90,7 +91,7 @@ def write_validity(result: ValidityResult, out: Path, mean_duration: float, *,
           "Coverage and length are mean ± sd over calibration resamples; `*` marks a mean "
           "outside its 95% test band: k/(n+1) ± t·sqrt(deff·sd_Beta² + sd_test²), the "
           "calibration band's spread plus the test split's own noise, clustered by source "
-          "video (docs/bands.md).\n")
+          f"video (docs/bands.md). {TIES_LEGEND}\n")
     write_text(out / "validity.md", md, inputs=inputs)
     from cover.report.figures import MissingPlotting, validity_figures
 

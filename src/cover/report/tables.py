@@ -9,6 +9,13 @@ from cover.studies.coverage_validity import ValidityResult
 
 _FAMILY_LABEL = {"norm": "NORM", "sec": "SEC", "sls": "SLS"}
 
+#: Marks a validity cell whose calibration scores are tied at the threshold.
+TIES_MARK = "†"
+TIES_MEANING = ("calibration scores tied at the threshold (in at least half the resamples): "
+                "the upper bound 1 - alpha + 1/(n+1) assumes distinct scores and does not "
+                "apply, so coverage above it can come from the ties")
+TIES_LEGEND = f"{TIES_MARK} = {TIES_MEANING}."
+
 
 def family_label(family: str) -> str:
     return _FAMILY_LABEL.get(family, family.upper())
@@ -28,11 +35,22 @@ def render(header: Sequence[str], rows: Sequence[Sequence[str]], markdown: bool)
     return "\n".join(out)
 
 
+def cell_marks(cell: Any) -> str:
+    """`` *`` when a cell's mean coverage is outside its test band, then :data:`TIES_MARK`
+    when the upper bound does not apply (ties at the threshold); "" for neither."""
+    out = "" if cell.within_band else " *"
+    if not cell.upper_bound_applies:
+        out += TIES_MARK if out else f" {TIES_MARK}"
+    return out
+
+
 def validity_table(result: ValidityResult, *, markdown: bool = False) -> str:
     """Target vs realised coverage and length per family (mean ± sd over resamples).
 
     A ``*`` marks a mean coverage outside its 95% test band
-    ``k/(n+1) ± 1.96 sqrt(sd_Beta^2 + sd_test^2)``.
+    ``k/(n+1) ± 1.96 sqrt(sd_Beta^2 + sd_test^2)``; a ``†`` a cell whose calibration
+    scores are tied at the threshold (:data:`TIES_LEGEND`, stated in
+    :func:`validity_summary`).
     """
     fams = result.families
     header = ["1-alpha", "k/(n+1) [95% test band]"]
@@ -45,8 +63,7 @@ def validity_table(result: ValidityResult, *, markdown: bool = False) -> str:
                f"{first.expected:.3f} [{first.band_lo:.3f}, {first.band_hi:.3f}]"]
         for f in fams:
             c = result.cell(f, alpha)
-            flag = "" if c.within_band else " *"
-            row += [f"{c.coverage_mean:.3f} ± {c.coverage_sd:.3f}{flag}",
+            row += [f"{c.coverage_mean:.3f} ± {c.coverage_sd:.3f}{cell_marks(c)}",
                     f"{c.length_mean:.1f} ± {c.length_sd:.1f}"]
         rows.append(row)
     return render(header, rows, markdown)
@@ -73,6 +90,10 @@ def validity_summary(result: ValidityResult) -> str:
              f"{result.point_iou:.3f}. ")
     if result.field_metrics:
         text += f"The field's metrics on test: {field_metrics_text(result.field_metrics)}. "
+    tied = [c for c in result.cells if not c.upper_bound_applies]
+    if tied:
+        text += (f"{len(tied)} of {len(result.cells)} cells are marked {TIES_MARK}, "
+                 f"{TIES_MEANING}. ")
     refused = {f: c.get("pool_refused", 0) + c.get("test_refused", 0)
                for f, c in result.counts.items()}
     if any(refused.values()):
@@ -107,7 +128,7 @@ def multi_validity_table(results: Sequence[ValidityResult], alpha: float, *,
                f"{r.point_iou:.3f}"]
         for f in fams:
             c = r.cell(f, alpha)
-            row += [f"{c.coverage_mean:.3f}{'' if c.within_band else ' *'}",
+            row += [f"{c.coverage_mean:.3f}{cell_marks(c)}",
                     f"{c.length_mean:.1f}"]
         rows.append(row)
     return render(header, rows, markdown)

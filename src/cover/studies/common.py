@@ -3,6 +3,7 @@ and the note a study leaves when a piece it needs is not available."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,6 +36,62 @@ def ci95(x: ArrayLike) -> tuple[float, float]:
         return float("nan"), float("nan")
     lo, hi = np.percentile(a, [2.5, 97.5])
     return float(lo), float(hi)
+
+
+def _weighted_ranks(v: NDArray[np.float64], w: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Average ranks of ``v`` in each sample of row ``w[b]`` (row ``i`` appearing
+    ``w[b, i]`` times): ties share their mean rank, as ``scipy.stats.rankdata``; one sort."""
+    order = np.argsort(v, kind="stable")
+    s = v[order]
+    new_run = np.r_[True, s[1:] != s[:-1]]
+    run_total = np.add.reduceat(w[:, order], np.flatnonzero(new_run), axis=1)
+    run_rank = np.cumsum(run_total, axis=1) - run_total + (run_total + 1) / 2
+    ranks = np.empty(w.shape)
+    ranks[:, order] = run_rank[:, np.cumsum(new_run) - 1]
+    return ranks
+
+
+def spearman_samples(x: ArrayLike, y: ArrayLike, weights: ArrayLike) -> NDArray[np.float64]:
+    """Spearman's rho of ``(x, y)`` in each sample given by a row of ``weights`` (``(B, n)``
+    multiplicities, e.g. bootstrap draws): the Pearson correlation of average ranks within
+    the sample; NaN below 3 rows or when either side is constant."""
+    a = np.asarray(x, dtype=np.float64).reshape(-1)
+    b = np.asarray(y, dtype=np.float64).reshape(-1)
+    w = np.atleast_2d(np.asarray(weights, dtype=np.float64))
+    total = w.sum(axis=1)
+    if a.size == 0:
+        return np.full(w.shape[0], np.nan)
+    rx, ry = _weighted_ranks(a, w), _weighted_ranks(b, w)
+    mx, my = (w * rx).sum(axis=1) / total, (w * ry).sum(axis=1) / total
+    dx, dy = rx - mx[:, None], ry - my[:, None]
+    sxy, sxx, syy = ((w * dx * dy).sum(axis=1), (w * dx * dx).sum(axis=1),
+                     (w * dy * dy).sum(axis=1))
+    den = np.sqrt(sxx * syy)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rho = np.where((den > 1e-12 * np.maximum(total, 1) ** 3) & (total >= 3), sxy / den,
+                       np.nan)
+    return np.asarray(rho, dtype=np.float64)
+
+
+def spearman(x: ArrayLike, y: ArrayLike) -> float:
+    """Spearman's rho: Pearson correlation of average ranks (ties share their mean rank);
+    NaN below 3 values or when either side is constant."""
+    a = np.asarray(x, dtype=np.float64).reshape(-1)
+    return float(spearman_samples(a, y, np.ones((1, a.size)))[0])
+
+
+def spearman_p(rho: float, n: int) -> float:
+    """Two-sided p-value of Spearman's ``rho`` over ``n`` independent rows, from
+    ``t = rho sqrt((n - 2) / (1 - rho^2))`` on ``n - 2`` degrees of freedom (as
+    ``scipy.stats.spearmanr``; scipy.special spares the import of scipy.stats)."""
+    from scipy.special import stdtr
+
+    if n < 3 or rho != rho:
+        return float("nan")
+    if abs(rho) >= 1:
+        return 0.0
+    t = abs(rho) * math.sqrt((n - 2) / (1 - rho * rho))
+    return float(2 * stdtr(n - 2, -t))
 
 
 def ks_statistic(a: ArrayLike, b: ArrayLike) -> float:

@@ -3,7 +3,7 @@ its table in the paper's shape (realised coverage and length vs target per famil
 
 from __future__ import annotations
 
-from cover.report.tables import family_label
+from cover.report.tables import TIES_LEGEND, cell_marks, family_label
 from cover.scores import FAMILIES
 from cover.studies.context import Pair
 from cover.studies.coverage_validity import ValidityResult, coverage_validity
@@ -28,12 +28,13 @@ def coverage(pair: Pair) -> tuple[StudyResult, ValidityResult]:
                 row += ["--", "--"]  # not applicable: no usable prediction of this family
                 continue
             c = res.cell(f, a)
-            row += [f"{c.coverage_mean:.3f} ± {c.coverage_sd:.3f}"
-                    + ("" if c.within_band else " *"), f"{fmt(c.length_mean, 1)}"]
+            row += [f"{c.coverage_mean:.3f} ± {c.coverage_sd:.3f}{cell_marks(c)}",
+                    f"{fmt(c.length_mean, 1)}"]
         rows.append(tuple(row))
     table = Table("coverage", "Realised coverage and region length vs target (mean ± sd over "
                   "calibration resamples). The band is k/(n+1) ± 1.96·sqrt(sd_Beta² + "
                   "sd_test²), the finite-sample law of realised coverage plus the test "
-                  "split's own noise; * = mean outside the band.", tuple(header), tuple(rows))
+                  f"split's own noise; * = mean outside the band; {TIES_LEGEND}",
+                  tuple(header), tuple(rows))
     data = res.to_dict()
     return StudyResult("coverage", "Coverage validity", pair.label, data, [table]), res

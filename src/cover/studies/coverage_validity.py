@@ -29,6 +29,7 @@ from cover.scores import DEFAULT_MIN_SCALE, FAMILIES, compute_scores
 from cover.studies.minimum import check_enough_rows
 from cover.studies.protocol import Protocol
 from cover.studies.sweep import Sweep, resample_thresholds
+from cover.ties import distinct_counts, mass_at, upper_bound_applies
 
 
 @dataclass(frozen=True)
@@ -61,6 +62,17 @@ class ValidityCell:
     pool_coverage: float
     pool_length: float
     pool_threshold: float
+    #: Ties (:mod:`cover.ties`): distinct calibration scores and calibration scores equal
+    #: to the threshold, medians over the resamples; the share of resamples with more than
+    #: one score at their threshold; the same two counts for the whole pool. The upper
+    #: bound 1 - alpha + 1/(n+1) assumes distinct scores: ``upper_bound_applies`` is False
+    #: when at least half the resamples have ties at their threshold.
+    distinct_scores: int = 0
+    ties_at_threshold: float = 1.0
+    tied_share: float = 0.0
+    upper_bound_applies: bool = True
+    pool_distinct_scores: int = 0
+    pool_ties_at_threshold: int = 1
 
 
 @dataclass
@@ -141,6 +153,7 @@ def coverage_validity(
     # Videos in a resample of median size: the calibration band's clustering unit count.
     g_med = int(np.median([np.unique(pool.units[m]).size for m in masks])) if len(pool) else 0
     test_units = test.units
+    mask_matrix = np.stack(masks)
     cells: list[ValidityCell] = []
     counts: dict[str, dict[str, int]] = {}
     for fam in families:
@@ -155,7 +168,10 @@ def coverage_validity(
         fast = target == "envelope"
         if fast:
             sweep = Sweep.of(test, fam, min_scale=min_scale, target=target)
-            ths = resample_thresholds(pool_scores.values, np.stack(masks), protocol.alphas)
+            ths = resample_thresholds(pool_scores.values, mask_matrix, protocol.alphas)
+        # Ties do not depend on alpha: distinct values per resample, counted once.
+        n_distinct = int(np.median(distinct_counts(pool_scores.values, mask_matrix)))
+        pool_distinct = int(distinct_counts(pool_scores.values)[0])
         for j, alpha in enumerate(protocol.alphas):
             cov, length, frac, iou, comp, nr_cov, nr_len, thr = ([] for _ in range(8))
             if fast:
@@ -192,6 +208,8 @@ def coverage_validity(
                 test_units=split.n_units_test)
             assert bands.test is not None and bands.test_sd is not None
             (b_lo, b_hi), (band_lo, band_hi) = bands.calibration, bands.test
+            at = mass_at(pool_scores.values, np.asarray(thr, dtype=np.float64), mask_matrix)
+            tied_share = float(np.mean(~upper_bound_applies(at)))
             cov_mean = float(np.mean(cov))
             finite_thr = [t for t in thr if np.isfinite(t)]
             cells.append(ValidityCell(
@@ -211,6 +229,10 @@ def coverage_validity(
                 pool_coverage=ev_full.marginal.coverage,
                 pool_length=ev_full.marginal.mean_length_s,
                 pool_threshold=full.value,
+                distinct_scores=n_distinct, ties_at_threshold=float(np.median(at)),
+                tied_share=tied_share, upper_bound_applies=tied_share < 0.5,
+                pool_distinct_scores=pool_distinct,
+                pool_ties_at_threshold=int(mass_at(pool_scores.values, full.value)[0]),
             ))
     return ValidityResult(
         name=name, source=table.source, protocol=protocol, n_rows=len(table),
