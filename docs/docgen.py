@@ -35,6 +35,7 @@ import difflib
 import importlib.util
 import re
 import sys
+import textwrap
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from types import ModuleType
@@ -148,6 +149,12 @@ def run(data: Path, *, write: bool, only: str | None = None,
         elif not write:
             problems += diff_blocks(old, new, where)
     return problems
+
+
+def wrap(text: str, width: int = 88) -> str:
+    """A generated paragraph wrapped as the hand-written ones are (words never split)."""
+    return textwrap.fill(" ".join(text.split()), width, break_long_words=False,
+                         break_on_hyphens=False)
 
 
 def print_blocks(blocks: Blocks, argv: list[str] | None = None) -> None:
