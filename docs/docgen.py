@@ -157,6 +157,11 @@ def wrap(text: str, width: int = 88) -> str:
                          break_on_hyphens=False)
 
 
+def bullets(items: Iterable[str], width: int = 88) -> str:
+    """A generated Markdown bullet list, each item wrapped and indented under its star."""
+    return "\n".join("* " + wrap(it, width - 2).replace("\n", "\n  ") for it in items)
+
+
 def print_blocks(blocks: Blocks, argv: list[str] | None = None) -> None:
     """A doc script's ``__main__``: print its blocks for ``DATA_DIR`` (default
     ``../shared/data``), each under a heading naming the block."""
