@@ -16,6 +16,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+from docgen import wrap
 
 import cover
 from cover.calibrate.registry import get_grouping
@@ -23,7 +24,6 @@ from cover.data.splits import resample_units
 from cover.errors import CoverWarning
 from cover.io.datasets import QVH_VAL_GT, QVH_VAL_PREDICTIONS
 from cover.scores import compute_scores
-from docgen import wrap
 
 ALPHA = 0.1
 STRATA = ("short", "medium", "long")

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from docgen import bullets
 
 from cover.calibrate import Calibrator
 from cover.calibrate.rcps import BOUNDS, rcps_rank
@@ -30,7 +31,6 @@ from cover.intervals import Intervals
 from cover.io import read_ground_truth, read_predictions
 from cover.io.datasets import QVH_VAL_PREDICTIONS
 from cover.studies.protocol import Protocol
-from docgen import bullets
 
 ALPHA, DELTA = 0.1, 0.1
 FAMILIES = ("norm", "sec")

@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+from docgen import bullets, wrap
 
 from cover.calibrate import Calibrator
 from cover.data.join import attach_truth
@@ -20,7 +21,6 @@ from cover.grounders.queries import read_queries
 from cover.metrics import point_iou
 from cover.studies.coverage_validity import ValidityResult, coverage_validity
 from cover.studies.protocol import Protocol
-from docgen import bullets, wrap
 
 DATASETS = {
     "QVHighlights val": ("qvhighlights/annotations/highlight_train_release.jsonl",
@@ -128,7 +128,7 @@ def cover_text(res: dict[tuple[str, str], ValidityResult], mean_t: dict[str, flo
     return bullets([
         "Blind-grounder cells outside their reference band: "
         + (", ".join(blind_out) if blind_out else "none")
-        + f" (TACoS's test split holds few videos, so its band is wide). The regions say "
+        + " (TACoS's test split holds few videos, so its band is wide). The regions say "
         "honestly how little a blind grounder knows: they span most of the video ("
         + ", ".join(lengths(ds) for ds in DATASETS) + ").",
         "The length prior gives every query the same window in units of its video's length, "

@@ -14,13 +14,13 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from docgen import wrap
 
 from cover.grounding_metrics import grounding_metrics
 from cover.io import formats
 from cover.io.labelled import load_labelled
 from cover.studies.coverage_validity import ValidityResult, coverage_validity
 from cover.studies.protocol import Protocol
-from docgen import wrap
 
 ALPHAS = (0.1, 0.3)
 CS = "charades_sta/"
@@ -98,7 +98,7 @@ def blocks(data: Path) -> dict[str, str]:
                     + " |")
     la, _, _ = tables["LA-DETR, Charades-STA test"]
     full = grounding_metrics(la).full
-    tc, tc_problems, tc_preds = tables["TimeChat example (500 queries)"]
+    tc, _, tc_preds = tables["TimeChat example (500 queries)"]
     n_answers = len(json.loads(Path(tc_preds).read_text()))
     vhd = tables["TimeChat VHD example (saliency only)"][0]
     peak = np.maximum.reduceat(np.abs(vhd.relevance.values), vhd.relevance.offsets[:-1]) \

@@ -17,15 +17,30 @@ its blocks. Hand-written prose around the blocks carries no result numbers
     python docs/docgen.py --check [--fast | --slow] [--data-dir DIR]   # exit 1 on drift
 
 ``--check`` lists every page/block whose committed text differs from a fresh run, with a
-short diff. Where each script is checked (``SLOW`` below):
+short diff. Where each script is checked:
 
-* fast scripts — ``tests/test_docs.py`` runs ``--check --fast`` in the suite (it skips
-  when ``../shared/data`` is absent);
-* slow scripts — ``.ci/run`` runs ``docgen.py --check --slow`` after the test suite, so CI
-  fails on drift there too.
+| script | pages | checked by |
+|---|---|---|
+| docs/bench_numbers.py (no data) | README.md, scale.md, calibration-rules.md | the suite |
+| docs/metrics.py | metrics.md | the suite |
+| docs/human-grounders.py | human-grounders.md | the suite |
+| docs/ensembles.py | ensembles.md, README.md, calibration-rules.md | the suite |
+| docs/datasets-and-formats.py | datasets-and-formats.md | the suite |
+| docs/llm-answers.py | llm-answers.md | the suite |
+| docs/cpu-grounder.py | cpu-grounder.md | CI |
+| docs/calibration_rules.py, calibration-groups.py, online_aci.py | calibration-rules.md | CI |
+| docs/qvhighlights_coverage.py | qvhighlights-coverage.md | CI |
+| docs/studies.py (about a minute) | results.md | CI |
 
-The README's Speed section is filled by ``docs/readme_speed.py`` from the committed
-``bench/results*.md`` (benchmarks cannot rerun in a test); it needs no data and is fast.
+"the suite": ``tests/test_docs.py`` runs ``--check --fast`` in process (about 10 s; it skips
+the data scripts when ``../shared/data`` is absent). "CI": ``.ci/run`` runs
+``docgen.py --check --slow`` after the test suite, so CI fails on drift there too.
+
+The README's Speed section (and scale.md's file tables) are filled by
+``docs/bench_numbers.py`` from the committed ``bench/results*.md``: benchmarks cannot rerun
+in a test, so the check is that the pages quote the last committed run. A benchmark
+transcript that no results file holds stays in its page between ``<!-- recorded by
+bench/SCRIPT.py: ... -->`` and ``<!-- end recorded -->`` (the prose scan skips it).
 """
 
 from __future__ import annotations

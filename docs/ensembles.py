@@ -173,6 +173,8 @@ def blocks(data: Path) -> dict[str, str]:
     """Every generated block of docs/ensembles.md, README.md and calibration-rules.md."""
     ms, p = measure(data)
     qd = ms[0]
+    band_words = ("lands within its reference band" if not outside(ms, ("sigma",))
+                  else "mostly lands within its reference band")
     cell = _cell(qd.cover, "norm", 0.9)
     return {
         "members": f"On the real QVHighlights val files every member has every query "
@@ -194,7 +196,7 @@ def blocks(data: Path) -> dict[str, str]:
             "predictions does not\n  ([docs/ensembles.md](docs/ensembles.md))."),
         "rules": (f"On the ensemble grounders, whose naive Gaussian regions miss their nominal "
                   f"level by\n{span(shortfall(ms))} points, COVER SIGMA on the same "
-                  f"predictions {('lands within its reference band' if not outside(ms, ('sigma',)) else 'mostly lands within its reference band')}, with\n"
+                  f"predictions {band_words}, with\n"
                   f"regions {saving_words(ms)} than NORM's and SEC's "
                   "([docs/ensembles.md](ensembles.md))."),
     }

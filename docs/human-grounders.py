@@ -11,12 +11,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+from docgen import wrap
 
 from cover.grounders.humans import human_grounders
 from cover.metrics import point_iou
 from cover.studies.coverage_validity import ValidityResult, coverage_validity
 from cover.studies.protocol import Protocol
-from docgen import wrap
 
 ALPHAS = (0.1, 0.2)
 CONTROL = "worker 1"      # the Oops! onset the ground truth is built from

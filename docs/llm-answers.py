@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from docgen import bullets, wrap
 
 from cover.data.join import index_of
 from cover.grounders.parse import STATUSES, ParsedColumns, parse_answers
@@ -21,7 +22,6 @@ from cover.io.uag_oops import read_uag_answers, read_uag_ground_truth
 from cover.metrics import point_iou
 from cover.studies.coverage_validity import coverage_validity
 from cover.studies.protocol import Protocol
-from docgen import bullets, wrap
 
 UAG = "oops_uag/"
 MODELS = {

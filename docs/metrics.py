@@ -10,12 +10,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+from docgen import wrap
 
 from cover.grounding_metrics import grounding_metrics
 from cover.io import load_labelled
 from cover.io.datasets import QVH_VAL_GT, QVH_VAL_PREDICTIONS
 from cover.metrics import point_iou
-from docgen import wrap
 
 FILES = [(name, rel, QVH_VAL_GT, "QVHighlights val") for name, rel in QVH_VAL_PREDICTIONS.items()]
 FILES += [

@@ -47,7 +47,8 @@ def replay(data: Path, out: Path) -> dict[str, tuple[dict[str, Any], list[dict[s
 
 def _row(label: str, s: dict[str, Any], rule: str, bold_after: bool = False) -> str:
     after = f"{s[f'{rule}_miss_rate_after']:.3f}"
-    return (f"| {label} | " if label else "| | ") + (f"{'split' if rule == 'split' else 'ACI'} | {s[f'{rule}_miss_rate']:.3f} | "
+    name = "split" if rule == "split" else "ACI"
+    return (f"| {label} | " if label else "| | ") + (f"{name} | {s[f'{rule}_miss_rate']:.3f} | "
             f"{s[f'{rule}_miss_rate_before']:.3f} | {f'**{after}**' if bold_after else after} | "
             f"{s[f'{rule}_miss_rate_last_window']:.3f} | "
             f"{s[f'{rule}_mean_length_s_before']:.1f} / {s[f'{rule}_mean_length_s_after']:.1f} |")

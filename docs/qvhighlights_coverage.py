@@ -22,13 +22,13 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from docgen import bullets
 
 from cover.data.splits import split_by_unit
 from cover.io import load_labelled
 from cover.scores import compute_scores
 from cover.studies.coverage_validity import coverage_validity
 from cover.studies.protocol import Protocol
-from docgen import bullets
 
 Q = "qvhighlights/"
 GT = Q + "annotations/highlight_val_release.jsonl"
