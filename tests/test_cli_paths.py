@@ -32,6 +32,8 @@ NOT_PATHS = {
     ("ensemble", "--name"): "a display name",
     ("online", "--name"): "a display name",
     ("ground", "--model"): "the model name the server serves, not a file",
+    ("compare", "--name-a"): "a display name (its help mentions the file's folder)",
+    ("compare", "--name-b"): "a display name (its help mentions the file's folder)",
 }
 
 

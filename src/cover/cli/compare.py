@@ -7,11 +7,12 @@ import argparse
 from pathlib import Path
 
 from cover.cli._common import (
+    InputPath,
+    OutputPath,
     Subparsers,
     _alpha,
     _common_input,
     add_command,
-    check_outputs,
     positive_float,
 )
 from cover.cli.formats import add_format_flags, format_kwargs
@@ -33,10 +34,11 @@ def add_parser(sub: Subparsers) -> None:
         "predict are compared; the others are counted and named.",
         example="cover compare qd_detr/preds.jsonl moment_detr/preds.jsonl --gt gt.jsonl "
         "--json compare.json --html compare.html")
-    p.add_argument("a", metavar="A", help="predictions of grounder A")
-    p.add_argument("b", metavar="B", nargs="?",
+    p.add_argument("a", metavar="A", type=InputPath, help="predictions of grounder A")
+    p.add_argument("b", metavar="B", nargs="?", type=InputPath,
                    help="predictions of grounder B (default: A again, with --score-b/--rule-b)")
-    p.add_argument("--gt", required=True, help="ground truth (any format of `cover formats`)")
+    p.add_argument("--gt", required=True, type=InputPath,
+                   help="ground truth (any format of `cover formats`)")
     p.add_argument("--name-a", help="display name of A (default: its file's folder)")
     p.add_argument("--name-b", help="display name of B (default: its file's folder)")
     p.add_argument("--score", choices=ALL_FAMILIES, default="norm", help="score family of A")
@@ -51,8 +53,8 @@ def add_parser(sub: Subparsers) -> None:
     p.add_argument("--min-scale", type=positive_float, default=1.0, help="NORM scale floor, s")
     p.add_argument("--target", choices=TARGETS, default="envelope",
                    help="cover the envelope of multi-window truth, or every window")
-    p.add_argument("--json", help="write the comparison here as (strict) JSON")
-    p.add_argument("--html", help="write a self-contained HTML report here")
+    p.add_argument("--json", type=OutputPath, help="write the comparison here as (strict) JSON")
+    p.add_argument("--html", type=OutputPath, help="write a self-contained HTML report here")
     _common_input(p)
     add_format_flags(p, gt=True)
     p.set_defaults(func=run)
@@ -76,8 +78,6 @@ def run(args: argparse.Namespace) -> int:
         # One file (or two files in one folder): say what differs.
         name_a = f"{name_a} {args.score.upper()}/{args.rule}"
         name_b = f"{name_b} {score_b.upper()}/{rule_b}"
-    inputs = [args.a, b, args.gt, args.gt_durations]
-    check_outputs([args.json, args.html], inputs)
     if args.json and args.html and Path(args.json).resolve() == Path(args.html).resolve():
         raise InputError("--json and --html name the same file")
     run_compare(CompareSpec(
