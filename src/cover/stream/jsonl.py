@@ -14,6 +14,7 @@ of the in-memory path (:func:`cover.io.regions_jsonl.certified_rows`).
 from __future__ import annotations
 
 import gzip
+import io
 from collections.abc import Callable, Iterator
 from itertools import repeat
 from pathlib import Path
@@ -31,7 +32,7 @@ from cover.io.seen import SeenIds
 from cover.stream.jsonl_kernel import CertifyKernel, splice
 from cover.stream.parquet import StreamCounts
 
-__all__ = ["DEFAULT_BATCH_LINES", "certify_jsonl", "line_batches", "splice"]
+__all__ = ["DEFAULT_BATCH_LINES", "certify_jsonl", "line_batches", "numbered_lines", "splice"]
 
 #: 16,384 lines of 75-clip saliency (~1.1 KB each) keep a 1e6-line certify under ~500 MB
 #: peak; 65,536 reached 1.3 GB (bench/results-stream.md).
@@ -148,3 +149,9 @@ def certify_jsonl(
             raise_on_rejections(late, on_error, name)
             problems += late
     return counts, problems
+
+
+def numbered_lines(data: bytes) -> list[tuple[int, bytes]]:
+    """The non-blank ``(line number, bytes)`` pairs of ``data`` held in memory, numbered
+    and cut exactly as :func:`line_batches` cuts a file."""
+    return [pair for _, lines in _numbered_blocks(io.BytesIO(data)) for pair in lines]

@@ -1,0 +1,242 @@
+"""The ``cover serve`` ASGI app (Starlette): certify rows over HTTP, byte for byte as
+``cover certify`` does.
+
+Every endpoint but ``GET /healthz`` needs ``Authorization: Bearer TOKEN`` when the
+service was started with ``--token-env VAR`` (401 otherwise). A body larger than
+``--max-body-bytes`` gets 413. Errors are JSON ``{"error": "..."}`` with a 4xx status;
+a bad row is never a 500 and never dropped.
+
+``POST /v1/certify``
+    Body: one prediction row object in COVER's field names (Moment-DETR / Lighthouse:
+    ``qid``, ``vid``, ``duration``, ``pred_relevant_windows``, ``pred_saliency_scores``,
+    ...), a JSON list of such rows, JSON lines (one row a line), or a wrapper
+    ``{"rows": [...], "calibrator": "NAME", "on_error": "reject"}``. Query parameters
+    (they win over the wrapper's): ``calibrator=NAME`` (default: the first
+    ``--calibrator``), ``on_error=raise|reject`` (default ``raise``),
+    ``format=json|jsonl`` (default ``json``). A row without ``duration`` takes it from
+    ``--videos FILE``.
+
+    ``format=json`` answers 200 with::
+
+        {"calibrator": "main", "rows": 2, "certified": 1, "refused": 0, "rejected": 1,
+         "problems": [{"row": 1, "line": 2, "qid": "7", "problem": "...",
+                       "action": "rejected"}],
+         "results": [{"qid": 6, "vid": "v", "cover": {...}},
+                     {"qid": 7, "vid": "w", "cover": {...}}]}
+
+    ``results`` holds one entry per input row, in order: exactly the lines
+    ``cover certify --compact`` writes for the same rows (the ``cover`` block is
+    ``{"status": "certified"|"refused"|"rejected", "region": [[s, e], ...] | null,
+    "refused": bool, "duration": T, "score": ..., "rule": ..., "alpha": ..., "k": ...,
+    "n_calibration": ..., "threshold": ..., ["reason": "..."]}``). ``row`` is the
+    0-based position of the row in the request, ``line`` its line number as
+    ``cover certify`` would report it. ``format=jsonl`` answers the full lines
+    ``cover certify`` writes (each input row with ``"cover"`` spliced in), as
+    ``application/x-ndjson``, counts in the ``X-Cover-Rows`` / ``-Certified`` /
+    ``-Refused`` / ``-Rejected`` headers.
+
+    With ``on_error=raise`` any rejected row refuses the request: 422
+    ``{"error": "row 1 (qid=7): <the problem, naming the field> ...", "problems": [...]}``.
+    400: the body is not JSON / empty; 404: unknown calibrator name.
+
+``POST /v1/feedback``
+    ``{"qid": ..., "truth": [[s, e], ...], "prediction": {row} | "region": [[s, e], ...],
+    "calibrator": NAME?}`` -> ``{"qid", "covered", "duplicate", "score", "p_value",
+    "thresholds", "alarm"}`` (see :mod:`cover.serve.feedback`).
+
+``GET /v1/status``
+    JSON: calibrators, request and row counts, running coverage on feedback, live
+    thresholds (ACI, DtACI), drift alarm state.
+
+``GET /metrics``
+    Prometheus text exposition (:mod:`cover.serve.metrics`).
+
+``POST /v1/reload``
+    Read the calibrator files again and swap them in atomically (SIGHUP does the same);
+    ``{"generation": n, "calibrators": [...]}``, or 422 with the old set kept.
+
+``POST /v1/chat/completions`` (with ``--upstream URL`` only)
+    See :mod:`cover.serve.proxy`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hmac
+import signal
+import sys
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.routing import Route
+
+from cover.errors import CoverError
+from cover.serve.calibrators import Live, Sources
+from cover.serve.certify import RequestError, certify_request, parse_body
+from cover.serve.metrics import Metrics, exposition
+
+#: Default request-size limit: 64 MiB (about 60,000 rows of 75-clip saliency).
+DEFAULT_MAX_BODY = 64 << 20
+
+
+@dataclass(frozen=True)
+class ServeConfig:
+    """What the service is started with (the ``cover serve`` flags)."""
+
+    sources: Sources
+    token: str | None = None
+    max_body_bytes: int = DEFAULT_MAX_BODY
+    on_error: str = "raise"
+
+
+Handler = Callable[[Request], Awaitable[Response]]
+
+
+async def read_body(request: Request, limit: int) -> bytes:
+    """The request body, refused with 413 as soon as it passes ``limit`` bytes (before
+    reading it when ``Content-Length`` says so)."""
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        raise RequestError(413, f"the request body is {declared} bytes; this service "
+                           f"takes at most {limit} (--max-body-bytes)")
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise RequestError(413, f"the request body passes {limit} bytes; this service "
+                               f"takes at most {limit} (--max-body-bytes)")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+class Service:
+    """The app's state: live calibrators, metrics, and the handlers."""
+
+    def __init__(self, config: ServeConfig) -> None:
+        self.config = config
+        self.live = Live(config.sources)
+        self.metrics = Metrics()
+        self.started = time.time()
+
+    def guarded(self, path: str, fn: Handler, *, auth: bool = True) -> Handler:
+        """``fn`` with the token check, JSON errors and request metrics."""
+
+        async def handler(request: Request) -> Response:
+            t0 = time.perf_counter()
+            try:
+                if auth:
+                    self._check_token(request)
+                response = await fn(request)
+            except RequestError as exc:
+                response = JSONResponse(exc.body, status_code=exc.status)
+            except CoverError as exc:
+                response = JSONResponse({"error": str(exc)}, status_code=422)
+            self.metrics.request(path, response.status_code, time.perf_counter() - t0)
+            return response
+
+        return handler
+
+    def _check_token(self, request: Request) -> None:
+        token = self.config.token
+        if token is None:
+            return
+        got = request.headers.get("authorization", "")
+        scheme, _, value = got.partition(" ")
+        if scheme.lower() != "bearer" or not hmac.compare_digest(value.strip().encode(),
+                                                                  token.encode()):
+            raise RequestError(401, "missing or wrong bearer token (Authorization: Bearer "
+                               "TOKEN; the token is in the service's --token-env variable)")
+
+    async def certify(self, request: Request) -> Response:
+        body = await read_body(request, self.config.max_body_bytes)
+        req = parse_body(body, dict(request.query_params), on_error=self.config.on_error)
+        cals = self.live.current  # one set for the whole request
+        got = await run_in_threadpool(certify_request, cals, req)
+        self.metrics.certified(got.counts)
+        headers = {f"X-Cover-{k.title()}": str(v) for k, v in got.counts.items()}
+        return Response(got.body, media_type=got.media_type, headers=headers)
+
+    async def reload(self, request: Request) -> Response:
+        try:
+            new = await run_in_threadpool(self.live.reload)
+        except (CoverError, ValueError, OSError) as exc:
+            raise RequestError(422, f"reload failed, the calibrators in use are kept: "
+                               f"{exc}") from None
+        return JSONResponse({"generation": new.generation,
+                             "calibrators": [c.describe() for c in new.by_name.values()]})
+
+    def status_doc(self) -> dict[str, Any]:
+        cals = self.live.current
+        return {"uptime_seconds": round(time.time() - self.started, 3),
+                "generation": cals.generation, "default_calibrator": cals.default,
+                "calibrators": [c.describe() for c in cals.by_name.values()],
+                **self.metrics.summary()}
+
+    async def status(self, request: Request) -> Response:
+        return JSONResponse(self.status_doc())
+
+    def gauges(self) -> list[tuple[str, str, dict[str, str], float | None]]:
+        cals = self.live.current
+        out: list[tuple[str, str, dict[str, str], float | None]] = [
+            ("cover_calibrator_generation", "Reloads of the calibrator set (1 at start).",
+             {}, float(cals.generation))]
+        for c in cals.by_name.values():
+            t = c.cal.threshold_
+            out.append(("cover_threshold", "Threshold in use, by calibrator and rule.",
+                        {"calibrator": c.name, "rule": "fitted"},
+                        None if t is None else float(t)))
+        return out
+
+    async def prometheus(self, request: Request) -> Response:
+        return PlainTextResponse(exposition(self.metrics, self.gauges()),
+                                 media_type="text/plain; version=0.0.4")
+
+    def routes(self) -> list[Route]:
+        async def healthz(request: Request) -> Response:
+            return JSONResponse({"ok": True})
+
+        table: list[tuple[str, Handler, str, bool]] = [
+            ("/healthz", healthz, "GET", False),
+            ("/v1/certify", self.certify, "POST", True),
+            ("/v1/reload", self.reload, "POST", True),
+            ("/v1/status", self.status, "GET", True),
+            ("/metrics", self.prometheus, "GET", True),
+        ]
+        return [Route(path, self.guarded(path, fn, auth=auth), methods=[method])
+                for path, fn, method, auth in table]
+
+    def on_sighup(self) -> None:
+        """SIGHUP: reload; a failure is said on standard error and the old set kept."""
+        try:
+            new = self.live.reload()
+            print(f"cover serve: reloaded calibrators (generation {new.generation})",
+                  file=sys.stderr)
+        except (CoverError, ValueError, OSError) as exc:
+            print(f"cover serve: reload failed, the calibrators in use are kept: {exc}",
+                  file=sys.stderr)
+
+
+def create_app(config: ServeConfig) -> Starlette:
+    """The ASGI app of ``config`` (calibrators read now: a bad file fails here)."""
+    service = Service(config)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        import asyncio
+
+        loop = asyncio.get_running_loop()
+        # Only the main thread may own signal handlers (not under a test's thread).
+        with contextlib.suppress(ValueError, RuntimeError, NotImplementedError):
+            loop.add_signal_handler(signal.SIGHUP, service.on_sighup)
+        yield
+
+    app = Starlette(routes=service.routes(), lifespan=lifespan)
+    app.state.service = service
+    return app
+
