@@ -29,7 +29,8 @@ def wait_up(base: str, timeout: float = 15.0, proc: subprocess.Popen[bytes] | No
     end = time.monotonic() + timeout
     while time.monotonic() < end:
         if proc is not None and proc.poll() is not None:
-            raise RuntimeError(f"server exited: {proc.stderr.read().decode() if proc.stderr else ''}")
+            err = proc.stderr.read().decode() if proc.stderr else ""
+            raise RuntimeError(f"server exited: {err}")
         with contextlib.suppress(httpx.TransportError):
             if httpx.get(f"{base}/healthz", timeout=1.0).status_code == 200:
                 return

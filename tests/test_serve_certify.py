@@ -12,9 +12,9 @@ import pytest
 pytest.importorskip("starlette")
 pytest.importorskip("uvicorn")
 
-from cli_files import synthetic  # noqa: E402
-from cover.cli import main  # noqa: E402
-from serve_server import thread_server  # noqa: E402
+from cli_files import synthetic
+from cover.cli import main
+from serve_server import thread_server
 
 
 @pytest.fixture(scope="module")
