@@ -4,7 +4,26 @@ from __future__ import annotations
 
 import argparse
 
-from cover.cli._common import InputPath, Subparsers, _common_input, add_command, positive_int
+from cover.cli._common import (
+    InputPath,
+    OutputPath,
+    Subparsers,
+    _alpha,
+    _common_input,
+    add_command,
+    positive_int,
+)
+
+
+def _unit(text: str) -> float:
+    """argparse type: a number in (0, 1)."""
+    try:
+        x = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text}") from None
+    if not 0 < x < 1:
+        raise argparse.ArgumentTypeError(f"must be a number in (0, 1), got {text}")
+    return x
 
 
 class NamedCalibrator(InputPath):
@@ -47,6 +66,15 @@ def add_parser(sub: Subparsers) -> None:
                    help="require Authorization: Bearer <the value of this variable>")
     p.add_argument("--max-body-bytes", type=positive_int, default=64 << 20,
                    help="largest request body accepted (413 above)")
+    p.add_argument("--state", type=OutputPath,
+                   help="SQLite file of the feedback log (WAL; created when missing): a "
+                   "restart resumes the same online thresholds; without it, memory only")
+    p.add_argument("--gamma", type=_alpha, default="0.005",
+                   help="ACI step size of the live threshold")
+    p.add_argument("--window", type=positive_int, default=1000,
+                   help="feedback scores the online thresholds are quantiles of")
+    p.add_argument("--drift-delta", type=_unit, default=0.01,
+                   help="false-alarm probability of the drift alarm (alarm at 1/delta)")
     p.add_argument("--log-level", default="warning",
                    choices=("critical", "error", "warning", "info", "debug"),
                    help="uvicorn's log level")
@@ -67,4 +95,5 @@ def run(args: argparse.Namespace) -> int:
         calibrators=tuple((c.label, str(c)) for c in args.calibrator), host=args.host,
         port=args.port, token_env=args.token_env, max_body_bytes=args.max_body_bytes,
         videos=args.videos, clip=args.clip, strict=args.strict, on_error=args.on_error,
+        state=args.state, gamma=args.gamma, window=args.window, delta=args.drift_delta,
         log_level=args.log_level))

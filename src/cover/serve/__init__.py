@@ -22,6 +22,10 @@ class ServeOptions:
     clip: float = 2.0
     strict: bool = False
     on_error: str = "raise"
+    state: str | None = None
+    gamma: str = "0.005"
+    window: int = 1000
+    delta: float = 0.01
     log_level: str = "warning"
 
 
@@ -52,7 +56,17 @@ def build(opts: ServeOptions):  # type: ignore[no-untyped-def]
     vd = videos_index(opts.videos) if opts.videos else None
     sources = Sources(opts.calibrators, vd, opts.videos or "--videos (not given)",
                       opts.clip, opts.strict)
-    return create_app(ServeConfig(sources, token, opts.max_body_bytes, opts.on_error))
+    if opts.state is None:
+        import warnings
+
+        from cover.errors import CoverWarning
+
+        warnings.warn(CoverWarning("no --state FILE: feedback and online thresholds are kept "
+                                   "in memory only and lost when the service stops"),
+                      stacklevel=1)
+    return create_app(ServeConfig(sources, token, opts.max_body_bytes, opts.on_error,
+                                  opts.state or ":memory:", opts.gamma, opts.window,
+                                  opts.delta))
 
 
 def serve(opts: ServeOptions) -> int:

@@ -63,6 +63,7 @@ from __future__ import annotations
 
 import contextlib
 import hmac
+import json
 import signal
 import sys
 import time
@@ -79,7 +80,10 @@ from starlette.routing import Route
 from cover.errors import CoverError
 from cover.serve.calibrators import Live, Sources
 from cover.serve.certify import RequestError, certify_request, parse_body
+from cover.serve.feedback import feedback
 from cover.serve.metrics import Metrics, exposition
+from cover.serve.online import OnlineState
+from cover.serve.store import FeedbackStore
 
 #: Default request-size limit: 64 MiB (about 60,000 rows of 75-clip saliency).
 DEFAULT_MAX_BODY = 64 << 20
@@ -93,6 +97,10 @@ class ServeConfig:
     token: str | None = None
     max_body_bytes: int = DEFAULT_MAX_BODY
     on_error: str = "raise"
+    state: str = ":memory:"
+    gamma: str = "0.005"
+    window: int = 1000
+    delta: float = 0.01
 
 
 Handler = Callable[[Request], Awaitable[Response]]
@@ -123,6 +131,40 @@ class Service:
         self.live = Live(config.sources)
         self.metrics = Metrics()
         self.started = time.time()
+        self.store = FeedbackStore(config.state)
+        self.online: dict[str, OnlineState] = {}
+        for name in self.live.current.by_name:
+            self.state_of(name)
+
+    def state_of(self, name: str) -> OnlineState:
+        """The online state of calibrator ``name``, replayed from the log on first use."""
+        with self.store.lock:
+            st = self.online.get(name)
+            if st is None:
+                cal = self.live.current.get(name).cal
+                t = cal.threshold_
+                st = OnlineState(float(cal.alpha_fraction), None if t is None else float(t),
+                                 gamma=self.config.gamma, window=self.config.window,
+                                 delta=self.config.delta)
+                for qid, score, covered in self.store.replay(name):
+                    st.apply(qid, score, covered)
+                self.online[name] = st
+            return st
+
+    async def feedback(self, request: Request) -> Response:
+        body = await read_body(request, self.config.max_body_bytes)
+        try:
+            doc = json.loads(body)
+        except ValueError as exc:
+            raise RequestError(400, f"the request body is not valid JSON ({exc})") from None
+        name = doc.get("calibrator") if isinstance(doc, dict) else None
+        try:
+            loaded = self.live.current.get(name)
+        except CoverError as exc:
+            raise RequestError(404, str(exc)) from None
+        state = self.state_of(loaded.name)
+        got = await run_in_threadpool(feedback, loaded, state, self.store, doc)
+        return JSONResponse(got)
 
     def guarded(self, path: str, fn: Handler, *, auth: bool = True) -> Handler:
         """``fn`` with the token check, JSON errors and request metrics."""
@@ -176,7 +218,8 @@ class Service:
         return {"uptime_seconds": round(time.time() - self.started, 3),
                 "generation": cals.generation, "default_calibrator": cals.default,
                 "calibrators": [c.describe() for c in cals.by_name.values()],
-                **self.metrics.summary()}
+                **self.metrics.summary(),
+                "online": {name: st.describe() for name, st in self.online.items()}}
 
     async def status(self, request: Request) -> Response:
         return JSONResponse(self.status_doc())
@@ -186,11 +229,25 @@ class Service:
         out: list[tuple[str, str, dict[str, str], float | None]] = [
             ("cover_calibrator_generation", "Reloads of the calibrator set (1 at start).",
              {}, float(cals.generation))]
-        for c in cals.by_name.values():
-            t = c.cal.threshold_
-            out.append(("cover_threshold", "Threshold in use, by calibrator and rule.",
-                        {"calibrator": c.name, "rule": "fitted"},
-                        None if t is None else float(t)))
+        online = list(self.online.items())
+        for name, st in online:
+            for rule, t in st.thresholds().items():
+                value = None if t is None else float(t)  # "inf" text back to a number
+                out.append(("cover_threshold", "Threshold by calibrator and rule (fitted, "
+                            "live ACI and DtACI).", {"calibrator": name, "rule": rule}, value))
+        for name, st in online:
+            out.append(("cover_feedback_total", "Feedback received.", {"calibrator": name},
+                        float(st.feedback)))
+        for name, st in online:
+            cov = st.describe()["coverage"]
+            out.append(("cover_feedback_coverage", "Running coverage of the fitted "
+                        "regions on feedback.", {"calibrator": name}, cov))
+        for name, st in online:
+            out.append(("cover_drift_martingale", "Conformal test martingale on the "
+                        "feedback scores.", {"calibrator": name}, st.drift.value))
+        for name, st in online:
+            out.append(("cover_drift_alarm", "1 once the martingale reached 1/delta.",
+                        {"calibrator": name}, float(st.drift.alarm)))
         return out
 
     async def prometheus(self, request: Request) -> Response:
@@ -204,6 +261,7 @@ class Service:
         table: list[tuple[str, Handler, str, bool]] = [
             ("/healthz", healthz, "GET", False),
             ("/v1/certify", self.certify, "POST", True),
+            ("/v1/feedback", self.feedback, "POST", True),
             ("/v1/reload", self.reload, "POST", True),
             ("/v1/status", self.status, "GET", True),
             ("/metrics", self.prometheus, "GET", True),
