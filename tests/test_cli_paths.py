@@ -38,7 +38,11 @@ NOT_PATHS = {
 
 
 def _looks_like_a_path(action: argparse.Action) -> bool:
-    if action.nargs == 0 or action.choices or action.type in (int, float):
+    from cover.cli import _common as c
+
+    numbers = (int, float, c.positive_int, c.nonnegative_int, c.positive_float,
+               c.nonnegative_float)
+    if action.nargs == 0 or action.choices or action.type in numbers:
         return False  # a switch, a choice or a number cannot be a path
     return bool(_PATH_DEST.search(action.dest) or _PATH_HELP.search(action.help or "")
                 or _PATH_METAVAR.search(str(action.metavar or "")))

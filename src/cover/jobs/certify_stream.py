@@ -56,6 +56,16 @@ def streamable(preds: str | Path, pred_format: str | None, columns: str | None,
     return None if head.lstrip()[:1] == b"[" else "jsonl"
 
 
+def videos_index(videos: str | Path) -> tuple[NDArray[np.str_], NDArray[np.float64]]:
+    """``(vids sorted, their durations)`` of a ``--videos`` file, as the streamed
+    certifiers look durations up."""
+    from cover.io.durations import read_video_durations
+
+    vids, durs = read_video_durations(videos)
+    order = np.argsort(vids)
+    return np.asarray(vids)[order], np.asarray(durs, dtype=np.float64)[order]
+
+
 def certify_streaming(
     kind: Stream,
     *,
@@ -73,17 +83,12 @@ def certify_streaming(
 ) -> tuple[int, int, int, int]:
     """Certify ``preds`` into ``output`` batch by batch; prints what happened to every
     row and returns ``(rows, certified, refused, rejected)``."""
-    from cover.io.durations import read_video_durations
     from cover.stream import certify_jsonl, certify_parquet
     from cover.stream.csv import certify_csv
 
     cal = Calibrator.load(calibrator)
     inputs: list[str | Path | None] = [calibrator, videos, qids]
-    vd = None
-    if videos:
-        vids, durs = read_video_durations(videos)
-        order = np.argsort(vids)
-        vd = (np.asarray(vids)[order], np.asarray(durs, dtype=np.float64)[order])
+    vd = videos_index(videos) if videos else None
     problems: list[RowProblem] = []
     if kind in ("parquet", "csv"):
         if qids:

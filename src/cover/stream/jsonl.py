@@ -13,28 +13,26 @@ of the in-memory path (:func:`cover.io.regions_jsonl.certified_rows`).
 
 from __future__ import annotations
 
-import json
+import io
 from collections.abc import Callable, Iterator
 from itertools import repeat
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 import numpy as np
 from numpy.typing import NDArray
 
 from cover.calibrate.calibrator import Calibrator
-from cover.data.join import fill_durations
-from cover.data.table import GroundingTable
 from cover.errors import InputError, RowProblem
-from cover.io.jsonl import OnError, RawRows, raise_on_rejections
-from cover.io.jsonl_batch import Batch, gc_paused, load_batch
+from cover.io.jsonl import OnError, raise_on_rejections
+from cover.io.jsonl_batch import gc_paused
 from cover.io.opener import open_input
 from cover.io.output import atomic_open
-from cover.io.regions_jsonl import certified_rows, echo_line
 from cover.io.seen import SeenIds
-from cover.regions import Regions
-from cover.stream.jsonl_out import fast_lines, status_of
+from cover.stream.jsonl_kernel import CertifyKernel, splice
 from cover.stream.parquet import StreamCounts
+
+__all__ = ["DEFAULT_BATCH_LINES", "certify_jsonl", "line_batches", "numbered_lines", "splice"]
 
 #: 16,384 lines of 75-clip saliency (~1.1 KB each) keep a 1e6-line certify under ~500 MB
 #: peak; 65,536 reached 1.3 GB (bench/results-stream.md).
@@ -101,29 +99,6 @@ def _numbered_blocks(fh: IO[bytes]) -> Iterator[tuple[int, list[tuple[int, bytes
             return
 
 
-def splice(line: bytes, block: dict[str, Any]) -> bytes:
-    """``line`` (one JSON object) with ``"cover": block`` added before its last brace."""
-    inner = line.rstrip()[:-1].rstrip()
-    sep = b"" if inner.endswith(b"{") else b","
-    return inner + sep + b'"cover":' + json.dumps(block, allow_nan=False).encode() + b"}"
-
-
-_NON_FINITE = (b"NaN", b"Infinity")
-
-
-def _out_line(raw: bytes | None, row: dict[str, Any], rec: Any, compact: bool) -> bytes:
-    block = row["cover"]
-    if compact:
-        keep = {k: rec[k] for k in ("qid", "vid") if isinstance(rec, dict) and k in rec}
-        return echo_line({**keep, "cover": block}).encode()
-    if (raw is not None and isinstance(rec, dict) and "cover" not in rec
-            and not any(t in raw for t in _NON_FINITE)):
-        return splice(raw, block)
-    if isinstance(rec, dict):
-        return echo_line({**rec, "cover": block}).encode()
-    return echo_line(row).encode()  # a line that was not a JSON object: block with "raw"
-
-
 def certify_jsonl(
     cal: Calibrator,
     src: str | Path,
@@ -152,16 +127,8 @@ def certify_jsonl(
     if batch_lines < 1:
         raise ValueError(f"batch_lines must be >= 1, got {batch_lines}")
     name = str(src)
-    meta: dict[str, Any] = {"score": cal.score, "rule": cal.rule,
-                            "alpha": float(cal.alpha_fraction), "k": cal.k_,
-                            "n_calibration": cal.n_}
-    fo = cal.fitted_on_ or {}
-    if fo.get("sha256"):
-        meta["calibration_sha256"] = fo["sha256"]
-    fitted = None if fo.get("qids") is None else np.asarray(fo["qids"], dtype=str)
-    # Input rows are needed for a grouping keyed by one of their fields, and for rows
-    # written one by one (then parsed again); the bulk reader otherwise drops them.
-    keep_records = cal.groups not in ("all", "pred_length", "duration")
+    kernel = CertifyKernel.of(cal, videos=videos, videos_source=videos_source, qids=qids,
+                              clip=clip, strict=strict, compact=compact, fast=fast)
     counts = StreamCounts()
     problems: list[RowProblem] = []
     seen = SeenIds()
@@ -169,34 +136,12 @@ def certify_jsonl(
     # no cycles); rescanning them as they age costs more than parsing them.
     with atomic_open(dst, "wb", inputs=[src, *(inputs or [])]) as out, gc_paused():
         for batch in line_batches(src, batch_lines):
-            got = load_batch(name, batch, clip=clip, on_error="reject", fast=fast,
-                             keep_records=keep_records)
-            table, found = got.loaded.table, list(got.loaded.problems)
-            rejected = dict(got.loaded.rejected)
-            if qids is not None:  # reader rejects are all written, as in memory
-                table = table.select_qids(qids)
-            dup = seen.add(table.qid)
-            if dup.any():
-                found += _reject(table, dup, "duplicate qid (seen on an earlier line)", name)
-                table = table.take(~dup)
-            table, filled = fill_durations(table, *(videos or (None, None)), strict=strict,
-                                           source=videos_source)
-            found += filled
-            bad = [p for p in found if p.action == "rejected"]
-            regions = cal.certify(table)
-            in_cal = None if fitted is None else np.isin(table.qid, fitted)
-            counts.in_calibration += 0 if in_cal is None else int(in_cal.sum())
-            text = (_fast_out(got, table, regions, meta, in_cal, compact)
-                    if got.fast and not bad and not rejected else None)
-            if text is not None:
-                out.write(b"".join(text))  # one write: faster than writelines here
-                status = status_of(regions)
-            else:
-                status = _write_rows(out, batch, got.raw, got.ensure_records(table), regions,
-                                     meta, rejected, found, in_cal, compact)
-            raise_on_rejections(bad, on_error, name)  # before the rename: dst untouched
-            counts.add(status, bad)
-            problems += found
+            done = kernel.run(name, batch, seen)
+            out.write(b"".join(done.parts))  # one write: faster than writelines here
+            raise_on_rejections(done.bad, on_error, name)  # before the rename: dst untouched
+            counts.add(done.status, done.bad)
+            counts.in_calibration += done.in_calibration
+            problems += done.found
         if before_commit is not None:
             late = before_commit(seen.array())
             raise_on_rejections(late, on_error, name)
@@ -204,59 +149,7 @@ def certify_jsonl(
     return counts, problems
 
 
-def _fast_out(got: Batch, table: GroundingTable, regions: Regions, meta: dict[str, Any],
-              in_cal: NDArray[np.bool_] | None, compact: bool) -> list[bytes] | None:
-    """:func:`~cover.stream.jsonl_out.fast_lines` for a batch read in bulk with no
-    rejected row, the kept rows (all, or those of ``qids``) in line order."""
-    lines = table.line if table.line is not None else np.empty(0, dtype=np.int64)
-    if lines.size != len(table) or (lines.size > 1 and not (np.diff(lines) > 0).all()):
-        return None
-    if lines.size == got.raw.lines.size:
-        if not np.array_equal(lines, got.raw.lines):
-            return None
-        return fast_lines(got.lines, got.qid_values, got.vid_values, got.has_cover, table,
-                          regions, meta, in_cal, compact)
-    at = np.searchsorted(got.raw.lines, lines)
-    if at.size and (at[-1] >= got.raw.lines.size or
-                    not np.array_equal(got.raw.lines[at], lines)):
-        return None
-    pick = at.tolist()
-    return fast_lines([got.lines[i] for i in pick], [got.qid_values[i] for i in pick],
-                      [got.vid_values[i] for i in pick], got.has_cover, table, regions,
-                      meta, in_cal, compact)
-
-
-def _write_rows(out: IO[bytes], batch: list[tuple[int, bytes]], raw: RawRows,
-                table: GroundingTable, regions: Regions, meta: dict[str, Any],
-                rejected: dict[int, Any], found: list[RowProblem],
-                in_cal: NDArray[np.bool_] | None, compact: bool) -> NDArray[np.object_]:
-    """Write the batch row by row (kept and rejected rows); returns each row's status."""
-    raw_by_line = dict(batch)
-    kept_lines = set(table.line.tolist()) if table.line is not None else set()
-    for p in found:
-        if p.action == "rejected" and p.line not in rejected and p.line in raw_by_line \
-                and p.line not in kept_lines:
-            rejected[p.line] = _record(raw, p.line)
-    rows = certified_rows(table, regions, meta, rejected, found, in_calibration=in_cal)
-    recs = _records_by_line(raw, rejected)
-    order = sorted([*kept_lines, *rejected])
-    for line, row in zip(order, rows, strict=True):
-        out.write(_out_line(raw_by_line.get(line), row, recs.get(line), compact))
-        out.write(b"\n")
-    return np.array([r["cover"]["status"] for r in rows], dtype=object)
-
-
-def _record(raw: Any, line: int) -> Any:
-    idx = np.flatnonzero(raw.lines == line)
-    return raw.records[int(idx[0])] if idx.size else raw.rejected.get(line)
-
-
-def _records_by_line(raw: Any, rejected: dict[int, Any]) -> dict[int, Any]:
-    out = dict(zip(raw.lines.tolist(), raw.records, strict=True))
-    return out | rejected
-
-
-def _reject(table: Any, mask: NDArray[np.bool_], why: str, name: str) -> list[RowProblem]:
-    lines = table.line[mask].tolist() if table.line is not None else []
-    return [RowProblem(name, int(ln), str(q), why, "rejected")
-            for ln, q in zip(lines, table.qid[mask].tolist(), strict=True)]
+def numbered_lines(data: bytes) -> list[tuple[int, bytes]]:
+    """The non-blank ``(line number, bytes)`` pairs of ``data`` held in memory, numbered
+    and cut exactly as :func:`line_batches` cuts a file."""
+    return [pair for _, lines in _numbered_blocks(io.BytesIO(data)) for pair in lines]

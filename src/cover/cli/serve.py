@@ -1,0 +1,99 @@
+"""``cover serve``: certify rows over HTTP (see :mod:`cover.serve`)."""
+
+from __future__ import annotations
+
+import argparse
+
+from cover.cli._common import (
+    InputPath,
+    OutputPath,
+    Subparsers,
+    _alpha,
+    _common_input,
+    add_command,
+    positive_int,
+)
+
+
+def _unit(text: str) -> float:
+    """argparse type: a number in (0, 1)."""
+    try:
+        x = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text}") from None
+    if not 0 < x < 1:
+        raise argparse.ArgumentTypeError(f"must be a number in (0, 1), got {text}")
+    return x
+
+
+class NamedCalibrator(InputPath):
+    """``NAME=cal.json`` (or ``cal.json``, named by its file stem): the path, an input,
+    with :attr:`label` the name requests use."""
+
+    label: str
+
+    def __new__(cls, text: str) -> NamedCalibrator:
+        name, sep, path = text.partition("=")
+        if not sep:
+            name, path = "", text
+        if sep and not name:
+            raise argparse.ArgumentTypeError(f"expected NAME=FILE, got {text}")
+        out = super().__new__(cls, path)
+        from pathlib import Path
+
+        out.label = name or Path(path).stem
+        return out
+
+
+def add_parser(sub: Subparsers) -> None:
+    p = add_command(
+        sub, "serve", help="a certifying HTTP service (certify, feedback, drift alarm)",
+        description="Serve POST /v1/certify (the cover blocks cover certify writes), "
+        "feedback with online thresholds and a drift alarm, /v1/status and /metrics. "
+        "Needs the serve extra (starlette, uvicorn). See docs/serve.md.",
+        example="cover serve --calibrator main=calibrator.json --videos gt.jsonl --port 8000")
+    p.add_argument("--calibrator", required=True, action="append", type=NamedCalibrator,
+                   metavar="NAME=FILE",
+                   help="a calibrator JSON from cover calibrate, under a name requests use "
+                   "(repeat for several; the first is the default)")
+    p.add_argument("--videos", type=InputPath,
+                   help="video durations for rows that lack them: any jsonl with vid and "
+                   "duration")
+    p.add_argument("--host", default="127.0.0.1",
+                   help="address to bind (the default serves this machine only)")
+    p.add_argument("--port", type=int, default=8000, help="port to bind")
+    p.add_argument("--token-env", metavar="VAR",
+                   help="require Authorization: Bearer <the value of this variable>")
+    p.add_argument("--max-body-bytes", type=positive_int, default=64 << 20,
+                   help="largest request body accepted (413 above)")
+    p.add_argument("--state", type=OutputPath,
+                   help="SQLite file of the feedback log (WAL; created when missing): a "
+                   "restart resumes the same online thresholds; without it, memory only")
+    p.add_argument("--gamma", type=_alpha, default="0.005",
+                   help="ACI step size of the live threshold")
+    p.add_argument("--window", type=positive_int, default=1000,
+                   help="feedback scores the online thresholds are quantiles of")
+    p.add_argument("--drift-delta", type=_unit, default=0.01,
+                   help="false-alarm probability of the drift alarm (alarm at 1/delta)")
+    p.add_argument("--log-level", default="warning",
+                   choices=("critical", "error", "warning", "info", "debug"),
+                   help="uvicorn's log level")
+    _common_input(p)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from cover.errors import InputError
+    from cover.serve import ServeOptions, serve
+
+    names = [c.label for c in args.calibrator]
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        raise InputError(f"--calibrator: the name {dup[0]} is given twice; name each "
+                         "calibrator NAME=FILE")
+    return serve(ServeOptions(
+        calibrators=tuple((c.label, str(c)) for c in args.calibrator), host=args.host,
+        port=args.port, token_env=args.token_env, max_body_bytes=args.max_body_bytes,
+        videos=args.videos, clip=args.clip, strict=args.strict, on_error=args.on_error,
+        state=args.state, gamma=args.gamma, window=args.window, delta=args.drift_delta,
+        log_level=args.log_level))

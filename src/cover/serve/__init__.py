@@ -1,0 +1,79 @@
+"""``cover serve``: a certifying HTTP service in front of any grounder.
+
+:func:`serve` builds the app (:func:`cover.serve.app.create_app`) and runs it under
+uvicorn. Needs the ``serve`` extra: ``pip install 'cover-grounding[serve]'``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class ServeOptions:
+    """The ``cover serve`` command line, parsed."""
+
+    calibrators: tuple[tuple[str, str], ...]
+    host: str = "127.0.0.1"
+    port: int = 8000
+    token_env: str | None = None
+    max_body_bytes: int = 64 << 20
+    videos: str | None = None
+    clip: float = 2.0
+    strict: bool = False
+    on_error: str = "raise"
+    state: str | None = None
+    gamma: str = "0.005"
+    window: int = 1000
+    delta: float = 0.01
+    log_level: str = "warning"
+
+
+def _modules() -> None:
+    try:
+        import starlette  # noqa: F401
+        import uvicorn  # noqa: F401
+    except ImportError:
+        raise ImportError("cover serve needs the serve extra: pip install "
+                          "'cover-grounding[serve]' (starlette, uvicorn, httpx)") from None
+
+
+def build(opts: ServeOptions):  # type: ignore[no-untyped-def]
+    """The ASGI app for ``opts`` (calibrators and ``--videos`` read now)."""
+    import os
+
+    from cover.errors import InputError
+    from cover.jobs.certify_stream import videos_index
+    from cover.serve.app import ServeConfig, create_app
+    from cover.serve.calibrators import Sources
+
+    _modules()
+    token = None
+    if opts.token_env:
+        token = os.environ.get(opts.token_env)
+        if not token:
+            raise InputError(f"--token-env {opts.token_env}: the variable is not set or empty")
+    vd = videos_index(opts.videos) if opts.videos else None
+    sources = Sources(opts.calibrators, vd, opts.videos or "--videos (not given)",
+                      opts.clip, opts.strict)
+    if opts.state is None:
+        import warnings
+
+        from cover.errors import CoverWarning
+
+        warnings.warn(CoverWarning("no --state FILE: feedback and online thresholds are kept "
+                                   "in memory only and lost when the service stops"),
+                      stacklevel=1)
+    return create_app(ServeConfig(sources, token, opts.max_body_bytes, opts.on_error,
+                                  opts.state or ":memory:", opts.gamma, opts.window,
+                                  opts.delta))
+
+
+def serve(opts: ServeOptions) -> int:
+    """Run the service until SIGINT / SIGTERM; returns the exit code."""
+    app = build(opts)
+    import uvicorn
+
+    uvicorn.run(app, host=opts.host, port=opts.port, log_level=opts.log_level,
+                timeout_graceful_shutdown=5)
+    return 0

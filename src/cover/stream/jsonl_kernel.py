@@ -1,0 +1,196 @@
+"""The certify step of one batch of JSON lines, shared by ``cover certify`` (streamed
+files, :func:`cover.stream.jsonl.certify_jsonl`) and ``cover serve`` (one batch per
+request, :mod:`cover.serve.certify`).
+
+Each output line is the input line **byte for byte** with ``,"cover":{...}`` added
+before its closing brace (:func:`splice`); ``compact=True`` writes only ``qid``, ``vid``
+and the block. Lines that cannot keep their bytes (``NaN``/``Infinity``, an existing
+``cover`` key, a line that is not an object) are re-serialised by
+:func:`cover.io.regions_jsonl.echo_line`. Blocks are exactly those of the in-memory path
+(:func:`cover.io.regions_jsonl.certified_rows`).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from dataclasses import dataclass
+from typing import IO, Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from cover.calibrate.calibrator import Calibrator
+from cover.data.join import fill_durations
+from cover.data.table import GroundingTable
+from cover.errors import RowProblem
+from cover.io.jsonl import RawRows
+from cover.io.jsonl_batch import Batch, load_batch
+from cover.io.regions_jsonl import certified_rows, echo_line
+from cover.io.seen import SeenIds
+from cover.regions import Regions
+from cover.stream.jsonl_out import fast_lines, status_of
+
+
+def splice(line: bytes, block: dict[str, Any]) -> bytes:
+    """``line`` (one JSON object) with ``"cover": block`` added before its last brace."""
+    inner = line.rstrip()[:-1].rstrip()
+    sep = b"" if inner.endswith(b"{") else b","
+    return inner + sep + b'"cover":' + json.dumps(block, allow_nan=False).encode() + b"}"
+
+
+_NON_FINITE = (b"NaN", b"Infinity")
+
+
+def _out_line(raw: bytes | None, row: dict[str, Any], rec: Any, compact: bool) -> bytes:
+    block = row["cover"]
+    if compact:
+        keep = {k: rec[k] for k in ("qid", "vid") if isinstance(rec, dict) and k in rec}
+        return echo_line({**keep, "cover": block}).encode()
+    if (raw is not None and isinstance(rec, dict) and "cover" not in rec
+            and not any(t in raw for t in _NON_FINITE)):
+        return splice(raw, block)
+    if isinstance(rec, dict):
+        return echo_line({**rec, "cover": block}).encode()
+    return echo_line(row).encode()  # a line that was not a JSON object: block with "raw"
+
+
+@dataclass(frozen=True)
+class BatchOut:
+    """One certified batch: the output ``parts`` (written one after the other, each line
+    newline-terminated), each written row's status, every problem found (``bad``: the
+    rejected ones) and how many rows the calibrator was fitted on."""
+
+    parts: list[bytes]
+    status: NDArray[np.object_]
+    found: list[RowProblem]
+    bad: list[RowProblem]
+    in_calibration: int
+
+
+@dataclass(frozen=True)
+class CertifyKernel:
+    """The certify step of one batch of JSON lines, shared by ``cover certify`` (file by
+    file, :func:`certify_jsonl`) and ``cover serve`` (request by request): the same
+    reader, duplicate check, duration fill, calibrator and writers, so a row gets the
+    same bytes whichever way it comes in."""
+
+    cal: Calibrator
+    meta: dict[str, Any]
+    fitted: NDArray[np.str_] | None
+    keep_records: bool
+    videos: tuple[NDArray[np.str_], NDArray[np.float64]] | None
+    videos_source: str
+    qids: NDArray[np.str_] | None
+    clip: float
+    strict: bool
+    compact: bool
+    fast: bool
+
+    @classmethod
+    def of(cls, cal: Calibrator, *,
+           videos: tuple[NDArray[np.str_], NDArray[np.float64]] | None = None,
+           videos_source: str = "--videos", qids: NDArray[np.str_] | None = None,
+           clip: float = 2.0, strict: bool = False, compact: bool = False,
+           fast: bool = True) -> CertifyKernel:
+        meta: dict[str, Any] = {"score": cal.score, "rule": cal.rule,
+                                "alpha": float(cal.alpha_fraction), "k": cal.k_,
+                                "n_calibration": cal.n_}
+        fo = cal.fitted_on_ or {}
+        if fo.get("sha256"):
+            meta["calibration_sha256"] = fo["sha256"]
+        fitted = None if fo.get("qids") is None else np.asarray(fo["qids"], dtype=str)
+        # Input rows are needed for a grouping keyed by one of their fields, and for rows
+        # written one by one (then parsed again); the bulk reader otherwise drops them.
+        keep_records = cal.groups not in ("all", "pred_length", "duration")
+        return cls(cal, meta, fitted, keep_records, videos, videos_source, qids, clip,
+                   strict, compact, fast)
+
+    def run(self, name: str, batch: list[tuple[int, bytes]], seen: SeenIds) -> BatchOut:
+        """Certify ``batch`` (``(line number, bytes)`` pairs of file ``name``); ``seen``
+        holds the qids of earlier batches (a repeat is rejected) and gets this batch's."""
+        got = load_batch(name, batch, clip=self.clip, on_error="reject", fast=self.fast,
+                         keep_records=self.keep_records)
+        table, found = got.loaded.table, list(got.loaded.problems)
+        rejected = dict(got.loaded.rejected)
+        if self.qids is not None:  # reader rejects are all written, as in memory
+            table = table.select_qids(self.qids)
+        dup = seen.add(table.qid)
+        if dup.any():
+            found += _reject(table, dup, "duplicate qid (seen on an earlier line)", name)
+            table = table.take(~dup)
+        table, filled = fill_durations(table, *(self.videos or (None, None)),
+                                       strict=self.strict, source=self.videos_source)
+        found += filled
+        bad = [p for p in found if p.action == "rejected"]
+        regions = self.cal.certify(table)
+        in_cal = None if self.fitted is None else np.isin(table.qid, self.fitted)
+        text = (_fast_out(got, table, regions, self.meta, in_cal, self.compact)
+                if got.fast and not bad and not rejected else None)
+        if text is not None:
+            parts, status = text, status_of(regions)
+        else:
+            buf = io.BytesIO()
+            status = _write_rows(buf, batch, got.raw, got.ensure_records(table), regions,
+                                 self.meta, rejected, found, in_cal, self.compact)
+            parts = [buf.getvalue()]
+        return BatchOut(parts, status, found, bad,
+                        0 if in_cal is None else int(in_cal.sum()))
+
+
+def _fast_out(got: Batch, table: GroundingTable, regions: Regions, meta: dict[str, Any],
+              in_cal: NDArray[np.bool_] | None, compact: bool) -> list[bytes] | None:
+    """:func:`~cover.stream.jsonl_out.fast_lines` for a batch read in bulk with no
+    rejected row, the kept rows (all, or those of ``qids``) in line order."""
+    lines = table.line if table.line is not None else np.empty(0, dtype=np.int64)
+    if lines.size != len(table) or (lines.size > 1 and not (np.diff(lines) > 0).all()):
+        return None
+    if lines.size == got.raw.lines.size:
+        if not np.array_equal(lines, got.raw.lines):
+            return None
+        return fast_lines(got.lines, got.qid_values, got.vid_values, got.has_cover, table,
+                          regions, meta, in_cal, compact)
+    at = np.searchsorted(got.raw.lines, lines)
+    if at.size and (at[-1] >= got.raw.lines.size or
+                    not np.array_equal(got.raw.lines[at], lines)):
+        return None
+    pick = at.tolist()
+    return fast_lines([got.lines[i] for i in pick], [got.qid_values[i] for i in pick],
+                      [got.vid_values[i] for i in pick], got.has_cover, table, regions,
+                      meta, in_cal, compact)
+
+
+def _write_rows(out: IO[bytes], batch: list[tuple[int, bytes]], raw: RawRows,
+                table: GroundingTable, regions: Regions, meta: dict[str, Any],
+                rejected: dict[int, Any], found: list[RowProblem],
+                in_cal: NDArray[np.bool_] | None, compact: bool) -> NDArray[np.object_]:
+    """Write the batch row by row (kept and rejected rows); returns each row's status."""
+    raw_by_line = dict(batch)
+    kept_lines = set(table.line.tolist()) if table.line is not None else set()
+    for p in found:
+        if p.action == "rejected" and p.line not in rejected and p.line in raw_by_line \
+                and p.line not in kept_lines:
+            rejected[p.line] = _record(raw, p.line)
+    rows = certified_rows(table, regions, meta, rejected, found, in_calibration=in_cal)
+    recs = _records_by_line(raw, rejected)
+    order = sorted([*kept_lines, *rejected])
+    for line, row in zip(order, rows, strict=True):
+        out.write(_out_line(raw_by_line.get(line), row, recs.get(line), compact))
+        out.write(b"\n")
+    return np.array([r["cover"]["status"] for r in rows], dtype=object)
+
+
+def _record(raw: Any, line: int) -> Any:
+    idx = np.flatnonzero(raw.lines == line)
+    return raw.records[int(idx[0])] if idx.size else raw.rejected.get(line)
+
+
+def _records_by_line(raw: Any, rejected: dict[int, Any]) -> dict[int, Any]:
+    out = dict(zip(raw.lines.tolist(), raw.records, strict=True))
+    return out | rejected
+
+
+def _reject(table: Any, mask: NDArray[np.bool_], why: str, name: str) -> list[RowProblem]:
+    lines = table.line[mask].tolist() if table.line is not None else []
+    return [RowProblem(name, int(ln), str(q), why, "rejected")
+            for ln, q in zip(lines, table.qid[mask].tolist(), strict=True)]
