@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -54,3 +56,49 @@ def qdetr_columns(qdetr_preds: Path, qvh_gt: Path) -> dict[str, list[Any]]:
             "duration": [float(dur[r["qid"]]) for r in recs],
             "pred_relevant_windows": [r["pred_relevant_windows"] for r in recs],
             "pred_saliency_scores": [r["pred_saliency_scores"] for r in recs]}
+
+
+@functools.cache
+def _calibrator_validator(rules: tuple[str, ...], groupings: tuple[str, ...],
+                          keep_qids: int) -> Any:
+    """The checker of the published calibrator schema (built anew when a test registers
+    a rule or grouping or changes the qids limit: the schema is made from them)."""
+    import jsonschema
+
+    from cover.calibrate.calibrator_schema import calibrator_schema
+
+    schema = calibrator_schema()
+    jsonschema.Draft202012Validator.check_schema(schema)
+    return jsonschema.Draft202012Validator(schema)
+
+
+def check_calibrator_schema(doc: dict[str, Any]) -> None:
+    """Fail unless ``doc`` is valid under ``cover schema calibrator``, naming the field."""
+    from cover.calibrate import fitted_on
+    from cover.calibrate.registry import GROUPINGS, RULES
+
+    validator = _calibrator_validator(tuple(sorted(RULES)), tuple(sorted(GROUPINGS)),
+                                      fitted_on.KEEP_QIDS_MAX)
+    errors = sorted(validator.iter_errors(doc), key=lambda e: list(e.absolute_path))
+    if errors:
+        where = "/".join(map(str, errors[0].absolute_path)) or "(the document)"
+        raise AssertionError(f"the calibrator COVER wrote does not match its published "
+                             f"schema at {where}: {errors[0].message}")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _every_written_calibrator_matches_the_schema() -> Iterator[None]:
+    """Every calibrator document the suite writes (:meth:`Calibrator.to_dict`, which
+    :meth:`Calibrator.save` uses) is checked against the published JSON Schema."""
+    from cover.calibrate.calibrator import Calibrator
+
+    original = Calibrator.to_dict
+
+    def to_dict(self: Calibrator) -> dict[str, Any]:
+        doc = original(self)
+        check_calibrator_schema(doc)
+        return doc
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(Calibrator, "to_dict", to_dict)
+        yield

@@ -13,6 +13,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from cover.calibrate.calibrator import Calibrator
 from cover.calibrate.calibrator_file import SCHEMA, SCHEMA_VERSION
@@ -426,3 +428,172 @@ def test_invalid_rule_and_target() -> None:
 
 def test_calibration_file_error_is_a_value_error() -> None:
     assert issubclass(CalibratorFileError, ValueError)
+
+
+# ---------------------------------------------------------------------------------
+# the published JSON Schema (cover schema calibrator) and the writer agree
+
+
+def _schema_errors(doc: Any) -> list[str]:
+    import jsonschema
+
+    from cover.calibrate.calibrator_schema import calibrator_schema
+
+    v = jsonschema.Draft202012Validator(calibrator_schema())
+    return [e.message for e in v.iter_errors(doc)]
+
+
+def test_the_schema_lists_what_the_writer_writes_and_the_loader_reads(
+        cal_table: GroundingTable) -> None:
+    import jsonschema
+
+    from cover.calibrate.calibrator_file import COUNTS, FIELDS, SCALES
+    from cover.calibrate.calibrator_schema import calibrator_schema
+    from cover.calibrate.registry import GROUPINGS, RULES
+    from cover.scores import ALL_FAMILIES, TARGETS
+
+    schema = calibrator_schema()
+    jsonschema.Draft202012Validator.check_schema(schema)
+    doc = Calibrator(score="norm", alpha=0.1).fit(cal_table).to_dict()
+    # every field written is in the schema, and every required field is written
+    assert list(doc) == list(FIELDS) == schema["required"] == list(schema["properties"])
+    assert schema["additionalProperties"] is False
+    props = schema["properties"]
+    assert props["score"]["enum"] == list(ALL_FAMILIES)
+    assert props["scale"]["enum"] == [SCALES[s] for s in ALL_FAMILIES]
+    assert props["target"]["enum"] == list(TARGETS)
+    assert props["rule"]["enum"] == sorted(RULES)
+    assert props["groups"]["properties"]["kind"]["enum"] == sorted(GROUPINGS)
+    assert props["counts"]["propertyNames"]["enum"] == list(COUNTS)
+    assert set(doc["counts"]) <= set(COUNTS) and set(doc["fitted_on"]) == set(
+        props["fitted_on"]["required"])
+    assert _schema_errors(doc) == []
+
+
+def _fit_for_schema(score: str, rule: str, groups: str = "all",
+                    group_params: dict[str, Any] | None = None) -> Calibrator:
+    from dataclasses import replace
+
+    table = make_table(120, seed=8)
+    rng = np.random.default_rng(8)
+    table = replace(table, start_std=rng.uniform(1, 5, 120), end_std=rng.uniform(1, 5, 120))
+    if rule == "weighted":
+        from cover.calibrate.weighted_rule import weighted_setup
+
+        ws = weighted_setup(table, table.duration[::-1])
+        return Calibrator(score=score, alpha=0.2, rule=rule, groups="covariate_cells",
+                          group_params=ws.group_params, params=ws.params
+                          ).fit(table, weights=ws.weights)
+    return Calibrator(score=score, alpha=0.2, rule=rule, groups=groups,
+                      group_params=group_params).fit(table)
+
+
+def _rule_family_pairs() -> list[tuple[str, str]]:
+    from cover.calibrate.registry import RULES
+    from cover.scores import ALL_FAMILIES
+
+    return [(r, s) for r in sorted(RULES) for s in ALL_FAMILIES]
+
+
+@pytest.mark.parametrize(("rule", "score"), _rule_family_pairs())
+def test_every_rule_and_family_writes_a_schema_valid_calibrator(rule: str, score: str,
+                                                                tmp_path: Path) -> None:
+    from conftest import check_calibrator_schema
+    from cover.calibrate.registry import get_rule
+
+    if "sides" in get_rule(rule).needs and score == "sls":
+        with pytest.raises(ValueError, match="needs an interval score"):
+            _fit_for_schema(score, rule)
+        return
+    cal = _fit_for_schema(score, rule)
+    check_calibrator_schema(cal.to_dict())
+    doc = json.loads(saved(cal, tmp_path).read_text())
+    assert _schema_errors(doc) == []
+    assert Calibrator.load(tmp_path / "cal.json").to_dict() == doc  # the loader agrees
+
+
+@pytest.mark.parametrize(("groups", "params"), [
+    ("pred_length", None), ("duration", None), ("covariate_cells", None),
+    ("key", {"field": "qid"})])
+def test_every_grouping_writes_a_schema_valid_calibrator(groups: str,
+                                                         params: dict[str, Any] | None) -> None:
+    doc = _fit_for_schema("norm", "mondrian", groups, params).to_dict()
+    assert doc["groups"]["kind"] == groups and len(doc["thresholds"]) > 1
+    assert _schema_errors(doc) == []
+
+
+def _edit(doc: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
+    import copy
+
+    out = copy.deepcopy(doc)
+    *head, last = path.split(".")
+    d = out
+    for h in head:
+        d = d[h]
+    if value is _DROP:
+        del d[last]
+    else:
+        d[last] = value
+    return out
+
+
+_DROP = object()
+
+
+@pytest.mark.parametrize(("rule", "path", "value", "message"), [
+    ("split", "thresholds.all.value", "-inf", "is not valid under any of the given schemas"),
+    ("split", "thresholds.all.value", None, "is not valid under any of the given schemas"),
+    ("split", "thresholds.all.k", 3.7, "is not of type 'integer'"),
+    ("split", "thresholds.all.k", True, "is not of type 'integer'"),
+    ("split", "thresholds.all.k", None, "None is not of type 'integer'"),
+    ("crc", "thresholds.all.k", 3, "3 is not of type 'null'"),
+    ("split", "thresholds.all.n", 0, "0 is less than the minimum of 1"),
+    ("split", "thresholds.all.start", 1.0, "Additional properties are not allowed"),
+    ("bonferroni", "thresholds.all.value", 1.0, "Additional properties are not allowed"),
+    ("split", "thresholds", {"other": {"n": 120, "value": 1.0, "k": 97}}, "'all' was expected"),
+    ("split", "thresholds", {}, "should be non-empty"),
+    ("split", "alpha", 0.2, "0.2 is not of type 'string'"),
+    ("split", "alpha", "0.20", "does not match"),
+    ("split", "alpha", "1.5", "does not match"),
+    ("split", "score", "bogus", "'bogus' is not one of"),
+    ("split", "scale", "seconds", "'predicted_length' was expected"),
+    ("split", "target", "middle", "'middle' is not one of"),
+    ("split", "rule", "magic", "'magic' is not one of"),
+    ("split", "groups", {"kind": "nonsense"}, "'nonsense' is not one of"),
+    ("split", "groups", {"kind": "all", "edges": [1]}, "has too many properties"),
+    ("split", "min_scale", -1.0, "less than or equal to the minimum of 0"),
+    ("split", "min_scale", True, "True is not of type 'number'"),
+    ("split", "clip_seconds", 2.0, "2.0 is not of type 'null'"),
+    ("split", "fallback", [{"group": "all", "reason": "x", "used": "zero"}], "'zero' is not one"),
+    ("split", "counts.rows", -1, "-1 is less than the minimum of 0"),
+    ("split", "counts.extra", 1, "'extra' is not one of"),
+    ("split", "fitted_on.count", 0, "0 is less than the minimum of 1"),
+    ("split", "fitted_on.qids", None, "120 is less than the minimum of 5001"),
+    ("split", "fitted_on.sha256", "0" * 63, "does not match"),
+    ("split", "created_by", 7, "7 is not of type 'string'"),
+    ("split", "note", "hello", "Additional properties are not allowed"),
+    ("split", "counts", _DROP, "'counts' is a required property"),
+    ("split", "schema_version", 3, "2 was expected"),
+])
+def test_the_schema_refuses_what_the_loader_refuses(rule: str, path: str, value: Any,
+                                                    message: str) -> None:
+    doc = _edit(_fit_for_schema("norm", rule).to_dict(), path, value)
+    errors = _schema_errors(doc)
+    assert any(message in e for e in errors), errors
+    with pytest.raises(CalibratorFileError):
+        Calibrator.from_dict(reseal(doc))
+
+
+@settings(max_examples=200, deadline=None, derandomize=True, database=None)
+@given(st.fractions(min_value=0, max_value=1, max_denominator=10**12))
+def test_every_alpha_the_writer_spells_matches_the_schema_pattern(a: Fraction) -> None:
+    from cover.calibrate.calibrator_fields import alpha_text
+    from cover.calibrate.calibrator_schema import ALPHA_PATTERN
+
+    if not 0 < a < 1:
+        return
+    text = alpha_text(a)
+    assert re.fullmatch(ALPHA_PATTERN, text), text
+    inexact = [text + "0", text[1:]] if text.startswith("0.") else []  # "0.10", ".1"
+    inexact += [text.lower()] if "E" in text else []  # the loader wants Decimal's "1E-7"
+    assert not any(re.fullmatch(ALPHA_PATTERN, t) for t in inexact), inexact

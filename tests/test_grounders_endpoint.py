@@ -229,12 +229,12 @@ def test_client_helpers_and_connection_refused():
     with pytest.raises(ValueError, match="choices"):
         answer_text({"error": "x"})
     waits: list[float] = []
-    client = ChatClient("http://127.0.0.1:9/v1", MODEL, timeout=0.5, retries=3, backoff=0.5,
-                        max_backoff=1.5, sleep=waits.append)
-    with pytest.raises(EndpointError, match="gave up after 4 attempts") as err:
+    with ChatClient("http://127.0.0.1:9/v1", MODEL, timeout=0.5, retries=3, backoff=0.5,
+                    max_backoff=1.5, sleep=waits.append, jitter=lambda cap: cap) as client, \
+            pytest.raises(EndpointError, match="gave up after 4 attempts") as err:
         client.complete([{"role": "user", "content": "hi"}])
-    assert err.value.attempts == 4
-    assert waits == [0.5, 1.0, 1.5]  # exponential, capped
+    assert err.value.attempts == 4 and "ConnectError" in str(err.value)
+    assert waits == [0.5, 1.0, 1.5]  # the jitter's cap: exponential, capped
 
 
 # ---- bounded requests: a whole-request deadline and a response size limit ---------------
@@ -294,9 +294,9 @@ def hostile() -> Iterator[str]:
 
 @pytest.mark.parametrize("what", ["trickle", "trickle-headers"])
 def test_the_timeout_bounds_the_whole_request(hostile: str, what: str) -> None:
-    client = ChatClient(hostile, MODEL, timeout=0.5, retries=0)
     t0 = time.monotonic()
-    with pytest.raises(EndpointError) as err:
+    with ChatClient(hostile, MODEL, timeout=0.5, retries=0) as client, \
+            pytest.raises(EndpointError) as err:
         client.complete([{"role": "user", "content": what}])
     took = time.monotonic() - t0
     assert took < 1.5, took  # the server would go on for 6 s
@@ -312,9 +312,9 @@ def test_the_timeout_bounds_the_whole_request(hostile: str, what: str) -> None:
 ])
 def test_a_response_past_the_size_limit_fails_unkept(hostile: str, what: str,
                                                      message: str) -> None:
-    client = ChatClient(hostile, MODEL, timeout=5, retries=3, max_response_bytes=1000)
     t0 = time.monotonic()
-    with pytest.raises(EndpointError) as err:
+    with ChatClient(hostile, MODEL, timeout=5, retries=3, max_response_bytes=1000) as client, \
+            pytest.raises(EndpointError) as err:
         client.complete([{"role": "user", "content": what}])
     assert str(err.value) == message and err.value.attempts == 1  # never retried
     assert time.monotonic() - t0 < 2
@@ -405,3 +405,129 @@ def test_a_vid_reaching_outside_videos_is_refused(tmp_path, server, capsys, vid,
     rows = [json.loads(x) for x in (tmp_path / "p.jsonl").read_text().splitlines()]
     assert [r["qid"] for r in rows] == [1, 2] and "sneaky" not in fake.calls
     assert "1 row(s) rejected" in capsys.readouterr().err
+
+
+# ---- httpx: connection reuse, Retry-After, jittered backoff ------------------------------
+class KeepAlive(BaseHTTPRequestHandler):
+    """HTTP/1.1 with keep-alive; counts connections (one handler per connection). A
+    request whose content names a header answers 429 with it once, then 200."""
+
+    protocol_version = "HTTP/1.1"
+
+    def setup(self) -> None:
+        super().setup()
+        with self.server.lock:  # type: ignore[attr-defined]
+            self.server.connections += 1  # type: ignore[attr-defined]
+
+    def do_POST(self) -> None:
+        srv: Any = self.server
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        text = body["messages"][0]["content"]
+        with srv.lock:
+            srv.calls[text] += 1
+            first = srv.calls[text] == 1
+        code, payload, extra = 200, json.dumps({"choices": [{"message": {
+            "content": "0.5 - 1.0 seconds"}}]}).encode(), {}
+        if first and ":" in text:
+            name, value = text.split(":", 1)
+            code, payload, extra = 429, b'{"error": "slow down"}', {name: value.strip()}
+        self.send_response(code)
+        for k, v in extra.items():
+            self.send_header(k, v)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def keepalive() -> Iterator[tuple[str, Any]]:
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), KeepAlive)
+    httpd.daemon_threads = True
+    httpd.lock, httpd.connections, httpd.calls = threading.Lock(), 0, Counter()
+    thread = threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}/v1", httpd
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+def test_connections_are_reused_across_requests_and_threads(keepalive):
+    url, srv = keepalive
+    with ChatClient(url, MODEL, timeout=5, retries=0) as client:
+        for i in range(10):
+            assert client.complete([{"role": "user", "content": f"q{i}"}]).text
+        assert srv.connections == 1  # one connection for ten sequential requests
+        from concurrent.futures import ThreadPoolExecutor
+        with ThreadPoolExecutor(4) as pool:
+            replies = list(pool.map(lambda i: client.complete(
+                [{"role": "user", "content": f"t{i}"}]), range(40)))
+    assert [r.attempts for r in replies] == [1] * 40
+    assert sum(srv.calls.values()) == 50 and max(srv.calls.values()) == 1  # none twice
+    assert srv.connections <= 4  # at most one per thread in flight, kept alive
+
+
+@pytest.mark.parametrize(("header", "wait"), [
+    ("Retry-After: 3", 3.0),
+    ("Retry-After: 0.25", 0.25),
+    ("retry-after-ms: 120", 0.12),
+    ("Retry-After: 100", 30.0),  # capped at max_backoff
+    ("Retry-After: Thu, 01 Jan 1970 00:00:00 GMT", 0.0),  # a date already past
+    ("Retry-After: soon", 0.5),  # unreadable: the backoff's own wait
+])
+def test_retry_after_is_honoured(keepalive, header, wait):
+    url, srv = keepalive
+    waits: list[float] = []
+    with ChatClient(url, MODEL, timeout=5, retries=2, backoff=0.5, max_backoff=30,
+                    sleep=waits.append, jitter=lambda cap: cap) as client:
+        reply = client.complete([{"role": "user", "content": header}])
+    assert reply.attempts == 2 and waits == [pytest.approx(wait)]
+    assert srv.calls[header] == 2
+
+
+def test_retry_after_seconds_reads_every_form():
+    from cover.grounders.transport import retry_after_seconds
+    now = 1_700_000_000.0
+    date = "Tue, 14 Nov 2023 22:13:27 GMT"  # now + 7 s
+    assert retry_after_seconds({"Retry-After": date}, now=now) == 7.0
+    assert retry_after_seconds({"retry-after": " 12 "}) == 12.0
+    assert retry_after_seconds({"Retry-After-Ms": "1500", "Retry-After": "9"}) == 1.5
+    for bad in ({}, {"Retry-After": "-1"}, {"Retry-After": "later"}, {"Retry-After": ""},
+                {"retry-after-ms": "nan"}, {"Retry-After": "inf"}):
+        assert retry_after_seconds(bad, now=now) is None, bad
+
+
+def test_default_backoff_is_full_jitter_below_the_exponential_cap():
+    waits: list[float] = []
+    with ChatClient("http://127.0.0.1:9/v1", MODEL, timeout=0.5, retries=6, backoff=0.5,
+                    max_backoff=4.0, sleep=waits.append) as client, \
+            pytest.raises(EndpointError):
+        client.complete([{"role": "user", "content": "hi"}])
+    caps = [0.5, 1.0, 2.0, 4.0, 4.0, 4.0]
+    assert len(waits) == 6 and all(0 <= w <= c for w, c in zip(waits, caps, strict=True))
+    assert waits != caps  # drawn, not the cap itself
+
+
+def test_an_unusable_endpoint_url_is_not_retried():
+    waits: list[float] = []
+    with ChatClient("ftp://127.0.0.1/v1", MODEL, retries=3, sleep=waits.append) as client, \
+            pytest.raises(EndpointError, match=r"cannot ask ftp://127\.0\.0\.1/v1/chat/"
+                                               r"completions: .*\(--endpoint\)") as err:
+        client.complete([{"role": "user", "content": "hi"}])
+    assert err.value.attempts == 1 and waits == []
+
+
+def test_a_closed_client_sends_nothing(keepalive):
+    url, srv = keepalive
+    client = ChatClient(url, MODEL, retries=0)
+    client.complete([{"role": "user", "content": "one"}])
+    client.close()
+    client.close()  # twice is fine
+    with pytest.raises(RuntimeError, match="closed"):
+        client.complete([{"role": "user", "content": "two"}])
+    assert srv.calls["two"] == 0

@@ -52,7 +52,7 @@ COMMANDS: tuple[str, ...] = ("calibrate", "certify", "evaluate", "split", "valid
                              "demo",
                              "ensemble", "online",
                              "parse-answers", "grounder", "data", "formats",
-                             "ground", "serve")
+                             "schema", "ground", "serve")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -52,7 +52,8 @@ def add_parser(sub: Subparsers) -> None:
     p.add_argument("--retries", type=nonnegative_int, default=4,
                    help="retries per request (default 4)")
     p.add_argument("--backoff", type=nonnegative_float, default=1.0,
-                   help="first retry wait, s; doubles each time (default 1)")
+                   help="first retry wait, s, at most: the cap doubles each time, the wait "
+                        "is drawn at random below it (default 1)")
     p.add_argument("--max-tokens", type=positive_int, default=256,
                    help="answer length limit, tokens")
     p.add_argument("--max-response-bytes", type=positive_int, default=None, metavar="N",
@@ -83,12 +84,12 @@ def run(args: argparse.Namespace) -> int:
         key = os.environ.get(args.api_key_env)
         if not key:
             raise InputError(f"environment variable {args.api_key_env} is not set")
-    client = ChatClient(args.endpoint, args.model, timeout=args.timeout, retries=args.retries,
-                        backoff=args.backoff, max_tokens=args.max_tokens, api_key=key,
-                        max_response_bytes=args.max_response_bytes or MAX_RESPONSE_BYTES)
-    s = run_ground(args.queries, args.videos, args.output, client, n_frames=args.frames,
-                   max_side=args.max_side, concurrency=args.concurrency, log=args.log,
-                   on_error=args.on_error)
+    with ChatClient(args.endpoint, args.model, timeout=args.timeout, retries=args.retries,
+                    backoff=args.backoff, max_tokens=args.max_tokens, api_key=key,
+                    max_response_bytes=args.max_response_bytes or MAX_RESPONSE_BYTES) as client:
+        s = run_ground(args.queries, args.videos, args.output, client, n_frames=args.frames,
+                       max_side=args.max_side, concurrency=args.concurrency, log=args.log,
+                       on_error=args.on_error)
     _report_problems(s.problems, what=args.queries)
     print(f"{s.queries} queries: {s.from_log} answered in an earlier run (log), {s.asked} "
           f"asked now; {s.unanswered} without an answer (request or video failed for good; "

@@ -14,26 +14,36 @@ Servers such as vLLM and SGLang serve Qwen2.5-VL or InternVL behind
 with ``temperature = 0``. The example in the prompt (:data:`PROMPT_EXAMPLE`) is handed to
 the answer parser, so an answer that merely copies it is an ``echo``, not a prediction.
 
-Transport is the standard library's ``urllib`` (:mod:`cover.grounders.transport`):
-``timeout`` bounds each attempt as a whole (connect, send, headers and body), and a
-response body longer than ``max_response_bytes`` fails the request without being kept
-(not retried: the same request would get the same answer). A request that times out,
-cannot connect, or gets HTTP 408, 429 or 5xx is retried up to ``retries`` times after
-``backoff · 2^k`` seconds (at most ``max_backoff``; a ``Retry-After`` header, when
-shorter than that cap, is honoured); other HTTP errors are not retried.
+Transport is httpx (:mod:`cover.grounders.transport`): one connection pool per client,
+shared by every thread that asks and reused between requests. ``timeout`` bounds each
+attempt as a whole (connect, send, headers and body), and a response body longer than
+``max_response_bytes`` fails the request without being kept (not retried: the same
+request would get the same answer). A request that times out, cannot connect, or gets
+HTTP 408, 429 or 5xx is retried up to ``retries`` times. Before retry ``k`` (from 0) it
+waits a random time between 0 and ``min(max_backoff, backoff · 2^k)`` seconds ("full
+jitter": clients that failed together do not come back together); when the answer said
+how long to wait (``retry-after-ms``, or ``Retry-After`` in seconds or as an HTTP-date)
+it waits that long instead, at most ``max_backoff``. Other HTTP errors are not retried.
+A client holds a connection pool: use it in a ``with`` block, or :meth:`ChatClient.close`.
 """
 
 from __future__ import annotations
 
 import base64
-import http.client
 import json
+import random
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from cover.grounders.transport import HTTPStatusError, ResponseTooLarge, post
+from cover.grounders.transport import (
+    BadURL,
+    HTTPStatusError,
+    RequestFailed,
+    ResponseTooLarge,
+    Transport,
+)
 from cover.grounders.video import VideoSample
 
 PROMPT_VERSION = 1
@@ -41,6 +51,11 @@ PROMPT_EXAMPLE = "12.0 - 18.5 seconds"
 RETRY_STATUS = frozenset({408, 429, 500, 502, 503, 504})
 #: Default limit on one response body, bytes: a 256-token answer is a few kB.
 MAX_RESPONSE_BYTES = 4 << 20
+
+
+def full_jitter(cap: float) -> float:
+    """A wait drawn uniformly from ``[0, cap]`` (exponential backoff with full jitter)."""
+    return random.uniform(0.0, cap)
 
 
 def build_messages(query: str, sample: VideoSample) -> list[dict[str, Any]]:
@@ -105,8 +120,9 @@ def answer_text(doc: Any) -> str:
 
 @dataclass
 class ChatClient:
-    """One OpenAI-compatible chat endpoint; :meth:`complete` retries as documented.
-    ``timeout`` (s) bounds each attempt as a whole, ``max_response_bytes`` its body."""
+    """One OpenAI-compatible chat endpoint; :meth:`complete` retries as documented and may
+    be called from many threads at once. ``timeout`` (s) bounds each attempt as a whole,
+    ``max_response_bytes`` its body; ``jitter`` turns the backoff cap into the wait."""
 
     url: str
     model: str
@@ -118,6 +134,8 @@ class ChatClient:
     api_key: str | None = None
     sleep: Callable[[float], None] = time.sleep
     max_response_bytes: int = MAX_RESPONSE_BYTES
+    jitter: Callable[[float], float] = full_jitter
+    _transport: Transport = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         bad = [f"{name} must be {rule}, got {value}" for name, value, rule, ok in (
@@ -130,13 +148,24 @@ class ChatClient:
              self.max_response_bytes >= 1)) if not ok]
         if bad:
             raise ValueError("ChatClient: " + "; ".join(bad))
+        self._transport = Transport()
+
+    def __enter__(self) -> ChatClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the connections (a closed client sends nothing more)."""
+        self._transport.close()
 
     def _post(self, body: bytes) -> Any:
         headers = {"Content-Type": "application/json"}
         if self.api_key:
             headers["Authorization"] = f"Bearer {self.api_key}"
-        data = post(chat_url(self.url), body, headers, timeout=self.timeout,
-                    max_bytes=self.max_response_bytes)
+        data = self._transport.post(chat_url(self.url), body, headers, timeout=self.timeout,
+                                    max_bytes=self.max_response_bytes)
         return json.loads(data.decode("utf-8"))
 
     def complete(self, messages: list[dict[str, Any]]) -> Reply:
@@ -145,7 +174,7 @@ class ChatClient:
         t0 = time.monotonic()
         last = ""
         for attempt in range(1, self.retries + 2):
-            wait = min(self.max_backoff, self.backoff * 2 ** (attempt - 1))
+            wait = self.jitter(min(self.max_backoff, self.backoff * 2 ** (attempt - 1)))
             try:
                 doc = self._post(body)
                 return Reply(answer_text(doc), attempt, time.monotonic() - t0)
@@ -153,16 +182,16 @@ class ChatClient:
                 last = str(exc)
                 if exc.code not in RETRY_STATUS:
                     raise EndpointError(last, attempt) from None
-                after = exc.retry_after
-                if after and after.replace(".", "", 1).isdigit():
-                    wait = min(self.max_backoff, float(after))
+                if exc.retry_after is not None:  # the server said when: no guessing
+                    wait = min(self.max_backoff, exc.retry_after)
             except ResponseTooLarge as exc:
                 raise EndpointError(f"{exc} (--max-response-bytes); not kept",
                                     attempt) from None
-            except (OSError, http.client.HTTPException) as exc:
-                # URLError, timeouts, refused / reset connections, TLS errors
-                reason = getattr(exc, "reason", exc)
-                last = f"{type(exc).__name__}: {reason}"
+            except BadURL as exc:
+                raise EndpointError(f"cannot ask {exc} (--endpoint)", attempt) from None
+            except (RequestFailed, TimeoutError) as exc:
+                # refused / reset connections, TLS errors, broken HTTP, the deadline
+                last = str(exc) if isinstance(exc, RequestFailed) else f"TimeoutError: {exc}"
             except (ValueError, UnicodeDecodeError) as exc:
                 raise EndpointError(f"malformed response: {exc}", attempt) from None
             if attempt <= self.retries:
