@@ -11,7 +11,6 @@ from cover.cli._common import (
     _alpha,
     _common_input,
     add_command,
-    check_outputs,
     positive_float,
 )
 from cover.cli.formats import add_format_flags, format_kwargs
@@ -77,7 +76,10 @@ def run(args: argparse.Namespace) -> int:
         name_a = f"{name_a} {args.score.upper()}/{args.rule}"
         name_b = f"{name_b} {score_b.upper()}/{rule_b}"
     inputs = [args.a, b, args.gt, args.gt_durations]
-    check_outputs([args.json, args.html], inputs)
+    from cover.io.output import check_outputs
+
+    check_outputs([(flag, p) for flag, p in (("--json", args.json), ("--html", args.html))
+                   if p], [(str(p), p) for p in inputs if p])
     if args.json and args.html and Path(args.json).resolve() == Path(args.html).resolve():
         raise InputError("--json and --html name the same file")
     run_compare(CompareSpec(
