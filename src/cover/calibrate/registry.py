@@ -123,13 +123,14 @@ def _no_params(params: Mapping[str, Any]) -> dict[str, Any]:
 class PerRow:
     """The part of a rule whose threshold depends on each row's covariates, not on a group
     label (rule ``conditional``): ``features(table, params)`` are the covariates the rule
-    is fitted on (``RuleInput.features``); ``lams(table, params)`` the threshold of every
-    row of any table from the fitted ``params``; ``check(params, thresholds, n_fitted)``
-    checks a saved file's fitted parameters against its thresholds (a ``ValueError``)."""
+    is fitted on (``RuleInput.features``); ``lams(table, params, alpha)`` the threshold of
+    every row of any table from the fitted ``params``; ``check(params, thresholds,
+    n_fitted, alpha)`` checks a saved file's fitted parameters against its thresholds
+    (a ``ValueError``)."""
 
     features: Callable[[GroundingTable, Mapping[str, Any]], NDArray[np.float64]]
-    lams: Callable[[GroundingTable, Mapping[str, Any]], NDArray[np.float64]]
-    check: Callable[[Mapping[str, Any], Mapping[str, GroupThreshold], int], None]
+    lams: Callable[[GroundingTable, Mapping[str, Any], float], NDArray[np.float64]]
+    check: Callable[[Mapping[str, Any], Mapping[str, GroupThreshold], int, float], None]
 
 
 @dataclass(frozen=True)
