@@ -109,7 +109,9 @@ def main(data: Path) -> str:
         f"| test coverage of COVER's regions | "
         f"{float((compute_scores(test, 'norm').values <= lam).mean()):.4f} |",
         "",
-        "COVER solves one LP per distinct feature vector (HiGHS dual simplex, n bounded "
+        "MAPIE 1.6's ConditionalSplitConformalRegressor carries the same algorithm (ported "
+        "from this package) and needs torch besides cvxpy for its conditional extra; it was "
+        "not run. COVER solves one LP per distinct feature vector (HiGHS dual simplex, n bounded "
         "variables, 1 + #covariates equality constraints): the closed-form cutoff with the "
         "test score imputed at +inf (src/cover/calibrate/conditional_lp.py). Timings are "
         "wall-clock on a shared 2-core machine.",

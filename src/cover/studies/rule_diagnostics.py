@@ -65,9 +65,12 @@ def compare_rules(pool: GroundingTable, test: GroundingTable, alpha: float = 0.1
 
 def rules_table(name: str, dataset: str, records: list[dict[str, Any]], alpha: float) -> Table:
     """The records of :func:`compare_rules` as a study table."""
-    rows = tuple((name, dataset, r["rule"], fmt(r["coverage"]),
-                  f"{fmt(r['worst_stratum_coverage'])} ({r['worst_stratum']})",
-                  fmt(r["worst_slab"]), fmt(r["gap_max"]), fmt(r["length"], 1))
+    def num(v: Any, digits: int = 3) -> str:  # JSON-safe records hold null for NaN
+        return fmt(float("nan") if v is None else float(v), digits)
+
+    rows = tuple((name, dataset, r["rule"], num(r["coverage"]),
+                  f"{num(r['worst_stratum_coverage'])} ({r['worst_stratum']})",
+                  num(r["worst_slab"]), num(r["gap_max"]), num(r["length"], 1))
                  for r in records)
     return Table("conditional_rules", f"Marginal (split) vs Mondrian (predicted-length "
                  f"terciles) vs conditional (covariates {', '.join(records[0]['covariates'])}), "
