@@ -7,6 +7,7 @@ Importing this package registers the built-in rules and groupings
 from cover.calibrate import asymmetric as _asymmetric  # noqa: F401  (registers its rule)
 from cover.calibrate import bonferroni as _bonferroni  # noqa: F401
 from cover.calibrate import buckets as _buckets  # noqa: F401  (mondrian, buckets)
+from cover.calibrate import conditional as _conditional  # noqa: F401  (per-row thresholds)
 from cover.calibrate import crc as _crc  # noqa: F401
 from cover.calibrate import group_kinds as _group_kinds  # noqa: F401  (pred_length, ...)
 from cover.calibrate import rcps as _rcps  # noqa: F401

@@ -160,7 +160,7 @@ class Calibrator(FittedViews):
         rules that need the whole table (a loss curve, weights) are refused."""
         if len(table) != scores.values.size:
             raise ValueError(f"{scores.values.size} scores for a table of {len(table)} rows")
-        if self._spec.needs & {"loss", "weights"}:
+        if self._spec.needs & {"loss", "weights"} or self._spec.per_row is not None:
             raise ValueError(f"rule {self.rule!r} needs the whole labelled table: use fit()")
         if scores.family != self.score:
             raise ValueError(f"scores of family {scores.family!r}, calibrator {self.score!r}")
@@ -180,6 +180,8 @@ class Calibrator(FittedViews):
             scores=scores.values, groups=labels, start=scores.start, end=scores.end,
             loss=loss,
             weights=None if weights is None else np.asarray(weights, dtype=np.float64),
+            features=None if spec.per_row is None else spec.per_row.features(table,
+                                                                           self._params),
         )
         result = spec.fn(data, self._alpha, self._params)
         for label, rec in result.thresholds.items():
@@ -231,6 +233,9 @@ class Calibrator(FittedViews):
         rules); a row whose group was not seen at calibration is an error."""
         self._require_fitted()
         one_side = self._spec.sides == ("both",) and not self._spec.needs & {"sides"}
+        if self._spec.per_row is not None:  # a threshold per row from its covariates
+            lam = self._spec.per_row.lams(table, self.params_, float(self._alpha))
+            return lam, (None if one_side else lam)
         if self.groups == "all" and len(self.thresholds_) == 1:
             # One group: no per-row labels (a text array and a text search per row).
             (record,) = self.thresholds_.values()

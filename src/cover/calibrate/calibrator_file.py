@@ -209,6 +209,11 @@ def _check(doc: dict[str, Any]) -> dict[str, Any]:
     if used != fo["count"]:
         raise BadField("thresholds", f"group sizes n add up to {used} rows (with {held_out} held "
                    f"out), but the calibrator was fitted on {fo['count']}")
+    if spec.per_row is not None:
+        try:
+            spec.per_row.check(params, thresholds, fo["count"], float(alpha))
+        except ValueError as exc:
+            raise BadField("params", str(exc)) from None
     return {"score": score, "target": target, "min_scale": min_scale, "clip": clip,
             "alpha": alpha, "rule": rule, "params": params, "kind": kind, "gparams": gparams,
             "thresholds": thresholds, "fallback": fallback, "counts": dict(counts),

@@ -82,6 +82,8 @@ class RuleInput:
     end: NDArray[np.float64] | None = None
     loss: Callable[[float], NDArray[np.float64]] | None = None
     weights: NDArray[np.float64] | None = None
+    #: Per-row covariates (rows x covariates) of a rule with a ``per_row`` part.
+    features: NDArray[np.float64] | None = None
 
     @property
     def n(self) -> int:
@@ -118,6 +120,20 @@ def _no_params(params: Mapping[str, Any]) -> dict[str, Any]:
 
 
 @dataclass(frozen=True)
+class PerRow:
+    """The part of a rule whose threshold depends on each row's covariates, not on a group
+    label (rule ``conditional``): ``features(table, params)`` are the covariates the rule
+    is fitted on (``RuleInput.features``); ``lams(table, params, alpha)`` the threshold of
+    every row of any table from the fitted ``params``; ``check(params, thresholds,
+    n_fitted, alpha)`` checks a saved file's fitted parameters against its thresholds
+    (a ``ValueError``)."""
+
+    features: Callable[[GroundingTable, Mapping[str, Any]], NDArray[np.float64]]
+    lams: Callable[[GroundingTable, Mapping[str, Any], float], NDArray[np.float64]]
+    check: Callable[[Mapping[str, Any], Mapping[str, GroupThreshold], int, float], None]
+
+
+@dataclass(frozen=True)
 class RuleSpec:
     """A registered rule.
 
@@ -138,6 +154,8 @@ class RuleSpec:
     sides: tuple[str, ...] = ONE_SIDE
     needs: frozenset[str] = frozenset()
     lams: LamsFn = _default_lams
+    #: Per-row thresholds from covariates (None: one threshold per group label).
+    per_row: PerRow | None = None
 
 
 RULES: dict[str, RuleSpec] = {}

@@ -49,6 +49,9 @@ def add_parser(sub: Subparsers) -> None:
                         "threshold): pass --bound hoeffding to reproduce them")
     p.add_argument("--side-weights", metavar="WS,WE", help="asymmetric: start,end side weights "
                    "fixed in advance (default: estimated on a 25%% fold of the calibration rows)")
+    p.add_argument("--covariates", metavar="NAMES", help="conditional: covariates the "
+                   "coverage guarantee holds over, comma-separated (duration, pred_length, "
+                   "pred_center, query_words, grounder_score; default duration,pred_length)")
     p.add_argument("--alpha", type=_alpha, default="0.1", help="miscoverage level in (0, 1)")
     p.add_argument("--qids", type=InputPath,
                    help="calibrate only on these query ids (e.g. from cover split)")
@@ -73,11 +76,14 @@ def add_parser(sub: Subparsers) -> None:
 
 def _rule_params(args: argparse.Namespace) -> dict[str, Any]:
     """The rule options given on the command line (a flag of another rule is an error)."""
-    given = {"delta": args.delta, "bound": args.bound, "weights": args.side_weights}
-    wants = {"rcps": {"delta", "bound"}, "asymmetric": {"weights"}}.get(args.rule, set())
+    given = {"delta": args.delta, "bound": args.bound, "weights": args.side_weights,
+             "covariates": args.covariates}
+    wants = {"rcps": {"delta", "bound"}, "asymmetric": {"weights"},
+             "conditional": {"covariates"}}.get(args.rule, set())
     stray = sorted(k for k, v in given.items() if v is not None and k not in wants)
     if stray:
-        flags = {"delta": "--delta", "bound": "--bound", "weights": "--side-weights"}
+        flags = {"delta": "--delta", "bound": "--bound", "weights": "--side-weights",
+                 "covariates": "--covariates"}
         raise InputError(f"{', '.join(flags[k] for k in stray)} does not apply to --rule "
                          f"{args.rule}")
     params: dict[str, Any] = {k: v for k, v in given.items() if v is not None}
@@ -88,6 +94,13 @@ def _rule_params(args: argparse.Namespace) -> dict[str, Any]:
             raise InputError(f"--side-weights must be two numbers WS,WE, got "
                              f"{params['weights']!r}") from None
         params["weights"] = {"start": ws, "end": we}
+    if "covariates" in params:
+        from cover.calibrate.covariates import parse_covariates
+
+        try:
+            params["covariates"] = parse_covariates(params["covariates"])
+        except ValueError as exc:
+            raise InputError(str(exc)) from None
     return params
 
 

@@ -49,16 +49,30 @@ def add_parser(sub: Subparsers) -> None:
                    help="read the whole regions file instead of streaming it")
     p.add_argument("--batch-rows", type=positive_int, default=16_384,
                    help="rows per batch when streaming (memory is bounded by one batch)")
+    p.add_argument("--diagnostics", metavar="NAMES",
+                   help="conditional-coverage diagnostics over these covariates, comma-"
+                   "separated (duration, pred_length, pred_center, query_words, "
+                   "grounder_score): worst-slab coverage and coverage gap (reads the "
+                   "regions whole)")
     add_format_flags(p, gt=True, preds=False)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    from cover.calibrate.covariates import parse_covariates
+    from cover.errors import InputError
     from cover.jobs.evaluate import EvaluateFiles, evaluate_files
+
+    try:
+        names = tuple(parse_covariates(args.diagnostics, "--diagnostics")) \
+            if args.diagnostics is not None else ()
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
 
     evaluate_files(EvaluateFiles(
         regions=args.regions, gt=args.gt, json=args.json, gt_format=args.gt_format,
         gt_columns=args.gt_columns, gt_durations=args.gt_durations, columns=args.columns,
         target=args.target, refusal_policy=args.refusal_policy, on_error=args.on_error,
-        in_memory=args.in_memory, batch_rows=args.batch_rows, calibrator=args.calibrator))
+        in_memory=args.in_memory, batch_rows=args.batch_rows, calibrator=args.calibrator,
+        diagnostics=names))
     return 0

@@ -15,6 +15,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from cover.errors import CoverWarning, InputError, RowProblem, report_lines
 from cover.grounding_metrics import GroundingMetrics
 from cover.io.jsonl import OnError, raise_on_rejections
@@ -39,6 +41,8 @@ class EvaluateFiles:
     batch_rows: int = 16_384
     #: CSV regions: the calibrator certify used (its fields, for the test band).
     calibrator: str | None = None
+    #: Covariates for worst-slab coverage and coverage gap (read whole when given).
+    diagnostics: tuple[str, ...] = ()
 
 
 def evaluate_files(job: EvaluateFiles) -> dict[str, Any]:
@@ -58,7 +62,7 @@ def evaluate_files(job: EvaluateFiles) -> dict[str, Any]:
     if job.calibrator is not None and kind != "csv":
         raise InputError(f"{job.regions}: --calibrator is for CSV regions; JSON-lines and "
                          "Parquet regions carry their calibrator's fields")
-    if job.in_memory or (kind == "jsonl" and _json_array(job.regions)):
+    if job.in_memory or job.diagnostics or (kind == "jsonl" and _json_array(job.regions)):
         return _whole(job, got)
     res = evaluate_stream(job.regions, got.loaded.table, target=job.target,
                           refusal_policy=job.refusal_policy, batch_rows=job.batch_rows,
@@ -129,7 +133,25 @@ def _whole(job: EvaluateFiles, got: Any) -> dict[str, Any]:
     field = grounding_metrics(joined) if has_windows else None
     counts = _counts(loaded.rejected_at_certify, loaded.problems + problems,
                      len(unmatched_gt), marked, same, len(idx))
-    return _finish(job, ev, field, loaded.meta, counts)
+    diag = _diagnostics(job, ev, joined, loaded.meta)
+    return _finish(job, ev, field, loaded.meta, counts, diag)
+
+
+def _diagnostics(job: EvaluateFiles, ev: Evaluation, joined: Any,
+                 meta: dict[str, Any]) -> Any:
+    """Worst-slab coverage and coverage gap over ``job.diagnostics`` (None without)."""
+    if not job.diagnostics:
+        return None
+    from cover.calibrate.covariates import covariate_matrix
+    from cover.studies.diagnostics import diagnostics
+
+    alpha = meta.get("alpha")
+    target = 1 - float(alpha) if alpha is not None else ev.marginal.coverage
+    x = covariate_matrix(joined, job.diagnostics)
+    if not np.isfinite(x).all(axis=1).any():
+        raise InputError(f"--diagnostics: no evaluated row of {job.regions} carries "
+                         f"{', '.join(job.diagnostics)}")
+    return diagnostics(ev.covered, x, job.diagnostics, target)
 
 
 def _say(msg: str) -> None:
@@ -181,7 +203,7 @@ def _counts(rejected_at_certify: int, problems: list[RowProblem], not_certified:
 
 
 def _finish(job: EvaluateFiles, ev: Evaluation, field: GroundingMetrics | None,
-            meta: dict[str, Any], counts: dict[str, int]) -> dict[str, Any]:
+            meta: dict[str, Any], counts: dict[str, int], diag: Any = None) -> dict[str, Any]:
     """The metrics as JSON and the printed summary (the same for both paths)."""
     from cover.io.output import strict_json, write_json
     from cover.report.tables import field_metrics_text
@@ -215,6 +237,13 @@ def _finish(job: EvaluateFiles, ev: Evaluation, field: GroundingMetrics | None,
     elif is_csv(job.regions) and job.calibrator is None:
         print("reference: not known (CSV regions carry no calibrator fields; give "
               "--calibrator, the file certify used, for the band)")
+    if diag is not None:
+        out["diagnostics"] = diag.to_dict()
+        print(f"conditional diagnostics over {', '.join(diag.covariates)} ({diag.rows} rows "
+              f"with them): worst-slab coverage {diag.worst_slab:.4f} (held-out, "
+              f"{diag.slab_rows} rows; in-sample minimum {diag.worst_slab_in_sample:.4f}); "
+              f"coverage gap max {diag.gap_max:.4f} ({diag.worst_bin}), mean "
+              f"{diag.gap_mean:.4f}")
     c = out["counts"]
     print(f"rows: {c['rows']} evaluated, {c['rejected_at_certify']} rejected at certify, "
           f"{c['rejected_here']} rejected here; {c['ground_truth_not_certified']} ground-truth "

@@ -209,6 +209,12 @@ def conditional(pair: Pair, alpha: float = 0.1) -> StudyResult:
               for c in scale))
     data = {"alpha": alpha, "target": target, "cells": cells, "worst": worst,
             "scale_assumption": scale}
-    return StudyResult("conditional", "Conditional coverage", pair.label, data,
-                       [main, by_family, scale_table])
+    tables = [main, by_family, scale_table]
+    if "norm" in pair.families:  # marginal vs Mondrian vs conditional, with diagnostics
+        from cover.studies.rule_diagnostics import compare_rules, rules_table
+
+        rules = compare_rules(pair.pool, pair.test, alpha)
+        data["rules"] = rules
+        tables.append(rules_table(pair.name, pair.dataset, rules, alpha))
+    return StudyResult("conditional", "Conditional coverage", pair.label, data, tables)
 
