@@ -9,6 +9,7 @@ from cover.calibrate import bonferroni as _bonferroni  # noqa: F401
 from cover.calibrate import buckets as _buckets  # noqa: F401  (mondrian, buckets)
 from cover.calibrate import crc as _crc  # noqa: F401
 from cover.calibrate import group_kinds as _group_kinds  # noqa: F401  (pred_length, ...)
+from cover.calibrate import ltt as _ltt  # noqa: F401  (selective, Learn-then-Test)
 from cover.calibrate import rcps as _rcps  # noqa: F401
 from cover.calibrate import split as _split  # noqa: F401
 from cover.calibrate import uncertainty as _uncertainty  # noqa: F401

@@ -2,11 +2,12 @@
 
 The ``cover`` block of a row::
 
-    {"status": "certified" | "refused" | "rejected",
+    {"status": "certified" | "refused" | "abstained" | "rejected",
      "region": [[start, end], ...] | null,   # seconds, merged, inside [0, T]
      "refused": bool, "duration": T, "score": "norm", "rule": "split",
      "alpha": 0.1, "threshold": 1.23 | "inf", "k": 559, "n_calibration": 623,
-     "reason": "..."}                         # rejected rows only
+     "p_value": 0.04,                         # calibrators that kept their scores
+     "reason": "..."}                         # rejected and abstained rows only
 
 A row whose region at the calibrated threshold is empty is rejected, never certified,
 with its region ``[]`` and the reason (:mod:`cover.row_status`).
@@ -54,7 +55,7 @@ from cover.io.regions_rules import (
 from cover.io.seen import SeenLines
 from cover.ragged import Ragged, row_ids, segment_any
 from cover.regions import Regions
-from cover.row_status import empty_reasons, empty_region_block, row_status
+from cover.row_status import empty_region_block, row_status, status_reasons
 
 
 def certified_rows(
@@ -81,7 +82,8 @@ def certified_rows(
     thresholds = regions.threshold.tolist()
     ends = None if regions.threshold_end is None else regions.threshold_end.tolist()
     status = row_status(regions).tolist()
-    empty = empty_reasons(regions)
+    empty = status_reasons(regions)
+    pvals = None if regions.p_value is None else regions.p_value.tolist()
     for i, rec in enumerate(records):
         refused = bool(regions.refused[i])
         block = {
@@ -96,6 +98,8 @@ def certified_rows(
             block["threshold_end"] = to_json_number(ends[i])
         if in_calibration is not None and in_calibration[i]:
             block["in_calibration"] = True
+        if pvals is not None:
+            block["p_value"] = pvals[i]
         if i in empty:
             block["reason"] = empty[i]
         out.append((int(lines[i]), {**rec, "cover": block}))
