@@ -295,8 +295,19 @@ def abstain(regions: Regions, table: GroundingTable, params: Mapping[str, Any]) 
             for i in np.flatnonzero(conf < c).tolist():
                 reason[i] = (f"abstained: the grounder's score {conf[i]:.4g} is below the "
                              f"calibrated cutoff {c:.4g}")
+    return mark_abstained(regions, reason)
+
+
+def mark_abstained(regions: Regions, reasons: NDArray[np.object_]) -> Regions:
+    """``regions`` with the rows that have a reason (not None) abstained: their region the
+    whole video, their reason kept (a row that already abstained keeps its first reason).
+    Refusals stay refusals."""
+    reason = np.asarray(reasons, dtype=object).copy()
+    if regions.abstain_reason is not None:
+        before = regions.abstained
+        reason[before] = regions.abstain_reason[before]
     reason[np.asarray(regions.refused, dtype=bool)] = None
-    mask = np.array([r is not None for r in reason], dtype=bool)
+    mask = np.array([r is not None for r in reason.tolist()], dtype=bool)
     return replace(regions, intervals=with_whole_video(regions.intervals, mask, regions.duration),
                    abstain_reason=reason)
 

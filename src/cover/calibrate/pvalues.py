@@ -104,6 +104,20 @@ def sketch_field(x: Any, thresholds: dict[str, GroupThreshold]) -> dict[str, Any
     return doc
 
 
+def abstain_above(regions: Regions, max_p: float) -> Regions:
+    """``cover certify --max-p``: the rows whose p-value is above ``max_p`` abstain (their
+    region would be the whole video at ``alpha = max_p``), with the reason."""
+    from cover.calibrate.ltt import mark_abstained
+
+    if regions.p_value is None:
+        raise ValueError("no p-values: the calibrator kept no calibration scores")
+    p = regions.p_value
+    reasons = np.array([f"abstained: p-value {v:.4g} is above --max-p {max_p:g} (the region "
+                        f"is the whole video at alpha {max_p:g})" if v > max_p else None
+                        for v in p.tolist()], dtype=object)
+    return mark_abstained(regions, reasons)
+
+
 def _whole(regions: Regions) -> NDArray[np.bool_]:
     """Rows whose region is the whole video (up to rounding)."""
     iv = regions.intervals

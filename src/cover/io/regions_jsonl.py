@@ -47,6 +47,7 @@ from cover.io.output import atomic_open
 from cover.io.qvhighlights import top1
 from cover.io.regions_rules import (
     Thresholds,
+    abstain_reasons,
     block_of,
     check_thresholds,
     status_problems,
@@ -252,6 +253,7 @@ def regions_from_rows(raw: RawRows, *, seen: SeenLines | None = None,
     dur = dur[keep]
     meta, meta_line = _common_meta(raw, first)
     refused = np.array([block_of(r).get("status") == "refused" for r in raw.records], dtype=bool)
+    abstained = abstain_reasons(raw.records)
     thr = np.array([threshold_value(block_of(r).get("threshold")) for r in raw.records], np.float64)
     before = raw.lines
     win, woff = fields.ragged_field(raw, "pred_relevant_windows", (2, 3), optional=True)
@@ -259,6 +261,7 @@ def regions_from_rows(raw: RawRows, *, seen: SeenLines | None = None,
         kept = np.isin(before, raw.lines)
         reg, roff = fields.trim_ragged(kept, reg, roff)
         dur, refused, thr = dur[kept], refused[kept], thr[kept]
+        abstained = None if abstained is None else abstained[kept]
     ps, pe = top1(win, woff)
     table = fields.table_of(raw, duration=dur, pred_start=ps, pred_end=pe,
                             pred_windows=Ragged(win, woff))
@@ -266,7 +269,7 @@ def regions_from_rows(raw: RawRows, *, seen: SeenLines | None = None,
     alpha = meta.get("alpha")
     a = number_value(alpha)
     regions = Regions(intervals, dur, refused, thr, str(meta.get("score")),
-                      a if math.isfinite(a) else None)
+                      a if math.isfinite(a) else None, abstain_reason=abstained)
     in_cal = np.array([block_of(r).get("in_calibration") is True for r in raw.records],
                       dtype=bool)
     return LoadedRegions(table, regions, raw.problems, int(was_rejected.sum()), meta, in_cal,

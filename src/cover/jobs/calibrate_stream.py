@@ -30,7 +30,7 @@ def can_stream(preds: str | Path, *, pred_format: str | None, columns: Any, rule
     """Whether ``cover calibrate`` can stream ``preds`` for this rule and grouping."""
     from cover.calibrate.registry import get_rule
 
-    if groups not in STREAM_GROUPINGS or get_rule(rule).needs & {"loss", "weights"}:
+    if groups not in STREAM_GROUPINGS or get_rule(rule).needs & {"loss", "weights", "table"}:
         return False
     return stream_kind(preds, pred_format, columns) is not None
 
