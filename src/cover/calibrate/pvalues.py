@@ -131,8 +131,7 @@ def p_values(regions_at: Callable[[NDArray[np.float64]], Regions], entry: dict[s
     per row)`` their regions: a vectorised bisection over the kept scores (about
     ``log2(len(values)) + 1`` region builds)."""
     v = np.array([from_json_number(a) for a in entry["values"]], dtype=np.float64)
-    n, m = int(entry["n"]), v.size
-    ranks = np.arange(1, m + 1) if entry["ranks"] is None else np.asarray(entry["ranks"])
+    m = v.size
     lo, hi = np.zeros(n_rows, dtype=np.int64), np.full(n_rows, m, dtype=np.int64)
     while (lo < hi).any():
         mid = (lo + hi) // 2
@@ -140,7 +139,22 @@ def p_values(regions_at: Callable[[NDArray[np.float64]], Regions], entry: dict[s
         whole = _whole(regions_at(v[np.minimum(mid, m - 1)]))
         hi = np.where(live & whole, mid, hi)
         lo = np.where(live & ~whole, mid + 1, lo)
-    # lo: the first kept score whose region is the whole video (m: none). The scores
-    # ranked above the previous kept one may reach lam_full: count them (conservative).
-    below = np.where(lo > 0, ranks[np.maximum(lo - 1, 0)], 0)
+    return _p_of_first(lo, entry)
+
+
+def candidate_p(entry: dict[str, Any], score: NDArray[np.float64]) -> NDArray[np.float64]:
+    """``p(I)`` of candidates with scores ``score`` (e.g. the truth's, on labelled rows):
+    ``(1 + #{S_i >= score}) / (n + 1)``, conservative with a sketch."""
+    v = np.array([from_json_number(a) for a in entry["values"]], dtype=np.float64)
+    return _p_of_first(np.searchsorted(v, np.asarray(score, dtype=np.float64), side="left"),
+                       entry)
+
+
+def _p_of_first(first: NDArray[np.int64], entry: dict[str, Any]) -> NDArray[np.float64]:
+    """The p-value when ``first`` is the index of the first kept score at or above the
+    candidate's (the number kept: none). The scores ranked above the previous kept one
+    may reach the candidate: they are counted (conservative with a sketch)."""
+    n, m = int(entry["n"]), len(entry["values"])
+    ranks = np.arange(1, m + 1) if entry["ranks"] is None else np.asarray(entry["ranks"])
+    below = np.where(first > 0, ranks[np.maximum(first - 1, 0)], 0)
     return (1.0 + n - below) / (n + 1.0)
