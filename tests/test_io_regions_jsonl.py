@@ -162,7 +162,8 @@ def test_a_row_rejected_for_its_windows_takes_its_region_with_it(tmp_path):
     ({"refused": 1}, 2, "cover.refused must be true or false, got 1"),
     ({"refused": True}, 2, 'cover.status is "certified" but cover.refused is true'),
     ({"status": "refused"}, 2, 'cover.status is "refused" but cover.refused is false'),
-    ({"status": "done"}, 2, 'cover.status must be "certified" or "refused", got "done"'),
+    ({"status": "done"}, 2,
+     'cover.status must be "certified", "refused" or "abstained", got "done"'),
     ({}, "1\x00", 'qid "1\\u0000" contains a NUL character'),
 ])
 def test_status_refused_and_ids_are_read_strictly(tmp_path, block, qid, want):

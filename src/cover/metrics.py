@@ -91,6 +91,10 @@ class Evaluation:
     refusal_policy: str
     covered: NDArray[np.bool_] = field(repr=False)
     reference: dict[str, Any] | None = None
+    #: Rows a selective rule abstained on (:mod:`cover.calibrate.ltt`): the abstention
+    #: rate (abstained and refused rows: not answered) and the answered rows' metrics
+    #: (``answered.miss_rate`` is the answered-miss rate); None when no row abstained.
+    selective: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -103,6 +107,8 @@ class Evaluation:
         }
         if self.reference is not None:
             out["reference"] = dict(self.reference)
+        if self.selective is not None:
+            out["selective"] = dict(self.selective)
         return out
 
 
@@ -166,7 +172,8 @@ class EvaluationSums:
         self.target: Target = check_target(target)
         self.refusal_policy = refusal_policy
         self.marginal, self.non_refused = MetricSums(), MetricSums()
-        self.rows = self.refused = self.covered = 0
+        self.rows = self.refused = self.covered = self.abstained = 0
+        self.answered = MetricSums()
         self.point_iou: ChunkedSum | None = ChunkedSum() if base_iou else None
         self.units: UnitSums | None = UnitSums() if units else None
 
@@ -186,6 +193,9 @@ class EvaluationSums:
         args = (covered, length, regions.duration, iou, regions.n_components)
         self.marginal.add(everyone, *args)
         self.non_refused.add(~refused, *args)
+        abstained = regions.abstained & ~refused
+        self.answered.add(~refused & ~abstained, *args)
+        self.abstained += int(np.count_nonzero(abstained))
         self.rows += len(table)
         self.refused += int(np.count_nonzero(refused))
         self.covered += int(np.count_nonzero(covered))
@@ -220,6 +230,10 @@ class EvaluationSums:
             refusal_policy=self.refusal_policy,
             covered=np.zeros(0, dtype=bool),
             reference=reference,
+            selective=None if not self.abstained else {
+                "abstained": self.abstained,
+                "abstention_rate": (self.abstained + self.refused) / n,
+                "answered": asdict(self.answered.finish())},
         )
 
 

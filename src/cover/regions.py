@@ -219,6 +219,12 @@ class Regions:
         Miscoverage level the threshold was calibrated for.
     threshold_end : float array or None
         The end side's ``lam`` per row when it differs from ``threshold``.
+    abstain_reason : object array or None
+        Selective rules (:mod:`cover.calibrate.ltt`): why each abstained row abstained
+        (None where it answered); an abstained row's region is the whole video.
+    p_value : float array or None
+        Per-row conformal p-value (:mod:`cover.calibrate.pvalues`) when the calibrator
+        kept its calibration scores.
     """
 
     intervals: Intervals
@@ -228,6 +234,15 @@ class Regions:
     family: str
     alpha: float | None = None
     threshold_end: NDArray[np.float64] | None = None
+    abstain_reason: NDArray[np.object_] | None = None
+    p_value: NDArray[np.float64] | None = None
+
+    @property
+    def abstained(self) -> NDArray[np.bool_]:
+        """Rows a selective rule abstained on (none for other rules)."""
+        if self.abstain_reason is None:
+            return np.zeros(len(self), dtype=bool)
+        return np.array([r is not None for r in self.abstain_reason.tolist()], dtype=bool)
 
     def __len__(self) -> int:
         return len(self.intervals)
@@ -250,7 +265,9 @@ class Regions:
         idx = np.flatnonzero(idx) if idx.dtype == bool else idx.astype(np.int64)
         return Regions(self.intervals.take(idx), self.duration[idx], self.refused[idx],
                        self.threshold[idx], self.family, self.alpha,
-                       None if self.threshold_end is None else self.threshold_end[idx])
+                       None if self.threshold_end is None else self.threshold_end[idx],
+                       None if self.abstain_reason is None else self.abstain_reason[idx],
+                       None if self.p_value is None else self.p_value[idx])
 
     def summary(self) -> dict[str, Any]:
         return {

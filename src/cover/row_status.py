@@ -1,4 +1,5 @@
-"""Each certified row's fate: ``certified``, ``refused`` (the whole video) or ``rejected``
+"""Each certified row's fate: ``certified``, ``refused`` (the whole video), ``abstained``
+(a selective rule declined to answer: the whole video, with the reason) or ``rejected``
 with a reason; every writer of certified rows takes it from here.
 
 The rule: **a region is certified only when it is not empty.** ``C_lam`` can be empty:
@@ -16,6 +17,13 @@ The method's region is then the empty set, and it stays so in :class:`cover.regi
 written as *certified* with region ``[]`` certifies nothing, so the writers mark it
 ``rejected`` with the reason (:func:`empty_reasons`), its region ``[]`` kept. It is not
 an input problem: ``--on-error`` does not apply to it.
+
+A selective rule (``rule="ltt"``, :mod:`cover.calibrate.ltt`) **abstains** on some rows:
+their region is the whole video ``[0, T]`` (never empty), their status ``abstained`` and
+their reason says why (the width budget, the grounder's score, no configuration
+certified, or ``cover certify --max-p``). They are written, never dropped; ``cover
+evaluate`` reads them as not answered (the abstention rate) and leaves them out of the
+answered-miss rate. A refusal keeps its status ``refused``.
 """
 
 from __future__ import annotations
@@ -30,6 +38,7 @@ from cover.regions import Regions
 CERTIFIED = "certified"
 REFUSED = "refused"
 REJECTED = "rejected"
+ABSTAINED = "abstained"
 
 
 def empty_rows(regions: Regions) -> NDArray[np.bool_]:
@@ -41,6 +50,7 @@ def row_status(regions: Regions) -> NDArray[np.object_]:
     """Each row's status: ``refused`` (whole video), ``rejected`` (empty region, see the
     module docstring) or ``certified``."""
     status = np.where(regions.refused, REFUSED, CERTIFIED).astype(object)
+    status[regions.abstained & ~np.asarray(regions.refused, dtype=bool)] = ABSTAINED
     status[empty_rows(regions)] = REJECTED
     return status
 
@@ -64,6 +74,16 @@ def empty_reason(regions: Regions, i: int) -> str:
 def empty_reasons(regions: Regions) -> dict[int, str]:
     """``{row: reason}`` for the rows whose region is empty."""
     return {i: empty_reason(regions, i) for i in np.flatnonzero(empty_rows(regions)).tolist()}
+
+
+def status_reasons(regions: Regions) -> dict[int, str]:
+    """``{row: reason}`` for every row whose status needs one: rejected for an empty region
+    (:func:`empty_reasons`) or abstained (the selective rule's reason)."""
+    out = empty_reasons(regions)
+    if regions.abstain_reason is not None:
+        for i in np.flatnonzero(regions.abstained).tolist():
+            out.setdefault(i, str(regions.abstain_reason[i]))
+    return dict(sorted(out.items()))
 
 
 def empty_region_block(block: dict[str, Any]) -> bool:

@@ -10,6 +10,7 @@ from cover.calibrate import buckets as _buckets  # noqa: F401  (mondrian, bucket
 from cover.calibrate import conditional as _conditional  # noqa: F401  (per-row thresholds)
 from cover.calibrate import crc as _crc  # noqa: F401
 from cover.calibrate import group_kinds as _group_kinds  # noqa: F401  (pred_length, ...)
+from cover.calibrate import ltt as _ltt  # noqa: F401  (selective, Learn-then-Test)
 from cover.calibrate import rcps as _rcps  # noqa: F401
 from cover.calibrate import split as _split  # noqa: F401
 from cover.calibrate import uncertainty as _uncertainty  # noqa: F401

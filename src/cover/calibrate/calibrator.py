@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from pathlib import Path
 from typing import Any, Self
@@ -95,6 +95,10 @@ class Calibrator(FittedViews):
         missing ones take the rule's defaults.
     groups : str
         Grouping kind (``"all"``: one group); ``group_params`` its parameters.
+    keep_scores : bool
+        Keep the calibration scores (a sketch beyond 5000 rows per group) in the file,
+        so that certify reports each row's conformal p-value
+        (:mod:`cover.calibrate.pvalues`; one-parameter rules).
 
     Fitted attributes end with ``_``: ``thresholds_`` (per group label),
     ``params_``, ``group_params_``, ``fallback_``, ``report_``, ``counts_``,
@@ -109,6 +113,7 @@ class Calibrator(FittedViews):
     params: Mapping[str, Any] | None = None
     groups: str = "all"
     group_params: Mapping[str, Any] | None = None
+    keep_scores: bool = False
     thresholds_: dict[str, GroupThreshold] = field(default_factory=dict, init=False)
     params_: dict[str, Any] = field(default_factory=dict, init=False)
     group_params_: dict[str, Any] = field(default_factory=dict, init=False)
@@ -118,6 +123,7 @@ class Calibrator(FittedViews):
     _fitted_on: dict[str, Any] | None = field(default=None, init=False, repr=False)
     _fit_ids: NDArray[Any] | None = field(default=None, init=False, repr=False, compare=False)
     clip_: float | None = field(default=None, init=False)
+    score_sketch_: dict[str, Any] | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         check_family(self.score)
@@ -129,6 +135,9 @@ class Calibrator(FittedViews):
                 and math.isfinite(self.min_scale) and self.min_scale > 0):
             raise ValueError(f"min_scale must be a finite number > 0 seconds, "
                              f"got {self.min_scale!r}")
+        if self.keep_scores and (self._spec.sides != ("both",) or self._spec.needs & {"sides"}):
+            raise ValueError(f"keep_scores: p-values are defined for one-parameter rules, "
+                             f"not {self.rule!r}")
         if self._spec.needs & {"sides"} and self.score not in INTERVAL_FAMILIES:
             raise ValueError(f"rule {self.rule!r} widens each boundary separately and needs an "
                              f"interval score ({', '.join(INTERVAL_FAMILIES)}), not {self.score!r}")
@@ -150,7 +159,8 @@ class Calibrator(FittedViews):
         scores = compute_scores(table, self.score, min_scale=self.min_scale, target=self.target)
         loss = (coverage_loss(table, self.score, self.target, self.min_scale)
                 if "loss" in spec.needs else None)
-        return self._fit(scores, table, loss=loss, weights=weights)
+        return self._fit(scores, table, loss=loss, weights=weights,
+                         whole=table if "table" in spec.needs else None)
 
     def fit_scores(self, scores: Scores, table: GroundingTable) -> Self:
         """Set the thresholds from ``scores`` already computed on the rows of ``table``
@@ -160,14 +170,15 @@ class Calibrator(FittedViews):
         rules that need the whole table (a loss curve, weights) are refused."""
         if len(table) != scores.values.size:
             raise ValueError(f"{scores.values.size} scores for a table of {len(table)} rows")
-        if self._spec.needs & {"loss", "weights"} or self._spec.per_row is not None:
+        if self._spec.needs & {"loss", "weights", "table"} or self._spec.per_row is not None:
             raise ValueError(f"rule {self.rule!r} needs the whole labelled table: use fit()")
         if scores.family != self.score:
             raise ValueError(f"scores of family {scores.family!r}, calibrator {self.score!r}")
         return self._fit(scores, table, loss=None, weights=None)
 
     def _fit(self, scores: Scores, table: GroundingTable, *, loss: Any,
-             weights: NDArray[np.float64] | None) -> Self:
+             weights: NDArray[np.float64] | None, whole: GroundingTable | None = None
+             ) -> Self:
         spec = self._spec
         if len(table) == 0:
             raise ValueError("cannot calibrate on an empty table")
@@ -182,6 +193,7 @@ class Calibrator(FittedViews):
             weights=None if weights is None else np.asarray(weights, dtype=np.float64),
             features=None if spec.per_row is None else spec.per_row.features(table,
                                                                            self._params),
+            table=whole, regions_at=None if whole is None else self._regions_of(whole),
         )
         result = spec.fn(data, self._alpha, self._params)
         for label, rec in result.thresholds.items():
@@ -201,7 +213,15 @@ class Calibrator(FittedViews):
         # taken when first asked for (saving, marking rows), from the ids as given.
         self._fitted_on, self._fit_ids = None, raw_ids(table)
         self.clip_ = table.clip if self.score == "sls" else None
+        if self.keep_scores:
+            from cover.calibrate.pvalues import score_sketch
+
+            self.score_sketch_ = score_sketch(scores.values, labels)
         return self
+
+    def _regions_of(self, table: GroundingTable) -> Any:
+        """``lam per row -> regions`` of ``table`` (rules that read regions, p-values)."""
+        return lambda lam: build_regions(table, self.score, lam, min_scale=self.min_scale)
 
     @property
     def fitted_on_(self) -> dict[str, Any] | None:
@@ -270,8 +290,27 @@ class Calibrator(FittedViews):
             )
         require_inputs(table, check_family(self.score))
         lam_s, lam_e = self.row_lams(table)
-        return build_regions(table, self.score, lam_s, lam_end=lam_e,
-                             min_scale=self.min_scale, alpha=float(self._alpha))
+        regions = build_regions(table, self.score, lam_s, lam_end=lam_e,
+                                min_scale=self.min_scale, alpha=float(self._alpha))
+        if self._spec.finish is not None:
+            regions = self._spec.finish(regions, table, self.params_)
+        if self.score_sketch_ is not None:
+            regions = replace(regions, p_value=self._p_values(table))
+        return regions
+
+    def _p_values(self, table: GroundingTable) -> NDArray[np.float64]:
+        """Each row's conformal p-value (:mod:`cover.calibrate.pvalues`), by its group."""
+        from cover.calibrate.pvalues import p_values
+
+        assert self.score_sketch_ is not None
+        labels = (np.full(len(table), ALL) if self.groups == ALL else
+                  np.asarray(self._grouping.assign(table, self.group_params_)).astype(str))
+        out = np.ones(len(table))
+        for g, entry in self.score_sketch_.items():
+            rows = np.flatnonzero(labels == g)
+            if rows.size:
+                out[rows] = p_values(self._regions_of(table.take(rows)), entry, rows.size)
+        return out
 
     # ---- persistence (cover.calibrate.calibrator_file) -------------------------------
     def to_dict(self) -> dict[str, Any]:

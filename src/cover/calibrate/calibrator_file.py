@@ -18,7 +18,10 @@ A per-boundary rule's group record is ``{"n": .., "start": {"value", "k"}, "end"
 rank the rule prescribes (``ceil((n+1)(1-alpha))`` for split; ``k > n`` only with
 "inf"), or null for rules that are not rank-based. ``alpha`` is exact text ("0.1",
 "1/3"). ``fitted_on`` has the count and sha256 of the sorted, newline-joined
-calibration qids, and the qids themselves up to 5000 rows.
+calibration qids, and the qids themselves up to 5000 rows. A calibrator fitted with
+``keep_scores`` also holds ``calibration_scores`` (the only optional field): each group's
+sorted scores, a sketch beyond 5000 (:mod:`cover.calibrate.pvalues`, which states the
+p-value error and the size cost, about 20 bytes a score).
 
 The ``sha256`` field is a checksum of the other fields (canonical JSON): it detects
 damage and careless edits (**integrity**), not who wrote the file (it is not a
@@ -65,6 +68,8 @@ SCALES = {"norm": "predicted_length", "sec": "seconds", "sls": "relevance",
 FIELDS = ("schema", "schema_version", "created_by", "score", "scale", "target", "min_scale",
           "clip_seconds", "alpha", "rule", "params", "groups", "thresholds", "fallback",
           "counts", "fitted_on", "sha256")
+#: Fields written only when set (the calibration scores behind per-row p-values).
+OPTIONAL = ("calibration_scores",)
 #: The keys of ``counts`` (:meth:`cover.scores.Scores.counts`).
 COUNTS = ("rows", "refused", "min_scale_floored", "beyond_signal")
 
@@ -105,6 +110,8 @@ def to_document(cal: Calibrator) -> dict[str, Any]:
         "counts": dict(cal.counts_),
         "fitted_on": dict(cal.fitted_on_ or {}),
     }
+    if cal.score_sketch_ is not None:
+        payload["calibration_scores"] = cal.score_sketch_
     payload["sha256"] = _digest(payload)
     return payload
 
@@ -146,7 +153,7 @@ def _check(doc: dict[str, Any]) -> dict[str, Any]:
     missing = [f for f in FIELDS if f not in doc]
     if missing:
         raise BadField(missing[0], "is missing")
-    extra = sorted(set(doc) - set(FIELDS))
+    extra = sorted(set(doc) - set(FIELDS) - set(OPTIONAL))
     if extra:
         raise BadField(extra[0], "is not a calibrator field")
     str_field(doc["created_by"], "created_by")
@@ -214,7 +221,13 @@ def _check(doc: dict[str, Any]) -> dict[str, Any]:
             spec.per_row.check(params, thresholds, fo["count"], float(alpha))
         except ValueError as exc:
             raise BadField("params", str(exc)) from None
-    return {"score": score, "target": target, "min_scale": min_scale, "clip": clip,
+    sketch = None
+    if "calibration_scores" in doc:
+        from cover.calibrate.pvalues import sketch_field
+
+        sketch = sketch_field(doc["calibration_scores"], thresholds)
+    return {"sketch": sketch, "score": score, "target": target, "min_scale": min_scale,
+            "clip": clip,
             "alpha": alpha, "rule": rule, "params": params, "kind": kind, "gparams": gparams,
             "thresholds": thresholds, "fallback": fallback, "counts": dict(counts),
             "fitted_on": fo}
@@ -250,7 +263,7 @@ def from_document(cls: type[Calibrator], doc: Any, *, source: str = "<dict>") ->
     try:
         cal = cls(score=v["score"], alpha=v["alpha"], rule=v["rule"], min_scale=v["min_scale"],
                   target=v["target"], params=v["params"], groups=v["kind"],
-                  group_params=v["gparams"])
+                  group_params=v["gparams"], keep_scores=v["sketch"] is not None)
     except ValueError as exc:
         raise CalibratorFileError(f"{source}: invalid calibrator settings ({exc})") from None
     cal.thresholds_ = v["thresholds"]
@@ -260,4 +273,5 @@ def from_document(cls: type[Calibrator], doc: Any, *, source: str = "<dict>") ->
     cal.counts_ = v["counts"]
     cal.fitted_on_ = v["fitted_on"]
     cal.clip_ = v["clip"]
+    cal.score_sketch_ = v["sketch"]
     return cal

@@ -18,12 +18,15 @@ import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from cover.data.table import GroundingTable
+
+if TYPE_CHECKING:
+    from cover.regions import Regions
 
 #: Side names of a threshold: one-parameter rules use "both", per-boundary rules the two.
 ONE_SIDE = ("both",)
@@ -84,6 +87,9 @@ class RuleInput:
     weights: NDArray[np.float64] | None = None
     #: Per-row covariates (rows x covariates) of a rule with a ``per_row`` part.
     features: NDArray[np.float64] | None = None
+    #: ``"table"``: the labelled table and ``regions_at(lam per row)``, its regions at ``lam``.
+    table: GroundingTable | None = None
+    regions_at: Callable[[NDArray[np.float64]], Regions] | None = None
 
     @property
     def n(self) -> int:
@@ -107,6 +113,9 @@ RuleFn = Callable[[RuleInput, Fraction, Mapping[str, Any]], RuleFit]
 RankFn = Callable[[int, Fraction, Mapping[str, Any], str], int | None]
 #: ``lams(record, params)``: per-side widening ``(lam_start, lam_end)`` of one group.
 LamsFn = Callable[[GroupThreshold, Mapping[str, Any]], tuple[float, float]]
+#: ``finish(regions, table, params)``: what a rule does to the regions after widening
+#: (e.g. abstention, :mod:`cover.calibrate.ltt`).
+FinishFn = Callable[["Regions", GroundingTable, Mapping[str, Any]], "Regions"]
 
 
 def _default_lams(record: GroupThreshold, params: Mapping[str, Any]) -> tuple[float, float]:
@@ -138,7 +147,9 @@ class RuleSpec:
     """A registered rule.
 
     ``needs`` names the inputs beyond ``scores``: ``"sides"`` (per-boundary scores,
-    interval families only), ``"loss"`` (per-row loss at ``lam``), ``"weights"``.
+    interval families only), ``"loss"`` (per-row loss at ``lam``), ``"weights"``,
+    ``"table"`` (the labelled table and its regions at any ``lam``). ``finish``, when set,
+    is applied to the regions at certify time.
     ``check_params`` normalises and validates the parameters (a ``ValueError`` names
     the parameter); it must accept its own output (a saved file is re-checked).
     ``rank`` gives the order statistic a saved threshold must be (None: not
@@ -156,6 +167,7 @@ class RuleSpec:
     lams: LamsFn = _default_lams
     #: Per-row thresholds from covariates (None: one threshold per group label).
     per_row: PerRow | None = None
+    finish: FinishFn | None = None
 
 
 RULES: dict[str, RuleSpec] = {}

@@ -41,7 +41,8 @@ def add_parser(sub: Subparsers) -> None:
     p.add_argument("--score", choices=ALL_FAMILIES, default="norm", help="score family")
     p.add_argument("--rule", choices=sorted(RULES), default="split",
                    help="calibration rule; each runs with its defaults")
-    p.add_argument("--delta", type=float, help="rcps: 1 - confidence, in (0, 1) (default 0.1)")
+    p.add_argument("--delta", type=float, help="rcps, ltt: 1 - confidence, in (0, 1) (default "
+                   "0.1)")
     p.add_argument("--bound", choices=("binomial", "hoeffding_bentkus", "hoeffding"),
                    help="rcps: upper confidence bound on the miss rate (default binomial, the "
                         "tightest valid one for a miss/hit loss). The paper and the main "
@@ -52,7 +53,18 @@ def add_parser(sub: Subparsers) -> None:
     p.add_argument("--covariates", metavar="NAMES", help="conditional: covariates the "
                    "coverage guarantee holds over, comma-separated (duration, pred_length, "
                    "pred_center, query_words, grounder_score; default duration,pred_length)")
-    p.add_argument("--alpha", type=_alpha, default="0.1", help="miscoverage level in (0, 1)")
+    p.add_argument("--max-share", type=float, help="ltt: abstain when the region would "
+                   "cover more than this share of the video, in (0, 1] (default 0.5)")
+    p.add_argument("--max-abstain", type=float, help="ltt: abstention rate budget, in (0, 1) "
+                   "(default 0.2)")
+    p.add_argument("--score-cutoffs", metavar="C1,C2,..", help="ltt: grounder-score cutoffs "
+                   "to try (abstain below the chosen one), fixed before calibration; "
+                   "default none")
+    p.add_argument("--keep-scores", action="store_true",
+                   help="keep the calibration scores in the calibrator (a sketch beyond 5000 "
+                   "rows), so that certify writes each row's conformal p-value")
+    p.add_argument("--alpha", type=_alpha, default="0.1", help="miscoverage level in (0, 1) "
+                   "(ltt: the miss rate among answered queries)")
     p.add_argument("--qids", type=InputPath,
                    help="calibrate only on these query ids (e.g. from cover split)")
     p.add_argument("--min-scale", type=positive_float, default=1.0,
@@ -77,13 +89,16 @@ def add_parser(sub: Subparsers) -> None:
 def _rule_params(args: argparse.Namespace) -> dict[str, Any]:
     """The rule options given on the command line (a flag of another rule is an error)."""
     given = {"delta": args.delta, "bound": args.bound, "weights": args.side_weights,
-             "covariates": args.covariates}
+             "covariates": args.covariates,
+             "max_share": args.max_share, "max_abstain": args.max_abstain,
+             "score_cutoffs": args.score_cutoffs}
     wants = {"rcps": {"delta", "bound"}, "asymmetric": {"weights"},
-             "conditional": {"covariates"}}.get(args.rule, set())
+             "conditional": {"covariates"},
+             "ltt": {"delta", "bound", "max_share", "max_abstain", "score_cutoffs"}
+             }.get(args.rule, set())
     stray = sorted(k for k, v in given.items() if v is not None and k not in wants)
     if stray:
-        flags = {"delta": "--delta", "bound": "--bound", "weights": "--side-weights",
-                 "covariates": "--covariates"}
+        flags = {k: "--" + k.replace("_", "-") for k in given} | {"weights": "--side-weights"}
         raise InputError(f"{', '.join(flags[k] for k in stray)} does not apply to --rule "
                          f"{args.rule}")
     params: dict[str, Any] = {k: v for k, v in given.items() if v is not None}
@@ -101,6 +116,12 @@ def _rule_params(args: argparse.Namespace) -> dict[str, Any]:
             params["covariates"] = parse_covariates(params["covariates"])
         except ValueError as exc:
             raise InputError(str(exc)) from None
+    if "score_cutoffs" in params:
+        try:
+            params["score_cutoffs"] = [float(x) for x in params["score_cutoffs"].split(",")]
+        except ValueError:
+            raise InputError(f"--score-cutoffs must be numbers C1,C2,.., got "
+                             f"{params['score_cutoffs']!r}") from None
     return params
 
 
@@ -160,7 +181,8 @@ def run(args: argparse.Namespace) -> int:
     settings, fit_kw, notes = group_settings(args, table)
     params = {**_rule_params(args), **(settings.pop("params") or {})}
     cal = Calibrator(score=args.score, alpha=args.alpha, min_scale=args.min_scale,
-                     target=args.target, rule=args.rule, params=params, **settings)
+                     target=args.target, rule=args.rule, params=params,
+                     keep_scores=args.keep_scores, **settings)
     if streamed is None:
         cal.fit(table, **fit_kw)
     else:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import warnings
 from typing import Any
 
@@ -42,6 +43,10 @@ def add_parser(sub: Subparsers) -> None:
                    help="regions to write (- for standard output): JSON lines (Parquet for "
                    "a Parquet input; CSV rows with cover columns when a CSV input is written "
                    "to a .csv)")
+    p.add_argument("--max-p", type=_unit_interval, metavar="P",
+                   help="abstain on the rows whose conformal p-value (cover.p_value: the "
+                   "smallest alpha at which the region is narrower than the video) is above "
+                   "P; needs a calibrator fitted with --keep-scores; reads the input whole")
     p.add_argument("--compact", action="store_true",
                    help="write only qid, vid and the cover block (streamed inputs)")
     p.add_argument("--in-memory", action="store_true",
@@ -53,6 +58,17 @@ def add_parser(sub: Subparsers) -> None:
     p.set_defaults(func=run)
 
 
+def _unit_interval(text: str) -> float:
+    """A number in (0, 1] (``--max-p``)."""
+    try:
+        v = float(text)
+    except ValueError:
+        v = math.nan
+    if not 0 < v <= 1:
+        raise argparse.ArgumentTypeError(f"must be a number in (0, 1], got {text!r}")
+    return v
+
+
 def run(args: argparse.Namespace) -> int:
     from cover.calibrate import Calibrator
     from cover.data.join import fill_durations
@@ -62,11 +78,11 @@ def run(args: argparse.Namespace) -> int:
     from cover.io.qids import read_qid_lines, unknown_qids
     from cover.io.regions_jsonl import certified_rows, write_certified
     from cover.jobs.certify_stream import certify_streaming, streamable
-    from cover.row_status import CERTIFIED, REFUSED, REJECTED, row_status
+    from cover.row_status import ABSTAINED, CERTIFIED, REFUSED, REJECTED, row_status
 
     inputs = [args.calibrator, args.preds, args.videos, args.qids]
-    kind = None if args.in_memory else streamable(args.preds, args.pred_format, args.columns,
-                                                  args.output)
+    kind = None if args.in_memory or args.max_p is not None else streamable(
+        args.preds, args.pred_format, args.columns, args.output)
     if kind is not None:
         certify_streaming(kind, calibrator=args.calibrator, preds=args.preds,
                           output=args.output, videos=args.videos, qids=args.qids,
@@ -78,6 +94,9 @@ def run(args: argparse.Namespace) -> int:
         raise InputError("--compact applies to streamed inputs (Moment-DETR JSON lines, "
                          "Parquet with --columns, CSV with --columns written to .csv)")
     cal = Calibrator.load(args.calibrator)
+    if args.max_p is not None and cal.score_sketch_ is None:
+        raise InputError(f"--max-p needs per-row p-values, and {args.calibrator} kept no "
+                         "calibration scores: fit it with cover calibrate --keep-scores")
     got = formats.read(args.preds, "predictions", format=args.pred_format, options=formats.Options(
         clip=args.clip, on_error=args.on_error, columns=args.columns))
     _say(f"{args.preds}: {got.format} ({len(got.loaded.table)} rows)")
@@ -101,6 +120,10 @@ def run(args: argparse.Namespace) -> int:
         )
     raise_on_rejections(problems, args.on_error, args.preds)
     regions = cal.certify(table)
+    if args.max_p is not None:
+        from cover.calibrate.pvalues import abstain_above
+
+        regions = abstain_above(regions, args.max_p)
     rejected = dict(preds.rejected)
     lines = preds.table.line if preds.table.line is not None else np.zeros(0, dtype=np.int64)
     records: list[Any] = [] if preds.table.records is None else list(preds.table.records)
@@ -127,8 +150,10 @@ def run(args: argparse.Namespace) -> int:
     _report_problems(preds.problems + problems, what=args.preds)
     status = row_status(regions)  # an empty region is rejected, never certified
     n_ref, n_empty = int((status == REFUSED).sum()), int((status == REJECTED).sum())
+    n_abs = int((status == ABSTAINED).sum())
     print(f"certified {int((status == CERTIFIED).sum())}, refused (whole video) {n_ref}, "
-          f"rejected {len(rejected) + n_empty} of {len(rows)} input rows; mean region length "
+          + (f"abstained (whole video) {n_abs}, " if n_abs else "")
+          + f"rejected {len(rejected) + n_empty} of {len(rows)} input rows; mean region length "
           f"{regions.length.mean() if len(regions) else float('nan'):.1f} s")
     print(f"wrote {args.output}")
     return 0

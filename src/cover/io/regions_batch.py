@@ -40,7 +40,7 @@ from cover.io.jsonl_batch import (
 )
 from cover.io.qvhighlights import top1
 from cover.io.regions_jsonl import _META_KEYS, REGION_ATOL, LoadedRegions, regions_from_rows
-from cover.io.regions_rules import STATUSES, threshold_value
+from cover.io.regions_rules import STATUSES, abstain_reasons, threshold_value
 from cover.io.seen import SeenLines
 from cover.ragged import Ragged, offsets_from_lengths, row_ids
 from cover.regions import Regions
@@ -132,7 +132,8 @@ def decode_regions(name: str, batch: Sequence[tuple[int, bytes]], *,
     alpha = number_value(meta[0].get("alpha"))
     regions = Regions(Intervals(reg[:, 0].copy(), reg[:, 1].copy(), roff).normalized(), dur,
                       _refused(blocks), _thresholds(blocks), str(meta[0].get("score")),
-                      alpha if math.isfinite(alpha) else None)
+                      alpha if math.isfinite(alpha) else None,
+                      abstain_reason=abstain_reasons(blocks))
     if seen is not None:  # last: a batch handed to the per-row reader must not be seen yet
         seen.add(table.qid, line_no)
     return LoadedRegions(table, regions, [],

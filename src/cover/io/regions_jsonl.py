@@ -2,11 +2,12 @@
 
 The ``cover`` block of a row::
 
-    {"status": "certified" | "refused" | "rejected",
+    {"status": "certified" | "refused" | "abstained" | "rejected",
      "region": [[start, end], ...] | null,   # seconds, merged, inside [0, T]
      "refused": bool, "duration": T, "score": "norm", "rule": "split",
      "alpha": 0.1, "threshold": 1.23 | "inf", "k": 559, "n_calibration": 623,
-     "reason": "..."}                         # rejected rows only
+     "p_value": 0.04,                         # calibrators that kept their scores
+     "reason": "..."}                         # rejected and abstained rows only
 
 A row whose region at the calibrated threshold is empty is rejected, never certified,
 with its region ``[]`` and the reason (:mod:`cover.row_status`).
@@ -46,6 +47,7 @@ from cover.io.output import atomic_open
 from cover.io.qvhighlights import top1
 from cover.io.regions_rules import (
     Thresholds,
+    abstain_reasons,
     block_of,
     check_thresholds,
     status_problems,
@@ -54,7 +56,7 @@ from cover.io.regions_rules import (
 from cover.io.seen import SeenLines
 from cover.ragged import Ragged, row_ids, segment_any
 from cover.regions import Regions
-from cover.row_status import empty_reasons, empty_region_block, row_status
+from cover.row_status import empty_region_block, row_status, status_reasons
 
 
 def certified_rows(
@@ -81,7 +83,8 @@ def certified_rows(
     thresholds = regions.threshold.tolist()
     ends = None if regions.threshold_end is None else regions.threshold_end.tolist()
     status = row_status(regions).tolist()
-    empty = empty_reasons(regions)
+    empty = status_reasons(regions)
+    pvals = None if regions.p_value is None else regions.p_value.tolist()
     for i, rec in enumerate(records):
         refused = bool(regions.refused[i])
         block = {
@@ -96,6 +99,8 @@ def certified_rows(
             block["threshold_end"] = to_json_number(ends[i])
         if in_calibration is not None and in_calibration[i]:
             block["in_calibration"] = True
+        if pvals is not None:
+            block["p_value"] = pvals[i]
         if i in empty:
             block["reason"] = empty[i]
         out.append((int(lines[i]), {**rec, "cover": block}))
@@ -248,6 +253,7 @@ def regions_from_rows(raw: RawRows, *, seen: SeenLines | None = None,
     dur = dur[keep]
     meta, meta_line = _common_meta(raw, first)
     refused = np.array([block_of(r).get("status") == "refused" for r in raw.records], dtype=bool)
+    abstained = abstain_reasons(raw.records)
     thr = np.array([threshold_value(block_of(r).get("threshold")) for r in raw.records], np.float64)
     before = raw.lines
     win, woff = fields.ragged_field(raw, "pred_relevant_windows", (2, 3), optional=True)
@@ -255,6 +261,7 @@ def regions_from_rows(raw: RawRows, *, seen: SeenLines | None = None,
         kept = np.isin(before, raw.lines)
         reg, roff = fields.trim_ragged(kept, reg, roff)
         dur, refused, thr = dur[kept], refused[kept], thr[kept]
+        abstained = None if abstained is None else abstained[kept]
     ps, pe = top1(win, woff)
     table = fields.table_of(raw, duration=dur, pred_start=ps, pred_end=pe,
                             pred_windows=Ragged(win, woff))
@@ -262,7 +269,7 @@ def regions_from_rows(raw: RawRows, *, seen: SeenLines | None = None,
     alpha = meta.get("alpha")
     a = number_value(alpha)
     regions = Regions(intervals, dur, refused, thr, str(meta.get("score")),
-                      a if math.isfinite(a) else None)
+                      a if math.isfinite(a) else None, abstain_reason=abstained)
     in_cal = np.array([block_of(r).get("in_calibration") is True for r in raw.records],
                       dtype=bool)
     return LoadedRegions(table, regions, raw.problems, int(was_rejected.sum()), meta, in_cal,

@@ -32,8 +32,9 @@ def threshold_value(x: Any) -> float:
         return math.nan
 
 
-#: The ``cover.status`` of a row evaluate reads (``rejected`` rows are only counted).
-STATUSES = ("certified", "refused")
+#: The ``cover.status`` of a row evaluate reads (``rejected`` rows are only counted;
+#: ``abstained`` rows are the whole video, not answered: :mod:`cover.row_status`).
+STATUSES = ("certified", "refused", "abstained")
 
 
 def status_problems(raw: RawRows) -> dict[int, str]:
@@ -52,14 +53,23 @@ def status_problems(raw: RawRows) -> dict[int, str]:
                           f"is {json_text(refused)}")
             continue
         if status not in STATUSES:
-            why[i] = ("cover.status must be \"certified\" or \"refused\", got "
-                      f"{json_text(status)}")
+            why[i] = ("cover.status must be \"certified\", \"refused\" or \"abstained\", "
+                      f"got {json_text(status)}")
         elif type(refused) is not bool:
             why[i] = f"cover.refused must be true or false, got {json_text(refused)}"
         elif refused is not (status == "refused"):
             why[i] = (f"cover.status is {json_text(status)} but cover.refused is "
                       f"{json_text(refused)}")
     return why
+
+
+def abstain_reasons(records: list[dict[str, Any]]) -> NDArray[np.object_] | None:
+    """Per row, the reason of a row written ``abstained`` (None for the others); None when
+    no row abstained. ``records`` are rows or their ``cover`` blocks."""
+    blocks = [block_of(r) if "cover" in r else r for r in records]
+    out = np.array([str(b.get("reason", "abstained")) if b.get("status") == "abstained"
+                    else None for b in blocks], dtype=object)
+    return out if any(r is not None for r in out.tolist()) else None
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,8 @@ def can_stream(preds: str | Path, *, pred_format: str | None, columns: Any, rule
     from cover.calibrate.registry import get_rule
 
     spec = get_rule(rule)
-    if groups not in STREAM_GROUPINGS or spec.needs & {"loss", "weights"} or spec.per_row:
+    if groups not in STREAM_GROUPINGS or spec.needs & {"loss", "weights", "table"} \
+            or spec.per_row:
         return False
     return stream_kind(preds, pred_format, columns) is not None
 

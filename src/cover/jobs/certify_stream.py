@@ -126,8 +126,9 @@ def certify_streaming(
     if kind == "jsonl":
         for line in report_lines(problems, what=preds):
             print(line, file=sys.stderr)
-    print(f"certified {counts.certified}, refused (whole video) {counts.refused}, rejected "
-          f"{counts.rejected} of {counts.rows} input rows (streamed in {counts.batches} "
+    abst = f"abstained (whole video) {counts.abstained}, " if counts.abstained else ""
+    print(f"certified {counts.certified}, refused (whole video) {counts.refused}, {abst}"
+          f"rejected {counts.rejected} of {counts.rows} input rows (streamed in {counts.batches} "
           f"batch(es) of up to {batch_rows} rows)")
     print(f"wrote {output}")
     return counts.rows, counts.certified, counts.refused, counts.rejected

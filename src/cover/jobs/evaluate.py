@@ -221,6 +221,12 @@ def _finish(job: EvaluateFiles, ev: Evaluation, field: GroundingMetrics | None,
           f"{m.mean_iou:.3f}; components {m.mean_components:.2f}")
     print(f"refusal rate {ev.refusal_rate:.3f}; non-refused: coverage {nr.coverage:.4f}, "
           f"length {nr.mean_length_s:.1f} s; base grounder point-IoU {ev.point_iou:.3f}")
+    if ev.selective is not None:
+        a = ev.selective["answered"]
+        print(f"selective: abstention rate {ev.selective['abstention_rate']:.4f} "
+              f"({ev.selective['abstained']} abstained, {ev.counts['refused']} refused; "
+              f"their region is the whole video); answered {a['n']}: answered-miss rate "
+              f"{a['miss_rate']:.4f}, mean length {a['mean_length_s']:.1f} s")
     if field is not None:
         print(f"base grounder, the field's metrics (Moment-DETR eval, percent): "
               f"{field_metrics_text(field.to_dict())}")

@@ -32,7 +32,7 @@ from cover.errors import InputError, RowProblem
 from cover.io.columns import prediction_table
 from cover.io.generic import arrow_columns, parse_columns, pyarrow_modules
 from cover.regions import Regions
-from cover.row_status import empty_reasons, row_status
+from cover.row_status import row_status, status_reasons
 
 #: Default field mapping: Moment-DETR / Lighthouse names as Parquet columns.
 DEFAULT_COLUMNS = {"qid": "qid", "vid": "vid", "duration": "duration",
@@ -134,8 +134,8 @@ def certify_batch(
     for prob in loaded.problems:
         if prob.action == "rejected":
             reason[int(np.searchsorted(cols.line, prob.line))] = prob.problem
-    for i, empty in empty_reasons(regions).items():  # rejected, its region [] kept
-        reason[kept[i]] = empty
+    for i, why_not in status_reasons(regions).items():  # rejected ([] kept) or abstained
+        reason[kept[i]] = why_not
 
     def per_row(values: NDArray[np.float64]) -> Any:
         out = np.full(n, np.nan)

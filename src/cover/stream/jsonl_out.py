@@ -23,7 +23,7 @@ from numpy.typing import NDArray
 
 from cover.data.table import GroundingTable
 from cover.regions import Regions
-from cover.row_status import empty_reasons, row_status
+from cover.row_status import row_status, status_reasons
 
 _BRACE = ord("}")
 #: Bytes before a line's closing brace that the splice would strip (``bytes.rstrip``'s
@@ -157,8 +157,10 @@ def _block_columns(table: GroundingTable, regions: Regions, meta: dict[str, Any]
                  _threshold_text(regions.threshold_end.astype(np.float64)).tolist()]
     if in_calibration is not None:
         cols.append(np.where(in_calibration, ', "in_calibration": true', "").tolist())
-    empty = empty_reasons(regions)
-    if empty:  # rejected rows (an empty region) end with their reason
+    if regions.p_value is not None:
+        cols += [', "p_value": ', _reprs(regions.p_value.astype(np.float64)).tolist()]
+    empty = status_reasons(regions)
+    if empty:  # rejected (an empty region) and abstained rows end with their reason
         reason = np.full(n, "", dtype=object)
         for i, why in empty.items():
             reason[i] = ', "reason": ' + json.dumps(why)

@@ -44,6 +44,7 @@ class StreamCounts:
     certified: int = 0
     refused: int = 0
     rejected: int = 0
+    abstained: int = 0
     batches: int = 0
     in_calibration: int = 0
     examples: list[RowProblem] = field(default_factory=list)
@@ -55,6 +56,7 @@ class StreamCounts:
         self.certified += int((status == "certified").sum())
         self.refused += int((status == "refused").sum())
         self.rejected += int((status == "rejected").sum())
+        self.abstained += int((status == "abstained").sum())
         bad = [p for p in problems if p.action == "rejected"]
         self.reasons.update(p.problem for p in bad)
         self.examples += bad[: max(0, 5 - len(self.examples))]
