@@ -2,12 +2,11 @@
 attain their nominal 95% (a clustered simulation, and 100 video-level splits of real
 grounders)?
 
-Usage: python docs/bands.py [DATA_DIR]  (prints Markdown; about ten seconds)
+Usage: python docs/bands.py [DATA_DIR]  (prints the blocks; about ten seconds)
 """
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -74,11 +73,12 @@ def real_table(data: Path) -> list[str]:
     return out
 
 
-def main(data: Path) -> None:
-    print("\n".join(simulation_table()))
-    print()
-    print("\n".join(real_table(data)))
+def blocks(data: Path) -> dict[str, str]:
+    """The generated blocks of docs/bands.md."""
+    return {"simulation": "\n".join(simulation_table()), "real": "\n".join(real_table(data))}
 
 
 if __name__ == "__main__":
-    main(Path(sys.argv[1] if len(sys.argv) > 1 else "../shared/data"))
+    import docgen
+
+    docgen.print_blocks(blocks)

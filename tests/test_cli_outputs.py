@@ -180,7 +180,7 @@ _PAUSE_WRITER = textwrap.dedent("""
     import sys, time
     import cover.io.regions_jsonl as rj
 
-    import cover.stream.jsonl as sj
+    import cover.stream.jsonl_kernel as sj
 
     def pausing(real, at):
         n = 0

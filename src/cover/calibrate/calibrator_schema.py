@@ -25,7 +25,14 @@ from __future__ import annotations
 from typing import Any
 
 from cover.calibrate import fitted_on
-from cover.calibrate.calibrator_file import COUNTS, FIELDS, SCALES, SCHEMA, SCHEMA_VERSION
+from cover.calibrate.calibrator_file import (
+    COUNTS,
+    FIELDS,
+    OPTIONAL,
+    SCALES,
+    SCHEMA,
+    SCHEMA_VERSION,
+)
 from cover.calibrate.registry import ALL, GROUPINGS, ONE_SIDE, RULES
 from cover.scores import ALL_FAMILIES, TARGETS
 
@@ -134,6 +141,18 @@ def calibrator_schema() -> dict[str, Any]:
                            "qids": {"type": ["array", "null"], "items": {"type": "string"}}},
             "if": {"properties": {"qids": {"type": "null"}}},
             "then": {"properties": {"count": {"minimum": keep + 1}}}},
+        "calibration_scores": {
+            "description": "optional (cover calibrate --keep-scores): per threshold group, "
+                           "the sorted calibration scores (a sketch of ranked values past "
+                           "5000 rows), so certify can write each row's conformal p-value",
+            "type": "object", "additionalProperties": {
+                "type": "object", "required": ["n", "values", "ranks"],
+                "additionalProperties": False,
+                "properties": {"n": {"type": "integer", "minimum": 1},
+                               "values": {"type": "array", "items": {
+                                   "type": ["number", "string"]}},
+                               "ranks": {"type": ["array", "null"],
+                                         "items": {"type": "integer", "minimum": 1}}}}},
         "sha256": {"description": "sha256 of the canonical JSON of every other field "
                                   "(sorted keys, no spaces): integrity, not a signature",
                    "type": "string", "pattern": SHA256_PATTERN},
@@ -151,7 +170,7 @@ def calibrator_schema() -> dict[str, Any]:
         "type": "object",
         "required": list(FIELDS),
         "additionalProperties": False,
-        "properties": {k: props[k] for k in FIELDS},
+        "properties": {k: props[k] for k in (*FIELDS, *OPTIONAL)},
         "allOf": [*(_score_clause(s) for s in ALL_FAMILIES),
                   *(_rule_clause(r) for r in sorted(RULES)), only_all],
         "$defs": _defs(),

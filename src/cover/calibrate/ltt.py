@@ -42,6 +42,7 @@ abstentions). When no configuration passes, ``found`` is false and every query a
 from __future__ import annotations
 
 import math
+import typing
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -82,7 +83,7 @@ def _fraction_param(params: Mapping[str, Any], name: str, *, closed: bool) -> fl
     if not ok:
         interval = "(0, 1]" if closed else "(0, 1)"
         raise ValueError(f"{name} must be a number in {interval}, got {v!r}")
-    return float(v)
+    return float(typing.cast(float, v))
 
 
 def check_params(params: Mapping[str, Any]) -> dict[str, Any]:

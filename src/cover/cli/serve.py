@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import typing
 
 from cover.cli._common import (
     InputPath,
@@ -38,7 +39,7 @@ class NamedCalibrator(InputPath):
             name, path = "", text
         if sep and not name:
             raise argparse.ArgumentTypeError(f"expected NAME=FILE, got {text}")
-        out = super().__new__(cls, path)
+        out = typing.cast(NamedCalibrator, super().__new__(cls, path))
         from pathlib import Path
 
         out.label = name or Path(path).stem

@@ -7,6 +7,7 @@ uvicorn. Needs the ``serve`` extra: ``pip install 'cover-grounding[serve]'``.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -38,7 +39,7 @@ def _modules() -> None:
                           "'cover-grounding[serve]' (starlette, uvicorn, httpx)") from None
 
 
-def build(opts: ServeOptions):  # type: ignore[no-untyped-def]
+def build(opts: ServeOptions) -> Any:
     """The ASGI app for ``opts`` (calibrators and ``--videos`` read now)."""
     import os
 

@@ -86,7 +86,8 @@ def parse_body(body: bytes, query: dict[str, str], *, on_error: str = "raise"
     name = opts.get("calibrator")
     if name is not None and not isinstance(name, str):
         raise RequestError(400, "calibrator: expected a calibrator name (text)")
-    return CertifyRequest(lines, name, on_error, fmt, opts)
+    return CertifyRequest(lines, name, "reject" if on_error == "reject" else "raise", fmt,
+                          opts)
 
 
 @dataclass(frozen=True)
