@@ -23,6 +23,7 @@ from typing import Any
 
 from docgen import wrap
 from studies_findings import findings
+from studies_seeds import seeds_table
 
 Q = "qvhighlights/"
 GT = Q + "annotations/highlight_val_release.jsonl"
@@ -33,6 +34,8 @@ QVH = [("Moment-DETR", "moment_detr/sample_val_preds.jsonl"),
        ("QD-DETR (CLIP)", "qd_detr/onlyclip_best_hl_val_preds.jsonl"),
        ("EaTR", "eatr/best_hl_val_preds.jsonl"), ("UniVTG", "univtg/univtg_val_preds.jsonl"),
        ("VTG-GPT", "vtg_gpt/infer_val.jsonl"), ("LA-DETR", "la_detr/best_hl_val_preds.jsonl")]
+#: Unit-level splits behind the split-seed block (``cover study all --split-seeds``).
+SPLIT_SEEDS = 100
 ENSEMBLE = ["qd_detr/video_checkpoint_best_hl_val_preds.jsonl",
             "qd_detr/audio_checkpoint_best_hl_val_preds.jsonl",
             "qd_detr/onlyclip_best_hl_val_preds.jsonl"]
@@ -51,7 +54,7 @@ def run_studies(data: Path, out: Path) -> None:
     cmd += ["--preds", str(data / "charades_sta/la_detr/hl_test_submission.jsonl"),
             "--gt", str(data / "lighthouse/charades_test_release.jsonl"), "--name", "LA-DETR",
             "--preds", str(ens), "--gt", str(data / GT), "--name", "QD-DETR ensemble",
-            "--humans", str(data)]
+            "--humans", str(data), "--split-seeds", str(SPLIT_SEEDS)]
     subprocess.run(cmd, check=True, capture_output=True)
 
 
@@ -85,7 +88,8 @@ def blocks(data: Path, out: Path | None = None) -> dict[str, str]:
         folder = out or Path(tmp) / "cover-studies"
         run_studies(data, folder)
         res = load(folder)
-    return {"protocol": protocol_text(res), "findings": findings(res)}
+    return {"protocol": protocol_text(res), "findings": findings(res),
+            "split-seeds": seeds_table(res)}
 
 
 if __name__ == "__main__":

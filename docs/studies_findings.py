@@ -80,7 +80,7 @@ def findings(res: dict[str, Any]) -> str:
     q9 = {f: cov(qd, f, 0.9) for f in ("norm", "sec", "sls")}
     rows.append(
         f"Coverage tracks the target on {len(P)} pairs: {len(cells) - len(out)} of "
-        f"{len(cells)} (pair, family, level) cells inside the finite-sample band. At 0.90, "
+        f"{len(cells)} (pair, family, level) cells inside their 95% test band. At 0.90, "
         f"QD-DETR gives NORM {q9['norm']['coverage_mean']:.3f} ± "
         f"{q9['norm']['coverage_sd']:.3f}, SEC {q9['sec']['coverage_mean']:.3f}, SLS "
         f"{q9['sls']['coverage_mean']:.3f}; LA-DETR on Charades-STA "
@@ -274,10 +274,13 @@ def verdicts(P: dict[Any, Any], eff: Cell, qd: dict[str, Any], la: dict[str, Any
     cs_w = P["LA-DETR", CS]["conditional"]["worst"]
     cs_worse = cs_w["mondrian"]["deviation"] > cs_w["diagnostic"]["deviation"]
     rho_cs = next(c["rho"] for c in la["utility"]["cells"] if c["family"] == "norm")
+    from studies_seeds import undercoverage_verdict
+
+    seeds = undercoverage_verdict({"pairs": P})
     return [
         "agree on validity; " + ("QD-DETR undercovers here too" if qd_under else
-                                 "**we do not reproduce the QD-DETR undercoverage** "
-                                 "(different checkpoint and split)"),
+                                 "**we do not reproduce the QD-DETR undercoverage**: "
+                                 + (seeds or "different checkpoint and split")),
         "agree" + (f"; QD-DETR's {' and '.join(same)} equal the paper's to three decimals"
                    if same else "") + " (the paper's other margins are not quoted here)",
         f"agree on QVHighlights; our QD-DETR regions differ from the paper's by "
