@@ -8,8 +8,8 @@ struct column ``cover`` appended, the Arrow twin of the JSON ``cover`` block::
                   region: list<list<double>>, # [[start, end], ...] s; null if rejected
                   refused: bool, duration: double,
                   threshold: double, threshold_end: double,
-                  reason: string,             # rejected and abstained rows only
-                  in_calibration: bool>       # a row the calibrator was fitted on
+                  in_calibration: bool,       # a row the calibrator was fitted on
+                  reason: string>             # rejected and abstained rows only
 
 A row whose region is empty is rejected with its reason and region ``[]``
 (:mod:`cover.row_status`).
@@ -54,8 +54,8 @@ def cover_type() -> Any:
     return p.struct([
         ("status", p.string()), ("region", p.list_(p.list_(p.float64()))),
         ("refused", p.bool_()), ("duration", p.float64()), ("threshold", p.float64()),
-        ("threshold_end", p.float64()), ("reason", p.string()),
-        ("in_calibration", p.bool_()),
+        ("threshold_end", p.float64()), ("in_calibration", p.bool_()),
+        ("reason", p.string()),
     ])
 
 
@@ -148,7 +148,7 @@ def certify_batch(
     block = p.StructArray.from_arrays(
         [p.array(status, p.string()), _regions_array(regions, kept, valid), p.array(refused),
          per_row(regions.duration), per_row(regions.threshold), per_row(t_end),
-         p.array(reason, p.string()), p.array(in_cal)],
+         p.array(in_cal), p.array(reason, p.string())],
         fields=list(cover_type()))
     return table.append_column("cover", block), [*loaded.problems, *done.found]
 

@@ -36,8 +36,8 @@ from cover.stream.stage import CertifyStage, StreamCounts
 
 #: The columns appended to every row: the ``cover`` block, flattened (region as JSON).
 COVER_COLUMNS = ("cover_status", "cover_region", "cover_refused", "cover_duration",
-                 "cover_threshold", "cover_threshold_end", "cover_reason",
-                 "cover_in_calibration")
+                 "cover_threshold", "cover_threshold_end", "cover_in_calibration",
+                 "cover_reason")
 CSV_SUFFIXES = (".csv", ".tsv")
 DEFAULT_BATCH_LINES = 131_072
 
@@ -192,7 +192,7 @@ def _cover_cells(block: Any, delim: bytes, lead: list[Any] | None = None) -> lis
         "region": pc.binary_join_element_wise("[", joined, "]", ""),
         "refused": block.field("refused"), "duration": block.field("duration"),
         "threshold": block.field("threshold"), "threshold_end": block.field("threshold_end"),
-        "reason": reason, "in_calibration": block.field("in_calibration")})
+        "in_calibration": block.field("in_calibration"), "reason": reason})
     out = p.BufferOutputStream()
     pcsv.write_csv(table, out, pcsv.WriteOptions(include_header=False,
                                                  delimiter=delim.decode(),
