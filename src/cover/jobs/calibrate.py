@@ -93,7 +93,8 @@ def calibrate(job: CalibrateJob, group_settings: GroupSettings) -> list[str]:
     from cover.scores import compute_scores
     from cover.ties import Ties
 
-    inputs = [job.preds, job.gt, job.qids, job.formats.get("gt_durations"), job.shift_to]
+    inputs: list[Any] = [job.preds, job.gt, job.qids, job.formats.get("gt_durations"),
+                         job.shift_to]
     Calibrator(score=job.score, alpha=job.alpha, min_scale=job.min_scale,  # checks the rule
                target=job.target, rule=job.rule, params=job.params)
     streamed = _streamed(job)
