@@ -127,5 +127,5 @@ def test_a_line_pyarrow_cannot_read_is_a_rejected_row(certified, qvh_gt, tmp_pat
     got = evaluate_stream(bad, gt, batch_rows=4, calibrator=str(certified / "cal.json"))
     assert got is not None
     assert [(p.line, p.qid, p.problem) for p in got.read_problems] == [
-        (6, qid, "cannot read as CSV: 4 field(s), the header has 13")]
+        (6, qid, "cannot read as CSV: 4 field(s), the header has 14")]  # with cover_in_calibration
     assert got.sums.rows == len(lines) - 2

@@ -93,11 +93,16 @@ def test_a_qid_repeated_in_a_later_batch_is_rejected_there(qvh, tmp_path):
 
 def test_videos_fill_only_missing_durations(qvh, tmp_path):
     """--videos with a Parquet duration column (read zero-copy, read-only) fills only the
-    rows without one."""
+    rows without one; a row whose own duration contradicts --videos is rejected, as on
+    every other format (the row's T is never silently kept or replaced)."""
     src, table = qvh
     cal = cover.Calibrator(score="norm", alpha=0.1).fit(table)
-    vids = np.unique(table.vid)
-    videos = (vids, np.full(vids.size, 1e6))  # would widen every region if used
+    vids, first = np.unique(table.vid, return_index=True)
+    videos = (vids, table.duration[first])  # the same durations: nothing changes
     certify_parquet(cal, src, tmp_path / "a.parquet", columns=COLS, videos=videos)
     certify_parquet(cal, src, tmp_path / "b.parquet", columns=COLS)
     assert pq.read_table(tmp_path / "a.parquet").equals(pq.read_table(tmp_path / "b.parquet"))
+    counts = certify_parquet(cal, src, tmp_path / "c.parquet", columns=COLS,
+                             videos=(vids, np.full(vids.size, 1e6)))
+    assert counts.rejected == counts.rows
+    assert "contradicts 1e+06" in counts.examples[0].problem

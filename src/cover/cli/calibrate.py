@@ -5,23 +5,19 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-import numpy as np
-
 from cover.cli._common import (
     InputPath,
     OutputOrStdout,
     Subparsers,
     _alpha,
     _common_input,
-    _report_problems,
-    _say,
     add_command,
     positive_float,
     positive_int,
 )
 from cover.cli._groups import add_group_flags, group_settings
 from cover.cli.formats import add_format_flags, format_kwargs
-from cover.errors import InputError, no_rows_left
+from cover.errors import InputError
 
 
 def add_parser(sub: Subparsers) -> None:
@@ -125,106 +121,18 @@ def _rule_params(args: argparse.Namespace) -> dict[str, Any]:
     return params
 
 
-def rcps_bound_line(given: str | None) -> str:
-    """Which bound RCPS used, and how it relates to the paper's (Hoeffding)."""
-    from cover.calibrate.rcps import DEFAULTS
-
-    bound = given or str(DEFAULTS["bound"])
-    how = "given by --bound" if given else "the default"
-    if bound == "hoeffding":
-        return f"RCPS bound: hoeffding ({how}; the paper's, as in `cover study rcps`)"
-    return (f"RCPS bound: {bound} ({how}); the paper and the main table of `cover study rcps` "
-            "use hoeffding, a looser bound: --bound hoeffding reproduces them")
-
-
-def _streamed(args: argparse.Namespace) -> Any:
-    """The scores streamed from a large prediction file (:mod:`cover.jobs.calibrate_stream`),
-    or None when the files are read whole."""
-    from cover.cli._groups import DEFAULT_GROUPS
-    from cover.jobs.calibrate_stream import can_stream, score_streaming
-
-    groups = args.groups or DEFAULT_GROUPS.get(args.rule, "all")
-    if args.in_memory or not can_stream(args.preds, pred_format=args.pred_format,
-                                        columns=args.columns, rule=args.rule, groups=groups):
-        return None
-    kw = format_kwargs(args)
-    return score_streaming(score=args.score, min_scale=args.min_scale, target=args.target,
-                           preds=args.preds, gt=args.gt, gt_format=kw.get("gt_format"),
-                           gt_durations=kw.get("gt_durations"), gt_columns=kw.get("gt_columns"),
-                           qids=args.qids, clip=args.clip, strict=args.strict,
-                           on_error=args.on_error, batch_rows=args.batch_rows,
-                           pred_format=args.pred_format, columns=args.columns)
-
-
 def run(args: argparse.Namespace) -> int:
-    from cover.calibrate import Calibrator
-    from cover.data.family_inputs import require_family_input
-    from cover.io.labelled import load_labelled
-    from cover.scores import compute_scores
-    from cover.ties import Ties
+    from cover.cli._groups import DEFAULT_GROUPS
+    from cover.jobs.calibrate import CalibrateJob, calibrate
 
-    inputs = [args.preds, args.gt, args.qids, args.gt_durations, args.shift_to]
-    cal = Calibrator(score=args.score, alpha=args.alpha, min_scale=args.min_scale,
-                     target=args.target, rule=args.rule, params=_rule_params(args))
-    streamed = _streamed(args)
-    if streamed is None:
-        table, problems = load_labelled(args.preds, args.gt, qids=args.qids, clip=args.clip,
-                                        strict=args.strict, on_error=args.on_error, log=_say,
-                                        **format_kwargs(args))
-    else:
-        table, problems = streamed.table, streamed.problems
-    _report_problems(problems, what="calibration input")
-    if len(table) == 0:
-        raise InputError(no_rows_left(args.preds, args.gt, problems))
-    if streamed is None:
-        require_family_input(table, args.score, args.preds)
-    settings, fit_kw, notes = group_settings(args, table)
-    params = {**_rule_params(args), **(settings.pop("params") or {})}
-    cal = Calibrator(score=args.score, alpha=args.alpha, min_scale=args.min_scale,
-                     target=args.target, rule=args.rule, params=params,
-                     keep_scores=args.keep_scores, **settings)
-    if streamed is None:
-        cal.fit(table, **fit_kw)
-    else:
-        cal.fit_scores(streamed.scores, table)
-    for line in notes:
+    job = CalibrateJob(
+        preds=args.preds, gt=args.gt, output=args.output, score=args.score, alpha=args.alpha,
+        min_scale=args.min_scale, target=args.target, rule=args.rule,
+        params=_rule_params(args), bound=args.bound, qids=args.qids, clip=args.clip,
+        strict=args.strict, on_error=args.on_error, keep_scores=args.keep_scores,
+        in_memory=args.in_memory, batch_rows=args.batch_rows, no_band=args.no_band,
+        groups=args.groups or DEFAULT_GROUPS.get(args.rule, "all"),
+        formats=format_kwargs(args), shift_to=args.shift_to)
+    for line in calibrate(job, lambda table: group_settings(args, table)):
         print(line)
-    if args.strict and not all(np.isfinite(s.value) for r in cal.thresholds_.values()
-                               for s in r.sides.values()):
-        raise InputError(f"{len(table)} calibration rows are too few for alpha={args.alpha}")
-    cal.save(args.output, inputs=inputs)
-
-    def scores() -> Any:
-        if streamed is not None:
-            return streamed.scores.values
-        return compute_scores(table, args.score, min_scale=args.min_scale,
-                              target=args.target).values
-
-    if args.rule != "split" or cal.threshold_ is None:
-        print(f"calibrated {args.score.upper()} by rule {args.rule} at alpha={args.alpha} on "
-              f"{len(table)} rows:")
-        for line in cal.describe():
-            print(f"  {line}")
-        if args.rule == "rcps":
-            print(f"  {rcps_bound_line(args.bound)}")
-        if cal.threshold_ is not None:
-            print(f"  {Ties.of(scores(), cal.threshold_).describe(split=False)}")
-        print(f"wrote {args.output}")
-        return 0
-    c = cal.counts_
-    print(f"calibrated {args.score.upper()} at alpha={args.alpha} on {cal.n_} rows: "
-          f"threshold {cal.threshold_:.6g} (k={cal.k_}-th smallest score)")
-    if args.no_band:
-        print(f"expected coverage k/(n+1) = {cal.expected_coverage:.4f}")
-    else:
-        from cover.bands import CoverageBands, unit_design_effect
-
-        deff, g = unit_design_effect(scores() <= cal.threshold_, table.units)
-        bands = CoverageBands.of(cal.n_ or 0, cal.k_ or 0, calibration_deff=deff,
-                                 calibration_units=g)
-        print(f"expected coverage k/(n+1) = {bands.expected:.4f}; {bands.describe()}")
-    print(Ties.of(scores(), cal.threshold_).describe(float(args.alpha)))
-    print(f"refused rows {c.get('refused', 0)}, NORM scale floored {c.get('min_scale_floored', 0)}"
-          f", truth beyond signal {c.get('beyond_signal', 0)}")
-    print(f"wrote {args.output}")
     return 0

@@ -150,6 +150,13 @@ def ensure_valid(table: GroundingTable, need: frozenset[str], what: str) -> Grou
     return validate_table(table, need=need, what=what)
 
 
+def id_reasons(ids: NDArray[Any], key: str = "qid") -> dict[int, str]:
+    """Row -> why ``ids[i]`` is no id (:func:`cover.io.row_checks.id_problem`): for text,
+    an empty or space-padded string; two character lookups per row."""
+    return {i: why for rows, _, whys in _ids(np.asarray(ids), key)
+            for i, why in zip(rows.tolist(), whys, strict=True)}
+
+
 def _replace(table: GroundingTable, **changes: Any) -> GroundingTable:
     """``dataclasses.replace`` keeping the ids as given (integers stay integers)."""
     q, v = raw_ids(table), raw_ids(table, "vid")

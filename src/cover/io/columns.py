@@ -27,8 +27,10 @@ from cover.data.rules import (
 from cover.data.table import DEFAULT_CLIP_SECONDS, GroundingTable
 from cover.errors import RowProblem
 from cover.intervals import Intervals
+from cover.io.fields import not_a_number
 from cover.io.jsonl import OnError, raise_on_rejections
 from cover.io.qvhighlights import Loaded, top1
+from cover.io.row_checks import id_problem
 from cover.ragged import Ragged, segment_any, take_index
 
 
@@ -51,6 +53,9 @@ class Columns:
     query: NDArray[np.object_] | None = None
     saliency: Ragged | None = None
     problems: list[RowProblem] = field(default_factory=list)
+    #: Row -> why a value the reader typed is not what its field needs (a float qid, a
+    #: string duration); such rows are rejected first.
+    reasons: dict[int, str] = field(default_factory=dict)
 
     def __len__(self) -> int:
         return int(self.qid.size)
@@ -107,7 +112,8 @@ def truth_table(c: Columns, *, on_error: OnError = "raise",
         (np.diff(c.offsets) == 0, "no true window (no moment)"),
         (nonfinite_windows(w[:, 0], w[:, 1], c.offsets), TRUTH_NONFINITE),
         (reversed_windows(w[:, 0], w[:, 1], c.offsets), TRUTH_REVERSED),
-    ], dict(reasons or {}) | _later(duplicate_qids(c.qid, c.line), reasons))
+    ], (reasons := c.reasons | dict(reasons or {})) | _later(duplicate_qids(c.qid, c.line),
+                                                              reasons))
     keep = _reject(c, reasons)
     flat, off = take_index(c.offsets, np.flatnonzero(keep))
     table = GroundingTable(
@@ -147,7 +153,8 @@ def prediction_table(c: Columns, *, clip: float = DEFAULT_CLIP_SECONDS,
         (segment_any(~np.isfinite(sal.values), sal.offsets), "non-finite saliency value"),
         (reversed_windows(w[:, 0], w[:, 1], c.offsets), PRED_REVERSED),
         (bad_t, DURATION_RULE),
-    ], dict(reasons or {}) | _later(duplicate_qids(c.qid, c.line), reasons))
+    ], (reasons := c.reasons | dict(reasons or {})) | _later(duplicate_qids(c.qid, c.line),
+                                                              reasons))
     keep = _reject(c, reasons)
     rows = np.flatnonzero(keep)
     flat, off = take_index(c.offsets, rows)
@@ -161,6 +168,43 @@ def prediction_table(c: Columns, *, clip: float = DEFAULT_CLIP_SECONDS,
     )
     raise_on_rejections(c.problems, on_error, c.source)
     return Loaded(table, c.problems, _rejected_rows(c, keep))
+
+
+def arrow_ids(col: Any, key: str) -> tuple[NDArray[np.str_], dict[int, str]]:
+    """An Arrow id column as text, and row -> why a value is no id
+    (:func:`cover.io.row_checks.id_problem`): integers and text pass by type; a float
+    (``2579.0``), a boolean or a null is refused as the JSON-lines reader refuses it."""
+    import pyarrow as pa
+
+    text = np.asarray(col.to_numpy(zero_copy_only=False)).astype(str)
+    t = col.type
+    if (pa.types.is_integer(t) or pa.types.is_string(t) or pa.types.is_large_string(t)) \
+            and not col.null_count:
+        return text, {}
+    whys = {i: id_problem(v, key) for i, v in enumerate(col.to_pylist())}
+    return text, {i: w for i, w in whys.items() if w is not None}
+
+
+def arrow_numbers(col: Any, why: str | None = None, name: str = ""
+                  ) -> tuple[NDArray[np.float64], dict[int, str]]:
+    """An Arrow number column as floats (null: NaN), and row -> why a value is no number
+    (a string ``"150"``, a boolean): ``why`` when given (the duration's rule), else
+    ``<name> holds ... where a number is expected``, the JSON-lines reader's words."""
+    import pyarrow as pa
+
+    t = col.type
+    if pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_null(t) \
+            or pa.types.is_decimal(t):
+        return np.asarray(col.to_numpy(zero_copy_only=False), dtype=np.float64), {}
+    values = col.to_pylist()
+    out = np.full(len(values), np.nan)
+    bad: dict[int, str] = {}
+    for i, v in enumerate(values):
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            out[i] = v
+        elif v is not None:
+            bad[i] = why or f"{name} {not_a_number(v)}"
+    return out, bad
 
 
 def stack_windows(per_row: list[Any], width: int) -> tuple[NDArray[np.float64],

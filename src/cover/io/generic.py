@@ -20,9 +20,17 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import NDArray
 
+from cover.data.rules import DURATION_RULE
 from cover.data.table import DEFAULT_CLIP_SECONDS
 from cover.errors import InputError
-from cover.io.columns import Columns, prediction_table, stack_windows, truth_table
+from cover.io.columns import (
+    Columns,
+    arrow_ids,
+    arrow_numbers,
+    prediction_table,
+    stack_windows,
+    truth_table,
+)
 from cover.io.document import load_document
 from cover.io.jsonl import OnError, field_column, read_json_rows
 from cover.io.opener import check_input, not_parquet, parquet_file
@@ -234,16 +242,15 @@ def arrow_columns(table: Any, m: dict[str, str], name: str, first_row: int = 0, 
         return arrow_column(table, m[f], name)
 
     n = table.num_rows
-    qid = np.asarray(col("qid").to_numpy(zero_copy_only=False)).astype(str)
-    vid = (np.asarray(col("vid").to_numpy(zero_copy_only=False)).astype(str) if "vid" in m
-           else qid.copy())
+    qid, bad = arrow_ids(col("qid"), "qid")
+    vid, bad_vid = arrow_ids(col("vid"), "vid") if "vid" in m else (qid.copy(), {})
+    reasons = bad_vid | bad
 
     def num(f: str) -> NDArray[np.float64]:
-        a = col(f)
-        try:
-            return np.asarray(a.to_numpy(zero_copy_only=False), dtype=np.float64)
-        except (TypeError, ValueError):
-            raise InputError(f"{name}: column {m[f]!r} ({f}) must hold numbers") from None
+        values, why = arrow_numbers(col(f), DURATION_RULE if f == "duration" else None,
+                                    m[f])
+        reasons.update({i: w for i, w in why.items() if i not in reasons})
+        return values
 
     dur = num("duration") if "duration" in m else np.full(n, np.nan)
     if "windows" in m:
@@ -269,7 +276,7 @@ def arrow_columns(table: Any, m: dict[str, str], name: str, first_row: int = 0, 
     header = 1 if kind_suffix(name) in (".csv", ".tsv") else 0
     c = Columns(source=name, qid=qid, vid=vid, duration=dur, windows=win, offsets=off,
                 line=np.arange(1, n + 1, dtype=np.int64) + header + first_row, query=query,
-                saliency=sal)
+                saliency=sal, reasons=reasons)
     records = np.empty(n if with_records else 0, dtype=object)
     if with_records:  # one dict per row: only for writers that echo rows back as JSON
         records[:] = [{"qid": q, "vid": v}

@@ -1,9 +1,11 @@
-"""The streaming path of ``cover certify``: files of any size in bounded memory.
+"""The streamed paths of ``cover certify`` (:mod:`cover.jobs.certify`): files of any
+size in bounded memory.
 
 ``cover certify`` streams when it can: Moment-DETR / Lighthouse JSON lines (every
-input line echoed byte for byte, :func:`cover.stream.certify_jsonl`) and Parquet
-given a column mapping (Parquet out, :func:`cover.stream.certify_parquet`). Other
-formats (a whole JSON document, TimeChat, lmms-eval, ...) are read whole.
+input line echoed byte for byte, :func:`cover.stream.certify_jsonl`), Parquet given a
+column mapping into Parquet (:func:`cover.stream.certify_parquet`) and CSV given a
+mapping into CSV (:func:`cover.stream.csv.certify_csv`). Other formats (a whole JSON
+document, TimeChat, lmms-eval, ...) are read whole.
 """
 
 from __future__ import annotations
@@ -28,13 +30,15 @@ CSV_SUFFIXES = (".csv", ".tsv")
 def streamable(preds: str | Path, pred_format: str | None, columns: str | None,
                output: str | Path | None = None) -> Stream | None:
     """Which streaming path reads ``preds``, or None when it must be read whole: JSON
-    lines, Parquet with ``--columns`` and CSV/TSV with ``--columns`` written as CSV/TSV
-    (a CSV input certified into JSON lines is read whole)."""
+    lines, Parquet with ``--columns`` written as Parquet and CSV/TSV with ``--columns``
+    written as CSV/TSV (a CSV or Parquet input certified into JSON lines is read whole;
+    no ``output``: the path that reads it)."""
     from cover.io.generic import kind_suffix
 
     p = Path(preds)
     if p.suffix.lower() in PARQUET_SUFFIXES:
-        return "parquet" if columns else None
+        wants = output is None or kind_suffix(Path(output)) in PARQUET_SUFFIXES
+        return "parquet" if columns and wants else None
     if kind_suffix(p) in CSV_SUFFIXES:
         wants_csv = output is not None and kind_suffix(Path(output)) == kind_suffix(p)
         return "csv" if columns and wants_csv else None
@@ -66,6 +70,16 @@ def videos_index(videos: str | Path) -> tuple[NDArray[np.str_], NDArray[np.float
     return np.asarray(vids)[order], np.asarray(durs, dtype=np.float64)[order]
 
 
+def calibration_warning(marked: int, certified: int) -> None:
+    """Warn when ``marked`` of the ``certified`` rows are rows the calibrator was fitted
+    on (each is marked ``cover.in_calibration`` in the output)."""
+    if marked:
+        warnings.warn(CoverWarning(
+            f"{marked} of the {certified} rows certified are rows the calibrator was "
+            "fitted on (marked cover.in_calibration); coverage measured on them does not "
+            "test the guarantee"), stacklevel=2)
+
+
 def certify_streaming(
     kind: Stream,
     *,
@@ -80,31 +94,32 @@ def certify_streaming(
     on_error: Literal["raise", "reject"],
     compact: bool,
     batch_rows: int,
-) -> tuple[int, int, int, int]:
-    """Certify ``preds`` into ``output`` batch by batch; prints what happened to every
-    row and returns ``(rows, certified, refused, rejected)``."""
+) -> list[str]:
+    """Certify ``preds`` into ``output`` batch by batch, every batch through the one
+    certify stage (:class:`cover.stream.stage.CertifyStage`); reports the problems on
+    standard error and returns the summary lines."""
     from cover.stream import certify_jsonl, certify_parquet
     from cover.stream.csv import certify_csv
+    from cover.stream.stage import CertifyStage
 
     cal = Calibrator.load(calibrator)
     inputs: list[str | Path | None] = [calibrator, videos, qids]
     vd = videos_index(videos) if videos else None
-    problems: list[RowProblem] = []
+    source = videos or "--videos (not given)"
     if kind in ("parquet", "csv"):
         if qids:
             raise InputError(f"--qids is not supported when streaming {kind}; filter the "
                              "file first, or certify it as JSON lines")
+        stage = CertifyStage.of(cal, videos=vd, videos_source=source, strict=strict)
         if kind == "parquet":
-            counts = certify_parquet(cal, preds, output, columns=columns, videos=vd,
-                                     batch_rows=batch_rows, compact=compact, inputs=inputs)
+            counts = certify_parquet(cal, preds, output, columns=columns, batch_rows=batch_rows,
+                                     compact=compact, on_error=on_error, inputs=inputs,
+                                     stage=stage)
         else:
             assert columns is not None  # streamable() streams CSV only with a mapping
-            counts = certify_csv(cal, preds, output, columns=columns, videos=vd,
-                                 batch_rows=batch_rows, compact=compact, on_error=on_error,
-                                 inputs=inputs)
-        for why, n in counts.reasons.most_common(4):
-            print(f"cover: {n} row(s) rejected in {preds}: {why}", file=sys.stderr)
-        problems = counts.examples
+            counts = certify_csv(cal, preds, output, columns=columns, batch_rows=batch_rows,
+                                 compact=compact, on_error=on_error, inputs=inputs,
+                                 stage=stage)
     else:
         wanted, lines = read_qid_lines(qids) if qids else (None, None)
 
@@ -113,22 +128,14 @@ def certify_streaming(
                 return []
             return unknown_qids(qids, wanted, lines, seen, preds)
 
-        counts, problems = certify_jsonl(
-            cal, preds, output, videos=vd, videos_source=videos or "--videos (not given)",
-            qids=wanted, clip=clip, strict=strict, compact=compact, on_error=on_error,
-            batch_lines=batch_rows, inputs=inputs, before_commit=unknown)
-        if counts.in_calibration:
-            warnings.warn(CoverWarning(
-                f"{counts.in_calibration} of the {counts.certified + counts.refused} rows "
-                "certified are rows the calibrator was fitted on (marked "
-                "cover.in_calibration); coverage measured on them does not test the "
-                "guarantee"), stacklevel=1)
-    if kind == "jsonl":
-        for line in report_lines(problems, what=preds):
-            print(line, file=sys.stderr)
+        counts, _ = certify_jsonl(
+            cal, preds, output, videos=vd, videos_source=source, qids=wanted, clip=clip,
+            strict=strict, compact=compact, on_error=on_error, batch_lines=batch_rows,
+            inputs=inputs, before_commit=unknown)
+    calibration_warning(counts.in_calibration, counts.certified + counts.refused)
+    for line in report_lines(counts.found, what=preds):
+        print(line, file=sys.stderr)
     abst = f"abstained (whole video) {counts.abstained}, " if counts.abstained else ""
-    print(f"certified {counts.certified}, refused (whole video) {counts.refused}, {abst}"
-          f"rejected {counts.rejected} of {counts.rows} input rows (streamed in {counts.batches} "
-          f"batch(es) of up to {batch_rows} rows)")
-    print(f"wrote {output}")
-    return counts.rows, counts.certified, counts.refused, counts.rejected
+    return [f"certified {counts.certified}, refused (whole video) {counts.refused}, {abst}"
+            f"rejected {counts.rejected} of {counts.rows} input rows (streamed in "
+            f"{counts.batches} batch(es) of up to {batch_rows} rows)", f"wrote {output}"]

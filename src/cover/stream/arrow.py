@@ -8,7 +8,8 @@ struct column ``cover`` appended, the Arrow twin of the JSON ``cover`` block::
                   region: list<list<double>>, # [[start, end], ...] s; null if rejected
                   refused: bool, duration: double,
                   threshold: double, threshold_end: double,
-                  reason: string>             # rejected rows only
+                  in_calibration: bool,       # a row the calibrator was fitted on
+                  reason: string>             # rejected and abstained rows only
 
 A row whose region is empty is rejected with its reason and region ``[]``
 (:mod:`cover.row_status`).
@@ -27,12 +28,12 @@ import numpy as np
 from numpy.typing import NDArray
 
 from cover.calibrate.calibrator import Calibrator
-from cover.data.join import index_of
 from cover.errors import InputError, RowProblem
 from cover.io.columns import prediction_table
 from cover.io.generic import arrow_columns, parse_columns, pyarrow_modules
 from cover.regions import Regions
 from cover.row_status import row_status, status_reasons
+from cover.stream.stage import CertifyStage
 
 #: Default field mapping: Moment-DETR / Lighthouse names as Parquet columns.
 DEFAULT_COLUMNS = {"qid": "qid", "vid": "vid", "duration": "duration",
@@ -53,7 +54,8 @@ def cover_type() -> Any:
     return p.struct([
         ("status", p.string()), ("region", p.list_(p.list_(p.float64()))),
         ("refused", p.bool_()), ("duration", p.float64()), ("threshold", p.float64()),
-        ("threshold_end", p.float64()), ("reason", p.string()),
+        ("threshold_end", p.float64()), ("in_calibration", p.bool_()),
+        ("reason", p.string()),
     ])
 
 
@@ -92,15 +94,19 @@ def certify_batch(
     source: str = "<batch>",
     lines: NDArray[np.int64] | None = None,
     reasons: dict[int, str] | None = None,
+    stage: CertifyStage | None = None,
 ) -> tuple[Any, list[RowProblem]]:
     """``(batch + cover column, problems)`` for one Arrow ``RecordBatch`` or ``Table``.
 
-    ``videos`` = ``(sorted vids, durations)`` fills durations the rows lack;
-    ``first_line`` numbers the batch's rows in messages (row ``i`` is line
+    The rows go through the one certify stage of every format
+    (:class:`~cover.stream.stage.CertifyStage`: ids, durations from the row or
+    ``videos`` = ``(sorted vids, durations)``, clipping, ``--strict``, the calibrator,
+    the calibration-row mark); ``stage`` is the run's, else one is made of ``cal`` and
+    ``videos``. ``first_line`` numbers the batch's rows in messages (row ``i`` is line
     ``first_line + i``), or ``lines`` gives each row's line (increasing). ``reasons``
     (row index -> why) rejects rows the caller found bad (e.g. a qid that repeats one of
     an earlier batch, :func:`repeat_reasons`). Bad rows are rejected with a reason,
-    never raised.
+    never raised; ``problems`` lists them and the clipped rows.
     """
     p = pa()
     mapping = parse_columns(columns if columns is not None else DEFAULT_COLUMNS)
@@ -112,28 +118,19 @@ def certify_batch(
     cols, _ = arrow_columns(table, mapping, source, with_records=False)
     cols.line = (np.arange(first_line, first_line + n, dtype=np.int64) if lines is None
                  else np.asarray(lines, dtype=np.int64))
-    if videos is not None:
-        missing = np.isnan(cols.duration)
-        j, hit = index_of(videos[0], cols.vid)
-        fill = missing & hit
-        # A new array: the column may be Arrow's own read-only buffer.
-        cols.duration = np.where(fill, videos[1][j], cols.duration)
-    unknown = np.isnan(cols.duration)
-    why = dict(reasons or {})
-    why |= {int(i): "no duration known for this video (not in the row, not in --videos)"
-            for i in np.flatnonzero(unknown).tolist() if int(i) not in why}
-    loaded = prediction_table(cols, clip=cal.clip_ or 2.0, on_error="reject", reasons=why)
-    assert loaded.table.line is not None
-    kept = np.searchsorted(cols.line, loaded.table.line)
+    loaded = prediction_table(cols, clip=cal.clip_ or 2.0, on_error="reject",
+                              reasons=dict(reasons or {}))
+    done = (stage or CertifyStage.of(cal, videos=videos)).run(loaded)
+    regions = done.regions
+    assert done.table.line is not None
+    kept = np.searchsorted(cols.line, done.table.line)
     valid = np.zeros(n, dtype=bool)
     valid[kept] = True
-    regions = cal.certify(loaded.table)
     status = np.full(n, "rejected", dtype=object)
     status[kept] = row_status(regions)
     reason = np.full(n, None, dtype=object)
-    for prob in loaded.problems:
-        if prob.action == "rejected":
-            reason[int(np.searchsorted(cols.line, prob.line))] = prob.problem
+    for prob in done.bad:
+        reason[int(np.searchsorted(cols.line, prob.line))] = prob.problem
     for i, why_not in status_reasons(regions).items():  # rejected ([] kept) or abstained
         reason[kept[i]] = why_not
 
@@ -144,13 +141,16 @@ def certify_batch(
 
     refused = np.zeros(n, dtype=bool)
     refused[kept] = regions.refused
+    in_cal = np.zeros(n, dtype=bool)
+    if done.in_calibration is not None:
+        in_cal[kept] = done.in_calibration
     t_end = regions.threshold if regions.threshold_end is None else regions.threshold_end
     block = p.StructArray.from_arrays(
         [p.array(status, p.string()), _regions_array(regions, kept, valid), p.array(refused),
          per_row(regions.duration), per_row(regions.threshold), per_row(t_end),
-         p.array(reason, p.string())],
+         p.array(in_cal), p.array(reason, p.string())],
         fields=list(cover_type()))
-    return table.append_column("cover", block), loaded.problems
+    return table.append_column("cover", block), [*loaded.problems, *done.found]
 
 
 def repeat_reasons(repeats: tuple[NDArray[np.int64], NDArray[np.int64]],

@@ -32,11 +32,12 @@ from cover.io.output import atomic_open
 from cover.io.seen import repeated_rows
 from cover.stream.arrow import certify_batch, pa, repeat_reasons
 from cover.stream.jsonl import line_batches
-from cover.stream.parquet import StreamCounts
+from cover.stream.stage import CertifyStage, StreamCounts
 
 #: The columns appended to every row: the ``cover`` block, flattened (region as JSON).
 COVER_COLUMNS = ("cover_status", "cover_region", "cover_refused", "cover_duration",
-                 "cover_threshold", "cover_threshold_end", "cover_reason")
+                 "cover_threshold", "cover_threshold_end", "cover_in_calibration",
+                 "cover_reason")
 CSV_SUFFIXES = (".csv", ".tsv")
 DEFAULT_BATCH_LINES = 131_072
 
@@ -110,22 +111,25 @@ def certify_csv(
     compact: bool = False,
     on_error: OnError = "reject",
     inputs: list[str | Path | None] | None = None,
+    stage: CertifyStage | None = None,
 ) -> StreamCounts:
     """Stream ``src`` into ``dst`` (atomically); ``rows == certified + refused + rejected``.
-    A qid repeated on a later line is rejected there, whichever batch it falls in.
+    A qid repeated on a later line is rejected there, whichever batch it falls in;
+    ``stage`` is the run's certify stage (else one of ``cal`` and ``videos``).
     Under ``on_error="raise"`` the first rejected row stops the run, ``dst`` untouched."""
     csv_in = csv_batches(src, columns, batch_rows)
     delim, name = csv_in.delim, csv_in.name
     pick = [csv_in.names.index(csv_in.mapping[f]) for f in ("qid", "vid")
             if f in csv_in.mapping]
     counts = StreamCounts()
+    stage = stage or CertifyStage.of(cal, videos=videos)
     repeats, line_of = _repeats(src, csv_in.mapping["qid"], batch_rows)
     with atomic_open(dst, "wb", inputs=[src, *(inputs or [])]) as out:
         head = _pick(csv_in.header, pick, delim) if compact else csv_in.header
         out.write(head + delim + delim.join(c.encode() for c in COVER_COLUMNS) + b"\n")
         for batch, table, lines, unread in csv_in:
             done, problems = certify_batch(
-                cal, table, columns=csv_in.mapping, videos=videos, lines=lines, source=name,
+                cal, table, columns=csv_in.mapping, lines=lines, source=name, stage=stage,
                 reasons=unread | repeat_reasons(repeats, line_of, counts.rows, len(batch)))
             lead = ([table.column(csv_in.mapping[f]) for f in ("qid", "vid")
                      if f in csv_in.mapping] if compact else [])
@@ -135,11 +139,9 @@ def certify_csv(
             else:
                 for (_, raw), tail in zip(batch, cells, strict=True):
                     out.write(raw + delim + tail + b"\n")
-            status = np.asarray(done.column("cover").combine_chunks().field("status")
-                                .to_numpy(zero_copy_only=False), dtype=object)
             bad = [p for p in problems if p.action == "rejected"]
             raise_on_rejections(bad, on_error, name)  # before the rename: dst untouched
-            counts.add(status, bad)
+            counts.add_block(done.column("cover").combine_chunks(), problems)
     return counts
 
 
@@ -190,7 +192,7 @@ def _cover_cells(block: Any, delim: bytes, lead: list[Any] | None = None) -> lis
         "region": pc.binary_join_element_wise("[", joined, "]", ""),
         "refused": block.field("refused"), "duration": block.field("duration"),
         "threshold": block.field("threshold"), "threshold_end": block.field("threshold_end"),
-        "reason": reason})
+        "in_calibration": block.field("in_calibration"), "reason": reason})
     out = p.BufferOutputStream()
     pcsv.write_csv(table, out, pcsv.WriteOptions(include_header=False,
                                                  delimiter=delim.decode(),

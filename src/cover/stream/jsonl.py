@@ -30,7 +30,7 @@ from cover.io.opener import open_input
 from cover.io.output import atomic_open
 from cover.io.seen import SeenIds
 from cover.stream.jsonl_kernel import CertifyKernel, splice
-from cover.stream.parquet import StreamCounts
+from cover.stream.stage import StreamCounts
 
 __all__ = ["DEFAULT_BATCH_LINES", "certify_jsonl", "line_batches", "numbered_lines", "splice"]
 
@@ -130,7 +130,6 @@ def certify_jsonl(
     kernel = CertifyKernel.of(cal, videos=videos, videos_source=videos_source, qids=qids,
                               clip=clip, strict=strict, compact=compact, fast=fast)
     counts = StreamCounts()
-    problems: list[RowProblem] = []
     seen = SeenIds()
     # Collection paused: each batch's rows are freed by reference counting (they hold
     # no cycles); rescanning them as they age costs more than parsing them.
@@ -139,14 +138,13 @@ def certify_jsonl(
             done = kernel.run(name, batch, seen)
             out.write(b"".join(done.parts))  # one write: faster than writelines here
             raise_on_rejections(done.bad, on_error, name)  # before the rename: dst untouched
-            counts.add(done.status, done.bad)
+            counts.add(done.status, done.found)
             counts.in_calibration += done.in_calibration
-            problems += done.found
         if before_commit is not None:
             late = before_commit(seen.array())
             raise_on_rejections(late, on_error, name)
-            problems += late
-    return counts, problems
+            counts.found += late
+    return counts, counts.found
 
 
 def numbered_lines(data: bytes) -> list[tuple[int, bytes]]:

@@ -21,7 +21,6 @@ import numpy as np
 from numpy.typing import NDArray
 
 from cover.calibrate.calibrator import Calibrator
-from cover.data.join import fill_durations
 from cover.data.table import GroundingTable
 from cover.errors import RowProblem
 from cover.io.jsonl import RawRows
@@ -30,6 +29,7 @@ from cover.io.regions_jsonl import certified_rows, echo_line
 from cover.io.seen import SeenIds
 from cover.regions import Regions
 from cover.stream.jsonl_out import fast_lines, status_of
+from cover.stream.stage import CertifyStage, Videos
 
 
 def splice(line: bytes, block: dict[str, Any]) -> bytes:
@@ -71,71 +71,64 @@ class BatchOut:
 @dataclass(frozen=True)
 class CertifyKernel:
     """The certify step of one batch of JSON lines, shared by ``cover certify`` (file by
-    file, :func:`certify_jsonl`) and ``cover serve`` (request by request): the same
-    reader, duplicate check, duration fill, calibrator and writers, so a row gets the
-    same bytes whichever way it comes in."""
+    file, :func:`certify_jsonl`) and ``cover serve`` (request by request): the bulk
+    reader, then the one certify stage of every format (:mod:`cover.stream.stage`), then
+    the writers, so a row gets the same bytes whichever way it comes in."""
 
-    cal: Calibrator
-    meta: dict[str, Any]
-    fitted: NDArray[np.str_] | None
+    stage: CertifyStage
     keep_records: bool
-    videos: tuple[NDArray[np.str_], NDArray[np.float64]] | None
-    videos_source: str
-    qids: NDArray[np.str_] | None
     clip: float
-    strict: bool
     compact: bool
     fast: bool
 
     @classmethod
-    def of(cls, cal: Calibrator, *,
-           videos: tuple[NDArray[np.str_], NDArray[np.float64]] | None = None,
+    def of(cls, cal: Calibrator, *, videos: Videos | None = None,
            videos_source: str = "--videos", qids: NDArray[np.str_] | None = None,
            clip: float = 2.0, strict: bool = False, compact: bool = False,
            fast: bool = True) -> CertifyKernel:
-        meta: dict[str, Any] = {"score": cal.score, "rule": cal.rule,
-                                "alpha": float(cal.alpha_fraction), "k": cal.k_,
-                                "n_calibration": cal.n_}
-        fo = cal.fitted_on_ or {}
-        if fo.get("sha256"):
-            meta["calibration_sha256"] = fo["sha256"]
-        fitted = None if fo.get("qids") is None else np.asarray(fo["qids"], dtype=str)
+        stage = CertifyStage.of(cal, videos=videos, videos_source=videos_source, qids=qids,
+                                strict=strict)
         # Input rows are needed for a grouping keyed by one of their fields, and for rows
         # written one by one (then parsed again); the bulk reader otherwise drops them.
         keep_records = cal.groups not in ("all", "pred_length", "duration")
-        return cls(cal, meta, fitted, keep_records, videos, videos_source, qids, clip,
-                   strict, compact, fast)
+        return cls(stage, keep_records, clip, compact, fast)
+
+    @property
+    def cal(self) -> Calibrator:
+        return self.stage.cal
+
+    @property
+    def videos(self) -> Videos | None:
+        return self.stage.videos
+
+    @property
+    def videos_source(self) -> str:
+        return self.stage.videos_source
+
+    @property
+    def strict(self) -> bool:
+        return self.stage.strict
 
     def run(self, name: str, batch: list[tuple[int, bytes]], seen: SeenIds) -> BatchOut:
         """Certify ``batch`` (``(line number, bytes)`` pairs of file ``name``); ``seen``
         holds the qids of earlier batches (a repeat is rejected) and gets this batch's."""
         got = load_batch(name, batch, clip=self.clip, on_error="reject", fast=self.fast,
                          keep_records=self.keep_records)
-        table, found = got.loaded.table, list(got.loaded.problems)
+        done = self.stage.run(got.loaded, seen)
+        table, regions, in_cal = done.table, done.regions, done.in_calibration
+        found = [*got.loaded.problems, *done.found]
         rejected = dict(got.loaded.rejected)
-        if self.qids is not None:  # reader rejects are all written, as in memory
-            table = table.select_qids(self.qids)
-        dup = seen.add(table.qid)
-        if dup.any():
-            found += _reject(table, dup, "duplicate qid (seen on an earlier line)", name)
-            table = table.take(~dup)
-        table, filled = fill_durations(table, *(self.videos or (None, None)),
-                                       strict=self.strict, source=self.videos_source)
-        found += filled
-        bad = [p for p in found if p.action == "rejected"]
-        regions = self.cal.certify(table)
-        in_cal = None if self.fitted is None else np.isin(table.qid, self.fitted)
-        text = (_fast_out(got, table, regions, self.meta, in_cal, self.compact)
-                if got.fast and not bad and not rejected else None)
+        meta = self.stage.meta
+        text = (_fast_out(got, table, regions, meta, in_cal, self.compact)
+                if got.fast and not done.bad and not rejected else None)
         if text is not None:
             parts, status = text, status_of(regions)
         else:
             buf = io.BytesIO()
             status = _write_rows(buf, batch, got.raw, got.ensure_records(table), regions,
-                                 self.meta, rejected, found, in_cal, self.compact)
+                                 meta, rejected, found, in_cal, self.compact)
             parts = [buf.getvalue()]
-        return BatchOut(parts, status, found, bad,
-                        0 if in_cal is None else int(in_cal.sum()))
+        return BatchOut(parts, status, found, done.bad, done.n_in_calibration)
 
 
 def _fast_out(got: Batch, table: GroundingTable, regions: Regions, meta: dict[str, Any],
@@ -188,9 +181,3 @@ def _record(raw: Any, line: int) -> Any:
 def _records_by_line(raw: Any, rejected: dict[int, Any]) -> dict[int, Any]:
     out = dict(zip(raw.lines.tolist(), raw.records, strict=True))
     return out | rejected
-
-
-def _reject(table: Any, mask: NDArray[np.bool_], why: str, name: str) -> list[RowProblem]:
-    lines = table.line[mask].tolist() if table.line is not None else []
-    return [RowProblem(name, int(ln), str(q), why, "rejected")
-            for ln, q in zip(lines, table.qid[mask].tolist(), strict=True)]

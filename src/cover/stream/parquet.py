@@ -9,8 +9,6 @@ previous output intact.
 
 from __future__ import annotations
 
-from collections import Counter
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -18,8 +16,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from cover.calibrate.calibrator import Calibrator
-from cover.errors import RowProblem
 from cover.io.generic import arrow_column, parse_columns
+from cover.io.jsonl import OnError, raise_on_rejections
 from cover.io.opener import parquet_file
 from cover.io.output import atomic_open
 from cover.io.seen import repeated_rows
@@ -31,35 +29,12 @@ from cover.stream.arrow import (
     pa,
     repeat_reasons,
 )
+from cover.stream.stage import CertifyStage, StreamCounts
+
+__all__ = ["DEFAULT_BATCH_ROWS", "StreamCounts", "certify_parquet"]
 
 #: Rows per batch: ~20-60 MB of columns for Moment-DETR-shaped rows with saliency.
 DEFAULT_BATCH_ROWS = 131_072
-
-
-@dataclass
-class StreamCounts:
-    """What happened to every input row, and the first problems (for messages)."""
-
-    rows: int = 0
-    certified: int = 0
-    refused: int = 0
-    rejected: int = 0
-    abstained: int = 0
-    batches: int = 0
-    in_calibration: int = 0
-    examples: list[RowProblem] = field(default_factory=list)
-    reasons: Counter[str] = field(default_factory=Counter)
-
-    def add(self, status: NDArray[np.object_], problems: list[RowProblem]) -> None:
-        self.batches += 1
-        self.rows += status.size
-        self.certified += int((status == "certified").sum())
-        self.refused += int((status == "refused").sum())
-        self.rejected += int((status == "rejected").sum())
-        self.abstained += int((status == "abstained").sum())
-        bad = [p for p in problems if p.action == "rejected"]
-        self.reasons.update(p.problem for p in bad)
-        self.examples += bad[: max(0, 5 - len(self.examples))]
 
 
 def certify_parquet(
@@ -71,10 +46,14 @@ def certify_parquet(
     videos: tuple[NDArray[np.str_], NDArray[np.float64]] | None = None,
     batch_rows: int = DEFAULT_BATCH_ROWS,
     compact: bool = False,
+    on_error: OnError = "reject",
     inputs: list[str | Path | None] | None = None,
+    stage: CertifyStage | None = None,
 ) -> StreamCounts:
     """Stream ``src`` through :func:`cover.stream.arrow.certify_batch` into ``dst``
-    (``compact``: only the qid and vid columns and ``cover``).
+    (``compact``: only the qid and vid columns and ``cover``); ``stage`` is the run's
+    certify stage (else one of ``cal`` and ``videos``). Under ``on_error="raise"`` the
+    first rejected row stops the run, ``dst`` untouched.
 
     Rows are numbered from 1 in file order in every message; ``rows == certified +
     refused + rejected`` always holds.
@@ -94,6 +73,7 @@ def certify_parquet(
     out_schema = out_schema.with_metadata({**(schema.metadata or {}),
                                            **calibrator_metadata(cal)})
     counts = StreamCounts()
+    stage = stage or CertifyStage.of(cal, videos=videos)
     # The qid column alone first: every row repeating an earlier row's qid, exactly, in
     # a few bytes per row (a set of 1e7 qid strings would take ~800 MB).
     head = mapping["qid"].split(".")[0]
@@ -108,12 +88,13 @@ def certify_parquet(
         try:
             for batch in reader.iter_batches(batch_size=batch_rows):
                 out, problems = certify_batch(
-                    cal, batch, columns=mapping, videos=videos, first_line=counts.rows + 1,
-                    source=str(src),
-                    reasons=repeat_reasons(repeats, row_number, counts.rows, batch.num_rows))
+                    cal, batch, columns=mapping, first_line=counts.rows + 1, source=str(src),
+                    reasons=repeat_reasons(repeats, row_number, counts.rows, batch.num_rows),
+                    stage=stage)
                 out = out.select([*keep, "cover"])
-                status = out.column("cover").combine_chunks().field("status")
-                counts.add(np.asarray(status.to_numpy(zero_copy_only=False)), problems)
+                raise_on_rejections([q for q in problems if q.action == "rejected"],
+                                    on_error, str(src))  # before the rename: dst untouched
+                counts.add_block(out.column("cover").combine_chunks(), problems)
                 writer.write_table(out.replace_schema_metadata(out_schema.metadata))
         finally:
             writer.close()

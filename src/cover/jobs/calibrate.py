@@ -1,0 +1,159 @@
+"""``cover calibrate`` as one job: read (streamed or whole), fit, save, summarise.
+
+The labelled rows come from :func:`cover.io.labelled.load_labelled` (the files read
+whole) or, for a large Moment-DETR file under a rule that needs only the scores, from
+:func:`cover.jobs.calibrate_stream.score_streaming`; either way they are checked by the
+same readers and the same join, and the calibrator is fitted and saved the same way.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+
+from cover.data.table import GroundingTable
+from cover.errors import InputError, no_rows_left, report_lines
+
+#: ``(Calibrator keyword settings, fit keyword arguments, notes)`` of the grouping flags
+#: for a table (:func:`cover.cli._groups.group_settings`).
+GroupSettings = Callable[[GroundingTable], tuple[dict[str, Any], dict[str, Any], list[str]]]
+
+
+@dataclass(frozen=True)
+class CalibrateJob:
+    """The arguments of one ``cover calibrate`` run."""
+
+    preds: str
+    gt: str
+    output: str
+    score: str
+    alpha: str
+    min_scale: float
+    target: str
+    rule: str
+    params: dict[str, Any]
+    groups: str
+    bound: str | None = None
+    qids: str | None = None
+    clip: float = 2.0
+    strict: bool = False
+    on_error: Literal["raise", "reject"] = "raise"
+    keep_scores: bool = False
+    in_memory: bool = False
+    batch_rows: int = 16_384
+    no_band: bool = False
+    formats: dict[str, Any] = field(default_factory=dict)
+    shift_to: str | None = None
+
+
+def rcps_bound_line(given: str | None) -> str:
+    """Which bound RCPS used, and how it relates to the paper's (Hoeffding)."""
+    from cover.calibrate.rcps import DEFAULTS
+
+    bound = given or str(DEFAULTS["bound"])
+    how = "given by --bound" if given else "the default"
+    if bound == "hoeffding":
+        return f"RCPS bound: hoeffding ({how}; the paper's, as in `cover study rcps`)"
+    return (f"RCPS bound: {bound} ({how}); the paper and the main table of `cover study rcps` "
+            "use hoeffding, a looser bound: --bound hoeffding reproduces them")
+
+
+def _streamed(job: CalibrateJob) -> Any:
+    """The scores streamed from a large prediction file (:mod:`cover.jobs.calibrate_stream`),
+    or None when the files are read whole."""
+    from cover.jobs.calibrate_stream import can_stream, score_streaming
+
+    kw = job.formats
+    if job.in_memory or not can_stream(job.preds, pred_format=kw.get("pred_format"),
+                                       columns=kw.get("columns"), rule=job.rule,
+                                       groups=job.groups):
+        return None
+    return score_streaming(score=job.score, min_scale=job.min_scale, target=job.target,
+                           preds=job.preds, gt=job.gt, gt_format=kw.get("gt_format"),
+                           gt_durations=kw.get("gt_durations"), gt_columns=kw.get("gt_columns"),
+                           qids=job.qids, clip=job.clip, strict=job.strict,
+                           on_error=job.on_error, batch_rows=job.batch_rows,
+                           pred_format=kw.get("pred_format"), columns=kw.get("columns"))
+
+
+def _say(msg: str) -> None:
+    print(msg, file=sys.stderr)
+
+
+def calibrate(job: CalibrateJob, group_settings: GroupSettings) -> list[str]:
+    """Fit and save the calibrator of ``job``; returns the summary lines (notes on the
+    grouping, the thresholds, the coverage band, the file written)."""
+    from cover.calibrate import Calibrator
+    from cover.data.family_inputs import require_family_input
+    from cover.io.labelled import load_labelled
+    from cover.scores import compute_scores
+    from cover.ties import Ties
+
+    inputs: list[Any] = [job.preds, job.gt, job.qids, job.formats.get("gt_durations"),
+                         job.shift_to]
+    Calibrator(score=job.score, alpha=job.alpha, min_scale=job.min_scale,  # checks the rule
+               target=job.target, rule=job.rule, params=job.params)
+    streamed = _streamed(job)
+    if streamed is None:
+        table, problems = load_labelled(job.preds, job.gt, qids=job.qids, clip=job.clip,
+                                        strict=job.strict, on_error=job.on_error, log=_say,
+                                        **job.formats)
+    else:
+        table, problems = streamed.table, streamed.problems
+    for line in report_lines(problems, what="calibration input"):
+        _say(line)
+    if len(table) == 0:
+        raise InputError(no_rows_left(job.preds, job.gt, problems))
+    if streamed is None:
+        require_family_input(table, job.score, job.preds)
+    settings, fit_kw, notes = group_settings(table)
+    out = list(notes)
+    params = {**job.params, **(settings.pop("params") or {})}
+    cal = Calibrator(score=job.score, alpha=job.alpha, min_scale=job.min_scale,
+                     target=job.target, rule=job.rule, params=params,
+                     keep_scores=job.keep_scores, **settings)
+    if streamed is None:
+        cal.fit(table, **fit_kw)
+    else:
+        cal.fit_scores(streamed.scores, table)
+    if job.strict and not all(np.isfinite(s.value) for r in cal.thresholds_.values()
+                              for s in r.sides.values()):
+        raise InputError(f"{len(table)} calibration rows are too few for alpha={job.alpha}")
+    cal.save(job.output, inputs=inputs)
+
+    def scores() -> Any:
+        if streamed is not None:
+            return streamed.scores.values
+        return compute_scores(table, job.score, min_scale=job.min_scale,
+                              target=job.target).values
+
+    if job.rule != "split" or cal.threshold_ is None:
+        out.append(f"calibrated {job.score.upper()} by rule {job.rule} at alpha={job.alpha} "
+                   f"on {len(table)} rows:")
+        out += [f"  {line}" for line in cal.describe()]
+        if job.rule == "rcps":
+            out.append(f"  {rcps_bound_line(job.bound)}")
+        if cal.threshold_ is not None:
+            out.append(f"  {Ties.of(scores(), cal.threshold_).describe(split=False)}")
+        return [*out, f"wrote {job.output}"]
+    c = cal.counts_
+    out.append(f"calibrated {job.score.upper()} at alpha={job.alpha} on {cal.n_} rows: "
+               f"threshold {cal.threshold_:.6g} (k={cal.k_}-th smallest score)")
+    if job.no_band:
+        out.append(f"expected coverage k/(n+1) = {cal.expected_coverage:.4f}")
+    else:
+        from cover.bands import CoverageBands, unit_design_effect
+
+        deff, g = unit_design_effect(scores() <= cal.threshold_, table.units)
+        bands = CoverageBands.of(cal.n_ or 0, cal.k_ or 0, calibration_deff=deff,
+                                 calibration_units=g)
+        out.append(f"expected coverage k/(n+1) = {bands.expected:.4f}; {bands.describe()}")
+    out.append(Ties.of(scores(), cal.threshold_).describe(float(job.alpha)))
+    out.append(f"refused rows {c.get('refused', 0)}, NORM scale floored "
+               f"{c.get('min_scale_floored', 0)}, truth beyond signal "
+               f"{c.get('beyond_signal', 0)}")
+    return [*out, f"wrote {job.output}"]

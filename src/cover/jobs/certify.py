@@ -1,0 +1,157 @@
+"""``cover certify`` as one job: the route by output name, then the streamed or whole read.
+
+:func:`certify` picks the path once, before any work (:func:`route`): **the output
+format follows the output name** (``.parquet``/``.pq``: Parquet, ``.csv``/``.tsv``: CSV
+rows with cover columns, anything else: JSON lines), and a name the input cannot be
+written as is an error naming ``-o``. Whichever path reads the rows, they go through
+the one certify stage (:mod:`cover.stream.stage`): the same ids, durations, clipping,
+duplicate check, calibrator and calibration-row marks on every format. The whole read
+(any format of ``cover formats``, ``--in-memory``, ``--max-p``) is one batch through
+that stage; the streamed paths are in :mod:`cover.jobs.certify_stream`.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from cover.errors import InputError, RowProblem, report_lines
+from cover.jobs.certify_stream import Stream, calibration_warning, certify_streaming, streamable
+
+OnError = Literal["raise", "reject"]
+
+
+@dataclass(frozen=True)
+class CertifyJob:
+    """The arguments of one ``cover certify`` run."""
+
+    calibrator: str
+    preds: str
+    output: str
+    videos: str | None = None
+    qids: str | None = None
+    columns: str | None = None
+    pred_format: str | None = None
+    clip: float = 2.0
+    strict: bool = False
+    on_error: OnError = "raise"
+    max_p: float | None = None
+    compact: bool = False
+    in_memory: bool = False
+    batch_rows: int = 16_384
+
+
+def output_kind(output: str | Path) -> Stream:
+    """The format an output name asks for: ``parquet``, ``csv`` or (any other name,
+    ``-`` included) ``jsonl``."""
+    from cover.io.generic import kind_suffix
+
+    suffix = kind_suffix(output) if str(output) != "-" else ""
+    return ("parquet" if suffix in (".parquet", ".pq") else
+            "csv" if suffix in (".csv", ".tsv") else "jsonl")
+
+
+def route(job: CertifyJob) -> Stream | None:
+    """The streamed path that writes ``job.output`` (None: the whole read, written as JSON
+    lines), or an :class:`InputError` naming ``-o`` when the output name asks for a
+    format this input cannot be written as."""
+    whole = job.in_memory or job.max_p is not None
+    kind = None if whole else streamable(job.preds, job.pred_format, job.columns,
+                                         job.output)
+    want = output_kind(job.output)
+    if want == "jsonl":
+        return kind if kind == "jsonl" else None
+    if kind == want:
+        return kind
+    why = ("--in-memory and --max-p write JSON lines" if whole else
+           "a Parquet output is written from a Parquet input read with --columns"
+           if want == "parquet" else
+           "a CSV output is written from a CSV input of the same kind read with --columns")
+    raise InputError(f"-o {job.output}: the name asks for {want} output, but {why}; name "
+                     "the output .jsonl for JSON lines")
+
+
+def certify(job: CertifyJob) -> list[str]:
+    """Run ``job``; returns its summary lines (what happened to every row, the file
+    written)."""
+    kind = route(job)
+    if kind is not None:
+        return certify_streaming(kind, calibrator=job.calibrator, preds=job.preds,
+                                 output=job.output, videos=job.videos, qids=job.qids,
+                                 columns=job.columns, clip=job.clip, strict=job.strict,
+                                 on_error=job.on_error, compact=job.compact,
+                                 batch_rows=job.batch_rows)
+    if job.compact:
+        raise InputError("--compact applies to streamed inputs (Moment-DETR JSON lines, "
+                         "Parquet with --columns, CSV with --columns written to .csv)")
+    return certify_whole(job)
+
+
+def certify_whole(job: CertifyJob) -> list[str]:
+    """The whole input as one batch through the certify stage, written as JSON lines."""
+    import numpy as np
+
+    from cover.calibrate import Calibrator
+    from cover.io import formats
+    from cover.io.jsonl import raise_on_rejections
+    from cover.io.qids import read_qid_lines, unknown_qids
+    from cover.io.regions_jsonl import certified_rows, write_certified
+    from cover.jobs.certify_stream import videos_index
+    from cover.row_status import ABSTAINED, CERTIFIED, REFUSED, REJECTED, row_status
+    from cover.stream.stage import CertifyStage
+
+    cal = Calibrator.load(job.calibrator)
+    if job.max_p is not None and cal.score_sketch_ is None:
+        raise InputError(f"--max-p needs per-row p-values, and {job.calibrator} kept no "
+                         "calibration scores: fit it with cover calibrate --keep-scores")
+    got = formats.read(job.preds, "predictions", format=job.pred_format,
+                       options=formats.Options(clip=job.clip, on_error=job.on_error,
+                                               columns=job.columns))
+    print(f"{job.preds}: {got.format} ({len(got.loaded.table)} rows)", file=sys.stderr)
+    preds = got.loaded
+    problems: list[RowProblem] = []
+    wanted = None
+    if job.qids:
+        wanted, lines = read_qid_lines(job.qids)
+        problems += unknown_qids(job.qids, wanted, lines, preds.table.qid, job.preds)
+    stage = CertifyStage.of(cal, videos=videos_index(job.videos) if job.videos else None,
+                            videos_source=job.videos or "--videos (not given)",
+                            qids=wanted, strict=job.strict)
+    done = stage.run(preds)
+    problems += done.found
+    no_duration = [p for p in problems if p.problem.startswith("no duration known")]
+    if no_duration and not job.videos and job.on_error == "raise":
+        raise InputError(
+            f"{len(no_duration)} prediction row(s) carry no duration, e.g. {no_duration[0]}.\n"
+            "Pass --videos FILE: any jsonl with 'vid' and 'duration' fields (QVHighlights' "
+            "highlight_*_release.jsonl files qualify; no ground truth is needed)."
+        )
+    raise_on_rejections(problems, job.on_error, job.preds)
+    table, regions = done.table, done.regions
+    if job.max_p is not None:
+        from cover.calibrate.pvalues import abstain_above
+
+        regions = abstain_above(regions, job.max_p)
+    rejected = dict(preds.rejected)
+    lines = preds.table.line if preds.table.line is not None else np.zeros(0, dtype=np.int64)
+    records = [] if preds.table.records is None else list(preds.table.records)
+    by_line = {int(ln): rec for ln, rec in zip(lines.tolist(), records, strict=True)}
+    for p in problems:
+        if p.action == "rejected" and p.path == preds.table.source and p.line in by_line:
+            rejected[p.line] = by_line[p.line]
+    calibration_warning(done.n_in_calibration, len(table))
+    rows = certified_rows(table, regions, stage.meta, rejected, preds.problems + problems,
+                          in_calibration=done.in_calibration)
+    write_certified(job.output, rows, inputs=[job.calibrator, job.preds, job.videos, job.qids])
+    for line in report_lines(preds.problems + problems, what=job.preds):
+        print(line, file=sys.stderr)
+    status = row_status(regions)  # an empty region is rejected, never certified
+    n_ref, n_empty = int((status == REFUSED).sum()), int((status == REJECTED).sum())
+    n_abs = int((status == ABSTAINED).sum())
+    return [f"certified {int((status == CERTIFIED).sum())}, refused (whole video) {n_ref}, "
+            + (f"abstained (whole video) {n_abs}, " if n_abs else "")
+            + f"rejected {len(rejected) + n_empty} of {len(rows)} input rows; mean region "
+            f"length {regions.length.mean() if len(regions) else float('nan'):.1f} s",
+            f"wrote {job.output}"]

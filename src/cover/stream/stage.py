@@ -1,0 +1,163 @@
+"""The one certify stage: rows read from any format meet the same rules here, once.
+
+Every path of ``cover certify`` (JSON lines streamed or served,
+:mod:`cover.stream.jsonl_kernel`; CSV and Parquet batches through Arrow,
+:func:`cover.stream.arrow.certify_batch`; a whole file of any format,
+:mod:`cover.jobs.certify`) reads its rows into a :class:`~cover.io.qvhighlights.Loaded`
+batch (the rows it could read, each with its file and line, and the problems it
+found) and hands it to :meth:`CertifyStage.run`, which applies in this order, each by
+one implementation:
+
+1. the id rule (:func:`cover.data.validate.id_reasons`: an empty or space-padded qid
+   or vid is no id; a reader of typed values has already refused floats and booleans);
+2. the ``--qids`` filter;
+3. the duplicate check across batches (``seen``; within a batch the reader's);
+4. durations from the row or ``--videos`` (a contradiction, or none known, rejects the
+   row) and clipping to ``[0, T]`` (counted; wholly outside, or ``--strict``, rejects):
+   :func:`cover.data.join.fill_durations`;
+5. the calibrator (:meth:`Calibrator.certify`), and the mark of the rows it was fitted
+   on (``cover.in_calibration``).
+
+So a row gets the same fate, region and reason whichever format and path it comes in.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from cover.calibrate.calibrator import Calibrator
+from cover.data.join import fill_durations
+from cover.data.table import GroundingTable
+from cover.data.validate import id_reasons
+from cover.errors import RowProblem
+from cover.io.qvhighlights import Loaded
+from cover.io.seen import SeenIds
+from cover.regions import Regions
+
+Videos = tuple[NDArray[np.str_], NDArray[np.float64]]
+
+
+@dataclass(frozen=True)
+class Staged:
+    """One batch after the stage: the kept rows and their regions, what the stage found
+    (``found``, after the reader's own problems; ``bad``: every rejected row, the
+    reader's included) and which kept rows the calibrator was fitted on."""
+
+    table: GroundingTable
+    regions: Regions
+    found: list[RowProblem]
+    bad: list[RowProblem]
+    in_calibration: NDArray[np.bool_] | None
+
+    @property
+    def n_in_calibration(self) -> int:
+        return 0 if self.in_calibration is None else int(self.in_calibration.sum())
+
+
+@dataclass(frozen=True)
+class CertifyStage:
+    """The certify stage of one run: the calibrator, the ``--videos`` durations, the
+    ``--qids`` filter and ``--strict``, applied to each batch by :meth:`run`."""
+
+    cal: Calibrator
+    meta: dict[str, Any]
+    fitted: NDArray[np.str_] | None
+    videos: Videos | None
+    videos_source: str
+    qids: NDArray[np.str_] | None
+    strict: bool
+
+    @classmethod
+    def of(cls, cal: Calibrator, *, videos: Videos | None = None,
+           videos_source: str = "--videos", qids: NDArray[np.str_] | None = None,
+           strict: bool = False) -> CertifyStage:
+        meta: dict[str, Any] = {"score": cal.score, "rule": cal.rule,
+                                "alpha": float(cal.alpha_fraction), "k": cal.k_,
+                                "n_calibration": cal.n_}
+        fo = cal.fitted_on_ or {}
+        if fo.get("sha256"):
+            meta["calibration_sha256"] = fo["sha256"]
+        fitted = None if fo.get("qids") is None else np.asarray(fo["qids"], dtype=str)
+        return cls(cal, meta, fitted, videos, videos_source, qids, strict)
+
+    def run(self, loaded: Loaded, seen: SeenIds | None = None) -> Staged:
+        """Apply the stage to ``loaded`` (see the module docstring); ``seen`` holds the
+        qids of earlier batches (a repeat is rejected) and gets this batch's."""
+        table = loaded.table
+        ids = _id_rows(table)
+        found = _rejections(table, ids, table.source)
+        if ids:
+            keep = np.ones(len(table), dtype=bool)
+            keep[list(ids)] = False
+            table = table.take(keep)
+        if self.qids is not None:
+            table = table.select_qids(self.qids)
+        if seen is not None:
+            dup = seen.add(table.qid)
+            if dup.any():
+                found += _rejections(table, {int(i): "duplicate qid (seen on an earlier line)"
+                                             for i in np.flatnonzero(dup)}, table.source)
+                table = table.take(~dup)
+        table, filled = fill_durations(table, *(self.videos or (None, None)),
+                                       strict=self.strict, source=self.videos_source)
+        found += filled
+        bad = [p for p in [*loaded.problems, *found] if p.action == "rejected"]
+        in_cal = None if self.fitted is None else np.isin(table.qid, self.fitted)
+        return Staged(table, self.cal.certify(table), found, bad, in_cal)
+
+
+def _id_rows(table: GroundingTable) -> dict[int, str]:
+    """Row -> why its qid (then its vid) is no id."""
+    out = id_reasons(table.qid, "qid")
+    for i, why in id_reasons(table.vid, "vid").items():
+        out.setdefault(i, why)
+    return out
+
+
+def _rejections(table: GroundingTable, rows: dict[int, str], name: str) -> list[RowProblem]:
+    lines = table.line if table.line is not None else np.zeros(len(table), dtype=np.int64)
+    return [RowProblem(name, int(lines[i]), str(table.qid[i]), why, "rejected")
+            for i, why in sorted(rows.items())]
+
+
+@dataclass
+class StreamCounts:
+    """What happened to every input row: the counts, every problem found (``found``:
+    rejected and clipped rows) and the most common reasons (for messages)."""
+
+    rows: int = 0
+    certified: int = 0
+    refused: int = 0
+    rejected: int = 0
+    abstained: int = 0
+    batches: int = 0
+    in_calibration: int = 0
+    examples: list[RowProblem] = field(default_factory=list)
+    found: list[RowProblem] = field(default_factory=list)
+    reasons: Counter[str] = field(default_factory=Counter)
+
+    def add(self, status: NDArray[np.object_], problems: list[RowProblem]) -> None:
+        """Count one batch: each written row's status, and what was found in it."""
+        self.batches += 1
+        self.rows += status.size
+        self.certified += int((status == "certified").sum())
+        self.refused += int((status == "refused").sum())
+        self.rejected += int((status == "rejected").sum())
+        self.abstained += int((status == "abstained").sum())
+        bad = [p for p in problems if p.action == "rejected"]
+        self.reasons.update(p.problem for p in bad)
+        self.examples += bad[: max(0, 5 - len(self.examples))]
+        self.found += problems
+
+    def add_block(self, block: Any, problems: list[RowProblem]) -> None:
+        """Count one Arrow batch by its ``cover`` struct column
+        (:func:`cover.stream.arrow.cover_type`)."""
+        self.add(np.asarray(block.field("status").to_numpy(zero_copy_only=False),
+                            dtype=object), problems)
+        self.in_calibration += int(np.asarray(
+            block.field("in_calibration").to_numpy(zero_copy_only=False)).sum())

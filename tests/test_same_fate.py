@@ -1,0 +1,268 @@
+"""The same row gets the same fate on every path of ``cover certify``: JSON lines, CSV
+and Parquet, streamed and read whole, give each row the same status, region, reason,
+calibration mark and counts (messages differ only in the file name and, for CSV, the
+header line), because every path runs the one certify stage
+(:mod:`cover.stream.stage`). And the output format follows the output name."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+pa = pytest.importorskip("pyarrow")
+pq = pytest.importorskip("pyarrow.parquet")
+
+import cover  # noqa: E402
+from cover.cli import main  # noqa: E402
+
+T = 150.0
+COLS = "qid=qid,vid=vid,duration=duration,start=start,end=end"
+# The table of issue 16 (T = 150 s), then a plain row, a calibration row, a refusal and
+# a row whose duration only --videos knows.
+CASES = [
+    ("wholly_after", 500.0, 600.0, T),
+    ("wholly_before", -60.0, -10.0, T),
+    ("partly_out", 140.0, 170.0, T),
+    ("contradicts", 10.0, 20.0, 30.0),
+    ("plain", 10.0, 20.0, T),
+    ("c3", 30.0, 45.0, T),
+    ("refusal", None, None, T),
+    ("no_duration", 5.0, 25.0, None),
+]
+# (name, suffix of the input, extra flags, output name): every path of cover certify.
+PATHS = [
+    ("jsonl streamed", "jsonl", [], "o.jsonl"),
+    ("jsonl whole", "jsonl", ["--in-memory"], "o.jsonl"),
+    ("csv streamed", "csv", ["--columns", COLS], "o.csv"),
+    ("csv whole", "csv", ["--columns", COLS], "o.jsonl"),
+    ("parquet streamed", "parquet", ["--columns", COLS], "o.parquet"),
+    ("parquet whole", "parquet", ["--columns", COLS, "--in-memory"], "o.jsonl"),
+]
+
+
+@pytest.fixture(scope="module")
+def cal_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A NORM calibrator fitted on rows c0..c59 (so c3 is a calibration row)."""
+    rng = np.random.default_rng(0)
+    n = 60
+    s = rng.uniform(0, 100, n)
+    e = s + rng.uniform(1, 40, n)
+    ts = np.clip(s + rng.normal(0, 5, n), 0, T - 1)
+    table = cover.GroundingTable.from_arrays(
+        qid=[f"c{i}" for i in range(n)], duration=T, pred_start=s, pred_end=e,
+        truth=(ts, np.minimum(ts + (e - s), T)))
+    path = tmp_path_factory.mktemp("cal") / "cal.json"
+    cover.Calibrator(score="norm", alpha=0.1).fit(table).save(path)
+    return path
+
+
+def _write_inputs(d: Path, rows: list[tuple[str, float | None, float | None, float | None]]
+                  ) -> None:
+    with (d / "p.jsonl").open("w") as fh:
+        for q, s, e, t in rows:
+            rec: dict[str, object] = {"qid": q, "vid": f"v{q}"}
+            if t is not None:
+                rec["duration"] = t
+            rec["pred_relevant_windows"] = [] if s is None else [[s, e, 0.9]]
+            fh.write(json.dumps(rec) + "\n")
+    with (d / "p.csv").open("w") as fh:
+        fh.write("qid,vid,duration,start,end\n")
+        for q, s, e, t in rows:
+            cells = ["" if v is None else repr(v) for v in (t, s, e)]
+            fh.write(f"{q},v{q},{','.join(cells)}\n")
+    pq.write_table(pa.table({
+        "qid": [r[0] for r in rows], "vid": [f"v{r[0]}" for r in rows],
+        "duration": pa.array([r[3] for r in rows], pa.float64()),
+        "start": pa.array([r[1] for r in rows], pa.float64()),
+        "end": pa.array([r[2] for r in rows], pa.float64())}), d / "p.parquet")
+    with (d / "videos.jsonl").open("w") as fh:
+        for q, *_ in rows:
+            fh.write(json.dumps({"vid": f"v{q}", "duration": T}) + "\n")
+
+
+def _fates(out: Path) -> list[tuple[str, str, object, object, bool]]:
+    """(qid, status, region, reason, in_calibration) of every output row."""
+    if out.suffix == ".parquet":
+        return [(r["qid"], r["cover"]["status"], r["cover"]["region"], r["cover"]["reason"],
+                 bool(r["cover"]["in_calibration"])) for r in pq.read_table(out).to_pylist()]
+    if out.suffix == ".csv":
+        return [(r["qid"], r["cover_status"],
+                 json.loads(r["cover_region"]) if r["cover_region"] else None,
+                 r["cover_reason"] or None, r["cover_in_calibration"] == "true")
+                for r in csv.DictReader(io.StringIO(out.read_text()))]
+    got = []
+    for line in out.read_text().splitlines():
+        rec = json.loads(line)
+        b = rec["cover"]
+        got.append((rec["qid"], b["status"], b["region"], b.get("reason"),
+                    b.get("in_calibration", False)))
+    return got
+
+
+def _messages(err: str, name: str, csv_file: bool) -> list[str]:
+    """Standard error without the file name; CSV lines numbered as rows (header out)."""
+    def row(m: re.Match[str]) -> str:
+        return f"FILE:{int(m.group(1)) - (1 if csv_file else 0)}"
+
+    text = re.sub(re.escape(name) + r":(\d+)", row, err)
+    return [ln.replace(name, "FILE") for ln in text.splitlines()
+            if not ln.startswith(("wrote", "certified")) and "(rows)" not in ln
+            and not re.match(r"^\S+: (moment-detr|columns) \(\d+ rows\)$", ln)]
+
+
+def _certify_all(d: Path, cal_path: Path, capsys: pytest.CaptureFixture[str],
+                 *flags: str) -> dict[str, tuple]:
+    results = {}
+    for name, kind, extra, out in PATHS:
+        src, dst = d / f"p.{kind}", d / f"{name.replace(' ', '_')}_{out}"
+        dst.unlink(missing_ok=True)
+        rc = main(["certify", "--calibrator", str(cal_path), "--preds", str(src),
+                   "--videos", str(d / "videos.jsonl"), *extra, *flags, "-o", str(dst)])
+        cap = capsys.readouterr()
+        assert rc == 0, cap.err
+        counts = re.search(r"certified (\d+), refused \(whole video\) (\d+), rejected (\d+) of "
+                           r"(\d+)", cap.out)
+        assert counts, cap.out
+        marked = "calibrator was fitted on" in cap.err  # cover: warning: ...
+        results[name] = (_fates(dst), counts.groups(),
+                         _messages(cap.err, str(src), kind == "csv"), marked)
+    return results
+
+
+def _assert_same(results: dict[str, tuple]) -> None:
+    first_name, first = next(iter(results.items()))
+    for name, got in results.items():
+        assert got[0] == first[0], (name, first_name)
+        assert got[1] == first[1], (name, first_name)
+        assert got[2] == first[2], (name, first_name)
+        assert bool(got[3]) == bool(first[3]), (name, first_name)
+
+
+@pytest.mark.parametrize("strict", [False, True])
+def test_the_issue_table_gets_one_fate_on_every_path(cal_path, tmp_path, capsys, strict):
+    _write_inputs(tmp_path, CASES)
+    results = _certify_all(tmp_path, cal_path, capsys, *(["--strict"] if strict else []),
+                           "--on-error", "reject")
+    _assert_same(results)
+    fate = {q: (status, region, reason, mark)
+            for q, status, region, reason, mark in results["jsonl streamed"][0]}
+    assert fate["wholly_after"][2] == ("predicted interval [500, 600] lies wholly outside the "
+                                       "video [0, 150]")
+    assert fate["wholly_before"][0] == "rejected"
+    assert "contradicts 150" in fate["contradicts"][2]
+    assert fate["refusal"][:2] == ("refused", [[0.0, T]])
+    assert fate["no_duration"][0] == "certified" and fate["no_duration"][1][0][1] <= T
+    assert fate["c3"][3] is True and fate["plain"][3] is False  # calibration-row mark
+    assert all(r[3] for r in results.values())  # and the warning, on every path
+    if strict:
+        assert fate["partly_out"][2] == "predicted interval reaches outside [0, T] (strict mode)"
+    else:
+        assert fate["partly_out"][0] == "certified" and fate["partly_out"][1][0][1] == T
+        msgs = results["parquet streamed"][2]
+        assert "cover: 1 row(s) clipped in FILE: predicted interval clipped to [0, T] (1)" in msgs
+        assert "  FILE:3 (qid=partly_out): predicted interval clipped to [0, T]" in msgs
+
+
+def test_on_error_raise_stops_every_path_and_writes_nothing(cal_path, tmp_path, capsys):
+    _write_inputs(tmp_path, CASES[:1] + CASES[4:5])
+    for name, kind, extra, out in PATHS:
+        dst = tmp_path / f"x_{out}"
+        rc = main(["certify", "--calibrator", str(cal_path), "--preds",
+                   str(tmp_path / f"p.{kind}"), "--videos", str(tmp_path / "videos.jsonl"),
+                   *extra, "--on-error", "raise", "-o", str(dst)])
+        err = capsys.readouterr().err
+        assert rc == 2 and not dst.exists(), name
+        assert "(qid=wholly_after): predicted interval [500, 600] lies wholly outside" in err
+
+
+@pytest.mark.parametrize(("column", "json_value", "why"), [
+    (pa.array([True]), True, "duration must be a finite number > 0"),
+    (pa.array(["150"]), "150", "duration must be a finite number > 0"),
+])
+def test_parquet_durations_that_are_no_numbers_are_rejected_as_in_json(
+        cal_path, tmp_path, capsys, column, json_value, why):
+    (tmp_path / "p.jsonl").write_text(json.dumps(
+        {"qid": "a", "vid": "va", "duration": json_value,
+         "pred_relevant_windows": [[1, 2, 0.9]]}) + "\n")
+    pq.write_table(pa.table({"qid": ["a"], "vid": ["va"], "duration": column,
+                             "start": [1.0], "end": [2.0]}), tmp_path / "p.parquet")
+    for src, extra, out in [("p.jsonl", [], "o.jsonl"),
+                            ("p.parquet", ["--columns", COLS], "o.parquet"),
+                            ("p.parquet", ["--columns", COLS, "--in-memory"], "m.jsonl")]:
+        assert main(["certify", "--calibrator", str(cal_path), "--preds", str(tmp_path / src),
+                     *extra, "--on-error", "reject", "-o", str(tmp_path / out)]) == 0
+        assert _fates(tmp_path / out) == [("a", "rejected", None, why, False)], src
+    capsys.readouterr()
+
+
+@pytest.mark.parametrize(("qids", "json_qid", "why"), [
+    (pa.array([2579.0]), 2579.0, 'qid 2579.0 is written as a float; write it as 2579 (an '
+     'integer) or "2579" (a string)'),
+    (pa.array([True]), True, "qid must be an integer or a string, got true"),
+    (pa.array([" 12"]), " 12", 'qid " 12" has leading or trailing spaces'),
+])
+def test_qids_that_are_no_ids_are_rejected_on_every_format(cal_path, tmp_path, capsys,
+                                                           qids, json_qid, why):
+    (tmp_path / "p.jsonl").write_text(json.dumps(
+        {"qid": json_qid, "vid": "va", "duration": T,
+         "pred_relevant_windows": [[1, 2, 0.9]]}) + "\n")
+    pq.write_table(pa.table({"qid": qids, "vid": ["va"], "duration": [T], "start": [1.0],
+                             "end": [2.0]}), tmp_path / "p.parquet")
+    paths = [("p.jsonl", [], "o.jsonl"), ("p.parquet", ["--columns", COLS], "o.parquet"),
+             ("p.parquet", ["--columns", COLS, "--in-memory"], "m.jsonl")]
+    if isinstance(json_qid, str):  # CSV holds text only: the padded qid as written
+        (tmp_path / "p.csv").write_text(f"qid,vid,duration,start,end\n{json_qid},va,150,1,2\n")
+        paths += [("p.csv", ["--columns", COLS], "o.csv"),
+                  ("p.csv", ["--columns", COLS], "w.jsonl")]
+    for src, extra, out in paths:
+        assert main(["certify", "--calibrator", str(cal_path), "--preds", str(tmp_path / src),
+                     *extra, "--on-error", "reject", "-o", str(tmp_path / out)]) == 0
+        [(_, status, region, reason, _)] = _fates(tmp_path / out)
+        assert (status, region, reason) == ("rejected", None, why), src
+    capsys.readouterr()
+
+
+def test_the_output_format_follows_the_output_name(cal_path, tmp_path, capsys):
+    _write_inputs(tmp_path, CASES[4:6])
+    base = ["certify", "--calibrator", str(cal_path), "--videos",
+            str(tmp_path / "videos.jsonl")]
+    # A Parquet input certified into a .jsonl name: JSON lines, not Parquet bytes.
+    assert main([*base, "--preds", str(tmp_path / "p.parquet"), "--columns", COLS,
+                 "-o", str(tmp_path / "o.jsonl")]) == 0
+    assert "calibrator was fitted on" in capsys.readouterr().err
+    assert [json.loads(x)["qid"] for x in (tmp_path / "o.jsonl").read_text().splitlines()] \
+        == ["plain", "c3"]
+    # A name the input cannot be written as: an error naming -o, before any work.
+    for src, extra, out, want in [
+            ("p.jsonl", [], "o.parquet", "parquet"), ("p.csv", ["--columns", COLS],
+                                                       "o.parquet", "parquet"),
+            ("p.parquet", ["--columns", COLS], "o.csv", "csv"),
+            ("p.jsonl", [], "o.csv", "csv"),
+            ("p.parquet", ["--columns", COLS, "--in-memory"], "m.parquet", "parquet")]:
+        dst = tmp_path / out
+        dst.unlink(missing_ok=True)
+        assert main([*base, "--preds", str(tmp_path / src), *extra, "-o", str(dst)]) == 2
+        err = capsys.readouterr().err
+        assert f"-o {dst}: the name asks for {want} output" in err
+        assert "name the output .jsonl" in err and not dst.exists()
+
+
+ROW = st.tuples(st.floats(-80, 260, allow_nan=False), st.floats(0, 120, allow_nan=False),
+                st.sampled_from([T, 100.0, None]))
+
+
+@settings(max_examples=12, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(ROW, min_size=1, max_size=6))
+def test_random_rows_get_one_fate_on_every_path(cal_path, tmp_path, capsys, rows):
+    cases = [(f"r{i}", s, s + w, t) for i, (s, w, t) in enumerate(rows)]
+    _write_inputs(tmp_path, cases)
+    _assert_same(_certify_all(tmp_path, cal_path, capsys, "--on-error", "reject"))
