@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from cover.grounders.parse import answers_to_predictions, parse_answer
+from cover.grounders.parse.batch import columns_of
 from cover.io.seen import SeenIds
 from cover.serve.calibrators import Loaded
 from cover.serve.certify import SOURCE, RequestError
@@ -90,8 +91,7 @@ def certify_answer(loaded: Loaded, fields: CoverFields, text: str, videos: Any) 
                 **extra}
     qid = fields.qid or "chat"
     rows, _ = answers_to_predictions([qid], [text], vid=[fields.vid or qid], durations=[T],
-                                     prompt_examples=fields.examples)
-    # One row: certified inline on the event loop (well under a millisecond of numpy).
+                                     parsed=columns_of([parsed], [text]))
     done = loaded.compact.run(SOURCE, [(1, json.dumps(rows[0]).encode())], SeenIds())
     block = json.loads(done.parts[0])["cover"]
     block.pop("line", None)  # a request has no line number

@@ -45,6 +45,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import httpx
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
@@ -168,12 +169,12 @@ class Proxy:
             finally:
                 await r.aclose()
             self.service.metrics.upstream.observe(time.perf_counter() - t0)
-            return self._status(r, raw) or self._answer(raw, loaded, fields)
+            return self._status(r, raw) or await self._answer(raw, loaded, fields)
         return StreamingResponse(self._events(r, t0, loaded, fields),
                                  media_type="text/event-stream",
                                  headers={"Cache-Control": "no-cache"})
 
-    def _answer(self, raw: bytes, loaded: Loaded, fields: CoverFields) -> Response:
+    async def _answer(self, raw: bytes, loaded: Loaded, fields: CoverFields) -> Response:
         url = self.config.url
         try:
             got = json.loads(raw)
@@ -188,13 +189,17 @@ class Proxy:
                            f"completion (no choices list): {_snippet(raw)}", url)
         text = content(choices[0].get("message")) if choices and isinstance(
             choices[0], dict) else ""
-        block = self._certify(loaded, fields, text)
+        block = await self._certify(loaded, fields, text)
         out = (splice(raw, block) if "cover" not in got else
                json.dumps({**got, "cover": block}).encode())
         return Response(out, media_type="application/json")
 
-    def _certify(self, loaded: Loaded, fields: CoverFields, text: str) -> dict[str, Any]:
-        block = certify_answer(loaded, fields, text, self.service.config.sources.videos)
+    async def _certify(self, loaded: Loaded, fields: CoverFields, text: str
+                       ) -> dict[str, Any]:
+        # A millisecond or two of parsing and numpy: off the event loop, so other
+        # requests' streams keep flowing meanwhile.
+        block = await run_in_threadpool(certify_answer, loaded, fields, text,
+                                        self.service.config.sources.videos)
         self.service.metrics.answered(block["status"], block["parse"])
         return block
 
@@ -223,6 +228,6 @@ class Proxy:
             accumulate(sse_data(buf), texts, head)
             yield buf.rstrip(b"\r\n") + b"\n\n"
         self.service.metrics.upstream.observe(time.perf_counter() - t0)
-        block = self._certify(loaded, fields, "".join(texts))
+        block = await self._certify(loaded, fields, "".join(texts))
         yield sse({**head, "object": "chat.completion.chunk", "choices": [], "cover": block})
         yield b"data: [DONE]\n\n"
