@@ -39,6 +39,7 @@ import contextlib
 import json
 import os
 import platform
+import shlex
 import socket
 import subprocess
 import sys
@@ -289,7 +290,7 @@ def write_report(a: argparse.Namespace, table: list[str], proxy: bool,
                  loads: tuple[tuple[float, ...], tuple[float, ...]]) -> None:
     cpus = os.cpu_count() or 1
     busy = max(loads[0][0], loads[1][0]) > 0.5 * cpus
-    command = " ".join(["python", "bench/serve_load.py", *sys.argv[1:]])
+    command = shlex.join(["python", "bench/serve_load.py", *sys.argv[1:]])
     lines = [
         "# `cover serve` under load (loopback)",
         "",

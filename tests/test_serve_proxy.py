@@ -217,3 +217,16 @@ def test_metrics_and_status_count_proxied_answers(base):
     assert 'cover_proxy_answers_total{status="refused"}' in text
     assert "cover_upstream_seconds_count " in text
     assert 'cover_requests_total{path="/v1/chat/completions",code="200"}' in text
+
+
+def test_a_stream_request_to_a_failing_upstream_is_502_before_any_event(base):
+    body = {"model": "boom", "stream": True, "messages": [], "cover": {"duration": 150.0}}
+    r = httpx.post(f"{base}/v1/chat/completions", json=body, timeout=10)
+    assert r.status_code == 502 and "answered HTTP 500" in r.json()["error"]
+
+
+def test_upstream_must_be_an_http_url(files, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["serve", "--calibrator", str(files["cal"]), "--upstream", "ftp://gpu/v1"])
+    assert exc.value.code == 2
+    assert "--upstream: expected an http:// or https:// URL" in capsys.readouterr().err
