@@ -39,6 +39,7 @@ import contextlib
 import json
 import os
 import platform
+import shlex
 import socket
 import subprocess
 import sys
@@ -215,6 +216,8 @@ def main() -> int:
     ap.add_argument("--src", type=Path, default=ROOT / "src",
                     help="the COVER source tree whose cover serve is measured")
     ap.add_argument("--out", type=Path, default=BENCH / "results-serve.md")
+    ap.add_argument("--note", default="",
+                    help="a line for the report's header (e.g. what else ran on the machine)")
     ap.add_argument("--fake-upstream", nargs=2, metavar=("PORT", "DELAY"),
                     help=argparse.SUPPRESS)
     a = ap.parse_args()
@@ -223,6 +226,7 @@ def main() -> int:
         return 0
     with tempfile.TemporaryDirectory(prefix="cover-serve-load-") as tmp, \
             contextlib.ExitStack() as stack:
+        load_before = os.getloadavg()
         cal = fit_calibrator(Path(tmp))
         up_port, port = free_port(), free_port()
         up, base = f"http://127.0.0.1:{up_port}", f"http://127.0.0.1:{port}"
@@ -239,7 +243,7 @@ def main() -> int:
             proxy = False  # this cover serve has no proxy mode yet: certify only
             stack.enter_context(process(serve, f"{base}/healthz", a.src))
         table = run_cells(a, base, up, proxy)
-    write_report(a, table, proxy)
+    write_report(a, table, proxy, (load_before, os.getloadavg()))
     print(f"wrote {a.out}")
     return 0
 
@@ -282,12 +286,23 @@ def run_cells(a: argparse.Namespace, base: str, up: str, proxy: bool) -> list[st
     return out
 
 
-def write_report(a: argparse.Namespace, table: list[str], proxy: bool) -> None:
+def write_report(a: argparse.Namespace, table: list[str], proxy: bool,
+                 loads: tuple[tuple[float, ...], tuple[float, ...]]) -> None:
+    cpus = os.cpu_count() or 1
+    busy = max(loads[0][0], loads[1][0]) > 0.5 * cpus
+    command = shlex.join(["python", "bench/serve_load.py", *sys.argv[1:]])
     lines = [
         "# `cover serve` under load (loopback)",
         "",
-        "Written by `bench/serve_load.py` (see its docstring for what is measured and how).",
+        "Written by `bench/serve_load.py` (see its docstring for what is measured and how):",
         "",
+        f"    {command}",
+        "",
+        *([f"**{a.note}**", ""] if a.note else []),
+        f"* load average (1, 5, 15 min) before: {', '.join(f'{x:.2f}' for x in loads[0])}; "
+        f"after: {', '.join(f'{x:.2f}' for x in loads[1])}"
+        + (f" -- **the machine was busy** (other work on its {cpus} CPUs): the latencies "
+           "include waiting for a CPU; compare rows of one run, not runs" if busy else ""),
         f"* machine: {platform.machine()}, {os.cpu_count()} CPUs, Python "
         f"{platform.python_version()}, {platform.system()} {platform.release()}",
         f"* {a.requests} requests per cell (after 5 warm-up requests), batched requests of "

@@ -12,8 +12,20 @@ from cover.cli._common import (
     _alpha,
     _common_input,
     add_command,
+    positive_float,
     positive_int,
 )
+
+
+def _url(text: str) -> str:
+    """argparse type: an http:// or https:// base URL."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(text)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise argparse.ArgumentTypeError(f"expected an http:// or https:// URL such as "
+                                         f"http://127.0.0.1:8001/v1, got {text}")
+    return text
 
 
 def _unit(text: str) -> float:
@@ -76,6 +88,16 @@ def add_parser(sub: Subparsers) -> None:
                    help="feedback scores the online thresholds are quantiles of")
     p.add_argument("--drift-delta", type=_unit, default=0.01,
                    help="false-alarm probability of the drift alarm (alarm at 1/delta)")
+    p.add_argument("--upstream", type=_url, metavar="URL",
+                   help="proxy mode: serve POST /v1/chat/completions, forwarded to "
+                   "URL/chat/completions (an OpenAI-compatible video-LLM server, e.g. "
+                   "http://127.0.0.1:8001/v1), each answer returned with its cover object")
+    p.add_argument("--upstream-timeout", type=positive_float, default=120.0,
+                   metavar="SECONDS",
+                   help="longest wait to connect to the upstream and for each of its "
+                   "answers (or stream chunks); past it the request gets 504")
+    p.add_argument("--upstream-token-env", metavar="VAR",
+                   help="send Authorization: Bearer <the value of this variable> upstream")
     p.add_argument("--log-level", default="warning",
                    choices=("critical", "error", "warning", "info", "debug"),
                    help="uvicorn's log level")
@@ -97,4 +119,5 @@ def run(args: argparse.Namespace) -> int:
         port=args.port, token_env=args.token_env, max_body_bytes=args.max_body_bytes,
         videos=args.videos, clip=args.clip, strict=args.strict, on_error=args.on_error,
         state=args.state, gamma=args.gamma, window=args.window, delta=args.drift_delta,
-        log_level=args.log_level))
+        log_level=args.log_level, upstream=args.upstream,
+        upstream_timeout=args.upstream_timeout, upstream_token_env=args.upstream_token_env))

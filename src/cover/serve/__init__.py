@@ -28,10 +28,14 @@ class ServeOptions:
     window: int = 1000
     delta: float = 0.01
     log_level: str = "warning"
+    upstream: str | None = None
+    upstream_timeout: float = 120.0
+    upstream_token_env: str | None = None
 
 
 def _modules() -> None:
     try:
+        import httpx  # noqa: F401
         import starlette  # noqa: F401
         import uvicorn  # noqa: F401
     except ImportError:
@@ -43,17 +47,23 @@ def build(opts: ServeOptions) -> Any:
     """The ASGI app for ``opts`` (calibrators and ``--videos`` read now)."""
     import os
 
+    _modules()  # before importing the app: say which extra is missing
     from cover.errors import InputError
     from cover.jobs.certify_stream import videos_index
     from cover.serve.app import ServeConfig, create_app
     from cover.serve.calibrators import Sources
+    from cover.serve.proxy import ProxyConfig
 
-    _modules()
-    token = None
-    if opts.token_env:
-        token = os.environ.get(opts.token_env)
-        if not token:
-            raise InputError(f"--token-env {opts.token_env}: the variable is not set or empty")
+    def secret(flag: str, var: str | None) -> str | None:
+        value = os.environ.get(var) if var else None
+        if var and not value:
+            raise InputError(f"{flag} {var}: the variable is not set or empty")
+        return value
+
+    token = secret("--token-env", opts.token_env)
+    proxy = None if opts.upstream is None else ProxyConfig(
+        opts.upstream, opts.upstream_timeout, secret("--upstream-token-env",
+                                                     opts.upstream_token_env))
     vd = videos_index(opts.videos) if opts.videos else None
     sources = Sources(opts.calibrators, vd, opts.videos or "--videos (not given)",
                       opts.clip, opts.strict)
@@ -67,7 +77,7 @@ def build(opts: ServeOptions) -> Any:
                       stacklevel=1)
     return create_app(ServeConfig(sources, token, opts.max_body_bytes, opts.on_error,
                                   opts.state or ":memory:", opts.gamma, opts.window,
-                                  opts.delta))
+                                  opts.delta, proxy))
 
 
 def serve(opts: ServeOptions) -> int:

@@ -79,10 +79,11 @@ from starlette.routing import Route
 
 from cover.errors import CoverError
 from cover.serve.calibrators import Live, Sources
-from cover.serve.certify import RequestError, certify_request, parse_body
+from cover.serve.certify import RequestError, certify_request, parse_body, read_body
 from cover.serve.feedback import feedback
 from cover.serve.metrics import Metrics, exposition
 from cover.serve.online import OnlineState
+from cover.serve.proxy import Proxy, ProxyConfig
 from cover.serve.store import FeedbackStore
 
 #: Default request-size limit: 64 MiB (about 60,000 rows of 75-clip saliency).
@@ -101,26 +102,10 @@ class ServeConfig:
     gamma: str = "0.005"
     window: int = 1000
     delta: float = 0.01
+    proxy: ProxyConfig | None = None  # --upstream: proxy mode
 
 
 Handler = Callable[[Request], Awaitable[Response]]
-
-
-async def read_body(request: Request, limit: int) -> bytes:
-    """The request body, refused with 413 as soon as it passes ``limit`` bytes (before
-    reading it when ``Content-Length`` says so)."""
-    declared = request.headers.get("content-length")
-    if declared is not None and declared.isdigit() and int(declared) > limit:
-        raise RequestError(413, f"the request body is {declared} bytes; this service "
-                           f"takes at most {limit} (--max-body-bytes)")
-    chunks, size = [], 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise RequestError(413, f"the request body passes {limit} bytes; this service "
-                               f"takes at most {limit} (--max-body-bytes)")
-        chunks.append(chunk)
-    return b"".join(chunks)
 
 
 class Service:
@@ -133,6 +118,7 @@ class Service:
         self.started = time.time()
         self.store = FeedbackStore(config.state)
         self.online: dict[str, OnlineState] = {}
+        self.proxy = Proxy(config.proxy, self) if config.proxy else None
         for name in self.live.current.by_name:
             self.state_of(name)
 
@@ -266,6 +252,8 @@ class Service:
             ("/v1/status", self.status, "GET", True),
             ("/metrics", self.prometheus, "GET", True),
         ]
+        if self.proxy is not None:
+            table.append(("/v1/chat/completions", self.proxy.chat, "POST", True))
         return [Route(path, self.guarded(path, fn, auth=auth), methods=[method])
                 for path, fn, method, auth in table]
 
@@ -293,6 +281,8 @@ def create_app(config: ServeConfig) -> Starlette:
         with contextlib.suppress(ValueError, RuntimeError, NotImplementedError):
             loop.add_signal_handler(signal.SIGHUP, service.on_sighup)
         yield
+        if service.proxy is not None:
+            await service.proxy.aclose()
 
     app = Starlette(routes=service.routes(), lifespan=lifespan)
     app.state.service = service

@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from cover.errors import InputError, RowProblem
 from cover.io.seen import SeenIds
 from cover.serve.calibrators import CalibratorSet
 from cover.stream.jsonl import numbered_lines
+
+if TYPE_CHECKING:
+    from starlette.requests import Request
 
 #: What problems and errors call the request body, as a file name in a message.
 SOURCE = "request"
@@ -29,6 +32,23 @@ class RequestError(Exception):
         super().__init__(message)
         self.status = status
         self.body = {"error": message, **extra}
+
+
+async def read_body(request: Request, limit: int) -> bytes:
+    """The request body, refused with 413 as soon as it passes ``limit`` bytes (before
+    reading it when ``Content-Length`` says so)."""
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        raise RequestError(413, f"the request body is {declared} bytes; this service "
+                           f"takes at most {limit} (--max-body-bytes)")
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise RequestError(413, f"the request body passes {limit} bytes; this service "
+                               f"takes at most {limit} (--max-body-bytes)")
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 @dataclass

@@ -38,6 +38,12 @@ class Metrics:
     requests: Counter[tuple[str, int]] = field(default_factory=Counter)
     rows: Counter[str] = field(default_factory=Counter)
     latency: dict[str, Histogram] = field(default_factory=dict)
+    #: Proxy mode: answers by ``cover.status`` and by parse class, upstream failures by
+    #: kind, and the upstream's own latency (request sent to response read).
+    proxied: Counter[str] = field(default_factory=Counter)
+    parses: Counter[str] = field(default_factory=Counter)
+    upstream_errors: Counter[str] = field(default_factory=Counter)
+    upstream: Histogram = field(default_factory=Histogram)
 
     def request(self, path: str, status: int, seconds: float) -> None:
         self.requests[(path, status)] += 1
@@ -47,12 +53,22 @@ class Metrics:
         for k in ("certified", "refused", "rejected"):
             self.rows[k] += counts.get(k, 0)
 
+    def answered(self, status: str, parse: str) -> None:
+        """One proxied answer, certified (or not) as ``status``, parsed as ``parse``."""
+        self.proxied[status] += 1
+        self.parses[parse] += 1
+
     def summary(self) -> dict[str, Any]:
         by_path: Counter[str] = Counter()
         for (path, _), n in self.requests.items():
             by_path[path] += n
+        up = self.upstream
         return {"requests": dict(by_path), "rows": {k: self.rows[k] for k in
-                                                    ("certified", "refused", "rejected")}}
+                                                    ("certified", "refused", "rejected")},
+                "proxy": {"answers": dict(self.proxied), "parse": dict(self.parses),
+                          "upstream_errors": dict(self.upstream_errors),
+                          "upstream_calls": up.n,
+                          "upstream_mean_seconds": round(up.total / up.n, 6) if up.n else None}}
 
 
 def _num(x: float | int | None) -> str:
@@ -65,6 +81,16 @@ def _num(x: float | int | None) -> str:
 
 def _label(v: str) -> str:
     return v.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
+
+
+def _histogram(name: str, lab: str, h: Histogram) -> list[str]:
+    """The bucket, sum and count lines of ``h`` with labels ``lab`` (may be empty)."""
+    out, run, sep = [], 0, "," if lab else ""
+    for le, c in zip([*map(str, BUCKETS), "+Inf"], h.counts, strict=True):
+        run += c
+        out.append(f'{name}_bucket{{{lab}{sep}le="{le}"}} {run}')
+    tail = f"{{{lab}}}" if lab else ""
+    return [*out, f"{name}_sum{tail} {h.total!r}", f"{name}_count{tail} {h.n}"]
 
 
 def exposition(m: Metrics, gauges: list[tuple[str, str, dict[str, str], float | None]]
@@ -81,13 +107,18 @@ def exposition(m: Metrics, gauges: list[tuple[str, str, dict[str, str], float | 
     out += ["# HELP cover_request_seconds Request latency by path.",
             "# TYPE cover_request_seconds histogram"]
     for path, h in sorted(m.latency.items()):
-        lab = f'path="{_label(path)}"'
-        run = 0
-        for le, c in zip([*map(str, BUCKETS), "+Inf"], h.counts, strict=True):
-            run += c
-            out.append(f'cover_request_seconds_bucket{{{lab},le="{le}"}} {run}')
-        out.append(f"cover_request_seconds_sum{{{lab}}} {h.total!r}")
-        out.append(f"cover_request_seconds_count{{{lab}}} {h.n}")
+        out += _histogram("cover_request_seconds", f'path="{_label(path)}"', h)
+    for name, text, label, counts in (
+            ("cover_proxy_answers_total", "Proxied answers by cover status.", "status",
+             m.proxied),
+            ("cover_proxy_parse_total", "Proxied answers by parse class.", "parse", m.parses),
+            ("cover_upstream_errors_total", "Upstream failures by kind.", "kind",
+             m.upstream_errors)):
+        out += [f"# HELP {name} {text}", f"# TYPE {name} counter"]
+        out += [f'{name}{{{label}="{_label(k)}"}} {n}' for k, n in sorted(counts.items())]
+    out += ["# HELP cover_upstream_seconds Upstream chat-completion latency (proxy mode).",
+            "# TYPE cover_upstream_seconds histogram",
+            *_histogram("cover_upstream_seconds", "", m.upstream)]
     seen: set[str] = set()
     for name, text, labels, value in gauges:
         if name not in seen:
