@@ -11,13 +11,13 @@ from cover.cli._common import (
     InputPath,
     OutputOrStdout,
     Subparsers,
-    _alpha,
-    _common_input,
-    _report_problems,
-    _say,
     add_command,
+    add_input_flags,
+    alpha_text,
     positive_float,
     positive_int,
+    report_problems,
+    say,
 )
 from cover.cli._groups import add_group_flags, group_settings
 from cover.cli.formats import add_format_flags, format_kwargs
@@ -63,7 +63,7 @@ def add_parser(sub: Subparsers) -> None:
     p.add_argument("--keep-scores", action="store_true",
                    help="keep the calibration scores in the calibrator (a sketch beyond 5000 "
                    "rows), so that certify writes each row's conformal p-value")
-    p.add_argument("--alpha", type=_alpha, default="0.1", help="miscoverage level in (0, 1) "
+    p.add_argument("--alpha", type=alpha_text, default="0.1", help="miscoverage level in (0, 1) "
                    "(ltt: the miss rate among answered queries)")
     p.add_argument("--qids", type=InputPath,
                    help="calibrate only on these query ids (e.g. from cover split)")
@@ -80,7 +80,7 @@ def add_parser(sub: Subparsers) -> None:
     p.add_argument("--no-band", action="store_true",
                    help="skip the Beta band of realised coverage (its quantiles need scipy, "
                    "about 0.15 s to import)")
-    _common_input(p)
+    add_input_flags(p)
     add_format_flags(p, gt=True)
     add_group_flags(p)
     p.set_defaults(func=run)
@@ -169,11 +169,11 @@ def run(args: argparse.Namespace) -> int:
     streamed = _streamed(args)
     if streamed is None:
         table, problems = load_labelled(args.preds, args.gt, qids=args.qids, clip=args.clip,
-                                        strict=args.strict, on_error=args.on_error, log=_say,
+                                        strict=args.strict, on_error=args.on_error, log=say,
                                         **format_kwargs(args))
     else:
         table, problems = streamed.table, streamed.problems
-    _report_problems(problems, what="calibration input")
+    report_problems(problems, what="calibration input")
     if len(table) == 0:
         raise InputError(no_rows_left(args.preds, args.gt, problems))
     if streamed is None:

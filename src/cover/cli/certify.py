@@ -13,11 +13,11 @@ from cover.cli._common import (
     InputPath,
     OutputOrStdout,
     Subparsers,
-    _common_input,
-    _report_problems,
-    _say,
     add_command,
+    add_input_flags,
     positive_int,
+    report_problems,
+    say,
 )
 from cover.cli.formats import add_format_flags
 from cover.errors import CoverWarning, InputError, RowProblem
@@ -53,7 +53,7 @@ def add_parser(sub: Subparsers) -> None:
                    help="read the whole input even when it could be streamed")
     p.add_argument("--batch-rows", type=positive_int, default=16_384,
                    help="rows per batch when streaming (memory is bounded by one batch)")
-    _common_input(p)
+    add_input_flags(p)
     add_format_flags(p, gt=False)
     p.set_defaults(func=run)
 
@@ -99,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
                          "calibration scores: fit it with cover calibrate --keep-scores")
     got = formats.read(args.preds, "predictions", format=args.pred_format, options=formats.Options(
         clip=args.clip, on_error=args.on_error, columns=args.columns))
-    _say(f"{args.preds}: {got.format} ({len(got.loaded.table)} rows)")
+    say(f"{args.preds}: {got.format} ({len(got.loaded.table)} rows)")
     preds = got.loaded
     table = preds.table
     problems: list[RowProblem] = []
@@ -147,7 +147,7 @@ def run(args: argparse.Namespace) -> int:
     rows = certified_rows(table, regions, meta, rejected, preds.problems + problems,
                           in_calibration=in_cal)
     write_certified(args.output, rows, inputs=inputs)
-    _report_problems(preds.problems + problems, what=args.preds)
+    report_problems(preds.problems + problems, what=args.preds)
     status = row_status(regions)  # an empty region is rejected, never certified
     n_ref, n_empty = int((status == REFUSED).sum()), int((status == REJECTED).sum())
     n_abs = int((status == ABSTAINED).sum())
