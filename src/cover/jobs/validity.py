@@ -45,7 +45,8 @@ WHAT_IT_CHECKS = (
 )
 
 
-def _say(msg: str) -> None:
+def say(msg: str) -> None:
+    """A progress line of a job on standard error, flushed at once (long runs)."""
     print(msg, file=sys.stderr, flush=True)
 
 
@@ -98,7 +99,7 @@ def write_validity(result: ValidityResult, out: Path, mean_duration: float, *,
     try:
         return validity_figures(result, out, mean_duration)
     except MissingPlotting as exc:
-        _say(f"cover: skipping figures: {exc}")
+        say(f"cover: skipping figures: {exc}")
         return []
 
 
@@ -139,8 +140,8 @@ def run_validity(
     tables = []
     for path in preds:
         table, problems = load_labelled(path, gt, qids=qids, clip=clip, strict=strict,
-                                        on_error=on_error, log=_say, **(read_options or {}))
-        _note_problems(problems, str(path))
+                                        on_error=on_error, log=say, **(read_options or {}))
+        note_problems(problems, str(path))
         check_enough_rows(table.units, protocol, ("validity",), what=str(path))
         tables.append(table)
     make_folder(out)
@@ -153,9 +154,9 @@ def run_validity(
             if why is None:
                 fams.append(fam)
             else:
-                _say(f"cover: {name}: skipping {family_label(fam)}: {why} in {path}")
+                say(f"cover: {name}: skipping {family_label(fam)}: {why} in {path}")
         if not fams:
-            _say(f"cover: {name}: no score family can be studied; skipping {path}")
+            say(f"cover: {name}: no score family can be studied; skipping {path}")
             continue
         with Progress(f"{name}: calibrating", n_steps(protocol, tuple(fams))) as prog:
             res = coverage_validity(table, name=name, families=tuple(fams), protocol=protocol,
@@ -186,13 +187,14 @@ def run_validity(
     write_html(out / "report.html", "COVER coverage validity", sections, inputs=inputs)
     where = "" if len(preds) == 1 else f", one folder per grounder: {', '.join(folders)}"
     seeds = ", split_seeds.json, split_seeds.md" if split_seeds else ""
-    _say(f"wrote {out}/ (validity.json, validity.md{seeds}, figures, report.html{where})")
+    say(f"wrote {out}/ (validity.json, validity.md{seeds}, figures, report.html{where})")
     return results
 
 
-def _note_problems(problems: list[RowProblem], what: str) -> None:
+def note_problems(problems: list[RowProblem], what: str) -> None:
+    """Say the rejected rows of ``what`` in one line per kind (first example only)."""
     for line in report_lines(problems, what=what, limit=1):
-        _say(line)
+        say(line)
 
 
 def _write_overview(results: list[ValidityResult], out: Path,
