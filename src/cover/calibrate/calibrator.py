@@ -42,6 +42,7 @@ from typing import Any, Self
 import numpy as np
 from numpy.typing import NDArray
 
+from cover.calibrate.calibrator_file import from_document, read_document, to_document
 from cover.calibrate.calibrator_views import FittedViews
 from cover.calibrate.crc import coverage_loss
 from cover.calibrate.fitted_on import fitted_on
@@ -315,8 +316,6 @@ class Calibrator(FittedViews):
     # ---- persistence (cover.calibrate.calibrator_file) -------------------------------
     def to_dict(self) -> dict[str, Any]:
         """The versioned JSON document (with a sha256 of its own content)."""
-        from cover.calibrate.calibrator_file import to_document
-
         self._require_fitted()
         return to_document(self)
 
@@ -329,15 +328,11 @@ class Calibrator(FittedViews):
     @classmethod
     def from_dict(cls, doc: Any, *, source: str = "<dict>") -> Calibrator:
         """Rebuild a fitted calibrator, validating every field (see calibrator_file)."""
-        from cover.calibrate.calibrator_file import from_document
-
         return from_document(cls, doc, source=source)
 
     @classmethod
     def load(cls, path: str | Path) -> Calibrator:
         """Read a calibrator written by :meth:`save`."""
-        from cover.calibrate.calibrator_file import read_document
-
         return cls.from_dict(read_document(path), source=str(path))
 
     def __repr__(self) -> str:
