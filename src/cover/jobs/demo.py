@@ -18,9 +18,10 @@ from cover.io.qids import write_qids
 from cover.io.regions_jsonl import certified_rows, write_certified
 from cover.jobs.validity import WHAT_IT_CHECKS, note_problems, say, write_validity
 from cover.metrics import evaluate
-from cover.report.tables import family_label, validity_summary, validity_table
+from cover.report.tables import validity_summary, validity_table
 from cover.studies.coverage_validity import coverage_validity, n_steps
 from cover.studies.protocol import Protocol
+from cover.studies.result import family_label
 
 
 def certified_note(n_pool: int, n_test: int, evaluation: dict[str, Any]) -> str:

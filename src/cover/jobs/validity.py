@@ -21,17 +21,11 @@ from cover.io.labelled import load_labelled
 from cover.io.output import make_folder, strict_json, write_json, write_text
 from cover.jobs.study_inputs import guess_dataset
 from cover.jobs.study_seeds import check_split_seeds, run_spread
-from cover.report.tables import (
-    TIES_LEGEND,
-    family_label,
-    multi_validity_table,
-    render,
-    validity_summary,
-    validity_table,
-)
+from cover.report.tables import multi_validity_table, render, validity_summary, validity_table
 from cover.studies.coverage_validity import ValidityResult, coverage_validity, n_steps
 from cover.studies.minimum import check_enough_rows
 from cover.studies.protocol import PAPER_ALPHAS, Protocol
+from cover.studies.result import TIES_LEGEND, family_label
 
 #: The first paragraph of every validity report, in plain words.
 WHAT_IT_CHECKS = (
