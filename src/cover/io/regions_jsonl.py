@@ -319,7 +319,7 @@ def calibration_overlap(loaded: LoadedRegions, rows: NDArray[np.int64]) -> tuple
     digest = loaded.meta.get("calibration_sha256")
     same = False
     if isinstance(digest, str) and rows.size:
-        from cover.calibrate.fitted_on import fitted_on
+        from cover.data.fitted_on import fitted_on
 
         same = fitted_on(loaded.table.qid[rows])["sha256"] == digest
     return marked, same
