@@ -158,9 +158,8 @@ def _streamed(args: argparse.Namespace) -> Any:
 
 def run(args: argparse.Namespace) -> int:
     from cover.calibrate import Calibrator
-    from cover.data.family_inputs import require_family_input
     from cover.io.labelled import load_labelled
-    from cover.scores import compute_scores
+    from cover.scores import compute_scores, require_family_input
     from cover.ties import Ties
 
     inputs = [args.preds, args.gt, args.qids, args.gt_durations, args.shift_to]

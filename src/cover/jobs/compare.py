@@ -103,9 +103,9 @@ def side_values(side: Side, pool: GroundingTable, test: GroundingTable, spec: Co
     """Per test query (rows) the compared metrics (columns, :func:`metric_specs` order) of
     ``side`` calibrated on ``pool``, and what its calibrator is."""
     from cover.calibrate import Calibrator
-    from cover.data.family_inputs import require_family_input
     from cover.grounding_metrics import grounding_metrics
     from cover.metrics import coverage_reference, evaluate
+    from cover.scores import require_family_input
 
     require_family_input(pool, side.score, str(side.preds))
     cal = Calibrator(score=side.score, alpha=spec.alpha,

@@ -13,7 +13,6 @@ from typing import Any
 import numpy as np
 
 from cover._progress import Progress
-from cover.data.family_inputs import missing_family_input
 from cover.data.table import DEFAULT_CLIP_SECONDS
 from cover.errors import InputError, RowProblem, report_lines
 from cover.io.jsonl import OnError
@@ -22,6 +21,7 @@ from cover.io.output import make_folder, strict_json, write_json, write_text
 from cover.jobs.study_inputs import guess_dataset
 from cover.jobs.study_seeds import check_split_seeds, run_spread
 from cover.report.tables import multi_validity_table, render, validity_summary, validity_table
+from cover.scores import missing_family_input
 from cover.studies.coverage_validity import ValidityResult, coverage_validity, n_steps
 from cover.studies.minimum import check_enough_rows
 from cover.studies.protocol import PAPER_ALPHAS, Protocol
