@@ -74,8 +74,8 @@ def _calibrator_validator(rules: tuple[str, ...], groupings: tuple[str, ...],
 
 def check_calibrator_schema(doc: dict[str, Any]) -> None:
     """Fail unless ``doc`` is valid under ``cover schema calibrator``, naming the field."""
-    from cover.calibrate import fitted_on
     from cover.calibrate.registry import GROUPINGS, RULES
+    from cover.data import fitted_on
 
     validator = _calibrator_validator(tuple(sorted(RULES)), tuple(sorted(GROUPINGS)),
                                       fitted_on.KEEP_QIDS_MAX)

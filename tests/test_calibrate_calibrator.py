@@ -51,7 +51,7 @@ def test_unseen_group_message_lists_at_most_ten_known_groups():
 def test_fitted_on_is_taken_from_the_ids_when_first_asked() -> None:
     """fit keeps the calibration ids and digests them on first use: the same record as
     digesting their text at fit time, saved and read back unchanged."""
-    from cover.calibrate.fitted_on import fitted_on
+    from cover.data.fitted_on import fitted_on
     from cover.data.table import GroundingTable
 
     n = 120

@@ -161,7 +161,7 @@ def test_fitted_on_digest_and_qids() -> None:
 
 
 def test_many_qids_keep_only_the_digest(monkeypatch: pytest.MonkeyPatch) -> None:
-    import cover.calibrate.fitted_on as mod
+    import cover.data.fitted_on as mod
 
     monkeypatch.setattr(mod, "KEEP_QIDS_MAX", 10)
     cal = Calibrator(score="sec", alpha=0.2).fit(make_table(30, seed=4))
@@ -258,7 +258,7 @@ def test_every_rule_saves_loads_and_saves_the_same_document(score: str, rule: st
 @given(st.lists(st.text(max_size=6), max_size=30))
 def test_fitted_on_sorts_text_arrays_as_python_does(qids) -> None:
     """The numpy sort of a text array gives the digest of Python's sorted()."""
-    from cover.calibrate.fitted_on import fitted_on
+    from cover.data.fitted_on import fitted_on
 
     arr = np.asarray(qids, dtype=str) if qids else np.empty(0, dtype="<U1")
     assert fitted_on(arr) == fitted_on([str(q) for q in arr.tolist()])

@@ -273,7 +273,7 @@ def test_held_out_rows_do_not_warn(tmp_path, capsys):
 
 
 def test_digest_only_calibrator_still_warns(tmp_path, monkeypatch, capsys):
-    import cover.calibrate.fitted_on as calibrator
+    import cover.data.fitted_on as calibrator
 
     monkeypatch.setattr(calibrator, "KEEP_QIDS_MAX", 10)  # as if fitted on > 5000 rows
     preds, gt = synthetic(tmp_path)

@@ -301,9 +301,9 @@ def test_intersection_length_row_mismatch():
 @SETTINGS
 @given(st.lists(st.tuples(float_point, float_point, float_point, float_point), max_size=8))
 def test_single_interval_fast_paths_equal_pair_expansion(quads):
-    """One component per row: relate/length/_from_flat take a shortcut; same numbers as the
+    """One component per row: relate/length/from_flat take a shortcut; same numbers as the
     general pair expansion (an offsets array that is not flagged single)."""
-    from cover.intervals import _from_flat
+    from cover.intervals import from_flat
 
     q = np.array(quads, dtype=float).reshape(-1, 4)
     n = q.shape[0]
@@ -319,11 +319,11 @@ def test_single_interval_fast_paths_equal_pair_expansion(quads):
     np.testing.assert_array_equal(covered, np.bincount(ib, inside, minlength=n) > 0)
     np.testing.assert_array_equal(inter, np.bincount(prow, overlap, minlength=n))
     np.testing.assert_array_equal(a.length(), np.bincount(prow, a.ends - a.starts, minlength=n))
-    built = _from_flat(a.starts, a.ends, np.arange(n), n)
+    built = from_flat(a.starts, a.ends, np.arange(n), n)
     assert built.is_single and np.array_equal(built.offsets, np.arange(n + 1))
     if n >= 2:  # a repeated row is not single, and gets bincount offsets
         rows = np.r_[0, np.arange(n - 1)]
-        gen = _from_flat(a.starts, a.ends, rows, n)
+        gen = from_flat(a.starts, a.ends, rows, n)
         assert not gen.is_single
         np.testing.assert_array_equal(gen.offsets, np.r_[0, np.cumsum(np.bincount(rows,
                                                                                  minlength=n))])

@@ -7,15 +7,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from cover.data.rules import id_problem, raise_on_rejections
 from cover.errors import InputError
 from cover.io.jsonl import RawRows
-from cover.io.row_checks import (
-    check_ids,
-    check_required,
-    check_unique_qids,
-    id_problem,
-    raise_on_rejections,
-)
+from cover.io.row_checks import check_ids, check_required, check_unique_qids
 
 
 def _raw(records: list[dict]) -> RawRows:

@@ -192,7 +192,7 @@ def test_build_regions_rejects_nan_lam_and_bad_durations():
 # ---- fast paths == the general formulas they replace ----------------------------------------
 def _old_widen(ps, pe, scale, lam, t):
     """The general construction: full-length temporaries, row ids, bincount offsets."""
-    from cover.intervals import _from_flat
+    from cover.intervals import from_flat
 
     lam_a = np.broadcast_to(np.asarray(lam, dtype=np.float64), ps.shape)
     with np.errstate(invalid="ignore"):
@@ -202,11 +202,11 @@ def _old_widen(ps, pe, scale, lam, t):
         mid = np.clip(0.5 * (lo + hi), 0.0, t)
     lo, hi = np.where(point, mid, lo), np.where(point, mid, hi)
     keep = lo <= hi
-    return _from_flat(lo[keep], hi[keep], np.flatnonzero(keep), ps.size)
+    return from_flat(lo[keep], hi[keep], np.flatnonzero(keep), ps.size)
 
 
 def _old_superlevel(rel, clip, lam, t):
-    from cover.intervals import _from_flat
+    from cover.intervals import from_flat
     from cover.ragged import row_ids
 
     n = len(rel)
@@ -218,18 +218,18 @@ def _old_superlevel(rel, clip, lam, t):
     start = sel & ~(np.r_[False, sel[:-1]] & np.r_[False, same_row])
     end = sel & ~(np.r_[sel[1:], False] & np.r_[same_row, False])
     e = np.minimum((i[end] + 1) * clip, t[r][end])
-    return _from_flat((i[start] * clip).astype(float), e.astype(float), r[start], n)
+    return from_flat((i[start] * clip).astype(float), e.astype(float), r[start], n)
 
 
 def _old_with_whole_video(iv, mask, t):
-    from cover.intervals import _from_flat
+    from cover.intervals import from_flat
 
     keep = ~mask[iv.rows]
     rows = np.concatenate([iv.rows[keep], np.flatnonzero(mask)])
     s = np.concatenate([iv.starts[keep], np.zeros(int(mask.sum()))])
     e = np.concatenate([iv.ends[keep], t[mask]])
     order = np.argsort(rows, kind="stable")
-    return _from_flat(s[order], e[order], rows[order], len(iv))
+    return from_flat(s[order], e[order], rows[order], len(iv))
 
 
 def assert_same_intervals(a, b) -> None:

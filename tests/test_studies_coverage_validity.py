@@ -155,8 +155,8 @@ def test_real_qdetr_sec_scores_are_heavily_tied(qvh_gt, qdetr_preds):
 
 
 def test_study_table_marks_tied_cells_with_its_legend():
-    from cover.report.tables import TIES_LEGEND
     from cover.studies.coverage import coverage
+    from cover.studies.result import TIES_LEGEND
     from study_pairs import synthetic_pair
 
     res, validity = coverage(synthetic_pair(n_resamples=4))

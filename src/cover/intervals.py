@@ -127,7 +127,7 @@ class Intervals:
         s = np.maximum(self.starts, lo_r)
         e = np.minimum(self.ends, hi_r)
         keep = s <= e
-        return _from_flat(s[keep], e[keep], r[keep], len(self))
+        return from_flat(s[keep], e[keep], r[keep], len(self))
 
     def normalized(self) -> Intervals:
         """Sort components within rows and merge overlapping or touching ones.
@@ -153,7 +153,7 @@ class Intervals:
         new[1:] = (r[1:] != r[:-1]) | (s[1:] > running_end[:-1])
         starts_idx = np.flatnonzero(new)
         last_idx = np.append(starts_idx[1:], m) - 1
-        return _from_flat(s[starts_idx], running_end[last_idx], r[starts_idx], len(self))
+        return from_flat(s[starts_idx], running_end[last_idx], r[starts_idx], len(self))
 
     def _pairs(self, other: Intervals) -> tuple[NDArray[np.int64], NDArray[np.int64],
                                                  NDArray[np.int64]]:
@@ -232,7 +232,7 @@ def single_offsets(n: int) -> NDArray[np.int64]:
     return _RANGE[: n + 1]
 
 
-def _from_flat(
+def from_flat(
     starts: NDArray[np.float64], ends: NDArray[np.float64], rows: NDArray[np.int64], n: int
 ) -> Intervals:
     """Build from components already grouped by row (rows non-decreasing)."""

@@ -29,7 +29,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from cover.data.table import GroundingTable
-from cover.intervals import CONTAINMENT_ATOL, Intervals, _from_flat
+from cover.intervals import CONTAINMENT_ATOL, Intervals, from_flat
 from cover.ragged import Ragged, offsets_from_lengths, row_ids
 from cover.scores import DEFAULT_MIN_SCALE, Family, check_family, refused_for, side_scales
 
@@ -120,7 +120,7 @@ def _bounds_to_intervals(lo: NDArray[np.float64], hi: NDArray[np.float64],
         if keep.all():
             return Intervals.single(lo, hi)
     rows = np.flatnonzero(keep)
-    return _from_flat(lo[rows], hi[rows], rows, lo.size)
+    return from_flat(lo[rows], hi[rows], rows, lo.size)
 
 
 def superlevel(
@@ -144,7 +144,7 @@ def superlevel(
     end = sel & ~next_sel
     s = i[start] * clip
     e = np.minimum((i[end] + 1) * clip, t[end])
-    return _from_flat(s.astype(np.float64), e.astype(np.float64), r[start], n)
+    return from_flat(s.astype(np.float64), e.astype(np.float64), r[start], n)
 
 
 def _superlevel_dense(values: NDArray[np.float64], clip: float, lam: NDArray[np.float64],
@@ -167,7 +167,7 @@ def _superlevel_dense(values: NDArray[np.float64], clip: float, lam: NDArray[np.
     rows = first // width
     s = (first - rows * width) * clip
     e = np.minimum((last - rows * width + 1) * clip, duration[rows])
-    return _from_flat(s.astype(np.float64), e.astype(np.float64), rows, n)
+    return from_flat(s.astype(np.float64), e.astype(np.float64), rows, n)
 
 
 def with_whole_video(regions: Intervals, mask: NDArray[np.bool_],

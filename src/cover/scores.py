@@ -15,6 +15,9 @@ The interval families also give per-side scores ``S_s = (s_hat - s*)/l_s`` and
 Refused rows (no usable prediction for the family) score ``-inf``: their region is
 the whole video for every ``lam``, so they are always covered. Every score obeys
 the nestedness contract ``S <= lam  <=>  truth ⊆ C_lam`` (see :mod:`cover.regions`).
+
+Each family also names the input it needs (:data:`FAMILY_INPUT`): a file in which no row
+carries it is an error (:func:`require_family_input`), not a table of refusals.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from cover.data.table import GroundingTable
+from cover.errors import InputError
 from cover.intervals import CONTAINMENT_ATOL, Intervals
 from cover.ragged import Ragged, offsets_from_lengths, row_ids, segment_max
 
@@ -50,8 +54,6 @@ def check_family(family: str) -> Family:
 
 def require_inputs(table: GroundingTable, family: Family) -> None:
     """A family whose inputs the table lacks is an error (not a table of refusals)."""
-    from cover.errors import InputError
-
     if family == "sigma" and (table.start_std is None or table.end_std is None):
         raise InputError(
             f"{table.source}: score 'sigma' needs the boundary uncertainty columns start_std "
@@ -243,3 +245,42 @@ def compute_scores(
         s_end[refused] = -np.inf
     s = np.maximum(s_start, s_end)
     return Scores(fam, s, refused, floored & ~refused, np.zeros(n, dtype=bool), s_start, s_end)
+
+
+# ---- which input each family needs (a file with none of it is an error) ----------------
+# A row without its family's input is a refusal (certified as the whole video). A file in
+# which *every* row lacks it (``--score sls`` on predictions without
+# ``pred_saliency_scores``) would refuse everything and report coverage 1.000, which says
+# nothing about the grounder: that is an error, not a result.
+#: The input field each family reads, in the words of the prediction file.
+FAMILY_INPUT: dict[str, str] = {
+    "norm": "a predicted window (pred_relevant_windows)",
+    "sec": "a predicted window (pred_relevant_windows)",
+    "sls": "a relevance signal (pred_saliency_scores)",
+    "sigma": "a predicted window with its uncertainty (start_std, end_std)",
+}
+
+
+def missing_family_input(table: GroundingTable, family: str) -> str | None:
+    """A message when no row of a non-empty ``table`` carries ``family``'s input, else None."""
+    fam = check_family(family)
+    if len(table) == 0:
+        return None
+    try:
+        if not refused_for(table, fam).all():
+            return None
+    except InputError as exc:  # the family's columns are absent altogether
+        return str(exc)
+    return (f"score family {fam} needs {FAMILY_INPUT[fam]}, and none of the {len(table)} "
+            "rows has one")
+
+
+def require_family_input(table: GroundingTable, family: str, source: str) -> None:
+    """Raise :class:`InputError` naming ``source`` when :func:`missing_family_input` says so."""
+    require_inputs(table, check_family(family))  # absent columns: the scores' own message
+    why = missing_family_input(table, family)
+    if why is not None:
+        others = ", ".join(f for f in FAMILY_INPUT
+                            if f != family and missing_family_input(table, f) is None)
+        hint = f"; choose another family ({others})" if others else ""
+        raise InputError(f"{source}: {why}{hint}")

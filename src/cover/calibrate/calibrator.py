@@ -42,9 +42,9 @@ from typing import Any, Self
 import numpy as np
 from numpy.typing import NDArray
 
+from cover.calibrate.calibrator_file import from_document, read_document, to_document
 from cover.calibrate.calibrator_views import FittedViews
 from cover.calibrate.crc import coverage_loss
-from cover.calibrate.fitted_on import fitted_on
 from cover.calibrate.quantile import AlphaLike, as_fraction
 from cover.calibrate.registry import (
     ALL,
@@ -54,6 +54,7 @@ from cover.calibrate.registry import (
     get_grouping,
     get_rule,
 )
+from cover.data.fitted_on import fitted_on
 from cover.data.table import GroundingTable, qid_text, raw_ids
 from cover.data.validate import FOR_CERTIFY, FOR_FIT, ensure_valid
 from cover.regions import Regions, build_regions
@@ -225,7 +226,7 @@ class Calibrator(FittedViews):
 
     @property
     def fitted_on_(self) -> dict[str, Any] | None:
-        """Which rows the thresholds were fitted on (:func:`cover.calibrate.fitted_on.fitted_on`):
+        """Which rows the thresholds were fitted on (:func:`cover.data.fitted_on.fitted_on`):
         count, sha256 of the sorted qids, and the qids when few."""
         if self._fitted_on is None and self._fit_ids is not None:
             self._fitted_on, self._fit_ids = fitted_on(qid_text(self._fit_ids)), None
@@ -315,8 +316,6 @@ class Calibrator(FittedViews):
     # ---- persistence (cover.calibrate.calibrator_file) -------------------------------
     def to_dict(self) -> dict[str, Any]:
         """The versioned JSON document (with a sha256 of its own content)."""
-        from cover.calibrate.calibrator_file import to_document
-
         self._require_fitted()
         return to_document(self)
 
@@ -329,15 +328,11 @@ class Calibrator(FittedViews):
     @classmethod
     def from_dict(cls, doc: Any, *, source: str = "<dict>") -> Calibrator:
         """Rebuild a fitted calibrator, validating every field (see calibrator_file)."""
-        from cover.calibrate.calibrator_file import from_document
-
         return from_document(cls, doc, source=source)
 
     @classmethod
     def load(cls, path: str | Path) -> Calibrator:
         """Read a calibrator written by :meth:`save`."""
-        from cover.calibrate.calibrator_file import read_document
-
         return cls.from_dict(read_document(path), source=str(path))
 
     def __repr__(self) -> str:

@@ -225,7 +225,7 @@ def fitted_on_field(x: Any) -> dict[str, Any]:
     if not re.fullmatch(r"[0-9a-f]{64}", digest):
         raise BadField("fitted_on.sha256", "is not a sha256 hex digest")
     qids = fo["qids"]
-    from cover.calibrate.fitted_on import KEEP_QIDS_MAX
+    from cover.data.fitted_on import KEEP_QIDS_MAX
 
     if qids is None:
         if count <= KEEP_QIDS_MAX:

@@ -35,8 +35,10 @@ import gzip
 import hashlib
 import json
 import zlib
+from collections.abc import Callable
+from fractions import Fraction
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol, TypeVar
 
 from cover._json import to_json_number
 from cover._version import __version__
@@ -56,9 +58,6 @@ from cover.calibrate.registry import ALL, Fallback, GroupThreshold, get_grouping
 from cover.errors import CalibratorFileError
 from cover.scores import ALL_FAMILIES, TARGETS
 
-if TYPE_CHECKING:
-    from cover.calibrate.calibrator import Calibrator
-
 SCHEMA = "cover.calibrator"
 SCHEMA_VERSION = 2
 #: The first bytes of a gzip file.
@@ -72,6 +71,33 @@ FIELDS = ("schema", "schema_version", "created_by", "score", "scale", "target", 
 OPTIONAL = ("calibration_scores",)
 #: The keys of ``counts`` (:meth:`cover.scores.Scores.counts`).
 COUNTS = ("rows", "refused", "min_scale_floored", "beyond_signal")
+
+
+class Fitted(Protocol):
+    """What of a fitted :class:`cover.calibrate.calibrator.Calibrator` its file holds.
+
+    This module works on that shape rather than importing the class, so the calibrator
+    can import its file format and not the other way round (no import circle)."""
+
+    score: str
+    target: str
+    min_scale: float
+    rule: str
+    groups: str
+    thresholds_: dict[str, GroupThreshold]
+    params_: dict[str, Any]
+    group_params_: dict[str, Any]
+    fallback_: list[Fallback]
+    counts_: dict[str, int]
+    fitted_on_: dict[str, Any] | None
+    clip_: float | None
+    score_sketch_: dict[str, Any] | None
+
+    @property
+    def alpha_fraction(self) -> Fraction: ...
+
+
+F = TypeVar("F", bound=Fitted)
 
 
 def _digest(payload: dict[str, Any]) -> str:
@@ -90,7 +116,7 @@ def _record(rec: GroupThreshold) -> dict[str, Any]:
     return out
 
 
-def to_document(cal: Calibrator) -> dict[str, Any]:
+def to_document(cal: Fitted) -> dict[str, Any]:
     """The JSON document of a fitted calibrator, sealed with its sha256."""
     payload: dict[str, Any] = {
         "schema": SCHEMA,
@@ -233,7 +259,7 @@ def _check(doc: dict[str, Any]) -> dict[str, Any]:
             "fitted_on": fo}
 
 
-def from_document(cls: type[Calibrator], doc: Any, *, source: str = "<dict>") -> Calibrator:
+def from_document(cls: Callable[..., F], doc: Any, *, source: str = "<dict>") -> F:
     """Rebuild a fitted calibrator; a wrong schema, version, checksum or any field that
     disagrees with the others is a :class:`CalibratorFileError` naming the field."""
     if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:

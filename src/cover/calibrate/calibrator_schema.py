@@ -24,7 +24,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from cover.calibrate import fitted_on
 from cover.calibrate.calibrator_file import (
     COUNTS,
     FIELDS,
@@ -34,6 +33,7 @@ from cover.calibrate.calibrator_file import (
     SCHEMA_VERSION,
 )
 from cover.calibrate.registry import ALL, GROUPINGS, ONE_SIDE, RULES
+from cover.data import fitted_on
 from cover.scores import ALL_FAMILIES, TARGETS
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"

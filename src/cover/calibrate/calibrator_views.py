@@ -49,6 +49,11 @@ class FittedViews:
         """Calibration rows the thresholds were computed on (all groups)."""
         return sum(r.n for r in self.thresholds_.values()) if self.thresholds_ else None
 
+    def group_lams(self) -> dict[str, tuple[float, float]]:
+        """``(lam_start, lam_end)`` of each calibrated group, by group label (the two are
+        equal for one-parameter rules)."""
+        return {g: self._spec.lams(rec, self.params_) for g, rec in self.thresholds_.items()}
+
     @property
     def side_ratio_(self) -> float | None:
         """Calibrated start/end widening ratio ``lam_s / lam_e`` (per-boundary rules, one

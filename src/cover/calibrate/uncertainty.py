@@ -2,7 +2,7 @@
 
 * The **naive Gaussian region** such a grounder claims at nominal ``1 - alpha``:
   ``[s_hat - z start_std, e_hat + z end_std] ∩ [0, T]``, ``z = Phi^-1(1 - alpha/2)`` (each
-  side one-sided at ``alpha/2``; :func:`cover.grounders.ensemble.gaussian_z`). No
+  side one-sided at ``alpha/2``; :func:`nominal_z`). No
   calibration: the level is a label, not a guarantee. As a rule (``gaussian``, score
   ``sigma``) it writes a calibrator whose threshold is ``z`` for any data, so the claim
   can be certified and evaluated like any other rule.
@@ -36,10 +36,11 @@ NAIVE_MIN_SCALE = 1e-9
 
 
 def nominal_z(alpha: float | Fraction) -> float:
-    """``z = Phi^-1(1 - alpha/2)``."""
-    from cover.grounders.ensemble import gaussian_z
+    """``z = Phi^-1(1 - alpha/2)``: the two-sided normal quantile of a nominal
+    ``1 - alpha`` interval ``mean ± z·sd``."""
+    from scipy.stats import norm  # seconds to import: only when a Gaussian rule runs
 
-    return gaussian_z(float(alpha))
+    return float(norm.ppf(1.0 - float(alpha) / 2.0))
 
 
 def gaussian_regions(table: GroundingTable, alpha: float | Fraction) -> Regions:

@@ -32,7 +32,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from cover._version import __version__
-from cover.cli._common import _say, check_paths, writes_stdout
+from cover.cli._common import check_paths, say, writes_stdout
 from cover.errors import CoverError, CoverWarning
 
 EXIT_USAGE = 2
@@ -121,7 +121,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     def show(message: Warning | str, category: type[Warning], *_: Any, **__: Any) -> None:
-        _say(f"cover: warning: {message}")
+        say(f"cover: warning: {message}")
 
     warnings.showwarning = show
     warnings.simplefilter("always", CoverWarning)
@@ -135,26 +135,26 @@ def main(argv: Sequence[str] | None = None) -> int:
             return code
     except BrokenPipeError as exc:
         if not _stdout_closed():
-            _say(f"cover: error: {exc.filename or 'a pipe'}: {exc.strerror or exc}")
+            say(f"cover: error: {exc.filename or 'a pipe'}: {exc.strerror or exc}")
             return EXIT_USAGE
         _quiet_stdout()
         return EXIT_BROKEN_PIPE
     except (CoverError, ValueError) as exc:
-        _say(f"cover: error: {exc}")
+        say(f"cover: error: {exc}")
         return EXIT_USAGE
     except OSError as exc:  # a file that cannot be read or written: no traceback
         where = f"{exc.filename}: " if exc.filename else ""
-        _say(f"cover: error: {where}{exc.strerror or exc}")
+        say(f"cover: error: {where}{exc.strerror or exc}")
         return EXIT_USAGE
     except ImportError as exc:  # an optional extra that is not installed
-        _say(f"cover: error: {exc}")
+        say(f"cover: error: {exc}")
         return EXIT_USAGE
     except Terminated:
-        _say("cover: terminated; files being written were discarded, earlier outputs are "
+        say("cover: terminated; files being written were discarded, earlier outputs are "
              "intact")
         return EXIT_TERMINATED
     except KeyboardInterrupt:
         # Every output is written to a temporary file and renamed only when complete.
-        _say("cover: interrupted; files being written were discarded, earlier outputs are "
+        say("cover: interrupted; files being written were discarded, earlier outputs are "
              "intact")
         return EXIT_INTERRUPTED

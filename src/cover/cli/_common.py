@@ -33,16 +33,18 @@ def add_command(sub: Subparsers, name: str, *, help: str, description: str,
     return p
 
 
-def _say(msg: str) -> None:
+def say(msg: str) -> None:
+    """Print a message for people on standard error (standard output may carry data)."""
     print(msg, file=sys.stderr)
 
 
-def _report_problems(problems: list[RowProblem], *, what: str) -> None:
+def report_problems(problems: list[RowProblem], *, what: str) -> None:
+    """Say the rejected rows of ``what`` (a file name), a summary line per kind."""
     for line in report_lines(problems, what=what):
-        _say(line)
+        say(line)
 
 
-def _alpha(text: str) -> str:
+def alpha_text(text: str) -> str:
     """argparse type: keep alpha as the user's decimal text (exact arithmetic later)."""
     from cover.calibrate.quantile import as_fraction
 
@@ -179,7 +181,9 @@ def writes_stdout(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
     return any(path == "-" for _, path in declared_paths(parser, args)[1])
 
 
-def _common_input(p: argparse.ArgumentParser) -> None:
+def add_input_flags(p: argparse.ArgumentParser) -> None:
+    """The flags every command that reads prediction rows shares (``--strict``,
+    ``--on-error``, ``--clip``, ...)."""
     p.add_argument("--strict", action="store_true",
                    help="reject rows whose windows reach outside [0, T] instead of clipping")
     p.add_argument("--on-error", choices=("raise", "reject"), default="raise",

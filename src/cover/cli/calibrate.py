@@ -9,9 +9,9 @@ from cover.cli._common import (
     InputPath,
     OutputOrStdout,
     Subparsers,
-    _alpha,
-    _common_input,
     add_command,
+    add_input_flags,
+    alpha_text,
     positive_float,
     positive_int,
 )
@@ -59,7 +59,7 @@ def add_parser(sub: Subparsers) -> None:
     p.add_argument("--keep-scores", action="store_true",
                    help="keep the calibration scores in the calibrator (a sketch beyond 5000 "
                    "rows), so that certify writes each row's conformal p-value")
-    p.add_argument("--alpha", type=_alpha, default="0.1", help="miscoverage level in (0, 1) "
+    p.add_argument("--alpha", type=alpha_text, default="0.1", help="miscoverage level in (0, 1) "
                    "(ltt: the miss rate among answered queries)")
     p.add_argument("--qids", type=InputPath,
                    help="calibrate only on these query ids (e.g. from cover split)")
@@ -76,7 +76,7 @@ def add_parser(sub: Subparsers) -> None:
     p.add_argument("--no-band", action="store_true",
                    help="skip the Beta band of realised coverage (its quantiles need scipy, "
                    "about 0.15 s to import)")
-    _common_input(p)
+    add_input_flags(p)
     add_format_flags(p, gt=True)
     add_group_flags(p)
     p.set_defaults(func=run)

@@ -9,8 +9,8 @@ from cover.cli._common import (
     InputPath,
     OutputOrStdout,
     Subparsers,
-    _common_input,
     add_command,
+    add_input_flags,
     positive_int,
 )
 from cover.cli.formats import add_format_flags
@@ -47,7 +47,7 @@ def add_parser(sub: Subparsers) -> None:
                    help="read the whole input even when it could be streamed")
     p.add_argument("--batch-rows", type=positive_int, default=16_384,
                    help="rows per batch when streaming (memory is bounded by one batch)")
-    _common_input(p)
+    add_input_flags(p)
     add_format_flags(p, gt=False)
     p.set_defaults(func=run)
 

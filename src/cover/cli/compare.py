@@ -11,9 +11,9 @@ from cover.cli._common import (
     OutputOrStdout,
     OutputPath,
     Subparsers,
-    _alpha,
-    _common_input,
     add_command,
+    add_input_flags,
+    alpha_text,
     positive_float,
 )
 from cover.cli.formats import add_format_flags, format_kwargs
@@ -47,7 +47,7 @@ def add_parser(sub: Subparsers) -> None:
     p.add_argument("--rule", choices=COMPARABLE_RULES, default="split",
                    help="calibration rule of A (with its default grouping)")
     p.add_argument("--rule-b", choices=COMPARABLE_RULES, help="rule of B (default: --rule)")
-    p.add_argument("--alpha", type=_alpha, default="0.1", help="miscoverage level in (0, 1)")
+    p.add_argument("--alpha", type=alpha_text, default="0.1", help="miscoverage level in (0, 1)")
     p.add_argument("--seed", type=int, default=42, help="seed of the unit-level split")
     p.add_argument("--cal-frac", type=float, default=0.4,
                    help="share of source videos that calibrate, in (0, 1)")
@@ -57,7 +57,7 @@ def add_parser(sub: Subparsers) -> None:
     p.add_argument("--json", type=OutputOrStdout,
                    help="write the comparison here as (strict) JSON (- for standard output)")
     p.add_argument("--html", type=OutputPath, help="write a self-contained HTML report here")
-    _common_input(p)
+    add_input_flags(p)
     add_format_flags(p, gt=True)
     p.set_defaults(func=run)
 

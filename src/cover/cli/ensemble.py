@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from cover.cli._common import InputPath, OutputPath, Subparsers, _report_problems, add_command
+from cover.cli._common import InputPath, OutputPath, Subparsers, add_command, report_problems
 
 
 def add_parser(sub: Subparsers) -> None:
@@ -42,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
     tables = []
     for path in args.preds:
         loaded = read_predictions(path, clip=args.clip, on_error=args.on_error)
-        _report_problems(loaded.problems, what=path)
+        report_problems(loaded.problems, what=path)
         tables.append(loaded.table)
     ens = ensemble(tables, names=names, min_members=args.min_members)
     write_jsonl(args.output, ens.records(), inputs=args.preds)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from cover.cli._common import InputPath, Subparsers, _say, add_command
+from cover.cli._common import InputPath, Subparsers, add_command, say
 
 
 def add_parser(sub: Subparsers) -> None:
@@ -87,5 +87,5 @@ def run(args: argparse.Namespace) -> int:
               "mapping")
         print(f"  {'':<22} e.g. {COLUMNS_EXAMPLE}")
         print()
-    _say("The format is detected from the file; --format / --gt-format NAME overrides it.")
+    say("The format is detected from the file; --format / --gt-format NAME overrides it.")
     return 0

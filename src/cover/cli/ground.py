@@ -11,13 +11,13 @@ from cover.cli._common import (
     InputPath,
     OutputPath,
     Subparsers,
-    _report_problems,
-    _say,
     add_command,
     nonnegative_float,
     nonnegative_int,
     positive_float,
     positive_int,
+    report_problems,
+    say,
 )
 
 #: Exit status of a run in which every request failed (the prediction file is written).
@@ -90,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
         s = run_ground(args.queries, args.videos, args.output, client, n_frames=args.frames,
                        max_side=args.max_side, concurrency=args.concurrency, log=args.log,
                        on_error=args.on_error)
-    _report_problems(s.problems, what=args.queries)
+    report_problems(s.problems, what=args.queries)
     print(f"{s.queries} queries: {s.from_log} answered in an earlier run (log), {s.asked} "
           f"asked now; {s.unanswered} without an answer (request or video failed for good; "
           "rerun to retry them)")
@@ -99,10 +99,10 @@ def run(args: argparse.Namespace) -> int:
         print(f"skipped {s.torn_log_lines} unreadable log line(s) (an interrupted write)")
     print(f"wrote {args.output}")
     if s.all_failed:
-        _say(f"cover: error: every request failed ({len(s.failed)} of {s.asked} asked); "
+        say(f"cover: error: every request failed ({len(s.failed)} of {s.asked} asked); "
              "the prediction file lists them as refusals. Why:")
         for why, n in Counter(why for _, why in s.failed).most_common(4):
             first = next(q for q, w in s.failed if w == why)
-            _say(f"  {n} x {why} (e.g. qid={first})")
+            say(f"  {n} x {why} (e.g. qid={first})")
         return EXIT_ALL_FAILED
     return 0

@@ -9,8 +9,8 @@ from cover.cli._common import (
     InputPath,
     OutputPath,
     Subparsers,
-    _report_problems,
     add_command,
+    report_problems,
 )
 
 
@@ -66,7 +66,7 @@ def run_train(args: argparse.Namespace) -> int:
     from cover.grounders.queries import read_queries
 
     loaded = read_queries(args.train, durations=args.durations, on_error=args.on_error)
-    _report_problems(loaded.problems, what=args.train)
+    report_problems(loaded.problems, what=args.train)
     if loaded.table.truth is None:
         from cover.errors import InputError
         raise InputError(f"{args.train}: training needs labelled rows (relevant_windows)")
@@ -86,7 +86,7 @@ def run_predict(args: argparse.Namespace) -> int:
 
     model = BlindGrounder.load(args.model)
     loaded = read_queries(args.queries, durations=args.durations, on_error=args.on_error)
-    _report_problems(loaded.problems, what=args.queries)
+    report_problems(loaded.problems, what=args.queries)
     table = model.predict(loaded.table, clip=args.clip)
     write_jsonl(args.output, prediction_rows(table), inputs=[args.model, args.queries])
     print(f"predicted {len(table)} queries; wrote {args.output}")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from cover.cli._common import InputPath, OutputFolder, Subparsers, _alpha, add_command
+from cover.cli._common import InputPath, OutputFolder, Subparsers, add_command, alpha_text
 
 
 def _gamma(text: str) -> str:
@@ -37,7 +37,7 @@ def add_parser(sub: Subparsers) -> None:
                    help="ground-truth jsonl (QVHighlights format)")
     p.add_argument("--out-dir", required=True, type=OutputFolder, help="output folder")
     p.add_argument("--score", choices=FAMILIES, default="norm", help="score family")
-    p.add_argument("--alpha", type=_alpha, default="0.1", help="target miss rate in (0, 1)")
+    p.add_argument("--alpha", type=alpha_text, default="0.1", help="target miss rate in (0, 1)")
     p.add_argument("--gamma", type=_gamma, default=DEFAULT_GAMMA,
                    help=f"ACI step size in (0, 1) (default {DEFAULT_GAMMA})")
     p.add_argument("--order", choices=ORDERS, default="file",

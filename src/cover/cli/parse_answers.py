@@ -15,9 +15,9 @@ from cover.cli._common import (
     OutputFolder,
     OutputOrStdout,
     Subparsers,
-    _report_problems,
-    _say,
     add_command,
+    report_problems,
+    say,
 )
 from cover.errors import InputError
 
@@ -112,10 +112,10 @@ def run(args: argparse.Namespace) -> int:
         summaries.append(summary)
         for line in summary_lines(summary, samples=args.samples > 0):
             print(line)
-        _report_problems(pf.problems, what=path)
+        report_problems(pf.problems, what=path)
         noted = [q for q in pf.problems if q.action == "noted"]
         if noted:
-            _say(f"cover: {len(noted)} duration(s) set aside in {path} (each row parsed "
+            say(f"cover: {len(noted)} duration(s) set aside in {path} (each row parsed "
                  "without it):\n" + summarize(noted, limit=3))
         target = targets.get(path)
         if target is not None:
@@ -126,5 +126,5 @@ def run(args: argparse.Namespace) -> int:
         write_json(args.summary, {"files": summaries}, inputs=inputs)
         print(f"wrote {args.summary}")
     if not (args.out or args.out_dir):
-        _say("cover: no prediction file written (pass -o FILE or --out-dir DIR)")
+        say("cover: no prediction file written (pass -o FILE or --out-dir DIR)")
     return 0

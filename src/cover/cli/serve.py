@@ -9,9 +9,9 @@ from cover.cli._common import (
     InputPath,
     OutputPath,
     Subparsers,
-    _alpha,
-    _common_input,
     add_command,
+    add_input_flags,
+    alpha_text,
     positive_float,
     positive_int,
 )
@@ -82,7 +82,7 @@ def add_parser(sub: Subparsers) -> None:
     p.add_argument("--state", type=OutputPath,
                    help="SQLite file of the feedback log (WAL; created when missing): a "
                    "restart resumes the same online thresholds; without it, memory only")
-    p.add_argument("--gamma", type=_alpha, default="0.005",
+    p.add_argument("--gamma", type=alpha_text, default="0.005",
                    help="ACI step size of the live threshold")
     p.add_argument("--window", type=positive_int, default=1000,
                    help="feedback scores the online thresholds are quantiles of")
@@ -101,7 +101,7 @@ def add_parser(sub: Subparsers) -> None:
     p.add_argument("--log-level", default="warning",
                    choices=("critical", "error", "warning", "info", "debug"),
                    help="uvicorn's log level")
-    _common_input(p)
+    add_input_flags(p)
     p.set_defaults(func=run)
 
 

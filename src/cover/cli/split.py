@@ -9,9 +9,9 @@ from cover.cli._common import (
     InputPath,
     OutputFolder,
     Subparsers,
-    _report_problems,
-    _say,
     add_command,
+    report_problems,
+    say,
 )
 from cover.cli.formats import add_format_flags
 
@@ -51,9 +51,9 @@ def run(args: argparse.Namespace) -> int:
                                                  ("--gt-durations", args.gt_durations)) if p])
     got = formats.read(args.gt, "ground_truth", format=args.gt_format, options=formats.Options(
         on_error=args.on_error, durations=args.gt_durations, columns=args.gt_columns))
-    _say(f"{args.gt}: {got.format} ({len(got.loaded.table)} rows)")
+    say(f"{args.gt}: {got.format} ({len(got.loaded.table)} rows)")
     gt = got.loaded
-    _report_problems(gt.problems, what=args.gt)
+    report_problems(gt.problems, what=args.gt)
     t = gt.table
     sp = split_by_unit(t.units, cal_frac=args.cal_frac, seed=args.seed)
     make_folder(out)

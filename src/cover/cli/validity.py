@@ -9,8 +9,8 @@ from cover.cli._common import (
     InputPath,
     OutputFolder,
     Subparsers,
-    _common_input,
     add_command,
+    add_input_flags,
     positive_float,
     positive_int,
 )
@@ -56,7 +56,7 @@ def add_parser(sub: Subparsers) -> None:
     p.add_argument("--split-seeds", type=positive_int, default=0, metavar="N",
                    help="also repeat the unit-level split with seeds 0..N-1 and report each "
                    "cell's spread over seeds (split_seeds.json / .md)")
-    _common_input(p)
+    add_input_flags(p)
     add_format_flags(p, gt=True)
     p.set_defaults(func=run)
 

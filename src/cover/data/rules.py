@@ -4,18 +4,22 @@ A rule is a boolean mask over rows (True: the row breaks it) with one reason tex
 JSON-lines and columnar readers (:mod:`cover.io.qvhighlights`, :mod:`cover.io.columns`),
 the join (:mod:`cover.data.join`), the API's validator (:mod:`cover.data.validate`) and
 the one-row certifier (:mod:`cover.stream.row`) call these same functions, so one bad
-row gets one verdict and one reason wherever it enters. Nothing here imports a reader.
+row gets one verdict and one reason wherever it enters. The words of a row's fate live
+here too: what a reader does with a bad row (:data:`OnError`), how a value is named in a
+message (:func:`json_text`, :func:`json_kind`), why a value is no id or no number. Nothing
+here imports a reader.
 """
 
 from __future__ import annotations
 
+import json
 import math
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from cover.errors import InputError
+from cover.errors import InputError, RowProblem, summarize
 from cover.ragged import segment_any
 
 #: Reasons shared word for word by the readers and the API.
@@ -24,6 +28,79 @@ PRED_REVERSED = "a predicted window has start > end"
 TRUTH_REVERSED = "a true window has start > end"
 TRUTH_NONFINITE = "non-finite number in a window"
 PRED_STRICT = "predicted interval reaches outside [0, T] (strict mode)"
+
+#: What a reader does with a bad row: stop with an InputError, or set it aside.
+OnError = Literal["raise", "reject"]
+
+
+def json_kind(obj: Any) -> str:
+    """The JSON name of a value's type, for messages (never a Python repr)."""
+    if obj is None:
+        return "null"
+    if isinstance(obj, bool):
+        return "true" if obj else "false"
+    if isinstance(obj, (int, float)):
+        return "a number"
+    if isinstance(obj, str):
+        return "a string"
+    return "a list" if isinstance(obj, list) else "an object"
+
+
+def json_text(value: Any, limit: int = 40) -> str:
+    """A value as JSON text for messages (never a Python repr), cut to ``limit``."""
+    try:
+        text = json.dumps(value)
+    except (TypeError, ValueError):
+        text = str(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def not_a_number(odd: Any) -> str:
+    """Why ``odd`` (a string, a boolean, null) is no number: ``holds the string "12.5"
+    where a number is expected`` (the readers' and the API's words)."""
+    what = "the string " if isinstance(odd, str) else ""
+    return f"holds {what}{json_text(odd)} where a number is expected"
+
+
+def id_problem(value: Any, key: str = "qid") -> str | None:
+    """Why ``value`` cannot be an id (``qid``, ``vid``), or None: ids are integers or
+    non-empty strings without surrounding spaces or lone surrogates. A float, even
+    ``2579.0``, is refused because its text form differs from the integer's and joins
+    would silently miss."""
+    if isinstance(value, str):
+        if not value:
+            return f"{key} is an empty string"
+        if value != value.strip():
+            return f"{key} {json.dumps(value)} has leading or trailing spaces"
+        if "\x00" in value:  # numpy text drops trailing NULs: "5\0" would join as "5"
+            return f"{key} {json.dumps(value)} contains a NUL character"
+        if not value.isascii():
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError as exc:  # JSON "\ud800": no character, no UTF-8
+                return (f"{key} holds a lone surrogate \\u{ord(value[exc.start]):04x}, "
+                        "which is not a character; write the character itself")
+        return None
+    if isinstance(value, int) and not isinstance(value, bool):
+        return None
+    if isinstance(value, float):
+        if value.is_integer() and abs(value) < 2**53:
+            return (f"{key} {value!r} is written as a float; write it as {int(value)} "
+                    f"(an integer) or \"{int(value)}\" (a string)")
+        return (f"{key} must be an integer or a string, got the number "
+                f"{json.dumps(value) if math.isfinite(value) else str(value)}")
+    return f"{key} must be an integer or a string, got {json_kind(value)}"
+
+
+def raise_on_rejections(problems: list[RowProblem], on_error: OnError, what: str) -> None:
+    """Under ``on_error='raise'``, turn rejected rows into one clear :class:`InputError`."""
+    rejected = [p for p in problems if p.action == "rejected"]
+    if rejected and on_error == "raise":
+        raise InputError(
+            f"{len(rejected)} bad row(s) in {what}:\n{summarize(rejected)}\n"
+            "Fix these rows, or pass --on-error reject (API: on_error='reject') to set them "
+            "aside with their reasons and go on."
+        )
 
 
 def outside_video(start: float, end: float, duration: float) -> str:

@@ -20,7 +20,7 @@ from cover.intervals import Intervals
 from cover.ragged import Ragged
 
 if TYPE_CHECKING:
-    from cover.io.row_checks import OnError
+    from cover.data.rules import OnError
 
 #: QVHighlights / Moment-DETR saliency clips are 2 s long.
 DEFAULT_CLIP_SECONDS = 2.0

@@ -5,7 +5,7 @@
 table that did not come through it) call :func:`validate_table`. A row is rejected
 (first failing rule wins) for:
 
-* a ``qid`` / ``vid`` that is no id (:func:`cover.io.row_checks.id_problem`: a bool,
+* a ``qid`` / ``vid`` that is no id (:func:`cover.data.rules.id_problem`: a bool,
   a float, an object, an empty or space-padded string), a repeated qid;
 * a duration that is not a finite number > 0 (NaN, "unknown", is allowed only in a
   table of predictions that is not being fitted or certified);
@@ -39,15 +39,17 @@ from cover.data.rules import (
     PRED_REVERSED,
     TRUTH_NONFINITE,
     TRUTH_REVERSED,
+    OnError,
+    id_problem,
+    json_text,
     nonfinite_windows,
+    not_a_number,
+    raise_on_rejections,
     repeats,
     reversed_windows,
 )
 from cover.data.table import GroundingTable, qid_text, raw_ids
 from cover.errors import CoverWarning, RowProblem
-from cover.io.fields import not_a_number
-from cover.io.jsonl import json_text
-from cover.io.row_checks import OnError, id_problem, raise_on_rejections
 from cover.ragged import segment_any
 
 #: What a table has been checked for: the row rules (and clipping), unique qids, and

@@ -32,8 +32,8 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy.stats import norm
 
+from cover.calibrate.uncertainty import nominal_z
 from cover.data.join import index_of
 from cover.data.table import GroundingTable
 from cover.errors import InputError
@@ -191,9 +191,9 @@ def _mean_relevance(tables: Sequence[GroundingTable], idx: NDArray[np.int64],
 
 
 def gaussian_z(alpha: float) -> float:
-    """``z = Phi^-1(1 - alpha/2)``: the two-sided normal quantile of a nominal
-    ``1 - alpha`` interval ``mean ± z·sd``."""
-    return float(norm.ppf(1.0 - alpha / 2.0))
+    """``z = Phi^-1(1 - alpha/2)`` (:func:`cover.calibrate.uncertainty.nominal_z`): the
+    two-sided normal quantile of a nominal ``1 - alpha`` interval ``mean ± z·sd``."""
+    return nominal_z(alpha)
 
 
 def gaussian_region(table: GroundingTable, alpha: float) -> Intervals:

@@ -15,9 +15,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from cover.data.rules import bad_number
+from cover.data.rules import bad_number, not_a_number
 from cover.data.table import GroundingTable
-from cover.io.jsonl import RawRows, field_column, json_text, number_value, object_column
+from cover.io.jsonl import RawRows, field_column, number_value, object_column
 from cover.ragged import Ragged, offsets_from_lengths, take_index
 
 __all__ = ["bad_number", "first_reason", "float_field", "not_a_number", "ragged_field",
@@ -93,13 +93,6 @@ def _not_numbers(v: Any, width: tuple[int, ...]) -> str | None:
     if isinstance(odd, (list, dict)):
         return "shape"
     return not_a_number(odd)
-
-
-def not_a_number(odd: Any) -> str:
-    """Why ``odd`` (a string, a boolean, null) is no number: ``holds the string "12.5"
-    where a number is expected`` (the readers' and the API's words)."""
-    what = "the string " if isinstance(odd, str) else ""
-    return f"holds {what}{json_text(odd)} where a number is expected"
 
 
 _NUMBER_TYPES = {int, float}

@@ -23,7 +23,14 @@ import numpy as np
 from cover.data.table import GroundingTable
 from cover.intervals import Intervals
 from cover.io.jsonl import OnError, numbered_lines, object_column, read_input_bytes
-from cover.io.jsonl_batch import CHUNK_LINES, _lengths, _numbers, gc_paused, parse_objects, text_ids
+from cover.io.jsonl_batch import (
+    CHUNK_LINES,
+    flat_numbers,
+    gc_paused,
+    list_lengths,
+    parse_objects,
+    text_ids,
+)
 from cover.io.qvhighlights import Loaded, read_ground_truth
 from cover.ragged import Ragged, offsets_from_lengths
 
@@ -89,11 +96,11 @@ def _chunk(lines: list[bytes], cols: tuple[list[Any], ...]) -> bool:
     if (qtext is None or vtext is None or not set(map(type, durs)) <= _NUMBER
             or set(map(type, wins)) != {list}):
         return False
-    per_row = _lengths(wins)
+    per_row = list_lengths(wins)
     comps = list(chain.from_iterable(wins))
     if not (per_row > 0).all() or set(map(type, comps)) != {list}:
         return False  # a row without a window, or a window that is not a list
-    flat = _numbers(comps) if (_lengths(comps) == 2).all() else None
+    flat = flat_numbers(comps) if (list_lengths(comps) == 2).all() else None
     if flat is None:
         return False
     win, dur = flat[0].reshape(-1, 2), np.array(durs, dtype=np.float64)

@@ -9,68 +9,32 @@ import math
 import re
 import zlib
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
+from cover.data.rules import OnError, id_problem, json_kind, json_text, raise_on_rejections
 from cover.errors import InputError, RowProblem
 from cover.io.opener import BOM, GZIP_MAGIC, check_input
 from cover.io.output import atomic_open
-from cover.io.row_checks import (
-    OnError,
-    check_ids,
-    check_required,
-    check_unique_qids,
-    id_problem,
-    json_kind,
-    raise_on_rejections,
-)
+from cover.io.row_checks import RawRows, check_ids, check_required, check_unique_qids
 
-# The row checks live in cover.io.row_checks; the readers import them from here too.
+# The row rules live in cover.data.rules and the row checks (and RawRows) in
+# cover.io.row_checks; the readers import them from here too.
 __all__ = ["OnError", "RawRows", "check_ids", "check_required", "check_unique_qids",
            "field_column", "id_problem", "json_text", "number_value", "object_column",
            "parse_json_lines", "raise_on_rejections", "read_input_bytes", "read_json_rows",
            "write_jsonl"]
 
-_loads: Callable[[bytes], Any]
+json_loads: Callable[[bytes], Any]
 try:  # orjson parses rows several times faster; the standard library is the fallback
-    from orjson import loads as _loads
+    from orjson import loads as json_loads
 except ImportError:  # pragma: no cover - orjson is a core dependency
-    _loads = json.loads
+    json_loads = json.loads
 
 _QID_HINT = re.compile(r'"qid"\s*:\s*("?)([^,"}\s]+)\1')
-
-
-@dataclass
-class RawRows:
-    """Parsed rows of one file, with their 1-based line numbers.
-
-    ``rejected`` maps line -> the original row (a dict, or the raw text when the
-    line was not valid JSON) of every row that was rejected, so writers can echo
-    every input row back with its fate.
-    """
-
-    path: str
-    records: list[dict[str, Any]]
-    lines: NDArray[np.int64]
-    problems: list[RowProblem] = field(default_factory=list)
-    rejected: dict[int, Any] = field(default_factory=dict)
-
-    def reject(self, keep: NDArray[np.bool_], reasons: dict[int, str]) -> None:
-        """Drop rows where ``keep`` is False, recording ``reasons[i]`` for row ``i``."""
-        for i, why in sorted(reasons.items()):
-            rec = self.records[i]
-            qid = rec.get("qid") if isinstance(rec, dict) else None
-            line = int(self.lines[i])
-            self.problems.append(
-                RowProblem(self.path, line, _qid_text(qid), why, "rejected"))
-            self.rejected[line] = rec
-        idx = np.flatnonzero(keep)
-        self.records = [self.records[i] for i in idx.tolist()]
-        self.lines = self.lines[idx]
 
 
 def read_input_bytes(path: str | Path) -> bytes:
@@ -148,7 +112,7 @@ def parse_json_lines(name: str, numbered: Iterable[tuple[int, bytes]]) -> RawRow
         if not line.strip():
             continue
         try:
-            obj = _loads(line)
+            obj = json_loads(line)
             if type(obj) is dict and _big_float_id(obj):
                 obj = json.loads(line)  # orjson reads integers >= 2**64 as floats
         except ValueError:
@@ -190,30 +154,6 @@ def number_value(value: Any) -> float:
         return float(value)
     except OverflowError:
         return math.inf if value > 0 else -math.inf
-
-
-def json_text(value: Any, limit: int = 40) -> str:
-    """A value as JSON text for messages (never a Python repr), cut to ``limit``."""
-    try:
-        text = json.dumps(value)
-    except (TypeError, ValueError):
-        text = str(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def _qid_text(qid: Any) -> str | None:
-    """A qid as messages show it: an id as written, anything else as JSON text."""
-    if qid is None:
-        return None
-    if isinstance(qid, str):
-        try:
-            qid.encode("utf-8")
-        except UnicodeEncodeError:  # a lone surrogate cannot be printed: shown escaped
-            return json_text(qid)
-        return qid
-    if isinstance(qid, int) and not isinstance(qid, bool):
-        return str(qid)
-    return json_text(qid)
 
 
 class _LineError(ValueError):

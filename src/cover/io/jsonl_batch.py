@@ -37,7 +37,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from cover.data.table import DEFAULT_CLIP_SECONDS, GroundingTable
-from cover.io.jsonl import OnError, RawRows, _loads, object_column, parse_json_lines
+from cover.io.jsonl import OnError, RawRows, json_loads, object_column, parse_json_lines
 from cover.io.qvhighlights import Loaded, predictions_from_rows
 from cover.ragged import Ragged, offsets_from_lengths
 
@@ -84,7 +84,7 @@ class Batch:
         bulk read dropped them (the same parser: the same rows)."""
         if table.records is not None or table.line is None:
             return table
-        self.raw.records = list(map(_loads, self.lines))
+        self.raw.records = list(map(json_loads, self.lines))
         at = np.searchsorted(self.raw.lines, table.line).tolist()
         return replace(table, records=object_column([self.raw.records[i] for i in at]))
 
@@ -140,7 +140,7 @@ def decode_batch(name: str, batch: Sequence[tuple[int, bytes]], *,
         return None
     raw = RawRows(name, recs, np.fromiter(map(itemgetter(0), batch), np.int64, len(batch)))
     has_std = bool(np.isfinite(std_s).any())
-    ps, pe = _top1(win, woff)
+    ps, pe = top1_finite(win, woff)
     table = GroundingTable(
         qid=np.array(qtext, dtype=str), vid=np.array(list(map(str, vv)), dtype=str),
         duration=dur.copy(), pred_start=ps, pred_end=pe, relevance=Ragged(sal, soff),
@@ -165,8 +165,8 @@ def _chunk(lines: list[bytes], keep_records: bool) -> tuple[Any, ...] | None:
         ids.append(vals)
     if (~_has(recs, _WINDOWS) & ~_has(recs, _SALIENCY)).any():
         return None
-    got = _windows(_lists(recs, _WINDOWS))
-    sal = _numbers(_lists(recs, _SALIENCY))
+    got = flat_windows(_lists(recs, _WINDOWS))
+    sal = flat_numbers(_lists(recs, _SALIENCY))
     scal = [_scalar(recs, k) for k in ("duration", "start_std", "end_std")]
     if got is None or sal is None or any(x is None for x in scal):
         return None
@@ -182,7 +182,7 @@ def parse_objects(lines: list[bytes]) -> list[dict[str, Any]] | None:
     """Each line parsed as a JSON object, or None when any is not one (or holds
     NaN/Infinity, which only the per-row readers take, with their messages)."""
     try:
-        recs: list[Any] = list(map(_loads, lines))
+        recs: list[Any] = list(map(json_loads, lines))
     except ValueError:
         return None
     return recs if set(map(type, recs)) == {dict} else None
@@ -199,8 +199,8 @@ def text_ids(vals: list[Any]) -> list[str] | None:
     return text
 
 
-def _top1(win: NDArray[np.float64], offsets: NDArray[np.int64]
-          ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+def top1_finite(win: NDArray[np.float64], offsets: NDArray[np.int64]
+                ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """:func:`~cover.io.qvhighlights.top1` for finite windows, without its sort: per row
     the first window whose score equals the row's highest."""
     n = offsets.size - 1
@@ -231,11 +231,12 @@ def _lists(recs: list[dict[str, Any]], key: str) -> list[Any] | None:
     return vals
 
 
-def _lengths(vals: list[Any]) -> NDArray[np.int64]:
+def list_lengths(vals: list[Any]) -> NDArray[np.int64]:
+    """``len`` of each list, as one array."""
     return np.fromiter(map(len, vals), np.int64, len(vals))
 
 
-def _numbers(vals: list[Any] | None) -> tuple[NDArray[np.float64], NDArray[np.int64]] | None:
+def flat_numbers(vals: list[Any] | None) -> tuple[NDArray[np.float64], NDArray[np.int64]] | None:
     """Flat values and lengths of lists of JSON numbers, or None."""
     if vals is None:
         return None
@@ -248,18 +249,18 @@ def _numbers(vals: list[Any] | None) -> tuple[NDArray[np.float64], NDArray[np.in
     suspect = np.flatnonzero((flat == 0.0) | (flat == 1.0)).tolist()
     if suspect and not set(map(type, map(items.__getitem__, suspect))) <= _NUMBER:
         return None
-    return flat, _lengths(vals)
+    return flat, list_lengths(vals)
 
 
-def _windows(vals: list[Any] | None) -> tuple[NDArray[np.float64], NDArray[np.int64]] | None:
+def flat_windows(vals: list[Any] | None) -> tuple[NDArray[np.float64], NDArray[np.int64]] | None:
     """``(windows, 3)`` and windows per row when every window is ``[s, e, score]``
     (or every one ``[s, e]``, scored by list order as the per-row reader does)."""
     if vals is None:
         return None
-    per_row = _lengths(vals)
+    per_row = list_lengths(vals)
     flat_w = list(chain.from_iterable(vals))
     try:  # a window that is not a list: a number has no len(); a string or an object
-        width = _lengths(flat_w)  # of w characters / keys fails in _numbers
+        width = list_lengths(flat_w)  # of w characters / keys fails in flat_numbers
     except TypeError:
         return None
     if not flat_w:
@@ -267,7 +268,7 @@ def _windows(vals: list[Any] | None) -> tuple[NDArray[np.float64], NDArray[np.in
     w = int(width[0])
     if w not in (2, 3) or not (width == w).all():
         return None  # mixed widths: the per-row reader decides row by row
-    got = _numbers(flat_w)
+    got = flat_numbers(flat_w)
     if got is None:
         return None
     win = got[0].reshape(-1, w)

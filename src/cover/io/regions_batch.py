@@ -30,16 +30,16 @@ from cover.intervals import Intervals
 from cover.io.jsonl import number_value, object_column, parse_json_lines
 from cover.io.jsonl_batch import (
     CHUNK_LINES,
-    _lengths,
-    _numbers,
-    _top1,
-    _windows,
+    flat_numbers,
+    flat_windows,
     gc_paused,
+    list_lengths,
     parse_objects,
     text_ids,
+    top1_finite,
 )
 from cover.io.qvhighlights import top1
-from cover.io.regions_jsonl import _META_KEYS, REGION_ATOL, LoadedRegions, regions_from_rows
+from cover.io.regions_jsonl import META_KEYS, REGION_ATOL, LoadedRegions, regions_from_rows
 from cover.io.regions_rules import STATUSES, abstain_reasons, threshold_value
 from cover.io.seen import SeenLines
 from cover.ragged import Ragged, offsets_from_lengths, row_ids
@@ -104,12 +104,12 @@ def decode_regions(name: str, batch: Sequence[tuple[int, bytes]], *,
     if seen is not None and seen.any_of(qtext):
         return None
     meta = first if first is not None else (
-        {k: blocks[0].get(k) for k in _META_KEYS}, int(line_no[0]))
-    for k in _META_KEYS:  # list.count compares as the per-row dict comparison does
+        {k: blocks[0].get(k) for k in META_KEYS}, int(line_no[0]))
+    for k in META_KEYS:  # list.count compares as the per-row dict comparison does
         if list(map(dict.get, blocks, repeat(k))).count(meta[0][k]) != n:
             return None
     regions_of = _regions(blocks)
-    win = _windows(_window_lists(wins))
+    win = flat_windows(_window_lists(wins))
     if regions_of is None or win is None:
         return None
     reg, roff, dur = regions_of
@@ -122,7 +122,7 @@ def decode_regions(name: str, batch: Sequence[tuple[int, bytes]], *,
             return None
     wv, woff = win[0], offsets_from_lengths(win[1])
     # the sort-free top-1 equals the per-row reader's where every score is finite
-    ps, pe = _top1(wv, woff) if np.isfinite(wv[:, 2]).all() else top1(wv, woff)
+    ps, pe = top1_finite(wv, woff) if np.isfinite(wv[:, 2]).all() else top1(wv, woff)
     table = GroundingTable(
         qid=np.array(qtext, dtype=str), vid=np.array(vtext, dtype=str), duration=dur,
         pred_start=ps, pred_end=pe,
@@ -159,13 +159,13 @@ def _regions(blocks: list[dict[str, Any]]) -> tuple[Any, Any, Any] | None:
     if not set(map(type, durs)) <= _NUMBER:
         return None
     comps = list(chain.from_iterable(regs))
-    offsets = offsets_from_lengths(_lengths(regs))
+    offsets = offsets_from_lengths(list_lengths(regs))
     dur = np.array(durs, dtype=np.float64)
     if not comps:
         return np.empty((0, 2)), offsets, dur
-    if set(map(type, comps)) != {list} or not (_lengths(comps) == 2).all():
+    if set(map(type, comps)) != {list} or not (list_lengths(comps) == 2).all():
         return None
-    got = _numbers(comps)
+    got = flat_numbers(comps)
     if got is None:
         return None
     return got[0].reshape(-1, 2), offsets, dur

@@ -285,7 +285,8 @@ def _reject_repeats(raw: RawRows, seen: SeenLines) -> None:
                              for i in np.flatnonzero(dup).tolist()})
 
 
-_META_KEYS = ("score", "rule", "alpha", "k", "n_calibration", "calibration_sha256")
+#: The ``cover`` block keys every row of one regions file shares (one calibrator wrote them).
+META_KEYS = ("score", "rule", "alpha", "k", "n_calibration", "calibration_sha256")
 
 
 def _common_meta(raw: RawRows, ref: tuple[dict[str, Any], int] | None = None
@@ -295,13 +296,13 @@ def _common_meta(raw: RawRows, ref: tuple[dict[str, Any], int] | None = None
     coverage number meaningless, so the first differing row is an error."""
     if ref is None:
         if not raw.records:
-            return dict.fromkeys(_META_KEYS), None
-        ref = {k: block_of(raw.records[0]).get(k) for k in _META_KEYS}, int(raw.lines[0])
+            return dict.fromkeys(META_KEYS), None
+        ref = {k: block_of(raw.records[0]).get(k) for k in META_KEYS}, int(raw.lines[0])
     first, first_line = ref
     for rec, line in zip(raw.records, raw.lines.tolist(), strict=True):
-        this = {k: block_of(rec).get(k) for k in _META_KEYS}
+        this = {k: block_of(rec).get(k) for k in META_KEYS}
         if this != first:
-            key = next(k for k in _META_KEYS if this[k] != first[k])
+            key = next(k for k in META_KEYS if this[k] != first[k])
             raise InputError(
                 f"{raw.path}:{line} (qid={rec.get('qid')}): cover.{key} is "
                 f"{json_text(this[key])} but {json_text(first[key])} on line "
@@ -318,7 +319,7 @@ def calibration_overlap(loaded: LoadedRegions, rows: NDArray[np.int64]) -> tuple
     digest = loaded.meta.get("calibration_sha256")
     same = False
     if isinstance(digest, str) and rows.size:
-        from cover.calibrate.fitted_on import fitted_on
+        from cover.data.fitted_on import fitted_on
 
         same = fitted_on(loaded.table.qid[rows])["sha256"] == digest
     return marked, same

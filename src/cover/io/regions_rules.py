@@ -83,8 +83,7 @@ class Thresholds:
 def calibrator_thresholds(cal: Any, source: str) -> Thresholds:
     """:class:`Thresholds` of a fitted :class:`cover.calibrate.calibrator.Calibrator`
     (``cover.threshold`` of a row is the start side's, as certify writes it)."""
-    spec = cal._spec
-    vals = [spec.lams(rec, cal.params_)[0] for rec in cal.thresholds_.values()]
+    vals = [lam_start for lam_start, _ in cal.group_lams().values()]
     return Thresholds(np.unique(np.array(vals, dtype=np.float64)), source)
 
 

@@ -1,5 +1,6 @@
-"""Row checks shared by the readers: ids, required fields, unique qids, and turning
-rejected rows into one :class:`~cover.errors.InputError` under ``on_error='raise'``.
+"""The parsed rows of one file (:class:`RawRows`) and the row checks shared by the
+readers: ids, required fields, unique qids (the rules and their words are
+:mod:`cover.data.rules`).
 
 A check never drops a row silently: it rejects it through :meth:`RawRows.reject`, which
 records the line, the qid and the reason.
@@ -7,33 +8,58 @@ records the line, the qid and the reason.
 
 from __future__ import annotations
 
-import json
-import math
-from typing import TYPE_CHECKING, Any, Literal
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
-from cover.data.rules import repeats
-from cover.errors import InputError, RowProblem, summarize
-
-if TYPE_CHECKING:
-    from cover.io.jsonl import RawRows
-
-#: What a reader does with a bad row: stop with an InputError, or set it aside.
-OnError = Literal["raise", "reject"]
+from cover.data.rules import id_problem, json_text, repeats
+from cover.errors import RowProblem
 
 
-def json_kind(obj: Any) -> str:
-    """The JSON name of a value's type, for messages (never a Python repr)."""
-    if obj is None:
-        return "null"
-    if isinstance(obj, bool):
-        return "true" if obj else "false"
-    if isinstance(obj, (int, float)):
-        return "a number"
-    if isinstance(obj, str):
-        return "a string"
-    return "a list" if isinstance(obj, list) else "an object"
+@dataclass
+class RawRows:
+    """Parsed rows of one file, with their 1-based line numbers.
+
+    ``rejected`` maps line -> the original row (a dict, or the raw text when the
+    line was not valid JSON) of every row that was rejected, so writers can echo
+    every input row back with its fate.
+    """
+
+    path: str
+    records: list[dict[str, Any]]
+    lines: NDArray[np.int64]
+    problems: list[RowProblem] = field(default_factory=list)
+    rejected: dict[int, Any] = field(default_factory=dict)
+
+    def reject(self, keep: NDArray[np.bool_], reasons: dict[int, str]) -> None:
+        """Drop rows where ``keep`` is False, recording ``reasons[i]`` for row ``i``."""
+        for i, why in sorted(reasons.items()):
+            rec = self.records[i]
+            qid = rec.get("qid") if isinstance(rec, dict) else None
+            line = int(self.lines[i])
+            self.problems.append(
+                RowProblem(self.path, line, _qid_text(qid), why, "rejected"))
+            self.rejected[line] = rec
+        idx = np.flatnonzero(keep)
+        self.records = [self.records[i] for i in idx.tolist()]
+        self.lines = self.lines[idx]
+
+
+def _qid_text(qid: Any) -> str | None:
+    """A qid as messages show it: an id as written, anything else as JSON text."""
+    if qid is None:
+        return None
+    if isinstance(qid, str):
+        try:
+            qid.encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate cannot be printed: shown escaped
+            return json_text(qid)
+        return qid
+    if isinstance(qid, int) and not isinstance(qid, bool):
+        return str(qid)
+    return json_text(qid)
 
 
 def _reject(raw: RawRows, reasons: dict[int, str]) -> None:
@@ -44,17 +70,6 @@ def _reject(raw: RawRows, reasons: dict[int, str]) -> None:
         raw.reject(keep, reasons)
 
 
-def raise_on_rejections(problems: list[RowProblem], on_error: OnError, what: str) -> None:
-    """Under ``on_error='raise'``, turn rejected rows into one clear :class:`InputError`."""
-    rejected = [p for p in problems if p.action == "rejected"]
-    if rejected and on_error == "raise":
-        raise InputError(
-            f"{len(rejected)} bad row(s) in {what}:\n{summarize(rejected)}\n"
-            "Fix these rows, or pass --on-error reject (API: on_error='reject') to set them "
-            "aside with their reasons and go on."
-        )
-
-
 def check_required(raw: RawRows, fields: tuple[str, ...]) -> None:
     """Reject rows that lack any of ``fields`` (or hold null there)."""
     reasons: dict[int, str] = {}
@@ -63,36 +78,6 @@ def check_required(raw: RawRows, fields: tuple[str, ...]) -> None:
         if missing:
             reasons[i] = "missing field(s): " + ", ".join(missing)
     _reject(raw, reasons)
-
-
-def id_problem(value: Any, key: str = "qid") -> str | None:
-    """Why ``value`` cannot be an id (``qid``, ``vid``), or None: ids are integers or
-    non-empty strings without surrounding spaces or lone surrogates. A float, even
-    ``2579.0``, is refused because its text form differs from the integer's and joins
-    would silently miss."""
-    if isinstance(value, str):
-        if not value:
-            return f"{key} is an empty string"
-        if value != value.strip():
-            return f"{key} {json.dumps(value)} has leading or trailing spaces"
-        if "\x00" in value:  # numpy text drops trailing NULs: "5\0" would join as "5"
-            return f"{key} {json.dumps(value)} contains a NUL character"
-        if not value.isascii():
-            try:
-                value.encode("utf-8")
-            except UnicodeEncodeError as exc:  # JSON "\ud800": no character, no UTF-8
-                return (f"{key} holds a lone surrogate \\u{ord(value[exc.start]):04x}, "
-                        "which is not a character; write the character itself")
-        return None
-    if isinstance(value, int) and not isinstance(value, bool):
-        return None
-    if isinstance(value, float):
-        if value.is_integer() and abs(value) < 2**53:
-            return (f"{key} {value!r} is written as a float; write it as {int(value)} "
-                    f"(an integer) or \"{int(value)}\" (a string)")
-        return (f"{key} must be an integer or a string, got the number "
-                f"{json.dumps(value) if math.isfinite(value) else str(value)}")
-    return f"{key} must be an integer or a string, got {json_kind(value)}"
 
 
 def check_ids(raw: RawRows, keys: tuple[str, ...] = ("qid", "vid")) -> None:

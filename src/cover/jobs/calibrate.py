@@ -88,9 +88,8 @@ def calibrate(job: CalibrateJob, group_settings: GroupSettings) -> list[str]:
     """Fit and save the calibrator of ``job``; returns the summary lines (notes on the
     grouping, the thresholds, the coverage band, the file written)."""
     from cover.calibrate import Calibrator
-    from cover.data.family_inputs import require_family_input
     from cover.io.labelled import load_labelled
-    from cover.scores import compute_scores
+    from cover.scores import compute_scores, require_family_input
     from cover.ties import Ties
 
     inputs: list[Any] = [job.preds, job.gt, job.qids, job.formats.get("gt_durations"),

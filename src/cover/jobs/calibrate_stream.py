@@ -15,10 +15,10 @@ from typing import Any
 
 import numpy as np
 
-from cover.data.family_inputs import FAMILY_INPUT
 from cover.errors import InputError, RowProblem, no_rows_left
 from cover.io.jsonl import OnError, raise_on_rejections
 from cover.jobs.certify_stream import streamable
+from cover.scores import FAMILY_INPUT
 from cover.stream.calibrate import StreamedFit
 
 #: Groupings fitted from qid, vid, duration and the predicted window only.

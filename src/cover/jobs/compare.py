@@ -103,9 +103,9 @@ def side_values(side: Side, pool: GroundingTable, test: GroundingTable, spec: Co
     """Per test query (rows) the compared metrics (columns, :func:`metric_specs` order) of
     ``side`` calibrated on ``pool``, and what its calibrator is."""
     from cover.calibrate import Calibrator
-    from cover.data.family_inputs import require_family_input
     from cover.grounding_metrics import grounding_metrics
     from cover.metrics import coverage_reference, evaluate
+    from cover.scores import require_family_input
 
     require_family_input(pool, side.score, str(side.preds))
     cal = Calibrator(score=side.score, alpha=spec.alpha,
@@ -132,19 +132,19 @@ def compare(spec: CompareSpec, log: Any = None) -> dict[str, Any]:
     document (:func:`cover.studies.paired.paired_rows` per metric)."""
     from cover.data.splits import split_by_unit
     from cover.io.labelled import load_labelled
-    from cover.jobs.validity import _note_problems
+    from cover.jobs.validity import note_problems
     from cover.studies.paired import paired_differences, paired_rows
 
     say = log or (lambda _m: None)
     kw = dict(clip=spec.clip, strict=spec.strict, on_error=spec.on_error, log=say,
               **spec.read_options)
     ta, probs = load_labelled(spec.a.preds, spec.gt, **kw)
-    _note_problems(probs, str(spec.a.preds))
+    note_problems(probs, str(spec.a.preds))
     if Path(spec.b.preds).resolve() == Path(spec.a.preds).resolve():
         tb = ta
     else:
         tb, probs = load_labelled(spec.b.preds, spec.gt, **kw)
-        _note_problems(probs, str(spec.b.preds))
+        note_problems(probs, str(spec.b.preds))
     ia, ib, counts = common_queries(ta, tb, spec.a.preds, spec.b.preds)
     if counts["common"] < 2:
         raise InputError(f"{spec.a.preds} and {spec.b.preds} share {counts['common']} "
@@ -177,19 +177,19 @@ def compare(spec: CompareSpec, log: Any = None) -> dict[str, Any]:
 def run_compare(spec: CompareSpec) -> dict[str, Any]:
     """:func:`compare`, then the console table, the JSON and the HTML report."""
     from cover.io.output import strict_json, write_json
-    from cover.jobs.validity import _say
+    from cover.jobs.validity import say
     from cover.report.compare import compare_html, compare_text, dropped_line
 
-    doc = compare(spec, log=_say)
+    doc = compare(spec, log=say)
     inputs = [spec.a.preds, spec.b.preds, spec.gt, spec.read_options.get("gt_durations")]
-    _say(dropped_line(doc))
+    say(dropped_line(doc))
     print(compare_text(doc))
     if spec.json is not None:
         write_json(spec.json, strict_json(doc), inputs=inputs)
-        _say(f"wrote {spec.json}")
+        say(f"wrote {spec.json}")
     if spec.html is not None:
         from cover.io.output import write_text
 
         write_text(spec.html, compare_html(doc), inputs=inputs)
-        _say(f"wrote {spec.html}")
+        say(f"wrote {spec.html}")
     return doc

@@ -16,11 +16,12 @@ from cover.io.labelled import load_labelled
 from cover.io.output import make_folder, strict_json, write_json, write_text
 from cover.io.qids import write_qids
 from cover.io.regions_jsonl import certified_rows, write_certified
-from cover.jobs.validity import WHAT_IT_CHECKS, _note_problems, _say, write_validity
+from cover.jobs.validity import WHAT_IT_CHECKS, note_problems, say, write_validity
 from cover.metrics import evaluate
-from cover.report.tables import family_label, validity_summary, validity_table
+from cover.report.tables import validity_summary, validity_table
 from cover.studies.coverage_validity import coverage_validity, n_steps
 from cover.studies.protocol import Protocol
+from cover.studies.result import family_label
 
 
 def certified_note(n_pool: int, n_test: int, evaluation: dict[str, Any]) -> str:
@@ -62,11 +63,11 @@ def run_demo(*, out: Path, data_dir: str | None = None, n_resamples: int = 50) -
     the coverage-validity table, JSON, Markdown, figures and an HTML report."""
     rel = QVH_VAL_PREDICTIONS[DEMO_GROUNDER]
     data = data_dir_for((QVH_VAL_GT, rel), data_dir)
-    _say(f"cover demo: {DEMO_GROUNDER} predictions on QVHighlights val from {data}")
+    say(f"cover demo: {DEMO_GROUNDER} predictions on QVHighlights val from {data}")
     make_folder(out)
     inputs = [data / rel, data / QVH_VAL_GT]
     table, problems = load_labelled(data / rel, data / QVH_VAL_GT)
-    _note_problems(problems, rel)
+    note_problems(problems, rel)
     protocol = Protocol(n_resamples=n_resamples)
 
     # 1. The deployable artefacts: a unit-level split, one calibrator per family at
@@ -130,6 +131,6 @@ def run_demo(*, out: Path, data_dir: str | None = None, n_resamples: int = 50) -
                  validity_table(res, markdown=True), figs),
                 ("Certified at alpha = 0.1", note, certified_md, [])],
                inputs=inputs, lead=lead)
-    _say(f"\nwrote {out}/: report.html, report.md, validity.json, validity.md, "
+    say(f"\nwrote {out}/: report.html, report.md, validity.json, validity.md, "
          "coverage_vs_target.png, length_vs_target.png, frontier.png, calibrators/, regions/, "
          "evaluation_alpha0.1.json")

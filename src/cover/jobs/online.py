@@ -237,6 +237,7 @@ def run_online(
             title = (f"{name} ({score.upper()}, order={order}"
                      + (f", switched to {switch_name} at {switch_at:g}" if switch_preds
                         else "") + ")")
-            write_bytes(out / "online_miss_rate.png", miss_rate_figure(run, title=title),
-                        inputs=inputs)
+            png = miss_rate_figure(run.record, run.split_miss, window=run.window,
+                                   switch_step=run.switch_step, title=title)
+            write_bytes(out / "online_miss_rate.png", png, inputs=inputs)
     return run

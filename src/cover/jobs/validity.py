@@ -13,7 +13,6 @@ from typing import Any
 import numpy as np
 
 from cover._progress import Progress
-from cover.data.family_inputs import missing_family_input
 from cover.data.table import DEFAULT_CLIP_SECONDS
 from cover.errors import InputError, RowProblem, report_lines
 from cover.io.jsonl import OnError
@@ -21,17 +20,12 @@ from cover.io.labelled import load_labelled
 from cover.io.output import make_folder, strict_json, write_json, write_text
 from cover.jobs.study_inputs import guess_dataset
 from cover.jobs.study_seeds import check_split_seeds, run_spread
-from cover.report.tables import (
-    TIES_LEGEND,
-    family_label,
-    multi_validity_table,
-    render,
-    validity_summary,
-    validity_table,
-)
+from cover.report.tables import multi_validity_table, render, validity_summary, validity_table
+from cover.scores import missing_family_input
 from cover.studies.coverage_validity import ValidityResult, coverage_validity, n_steps
 from cover.studies.minimum import check_enough_rows
 from cover.studies.protocol import PAPER_ALPHAS, Protocol
+from cover.studies.result import TIES_LEGEND, family_label
 
 #: The first paragraph of every validity report, in plain words.
 WHAT_IT_CHECKS = (
@@ -45,7 +39,8 @@ WHAT_IT_CHECKS = (
 )
 
 
-def _say(msg: str) -> None:
+def say(msg: str) -> None:
+    """A progress line of a job on standard error, flushed at once (long runs)."""
     print(msg, file=sys.stderr, flush=True)
 
 
@@ -98,7 +93,7 @@ def write_validity(result: ValidityResult, out: Path, mean_duration: float, *,
     try:
         return validity_figures(result, out, mean_duration)
     except MissingPlotting as exc:
-        _say(f"cover: skipping figures: {exc}")
+        say(f"cover: skipping figures: {exc}")
         return []
 
 
@@ -139,8 +134,8 @@ def run_validity(
     tables = []
     for path in preds:
         table, problems = load_labelled(path, gt, qids=qids, clip=clip, strict=strict,
-                                        on_error=on_error, log=_say, **(read_options or {}))
-        _note_problems(problems, str(path))
+                                        on_error=on_error, log=say, **(read_options or {}))
+        note_problems(problems, str(path))
         check_enough_rows(table.units, protocol, ("validity",), what=str(path))
         tables.append(table)
     make_folder(out)
@@ -153,9 +148,9 @@ def run_validity(
             if why is None:
                 fams.append(fam)
             else:
-                _say(f"cover: {name}: skipping {family_label(fam)}: {why} in {path}")
+                say(f"cover: {name}: skipping {family_label(fam)}: {why} in {path}")
         if not fams:
-            _say(f"cover: {name}: no score family can be studied; skipping {path}")
+            say(f"cover: {name}: no score family can be studied; skipping {path}")
             continue
         with Progress(f"{name}: calibrating", n_steps(protocol, tuple(fams))) as prog:
             res = coverage_validity(table, name=name, families=tuple(fams), protocol=protocol,
@@ -186,13 +181,14 @@ def run_validity(
     write_html(out / "report.html", "COVER coverage validity", sections, inputs=inputs)
     where = "" if len(preds) == 1 else f", one folder per grounder: {', '.join(folders)}"
     seeds = ", split_seeds.json, split_seeds.md" if split_seeds else ""
-    _say(f"wrote {out}/ (validity.json, validity.md{seeds}, figures, report.html{where})")
+    say(f"wrote {out}/ (validity.json, validity.md{seeds}, figures, report.html{where})")
     return results
 
 
-def _note_problems(problems: list[RowProblem], what: str) -> None:
+def note_problems(problems: list[RowProblem], what: str) -> None:
+    """Say the rejected rows of ``what`` in one line per kind (first example only)."""
     for line in report_lines(problems, what=what, limit=1):
-        _say(line)
+        say(line)
 
 
 def _write_overview(results: list[ValidityResult], out: Path,

@@ -15,8 +15,8 @@ import numpy as np
 
 from cover.io.output import save_figure
 from cover.report.style import FAMILY_STYLE
-from cover.report.tables import family_label
 from cover.studies.coverage_validity import ValidityResult
+from cover.studies.result import family_label
 
 STYLE = FAMILY_STYLE  # one colour-blind-safe colour + marker per family (report.style)
 

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from cover.report.style import BAND_COLOR, FAMILY_STYLE, OKABE_ITO, finish, plt, save
-from cover.report.tables import family_label
+from cover.studies.result import family_label
 
 
 def margins_sweep(data: dict[str, Any], name: str, path: Path) -> Path:

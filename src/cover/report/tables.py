@@ -6,19 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from cover.studies.coverage_validity import ValidityResult
-
-_FAMILY_LABEL = {"norm": "NORM", "sec": "SEC", "sls": "SLS"}
-
-#: Marks a validity cell whose calibration scores are tied at the threshold.
-TIES_MARK = "†"
-TIES_MEANING = ("calibration scores tied at the threshold (in at least half the resamples): "
-                "the upper bound 1 - alpha + 1/(n+1) assumes distinct scores and does not "
-                "apply, so coverage above it can come from the ties")
-TIES_LEGEND = f"{TIES_MARK} = {TIES_MEANING}."
-
-
-def family_label(family: str) -> str:
-    return _FAMILY_LABEL.get(family, family.upper())
+from cover.studies.result import TIES_MARK, TIES_MEANING, cell_marks, family_label
 
 
 def render(header: Sequence[str], rows: Sequence[Sequence[str]], markdown: bool) -> str:
@@ -33,15 +21,6 @@ def render(header: Sequence[str], rows: Sequence[Sequence[str]], markdown: bool)
     out = [fmt.format(*header), "  ".join("-" * w for w in widths)]
     out += [fmt.format(*r) for r in rows]
     return "\n".join(out)
-
-
-def cell_marks(cell: Any) -> str:
-    """`` *`` when a cell's mean coverage is outside its test band, then :data:`TIES_MARK`
-    when the upper bound does not apply (ties at the threshold); "" for neither."""
-    out = "" if cell.within_band else " *"
-    if not cell.upper_bound_applies:
-        out += TIES_MARK if out else f" {TIES_MARK}"
-    return out
 
 
 def validity_table(result: ValidityResult, *, markdown: bool = False) -> str:

@@ -42,7 +42,7 @@ import re
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import httpx
 from starlette.concurrency import run_in_threadpool
@@ -63,8 +63,14 @@ from cover.serve.chat import (
 )
 from cover.stream.jsonl_kernel import splice
 
-if TYPE_CHECKING:
-    from cover.serve.app import Service
+
+class Service(Protocol):
+    """What the proxy reads of the service (:class:`cover.serve.app.Service`): its
+    configuration, live calibrators and metrics (a protocol: the app imports the proxy)."""
+
+    config: Any
+    live: Any
+    metrics: Any
 
 _EVENT_END = re.compile(rb"\r?\n\r?\n")
 

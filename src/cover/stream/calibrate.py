@@ -23,7 +23,6 @@ import numpy as np
 from numpy.typing import NDArray
 
 from cover.calibrate.calibrator import Calibrator
-from cover.data.family_inputs import FAMILY_INPUT, missing_family_input
 from cover.data.join import attach_truth
 from cover.data.table import DEFAULT_CLIP_SECONDS, GroundingTable
 from cover.errors import InputError, RowProblem
@@ -32,7 +31,7 @@ from cover.io.jsonl_batch import gc_paused, load_batch
 from cover.io.opener import parquet_file
 from cover.io.qvhighlights import Loaded
 from cover.io.seen import SeenIds
-from cover.scores import Scores, check_family, compute_scores
+from cover.scores import FAMILY_INPUT, Scores, check_family, compute_scores, missing_family_input
 from cover.stream.jsonl import DEFAULT_BATCH_LINES, line_batches
 
 
@@ -61,7 +60,7 @@ class StreamedFit:
     table: GroundingTable
     problems: list[RowProblem]
     batches: int
-    #: The score families some row has the input of (:mod:`cover.data.family_inputs`).
+    #: The score families some row has the input of (:mod:`cover.scores`).
     families: set[str] = field(default_factory=set)
 
 

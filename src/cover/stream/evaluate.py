@@ -288,7 +288,7 @@ def evaluate_stream(
     out.ground_truth_not_certified = int((~truth.used).sum())
     digest = out.meta.get("calibration_sha256")
     if digest_qids is not None and isinstance(digest, str) and n_joined:
-        from cover.calibrate.fitted_on import fitted_on
+        from cover.data.fitted_on import fitted_on
 
         out.same_as_calibration = fitted_on(np.concatenate(digest_qids))["sha256"] == digest
     return out

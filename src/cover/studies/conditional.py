@@ -31,36 +31,13 @@ from cover.calibrate.split import split_conformal
 from cover.studies.common import spearman, spearman_p, spearman_samples
 from cover.studies.context import Pair
 from cover.studies.result import StudyResult, Table, fmt
+from cover.studies.rule_diagnostics import compare_rules, rules_table
+from cover.studies.strata import TERCILES, table_strata
 
-TERCILES = ("Short", "Medium", "Long")
 #: The paper shades coverage more than this far below target.
 SHADE_GAP = 0.02
 #: Bootstrap draws (over source videos) of the scale-assumption interval.
 N_BOOT = 200
-
-
-def tercile_of(x: NDArray[np.float64], ref: NDArray[np.float64]) -> NDArray[np.int64]:
-    """0/1/2 by the 1/3 and 2/3 quantiles of ``ref``."""
-    cuts = np.quantile(ref, [1 / 3, 2 / 3])
-    return np.searchsorted(cuts, x, side="right").astype(np.int64)
-
-
-def strata(pool_len: NDArray[np.float64], test_len: NDArray[np.float64],
-           test_windows: NDArray[np.int64]) -> list[tuple[str, NDArray[np.bool_]]]:
-    """The diagnostic strata of the test rows: terciles of the true event length (cut
-    points from the pool's true lengths) and, where some truth has several windows,
-    single vs multi-window."""
-    t = tercile_of(test_len, pool_len)
-    out = [(TERCILES[i], t == i) for i in range(3)]
-    if (test_windows > 1).any():
-        out += [("Single-window", test_windows == 1), ("Multi-window", test_windows > 1)]
-    return out
-
-
-def _strata(pair: Pair) -> list[tuple[str, NDArray[np.bool_]]]:
-    ps, pe = pair.pool.truth_envelope()
-    ts, te = pair.test.truth_envelope()
-    return strata(pe - ps, te - ts, pair.test.require_truth().n_components)
 
 
 def _mondrian(pair: Pair, fam: str, alpha: float) -> list[dict[str, Any]]:
@@ -136,7 +113,7 @@ def scale_assumption(pair: Pair, n_boot: int = N_BOOT) -> list[dict[str, Any]]:
 def conditional(pair: Pair, alpha: float = 0.1) -> StudyResult:
     """Coverage by stratum of true length / window count, and the Mondrian half."""
     target = 1 - alpha
-    strata = _strata(pair)
+    strata = table_strata(pair.pool, pair.test)
     cells: list[dict[str, Any]] = []
     for fam in ("norm", "sec"):
         if fam not in pair.families:
@@ -211,8 +188,6 @@ def conditional(pair: Pair, alpha: float = 0.1) -> StudyResult:
             "scale_assumption": scale}
     tables = [main, by_family, scale_table]
     if "norm" in pair.families:  # marginal vs Mondrian vs conditional, with diagnostics
-        from cover.studies.rule_diagnostics import compare_rules, rules_table
-
         rules = compare_rules(pair.pool, pair.test, alpha)
         data["rules"] = rules
         tables.append(rules_table(pair.name, pair.dataset, rules, alpha))

@@ -3,11 +3,10 @@ its table in the paper's shape (realised coverage and length vs target per famil
 
 from __future__ import annotations
 
-from cover.report.tables import TIES_LEGEND, cell_marks, family_label
 from cover.scores import FAMILIES
 from cover.studies.context import Pair
 from cover.studies.coverage_validity import ValidityResult, coverage_validity
-from cover.studies.result import StudyResult, Table, fmt
+from cover.studies.result import TIES_LEGEND, StudyResult, Table, cell_marks, family_label, fmt
 
 
 def coverage(pair: Pair) -> tuple[StudyResult, ValidityResult]:

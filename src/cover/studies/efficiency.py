@@ -24,10 +24,9 @@ from typing import Any
 import numpy as np
 
 from cover.bands import clustered_half_width
-from cover.report.tables import family_label
 from cover.studies.common import HEADLINE_TARGETS, alpha_of, ci95, mean_sd
 from cover.studies.context import Pair
-from cover.studies.result import StudyResult, Table, fmt
+from cover.studies.result import StudyResult, Table, family_label, fmt
 
 TEST_CI = "test-row 95% CI (clustered by source video)"
 SPREAD = "resample spread (calibration resamples, 2.5–97.5 percentiles)"

@@ -37,11 +37,10 @@ from numpy.typing import NDArray
 from cover.bands import CLUSTER_UNIT, unit_design_effect
 from cover.calibrate.online import DEFAULT_GAMMA, aci_replay, rolling_mean
 from cover.calibrate.split import split_conformal
-from cover.report.tables import family_label
 from cover.studies.common import ks_statistic
 from cover.studies.context import Pair
 from cover.studies.minimum import WINDOW
-from cover.studies.result import StudyResult, Table
+from cover.studies.result import StudyResult, Table, family_label
 
 N_PERMUTATIONS = 2000
 _CHUNK = 250  # permutations per block: bounds memory at ~chunk x rows floats

@@ -25,9 +25,8 @@ from numpy.typing import NDArray
 
 from cover.calibrate.rcps import BOUNDS, DEFAULTS, rcps_rank
 from cover.calibrate.split import split_conformal
-from cover.report.tables import family_label
 from cover.studies.context import Pair
-from cover.studies.result import StudyResult, Table, fmt
+from cover.studies.result import StudyResult, Table, family_label, fmt
 
 #: The paper's bound first (its table), then the tighter valid ones.
 BOUND_ORDER: tuple[str, ...] = ("hoeffding", *(b for b in BOUNDS if b != "hoeffding"))

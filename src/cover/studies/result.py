@@ -9,6 +9,29 @@ from typing import Any
 
 from cover.studies.common import Missing, jsonify
 
+_FAMILY_LABEL = {"norm": "NORM", "sec": "SEC", "sls": "SLS"}
+
+#: Marks a validity cell whose calibration scores are tied at the threshold.
+TIES_MARK = "†"
+TIES_MEANING = ("calibration scores tied at the threshold (in at least half the resamples): "
+                "the upper bound 1 - alpha + 1/(n+1) assumes distinct scores and does not "
+                "apply, so coverage above it can come from the ties")
+TIES_LEGEND = f"{TIES_MARK} = {TIES_MEANING}."
+
+
+def family_label(family: str) -> str:
+    """A score family as tables and figures name it (``norm`` -> ``NORM``)."""
+    return _FAMILY_LABEL.get(family, family.upper())
+
+
+def cell_marks(cell: Any) -> str:
+    """`` *`` when a cell's mean coverage is outside its test band, then :data:`TIES_MARK`
+    when the upper bound does not apply (ties at the threshold); "" for neither."""
+    out = "" if cell.within_band else " *"
+    if not cell.upper_bound_applies:
+        out += TIES_MARK if out else f" {TIES_MARK}"
+    return out
+
 
 @dataclass(frozen=True)
 class Table:

@@ -14,32 +14,16 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-from numpy.typing import NDArray
-
 from cover.calibrate import Calibrator
 from cover.calibrate.covariates import covariate_matrix
 from cover.data.table import GroundingTable
 from cover.metrics import evaluate
 from cover.studies.diagnostics import diagnostics
 from cover.studies.result import Table, fmt
+from cover.studies.strata import table_strata
 
 COVARIATES = ("duration", "pred_length", "pred_center")
 RULES = (("split", "all"), ("mondrian", "pred_length"), ("conditional", "all"))
-
-
-def strata(pool: GroundingTable, test: GroundingTable) -> list[tuple[str, NDArray[np.bool_]]]:
-    """True-length terciles (pool cut points) and single/multi-window rows of ``test``."""
-    from cover.studies.conditional import TERCILES, tercile_of
-
-    ps, pe = pool.truth_envelope()
-    ts, te = test.truth_envelope()
-    t = tercile_of(te - ts, pe - ps)
-    out = [(TERCILES[i], t == i) for i in range(3)]
-    n_win = test.require_truth().n_components
-    if (n_win > 1).any():
-        out += [("Single-window", n_win == 1), ("Multi-window", n_win > 1)]
-    return out
 
 
 def compare_rules(pool: GroundingTable, test: GroundingTable, alpha: float = 0.1, *,
@@ -54,7 +38,7 @@ def compare_rules(pool: GroundingTable, test: GroundingTable, alpha: float = 0.1
                          params=params).fit(pool)
         ev = evaluate(cal.certify(test), test, base_iou=False)
         cov = ev.covered
-        worst = min(((name, float(cov[m].mean())) for name, m in strata(pool, test)
+        worst = min(((name, float(cov[m].mean())) for name, m in table_strata(pool, test)
                      if m.any()), key=lambda s: s[1])
         d = diagnostics(cov, x, covariates, 1 - alpha, seed=seed)
         out.append({"rule": rule, "coverage": ev.marginal.coverage,

@@ -32,8 +32,8 @@ from cover.data.splits import UnitSplit, seeded_splits, unit_codes
 from cover.data.table import GroundingTable
 from cover.metrics import cluster_sd
 from cover.scores import DEFAULT_MIN_SCALE
-from cover.studies.conditional import strata
 from cover.studies.protocol import Protocol
+from cover.studies.strata import strata
 from cover.studies.sweep import Sweep, resample_thresholds
 from cover.studies.sweep_grid import SweepGrid
 

@@ -22,10 +22,9 @@ from numpy.typing import NDArray
 from cover.calibrate.buckets import duration_bucketed
 from cover.calibrate.split import split_conformal
 from cover.calibrate.weighted import weighted_from_covariate
-from cover.report.tables import family_label
 from cover.studies.common import HEADLINE_TARGETS, alpha_of, ks_statistic
 from cover.studies.context import Pair
-from cover.studies.result import StudyResult, Table, fmt
+from cover.studies.result import StudyResult, Table, family_label, fmt
 
 F64 = NDArray[np.float64]
 

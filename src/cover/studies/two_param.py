@@ -21,10 +21,9 @@ from numpy.typing import NDArray
 
 from cover.calibrate.asymmetric import asymmetric_score, fold_weights
 from cover.calibrate.quantile import as_fraction
-from cover.report.tables import family_label
 from cover.studies.common import HEADLINE_TARGETS, alpha_of, finite_mean, mean_sd
 from cover.studies.context import Pair
-from cover.studies.result import StudyResult, Table, fmt
+from cover.studies.result import StudyResult, Table, family_label, fmt
 from cover.studies.sweep import Sweep, resample_thresholds
 
 F64 = NDArray[np.float64]

@@ -14,10 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from cover.report.tables import family_label
 from cover.studies.common import HEADLINE_TARGETS, Missing, alpha_of
 from cover.studies.context import Pair
-from cover.studies.result import StudyResult, Table, fmt
+from cover.studies.result import StudyResult, Table, family_label, fmt
 from cover.studies.sweep import Sweep, resample_thresholds
 
 #: Coverage more than this below target is flagged (the paper's shading).

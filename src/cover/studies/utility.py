@@ -26,10 +26,9 @@ import numpy as np
 
 from cover.calibrate.split import split_conformal
 from cover.metrics import point_iou
-from cover.report.tables import family_label
 from cover.studies.common import spearman
 from cover.studies.context import Pair
-from cover.studies.result import StudyResult, Table, fmt
+from cover.studies.result import StudyResult, Table, family_label, fmt
 
 RETENTIONS: tuple[float, ...] = (0.2, 0.5, 1.0)
 #: Point-IoU definitions: the paper's first.

@@ -1,7 +1,9 @@
 """Which rows a calibrator was fitted on: a count and a digest always, the qids when few.
 
 Saved in the calibrator file as ``fitted_on``; ``cover certify`` marks those rows and
-``cover evaluate`` warns when it scores them.
+``cover evaluate`` warns when it scores them. A fingerprint of a set of qids, it
+belongs to the data model: the calibrator that records it and the readers that check
+it both stand above this layer.
 """
 
 from __future__ import annotations
