@@ -171,3 +171,20 @@ def test_lean_and_full_readers_keep_the_same_labels(qvh_gt: Path):
     assert full.truth_saliency is not None
     assert np.array_equal(lean.truth_saliency.offsets, full.truth_saliency.offsets)
     assert np.array_equal(lean.truth_saliency.values, full.truth_saliency.values)
+
+
+def test_golden_hl_on_the_public_test_ground_truth(data_dir: Path):
+    # LA-DETR's test submission against highlight_test_with_gt.jsonl (registered as
+    # qvh-test-gt for `cover data`); the evaluator's HL numbers are the ones the LA-DETR
+    # repository committed beside it (results/ours/hl_test_metrics.json @ 61d3f59).
+    from cover.io.datasets import QVH_TEST_GT
+    from cover.io.fetch import REGISTRY
+
+    assert REGISTRY["qvh-test-gt"].path == QVH_TEST_GT
+    table, _ = cover.load_labelled(data_dir / "qvhighlights/la_detr/hl_test_submission.jsonl",
+                                   data_dir / QVH_TEST_GT)
+    hl = grounding_metrics(table).to_dict()["highlight"]
+    got = [hl[f"HL-min-{lv}"][k] for lv in ("Fair", "Good", "VeryGood")
+           for k in ("HL-mAP", "HL-Hit1")]
+    assert hl["n"] == 1542
+    assert [round(x, 2) for x in got] == [76.13, 76.52, 65.28, 75.23, 39.50, 63.10]
