@@ -87,7 +87,7 @@ def _video(doc: dict[str, Any]) -> str | None:
 
 def _duration(doc: dict[str, Any]) -> float:
     d = doc.get("duration")
-    return float(d) if type(d) in (int, float) else float("nan")
+    return float(d) if isinstance(d, (int, float)) and not isinstance(d, bool) else float("nan")
 
 
 def _columns(name: str, qids: list[str], vids: list[str], queries: list[Any],
