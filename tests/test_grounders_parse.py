@@ -261,3 +261,31 @@ def test_predictions_never_drop_a_row() -> None:
     rows2, _ = answers_to_predictions([f"q{i}" for i in range(5)], texts, durations=20.0,
                                       start_only="to_end")
     assert rows2[3]["pred_relevant_windows"] == [[3.0, 20.0, 1.0]]
+
+
+@pytest.mark.parametrize("text", [
+    "Start time: 0:00 - 0:10\nEnd time: 0:10 - 0:20",  # was certified as [5, 15]
+    "The event happens 00:00:10 to 00:00:20.",
+    "10 - 20 seconds",
+    "The moment is between 0:10 and 0:20.",
+])
+def test_an_echo_of_the_examples_times_in_any_notation(text: str) -> None:
+    got = parse_answer(text, prompt_examples=["0:10 - 0:20"], duration=30)
+    assert got.status == "echo" and "repeats the prompt's example '0:10 - 0:20'" in got.reason
+
+
+def test_other_times_next_to_the_example_are_not_an_echo() -> None:
+    got = parse_answer("0:03 - 0:07", prompt_examples=["0:10 - 0:20"], duration=30)
+    assert got.status == "ok" and got.intervals == ((3.0, 7.0),)
+
+
+def test_echoes_in_the_real_uag_oops_answers(data_dir) -> None:
+    # Only the answer whose times are the example's own is flagged (VideoLLaMA2 file).
+    import json
+
+    path = data_dir / "oops_uag/hasnat79_uag/video_llama2_pred_uag_oops_dataset_v1_null_fixed.json"
+    rows = json.loads(path.read_text()).values()
+    echoes = [r["video_llama2_pred"] for r in rows
+              if parse_answer(r["video_llama2_pred"], prompt_examples=["0:10 - 0:20"]).status
+              == "echo"]
+    assert len(echoes) == 1

@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cover.errors import InputError
+from cover.io import formats
 from cover.io.activitynet_captions import read_activitynet_captions
 from cover.io.charades_cd import read_charades_cd
 from cover.io.charades_rf import NO_MOMENT, no_moment_qids, read_charades_rf
@@ -240,6 +241,25 @@ def test_lmms_eval_sample_log(tmp_path: Path) -> None:
     assert t.pred_start.tolist()[0] == 1.0 and t.has_interval.tolist() == [True, False]
     assert [(x.line, x.qid) for x in got.problems if x.action == "noted"] == [(2, "1")]
     assert rejected(got) == [(3, "2", "missing field(s): doc_id, doc.video")]
+
+
+def test_lmms_eval_sample_log_with_video_path_and_span(tmp_path: Path) -> None:
+    """Newer grounding tasks log ``doc.video_path`` and the true window as ``doc.span``."""
+    p = tmp_path / "samples_charades_sta.jsonl"
+    rows = [{"doc_id": i, "doc": {"video_path": path, "query": q, "span": [2.0, 6.5],
+                                  "duration": 30.5},
+             "target": [2.0, 6.5], "resps": [[a]], "filtered_resps": [a]}
+            for i, (path, q, a) in enumerate([
+                ("/data/Charades_v1/AAA.mp4", "person opens a door.", "From 1.5 to 7 seconds."),
+                ("C:\\videos\\BBB.webm", "a person sits.", "I am not sure.")])]
+    p.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    assert formats.detect(p, "predictions")[0].name == "lmms-eval-samples"
+    got = read_lmms_eval_samples(p, on_error="reject")
+    t = got.table
+    assert t.vid.tolist() == ["AAA", "BBB"] and t.duration.tolist() == [30.5, 30.5]
+    assert t.query is not None and t.query.tolist() == ["person opens a door.", "a person sits."]
+    assert (t.pred_start[0], t.pred_end[0]) == (1.5, 7.0) and not t.has_interval[1]
+    assert rejected(got) == []
 
 
 def test_lmms_eval_submission(tmp_path: Path) -> None:

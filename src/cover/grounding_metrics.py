@@ -20,8 +20,10 @@ numbers can be put next to a paper's:
   one such window ("full" keeps everything).
 
 A row with no predicted window (a refusal) scores IoU 0 and AP 0; eval.py has no
-such rows. COVER's own ``point_iou`` (:func:`cover.metrics.point_iou`) differs in
-two ways: it uses the highest-*scoring* window and clips it to ``[0, T]``.
+such rows. Highlight detection (HL-mAP, HIT@1) is :mod:`cover.highlight_metrics`,
+reported here when the truth carries QVHighlights' saliency labels. COVER's own
+``point_iou`` (:func:`cover.metrics.point_iou`) differs in two ways: it uses the
+highest-*scoring* window and clips it to ``[0, T]``.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from cover.data.table import GroundingTable
+from cover.highlight_metrics import HighlightMetrics, HighlightSums
 from cover.metric_sums import ChunkedSum
 from cover.ragged import Ragged
 
@@ -77,6 +80,8 @@ class GroundingMetrics:
     buckets: dict[str, PointMetrics]
     n_refused: int
     iou: NDArray[np.float64] = field(repr=False, compare=False)
+    #: HL-mAP / HIT@1, when the truth has highlight labels and rows a saliency.
+    highlight: HighlightMetrics | None = None
 
     def r1_at(self, t: float) -> float:
         return self.full.r1[t]
@@ -90,8 +95,9 @@ class GroundingMetrics:
         return self.full.map
 
     def to_dict(self) -> dict[str, Any]:
+        hl = {} if self.highlight is None else {"highlight": self.highlight.to_dict()}
         return {"full": self.full.to_dict(),
-                **{name: m.to_dict() for name, m in self.buckets.items()},
+                **{name: m.to_dict() for name, m in self.buckets.items()}, **hl,
                 "rows_without_prediction": self.n_refused,
                 "units": "percent", "definition": "Moment-DETR standalone_eval"}
 
@@ -250,6 +256,7 @@ class GroundingSums:
         self.full = PointSums()
         self.buckets = {name: PointSums() for name in LENGTH_BUCKETS}
         self.n_refused = 0
+        self.highlight = HighlightSums()
 
     def add(self, table: GroundingTable) -> NDArray[np.float64]:
         """Add the rows of ``table``; returns their top-1 IoU (all rows). Rows go through
@@ -259,6 +266,7 @@ class GroundingSums:
                 self.add(table.take(np.arange(a, min(a + AP_BLOCK_ROWS, len(table)))))
                 for a in range(0, len(table), AP_BLOCK_ROWS)])
         truth = table.require_truth()
+        self.highlight.add(table)
         win = _windows_of(table)
         iou = self.full.add(win, truth.starts, truth.ends, truth.offsets)
         length = truth.ends - truth.starts
@@ -278,13 +286,15 @@ class GroundingSums:
         return GroundingMetrics(
             full=self.full.finish(),
             buckets={name: b.finish() for name, b in self.buckets.items()},
-            n_refused=self.n_refused, iou=np.zeros(0) if iou is None else iou)
+            n_refused=self.n_refused, iou=np.zeros(0) if iou is None else iou,
+            highlight=self.highlight.finish())
 
 
 def grounding_metrics(table: GroundingTable) -> GroundingMetrics:
     """R1@{0.3,0.5,0.7}, mIoU and mAP@[0.5:0.05:0.95] (top 10 windows) of a labelled
-    table, overall and per truth-length bucket, as Moment-DETR's eval.py defines them
-    (see the module docstring). Values are percentages."""
+    table, overall and per truth-length bucket, and HL-mAP / HIT@1 where the truth has
+    highlight labels, as Moment-DETR's eval.py defines them (see the module
+    docstring). Values are percentages."""
     sums = GroundingSums()
     iou = sums.add(table)
     return sums.finish(iou)

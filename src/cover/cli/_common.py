@@ -130,6 +130,12 @@ class OutputOrStdout(OutputPath):
     stdout = True
 
 
+#: ``--out`` of the commands writing a results folder (cover.io.folders).
+RESULTS_FOLDER_HELP = ("results folder, written all or nothing: built beside it and renamed "
+                       "into place when the run succeeds; a previous COVER results folder "
+                       "there is replaced whole, a folder holding other files is refused")
+
+
 class OutputFolder(str):
     """argparse type of a folder a command writes files into; checked by
     :func:`cover.cli.main` (not a file, not another output)."""

@@ -5,7 +5,14 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from cover.cli._common import InputPath, OutputFolder, Subparsers, add_command, positive_int
+from cover.cli._common import (
+    RESULTS_FOLDER_HELP,
+    InputPath,
+    OutputFolder,
+    Subparsers,
+    add_command,
+    positive_int,
+)
 
 
 def add_parser(sub: Subparsers) -> None:
@@ -15,7 +22,7 @@ def add_parser(sub: Subparsers) -> None:
         "certified regions, the coverage-validity table, JSON, Markdown, figures and an "
         "HTML report out.",
         example="cover demo --out cover-demo --data-dir ../shared/data")
-    p.add_argument("--out", default="cover-demo", type=OutputFolder, help="output folder")
+    p.add_argument("--out", default="cover-demo", type=OutputFolder, help=RESULTS_FOLDER_HELP)
     p.add_argument("--data-dir", type=InputPath,
                    help="folder holding qvhighlights/... (default: $COVER_DATA_DIR, then "
                    "../shared/data)")

@@ -5,7 +5,14 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from cover.cli._common import InputPath, OutputFolder, Subparsers, add_command, positive_int
+from cover.cli._common import (
+    RESULTS_FOLDER_HELP,
+    InputPath,
+    OutputFolder,
+    Subparsers,
+    add_command,
+    positive_int,
+)
 from cover.cli.formats import add_format_flags, format_kwargs
 
 
@@ -31,7 +38,7 @@ def add_parser(sub: Subparsers) -> None:
                    "(default: the prediction file's folder)")
     p.add_argument("--dataset", action="append", help="dataset name per --preds "
                    "(default: guessed from the --gt file name)")
-    p.add_argument("--out", required=True, type=OutputFolder, help="results folder")
+    p.add_argument("--out", required=True, type=OutputFolder, help=RESULTS_FOLDER_HELP)
     p.add_argument("--alphas", nargs="+", type=float, default=list(PAPER_ALPHAS),
                    help="alpha grid (default: the paper's)")
     p.add_argument("--resamples", type=positive_int, default=50, help="calibration resamples")
@@ -78,11 +85,8 @@ def run(args: argparse.Namespace) -> int:
                            split_seeds=args.split_seeds)
     run_studies(studies=[args.study], inputs=inputs, out=out, protocol=protocol,
                 min_scale=args.min_scale, target=args.target, command=command,
-                humans_dir=humans, read=read, split_seeds=args.split_seeds)
-    if not args.no_report:
-        from cover.report.build import build_report
-
-        build_report(out, out / "report.html")
+                humans_dir=humans, read=read, split_seeds=args.split_seeds,
+                report=not args.no_report)
     print(f"wrote {out}/ (manifest.json, tables.md, per-pair folders"
           f"{'' if args.no_report else ', report.html'})")
     return 0

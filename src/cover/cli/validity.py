@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from cover.cli._common import (
+    RESULTS_FOLDER_HELP,
     InputPath,
     OutputFolder,
     Subparsers,
@@ -39,7 +40,7 @@ def add_parser(sub: Subparsers) -> None:
     p.add_argument("--gt", required=True, type=InputPath,
                    help="ground-truth jsonl (QVHighlights format)")
     p.add_argument("--qids", type=InputPath, help="study only these query ids (one per line)")
-    p.add_argument("--out", required=True, type=OutputFolder, help="output folder")
+    p.add_argument("--out", required=True, type=OutputFolder, help=RESULTS_FOLDER_HELP)
     p.add_argument("--families", nargs="+", choices=FAMILIES, default=list(FAMILIES),
                    help="score families (a family whose input a file lacks is skipped)")
     p.add_argument("--alphas", nargs="+", type=float, default=list(PAPER_ALPHAS),

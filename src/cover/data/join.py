@@ -84,7 +84,9 @@ def attach_truth(
     ok = ~(vid_bad | query_bad | dur_bad)
     rows, jj = rows[ok], jj[ok]
 
-    joined = replace(preds.take(rows), duration=gt.duration[jj], truth=gt_truth.take(jj))
+    joined = replace(preds.take(rows), duration=gt.duration[jj], truth=gt_truth.take(jj),
+                     truth_saliency=(None if gt.truth_saliency is None
+                                     else gt.truth_saliency.take(jj)))
     joined, more = clip_truth(joined, strict=strict, truth_source=gt.source,
                               truth_lines=None if gt.line is None else gt.line[jj])
     problems += more

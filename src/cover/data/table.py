@@ -118,6 +118,11 @@ class GroundingTable:
         Every predicted window per row in file order, values of shape ``(m, 3)``
         (start, end, score), unclipped; what ranking metrics such as mAP need
         (:mod:`cover.grounding_metrics`).
+    truth_saliency : Ragged or None
+        QVHighlights' highlight labels per row (``relevant_clip_ids`` with the three
+        annotators' ``saliency_scores``), values of shape ``(k, 4)``: clip index, then
+        the three scores in 0..4; what HL-mAP and HIT@1 need
+        (:mod:`cover.highlight_metrics`). An empty row has no labels.
     checked : frozenset of str
         What the validator (:mod:`cover.data.validate`) checked this table for
         (``"rows"``, ``"unique"``, ``"durations"``); empty for a table built any other
@@ -142,6 +147,7 @@ class GroundingTable:
     query: NDArray[np.object_] | None = None
     records: NDArray[np.object_] | None = field(default=None, repr=False, compare=False)
     pred_windows: Ragged | None = field(default=None, repr=False, compare=False)
+    truth_saliency: Ragged | None = field(default=None, repr=False, compare=False)
     # Set by the validator (cover.data.validate) on the table it returns; any other
     # table (built directly, or by dataclasses.replace) starts unchecked, so fit and
     # certify validate it first.
@@ -283,6 +289,8 @@ class GroundingTable:
             query=opt(self.query),
             records=opt(self.records),
             pred_windows=None if self.pred_windows is None else self.pred_windows.take(idx),
+            truth_saliency=(None if self.truth_saliency is None
+                            else self.truth_saliency.take(idx)),
         )
         if self.checked:  # row rules hold row by row; qids stay unique unless rows repeat
             unique = mask or bool((idx[1:] > idx[:-1]).all())

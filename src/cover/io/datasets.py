@@ -17,6 +17,9 @@ from pathlib import Path
 from cover.errors import InputError
 
 QVH_VAL_GT = "qvhighlights/annotations/highlight_val_release.jsonl"
+#: QVHighlights' test ground truth (public since the benchmark server closed; with the
+#: highlight labels): `cover data fetch qvh-test-gt`.
+QVH_TEST_GT = "qvhighlights/annotations/highlight_test_with_gt.jsonl"
 
 #: Real QVHighlights val predictions of 5 grounders (8 checkpoints): name -> path.
 QVH_VAL_PREDICTIONS: dict[str, str] = {

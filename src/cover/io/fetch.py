@@ -72,6 +72,11 @@ REGISTRY: dict[str, DataFile] = {f.name: f for f in [
              "data/highlight_val_release.jsonl",
              "f668a1eaea156ec5315e14718999cea043a8cf948d3cafbd8e8d655318c3cd02", 821101,
              _QVH_LICENSE, "QVHighlights val ground truth (1550 queries)"),
+    DataFile("qvh-test-gt", "qvhighlights/annotations/highlight_test_with_gt.jsonl", *_MDETR,
+             "data/highlight_test_with_gt.jsonl",
+             "bd50ec6bb5dd3f72571126ba5fdc7418efdd9219a9487984e483a02e2ce5d493", 824658,
+             _QVH_LICENSE, "QVHighlights test ground truth (1542 queries; public since the "
+             "benchmark server closed): the one labelled test split"),
     DataFile("moment-detr-sample", "qvhighlights/moment_detr/sample_val_preds.jsonl", *_MDETR,
              "standalone_eval/sample_val_preds.jsonl",
              "df3227ef84985db846f102e75cda43b5f9f962d12b95b990028eed88f1901b40", 2399408,

@@ -6,8 +6,9 @@ strings and window lists: ~640 bytes a row, 640 MB at 1e6 rows) while it checks 
 (qid, vid, query, duration, the true windows) and checks them over the whole file at
 once. A file passes only when every row is plainly clean; on anything else (a line that
 is not a JSON object, a missing or mistyped field, a repeated qid, a bad duration, an
-empty, non-finite or reversed window, a JSON array file) the whole file is read by
-:func:`~cover.io.qvhighlights.read_ground_truth`, so every rejection and message is
+empty, non-finite or reversed window, malformed highlight labels, a JSON array file)
+the whole file is read by :func:`~cover.io.qvhighlights.read_ground_truth`, so every
+rejection and message is
 its own. A file that passes gives its table, column for column, without ``records``.
 """
 
@@ -32,6 +33,7 @@ from cover.io.jsonl_batch import (
     text_ids,
 )
 from cover.io.qvhighlights import Loaded, read_ground_truth
+from cover.io.saliency_labels import label_problems, saliency_labels
 from cover.ragged import Ragged, offsets_from_lengths
 
 _NUMBER = frozenset({int, float})
@@ -52,7 +54,7 @@ def _decode(path: str | Path) -> Loaded | None:
     data = read_input_bytes(path)
     if not data.strip() or data.lstrip()[:1] == b"[":
         return None  # empty, or a JSON array: the per-row reader's cases
-    cols: tuple[list[Any], ...] = ([], [], [], [], [], [])
+    cols: tuple[list[Any], ...] = ([], [], [], [], [], [], [])
     numbers = array("q")
     chunk: list[bytes] = []
     for lineno, line in numbered_lines(data):
@@ -67,7 +69,7 @@ def _decode(path: str | Path) -> Loaded | None:
     if chunk and not _chunk(chunk, cols):
         return None
     del data  # the file's bytes are not needed for the table
-    qtext, vtext, query, durs, wins, counts = cols
+    qtext, vtext, query, durs, wins, counts, labels = cols
     if len(set(qtext)) != len(qtext):
         return None  # a repeated qid: the per-row reader names the first line
     dur, win, per_row = np.concatenate(durs), np.concatenate(wins), np.concatenate(counts)
@@ -78,8 +80,20 @@ def _decode(path: str | Path) -> Loaded | None:
         relevance=Ragged(np.empty(0), np.zeros(n + 1, dtype=np.int64)),
         line=np.frombuffer(numbers, dtype=np.int64).copy(), source=str(path),
         query=object_column(query), records=None,
-        truth=Intervals(win[:, 0].copy(), win[:, 1].copy(), offsets_from_lengths(per_row)))
+        truth=Intervals(win[:, 0].copy(), win[:, 1].copy(), offsets_from_lengths(per_row)),
+        truth_saliency=_joined_labels(labels, [c.size for c in counts]))
     return Loaded(table, [], {})
+
+
+def _joined_labels(parts: list[Ragged | None], sizes: list[int]) -> Ragged | None:
+    """The highlight labels of every chunk as one :class:`Ragged` (None when no chunk
+    had any; a chunk without labels gives empty rows)."""
+    if all(p is None for p in parts):
+        return None
+    values = [np.empty((0, 4)) if p is None else p.values for p in parts]
+    lengths = [np.zeros(n, dtype=np.int64) if p is None else p.lengths
+               for p, n in zip(parts, sizes, strict=True)]
+    return Ragged(np.concatenate(values), offsets_from_lengths(np.concatenate(lengths)))
 
 
 def _chunk(lines: list[bytes], cols: tuple[list[Any], ...]) -> bool:
@@ -87,7 +101,7 @@ def _chunk(lines: list[bytes], cols: tuple[list[Any], ...]) -> bool:
     durations, windows, windows per row; the rows are dropped); False when any row is not
     plainly clean."""
     recs = parse_objects(lines)
-    if recs is None:
+    if recs is None or label_problems(recs):
         return False
     qtext = text_ids(list(map(dict.get, recs, repeat("qid"))))
     vtext = text_ids(list(map(dict.get, recs, repeat("vid"))))
@@ -109,7 +123,7 @@ def _chunk(lines: list[bytes], cols: tuple[list[Any], ...]) -> bool:
                 or bool((win[:, 0] > win[:, 1]).any())):
             return False
     parts: tuple[list[Any], ...] = (qtext, vtext, list(map(dict.get, recs, repeat("query"))),
-                                    [dur], [win], [per_row])
+                                    [dur], [win], [per_row], [saliency_labels(recs)])
     for col, part in zip(cols, parts, strict=True):
         col += part
     return True

@@ -9,7 +9,10 @@
        "filtered_resps": ["The event happens in 24.0 - 30.0 seconds."], "doc_hash": ...}
 
   qid = ``doc_id`` (the row of the task's dataset), vid = ``doc.video`` without its
-  extension, query = ``doc.caption`` (or ``doc.query``/``doc.sentence``).
+  extension, query = ``doc.caption`` (or ``doc.query``/``doc.sentence``). Newer
+  grounding tasks log ``doc.video_path`` (a path: vid = its file name without the
+  extension) and the true window as ``doc.span``, often with ``doc.duration`` (used as
+  the video length when it is a number); the true window always comes from ``--gt``.
 * Submission files (the task's aggregation output): one JSON object
   ``{"<video>>>><caption>>>><[s, e]>": "<answer text>"}``; qid = the entry's index.
 
@@ -22,7 +25,7 @@ video), counted as a ``noted`` problem.
 from __future__ import annotations
 
 import re
-from pathlib import Path
+from pathlib import Path, PureWindowsPath
 from typing import Any
 
 import numpy as np
@@ -74,8 +77,22 @@ def _answer(row: dict[str, Any]) -> Any:
     return None
 
 
+def _video(doc: dict[str, Any]) -> str | None:
+    """``doc.video`` without its extension, else the file name of ``doc.video_path``."""
+    if doc.get("video") is not None:
+        return strip_ext(str(doc["video"]))
+    path = doc.get("video_path")
+    return None if path is None else strip_ext(PureWindowsPath(str(path)).name)
+
+
+def _duration(doc: dict[str, Any]) -> float:
+    d = doc.get("duration")
+    return float(d) if isinstance(d, (int, float)) and not isinstance(d, bool) else float("nan")
+
+
 def _columns(name: str, qids: list[str], vids: list[str], queries: list[Any],
-             answers: list[Any], line: np.ndarray, problems: list[RowProblem]) -> Columns:
+             answers: list[Any], line: np.ndarray, problems: list[RowProblem],
+             durations: list[float] | None = None) -> Columns:
     spans = [first_span(a) for a in answers]
     has = np.array([s is not None for s in spans], dtype=bool)
     win = np.array([s for s in spans if s is not None], dtype=np.float64).reshape(-1, 2)
@@ -86,7 +103,9 @@ def _columns(name: str, qids: list[str], vids: list[str], queries: list[Any],
     query = np.empty(len(queries), dtype=object)
     query[:] = queries
     return Columns(source=name, qid=np.array(qids, dtype=str), vid=np.array(vids, dtype=str),
-                   duration=np.full(len(qids), np.nan), windows=win, offsets=off, line=line,
+                   duration=(np.full(len(qids), np.nan) if durations is None
+                             else np.array(durations, dtype=np.float64)),
+                   windows=win, offsets=off, line=line,
                    query=query, problems=problems)
 
 
@@ -103,16 +122,19 @@ def read_lmms_eval_samples(path: str | Path, *, clip: float = DEFAULT_CLIP_SECON
     vids: list[str] = []
     queries: list[Any] = []
     answers: list[Any] = []
+    durations: list[float] = []
     for i, r in enumerate(raw.records):
         doc = r.get("doc")
         d: dict[str, Any] = doc if isinstance(doc, dict) else {}
-        if r.get("doc_id") is None or d.get("video") is None:
+        video = _video(d)
+        if r.get("doc_id") is None or video is None:
             reasons[i] = "missing field(s): doc_id, doc.video"
         qids.append(str(r.get("doc_id")))
-        vids.append(strip_ext(str(d.get("video"))))
+        vids.append(str(video))
         queries.append(d.get("caption", d.get("query", d.get("sentence"))))
         answers.append(_answer(r))
-    c = _columns(raw.path, qids, vids, queries, answers, raw.lines, raw.problems)
+        durations.append(_duration(d))
+    c = _columns(raw.path, qids, vids, queries, answers, raw.lines, raw.problems, durations)
     records = np.empty(len(qids), dtype=object)
     records[:] = raw.records
     out = prediction_table(c, clip=clip, on_error=on_error, records=records, reasons=reasons)

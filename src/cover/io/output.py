@@ -4,7 +4,9 @@ A run that fails or is interrupted leaves the previous target intact and no part
 file behind; a target that is the same file as one of the run's inputs (also through
 a symlink or a hard link) is refused before anything is written. Every writer in
 COVER (regions, calibrators, JSON, Markdown, figures, reports) goes through
-:func:`atomic_open` or one of the helpers built on it.
+:func:`atomic_open` or one of the helpers built on it; a results folder (several files
+that belong together) goes through :func:`results_folder`, built the same way: beside
+the target, renamed into place at the end (the rule: :mod:`cover.io.folders`).
 
 What a target may be:
 
@@ -51,6 +53,12 @@ import numpy as np
 
 from cover._json import to_json_number
 from cover.errors import OutputError
+
+# Output folders and the rule of a results folder (cover.io.folders) are re-exported, and
+# results_folder below writes one: every writer of COVER is found in this one module.
+from cover.io.folders import check_folder as check_folder
+from cover.io.folders import check_results_folder as check_results_folder
+from cover.io.folders import make_folder as make_folder
 
 PathLike = str | os.PathLike[str]
 
@@ -281,22 +289,38 @@ def save_figure(fig: Any, path: PathLike, *, inputs: Iterable[PathLike | None] =
     return Path(path)
 
 
-def check_folder(path: PathLike) -> Path:
-    """Refuse an output folder that is something else (a file, a device, ...)."""
-    p = Path(path)
-    if p.exists() and not p.is_dir():
-        raise OutputError(f"{p}: is a file, not a folder; give a folder to write into")
-    return p
-
-
-def make_folder(path: PathLike) -> Path:
-    """Create the output folder ``path`` (and its parents) if needed; a clear
-    :class:`OutputError` when a file is in the way or it cannot be created."""
-    p = check_folder(path)
+@contextlib.contextmanager
+def results_folder(path: PathLike, *, inputs: Iterable[PathLike | None] = ()
+                   ) -> Iterator[Path]:
+    """Yield a new temporary folder beside ``path`` to write a results folder into;
+    on a clean exit it replaces ``path`` (the rule of the module docstring), on any
+    exception it is deleted and ``path`` stays as it was."""
+    target = check_results_folder(path, inputs)
+    make_folder(target.parent)
+    work = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
     try:
-        p.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise OutputError(f"{p}: cannot create the folder ({exc.strerror})") from None
-    if not os.access(p, os.W_OK | os.X_OK):
-        raise OutputError(f"{p}: the folder is not writable")
-    return p
+        yield work
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(work, (target.stat().st_mode & 0o7777) if target.is_dir()
+                 else 0o777 & ~umask)
+        _swap(work, target)
+    except BaseException:
+        shutil.rmtree(work, ignore_errors=True)
+        raise
+
+
+def _swap(new: Path, target: Path) -> None:
+    """Put folder ``new`` at ``target``; an existing ``target`` is moved aside first
+    (and back if the second rename fails), then deleted."""
+    if not target.exists():
+        os.replace(new, target)
+        return
+    old = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".old", dir=target.parent))
+    os.replace(target, old / "previous")
+    try:
+        os.replace(new, target)
+    except OSError:
+        os.replace(old / "previous", target)
+        raise
+    shutil.rmtree(old, ignore_errors=True)

@@ -52,6 +52,7 @@ from cover.io.jsonl import (
     raise_on_rejections,
     read_json_rows,
 )
+from cover.io.saliency_labels import label_problems, saliency_labels
 from cover.ragged import Ragged, row_ids, segment_any
 
 
@@ -157,7 +158,9 @@ def predictions_from_rows(raw: RawRows, *, clip: float = DEFAULT_CLIP_SECONDS,
 
 
 def read_ground_truth(path: str | Path, *, on_error: OnError = "raise") -> Loaded:
-    """Read QVHighlights-style ground truth (``relevant_windows``, ``duration``).
+    """Read QVHighlights-style ground truth (``relevant_windows``, ``duration``, and
+    the highlight labels ``relevant_clip_ids`` / ``saliency_scores`` when present:
+    :mod:`cover.io.saliency_labels`).
 
     Windows partly outside ``[0, T]`` are kept here and clipped (with a count) when
     truth is attached; rows with ``s > e``, non-finite numbers, no window, a bad
@@ -170,16 +173,18 @@ def read_ground_truth(path: str | Path, *, on_error: OnError = "raise") -> Loade
     win, woff = ragged_field(raw, "relevant_windows", (2,), optional=False)
     win = win[:, :2]
     duration, _ = float_field(raw, "duration")
-    keep = reject_rows(raw, first_reason(len(raw.records), [
+    reasons = first_reason(len(raw.records), [
         (bad_number(duration, np.ones(duration.size, dtype=bool), positive=True),
          DURATION_RULE),
         (np.diff(woff) == 0, "relevant_windows is empty (no true moment)"),
         (nonfinite_windows(win[:, 0], win[:, 1], woff), TRUTH_NONFINITE),
         (reversed_windows(win[:, 0], win[:, 1], woff), TRUTH_REVERSED),
-    ]))
+    ])
+    keep = reject_rows(raw, label_problems(raw.records) | reasons)
     win, woff = trim_ragged(keep, win, woff)
     table = table_of(raw, duration=duration[keep],
-                     truth=Intervals(win[:, 0].copy(), win[:, 1].copy(), woff))
+                     truth=Intervals(win[:, 0].copy(), win[:, 1].copy(), woff),
+                     truth_saliency=saliency_labels(raw.records))
     raise_on_rejections(raw.problems, on_error, raw.path)
     return Loaded(table, raw.problems, raw.rejected)
 

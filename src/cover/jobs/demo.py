@@ -11,9 +11,17 @@ import numpy as np
 from cover._progress import Progress
 from cover.calibrate import Calibrator
 from cover.data.splits import split_by_unit
+from cover.data.table import GroundingTable
 from cover.io.datasets import DEMO_GROUNDER, QVH_VAL_GT, QVH_VAL_PREDICTIONS, data_dir_for
 from cover.io.labelled import load_labelled
-from cover.io.output import make_folder, strict_json, write_json, write_text
+from cover.io.output import (
+    check_results_folder,
+    make_folder,
+    results_folder,
+    strict_json,
+    write_json,
+    write_text,
+)
 from cover.io.qids import write_qids
 from cover.io.regions_jsonl import certified_rows, write_certified
 from cover.jobs.validity import WHAT_IT_CHECKS, note_problems, say, write_validity
@@ -64,12 +72,21 @@ def run_demo(*, out: Path, data_dir: str | None = None, n_resamples: int = 50) -
     rel = QVH_VAL_PREDICTIONS[DEMO_GROUNDER]
     data = data_dir_for((QVH_VAL_GT, rel), data_dir)
     say(f"cover demo: {DEMO_GROUNDER} predictions on QVHighlights val from {data}")
-    make_folder(out)
     inputs = [data / rel, data / QVH_VAL_GT]
+    check_results_folder(out, inputs)
     table, problems = load_labelled(data / rel, data / QVH_VAL_GT)
     note_problems(problems, rel)
-    protocol = Protocol(n_resamples=n_resamples)
+    # Written beside --out and renamed into place when complete (cover.io.folders).
+    with results_folder(out, inputs=inputs) as work:
+        _write_demo(work, table, inputs, Protocol(n_resamples=n_resamples))
+    say(f"\nwrote {out}/: report.html, report.md, validity.json, validity.md, "
+         "coverage_vs_target.png, length_vs_target.png, frontier.png, calibrators/, regions/, "
+         "evaluation_alpha0.1.json")
 
+
+def _write_demo(out: Path, table: GroundingTable, inputs: list[Path],
+                protocol: Protocol) -> None:
+    """Every file of the demo folder, written into ``out``."""
     # 1. The deployable artefacts: a unit-level split, one calibrator per family at
     #    alpha = 0.1 on the whole pool, certified regions and metrics on the test split.
     split = split_by_unit(table.units, cal_frac=protocol.cal_frac, seed=protocol.seed)
@@ -131,6 +148,3 @@ def run_demo(*, out: Path, data_dir: str | None = None, n_resamples: int = 50) -
                  validity_table(res, markdown=True), figs),
                 ("Certified at alpha = 0.1", note, certified_md, [])],
                inputs=inputs, lead=lead)
-    say(f"\nwrote {out}/: report.html, report.md, validity.json, validity.md, "
-         "coverage_vs_target.png, length_vs_target.png, frontier.png, calibrators/, regions/, "
-         "evaluation_alpha0.1.json")

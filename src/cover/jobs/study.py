@@ -24,7 +24,7 @@ from cover._version import __version__
 from cover.data.table import GroundingTable
 from cover.errors import report_lines
 from cover.io.labelled import load_labelled
-from cover.io.output import write_json, write_text
+from cover.io.output import check_results_folder, results_folder, write_json, write_text
 from cover.jobs.study_inputs import InputPair, slug
 from cover.jobs.study_overview import comparisons, overview_table
 from cover.studies.common import Missing, jsonify
@@ -170,8 +170,10 @@ def run_studies(
     humans_dir: Path | None = None,
     read: dict[str, Any] | None = None,
     split_seeds: int = 0,
+    report: bool = False,
 ) -> dict[str, Any]:
-    """Run ``studies`` over every input pair; write the results folder; return the manifest.
+    """Run ``studies`` over every input pair; write the results folder (all or nothing,
+    with the HTML report when ``report``); return the manifest.
 
     Study 9 (uncertainty) runs on the pairs whose predictions report ``start_std`` /
     ``end_std``; when none does it runs on all, so that the output says what it needs.
@@ -181,6 +183,7 @@ def run_studies(
     """
     wanted = list(STUDIES) if "all" in studies else [s for s in STUDIES if s in studies]
     all_inputs = [p for x in inputs for p in (x.preds, x.gt)]
+    check_results_folder(out, all_inputs)
     t_start = time.perf_counter()
     timings: dict[str, float] = {}
     loaded = _load(inputs, timings, read)
@@ -190,58 +193,64 @@ def run_studies(
     for inp, (table, _), skip in zip(inputs, loaded, skips, strict=True):
         check_enough_rows(table.units, protocol, [s for s in wanted if s not in skip],
                           what=str(inp.preds), flags=STUDY_FLAGS)
-    out.mkdir(parents=True, exist_ok=True)
-    pairs: list[Pair] = []
-    manifest_pairs: list[dict[str, Any]] = []
-    results: list[StudyResult] = []
-    for inp, (table, problems), skip in zip(inputs, loaded, skips, strict=True):
-        pair = Pair(inp.name, inp.dataset, table, protocol, min_scale, target)
-        pairs.append(pair)
-        entry, res = _run_pair(pair, inp, wanted, out, all_inputs, timings, skip,
-                               gallery_alpha)
-        entry["problems"] = problems
-        if split_seeds:
-            res += _split_seeds(pair, inp, wanted, skip, split_seeds, entry, out, all_inputs,
-                                timings)
-        manifest_pairs.append(entry)
-        results += res
-        _say(f"cover: {pair.label}: {', '.join(s for s in wanted if s not in skip)} done")
-    transfers = _run_transfers(pairs, out, all_inputs, results) if "transfer" in wanted else []
-    figs_across = comparisons(results, pairs, out)
-    if humans_dir is not None:
-        from cover.studies.humans import humans
+    # The folder is built beside --out and renamed into place once complete
+    # (cover.io.folders): ``out`` names the temporary folder inside this block.
+    with results_folder(out, inputs=all_inputs) as out:
+        pairs: list[Pair] = []
+        manifest_pairs: list[dict[str, Any]] = []
+        results: list[StudyResult] = []
+        for inp, (table, problems), skip in zip(inputs, loaded, skips, strict=True):
+            pair = Pair(inp.name, inp.dataset, table, protocol, min_scale, target)
+            pairs.append(pair)
+            entry, res = _run_pair(pair, inp, wanted, out, all_inputs, timings, skip,
+                                   gallery_alpha)
+            entry["problems"] = problems
+            if split_seeds:
+                res += _split_seeds(pair, inp, wanted, skip, split_seeds, entry, out, all_inputs,
+                                    timings)
+            manifest_pairs.append(entry)
+            results += res
+            _say(f"cover: {pair.label}: {', '.join(s for s in wanted if s not in skip)} done")
+        transfers = _run_transfers(pairs, out, all_inputs, results) if "transfer" in wanted else []
+        figs_across = comparisons(results, pairs, out)
+        if humans_dir is not None:
+            from cover.studies.humans import humans
 
-        t0 = time.perf_counter()
-        res_h = humans(humans_dir, protocol, min_scale=min_scale)
-        timings["humans"] = time.perf_counter() - t0
-        (out / "humans").mkdir(exist_ok=True)
-        write_json(out / "humans" / "humans.json", res_h.to_dict(), inputs=all_inputs)
-        write_text(out / "humans" / "humans.md", res_h.markdown(), inputs=all_inputs)
-        results.append(res_h)
-        wanted = [*wanted, "humans"]
-    if any(r.study == STUDY_KEY for r in results):
-        wanted = [*wanted, STUDY_KEY]
-    overview = overview_table(results)
-    if overview is not None:
-        results.insert(0, StudyResult("overview", "Overview", "all pairs", {}, [overview]))
-    timings["total"] = time.perf_counter() - t_start
-    tables = stack([t for r in results for t in r.tables])
-    md = ["# COVER studies: every table\n"]
-    if command:
-        md.append(f"Reproduce: `{command}`\n")
-    for t in tables:
-        md.append(f"## {t.key}\n\n{t.caption}\n\n{t.markdown()}\n")
-    missing = sorted({m.text() for r in results for m in r.missing})
-    if missing:
-        md.append("## Not filled\n\n" + "\n".join(f"* {m}" for m in missing) + "\n")
-    write_text(out / "tables.md", "\n".join(md), inputs=all_inputs)
-    manifest = jsonify({
-        "cover_version": __version__, "command": command, "protocol": protocol.to_dict(),
-        "min_scale": min_scale, "target": target, "studies": wanted, "pairs": manifest_pairs,
-        "transfers": transfers, "comparisons": figs_across, "gallery_alpha": gallery_alpha,
-        "tables": [t.to_dict() for t in tables], "missing": missing, "timings": timings,
-    })
-    write_json(out / "manifest.json", manifest, inputs=all_inputs)
+            t0 = time.perf_counter()
+            res_h = humans(humans_dir, protocol, min_scale=min_scale)
+            timings["humans"] = time.perf_counter() - t0
+            (out / "humans").mkdir(exist_ok=True)
+            write_json(out / "humans" / "humans.json", res_h.to_dict(), inputs=all_inputs)
+            write_text(out / "humans" / "humans.md", res_h.markdown(), inputs=all_inputs)
+            results.append(res_h)
+            wanted = [*wanted, "humans"]
+        if any(r.study == STUDY_KEY for r in results):
+            wanted = [*wanted, STUDY_KEY]
+        overview = overview_table(results)
+        if overview is not None:
+            results.insert(0, StudyResult("overview", "Overview", "all pairs", {}, [overview]))
+        timings["total"] = time.perf_counter() - t_start
+        tables = stack([t for r in results for t in r.tables])
+        md = ["# COVER studies: every table\n"]
+        if command:
+            md.append(f"Reproduce: `{command}`\n")
+        for t in tables:
+            md.append(f"## {t.key}\n\n{t.caption}\n\n{t.markdown()}\n")
+        missing = sorted({m.text() for r in results for m in r.missing})
+        if missing:
+            md.append("## Not filled\n\n" + "\n".join(f"* {m}" for m in missing) + "\n")
+        write_text(out / "tables.md", "\n".join(md), inputs=all_inputs)
+        manifest = jsonify({
+            "cover_version": __version__, "command": command, "protocol": protocol.to_dict(),
+            "min_scale": min_scale, "target": target, "studies": wanted, "pairs": manifest_pairs,
+            "transfers": transfers, "comparisons": figs_across, "gallery_alpha": gallery_alpha,
+            "tables": [t.to_dict() for t in tables], "missing": missing, "timings": timings,
+        })
+        write_json(out / "manifest.json", manifest, inputs=all_inputs)
+        if report:
+            from cover.report.build import build_report
+
+            build_report(out, out / "report.html")
     return dict(manifest)
 
 

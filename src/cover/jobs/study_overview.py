@@ -20,7 +20,12 @@ def overview_table(results: Sequence[StudyResult], target: float = 0.9) -> Table
     eff = {r.subject: r for r in results if r.study == "efficiency"}
     if not cov:
         return None
+    from cover.report.tables import highlight_values
+
+    # HL-mAP / HIT@1 columns only when some pair has highlight labels (QVHighlights).
+    hl = any(highlight_values(r.data.get("field_metrics") or {}) for r in cov.values())
     header = ["Grounder", "Dataset", "Test rows", "R1@0.5", "R1@0.7", "mIoU", "mAP"]
+    header += ["HL-mAP", "HIT@1"] if hl else []
     header += [f"{f.upper()} cov. / len. (s)" for f in FAMILIES]
     header += ["Shortest: share of video"]
     rows = []
@@ -35,6 +40,9 @@ def overview_table(results: Sequence[StudyResult], target: float = 0.9) -> Table
         name, dataset = subject.split(" on ", 1)
         row = [name, dataset, str(d["rows"]["test"]), pm("R1@0.5"), pm("R1@0.7"), pm("mIoU"),
                pm("mAP")]
+        if hl:
+            v = highlight_values(d.get("field_metrics") or {})
+            row += ["n/a", "n/a"] if v is None else [f"{v[0]:.2f}", f"{v[1]:.2f}"]
         for f in FAMILIES:
             c = next((c for c in d["cells"] if c["family"] == f
                       and abs(c["target"] - target) < 1e-9), None)
@@ -47,7 +55,8 @@ def overview_table(results: Sequence[StudyResult], target: float = 0.9) -> Table
                    f"{best['length_frac_mean']:.0%} ({best['family'].upper()})")
         rows.append(tuple(row))
     return Table("overview", f"Every pair at target {target:.2f}: the field's point metrics of "
-                 "the grounder on the test split (percent; Moment-DETR's evaluator) next to "
+                 "the grounder on the test split (percent; Moment-DETR's evaluator; HL-mAP and "
+                 "HIT@1 at the VeryGood level where there are highlight labels) next to "
                  "COVER's realised coverage / mean region length per family, and what the "
                  "shortest family's region costs as share of the video.", tuple(header),
                  tuple(rows))

@@ -17,7 +17,14 @@ from cover.data.table import DEFAULT_CLIP_SECONDS
 from cover.errors import InputError, RowProblem, report_lines
 from cover.io.jsonl import OnError
 from cover.io.labelled import load_labelled
-from cover.io.output import make_folder, strict_json, write_json, write_text
+from cover.io.output import (
+    check_results_folder,
+    make_folder,
+    results_folder,
+    strict_json,
+    write_json,
+    write_text,
+)
 from cover.jobs.study_inputs import guess_dataset
 from cover.jobs.study_seeds import check_split_seeds, run_spread
 from cover.report.tables import multi_validity_table, render, validity_summary, validity_table
@@ -131,6 +138,7 @@ def run_validity(
     inputs: list[Path | str | None] = [*preds, gt, qids]
     # Every file read and checked before the output folder is made: too few rows for the
     # study is an error that leaves nothing behind.
+    check_results_folder(out, inputs)
     tables = []
     for path in preds:
         table, problems = load_labelled(path, gt, qids=qids, clip=clip, strict=strict,
@@ -138,49 +146,57 @@ def run_validity(
         note_problems(problems, str(path))
         check_enough_rows(table.units, protocol, ("validity",), what=str(path))
         tables.append(table)
-    make_folder(out)
-    results: list[ValidityResult] = []
-    sections: list[tuple[str, str, str, list[Path]]] = []
-    for path, name, sub, table in zip(preds, display, folders, tables, strict=True):
-        fams = []
-        for fam in families:
-            why = missing_family_input(table, fam)
-            if why is None:
-                fams.append(fam)
-            else:
-                say(f"cover: {name}: skipping {family_label(fam)}: {why} in {path}")
-        if not fams:
-            say(f"cover: {name}: no score family can be studied; skipping {path}")
-            continue
-        with Progress(f"{name}: calibrating", n_steps(protocol, tuple(fams))) as prog:
-            res = coverage_validity(table, name=name, families=tuple(fams), protocol=protocol,
-                                    min_scale=min_scale, target=target, progress=prog)
-        results.append(res)
-        folder = out if len(preds) == 1 else out / sub
-        figs = write_validity(res, folder, float(np.mean(table.duration)), inputs=inputs)
-        print(f"\n{validity_summary(res)}\n")
-        print(validity_table(res))
-        sections.append((name, validity_summary(res), validity_table(res, markdown=True), figs))
-        if split_seeds:
-            spread = run_spread(table, name=name, dataset=guess_dataset(gt), protocol=protocol,
-                                n_seeds=split_seeds, families=fams, studies=("coverage",),
-                                folder=folder, inputs=inputs, min_scale=min_scale,
-                                target=target, lengths=True)
-            if spread is not None:
-                t = spread.table()
-                sections.append((f"{name}: split-seed spread", spread.caption(),
-                                 render(t.header, t.rows, markdown=True), []))
-    if not results:
-        raise InputError("no grounder could be studied (see the lines above)")
-    if len(results) > 1:
-        _write_overview(results, out, inputs)
-    from cover.report.html import write_html
+    # The whole folder is built beside --out and renamed into place at the end: a run
+    # that fails half-way leaves no folder (or the previous one) behind.
+    with results_folder(out, inputs=inputs) as work:
+        results: list[ValidityResult] = []
+        sections: list[tuple[str, str, str, list[Path]]] = []
+        for path, name, sub, table in zip(preds, display, folders, tables, strict=True):
+            fams = []
+            for fam in families:
+                why = missing_family_input(table, fam)
+                if why is None:
+                    fams.append(fam)
+                else:
+                    say(f"cover: {name}: skipping {family_label(fam)}: {why} in {path}")
+            if not fams:
+                say(f"cover: {name}: no score family can be studied; skipping {path}")
+                continue
+            with Progress(f"{name}: calibrating", n_steps(protocol, tuple(fams))) as prog:
+                res = coverage_validity(table, name=name, families=tuple(fams),
+                                        protocol=protocol, min_scale=min_scale, target=target,
+                                        progress=prog)
+            if not any(np.isfinite(c.coverage_mean) for c in res.cells):
+                # NaN everywhere (no test row left to certify): no table, no figure.
+                raise InputError(f"{path}: no coverage could be measured: no row of the test "
+                                 "split could be certified (see the lines above)")
+            results.append(res)
+            folder = work if len(preds) == 1 else work / sub
+            figs = write_validity(res, folder, float(np.mean(table.duration)), inputs=inputs)
+            print(f"\n{validity_summary(res)}\n")
+            print(validity_table(res))
+            sections.append((name, validity_summary(res), validity_table(res, markdown=True),
+                             figs))
+            if split_seeds:
+                spread = run_spread(table, name=name, dataset=guess_dataset(gt),
+                                    protocol=protocol, n_seeds=split_seeds, families=fams,
+                                    studies=("coverage",), folder=folder, inputs=inputs,
+                                    min_scale=min_scale, target=target, lengths=True)
+                if spread is not None:
+                    t = spread.table()
+                    sections.append((f"{name}: split-seed spread", spread.caption(),
+                                     render(t.header, t.rows, markdown=True), []))
+        if not results:
+            raise InputError("no grounder could be studied (see the lines above)")
+        if len(results) > 1:
+            _write_overview(results, work, inputs)
+        from cover.report.html import write_html
 
-    sections.insert(0, ("What this checks", WHAT_IT_CHECKS.removeprefix("What this checks: "),
-                        "", []))
-    write_html(out / "report.html", "COVER coverage validity", sections, inputs=inputs)
-    where = "" if len(preds) == 1 else f", one folder per grounder: {', '.join(folders)}"
-    seeds = ", split_seeds.json, split_seeds.md" if split_seeds else ""
+        sections.insert(0, ("What this checks",
+                            WHAT_IT_CHECKS.removeprefix("What this checks: "), "", []))
+        write_html(work / "report.html", "COVER coverage validity", sections, inputs=inputs)
+        where = "" if len(preds) == 1 else f", one folder per grounder: {', '.join(folders)}"
+        seeds = ", split_seeds.json, split_seeds.md" if split_seeds else ""
     say(f"wrote {out}/ (validity.json, validity.md{seeds}, figures, report.html{where})")
     return results
 

@@ -83,10 +83,27 @@ def validity_summary(result: ValidityResult) -> str:
 
 def field_metrics_text(metrics: dict[str, Any]) -> str:
     """``R1@0.3 .. / R1@0.5 .. / R1@0.7 .. / mIoU .. / mAP ..`` from
-    :meth:`cover.grounding_metrics.GroundingMetrics.to_dict` (percent)."""
+    :meth:`cover.grounding_metrics.GroundingMetrics.to_dict` (percent), then
+    ``HL-mAP .. / HIT@1 ..`` (VeryGood) when highlight labels were there."""
     full = metrics["full"]
     keys = ("R1@0.3", "R1@0.5", "R1@0.7", "mIoU", "mAP")
-    return ", ".join(f"{k} {full[k]:.2f}" for k in keys if full.get(k) is not None)
+    parts = [f"{k} {full[k]:.2f}" for k in keys if full.get(k) is not None]
+    hl = highlight_values(metrics)
+    if hl is not None:
+        parts += [f"HL-mAP {hl[0]:.2f}", f"HIT@1 {hl[1]:.2f} (VeryGood, {hl[2]} rows)"]
+    return ", ".join(parts)
+
+
+def highlight_values(metrics: dict[str, Any]) -> tuple[float, float, int] | None:
+    """``(HL-mAP, HIT@1, rows)`` at the VeryGood level from a field-metrics dict, or None
+    when it has no highlight detection (no labels or no saliency)."""
+    from cover.highlight_metrics import HL_HEADLINE
+
+    hl = metrics.get("highlight")
+    if not hl:
+        return None
+    level = hl[f"HL-min-{HL_HEADLINE}"]
+    return level["HL-mAP"], level["HL-Hit1"], hl["n"]
 
 
 def _pct(metrics: dict[str, Any], key: str) -> str:
@@ -94,17 +111,26 @@ def _pct(metrics: dict[str, Any], key: str) -> str:
     return "n/a" if v is None else f"{v:.2f}"
 
 
+def _hl_cells(metrics: dict[str, Any]) -> list[str]:
+    hl = highlight_values(metrics)
+    return ["n/a", "n/a"] if hl is None else [f"{hl[0]:.2f}", f"{hl[1]:.2f}"]
+
+
 def multi_validity_table(results: Sequence[ValidityResult], alpha: float, *,
                          markdown: bool = True) -> str:
     """One row per grounder at one alpha: coverage and length per family."""
     fams = results[0].families
-    header = ["grounder", "R1@0.5", "mIoU", "point-IoU"]
+    # HL columns only where some grounder has them: other tables keep their bytes.
+    hl = any(highlight_values(r.field_metrics or {}) for r in results)
+    header = ["grounder", "R1@0.5", "mIoU"] + (["HL-mAP", "HIT@1"] if hl else [])
+    header += ["point-IoU"]
     for f in fams:
         header += [f"{family_label(f)} cov", f"{family_label(f)} len (s)"]
     rows = []
     for r in results:
-        row = [r.name, _pct(r.field_metrics, "R1@0.5"), _pct(r.field_metrics, "mIoU"),
-               f"{r.point_iou:.3f}"]
+        row = [r.name, _pct(r.field_metrics, "R1@0.5"), _pct(r.field_metrics, "mIoU")]
+        row += _hl_cells(r.field_metrics or {}) if hl else []
+        row += [f"{r.point_iou:.3f}"]
         for f in fams:
             c = r.cell(f, alpha)
             row += [f"{c.coverage_mean:.3f}{cell_marks(c)}",

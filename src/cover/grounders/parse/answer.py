@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal, get_args
 
-from cover.grounders.parse.extract import BareRule, Context, Extract, extract
+from cover.grounders.parse.extract import BareRule, Context, Extract, extract, quoted_ranges
 
 Status = Literal["ok", "refusal", "echo", "failure", "start_only", "zero_length",
                  "out_of_range"]
@@ -85,20 +85,34 @@ def refusal_phrase(text: str) -> str | None:
 
 
 def _echo(text: str, found: Extract, examples: Sequence[str], ctx: Context) -> str | None:
-    """The prompt example ``text`` repeats: the same text (case and spacing aside), or
-    the example's own times quoted verbatim inside the answer."""
+    """The prompt example ``text`` repeats: the same text (case and spacing aside), the
+    example's own times as the answer's, or a range of the example's written anywhere
+    in the answer in any notation ("0:10 - 0:20", "00:00:10 to 00:00:20", "10-20 s",
+    also inside "End time: 0:10 - 0:20"). A true moment at exactly the example's times
+    is then an echo too: the answer cannot tell the two apart."""
     body = _norm(text)
+    quoted: list[tuple[float, float]] | None = None
     for ex in examples:
         norm_ex = _norm(ex)
         if not norm_ex:
             continue
         if body == norm_ex:
             return ex
-        if (norm_ex in body or body in norm_ex) and found.intervals:
-            mine = extract(ex, ctx)
-            if mine.intervals and sorted(mine.intervals) == sorted(found.intervals):
-                return ex
+        mine = extract(ex, ctx).intervals
+        if not mine:
+            continue
+        if found.intervals and sorted(mine) == sorted(found.intervals):
+            return ex
+        if quoted is None:
+            quoted = quoted_ranges(text, ctx)
+        if any(_same(iv, q) for iv in mine for q in quoted):
+            return ex
     return None
+
+
+def _same(a: tuple[float, float], b: tuple[float, float]) -> bool:
+    """The same interval, bounds in either order, to a millisecond."""
+    return (abs(min(a) - min(b)) < 1e-3) and (abs(max(a) - max(b)) < 1e-3)
 
 
 def _positive(x: float | int | None) -> float | None:

@@ -31,7 +31,8 @@ from cover.grounders.parse.notation import tokenize
 from cover.grounders.parse.reading import BARE_RULES, BareRule, Context, Extract
 from cover.grounders.parse.stages import keyed, labelled, lone, ranges, relative
 
-__all__ = ["BARE_RULES", "BareRule", "Context", "Extract", "extract", "focus"]
+__all__ = ["BARE_RULES", "BareRule", "Context", "Extract", "extract", "focus",
+           "quoted_ranges"]
 
 # ---- pre-processing ------------------------------------------------------------------
 _ANSWER_TAG = re.compile(r"<answer>(.{0,2000}?)</answer>", re.IGNORECASE | re.DOTALL)
@@ -80,3 +81,16 @@ def extract(text: str, ctx: Context) -> Extract:
         return out
     lone(body, timed, ctx, out)
     return out
+
+
+def quoted_ranges(text: str, ctx: Context) -> list[tuple[float, float]]:
+    """Every range ``X - Y`` the answer writes anywhere (also inside start/end fields,
+    where :func:`extract` reads it as a midpoint), in seconds, whatever the notation:
+    what echo detection compares with the prompt's example."""
+    body = focus(text)
+    tokens = tokenize(body)
+    if any(t.problem for t in tokens):
+        return []
+    out = Extract()
+    ranges(body, tokens, ctx, out)
+    return list(out.intervals)

@@ -1,0 +1,78 @@
+"""QVHighlights' highlight labels in a ground-truth row: ``relevant_clip_ids`` and
+``saliency_scores``.
+
+``relevant_clip_ids`` lists 2-s clip indices (integers >= 0); ``saliency_scores`` gives,
+for each of them in the same order, the scores of the three annotators (numbers in
+0..4). Both fields are optional; a row with neither has no labels (an empty row). A
+row with one but not the other, lists of different lengths, a clip index that is not
+an integer >= 0 or a score row that is not three numbers is rejected with the reason,
+like any other malformed ground-truth field.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from cover.ragged import Ragged, offsets_from_lengths
+
+#: Annotators per labelled clip in QVHighlights.
+ANNOTATORS = 3
+_IDS, _SCORES = "relevant_clip_ids", "saliency_scores"
+
+
+def _is_number(x: Any) -> bool:
+    return type(x) in (int, float) and np.isfinite(x)
+
+
+def _label_problem(rec: dict[str, Any]) -> str | None:
+    """Why the labels of ``rec`` cannot be read (None when fine or absent)."""
+    ids, scores = rec.get(_IDS), rec.get(_SCORES)
+    if ids is None and scores is None:
+        return None
+    if ids is None or scores is None:
+        return f"{_SCORES if ids is None else _IDS} without {_IDS if ids is None else _SCORES}"
+    if type(ids) is not list or not all(type(i) is int and i >= 0 for i in ids):
+        return f"{_IDS} must be a list of clip indices (integers >= 0)"
+    if type(scores) is not list or not all(
+            type(r) is list and len(r) == ANNOTATORS and all(map(_is_number, r))
+            for r in scores):
+        return f"{_SCORES} must be a list of [{ANNOTATORS} numbers] per clip"
+    if len(ids) != len(scores):
+        return (f"{_IDS} has {len(ids)} clips but {_SCORES} has {len(scores)} rows "
+                "(one per clip expected)")
+    return None
+
+
+def label_problems(records: list[dict[str, Any]]) -> dict[int, str]:
+    """Row -> why its highlight labels are malformed (rows without labels are fine)."""
+    out: dict[int, str] = {}
+    for i, rec in enumerate(records):
+        if _IDS in rec or _SCORES in rec:
+            why = _label_problem(rec)
+            if why is not None:
+                out[i] = why
+    return out
+
+
+def saliency_labels(records: list[dict[str, Any]]) -> Ragged | None:
+    """The labels of well-formed rows (:func:`label_problems` found nothing) as a
+    :class:`Ragged` of ``(k, 4)`` values (clip index, three scores); None when no row
+    has labels, so tables of files without them carry nothing."""
+    if not any(_IDS in rec for rec in records):
+        return None
+    parts: list[np.ndarray] = []
+    for rec in records:
+        ids, scores = rec.get(_IDS) or [], rec.get(_SCORES) or []
+        a = np.empty((len(ids), 1 + ANNOTATORS))
+        if len(ids):
+            a[:, 0] = ids
+            a[:, 1:] = scores
+        parts.append(a)
+    lengths = np.fromiter((p.shape[0] for p in parts), dtype=np.int64, count=len(parts))
+    flat = np.concatenate(parts) if parts else np.empty((0, 1 + ANNOTATORS))
+    return Ragged(flat, offsets_from_lengths(lengths))
+
+
+__all__ = ["ANNOTATORS", "label_problems", "saliency_labels"]
