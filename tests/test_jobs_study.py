@@ -31,6 +31,7 @@ def test_input_pairs_names_and_datasets() -> None:
                               "n-g; give each --preds its own --name")
 
 
+@pytest.mark.xdist_group("study_run")  # one worker computes the shared run
 def test_study_all_fills_every_table(data_dir: Path) -> None:
     out, man = study_run(data_dir)
     assert man["studies"] == [*STUDIES, "humans"]
@@ -53,6 +54,7 @@ def test_study_all_fills_every_table(data_dir: Path) -> None:
     assert man["command"].startswith("cover study all --preds")
 
 
+@pytest.mark.xdist_group("study_run")  # one worker computes the shared run
 def test_findings_on_real_grounders(data_dir: Path) -> None:
     out, _ = study_run(data_dir)
 

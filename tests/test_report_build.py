@@ -20,6 +20,9 @@ CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run
                   "--disable-sync"]
 
 
+# The study run is shared with tests/test_jobs_study.py: one xdist worker computes it once.
+pytestmark = pytest.mark.xdist_group("study_run")
+
 @pytest.fixture(scope="module")
 def report(data_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     out, _ = study_run(data_dir)
