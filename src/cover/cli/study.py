@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from cover.cli._common import InputPath, OutputFolder, Subparsers, add_command, positive_int
-from cover.cli.formats import add_format_flags, format_kwargs
+from cover.cli.formats import add_format_flags, add_selection_flags, format_kwargs
 
 
 def add_parser(sub: Subparsers) -> None:
@@ -50,6 +50,7 @@ def add_parser(sub: Subparsers) -> None:
                    "cell's spread over seeds (coverage, efficiency, conditional studies)")
     p.add_argument("--no-report", action="store_true", help="skip report.html")
     add_format_flags(p, gt=True)  # one reading of every --preds / --gt
+    add_selection_flags(p)
     p.add_argument("--on-error", choices=("raise", "reject"), default="raise",
                    help="bad rows (and ground truth without a prediction): stop with an error "
                         "(default) or set them aside with reasons")

@@ -80,8 +80,12 @@ def load_labelled(
     if not p.vid_given:
         ptab = _vid_from_truth(ptab, gtab, f"{preds}: the mapping names no vid", gt, say)
     renamed: tuple[np.ndarray, np.ndarray] | None = None
-    joined_by = join_truth(ptab, gtab, g.loaded.rejected)
-    if joined_by.gt is not gtab:
+    # A format numbering queries by position, or text qids (charades_sta_test_<i>: the
+    # grounder's own names), may name the ground truth's queries differently: try the
+    # joins on content. Numeric qids of two id-keyed files are the ids themselves.
+    try_content = not (p.native_qids and g.native_qids) or not _numeric(ptab.qid)
+    joined_by = join_truth(ptab, gtab, g.loaded.rejected) if try_content else None
+    if joined_by is not None and joined_by.gt is not gtab:
         renamed = (gtab.qid, joined_by.gt.qid)
         gtab = joined_by.gt
         differs = (f"; {joined_by.text_differs} of them with a different query text"
@@ -147,3 +151,11 @@ def _shorter(table: GroundingTable, max_duration: float, gt: str | Path,
     say(f"--max-duration {max_duration:g}: kept {int(keep.sum())} of {len(table)} queries "
         f"(videos of at most {max_duration:g} s in {gt})")
     return table.take(np.flatnonzero(keep))
+
+
+def _numeric(qid: np.ndarray) -> bool:
+    try:
+        qid.astype(np.float64)
+    except ValueError:
+        return False
+    return True

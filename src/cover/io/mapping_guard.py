@@ -57,7 +57,9 @@ def check_flat_rows(path: str | Path, m: dict[str, str]) -> None:
                if all(_get(r, w) is None for r in rows)]
     if not missing:
         return
-    big = max(doc, key=lambda k: len(doc[k]))
+    # The entry holding the rows: most entries, each itself an object or a list.
+    big = max(doc, key=lambda k: (all(isinstance(x, (dict, list)) for x in doc[k].values()),
+                                  len(doc[k])))
     wrapper = len(doc[big]) > len(doc)
     what = f"no row has {', '.join(missing)}"
     hint = ""
