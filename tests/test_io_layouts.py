@@ -256,3 +256,16 @@ def test_columns_without_vid_take_it_from_the_ground_truth(tmp_path: Path) -> No
     assert t.vid.tolist() == ["v101", "v102", "v103"]  # not the qids
     assert any(f"{preds}: the mapping names no vid; took it from" in s
                and "3 of 3 rows (by qid)" in s for s in said)
+
+
+def test_formats_explain_shows_detection_mapping_and_first_rows(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from cover.cli import main
+
+    assert main(["formats", "--explain", str(WRAPPER)]) == 0
+    out = capsys.readouterr().out
+    assert "detected: predictions-wrapper (predictions)" in out
+    assert "mapping:  --columns 'rows=predictions.*,qid=$key,windows=$value'" in out
+    assert "join:     by qid" in out
+    assert "read:     3 rows, 0 rejected" in out
+    assert "row 1:    qid=101, vid=(from the ground truth), windows=[[0, 10]]" in out
