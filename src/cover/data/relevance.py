@@ -16,9 +16,12 @@ same count of int64 indices.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 from numpy.typing import NDArray
 
+from cover.data.table import GroundingTable
 from cover.ragged import Ragged, offsets_from_lengths, row_ids, segment_max
 
 
@@ -51,3 +54,13 @@ def proposal_relevance(windows: NDArray[np.float64], offsets: NDArray[np.int64],
     np.maximum.at(values, flat, w[p, 2])
     return Ragged(values, out_off)
 
+
+
+def rebuild_relevance(table: GroundingTable) -> GroundingTable:
+    """``table`` with its relevance built from its scored windows (``pred_windows``)
+    over ``[0, T]`` where T is known; as is when it has none."""
+    if table.pred_windows is None:
+        return table
+    w = table.pred_windows
+    return replace(table, relevance=proposal_relevance(w.values, w.offsets, table.duration,
+                                                       table.clip))

@@ -9,12 +9,13 @@ from pathlib import Path
 import numpy as np
 
 from cover.data.join import attach_truth, index_of
+from cover.data.relevance import rebuild_relevance
 from cover.data.table import DEFAULT_CLIP_SECONDS, GroundingTable
 from cover.errors import InputError, RowProblem
 from cover.io import formats
 from cover.io.charades_rf import NO_MOMENT, no_moment_qids
 from cover.io.jsonl import OnError, raise_on_rejections
-from cover.io.mapping_read import rebuild_relevance, wants_proposals
+from cover.io.mapping_read import wants_proposals
 from cover.io.order_join import join_truth
 from cover.io.qids import read_qid_lines, unknown_qids
 

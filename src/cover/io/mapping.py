@@ -145,7 +145,9 @@ def _source(name: str, text: str) -> Source:
             raise InputError(f"--columns: {name}={text}: keys count from $key1")
     else:
         path = tuple(where.split(".")) if where else ()
-    is_json, pattern, names = False, None, ()
+    is_json = False
+    pattern: re.Pattern[str] | None = None
+    names: tuple[str, ...] = ()
     for mod in mods:
         if mod == "json":
             is_json = True
@@ -154,7 +156,7 @@ def _source(name: str, text: str) -> Source:
             if name not in names:
                 raise InputError(f"--columns: {name}={text}: the pattern must have a "
                                  f"<{name}> part")
-            bad = sorted(set(names) - set(FIELDS) - {"_"})
+            bad: list[str] = sorted(set(names) - set(FIELDS) - {"_"})
             if bad:
                 raise InputError(f"--columns: {name}={text}: unknown part(s) "
                                  f"{', '.join(f'<{b}>' for b in bad)}")

@@ -21,8 +21,8 @@ from typing import Any, Literal
 
 import numpy as np
 
-from cover.data.relevance import proposal_relevance
-from cover.data.table import DEFAULT_CLIP_SECONDS, GroundingTable
+from cover.data.relevance import rebuild_relevance
+from cover.data.table import DEFAULT_CLIP_SECONDS
 from cover.errors import InputError
 from cover.io.columns import Columns, prediction_table, stack_windows, truth_table
 from cover.io.document import key_lines, load_document, read_bytes
@@ -155,7 +155,10 @@ def read_mapped(path: str | Path, m: Mapping, *, role: Role,
                              f"--explain {name}`")
     c = _columns(name, m, rows, recs, data, reasons)
     records_out = np.empty(len(rows), dtype=object)
-    records_out[:] = [_echo(r, rec) for r, (rec, _) in zip(rows, recs, strict=True)]
+    with_vid = "vid" in m.fields
+    records_out[:] = [_echo(q, v if with_vid else None, r.get("query"), rec)
+                      for q, v, r, (rec, _) in zip(c.qid.tolist(), c.vid.tolist(), rows, recs,
+                                                   strict=True)]
     if role == "ground_truth":
         return truth_table(c, on_error=on_error, records=records_out, reasons=reasons)
     loaded = prediction_table(c, clip=clip, on_error=on_error, records=records_out,
@@ -184,15 +187,6 @@ def with_proposal_relevance(loaded: Loaded) -> Loaded:
     return replace(loaded, table=rebuild_relevance(loaded.table))
 
 
-def rebuild_relevance(table: GroundingTable) -> GroundingTable:
-    """A joined table's relevance rebuilt from its scored windows over ``[0, T]``."""
-    if table.pred_windows is None:
-        return table
-    w = table.pred_windows
-    return replace(table, relevance=proposal_relevance(w.values, w.offsets, table.duration,
-                                                       table.clip))
-
-
 def _given(m: Mapping, f: str) -> str:
     for k, s in m.sources.items():
         if k == f or f in s.names:
@@ -206,9 +200,11 @@ def _shape(rec: Any) -> str:
     return f"a {type(rec).__name__}"
 
 
-def _echo(row: dict[str, Any], rec: Any) -> dict[str, Any]:
-    """The record certified output echoes: its ids first, then the record's own keys."""
-    ids = {k: row[k] for k in ("qid", "vid", "query") if row.get(k) is not None}
+def _echo(qid: str, vid: str | None, query: Any, rec: Any) -> dict[str, Any]:
+    """The record certified output echoes: the ids read (qid as joined), then the
+    record's own keys."""
+    ids = {"qid": qid} | ({"vid": vid} if vid is not None else {}) | (
+        {"query": query} if query is not None else {})
     return ids | (rec if isinstance(rec, dict) else {"value": rec})
 
 

@@ -43,7 +43,8 @@ def read_tacos(path: str | Path, *, on_error: OnError = "raise", doc: Any = None
 def video_durations(doc: dict[str, Any]) -> tuple[list[str], list[Any]]:
     """``(vids, durations in s)`` of a TACoS split, for ``--videos``: ``num_frames / fps``
     per video, as :func:`read_tacos` computes T (None where fps or frames are unusable)."""
-    vids, durs = [], []
+    vids: list[str] = []
+    durs: list[Any] = []
     for key, entry in doc.items():
         vids.append(key.removesuffix(".avi"))
         try:
