@@ -9,7 +9,8 @@ import numpy as np
 
 from cover.cli import main
 from cover.data.table import GroundingTable
-from cover.io.content_join import align_truth, known_vids
+from cover.io.content_join import known_vids
+from cover.io.order_join import align_truth
 from cover.ragged import Ragged
 
 

@@ -165,7 +165,8 @@ def test_duration_mismatch_is_rejected(tmp_path: Path) -> None:
     assert joined.qid.tolist() == ["1"]
     [prob] = rejected(problems)
     assert (prob.path, prob.line, prob.qid) == (str(pp), 2, "2")
-    assert "duration" in prob.problem
+    assert prob.problem == ("duration differs from ground truth (140 s vs 150 s; tolerance "
+                            "1e-06 s)")
     assert_join_accounted(joined, problems, p.table, g.table)
 
 

@@ -17,7 +17,22 @@ def add_parser(sub: Subparsers) -> None:
                     example="cover formats preds.jsonl charades_sta_test.txt")
     p.add_argument("files", nargs="*", type=InputPath,
                    help="name the detected format of these files")
+    p.add_argument("--explain", action="store_true",
+                   help="for each file: the format detected, the mapping it is read with "
+                        "and the first rows read")
     p.set_defaults(func=run)
+
+
+def add_selection_flags(p: argparse.ArgumentParser) -> None:
+    """``--relevance-from`` and ``--max-duration``: what is kept of the rows read."""
+    p.add_argument("--relevance-from", choices=("proposals",), default=None,
+                   help="build the per-clip relevance (SLS) from the scored predicted windows: "
+                        "each clip gets the best score of the windows overlapping it "
+                        "(default: the file's saliency; layouts with proposals and no "
+                        "saliency do this already)")
+    p.add_argument("--max-duration", type=float, metavar="SECONDS", default=None,
+                   help="keep only queries on videos of at most SECONDS (ground-truth "
+                        "duration), counted; the COVER paper's ActivityNet protocol is 150")
 
 
 def add_format_flags(p: argparse.ArgumentParser, *, gt: bool, preds: bool = True) -> None:
@@ -40,7 +55,8 @@ def add_format_flags(p: argparse.ArgumentParser, *, gt: bool, preds: bool = True
 def format_kwargs(args: argparse.Namespace) -> dict[str, Any]:
     """The :func:`cover.io.labelled.load_labelled` keyword arguments of those flags."""
     out: dict[str, Any] = {}
-    for key in ("pred_format", "columns", "gt_format", "gt_columns", "gt_durations"):
+    for key in ("pred_format", "columns", "gt_format", "gt_columns", "gt_durations",
+                "relevance_from", "max_duration"):
         if hasattr(args, key):
             out[key] = getattr(args, key)
     return out
@@ -69,6 +85,12 @@ def _detect(path: str) -> str:
 def run(args: argparse.Namespace) -> int:
     from cover.io.formats import COLUMNS_EXAMPLE, COLUMNS_FORMAT, FORMATS
 
+    if args.files and args.explain:
+        from cover.cli.formats_explain import explain
+
+        for path in args.files:
+            print(explain(path))
+        return 0
     if args.files:
         for path in args.files:
             print(f"{path}: {_detect(path)}")

@@ -13,7 +13,7 @@ from cover.cli._common import (
     add_command,
     positive_int,
 )
-from cover.cli.formats import add_format_flags, format_kwargs
+from cover.cli.formats import add_format_flags, add_selection_flags, format_kwargs
 
 
 def add_parser(sub: Subparsers) -> None:
@@ -57,6 +57,7 @@ def add_parser(sub: Subparsers) -> None:
                    "cell's spread over seeds (coverage, efficiency, conditional studies)")
     p.add_argument("--no-report", action="store_true", help="skip report.html")
     add_format_flags(p, gt=True)  # one reading of every --preds / --gt
+    add_selection_flags(p)
     p.add_argument("--on-error", choices=("raise", "reject"), default="raise",
                    help="bad rows (and ground truth without a prediction): stop with an error "
                         "(default) or set them aside with reasons")

@@ -15,7 +15,7 @@ from cover.cli._common import (
     positive_float,
     positive_int,
 )
-from cover.cli.formats import add_format_flags, format_kwargs
+from cover.cli.formats import add_format_flags, add_selection_flags, format_kwargs
 from cover.errors import InputError
 
 
@@ -59,6 +59,7 @@ def add_parser(sub: Subparsers) -> None:
                    "cell's spread over seeds (split_seeds.json / .md)")
     add_input_flags(p)
     add_format_flags(p, gt=True)
+    add_selection_flags(p)
     p.set_defaults(func=run)
 
 

@@ -17,6 +17,9 @@ from cover.data.table import GroundingTable
 from cover.errors import RowProblem
 from cover.ragged import segment_any
 
+#: How far a prediction's own duration may be from the ground truth's (seconds).
+DURATION_TOLERANCE = 1e-6
+
 
 def _problems(table: GroundingTable, rows: NDArray[np.int64], why: str | list[str],
               action: Any = "rejected") -> list[RowProblem]:
@@ -78,9 +81,12 @@ def attach_truth(
     problems += _problems(preds, rows[query_bad & ~vid_bad],
                           "query text differs from ground truth")
     pd = preds.duration[rows]
-    dur_bad = np.isfinite(pd) & (np.abs(pd - gt.duration[jj]) > 1e-6)
-    problems += _problems(preds, rows[dur_bad & ~vid_bad & ~query_bad],
-                          "duration differs from ground truth")
+    dur_bad = np.isfinite(pd) & (np.abs(pd - gt.duration[jj]) > DURATION_TOLERANCE)
+    shown = dur_bad & ~vid_bad & ~query_bad
+    problems += _problems(preds, rows[shown], [
+        f"duration differs from ground truth ({a:g} s vs {b:g} s; tolerance "
+        f"{DURATION_TOLERANCE:g} s)"
+        for a, b in zip(pd[shown].tolist(), gt.duration[jj[shown]].tolist(), strict=True)])
     ok = ~(vid_bad | query_bad | dur_bad)
     rows, jj = rows[ok], jj[ok]
 

@@ -61,7 +61,11 @@ def rekey_truth(preds: GroundingTable, gt: GroundingTable) -> tuple[GroundingTab
     content key, and its query text set to the prediction's (they match up to
     normalisation); returns it with the number of rows matched. Unmatched rows keep
     their qid, suffixed ``~gt`` if it collides with a prediction's qid."""
-    pk, gk = content_keys(preds), content_keys(gt)
+    return rekey(preds, gt, content_keys(preds), content_keys(gt))
+
+
+def rekey(preds: GroundingTable, gt: GroundingTable, pk: NDArray[np.str_],
+           gk: NDArray[np.str_]) -> tuple[GroundingTable, int]:
     j, hit = index_of(pk, gk)
     qid = gt.qid.astype(object)
     qid[hit] = preds.qid[j[hit]]
@@ -94,14 +98,3 @@ def known_vids(vid: NDArray[np.str_], known: NDArray[np.str_]) -> NDArray[np.str
         fixed = np.where(fix, cand, fixed)
     out[missing] = fixed[back]  # out is astype's copy, not the caller's column
     return out
-
-
-def align_truth(preds: GroundingTable, gt: GroundingTable) -> tuple[GroundingTable, int, int]:
-    """``gt`` rekeyed to the predictions' qids (:func:`rekey_truth`) when a join on
-    (vid, query text) matches more predictions than their qids do, else ``gt`` as is;
-    with the number matched by qid and by content (0 when not tried)."""
-    agree = qid_agreement(preds, gt)
-    if agree >= len(preds):
-        return gt, agree, 0
-    rekeyed, matched = rekey_truth(preds, gt)
-    return (rekeyed, agree, matched) if matched > agree else (gt, agree, matched)

@@ -1,7 +1,8 @@
 """Video durations for ground-truth formats that carry none (Charades-STA text).
 
 Accepted: a JSON object ``vid -> {"duration": seconds, ...}`` (Charades'
-``charades.json``, ActivityNet Captions' split files), or any JSON-lines file with
+``charades.json``, ActivityNet Captions' split files), a TACoS split (frames + fps:
+``num_frames / fps``, as its ground truth reads), or any JSON-lines file with
 ``vid`` and ``duration`` fields (:func:`cover.io.qvhighlights.read_durations`).
 """
 
@@ -25,9 +26,15 @@ def read_video_durations(path: str | Path) -> tuple[NDArray[np.str_], NDArray[np
     doc = load_document(path, data)
     if not isinstance(doc, dict) or "vid" in doc:
         return read_durations(path)
-    vids = list(doc)
-    durs = np.array([v.get("duration", np.nan) if isinstance(v, dict) else np.nan
-                     for v in doc.values()], dtype=object)
+    from cover.io import tacos
+
+    if tacos.sniff(doc):  # frames + fps: T = num_frames / fps, vid without ".avi"
+        vids, listed = tacos.video_durations(doc)
+        durs = np.array(listed, dtype=object)
+    else:
+        vids = list(doc)
+        durs = np.array([v.get("duration", np.nan) if isinstance(v, dict) else np.nan
+                         for v in doc.values()], dtype=object)
     ok = np.array([isinstance(d, (int, float)) and not isinstance(d, bool) for d in durs],
                   dtype=bool)
     t = np.where(ok, durs, np.nan).astype(np.float64)

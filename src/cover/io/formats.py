@@ -27,10 +27,12 @@ from cover.io import (
     timechat,
     uag_oops,
 )
-from cover.io.generic import TABLE_SUFFIXES, kind_suffix, read_table
+from cover.io.generic import TABLE_SUFFIXES, kind_suffix
 from cover.io.gt_lean import read_ground_truth_lean
 from cover.io.jsonl import OnError
 from cover.io.jsonl_by_line import read_gt_by_line
+from cover.io.layouts import LAYOUTS, Layout
+from cover.io.mapping import Mapping
 from cover.io.peek import Peek, peek
 from cover.io.qvhighlights import Loaded, read_ground_truth, read_predictions
 
@@ -48,6 +50,9 @@ class Options:
     #: False: a reader may drop the parsed rows (the table's ``records``), which the
     #: caller does not need (``cover evaluate``'s ground truth).
     keep_records: bool = True
+    #: "proposals": the relevance signal is built from the scored windows
+    #: (:mod:`cover.data.relevance`), whatever the file holds; None: the file's own.
+    relevance_from: str | None = None
 
 
 Reader = Callable[[Path, Options, Peek], Loaded]
@@ -67,6 +72,8 @@ class Format:
     #: False when the format's qids are positions (line or entry index), not ids the
     #: other file shares: then a join on (vid, query) text is tried.
     native_qids: bool = True
+    #: The mapping of a named layout (:mod:`cover.io.layouts`); None for a reader.
+    mapping: Mapping | None = None
 
 
 def _doc(test: Callable[[Any], bool]) -> Callable[[Peek], bool]:
@@ -185,6 +192,29 @@ FORMATS: tuple[Format, ...] = (
            unit=charades_rf.UNIT, native_qids=False),
 )
 
+
+
+def _layout(x: Layout) -> Format:
+    """A named layout as a format: detected by its shape, read by the mapping engine."""
+    from cover.io import mapping_read
+
+    m = x.parsed
+    return Format(x.name, "ground_truth" if x.role == "ground_truth" else "predictions",
+                  x.title, lambda p: isinstance(p.doc, (dict, list)) and
+                  mapping_read.sniff(m, p.doc),
+                  lambda path, o, p: mapping_read.read_mapped(
+                      path, m, role=_role(x.role), clip=o.clip, on_error=o.on_error, doc=p.doc,
+                      relevance_from=o.relevance_from),
+                  x.example, native_qids=m.join == "qid", mapping=m)
+
+
+def _role(role: str) -> Role:
+    return "ground_truth" if role == "ground_truth" else "predictions"
+
+
+# The named layouts come after the formats with readers: those are detected first.
+FORMATS = FORMATS + tuple(_layout(x) for x in LAYOUTS)
+
 #: The column-mapping reader, chosen by ``--columns`` (never by sniffing).
 COLUMNS_FORMAT = "columns"
 COLUMNS_EXAMPLE = ("--columns qid=id,vid=video,start=pred.0,end=pred.1  for rows like "
@@ -238,22 +268,44 @@ class Read:
     loaded: Loaded
     format: str
     native_qids: bool
+    #: False when the mapping names no vid: the vid is a placeholder (the qid) that the
+    #: ground truth replaces (:func:`cover.io.labelled.load_labelled`).
+    vid_given: bool = True
+    #: The mapping the file was read with (named layout or ``--columns``), if any.
+    mapping: Mapping | None = None
 
 
 def read(path: str | Path, role: Role, *, format: str | None = None,
          options: Options | None = None) -> Read:
-    """Read ``path`` as ``role``: with ``options.columns`` the column-mapping reader,
+    """Read ``path`` as ``role``: with ``options.columns`` the column-mapping reader
+    (the nested-JSON engine, :mod:`cover.io.mapping_read`, when the mapping needs it),
     with ``format`` that format, else the detected one."""
     o = options or Options()
     if o.columns is not None or format == COLUMNS_FORMAT:
         if o.columns is None:
             raise InputError(f"--format {COLUMNS_FORMAT} needs --columns FIELD=COLUMN,...")
-        return Read(read_table(path, o.columns, role=role, clip=o.clip, on_error=o.on_error),
-                    COLUMNS_FORMAT, True)
+        return _read_columns(path, role, o)
     if format is not None:
         f, p = by_name(format), peek(path)
         if f.role != role:
             raise InputError(f"format {f.name} is a {f.role.replace('_', ' ')} format")
     else:
         f, p = detect(path, role)
-    return Read(f.read(Path(path), o, p), f.name, f.native_qids)
+    loaded = f.read(Path(path), o, p)
+    if f.mapping is None and o.relevance_from == "proposals" and role == "predictions":
+        from cover.io.mapping_read import with_proposal_relevance
+
+        loaded = with_proposal_relevance(loaded)
+    return Read(loaded, f.name, f.native_qids, mapping=f.mapping,
+                vid_given=f.mapping is None or "vid" in f.mapping.fields)
+
+
+def _read_columns(path: str | Path, role: Role, o: Options) -> Read:
+    """``--columns``: :func:`cover.io.mapping_guard.read_columns`."""
+    from cover.io.mapping_guard import read_columns
+
+    assert o.columns is not None
+    loaded, native, vid_given, m = read_columns(path, role, o.columns, clip=o.clip,
+                                                on_error=o.on_error,
+                                                relevance_from=o.relevance_from)
+    return Read(loaded, COLUMNS_FORMAT, native, vid_given=vid_given, mapping=m)

@@ -136,7 +136,7 @@ def read_rows(path: str | Path) -> tuple[list[dict[str, Any]], NDArray[np.int64]
     return raw.records, raw.lines, raw
 
 
-def _get(row: Any, where: str) -> Any:
+def field_at(row: Any, where: str) -> Any:
     if isinstance(row, dict) and where in row:
         return row[where]
     v = row
@@ -201,21 +201,21 @@ def record_columns(rows: list[dict[str, Any]], lines: NDArray[np.int64],
                   problems: list[Any], m: dict[str, str], name: str
                   ) -> tuple[Columns, NDArray[np.object_], dict[int, str]]:
     reasons: dict[int, str] = {}
-    qid = np.array([str(_get(r, m["qid"])) for r in rows], dtype=str)
-    vid = (np.array([str(_get(r, m["vid"])) for r in rows], dtype=str) if "vid" in m
+    qid = np.array([str(field_at(r, m["qid"])) for r in rows], dtype=str)
+    vid = (np.array([str(field_at(r, m["vid"])) for r in rows], dtype=str) if "vid" in m
            else qid.copy())
-    dur = (_floats([_get(r, m["duration"]) for r in rows]) if "duration" in m
+    dur = (_floats([field_at(r, m["duration"]) for r in rows]) if "duration" in m
            else np.full(qid.size, np.nan))
     if "windows" in m:
-        vals = [_get(r, m["windows"]) for r in rows]
+        vals = [field_at(r, m["windows"]) for r in rows]
         width = 3 if any(isinstance(v, list) and v and isinstance(v[0], list) and len(v[0]) == 3
                          for v in vals[:50]) else 2
         win, off, bad = stack_windows(vals, width)
         reasons.update({i: f"{m['windows']} must look like [[start, end(, score)], ...]"
                         for i in bad})
     elif "start" in m:
-        s = _floats([_get(r, m["start"]) for r in rows])
-        e = _floats([_get(r, m["end"]) for r in rows])
+        s = _floats([field_at(r, m["start"]) for r in rows])
+        e = _floats([field_at(r, m["end"]) for r in rows])
         has = np.isfinite(s) | np.isfinite(e)
         win = np.column_stack([s, e])[has]
         off = np.zeros(qid.size + 1, dtype=np.int64)
@@ -225,10 +225,10 @@ def record_columns(rows: list[dict[str, Any]], lines: NDArray[np.int64],
     sal = None
     if "saliency" in m:
         sv, so, _ = stack_windows([[[x] for x in v] if isinstance(v, list) else None
-                                   for v in (_get(r, m["saliency"]) for r in rows)], 1)
+                                   for v in (field_at(r, m["saliency"]) for r in rows)], 1)
         sal = Ragged(sv[:, 0].copy(), so)
     c = Columns(source=name, qid=qid, vid=vid, duration=dur, windows=win, offsets=off,
-                line=lines, query=(field_column([{"q": _get(r, m["query"])} for r in rows], "q")
+                line=lines, query=(field_column([{"q": field_at(r, m["query"])} for r in rows], "q")
                                    if "query" in m else None), saliency=sal,
                 problems=problems)
     records = np.empty(len(rows), dtype=object)

@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 
-from cover.data.join import attach_truth
+from cover.data.join import attach_truth, index_of
+from cover.data.relevance import rebuild_relevance
 from cover.data.table import DEFAULT_CLIP_SECONDS, GroundingTable
 from cover.errors import InputError, RowProblem
 from cover.io import formats
 from cover.io.charades_rf import NO_MOMENT, no_moment_qids
-from cover.io.content_join import align_truth
 from cover.io.jsonl import OnError, raise_on_rejections
+from cover.io.mapping_read import wants_proposals
+from cover.io.order_join import join_truth
 from cover.io.qids import read_qid_lines, unknown_qids
 
 
@@ -31,6 +34,8 @@ def load_labelled(
     columns: str | dict[str, str] | None = None,
     gt_columns: str | dict[str, str] | None = None,
     log: Callable[[str], None] | None = None,
+    relevance_from: str | None = None,
+    max_duration: float | None = None,
 ) -> tuple[GroundingTable, list[RowProblem]]:
     """Read both files (format detected, or ``pred_format`` / ``gt_format``, or a
     ``columns`` mapping; :mod:`cover.io.formats`), keep the query ids in ``qids`` (a
@@ -41,6 +46,11 @@ def load_labelled(
     rows are joined on (vid, query text) instead (:mod:`cover.io.content_join`).
     Ground-truth queries with no moment (Charades-RF) and their predictions are set
     aside as ``noted``. ``log`` receives one line per file naming the format read.
+    A mapping that names no vid takes each row's from the ground truth, by qid, and
+    says so. ``relevance_from="proposals"`` builds the relevance signal from the scored
+    windows (:mod:`cover.data.relevance`), over ``[0, T]`` once T is known from the
+    ground truth. ``max_duration`` keeps the queries on videos of at most that many
+    seconds (ground-truth T; the COVER paper's ActivityNet protocol: 150), counted.
 
     Returns the joined table and every problem found on the way (a listed qid found
     in neither file is one). Under ``on_error='raise'`` a rejected row raises; a
@@ -50,7 +60,8 @@ def load_labelled(
     """
     say = log or (lambda _msg: None)
     p = formats.read(preds, "predictions", format=pred_format,
-                     options=formats.Options(clip=clip, on_error=on_error, columns=columns))
+                     options=formats.Options(clip=clip, on_error=on_error, columns=columns,
+                                             relevance_from=relevance_from))
     g = formats.read(gt, "ground_truth", format=gt_format,
                      options=formats.Options(on_error=on_error, durations=gt_durations,
                                              columns=gt_columns))
@@ -67,14 +78,21 @@ def load_labelled(
         ptab = ptab.take(~drop)
         say(f"{gt}: {len(empty)} queries have no relevant moment; set aside "
             f"({int(drop.sum())} predictions for them)")
+    if not p.vid_given:
+        ptab = _vid_from_truth(ptab, gtab, f"{preds}: the mapping names no vid", gt, say)
     renamed: tuple[np.ndarray, np.ndarray] | None = None
-    if not (p.native_qids and g.native_qids):
-        rekeyed, agree, matched = align_truth(ptab, gtab)
-        if rekeyed is not gtab:
-            renamed = (gtab.qid, rekeyed.qid)
-            gtab = rekeyed
-            say(f"joined on (vid, query text): {matched} of {len(ptab)} predictions "
-                f"matched ({agree} by qid)")
+    # A format numbering queries by position, or text qids (charades_sta_test_<i>: the
+    # grounder's own names), may name the ground truth's queries differently: try the
+    # joins on content. Numeric qids of two id-keyed files are the ids themselves.
+    try_content = not (p.native_qids and g.native_qids) or not _numeric(ptab.qid)
+    joined_by = join_truth(ptab, gtab, g.loaded.rejected) if try_content else None
+    if joined_by is not None and joined_by.gt is not gtab:
+        renamed = (gtab.qid, joined_by.gt.qid)
+        gtab = joined_by.gt
+        differs = (f"; {joined_by.text_differs} of them with a different query text"
+                   if joined_by.text_differs else "")
+        say(f"joined on {joined_by.how}: {joined_by.matched} of {len(ptab)} predictions "
+            f"matched ({joined_by.agree} by qid){differs}")
     if qids is not None:
         wanted, lines = read_qid_lines(qids)
         if renamed is not None:  # a list made from the ground truth's own qids
@@ -84,6 +102,11 @@ def load_labelled(
         ptab, gtab = ptab.select_qids(wanted), gtab.select_qids(wanted)
     table, joined = attach_truth(ptab, gtab, strict=strict)
     problems += joined
+    if relevance_from == "proposals" or (relevance_from is None and p.mapping is not None
+                                         and wants_proposals(p.mapping, p.loaded, None)):
+        table = rebuild_relevance(table)  # over [0, T] now that T is known
+    if max_duration is not None:
+        table = _shorter(table, max_duration, gt, say)
     no_pred = [x for x in problems if x.path == gtab.source and x.action == "rejected"]
     if no_pred and on_error == "raise":
         raise InputError(
@@ -108,3 +131,32 @@ def _translate(wanted: np.ndarray, old: np.ndarray, new: np.ndarray, *,
 
 def _lines(t: GroundingTable) -> np.ndarray:
     return t.line if t.line is not None else np.zeros(len(t), dtype=np.int64)
+
+
+def _vid_from_truth(ptab: GroundingTable, gtab: GroundingTable, why: str, gt: str | Path,
+                    say: Callable[[str], None]) -> GroundingTable:
+    """``ptab`` with each vid taken from the ground-truth row of the same qid, said."""
+    j, hit = index_of(gtab.qid, ptab.qid)
+    vid = ptab.vid.astype(object)  # object: a longer vid must not be cut to the qid's width
+    vid[hit] = gtab.vid[j[hit]]
+    say(f"{why}; took it from {gt} for {int(hit.sum())} of {len(ptab)} rows (by qid)")
+    return replace(ptab, vid=vid.astype(str))
+
+
+def _shorter(table: GroundingTable, max_duration: float, gt: str | Path,
+             say: Callable[[str], None]) -> GroundingTable:
+    """The rows on videos of at most ``max_duration`` seconds (T from ``gt``), counted."""
+    if not max_duration > 0:
+        raise InputError(f"--max-duration must be a number of seconds > 0, got {max_duration}")
+    keep = table.duration <= max_duration
+    say(f"--max-duration {max_duration:g}: kept {int(keep.sum())} of {len(table)} queries "
+        f"(videos of at most {max_duration:g} s in {gt})")
+    return table.take(np.flatnonzero(keep))
+
+
+def _numeric(qid: np.ndarray) -> bool:
+    try:
+        qid.astype(np.float64)
+    except ValueError:
+        return False
+    return True

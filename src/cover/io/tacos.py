@@ -38,3 +38,17 @@ def read_tacos(path: str | Path, *, on_error: OnError = "raise", doc: Any = None
     """Read a TACoS split file, frames converted to seconds with the file's fps."""
     return read_caption_dict(path, time_base=_time_base,
                              vid_of=lambda k: k.removesuffix(".avi"), on_error=on_error, doc=doc)
+
+
+def video_durations(doc: dict[str, Any]) -> tuple[list[str], list[Any]]:
+    """``(vids, durations in s)`` of a TACoS split, for ``--videos``: ``num_frames / fps``
+    per video, as :func:`read_tacos` computes T (None where fps or frames are unusable)."""
+    vids: list[str] = []
+    durs: list[Any] = []
+    for key, entry in doc.items():
+        vids.append(key.removesuffix(".avi"))
+        try:
+            durs.append(_time_base(entry)[0])
+        except (KeyError, TypeError, ValueError):
+            durs.append(None)
+    return vids, durs

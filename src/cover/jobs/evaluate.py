@@ -90,7 +90,8 @@ def _whole(job: EvaluateFiles, got: Any) -> dict[str, Any]:
     """The whole-file path: every region row in memory, joined like ``cover calibrate``."""
     from cover.data.join import attach_truth, index_of
     from cover.grounding_metrics import grounding_metrics
-    from cover.io.content_join import align_truth, known_vids
+    from cover.io.content_join import known_vids
+    from cover.io.order_join import align_truth
     from cover.io.regions_jsonl import calibration_overlap, read_regions
     from cover.metrics import evaluate
     from cover.stream.evaluate import read_parquet_regions, regions_kind

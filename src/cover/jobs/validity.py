@@ -41,7 +41,8 @@ WHAT_IT_CHECKS = (
     "split by source video into a calibration pool and a test set; the threshold is fitted "
     "on resamples of the pool, and we count how often the test queries' true moments fall "
     "inside their regions. If the guarantee holds, that coverage sits near k/(n+1), inside "
-    "the band (the spread expected from a finite calibration set and a finite test set), "
+    "its 95% test band (the spread expected from a finite calibration set and a finite test "
+    "set, clustered by source video), "
     "at every alpha; shorter regions at the same coverage are better."
 )
 

@@ -70,7 +70,7 @@ def coverage_vs_target(result: ValidityResult, path: str | Path) -> Path:
     fig, ax = plt.subplots(figsize=(5.6, 4.8), dpi=110)
     lo, hi = _series(result, fam0, "band_lo"), _series(result, fam0, "band_hi")
     ax.fill_between(target[order], lo[order], hi[order], color="0.85",
-                    label="95% test band (calibration band + test noise, clustered by video)")
+                    label="95% test band")
     ax.plot([0.45, 1.0], [0.45, 1.0], ls="--", color="0.3", lw=1, label="exact coverage")
     for i, fam in enumerate(result.families):
         st = STYLE.get(fam, {})

@@ -11,7 +11,7 @@ plus the truth, the qids seen (the duplicate check) and per-video sums (the clus
 
 One rule needs the whole file: when the regions' qids do not all name a truth row of
 the same video, ``cover evaluate`` may join on (vid, query text) instead
-(:func:`cover.io.content_join.align_truth`), a decision over every row. The stream
+(:func:`cover.io.order_join.align_truth`), a decision over every row. The stream
 counts, per batch, the rows that could match by content; while that count cannot beat
 the qid matches the join stays by qid (what the whole-file rule would decide), and
 otherwise :func:`evaluate_stream` returns None so the caller reads the file whole.
@@ -36,6 +36,7 @@ from cover.grounding_metrics import GroundingSums
 from cover.io.content_join import known_vids, normalise
 from cover.io.jsonl import RawRows, parse_json_lines
 from cover.io.opener import parquet_file
+from cover.io.order_join import order_qids
 from cover.io.regions_jsonl import LoadedRegions, regions_from_rows
 from cover.io.seen import SeenLines
 from cover.metrics import EvaluationSums
@@ -264,7 +265,8 @@ def evaluate_stream(
             rtab = replace(rtab, vid=known_vids(rtab.vid, known))
         both = hit & (gt.vid[j] == rtab.vid)
         agree += int(both.sum())
-        bound += int(both.sum()) if both.all() else truth.content_hits(rtab)
+        bound += int(both.sum()) if both.all() else (
+            len(rtab) if order_qids(rtab) else truth.content_hits(rtab))  # order: any may
         if bound > agree:
             return None  # a join on content might match more: the whole-file rule decides
         truth.used[j[hit]] = True

@@ -1,0 +1,66 @@
+"""A per-clip relevance signal built from scored proposals, for SLS on grounders that
+write no saliency (TGN's ten anchors, Moment-DETR's ranked windows).
+
+Rule: clip ``c`` (``[c*clip, (c+1)*clip)``) gets the best score of the proposals that
+overlap it; a clip no proposal overlaps gets the floor, 0 (or the lowest score in the
+file when scores go below 0). So the super-level set at any level contains every
+proposal scoring at least that level, whole, and a level low enough takes the whole
+video. The signal covers ``[0, T]`` where T is known, else up to the furthest
+proposal end (clips past the signal never enter a region: :func:`cover.scores.
+superlevel_score`).
+
+Cost: one pass over the (proposal, clip) pairs, ``sum over proposals of (clips it
+spans)`` values, vectorised (no Python loop over rows or proposals); memory is the
+same count of int64 indices.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+from numpy.typing import NDArray
+
+from cover.data.table import GroundingTable
+from cover.ragged import Ragged, offsets_from_lengths, row_ids, segment_max
+
+
+def proposal_relevance(windows: NDArray[np.float64], offsets: NDArray[np.int64],
+                       duration: NDArray[np.float64], clip: float) -> Ragged:
+    """Per-clip relevance from ragged scored windows (``windows`` rows are start, end,
+    score; row ``i`` owns ``windows[offsets[i]:offsets[i+1]]``); see the module rule."""
+    w = np.asarray(windows, dtype=np.float64).reshape(-1, 3)
+    ok = np.isfinite(w).all(axis=1) & (w[:, 1] >= w[:, 0])
+    floor = min(0.0, float(w[ok, 2].min())) if ok.any() else 0.0
+    r = row_ids(offsets)
+    reach = segment_max(np.where(ok, w[:, 1], -np.inf), offsets, empty=-np.inf)
+    t = np.asarray(duration, dtype=np.float64)
+    t = np.where(np.isfinite(t) & (t > 0), t, np.maximum(reach, 0.0))
+    lengths = np.ceil(np.round(t / clip, 9)).astype(np.int64)
+    lengths[~np.isfinite(t)] = 0
+    out_off = offsets_from_lengths(lengths)
+    values = np.full(int(out_off[-1]), floor)
+    # Clip span of each proposal, clamped to its row's signal.
+    lo = np.floor(w[:, 0] / clip)
+    hi = np.ceil(w[:, 1] / clip) - 1
+    with np.errstate(invalid="ignore"):
+        lo = np.clip(np.where(ok, lo, 0), 0, None).astype(np.int64)
+        hi = np.minimum(np.where(ok, np.maximum(hi, lo), -1), lengths[r] - 1).astype(np.int64)
+    span = np.where(ok & (hi >= lo), hi - lo + 1, 0)
+    pair_off = offsets_from_lengths(span)
+    p = row_ids(pair_off)  # the proposal of every (proposal, clip) pair
+    c = lo[p] + (np.arange(pair_off[-1], dtype=np.int64) - pair_off[p])
+    flat = out_off[r[p]] + c
+    np.maximum.at(values, flat, w[p, 2])
+    return Ragged(values, out_off)
+
+
+
+def rebuild_relevance(table: GroundingTable) -> GroundingTable:
+    """``table`` with its relevance built from its scored windows (``pred_windows``)
+    over ``[0, T]`` where T is known; as is when it has none."""
+    if table.pred_windows is None:
+        return table
+    w = table.pred_windows
+    return replace(table, relevance=proposal_relevance(w.values, w.offsets, table.duration,
+                                                       table.clip))
