@@ -172,3 +172,20 @@ def test_a_bom_is_skipped_when_streaming(tmp_path):
     p.write_bytes(b'\xef\xbb\xbf{"qid": 1}\n{"qid": 2}\n')
     assert [pair for b in line_batches(p, 10) for pair in b] == [(1, b'{"qid": 1}'),
                                                                   (2, b'{"qid": 2}')]
+
+
+def test_a_line_longer_than_the_limit_is_refused_with_its_number(tmp_path, monkeypatch):
+    """A streamed read holds one line whole: past MAX_LINE_BYTES it stops, naming the
+    file and the line, instead of growing without bound."""
+    import cover.stream.jsonl as sj
+    from cover.errors import InputError
+
+    monkeypatch.setattr(sj, "_READ_BYTES", 64)
+    monkeypatch.setattr(sj, "MAX_LINE_BYTES", 1000)
+    path = tmp_path / "long.jsonl"
+    path.write_bytes(b'{"qid": 1}\n{"qid": 2}\n{"qid": 3, "pad": "' + b"x" * 5000 + b'"}\n')
+    with pytest.raises(InputError) as exc:
+        list(sj.line_batches(path, 10))
+    assert str(exc.value).startswith(f"{path}: line 3 is longer than 1000 bytes")
+    path.write_bytes(b'{"qid": 1}\n{"qid": 3, "pad": "' + b"x" * 500 + b'"}\n')
+    assert [n for b in sj.line_batches(path, 10) for n, _ in b] == [1, 2]

@@ -14,6 +14,7 @@ of the in-memory path (:func:`cover.io.regions_jsonl.certified_rows`).
 from __future__ import annotations
 
 import io
+import os
 from collections.abc import Callable, Iterator
 from itertools import repeat
 from pathlib import Path
@@ -45,7 +46,7 @@ def line_batches(path: str | Path, batch_lines: int) -> Iterator[list[tuple[int,
     array file cannot be streamed by lines: that is an error."""
     batch: list[tuple[int, bytes]] = []
     with open_input(path) as fh:
-        for first, lines in _numbered_blocks(fh):
+        for first, lines in _numbered_blocks(fh, source=str(path)):
             if first == 1 and lines and lines[0][0] == 1 and lines[0][1].lstrip()[:1] == b"[":
                 raise InputError(f"{path}: a JSON array, not JSON lines; it is read whole, "
                                  "not streamed (drop --stream)")
@@ -61,9 +62,14 @@ def line_batches(path: str | Path, batch_lines: int) -> Iterator[list[tuple[int,
 
 #: Bytes read at a time by :func:`line_batches`.
 _READ_BYTES = 1 << 22
+#: The longest line read (1 GiB; ``$COVER_MAX_LINE_BYTES`` changes it): one line is held
+#: whole to be parsed, about three times over at its peak (bench/long_line.py), so this
+#: bounds the memory a streamed read can take whatever the file holds.
+MAX_LINE_BYTES = int(os.environ.get("COVER_MAX_LINE_BYTES", 1 << 30))
 
 
-def _numbered_blocks(fh: IO[bytes]) -> Iterator[tuple[int, list[tuple[int, bytes]]]]:
+def _numbered_blocks(fh: IO[bytes], *, source: str = "<bytes>"
+                     ) -> Iterator[tuple[int, list[tuple[int, bytes]]]]:
     """``(number of the block's first line, its non-blank lines)`` for blocks of a few MB:
     lines split at newlines, trailing carriage returns dropped, as iterating the file
     would. A block with no blank line and no line ending in a carriage return is
@@ -72,14 +78,23 @@ def _numbered_blocks(fh: IO[bytes]) -> Iterator[tuple[int, list[tuple[int, bytes
     A line longer than a read costs time linear in its length: its reads are kept as a
     list of chunks and joined once, when its newline (or the end) arrives; joining the
     pending part on every read made a 2 GB line cost hours. Memory is that line about
-    twice over (its chunks, then the joined line), freed once the line is parsed."""
+    twice over (its chunks, then the joined line), freed once the line is parsed; a line
+    longer than :data:`MAX_LINE_BYTES` is refused, naming its number."""
     pending: list[bytes] = []  # the unended line so far, as the reads that hold it
+    held = 0
     lineno = 0
     while True:
         data = fh.read(_READ_BYTES)
         if data and b"\n" not in data:
             pending.append(data)  # the line goes on: no copy until it ends
+            held += len(data)
+            if held > MAX_LINE_BYTES:
+                raise InputError(
+                    f"{source}: line {lineno + 1} is longer than {MAX_LINE_BYTES} bytes, the "
+                    "longest line COVER reads (one line is held whole to be parsed; set "
+                    "COVER_MAX_LINE_BYTES to allow more)")
             continue
+        held = 0
         joined = b"".join([*pending, data])
         pending.clear()  # the chunks go before the split copies the line once more
         parts = joined.split(b"\n")
