@@ -127,3 +127,15 @@ def test_other_checks_and_a_remedy_that_does_not_fix_it() -> None:
     assert "Spearman ρ between width and the grounder's IoU is NORM +0.007" in html
     assert "RCPS (SEC, binomial bound): the test miss rate exceeds alpha for 35% of " \
            "calibration resamples" in html
+
+
+def test_split_sensitivity_is_stated_with_its_range() -> None:
+    """With --split-seeds, the summary says how far the split alone moves coverage."""
+    from cover.report.misses import split_sensitivity
+
+    cell = {"study": "coverage", "quantity": "coverage", "target": 0.9, "family": "norm",
+            "n_seeds": 100, "min": 0.859, "max": 0.942, "sd": 0.016, "share_inside_band": 0.99}
+    got = split_sensitivity({"split-seeds": {"data": {"cells": [cell]}}})
+    assert len(got) == 1 and "over 100 unit-level splits" in got[0]
+    assert "NORM 0.859 to 0.942 (sd 0.016; 99% of seeds inside their test band)" in got[0]
+    assert split_sensitivity({}) == []

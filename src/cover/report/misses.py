@@ -167,4 +167,25 @@ def headline(studies: dict[str, dict[str, Any]]) -> list[str]:
         cost = ", ".join(f"{c['family'].upper()} {c['length_mean']:.1f} s "
                          f"({c['length_frac_mean']:.0%} of the video)" for c in at)
         out.append(f"<b>Cost at {TARGET:.0%}</b>: {esc(cost)}.")
+    out += split_sensitivity(studies)
     return out
+
+
+def split_sensitivity(studies: dict[str, dict[str, Any]]) -> list[str]:
+    """How much the choice of calibration/test split alone moves coverage at
+    :data:`TARGET` (``--split-seeds``): range and sd over seeds per family, the share of
+    seeds inside their own test band, and where the protocol seed's value falls."""
+    spread = studies.get("split-seeds")
+    if not spread:
+        return []
+    cells = [c for c in spread["data"]["cells"] if c["study"] == "coverage"
+             and c["quantity"] == "coverage" and abs(c["target"] - TARGET) < 1e-9]
+    if not cells:
+        return []
+    n = cells[0]["n_seeds"]
+    parts = ", ".join(
+        f"{c['family'].upper()} {c['min']:.3f} to {c['max']:.3f} (sd {c['sd']:.3f}; "
+        f"{c['share_inside_band']:.0%} of seeds inside their test band)" for c in cells)
+    return [f"<b>Split sensitivity</b> over {n} unit-level splits, coverage at "
+            f"{TARGET:.0%} ranges {esc(parts)}: the choice of split alone moves it this "
+            "much (the split-seed section has every cell)."]

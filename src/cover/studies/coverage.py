@@ -31,9 +31,10 @@ def coverage(pair: Pair) -> tuple[StudyResult, ValidityResult]:
                     f"{fmt(c.length_mean, 1)}"]
         rows.append(tuple(row))
     table = Table("coverage", "Realised coverage and region length vs target (mean ± sd over "
-                  "calibration resamples). The band is k/(n+1) ± 1.96·sqrt(sd_Beta² + "
-                  "sd_test²), the finite-sample law of realised coverage plus the test "
-                  f"split's own noise; * = mean outside the band; {TIES_LEGEND}",
+                  "calibration resamples). The 95% test band is k/(n+1) ± t·sqrt(deff·sd_Beta² + "
+                  "sd_test²): the calibration band's spread plus the test split's own "
+                  "noise, clustered by source video (docs/bands.md); * = mean outside "
+                  f"the band; {TIES_LEGEND}",
                   tuple(header), tuple(rows))
     data = res.to_dict()
     return StudyResult("coverage", "Coverage validity", pair.label, data, [table]), res
