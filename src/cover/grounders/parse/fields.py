@@ -39,30 +39,18 @@ from numpy.typing import NDArray
 from cover.errors import InputError
 from cover.grounders.parse.answer import refusal_phrase
 from cover.io.jsonl import RawRows
+from cover.io.peek import TEXT_FIELDS, answer_name_rank, free_text, timed_text
 from cover.io.uag_oops import uag_source_video
 
-TEXT_FIELDS: tuple[str, ...] = ("answer", "response", "output", "prediction", "pred", "text")
 #: Fields of a UAG-OOPS entry (``video_path`` aside): the vid is the clip's compilation.
 UAG_FIELDS = frozenset({"start_time", "end_time", "description"})
-_TIME_WORD = re.compile(r"\d|\b(?:sec(?:ond)?s?|min(?:ute)?s?|start|begin|end|time|"
-                        r"frame|percent)", re.IGNORECASE)
 _NEAR = 0.1  # rates within this of the best are ties, broken by name
-_PATH = re.compile(r"^\S*[/\\]\S*$|\.(?:mp4|mkv|avi|webm|mov)$", re.IGNORECASE)
 
 
 def answer_like(value: Any) -> bool:
     """Whether ``value`` reads like a free-text answer: a string of two or more words,
     not a file path, with a digit, a time word or a refusal phrase."""
-    if not isinstance(value, str) or len(value.split()) < 2 or _PATH.search(value.strip()):
-        return False
-    return bool(_TIME_WORD.search(value)) or refusal_phrase(value) is not None
-
-
-def _rank(name: str) -> int:
-    """Tie-break between equally answer-like fields: the usual names first."""
-    if name in TEXT_FIELDS:
-        return TEXT_FIELDS.index(name)
-    return len(TEXT_FIELDS) + (0 if name.endswith(("_pred", "_generation")) else 1)
+    return timed_text(value) or (free_text(value) and refusal_phrase(value) is not None)
 
 
 @dataclass(frozen=True)
@@ -85,12 +73,12 @@ def answer_field(raw: RawRows, wanted: str | None, skip: Sequence[str] = ()) -> 
     n = max(len(raw.records), 1)
     rates = {k: sum(answer_like(r.get(k)) for r in raw.records) / n
              for k in keys if k not in skip}
-    ranked = sorted((k for k, v in rates.items() if v > 0), key=lambda k: (-rates[k], _rank(k)))
+    ranked = sorted((k for k, v in rates.items() if v > 0), key=lambda k: -rates[k])
     if ranked:
         # Timestamped captions ("0.0s: a man ...") read like answers too: among the
         # fields near the best rate, the usual answer names come first.
         near = [k for k in ranked if rates[k] >= rates[ranked[0]] - _NEAR]
-        best = min(near, key=lambda k: (_rank(k), -rates[k]))
+        best = min(near, key=lambda k: (answer_name_rank(k), -rates[k]))
         ranked = [best] + [k for k in ranked if k != best]
         others = "; other text fields: " + ", ".join(
             f"{k} {100 * rates[k]:.0f}%" for k in ranked[1:4]) if len(ranked) > 1 else ""
