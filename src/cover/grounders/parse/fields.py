@@ -1,15 +1,15 @@
 """Which field of an answer file holds the answer text, and what each row's vid is.
 
 **The answer text** (per file): the field named by ``--text-field`` when given; else,
-among the fields holding text, the one whose values most often *read like answers*:
-a string of two or more words (not a file path) with a digit, a time word ("second",
-"minute", "start", "end", ...) or a refusal phrase. Rates within 10 points of the
-best are ties, which go to the usual names (:data:`TEXT_FIELDS`, then ``*_pred`` /
-``*_generation``, then the higher rate): timestamped captions read like answers
-too. A query or description field rarely has times in it; a file path, an id or a
-bare ``"00:00:04"`` (an already-parsed time) is not free text. With no such
-field, the first of :data:`TEXT_FIELDS` present, else the one ``*_pred`` field, else
-an error listing the fields.
+among the fields holding text, the one whose values most often *read like answers*
+(over the first 5,000 rows): a string of two or more words (not a file path) with a
+digit, a time word ("second", "minute", "start", "end", ...) or a refusal phrase.
+Rates within 10 points of the best are ties, which go to the usual names
+(:data:`TEXT_FIELDS`, then ``*_pred`` / ``*_generation``, then the higher rate):
+timestamped captions read like answers too. A query or description field rarely has
+times in it; a file path, an id or a bare ``"00:00:04"`` (an already-parsed time) is
+not free text. With no such field, the first of :data:`TEXT_FIELDS` present, else
+the one ``*_pred`` field, else an error listing the fields.
 
 **The vid** (the video a row belongs to, which the ground truth joins on):
 
@@ -45,6 +45,7 @@ from cover.io.uag_oops import uag_source_video
 #: Fields of a UAG-OOPS entry (``video_path`` aside): the vid is the clip's compilation.
 UAG_FIELDS = frozenset({"start_time", "end_time", "description"})
 _NEAR = 0.1  # rates within this of the best are ties, broken by name
+_SAMPLE = 5000  # rows the rates are measured on (the first ones): enough to tell fields apart
 
 
 def answer_like(value: Any) -> bool:
@@ -70,9 +71,9 @@ def answer_field(raw: RawRows, wanted: str | None, skip: Sequence[str] = ()) -> 
             raise InputError(f"{raw.path}: no row has the field {wanted!r} given by "
                              f"--text-field (fields: {shown})")
         return TextField(wanted, "given by --text-field")
-    n = max(len(raw.records), 1)
-    rates = {k: sum(answer_like(r.get(k)) for r in raw.records) / n
-             for k in keys if k not in skip}
+    sample = raw.records[:_SAMPLE]
+    n = max(len(sample), 1)
+    rates = {k: sum(answer_like(r.get(k)) for r in sample) / n for k in keys if k not in skip}
     ranked = sorted((k for k, v in rates.items() if v > 0), key=lambda k: -rates[k])
     if ranked:
         # Timestamped captions ("0.0s: a man ...") read like answers too: among the
