@@ -34,6 +34,7 @@ NOT_PATHS = {
     ("ground", "--model"): "the model name the server serves, not a file",
     ("compare", "--name-a"): "a display name (defaults to its file's folder name)",
     ("compare", "--name-b"): "a display name (defaults to its file's folder name)",
+    ("parse-answers", "--text-field"): "a field name, FILE=FIELD naming an answer file given",
 }
 
 

@@ -289,3 +289,34 @@ def test_echoes_in_the_real_uag_oops_answers(data_dir) -> None:
               if parse_answer(r["video_llama2_pred"], prompt_examples=["0:10 - 0:20"]).status
               == "echo"]
     assert len(echoes) == 1
+
+
+@pytest.mark.parametrize(("text", "interval"), [
+    ("It begins at 0:05 and continues until 0:09.", (5, 9)),  # was start_only
+    ("It begins at 5 seconds and lasts until 9 seconds.", (5, 9)),
+    ("The man can't stop laughing from 0:03 to 0:08.", (3, 8)),  # was an end-only failure
+    ("The dog begins barking at 0:05 and doesn't stop until 0:09.", (5, 9)),
+    ("The event occurs from 0:05 to 0:09; the person begins to fall at 0:05.", (5, 9)),
+    ("The video begins at 0:00 with a walk; he falls between 0:05 and 0:09.", (5, 9)),
+    ("She begins at 0:05 and it does not end until the end of the video.", (5, 30)),
+    ("It happens at 0:05 and goes on until 0:09.", (5, 9)),
+])
+def test_explicit_ranges_win_over_narrative_cue_words(text: str,
+                                                       interval: tuple[float, float]) -> None:
+    got = parse_answer(text, duration=30)
+    assert got.status == "ok" and got.intervals == (tuple(map(float, interval)),), got
+
+
+@pytest.mark.parametrize(("text", "status"), [
+    # a named start and end still win over a later range (the first pair is the answer)
+    ("It starts at 0:02 and ends at 0:04. Later, 0:10 - 0:12 shows a replay.", "ok"),
+    # "can't stop" names no bound, and two loose times are not guessed into a range
+    ("The girl can't stop at 0:04 and she falls at 0:07.", "failure"),
+    # a lone start with no range anywhere stays a start
+    ("The action begins at 0:05 and the video continues.", "start_only"),
+])
+def test_cue_words_without_a_range_keep_their_reading(text: str, status: str) -> None:
+    got = parse_answer(text, duration=30)
+    assert got.status == status, got
+    if status == "ok":
+        assert got.intervals == ((2.0, 4.0),)

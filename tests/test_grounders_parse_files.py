@@ -214,3 +214,51 @@ def test_a_bad_duration_is_a_row_problem(tmp_path: Path, value: str, shown: str)
     # the --videos duration stands in for it
     assert pf.rows[0]["duration"] == 50.0 and pf.rows[0]["pred_relevant_windows"] == [
         [10.0, 20.0, 1.0]]
+
+
+def test_missing_vid_and_duration_are_warnings_with_counts(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    src = tmp_path / "answers.jsonl"
+    src.write_text("".join(json.dumps({"qid": f"v{i % 2}_{i}", "duration": 30 if i else None,
+                                       "response": f"It happens at {i} - {i + 2} s."}) + "\n"
+                           for i in range(3)))
+    out, summary = tmp_path / "preds.jsonl", tmp_path / "summary.json"
+    assert main(["parse-answers", str(src), "-o", str(out), "--summary", str(summary),
+                 "--samples", "0"]) == 0
+    said = capsys.readouterr()
+    assert "answer text: field 'response' (detected: 100% of rows read like answers); vid: " \
+           "the qid (no row has a vid field)" in said.out
+    assert (f"cover: warning: 3 of 3 answer(s) in {src} have no vid (rule: the qid (no row "
+            "has a vid field)); their vid is set to the qid") in said.err
+    assert "pass --vid-field NAME or --vid-pattern REGEX" in said.err
+    assert (f"cover: warning: 1 of 3 answer(s) in {src} have no duration (field 'duration', "
+            "or --videos): the out-of-range check was skipped for them") in said.err
+    doc = json.loads(summary.read_text())["files"][0]
+    assert (doc["vid_missing"], doc["no_duration"], doc["text_field"]) == (3, 1, "response")
+    # the vid from the qid by a pattern: no warning left about it
+    assert main(["parse-answers", str(src), "-o", str(out), "--samples", "0",
+                 "--vid-pattern", r"^(v\d)_"]) == 0
+    said = capsys.readouterr()
+    assert "have no vid" not in said.err and "have no duration" in said.err
+    assert [json.loads(x)["vid"] for x in out.read_text().splitlines()] == ["v0", "v1", "v0"]
+
+
+def test_text_field_per_file_on_the_command_line(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    a.write_text(json.dumps({"qid": 1, "vid": "v", "duration": 9, "x": "from 1 to 2 s",
+                             "y": "from 3 to 4 s"}) + "\n")
+    b.write_text(json.dumps({"qid": 1, "vid": "v", "duration": 9, "x": "from 5 to 6 s",
+                             "y": "from 7 to 8 s"}) + "\n")
+    out = tmp_path / "out"
+    assert main(["parse-answers", str(a), str(b), "--out-dir", str(out), "--samples", "0",
+                 "--text-field", "x", "--text-field", "b.jsonl=y"]) == 0
+    said = capsys.readouterr().out
+    assert f"{a}: 1 answers (x)" in said and f"{b}: 1 answers (y)" in said
+    assert "field 'y' (given by --text-field)" in said
+    wins = [json.loads((out / f"{n}.preds.jsonl").read_text())["pred_relevant_windows"]
+            for n in "ab"]
+    assert wins == [[[1.0, 2.0, 1.0]], [[7.0, 8.0, 1.0]]]
+    assert main(["parse-answers", str(a), str(b), "--out-dir", str(out),
+                 "--text-field", "x", "--text-field", "y", "--text-field", "x"]) == 2
+    assert "--text-field is given 3 times for 2 answer files" in capsys.readouterr().err

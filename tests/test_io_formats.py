@@ -116,6 +116,32 @@ def test_cover_formats_names_the_format_of_files(tmp_path: Path,
     assert f"{other}: error: " in out and "unrecognised format" in out
 
 
+def test_answer_files_are_pointed_to_parse_answers(tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    rows = tmp_path / "answers.jsonl"
+    rows.write_text("".join(json.dumps({"qid": i, "vid": "a", "query": "a man jumps 2 times",
+                                        "timechat_generation": f"It happens at {i} - 5 s."})
+                            + "\n" for i in range(3)))
+    keyed = tmp_path / "keyed.json"
+    keyed.write_text(json.dumps({"clip0": {"video_path": "/v/clip0.mp4", "description": "d",
+                                           "text_rep": "0.0s: a man walks.",
+                                           "model_pred": "The start time is 0:01."}}))
+    for path, field in ((rows, "timechat_generation"), (keyed, "model_pred")):
+        with pytest.raises(InputError) as err:
+            formats.detect(path, "predictions")
+        assert (f"(free-text answers in field {field!r}: `cover parse-answers {path}` turns "
+                "them into a prediction file)") in str(err.value)
+        assert main(["formats", str(path)]) == 0
+        assert capsys.readouterr().out == (
+            f"{path}: free-text answers (field {field!r}), not a prediction file: read them "
+            f"with `cover parse-answers {path}`\n")
+    # windows, or no qid: not an answer file
+    for row in ({"qid": 1, "answer": "at 1 - 2 s", "timestamp": [[1, 2]]},
+                {"id": 1, "answer": "at 1 - 2 s"}):
+        rows.write_text(json.dumps(row) + "\n")
+        assert peek.peek(rows).answer_field() is None
+
+
 _PRED = {"qid": 1, "vid": "v", "pred_relevant_windows": [[1.0, 5.0, 0.9]]}
 _GT = {"qid": 1, "vid": "v", "duration": 30, "relevant_windows": [[1.0, 5.0]]}
 

@@ -76,6 +76,12 @@ def _detect(path: str) -> str:
             if "give it as" in str(exc):
                 continue  # the other role's format: found on that pass
             if role == "ground_truth" and not found:
+                from cover.io.peek import peek
+
+                answers = peek(path).answer_field()
+                if answers is not None:  # not a format: an input of parse-answers
+                    return (f"free-text answers (field {answers!r}), not a prediction file: "
+                            f"read them with `cover parse-answers {path}`")
                 return f"error: {exc}"
             continue
         found.append(f"{f.name} ({role.replace('_', ' ')})")

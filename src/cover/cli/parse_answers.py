@@ -40,8 +40,18 @@ def add_parser(sub: Subparsers) -> None:
     p.add_argument("--summary", type=OutputOrStdout,
                    help="write the per-file rates and samples as JSON here (- for standard "
                    "output)")
-    p.add_argument("--text-field", help="field holding the answer text (default: auto)")
+    p.add_argument("--text-field", action="append", default=[], metavar="[FILE=]FIELD",
+                   help="field holding the answer text (default: detected per file, the "
+                   "field whose values read like answers); FILE=FIELD for one file, or "
+                   "repeat once per file in file order")
     p.add_argument("--qid-field", default="qid", help="query id field (default qid)")
+    vid = p.add_mutually_exclusive_group()
+    vid.add_argument("--vid-field", metavar="NAME",
+                     help="field holding the video id (default: vid; in the UAG-OOPS "
+                     "layout the clip's source compilation; else the qid, with a warning)")
+    vid.add_argument("--vid-pattern", metavar="REGEX",
+                     help="read the video id from the qid: the regex's 'vid' group, else "
+                     "its first group, else the whole match (e.g. '^(?P<vid>.+)_\\d+$')")
     p.add_argument("--duration-field", default="duration",
                    help="field holding the video duration in seconds (default duration)")
     p.add_argument("--videos", type=InputPath,
@@ -89,12 +99,14 @@ def _targets(args: argparse.Namespace) -> dict[str, str | Path]:
 
 def run(args: argparse.Namespace) -> int:
     from cover.errors import summarize
-    from cover.grounders.parse.files import parse_answer_file, summary_lines
+    from cover.grounders.parse.fields import text_fields_per_file
+    from cover.grounders.parse.files import parse_answer_file, summary_lines, warnings_of
     from cover.io import read_durations, write_jsonl
     from cover.io.output import write_json
 
     if args.out and len(args.answers) > 1:
         raise ValueError("-o names one output file; with several answer files use --out-dir")
+    text_fields = text_fields_per_file(args.text_field, [str(a) for a in args.answers])
     targets = _targets(args)
     durations = None
     if args.videos:
@@ -102,10 +114,11 @@ def run(args: argparse.Namespace) -> int:
         durations = dict(zip(vids.tolist(), durs.tolist(), strict=True))
     summaries = []
     inputs = [*args.answers, args.videos]
-    for path in args.answers:
+    for path, text_field in zip(args.answers, text_fields, strict=True):
         pf = parse_answer_file(
-            path, text_field=args.text_field, qid_field=args.qid_field,
-            duration_field=args.duration_field, durations=durations, fps=args.fps,
+            path, text_field=text_field, qid_field=args.qid_field, vid_field=args.vid_field,
+            vid_pattern=args.vid_pattern, duration_field=args.duration_field,
+            durations=durations, fps=args.fps,
             prompt_examples=tuple(args.prompt_example), bare=args.bare,
             start_only=args.start_only)
         summary = pf.summary(k=args.samples)
@@ -113,6 +126,8 @@ def run(args: argparse.Namespace) -> int:
         for line in summary_lines(summary, samples=args.samples > 0):
             print(line)
         report_problems(pf.problems, what=path)
+        for line in warnings_of(summary, duration_field=args.duration_field):
+            say(line)
         noted = [q for q in pf.problems if q.action == "noted"]
         if noted:
             say(f"cover: {len(noted)} duration(s) set aside in {path} (each row parsed "

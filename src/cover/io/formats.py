@@ -255,6 +255,9 @@ def detect(path: str | Path, role: Role) -> tuple[Format, Peek]:
     hint = (" (a file with vid and duration but no windows is a durations file: "
             "--gt-durations / --videos)" if isinstance(first, dict) and "duration" in first
             else "")
+    if (answers := p.answer_field()) is not None:
+        hint = (f" (free-text answers in field {answers!r}: `cover parse-answers {path}` "
+                "turns them into a prediction file)")
     raise InputError(f"{path}: unrecognised format: expected one of "
                      f"{', '.join(names(role))}; got {p.keys()}{hint}. "
                      "`cover formats` shows an example of each; any other table reads with "

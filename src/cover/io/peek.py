@@ -3,6 +3,7 @@ JSON document or the first JSON line, each parsed at most once."""
 
 from __future__ import annotations
 
+import re
 import zlib
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -18,6 +19,33 @@ from cover.io.opener import open_input
 HEAD_BYTES = 1 << 16
 #: Lines that cannot be rows (not starting with ``{``) format detection looks past.
 LOOK_PAST = 100
+_TIME_WORD = re.compile(r"\d|\b(?:sec(?:ond)?s?|min(?:ute)?s?|start|begin|end|time|"
+                        r"frame|percent)", re.IGNORECASE)
+_PATH = re.compile(r"^\S*[/\\]\S*$|\.(?:mp4|mkv|avi|webm|mov)$", re.IGNORECASE)
+#: Fields that hold ids or the query, never a grounder's answer.
+_NOT_ANSWERS = frozenset({"qid", "vid", "query", "description", "caption", "sentence"})
+#: The usual names of a video-LLM's answer field, most usual first.
+TEXT_FIELDS: tuple[str, ...] = ("answer", "response", "output", "prediction", "pred", "text")
+
+
+def free_text(value: Any) -> bool:
+    """Whether ``value`` is free text: a string of two or more words, not a file path."""
+    return isinstance(value, str) and len(value.split()) >= 2 and not _PATH.search(
+        value.strip())
+
+
+def timed_text(value: Any) -> bool:
+    """Whether ``value`` is free text with a digit or a time word ("second", "start",
+    ...): what a grounder's answer usually is."""
+    return free_text(value) and bool(_TIME_WORD.search(value))
+
+
+def answer_name_rank(name: str) -> int:
+    """How usual ``name`` is for an answer field: :data:`TEXT_FIELDS` in order, then
+    ``*_pred`` / ``*_generation``, then any other name."""
+    if name in TEXT_FIELDS:
+        return TEXT_FIELDS.index(name)
+    return len(TEXT_FIELDS) + (0 if name.endswith(("_pred", "_generation")) else 1)
 
 
 @dataclass
@@ -88,6 +116,20 @@ class Peek:
         except ValueError:
             return None
         return row if isinstance(row, dict) else None
+
+    def answer_field(self) -> str | None:
+        """The field of the first row (or keyed entry) holding free text with times,
+        when the row has a qid (or the file is keyed by one) and no windows: a
+        video-LLM answer file, for ``cover parse-answers``. ``None`` otherwise."""
+        row, doc = self.first_row, self.doc
+        if row is None and isinstance(doc, dict) and doc:
+            row = next(iter(doc.values()))  # keyed by qid
+        elif row is None or "qid" not in row:
+            return None
+        if not isinstance(row, dict) or any("window" in k or k == "timestamp" for k in row):
+            return None
+        timed = [k for k, v in row.items() if k not in _NOT_ANSWERS and timed_text(v)]
+        return min(timed, key=answer_name_rank) if timed else None
 
     def keys(self) -> str:
         """What the first row looks like, for messages."""

@@ -10,8 +10,11 @@ time wins (so narrative after a JSON block cannot override it):
    and the end time is 0:07", "starts at 4.0s and ends at 4.2s", "the start and end
    times are 2 and 5 s"). The first pair is the answer (later pairs are reasoning).
    A start or end given as a range ("approximately 0:00 - 0:03") is read as its
-   midpoint.
+   midpoint. A negated label is narrative, not a bound ("can't stop", "does not
+   end"); a lone start or end found here ("begins at 0:05") gives way to any range
+   of stage 3 in the same answer: explicit ranges win over narrative cue words.
 3. **ranges** — ``X - Y``, ``X to Y``, ``X until Y``, "from X to Y", "between X and Y",
+   "X and continues until Y" (up to four words between ``and`` and ``until``),
    ``[X, Y]``, "from X to the end of the video"; every range found is one interval.
 4. **relative** — "the first half", "the last third", "the whole video" (needs the
    duration).
@@ -71,6 +74,13 @@ def extract(text: str, ctx: Context) -> Extract:
         return out
     out.end_only = None
     labelled(body, timed, ctx, out)
+    if out.how and not out.intervals:
+        # A lone start or end named by a narrative verb ("begins at 0:05", "can't stop
+        # from 0:03 to 0:08") never overrides an explicit range in the same answer.
+        spans = Extract()
+        ranges(body, tokens, ctx, spans)
+        if spans.intervals:
+            return spans
     if out.how:
         return out
     ranges(body, tokens, ctx, out)

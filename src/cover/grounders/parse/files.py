@@ -1,9 +1,13 @@
 """Answer files in, prediction rows and a per-file summary out (``cover parse-answers``).
 
 An answer file is JSON lines / a JSON array of rows, or a JSON object keyed by query
-id (as UAG-OOPS ships them). The answer text is the field named by ``text_field``,
-else the first of :data:`TEXT_FIELDS` present, else the one field ending in
-``_pred``; the duration is ``duration_field`` (default ``duration``) when present.
+id (as UAG-OOPS ships them). The answer text and the vid are found by the rules of
+:mod:`cover.grounders.parse.fields` (the answer field detected per file from the
+fields holding text; the vid from ``vid_field``, ``vid_pattern``, the row's ``vid`` or
+the UAG-OOPS clip name, else the qid, counted); the duration is ``duration_field``
+(default ``duration``) when present, else ``durations[vid]``. Rows left without a
+duration are counted (``no_duration``): the out-of-range check and percentages /
+relative positions need it, and are skipped for them.
 
 Files are read as every COVER reader reads them (gzip recognised by its bytes, a UTF-8
 byte-order mark skipped). No line is dropped without a word: a line that is not a JSON
@@ -32,12 +36,11 @@ from cover.grounders.parse.batch import (
     answers_to_predictions,
 )
 from cover.grounders.parse.extract import BareRule
+from cover.grounders.parse.fields import TEXT_FIELDS, answer_field, row_vids
 from cover.io.jsonl import RawRows, json_text, number_value, read_input_bytes, read_json_rows
-from cover.io.uag_oops import read_keyed_json, uag_source_video
+from cover.io.uag_oops import read_keyed_json
 
-TEXT_FIELDS: tuple[str, ...] = ("answer", "response", "output", "prediction", "pred", "text")
-#: Fields of a UAG-OOPS answer entry: its vid is the clip's source compilation.
-_UAG_FIELDS = frozenset({"video_path", "start_time", "end_time", "description"})
+__all__ = ["TEXT_FIELDS", "ParsedFile", "parse_answer_file", "summary_lines", "warnings_of"]
 #: Problems listed in a summary (all are counted).
 _LISTED = 50
 
@@ -47,7 +50,9 @@ class ParsedFile:
     """One answer file after parsing: its prediction rows (one per answer, in file
     order), the parse columns, the 1-based line of each row, and the problems of the
     file's lines (``rejected``: a line that is no answer row; ``noted``: a duration
-    set aside)."""
+    set aside). ``text_how`` / ``vid_rule`` say how the answer field and the vids
+    were found; ``vid_missing`` / ``no_duration`` count the rows whose vid fell back
+    to the qid and the rows with no duration."""
 
     path: str
     text_field: str
@@ -55,6 +60,10 @@ class ParsedFile:
     parsed: ParsedColumns
     line: NDArray[np.int64]
     problems: list[RowProblem] = field(default_factory=list)
+    text_how: str = ""
+    vid_rule: str = ""
+    vid_missing: int = 0
+    no_duration: int = 0
 
     @property
     def rejected(self) -> list[RowProblem]:
@@ -71,15 +80,18 @@ class ParsedFile:
                       "intervals": self.parsed.intervals.row(i)} for i in rows]
             for status, rows in self.parsed.samples(k, seed).items()
         }
-        return {"path": self.path, "text_field": self.text_field, "n": len(self.rows),
+        return {"path": self.path, "text_field": self.text_field, "text_how": self.text_how,
+                "vid_rule": self.vid_rule, "vid_missing": self.vid_missing,
+                "no_duration": self.no_duration, "n": len(self.rows),
                 "rejected": len(self.rejected), "lines": len(self.rows) + len(self.rejected),
                 "counts": self.parsed.counts(), "rates": self.parsed.rates(),
                 "samples": samples,
                 "problems": [p.to_dict() for p in self.problems[:_LISTED]]}
 
 
-def _rows_of(path: str | Path) -> RawRows:
-    """The file's rows: a JSON object keyed by qid, else JSON lines / a JSON array."""
+def _rows_of(path: str | Path) -> tuple[RawRows, bool]:
+    """The file's rows, and whether it is a JSON object keyed by qid (else JSON lines /
+    a JSON array). A keyed entry keeps its own ``vid`` field when it has one."""
     data = read_input_bytes(path)
     if data.lstrip()[:1] == b"{":
         try:
@@ -88,25 +100,15 @@ def _rows_of(path: str | Path) -> RawRows:
             doc = None
         if isinstance(doc, dict) and doc and all(isinstance(v, dict) for v in doc.values()) \
                 and "qid" not in doc:
-            return read_keyed_json(path)
-    return read_json_rows(path)
-
-
-def _text_field(raw: RawRows, wanted: str | None) -> str:
-    keys = {k for r in raw.records for k in r}
-    if wanted is not None:
-        if wanted not in keys:
-            raise InputError(f"{raw.path}: no row has the field {wanted!r} "
-                             f"(fields: {', '.join(sorted(keys)[:12])})")
-        return wanted
-    for f in TEXT_FIELDS:
-        if f in keys:
-            return f
-    preds = sorted(k for k in keys if k.endswith("_pred"))
-    if len(preds) == 1:
-        return preds[0]
-    raise InputError(f"{raw.path}: cannot tell which field holds the answer text "
-                     f"(fields: {', '.join(sorted(keys)[:12])}); pass --text-field")
+            raw = read_keyed_json(path)
+            for rec in raw.records:  # read_keyed_json sets vid = the key: undo that
+                own = doc[rec["qid"]].get("vid")
+                if own is None:
+                    del rec["vid"]
+                else:
+                    rec["vid"] = own
+            return raw, True
+    return read_json_rows(path), False
 
 
 def parse_answer_file(
@@ -114,6 +116,8 @@ def parse_answer_file(
     *,
     text_field: str | None = None,
     qid_field: str = "qid",
+    vid_field: str | None = None,
+    vid_pattern: str | None = None,
     duration_field: str = "duration",
     durations: dict[str, float] | None = None,
     fps: float | None = None,
@@ -121,23 +125,25 @@ def parse_answer_file(
     bare: BareRule = "seconds",
     start_only: StartOnly = "refuse",
 ) -> ParsedFile:
-    """Parse every answer of ``path``. The duration of a row is its ``duration_field``,
-    else ``durations[vid]``; a row with no qid is an error naming its line. A row
-    whose answer is missing or not text is kept and parsed as an empty answer (a
-    ``failure``, hence a refusal), never dropped."""
-    raw = _rows_of(path)
+    """Parse every answer of ``path``. The answer field and the vid follow the rules of
+    :mod:`cover.grounders.parse.fields`; the duration of a row is its
+    ``duration_field``, else ``durations[vid]``; a row with no qid is an error naming
+    its line. A row whose answer is missing or not text is kept and parsed as an empty
+    answer (a ``failure``, hence a refusal), never dropped."""
+    raw, keyed = _rows_of(path)
     if not raw.records and raw.problems:
         raise InputError(f"{raw.path}: no line is an answer row (a JSON object); first: "
                          f"{raw.problems[0]}")
-    field = _text_field(raw, text_field)
     recs = raw.records
     for rec, line in zip(recs, raw.lines.tolist(), strict=True):
         if rec.get(qid_field) is None:
             raise InputError(f"{raw.path}:{line}: missing field {qid_field!r} (the query id)")
+    ids = (qid_field, "qid", "vid", vid_field or "vid", duration_field)
+    chosen = answer_field(raw, text_field, skip=ids)
+    field = chosen.name
     qid = np.array([str(r[qid_field]) for r in recs], dtype=str)
-    vid = np.array([str(r.get("vid", r[qid_field])) for r in recs], dtype=str)
-    if recs and all(_UAG_FIELDS <= r.keys() for r in recs):
-        vid = uag_source_video(qid)  # the split unit, as read_uag_ground_truth gives it
+    vids = row_vids(raw, qid, vid_field=vid_field, vid_pattern=vid_pattern, keyed=keyed)
+    vid = vids.vid
     texts = [r.get(field) if isinstance(r.get(field), str) else "" for r in recs]
     problems = list(raw.problems)
     T = np.empty(len(recs), dtype=np.float64)
@@ -155,7 +161,10 @@ def parse_answer_file(
     rows, parsed = answers_to_predictions(
         qid, texts, vid=vid, durations=T, fps=fps, prompt_examples=prompt_examples,
         bare=bare, start_only=start_only)
-    return ParsedFile(str(path), field, rows, parsed, raw.lines, problems)
+    return ParsedFile(str(path), field, rows, parsed, raw.lines, problems,
+                      text_how=chosen.how, vid_rule=vids.rule,
+                      vid_missing=int(vids.missing.sum()),
+                      no_duration=int(np.count_nonzero(np.isnan(T))))
 
 
 def _duration(value: Any) -> float:
@@ -170,6 +179,25 @@ def _duration(value: Any) -> float:
     return x if math.isfinite(x) and x > 0 else math.nan
 
 
+def warnings_of(summary: dict[str, Any], *, duration_field: str = "duration") -> list[str]:
+    """Warnings for people about one file's :meth:`ParsedFile.summary`: rows whose vid
+    fell back to the qid, rows with no duration (each with its count)."""
+    out: list[str] = []
+    n, path = summary["n"], summary["path"]
+    if summary["vid_missing"]:
+        out.append(f"cover: warning: {summary['vid_missing']} of {n} answer(s) in {path} "
+                   "have no vid (rule: " + summary["vid_rule"] + "); their vid is set to the "
+                   "qid, and the ground truth's join will reject them if its vid differs: "
+                   "pass --vid-field NAME or --vid-pattern REGEX")
+    if summary["no_duration"]:
+        out.append(f"cover: warning: {summary['no_duration']} of {n} answer(s) in {path} "
+                   f"have no duration (field {duration_field!r}, or --videos): the "
+                   "out-of-range check was skipped for them, and percentages or relative "
+                   "positions in them cannot be read; pass --duration-field NAME or "
+                   "--videos FILE")
+    return out
+
+
 def summary_lines(summary: dict[str, Any], *, samples: bool = True) -> list[str]:
     """Console lines for one file's :meth:`ParsedFile.summary`."""
     n = summary["n"]
@@ -179,6 +207,8 @@ def summary_lines(summary: dict[str, Any], *, samples: bool = True) -> list[str]
     if summary["rejected"]:
         out[0] += (f"; and {summary['rejected']} line(s) rejected, not answer rows (of "
                    f"{summary['lines']} lines)")
+    out.append(f"  answer text: field {summary['text_field']!r} ({summary['text_how']}); "
+               f"vid: {summary['vid_rule']}")
     if samples:
         for status, items in summary["samples"].items():
             for it in items:

@@ -95,6 +95,8 @@ _JOINT = re.compile(
 _LABEL = re.compile(
     r"\b(?P<lab>start(?:s|ing|ed)?|begin(?:s|ning)?|onset|end(?:s|ing|ed)?|"
     r"finish(?:es|ed|ing)?|stop(?:s|ped)?)\b(?!\s(?:of|up)\b)", re.IGNORECASE)
+# A negated label is narrative, not a bound: "can't stop laughing", "does not end until".
+_NEGATED = re.compile(r"(?:n['’]t|\bnot|\bnever|\bcannot)\s{1,3}\Z", re.IGNORECASE)
 _REACH = 100  # characters after a label in which its time must appear
 
 
@@ -116,7 +118,8 @@ def labelled(text: str, tokens: list[Token], ctx: Context, out: Extract) -> None
 
     spans = sorted([(m.start(), m.end(), "joint") for m in joint] +
                    [(m.start(), m.end(), "start" if _is_start(m.group("lab")) else "end")
-                    for m in _LABEL.finditer(text) if not in_joint(m.start())])
+                    for m in _LABEL.finditer(text) if not in_joint(m.start())
+                    and not _NEGATED.search(text, max(0, m.start() - 12), m.start())])
     pending: tuple[float, float] | None = None  # start as (lo, hi) when given as a range
     for k, (_, end, what) in enumerate(spans):
         limit = min(spans[k + 1][0] if k + 1 < len(spans) else len(text), end + _REACH)
@@ -165,6 +168,10 @@ def labelled(text: str, tokens: list[Token], ctx: Context, out: Extract) -> None
 # ---- stage 3: ranges -----------------------------------------------------------------
 _SEP = re.compile(r"\s{0,3}(?:-{1,2}|–|—|~|to|until|till|through|thru|and|,)\s{0,3}\Z",
                   re.IGNORECASE)
+# "X and continues until Y", "X and doesn't stop until Y": a narrative range, as
+# explicit as "X until Y" (at most four words between "and" and "until").
+_GOES_ON = re.compile(r"\s{0,3},?\s{0,3}and\s(?:[\w'’]{1,15}\s){0,4}(?:until|till|through)"
+                      r"\s{0,3}\Z", re.IGNORECASE)
 _BETWEEN = re.compile(r"between\s{0,3}\Z", re.IGNORECASE)
 _OPEN = re.compile(r"[\[(]\s{0,3}\Z")
 _CLOSE = re.compile(r"\s{0,3}[\])]")
@@ -173,6 +180,8 @@ _CLOSE = re.compile(r"\s{0,3}[\])]")
 def _connects(text: str, a: Token, b: Token) -> bool:
     """Whether the text between tokens ``a`` and ``b`` makes them one range."""
     gap = text[a.end:b.start]
+    if len(gap) <= 90 and _GOES_ON.match(gap):
+        return a.kind != "video_end" and b.kind != "video_start"
     if len(gap) > 12 or not _SEP.match(gap):
         return False
     word = gap.strip().lower()
