@@ -1,9 +1,10 @@
 """``cover calibrate`` as one job: read (streamed or whole), fit, save, summarise.
 
-The labelled rows come from :func:`cover.io.labelled.load_labelled` (the files read
-whole) or, for a large Moment-DETR file under a rule that needs only the scores, from
-:func:`cover.jobs.calibrate_stream.score_streaming`; either way they are checked by the
-same readers and the same join, and the calibrator is fitted and saved the same way.
+The labelled rows are prediction batches joined with the ground truth by one join
+(:func:`cover.io.labelled.join_batches`): a large file under a rule that needs only the
+scores is streamed (:mod:`cover.jobs.calibrate_stream`), anything else is read whole as
+one batch (:func:`cover.io.labelled.load_labelled`). Either way the same checks, the
+same problems report and the same fit follow.
 """
 
 from __future__ import annotations
@@ -62,22 +63,32 @@ def rcps_bound_line(given: str | None) -> str:
             "use hoeffding, a looser bound: --bound hoeffding reproduces them")
 
 
-def _streamed(job: CalibrateJob) -> Any:
-    """The scores streamed from a large prediction file (:mod:`cover.jobs.calibrate_stream`),
-    or None when the files are read whole."""
+def _labelled(job: CalibrateJob) -> Any:
+    """The joined calibration rows and their scores (:class:`cover.stream.calibrate.
+    StreamedFit`): streamed from a large prediction file (:mod:`cover.jobs.
+    calibrate_stream`), or the files read whole as one batch (``whole`` is then the
+    joined table); both are joined by :func:`cover.io.labelled.join_batches`."""
+    from cover.io.labelled import load_labelled
     from cover.jobs.calibrate_stream import can_stream, score_streaming
+    from cover.stream.calibrate import StreamedFit
 
     kw = job.formats
-    if job.in_memory or not can_stream(job.preds, pred_format=kw.get("pred_format"),
-                                       columns=kw.get("columns"), rule=job.rule,
-                                       groups=job.groups):
-        return None
-    return score_streaming(score=job.score, min_scale=job.min_scale, target=job.target,
-                           preds=job.preds, gt=job.gt, gt_format=kw.get("gt_format"),
-                           gt_durations=kw.get("gt_durations"), gt_columns=kw.get("gt_columns"),
-                           qids=job.qids, clip=job.clip, strict=job.strict,
-                           on_error=job.on_error, batch_rows=job.batch_rows,
-                           pred_format=kw.get("pred_format"), columns=kw.get("columns"))
+    if not job.in_memory and can_stream(job.preds, pred_format=kw.get("pred_format"),
+                                        columns=kw.get("columns"), rule=job.rule,
+                                        groups=job.groups):
+        got = score_streaming(score=job.score, min_scale=job.min_scale, target=job.target,
+                              preds=job.preds, gt=job.gt, gt_format=kw.get("gt_format"),
+                              gt_durations=kw.get("gt_durations"),
+                              gt_columns=kw.get("gt_columns"), qids=job.qids, clip=job.clip,
+                              strict=job.strict, on_error=job.on_error,
+                              batch_rows=job.batch_rows, pred_format=kw.get("pred_format"),
+                              columns=kw.get("columns"))
+        if got is not None:
+            return got
+    table, problems = load_labelled(job.preds, job.gt, qids=job.qids, clip=job.clip,
+                                    strict=job.strict, on_error=job.on_error, log=_say,
+                                    **job.formats)
+    return StreamedFit(None, table, problems, 1, whole=table)  # type: ignore[arg-type]
 
 
 def _say(msg: str) -> None:
@@ -88,47 +99,40 @@ def calibrate(job: CalibrateJob, group_settings: GroupSettings) -> list[str]:
     """Fit and save the calibrator of ``job``; returns the summary lines (notes on the
     grouping, the thresholds, the coverage band, the file written)."""
     from cover.calibrate import Calibrator
-    from cover.io.labelled import load_labelled
-    from cover.scores import compute_scores, require_family_input
+    from cover.scores import compute_scores
     from cover.ties import Ties
 
     inputs: list[Any] = [job.preds, job.gt, job.qids, job.formats.get("gt_durations"),
                          job.shift_to]
     Calibrator(score=job.score, alpha=job.alpha, min_scale=job.min_scale,  # checks the rule
                target=job.target, rule=job.rule, params=job.params)
-    streamed = _streamed(job)
-    if streamed is None:
-        table, problems = load_labelled(job.preds, job.gt, qids=job.qids, clip=job.clip,
-                                        strict=job.strict, on_error=job.on_error, log=_say,
-                                        **job.formats)
-    else:
-        table, problems = streamed.table, streamed.problems
-    for line in report_lines(problems, what="calibration input"):
+    got = _labelled(job)
+    table = got.table
+    for line in report_lines(got.problems, what="calibration input"):
         _say(line)
     if len(table) == 0:
-        raise InputError(no_rows_left(job.preds, job.gt, problems))
-    if streamed is None:
-        require_family_input(table, job.score, job.preds)
+        raise InputError(no_rows_left(job.preds, job.gt, got.problems))
+    got.require_family(job.score, job.preds)
     settings, fit_kw, notes = group_settings(table)
     out = list(notes)
     params = {**job.params, **(settings.pop("params") or {})}
     cal = Calibrator(score=job.score, alpha=job.alpha, min_scale=job.min_scale,
                      target=job.target, rule=job.rule, params=params,
                      keep_scores=job.keep_scores, **settings)
-    if streamed is None:
-        cal.fit(table, **fit_kw)
+    if got.whole is not None:
+        cal.fit(got.whole, **fit_kw)
     else:
-        cal.fit_scores(streamed.scores, table)
+        cal.fit_scores(got.scores, table)
     if job.strict and not all(np.isfinite(s.value) for r in cal.thresholds_.values()
                               for s in r.sides.values()):
         raise InputError(f"{len(table)} calibration rows are too few for alpha={job.alpha}")
     cal.save(job.output, inputs=inputs)
 
     def scores() -> Any:
-        if streamed is not None:
-            return streamed.scores.values
-        return compute_scores(table, job.score, min_scale=job.min_scale,
-                              target=job.target).values
+        if got.scores is None:
+            got.scores = compute_scores(table, job.score, min_scale=job.min_scale,
+                                        target=job.target)
+        return got.scores.values
 
     if job.rule != "split" or cal.threshold_ is None:
         out.append(f"calibrated {job.score.upper()} by rule {job.rule} at alpha={job.alpha} "

@@ -13,12 +13,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from cover.errors import InputError, RowProblem, no_rows_left
-from cover.io.jsonl import OnError, raise_on_rejections
+from cover.io.jsonl import OnError
 from cover.jobs.certify_stream import streamable
-from cover.scores import FAMILY_INPUT
 from cover.stream.calibrate import StreamedFit
 
 #: Groupings fitted from qid, vid, duration and the predicted window only.
@@ -68,51 +64,27 @@ def score_streaming(
     """The calibration scores of ``preds`` streamed against ``gt``
     (:func:`cover.stream.calibrate.score_jsonl`, or ``score_columns`` for Parquet / CSV
     with ``columns``; fit them with
-    :meth:`Calibrator.fit_scores`), after the checks of
-    :func:`cover.io.labelled.load_labelled`; None when the ground truth needs the
-    whole-file path (qids not native: joined on content)."""
+    :meth:`Calibrator.fit_scores`), joined as :func:`cover.io.labelled.load_labelled`
+    joins the whole file (:func:`cover.io.labelled.join_batches`); None when the ground
+    truth needs the whole-file read (qids not native: joined on content)."""
     from cover.io import formats
     from cover.io.charades_rf import no_moment_qids
-    from cover.io.qids import read_qid_lines, unknown_qids
+    from cover.io.labelled import QidList
+    from cover.io.qids import read_qid_lines
     from cover.stream.calibrate import score_columns, score_jsonl
 
     g = formats.read(gt, "ground_truth", format=gt_format, options=formats.Options(
         on_error=on_error, durations=gt_durations, columns=gt_columns))
     if not g.native_qids or no_moment_qids(g.loaded):
         return None
-    gtab = g.loaded.table
-    wanted = None
-    problems: list[RowProblem] = list(g.loaded.problems)
-    if qids is not None:
-        wanted, lines = read_qid_lines(qids)
+    listed = None if qids is None else QidList(qids, *read_qid_lines(qids))
+    kw: dict[str, Any] = dict(family=score, min_scale=min_scale, target=target, qids=listed,
+                              clip=clip, strict=strict, on_error=on_error, gt_name=gt)
     if stream_kind(preds, pred_format, columns) == "columns":
-        got = score_columns(preds, gtab, columns=columns, family=score, min_scale=min_scale,
-                            target=target, qids=wanted, clip=clip, strict=strict,
-                            on_error=on_error, batch_rows=batch_rows)
+        got = score_columns(preds, g.loaded.table, columns=columns, batch_rows=batch_rows, **kw)
     else:
-        got = score_jsonl(preds, gtab, family=score, min_scale=min_scale, target=target,
-                          qids=wanted, clip=clip, strict=strict, on_error=on_error,
-                          batch_lines=batch_rows)
-    if qids is not None and wanted is not None:
-        problems += unknown_qids(qids, wanted, lines, np.union1d(got.table.qid, gtab.qid),
-                                 f"{preds} nor in {gt}")
-    problems += got.problems
-    no_pred = [x for x in got.problems if x.path == gtab.source and x.action == "rejected"]
-    if no_pred and on_error == "raise":
-        raise InputError(
-            f"{len(no_pred)} ground-truth row(s) have no prediction, e.g. {no_pred[0]}.\n"
-            "A silently dropped query would bias calibration. If you calibrate on a subset "
-            "on purpose, pass --qids FILE (e.g. from `cover split`); to set them aside, "
-            "pass --on-error reject.")
-    raise_on_rejections(problems, on_error, f"{preds} joined with {gt}")
-    if len(got.table) == 0:
-        raise InputError(no_rows_left(preds, gt, problems))
-    if score not in got.families:  # the message of require_family_input on the whole table
-        others = ", ".join(f for f in FAMILY_INPUT if f != score and f in got.families)
-        hint = f"; choose another family ({others})" if others else ""
-        raise InputError(f"{preds}: score family {score} needs {FAMILY_INPUT[score]}, and "
-                         f"none of the {len(got.table)} rows has one{hint}")
+        got = score_jsonl(preds, g.loaded.table, batch_lines=batch_rows, **kw)
     print(f"{preds}: streamed in {got.batches} batch(es) of up to {batch_rows} lines",
           file=sys.stderr)
-    got.problems = problems
+    got.problems = g.loaded.problems + got.problems
     return got
