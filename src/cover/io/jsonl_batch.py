@@ -38,7 +38,7 @@ from numpy.typing import NDArray
 
 from cover.data.table import DEFAULT_CLIP_SECONDS, GroundingTable
 from cover.io.jsonl import OnError, RawRows, json_loads, object_column, parse_json_lines
-from cover.io.qvhighlights import Loaded, predictions_from_rows
+from cover.io.qvhighlights import Loaded, prediction_rules, predictions_from_rows
 from cover.ragged import Ragged, offsets_from_lengths
 
 _NUMBER = frozenset({int, float})
@@ -130,14 +130,9 @@ def decode_batch(name: str, batch: Sequence[tuple[int, bytes]], *,
     woff, soff = offsets_from_lengths(nwin), offsets_from_lengths(nsal)
     dur, std_s, std_e = scal.reshape(-1, 3).T
     has_dur, has_s, has_e = has.reshape(-1, 3).T
-    with np.errstate(invalid="ignore"):
-        bad = (not np.isfinite(win).all() or not np.isfinite(sal).all()
-               or bool((win[:, 0] > win[:, 1]).any())
-               or bool((has_dur & ~(np.isfinite(dur) & (dur > 0))).any())
-               or bool((has_s & ~(np.isfinite(std_s) & (std_s >= 0))).any())
-               or bool((has_e & ~(np.isfinite(std_e) & (std_e >= 0))).any()))
-    if bad:
-        return None
+    if any(bad.any() for bad, _ in prediction_rules(win, woff, sal, soff, (dur, has_dur),
+                                                    (std_s, has_s), (std_e, has_e))):
+        return None  # the per-row reader rejects the row, with its message
     raw = RawRows(name, recs, np.fromiter(map(itemgetter(0), batch), np.int64, len(batch)))
     has_std = bool(np.isfinite(std_s).any())
     ps, pe = top1_finite(win, woff)
