@@ -2,7 +2,7 @@
 
 The labelled rows are prediction batches joined with the ground truth by one join
 (:func:`cover.io.labelled.join_batches`): a large file under a rule that needs only the
-scores is streamed (:mod:`cover.jobs.calibrate_stream`), anything else is read whole as
+scores is streamed (:mod:`cover.stream.calibrate`), anything else is read whole as
 one batch (:func:`cover.io.labelled.load_labelled`). Either way the same checks, the
 same problems report and the same fit follow.
 """
@@ -12,12 +12,14 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
 
 from cover.data.table import GroundingTable
 from cover.errors import InputError, no_rows_left, report_lines
+from cover.stream.calibrate import StreamedFit
 
 #: ``(Calibrator keyword settings, fit keyword arguments, notes)`` of the grouping flags
 #: for a table (:func:`cover.cli._groups.group_settings`).
@@ -63,32 +65,64 @@ def rcps_bound_line(given: str | None) -> str:
             "use hoeffding, a looser bound: --bound hoeffding reproduces them")
 
 
-def _labelled(job: CalibrateJob) -> Any:
-    """The joined calibration rows and their scores (:class:`cover.stream.calibrate.
-    StreamedFit`): streamed from a large prediction file (:mod:`cover.jobs.
-    calibrate_stream`), or the files read whole as one batch (``whole`` is then the
-    joined table); both are joined by :func:`cover.io.labelled.join_batches`."""
-    from cover.io.labelled import load_labelled
-    from cover.jobs.calibrate_stream import can_stream, score_streaming
-    from cover.stream.calibrate import StreamedFit
+#: Groupings fitted from qid, vid, duration and the predicted window only.
+STREAM_GROUPINGS = ("all", "pred_length", "duration")
+
+
+def stream_kind(job: CalibrateJob) -> str | None:
+    """How ``job.preds`` is streamed: ``jsonl`` (Moment-DETR lines) or ``columns``
+    (Parquet or CSV/TSV with ``--columns``), when the rule fits from the scores alone
+    (not ``crc``'s loss curve, not ``weighted``'s ratios, not a grouping that reads the
+    records); None: read whole."""
+    from cover.calibrate.registry import get_rule
+    from cover.io.generic import kind_suffix
+    from cover.jobs.certify_stream import streamable
+
+    spec = get_rule(job.rule)
+    fmt, columns = job.formats.get("pred_format"), job.formats.get("columns")
+    if (job.in_memory or job.groups not in STREAM_GROUPINGS or spec.per_row
+            or spec.needs & {"loss", "weights", "table"}):
+        return None
+    if columns and kind_suffix(Path(job.preds)) in (".parquet", ".pq", ".csv", ".tsv"):
+        return "columns"
+    return "jsonl" if streamable(job.preds, fmt, columns) == "jsonl" else None
+
+
+def _labelled(job: CalibrateJob) -> StreamedFit:
+    """The joined calibration rows and their scores, joined by
+    :func:`cover.io.labelled.join_batches`: a large prediction file streamed a batch at
+    a time (:mod:`cover.stream.calibrate`) when :func:`stream_kind` allows and the
+    ground truth numbers its queries natively (the join is by qid), else the files read
+    whole as one batch (``whole`` is then the joined table)."""
+    from cover.io import formats
+    from cover.io.charades_rf import no_moment_qids
+    from cover.io.labelled import QidList, load_labelled
+    from cover.io.qids import read_qid_lines
+    from cover.stream.calibrate import score_columns, score_jsonl
 
     kw = job.formats
-    if not job.in_memory and can_stream(job.preds, pred_format=kw.get("pred_format"),
-                                        columns=kw.get("columns"), rule=job.rule,
-                                        groups=job.groups):
-        got = score_streaming(score=job.score, min_scale=job.min_scale, target=job.target,
-                              preds=job.preds, gt=job.gt, gt_format=kw.get("gt_format"),
-                              gt_durations=kw.get("gt_durations"),
-                              gt_columns=kw.get("gt_columns"), qids=job.qids, clip=job.clip,
-                              strict=job.strict, on_error=job.on_error,
-                              batch_rows=job.batch_rows, pred_format=kw.get("pred_format"),
-                              columns=kw.get("columns"))
-        if got is not None:
-            return got
-    table, problems = load_labelled(job.preds, job.gt, qids=job.qids, clip=job.clip,
-                                    strict=job.strict, on_error=job.on_error, log=_say,
-                                    **job.formats)
-    return StreamedFit(None, table, problems, 1, whole=table)  # type: ignore[arg-type]
+    kind = stream_kind(job)
+    g = None if kind is None else formats.read(
+        job.gt, "ground_truth", format=kw.get("gt_format"), options=formats.Options(
+            on_error=job.on_error, durations=kw.get("gt_durations"),
+            columns=kw.get("gt_columns")))
+    if g is None or not g.native_qids or no_moment_qids(g.loaded):
+        table, problems = load_labelled(job.preds, job.gt, qids=job.qids, clip=job.clip,
+                                        strict=job.strict, on_error=job.on_error, log=_say,
+                                        **kw)
+        return StreamedFit(None, table, problems, 1, whole=table)
+    args: dict[str, Any] = dict(
+        family=job.score, min_scale=job.min_scale, target=job.target, clip=job.clip,
+        qids=None if job.qids is None else QidList(job.qids, *read_qid_lines(job.qids)),
+        strict=job.strict, on_error=job.on_error, gt_name=job.gt)
+    if kind == "columns":
+        got = score_columns(job.preds, g.loaded.table, columns=kw["columns"],
+                            batch_rows=job.batch_rows, **args)
+    else:
+        got = score_jsonl(job.preds, g.loaded.table, batch_lines=job.batch_rows, **args)
+    _say(f"{job.preds}: streamed in {got.batches} batch(es) of up to {job.batch_rows} lines")
+    got.problems = g.loaded.problems + got.problems
+    return got
 
 
 def _say(msg: str) -> None:
