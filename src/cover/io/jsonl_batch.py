@@ -24,10 +24,8 @@ no further dependency is needed.
 
 from __future__ import annotations
 
-import gc
 from array import array
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from itertools import chain, repeat
 from operator import is_not, itemgetter
@@ -37,25 +35,13 @@ import numpy as np
 from numpy.typing import NDArray
 
 from cover.data.table import DEFAULT_CLIP_SECONDS, GroundingTable
-from cover.io.jsonl import OnError, RawRows, json_loads, object_column, parse_json_lines
+from cover.io.jsonl import OnError, RawRows, gc_paused, json_loads, object_column, parse_json_lines
 from cover.io.qvhighlights import Loaded, prediction_rules, predictions_from_rows
 from cover.ragged import Ragged, offsets_from_lengths
 
 _NUMBER = frozenset({int, float})
 _ID = frozenset({int, str})
 _WINDOWS, _SALIENCY = "pred_relevant_windows", "pred_saliency_scores"
-
-
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """Cyclic garbage collection off for the block (restored as it was)."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
 
 
 #: Lines parsed at a time inside a batch: their rows (a few MB) stay in cache and are

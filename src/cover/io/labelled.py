@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 from numpy.typing import NDArray
@@ -65,9 +66,7 @@ def load_labelled(
     empty = no_moment_qids(g.loaded)
     if empty:
         drop = np.isin(ptab.qid, np.array(sorted(empty), dtype=str))
-        problems += [RowProblem(ptab.source, int(ln), str(q), NO_MOMENT, "noted")
-                     for q, ln in zip(ptab.qid[drop].tolist(), _lines(ptab)[drop].tolist(),
-                                      strict=True)]
+        problems += _problems(ptab, drop, NO_MOMENT, "noted")
         ptab = ptab.take(~drop)
         say(f"{gt}: {len(empty)} queries have no relevant moment; set aside "
             f"({int(drop.sum())} predictions for them)")
@@ -139,10 +138,7 @@ def join_batches(
         source = table.source or name
         dup = seen.add(table.qid)
         if dup.any():
-            found += [RowProblem(source, int(ln), str(q), "duplicate qid (seen on an earlier "
-                                 "line)", "rejected")
-                      for ln, q in zip(_lines(table)[dup].tolist(), table.qid[dup].tolist(),
-                                       strict=True)]
+            found += _problems(table, dup, "duplicate qid (seen on an earlier line)")
             table = table.take(~dup)
         mine = gtruth.take(np.flatnonzero(np.isin(gtruth.qid, table.qid)))
         joined, more = attach_truth(table, mine, strict=strict)
@@ -154,11 +150,8 @@ def join_batches(
     if qids is not None and qids.path is not None:
         problems += unknown_qids(qids.path, qids.wanted, qids.lines,
                                  np.union1d(seen.array(), gt.qid), f"{preds} nor in {gt_name}")
-    orphan = np.flatnonzero(~np.isin(gtruth.qid, seen.array()))
-    no_pred = [RowProblem(gtruth.source, int(ln), str(q),
-                          f"no prediction for this qid in {source}", "rejected")
-               for ln, q in zip(_lines(gtruth)[orphan].tolist(), gtruth.qid[orphan].tolist(),
-                                strict=True)]
+    no_pred = _problems(gtruth, ~np.isin(gtruth.qid, seen.array()),
+                        f"no prediction for this qid in {source}")
     problems += found + no_pred
     if no_pred and on_error == "raise":
         raise InputError(
@@ -181,5 +174,9 @@ def _translate(wanted: np.ndarray, old: np.ndarray, new: np.ndarray, *,
     return np.where(hit, new[order][pos], wanted)
 
 
-def _lines(t: GroundingTable) -> np.ndarray:
-    return t.line if t.line is not None else np.zeros(len(t), dtype=np.int64)
+def _problems(t: GroundingTable, rows: NDArray[np.bool_], why: str,
+              action: Literal["rejected", "noted"] = "rejected") -> list[RowProblem]:
+    """A problem at each of ``t``'s ``rows``, naming its file, line and qid."""
+    lines = t.line if t.line is not None else np.zeros(len(t), dtype=np.int64)
+    return [RowProblem(t.source, int(ln), str(q), why, action)
+            for ln, q in zip(lines[rows].tolist(), t.qid[rows].tolist(), strict=True)]
