@@ -165,3 +165,41 @@ def test_known_vids_edits_each_unknown_id_as_the_row_by_row_rule(vids, known):
     before = arr.copy()
     assert known_vids(arr, kn).tolist() == want
     assert np.array_equal(arr, before)  # the caller's column is not written
+
+
+def test_batches_and_whole_file_join_alike(tmp_path: Path) -> None:
+    """One join for every calibration input: a file streamed in batches of 2 and read
+    whole give the same rows and the same problems (a repeated qid, a prediction without
+    truth, a truth row without prediction, a listed qid in neither file), and under
+    ``on_error='raise'`` the same message."""
+    from cover.io.labelled import QidList
+    from cover.io.qids import read_qid_lines
+    from cover.io.qvhighlights import read_ground_truth
+    from cover.stream.calibrate import score_jsonl
+
+    def row(q: int) -> str:
+        return json.dumps({"qid": q, "vid": f"v{q}", "duration": 30.0,
+                           "pred_relevant_windows": [[1.0, 5.0, 0.9]]})
+
+    (tmp_path / "p.jsonl").write_text("\n".join(row(q) for q in (1, 2, 3, 2, 9, 4)) + "\n")
+    (tmp_path / "gt.jsonl").write_text("\n".join(json.dumps(
+        {"qid": q, "vid": f"v{q}", "duration": 30.0, "relevant_windows": [[2.0, 6.0]]})
+        for q in (1, 2, 3, 4, 5)) + "\n")
+    (tmp_path / "q.txt").write_text("1\n2\n3\n4\n5\n9\n77\n")
+    p, g, q = (str(tmp_path / n) for n in ("p.jsonl", "gt.jsonl", "q.txt"))
+
+    gt = read_ground_truth(g).table
+    got = score_jsonl(p, gt, family="norm", min_scale=1e-3, target="envelope",
+                      qids=QidList(q, *read_qid_lines(q)), on_error="reject", batch_lines=2,
+                      gt_name=g, fast=False)
+    with pytest.raises(Exception, match="duplicate qid"):  # the whole-file reader's words
+        load_labelled(p, g, qids=q)
+    whole, problems = load_labelled(p, g, qids=q, on_error="reject")
+    assert got.batches == 3 and sorted(got.table.qid.tolist()) == sorted(whole.qid.tolist())
+    def seen(found: list) -> list[tuple]:
+        return [(x.path, x.line, x.qid, x.problem.split(" (")[0], x.action) for x in found]
+
+    assert sorted(seen(got.problems)) == sorted(seen(problems))
+    with pytest.raises(Exception, match="ground-truth row\\(s\\) have no prediction"):
+        score_jsonl(p, gt, family="norm", min_scale=1e-3, target="envelope",
+                    qids=QidList(q, *read_qid_lines(q)), batch_lines=2, gt_name=g)

@@ -32,7 +32,7 @@ from cover.io.jsonl_batch import (
     parse_objects,
     text_ids,
 )
-from cover.io.qvhighlights import Loaded, read_ground_truth
+from cover.io.qvhighlights import Loaded, read_ground_truth, truth_rules
 from cover.io.saliency_labels import label_problems, saliency_labels
 from cover.ragged import Ragged, offsets_from_lengths
 
@@ -118,10 +118,8 @@ def _chunk(lines: list[bytes], cols: tuple[list[Any], ...]) -> bool:
     if flat is None:
         return False
     win, dur = flat[0].reshape(-1, 2), np.array(durs, dtype=np.float64)
-    with np.errstate(invalid="ignore"):
-        if (not (np.isfinite(dur) & (dur > 0)).all() or not np.isfinite(win).all()
-                or bool((win[:, 0] > win[:, 1]).any())):
-            return False
+    if any(bad.any() for bad, _ in truth_rules(dur, win, offsets_from_lengths(per_row))):
+        return False  # the per-row reader rejects the row, with its message
     parts: tuple[list[Any], ...] = (qtext, vtext, list(map(dict.get, recs, repeat("query"))),
                                     [dur], [win], [per_row], [saliency_labels(recs)])
     for col, part in zip(cols, parts, strict=True):

@@ -9,6 +9,7 @@ import math
 import re
 import zlib
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +25,7 @@ from cover.io.row_checks import RawRows, check_ids, check_required, check_unique
 # The row rules live in cover.data.rules and the row checks (and RawRows) in
 # cover.io.row_checks; the readers import them from here too.
 __all__ = ["OnError", "RawRows", "check_ids", "check_required", "check_unique_qids",
-           "field_column", "id_problem", "json_text", "number_value", "object_column",
+           "field_column", "gc_paused", "id_problem", "json_text", "number_value", "object_column",
            "parse_json_lines", "raise_on_rejections", "read_input_bytes", "read_json_rows",
            "write_jsonl"]
 
@@ -74,10 +75,17 @@ def read_json_rows(path: str | Path) -> RawRows:
             return array
     # Rows hold no reference cycles: with the collector on, it rescans the growing list
     # of parsed rows again and again (about half the read of a large file).
+    with gc_paused():
+        return parse_json_lines(name, numbered_lines(data))
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Cyclic garbage collection off for the block (restored as it was)."""
     was = gc.isenabled()
     gc.disable()
     try:
-        return parse_json_lines(name, numbered_lines(data))
+        yield
     finally:
         if was:
             gc.enable()

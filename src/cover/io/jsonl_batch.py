@@ -24,10 +24,8 @@ no further dependency is needed.
 
 from __future__ import annotations
 
-import gc
 from array import array
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from itertools import chain, repeat
 from operator import is_not, itemgetter
@@ -37,25 +35,13 @@ import numpy as np
 from numpy.typing import NDArray
 
 from cover.data.table import DEFAULT_CLIP_SECONDS, GroundingTable
-from cover.io.jsonl import OnError, RawRows, json_loads, object_column, parse_json_lines
-from cover.io.qvhighlights import Loaded, predictions_from_rows
+from cover.io.jsonl import OnError, RawRows, gc_paused, json_loads, object_column, parse_json_lines
+from cover.io.qvhighlights import Loaded, prediction_rules, predictions_from_rows
 from cover.ragged import Ragged, offsets_from_lengths
 
 _NUMBER = frozenset({int, float})
 _ID = frozenset({int, str})
 _WINDOWS, _SALIENCY = "pred_relevant_windows", "pred_saliency_scores"
-
-
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """Cyclic garbage collection off for the block (restored as it was)."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
 
 
 #: Lines parsed at a time inside a batch: their rows (a few MB) stay in cache and are
@@ -130,14 +116,9 @@ def decode_batch(name: str, batch: Sequence[tuple[int, bytes]], *,
     woff, soff = offsets_from_lengths(nwin), offsets_from_lengths(nsal)
     dur, std_s, std_e = scal.reshape(-1, 3).T
     has_dur, has_s, has_e = has.reshape(-1, 3).T
-    with np.errstate(invalid="ignore"):
-        bad = (not np.isfinite(win).all() or not np.isfinite(sal).all()
-               or bool((win[:, 0] > win[:, 1]).any())
-               or bool((has_dur & ~(np.isfinite(dur) & (dur > 0))).any())
-               or bool((has_s & ~(np.isfinite(std_s) & (std_s >= 0))).any())
-               or bool((has_e & ~(np.isfinite(std_e) & (std_e >= 0))).any()))
-    if bad:
-        return None
+    if any(bad.any() for bad, _ in prediction_rules(win, woff, sal, soff, (dur, has_dur),
+                                                    (std_s, has_s), (std_e, has_e))):
+        return None  # the per-row reader rejects the row, with its message
     raw = RawRows(name, recs, np.fromiter(map(itemgetter(0), batch), np.int64, len(batch)))
     has_std = bool(np.isfinite(std_s).any())
     ps, pe = top1_finite(win, woff)

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import replace
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
+from numpy.typing import NDArray
 
 from cover.data.join import attach_truth, index_of
 from cover.data.relevance import rebuild_relevance
@@ -18,6 +20,8 @@ from cover.io.jsonl import OnError, raise_on_rejections
 from cover.io.mapping_read import wants_proposals
 from cover.io.order_join import join_truth
 from cover.io.qids import read_qid_lines, unknown_qids
+from cover.io.qvhighlights import Loaded
+from cover.io.seen import SeenIds
 
 
 def load_labelled(
@@ -72,9 +76,7 @@ def load_labelled(
     empty = no_moment_qids(g.loaded)
     if empty:
         drop = np.isin(ptab.qid, np.array(sorted(empty), dtype=str))
-        problems += [RowProblem(ptab.source, int(ln), str(q), NO_MOMENT, "noted")
-                     for q, ln in zip(ptab.qid[drop].tolist(), _lines(ptab)[drop].tolist(),
-                                      strict=True)]
+        problems += _problems(ptab, drop, NO_MOMENT, "noted")
         ptab = ptab.take(~drop)
         say(f"{gt}: {len(empty)} queries have no relevant moment; set aside "
             f"({int(drop.sum())} predictions for them)")
@@ -93,21 +95,87 @@ def load_labelled(
                    if joined_by.text_differs else "")
         say(f"joined on {joined_by.how}: {joined_by.matched} of {len(ptab)} predictions "
             f"matched ({joined_by.agree} by qid){differs}")
+    listed = None
     if qids is not None:
         wanted, lines = read_qid_lines(qids)
         if renamed is not None:  # a list made from the ground truth's own qids
             wanted = _translate(wanted, *renamed, keep=ptab.qid)
-        problems += unknown_qids(qids, wanted, lines, np.union1d(ptab.qid, gtab.qid),
-                                 f"{preds} nor in {gt}")
-        ptab, gtab = ptab.select_qids(wanted), gtab.select_qids(wanted)
-    table, joined = attach_truth(ptab, gtab, strict=strict)
-    problems += joined
+        listed = QidList(qids, wanted, lines)
+    kept: list[GroundingTable] = []
+    problems = join_batches([Loaded(ptab, [], {})], gtab, preds=preds, gt_name=gt,
+                            qids=listed, strict=strict, on_error=on_error,
+                            head=p.loaded.problems + g.loaded.problems + problems,
+                            use=kept.append)
+    table = kept[0]
     if relevance_from == "proposals" or (relevance_from is None and p.mapping is not None
                                          and wants_proposals(p.mapping, p.loaded, None)):
         table = rebuild_relevance(table)  # over [0, T] now that T is known
     if max_duration is not None:
         table = _shorter(table, max_duration, gt, say)
-    no_pred = [x for x in problems if x.path == gtab.source and x.action == "rejected"]
+    return table, problems
+
+
+@dataclass(frozen=True)
+class QidList:
+    """The query ids of a ``--qids`` file and the line each is on (``path`` None: ids
+    given in code, not checked against the files)."""
+
+    path: str | Path | None
+    wanted: NDArray[np.str_]
+    lines: NDArray[np.int64]
+
+
+def join_batches(
+    batches: Iterable[Loaded],
+    gt: GroundingTable,
+    *,
+    preds: str | Path,
+    gt_name: str | Path,
+    qids: QidList | None = None,
+    strict: bool = False,
+    on_error: OnError = "raise",
+    head: list[RowProblem] | None = None,
+    use: Callable[[GroundingTable], None],
+) -> list[RowProblem]:
+    """Join prediction batches (a whole file is one batch) with ``gt`` by qid, handing
+    each joined batch to ``use``; returns every problem: ``head`` (the readers'), a
+    listed qid found in neither file, the batches' own, then ground-truth rows no batch
+    predicted.
+
+    The rules are those of :func:`cover.data.join.attach_truth` on the whole file, for
+    any number of batches: a qid seen on an earlier line is rejected, and a truth row
+    without a prediction is known only after the last batch. Under
+    ``on_error='raise'`` a rejected row raises once every batch is read; a ground-truth
+    row without a prediction gets its own message, because a silently dropped query
+    biases calibration and the usual cause is calibrating on a subset without ``qids``.
+    """
+    name = str(preds)
+    gtruth = gt if qids is None else gt.select_qids(qids.wanted)
+    seen = SeenIds()
+    found: list[RowProblem] = []
+    source, n_batches = name, 0
+    for loaded in batches:
+        n_batches += 1
+        found += loaded.problems
+        table = loaded.table if qids is None else loaded.table.select_qids(qids.wanted)
+        source = table.source or name
+        dup = seen.add(table.qid)
+        if dup.any():
+            found += _problems(table, dup, "duplicate qid (seen on an earlier line)")
+            table = table.take(~dup)
+        mine = gtruth.take(np.flatnonzero(np.isin(gtruth.qid, table.qid)))
+        joined, more = attach_truth(table, mine, strict=strict)
+        found += more
+        use(joined)
+    if n_batches == 0:
+        raise InputError(f"{name}: no prediction lines")
+    problems = list(head or [])
+    if qids is not None and qids.path is not None:
+        problems += unknown_qids(qids.path, qids.wanted, qids.lines,
+                                 np.union1d(seen.array(), gt.qid), f"{preds} nor in {gt_name}")
+    no_pred = _problems(gtruth, ~np.isin(gtruth.qid, seen.array()),
+                        f"no prediction for this qid in {source}")
+    problems += found + no_pred
     if no_pred and on_error == "raise":
         raise InputError(
             f"{len(no_pred)} ground-truth row(s) have no prediction, e.g. {no_pred[0]}.\n"
@@ -115,8 +183,8 @@ def load_labelled(
             "on purpose, pass --qids FILE (e.g. from `cover split`); to set them aside, "
             "pass --on-error reject."
         )
-    raise_on_rejections(problems, on_error, f"{preds} joined with {gt}")
-    return table, p.loaded.problems + g.loaded.problems + problems
+    raise_on_rejections(problems, on_error, f"{preds} joined with {gt_name}")
+    return problems
 
 
 def _translate(wanted: np.ndarray, old: np.ndarray, new: np.ndarray, *,
@@ -129,8 +197,12 @@ def _translate(wanted: np.ndarray, old: np.ndarray, new: np.ndarray, *,
     return np.where(hit, new[order][pos], wanted)
 
 
-def _lines(t: GroundingTable) -> np.ndarray:
-    return t.line if t.line is not None else np.zeros(len(t), dtype=np.int64)
+def _problems(t: GroundingTable, rows: NDArray[np.bool_], why: str,
+              action: Literal["rejected", "noted"] = "rejected") -> list[RowProblem]:
+    """A problem at each of ``t``'s ``rows``, naming its file, line and qid."""
+    lines = t.line if t.line is not None else np.zeros(len(t), dtype=np.int64)
+    return [RowProblem(t.source, int(ln), str(q), why, action)
+            for ln, q in zip(lines[rows].tolist(), t.qid[rows].tolist(), strict=True)]
 
 
 def _vid_from_truth(ptab: GroundingTable, gtab: GroundingTable, why: str, gt: str | Path,

@@ -127,15 +127,8 @@ def predictions_from_rows(raw: RawRows, *, clip: float = DEFAULT_CLIP_SECONDS,
     std_s, has_s = float_field(raw, "start_std")
     std_e, has_e = float_field(raw, "end_std")
     # Vectorised validity checks over all windows and clips at once.
-    keep = reject_rows(raw, first_reason(len(raw.records), [
-        (segment_any(~np.isfinite(win).all(axis=1), woff),
-         "non-finite number (NaN/inf) in pred_relevant_windows"),
-        (segment_any(~np.isfinite(sal), soff), "non-finite number in pred_saliency_scores"),
-        (reversed_windows(win[:, 0], win[:, 1], woff), PRED_REVERSED),
-        (bad_number(duration, has_dur, positive=True), DURATION_RULE),
-        (bad_number(std_s, has_s, positive=False), "start_std must be a finite number >= 0"),
-        (bad_number(std_e, has_e, positive=False), "end_std must be a finite number >= 0"),
-    ]))
+    keep = reject_rows(raw, first_reason(len(raw.records), prediction_rules(
+        win, woff, sal, soff, (duration, has_dur), (std_s, has_s), (std_e, has_e))))
     win, woff = trim_ragged(keep, win, woff)
     sal2, soff = trim_ragged(keep, sal[:, None], soff)
     has_std = bool(np.isfinite(std_s[keep]).any())
@@ -157,6 +150,40 @@ def predictions_from_rows(raw: RawRows, *, clip: float = DEFAULT_CLIP_SECONDS,
     return Loaded(table, raw.problems, raw.rejected)
 
 
+Column = tuple[NDArray[np.float64], NDArray[np.bool_]]
+
+
+def prediction_rules(win: NDArray[np.float64], woff: NDArray[np.int64],
+                     sal: NDArray[np.float64], soff: NDArray[np.int64], duration: Column,
+                     std_s: Column, std_e: Column) -> list[tuple[NDArray[np.bool_], str]]:
+    """The rules a prediction row's numbers obey, as ``(bad rows, why)`` in the order
+    they are checked; the bulk read (:mod:`cover.io.jsonl_batch`) keeps a batch only when
+    no row breaks one. ``duration`` and the stds are ``(values, present)``."""
+    return [
+        (segment_any(~np.isfinite(win).all(axis=1), woff),
+         "non-finite number (NaN/inf) in pred_relevant_windows"),
+        (segment_any(~np.isfinite(sal), soff), "non-finite number in pred_saliency_scores"),
+        (reversed_windows(win[:, 0], win[:, 1], woff), PRED_REVERSED),
+        (bad_number(*duration, positive=True), DURATION_RULE),
+        (bad_number(*std_s, positive=False), "start_std must be a finite number >= 0"),
+        (bad_number(*std_e, positive=False), "end_std must be a finite number >= 0"),
+    ]
+
+
+def truth_rules(duration: NDArray[np.float64], win: NDArray[np.float64],
+                woff: NDArray[np.int64]) -> list[tuple[NDArray[np.bool_], str]]:
+    """The rules a ground-truth row's numbers obey, as ``(bad rows, why)`` in the order
+    they are checked (the bulk read, :mod:`cover.io.gt_lean`, keeps a file only when no
+    row breaks one)."""
+    return [
+        (bad_number(duration, np.ones(duration.size, dtype=bool), positive=True),
+         DURATION_RULE),
+        (np.diff(woff) == 0, "relevant_windows is empty (no true moment)"),
+        (nonfinite_windows(win[:, 0], win[:, 1], woff), TRUTH_NONFINITE),
+        (reversed_windows(win[:, 0], win[:, 1], woff), TRUTH_REVERSED),
+    ]
+
+
 def read_ground_truth(path: str | Path, *, on_error: OnError = "raise") -> Loaded:
     """Read QVHighlights-style ground truth (``relevant_windows``, ``duration``, and
     the highlight labels ``relevant_clip_ids`` / ``saliency_scores`` when present:
@@ -173,13 +200,7 @@ def read_ground_truth(path: str | Path, *, on_error: OnError = "raise") -> Loade
     win, woff = ragged_field(raw, "relevant_windows", (2,), optional=False)
     win = win[:, :2]
     duration, _ = float_field(raw, "duration")
-    reasons = first_reason(len(raw.records), [
-        (bad_number(duration, np.ones(duration.size, dtype=bool), positive=True),
-         DURATION_RULE),
-        (np.diff(woff) == 0, "relevant_windows is empty (no true moment)"),
-        (nonfinite_windows(win[:, 0], win[:, 1], woff), TRUTH_NONFINITE),
-        (reversed_windows(win[:, 0], win[:, 1], woff), TRUTH_REVERSED),
-    ])
+    reasons = first_reason(len(raw.records), truth_rules(duration, win, woff))
     keep = reject_rows(raw, label_problems(raw.records) | reasons)
     win, woff = trim_ragged(keep, win, woff)
     table = table_of(raw, duration=duration[keep],

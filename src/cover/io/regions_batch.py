@@ -39,10 +39,10 @@ from cover.io.jsonl_batch import (
     top1_finite,
 )
 from cover.io.qvhighlights import top1
-from cover.io.regions_jsonl import META_KEYS, REGION_ATOL, LoadedRegions, regions_from_rows
+from cover.io.regions_jsonl import META_KEYS, LoadedRegions, region_rules, regions_from_rows
 from cover.io.regions_rules import STATUSES, abstain_reasons, threshold_value
 from cover.io.seen import SeenLines
-from cover.ragged import Ragged, offsets_from_lengths, row_ids
+from cover.ragged import Ragged, offsets_from_lengths
 from cover.regions import Regions
 from cover.row_status import empty_region_block
 
@@ -113,13 +113,8 @@ def decode_regions(name: str, batch: Sequence[tuple[int, bytes]], *,
     if regions_of is None or win is None:
         return None
     reg, roff, dur = regions_of
-    t = dur[row_ids(roff)]
-    with np.errstate(invalid="ignore"):
-        if (not np.isfinite(reg).all() or bool((reg[:, 0] > reg[:, 1]).any())
-                or not (np.isfinite(dur) & (dur > 0)).all()
-                or bool(((reg[:, 0] < -REGION_ATOL * np.maximum(1.0, t))
-                         | (reg[:, 1] > t + REGION_ATOL * np.maximum(1.0, t))).any())):
-            return None
+    if any(bad.any() for bad, _ in region_rules(reg, roff, dur, np.ones(n, dtype=bool))):
+        return None  # the per-row reader rejects the row, with its message
     wv, woff = win[0], offsets_from_lengths(win[1])
     # the sort-free top-1 equals the per-row reader's where every score is finite
     ps, pe = top1_finite(wv, woff) if np.isfinite(wv[:, 2]).all() else top1(wv, woff)

@@ -237,18 +237,8 @@ def regions_from_rows(raw: RawRows, *, seen: SeenLines | None = None,
     reg = reg[:, :2]
     dur, has_dur = fields.float_field(raw, "cover.duration",
                                       get=lambda r: r["cover"].get("duration"))
-    t = dur[row_ids(roff)]
-    tol = REGION_ATOL * np.maximum(1.0, t)
-    with np.errstate(invalid="ignore"):
-        outside = (reg[:, 0] < -tol) | (reg[:, 1] > t + tol)
-    keep = fields.reject_rows(raw, fields.first_reason(len(raw.records), [
-        (segment_any(~np.isfinite(reg).all(axis=1), roff), "non-finite number in cover.region"),
-        (segment_any(reg[:, 0] > reg[:, 1], roff), "a region component has start > end"),
-        (~has_dur, "missing field: cover.duration"),
-        (fields.bad_number(dur, has_dur, positive=True),
-         "cover.duration must be a finite number > 0"),
-        (segment_any(outside, roff), "cover.region reaches outside [0, cover.duration]"),
-    ]))
+    keep = fields.reject_rows(raw, fields.first_reason(len(raw.records),
+                                                       region_rules(reg, roff, dur, has_dur)))
     reg, roff = fields.trim_ragged(keep, reg, roff)
     dur = dur[keep]
     meta, meta_line = _common_meta(raw, first)
@@ -274,6 +264,26 @@ def regions_from_rows(raw: RawRows, *, seen: SeenLines | None = None,
                       dtype=bool)
     return LoadedRegions(table, regions, raw.problems, int(was_rejected.sum()), meta, in_cal,
                          meta_line)
+
+
+def region_rules(reg: NDArray[np.float64], roff: NDArray[np.int64],
+                 dur: NDArray[np.float64], has_dur: NDArray[np.bool_]
+                 ) -> list[tuple[NDArray[np.bool_], str]]:
+    """The rules a row's region and duration obey, as ``(bad rows, why)`` in the order
+    they are checked; the bulk read (:mod:`cover.io.regions_batch`) keeps a batch only
+    when no row breaks one."""
+    t = dur[row_ids(roff)]
+    tol = REGION_ATOL * np.maximum(1.0, t)
+    with np.errstate(invalid="ignore"):
+        outside = (reg[:, 0] < -tol) | (reg[:, 1] > t + tol)
+    return [
+        (segment_any(~np.isfinite(reg).all(axis=1), roff), "non-finite number in cover.region"),
+        (segment_any(reg[:, 0] > reg[:, 1], roff), "a region component has start > end"),
+        (~has_dur, "missing field: cover.duration"),
+        (fields.bad_number(dur, has_dur, positive=True),
+         "cover.duration must be a finite number > 0"),
+        (segment_any(outside, roff), "cover.region reaches outside [0, cover.duration]"),
+    ]
 
 
 def _reject_repeats(raw: RawRows, seen: SeenLines) -> None:

@@ -1,9 +1,10 @@
 """``cover calibrate`` as one job: read (streamed or whole), fit, save, summarise.
 
-The labelled rows come from :func:`cover.io.labelled.load_labelled` (the files read
-whole) or, for a large Moment-DETR file under a rule that needs only the scores, from
-:func:`cover.jobs.calibrate_stream.score_streaming`; either way they are checked by the
-same readers and the same join, and the calibrator is fitted and saved the same way.
+The labelled rows are prediction batches joined with the ground truth by one join
+(:func:`cover.io.labelled.join_batches`): a large file under a rule that needs only the
+scores is streamed (:mod:`cover.stream.calibrate`), anything else is read whole as
+one batch (:func:`cover.io.labelled.load_labelled`). Either way the same checks, the
+same problems report and the same fit follow.
 """
 
 from __future__ import annotations
@@ -11,12 +12,14 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
 
 from cover.data.table import GroundingTable
 from cover.errors import InputError, no_rows_left, report_lines
+from cover.stream.calibrate import StreamedFit
 
 #: ``(Calibrator keyword settings, fit keyword arguments, notes)`` of the grouping flags
 #: for a table (:func:`cover.cli._groups.group_settings`).
@@ -62,22 +65,64 @@ def rcps_bound_line(given: str | None) -> str:
             "use hoeffding, a looser bound: --bound hoeffding reproduces them")
 
 
-def _streamed(job: CalibrateJob) -> Any:
-    """The scores streamed from a large prediction file (:mod:`cover.jobs.calibrate_stream`),
-    or None when the files are read whole."""
-    from cover.jobs.calibrate_stream import can_stream, score_streaming
+#: Groupings fitted from qid, vid, duration and the predicted window only.
+STREAM_GROUPINGS = ("all", "pred_length", "duration")
+
+
+def stream_kind(job: CalibrateJob) -> str | None:
+    """How ``job.preds`` is streamed: ``jsonl`` (Moment-DETR lines) or ``columns``
+    (Parquet or CSV/TSV with ``--columns``), when the rule fits from the scores alone
+    (not ``crc``'s loss curve, not ``weighted``'s ratios, not a grouping that reads the
+    records); None: read whole."""
+    from cover.calibrate.registry import get_rule
+    from cover.io.generic import kind_suffix
+    from cover.jobs.certify_stream import streamable
+
+    spec = get_rule(job.rule)
+    fmt, columns = job.formats.get("pred_format"), job.formats.get("columns")
+    if (job.in_memory or job.groups not in STREAM_GROUPINGS or spec.per_row
+            or spec.needs & {"loss", "weights", "table"}):
+        return None
+    if columns and kind_suffix(Path(job.preds)) in (".parquet", ".pq", ".csv", ".tsv"):
+        return "columns"
+    return "jsonl" if streamable(job.preds, fmt, columns) == "jsonl" else None
+
+
+def _labelled(job: CalibrateJob) -> StreamedFit:
+    """The joined calibration rows and their scores, joined by
+    :func:`cover.io.labelled.join_batches`: a large prediction file streamed a batch at
+    a time (:mod:`cover.stream.calibrate`) when :func:`stream_kind` allows and the
+    ground truth numbers its queries natively (the join is by qid), else the files read
+    whole as one batch (``whole`` is then the joined table)."""
+    from cover.io import formats
+    from cover.io.charades_rf import no_moment_qids
+    from cover.io.labelled import QidList, load_labelled
+    from cover.io.qids import read_qid_lines
+    from cover.stream.calibrate import score_columns, score_jsonl
 
     kw = job.formats
-    if job.in_memory or not can_stream(job.preds, pred_format=kw.get("pred_format"),
-                                       columns=kw.get("columns"), rule=job.rule,
-                                       groups=job.groups):
-        return None
-    return score_streaming(score=job.score, min_scale=job.min_scale, target=job.target,
-                           preds=job.preds, gt=job.gt, gt_format=kw.get("gt_format"),
-                           gt_durations=kw.get("gt_durations"), gt_columns=kw.get("gt_columns"),
-                           qids=job.qids, clip=job.clip, strict=job.strict,
-                           on_error=job.on_error, batch_rows=job.batch_rows,
-                           pred_format=kw.get("pred_format"), columns=kw.get("columns"))
+    kind = stream_kind(job)
+    g = None if kind is None else formats.read(
+        job.gt, "ground_truth", format=kw.get("gt_format"), options=formats.Options(
+            on_error=job.on_error, durations=kw.get("gt_durations"),
+            columns=kw.get("gt_columns")))
+    if g is None or not g.native_qids or no_moment_qids(g.loaded):
+        table, problems = load_labelled(job.preds, job.gt, qids=job.qids, clip=job.clip,
+                                        strict=job.strict, on_error=job.on_error, log=_say,
+                                        **kw)
+        return StreamedFit(None, table, problems, 1, whole=table)
+    args: dict[str, Any] = dict(
+        family=job.score, min_scale=job.min_scale, target=job.target, clip=job.clip,
+        qids=None if job.qids is None else QidList(job.qids, *read_qid_lines(job.qids)),
+        strict=job.strict, on_error=job.on_error, gt_name=job.gt)
+    if kind == "columns":
+        got = score_columns(job.preds, g.loaded.table, columns=kw["columns"],
+                            batch_rows=job.batch_rows, **args)
+    else:
+        got = score_jsonl(job.preds, g.loaded.table, batch_lines=job.batch_rows, **args)
+    _say(f"{job.preds}: streamed in {got.batches} batch(es) of up to {job.batch_rows} lines")
+    got.problems = g.loaded.problems + got.problems
+    return got
 
 
 def _say(msg: str) -> None:
@@ -88,47 +133,41 @@ def calibrate(job: CalibrateJob, group_settings: GroupSettings) -> list[str]:
     """Fit and save the calibrator of ``job``; returns the summary lines (notes on the
     grouping, the thresholds, the coverage band, the file written)."""
     from cover.calibrate import Calibrator
-    from cover.io.labelled import load_labelled
-    from cover.scores import compute_scores, require_family_input
+    from cover.scores import compute_scores
     from cover.ties import Ties
 
     inputs: list[Any] = [job.preds, job.gt, job.qids, job.formats.get("gt_durations"),
                          job.shift_to]
     Calibrator(score=job.score, alpha=job.alpha, min_scale=job.min_scale,  # checks the rule
                target=job.target, rule=job.rule, params=job.params)
-    streamed = _streamed(job)
-    if streamed is None:
-        table, problems = load_labelled(job.preds, job.gt, qids=job.qids, clip=job.clip,
-                                        strict=job.strict, on_error=job.on_error, log=_say,
-                                        **job.formats)
-    else:
-        table, problems = streamed.table, streamed.problems
-    for line in report_lines(problems, what="calibration input"):
+    got = _labelled(job)
+    table = got.table
+    for line in report_lines(got.problems, what="calibration input"):
         _say(line)
     if len(table) == 0:
-        raise InputError(no_rows_left(job.preds, job.gt, problems))
-    if streamed is None:
-        require_family_input(table, job.score, job.preds)
+        raise InputError(no_rows_left(job.preds, job.gt, got.problems))
+    got.require_family(job.score, job.preds)
     settings, fit_kw, notes = group_settings(table)
     out = list(notes)
     params = {**job.params, **(settings.pop("params") or {})}
     cal = Calibrator(score=job.score, alpha=job.alpha, min_scale=job.min_scale,
                      target=job.target, rule=job.rule, params=params,
                      keep_scores=job.keep_scores, **settings)
-    if streamed is None:
-        cal.fit(table, **fit_kw)
+    if got.whole is not None:
+        cal.fit(got.whole, **fit_kw)
     else:
-        cal.fit_scores(streamed.scores, table)
+        assert got.scores is not None  # a streamed read keeps the scores, not the rows
+        cal.fit_scores(got.scores, table)
     if job.strict and not all(np.isfinite(s.value) for r in cal.thresholds_.values()
                               for s in r.sides.values()):
         raise InputError(f"{len(table)} calibration rows are too few for alpha={job.alpha}")
     cal.save(job.output, inputs=inputs)
 
     def scores() -> Any:
-        if streamed is not None:
-            return streamed.scores.values
-        return compute_scores(table, job.score, min_scale=job.min_scale,
-                              target=job.target).values
+        if got.scores is None:
+            got.scores = compute_scores(table, job.score, min_scale=job.min_scale,
+                                        target=job.target)
+        return got.scores.values
 
     if job.rule != "split" or cal.threshold_ is None:
         out.append(f"calibrated {job.score.upper()} by rule {job.rule} at alpha={job.alpha} "

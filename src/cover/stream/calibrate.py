@@ -23,15 +23,21 @@ import numpy as np
 from numpy.typing import NDArray
 
 from cover.calibrate.calibrator import Calibrator
-from cover.data.join import attach_truth
 from cover.data.table import DEFAULT_CLIP_SECONDS, GroundingTable
 from cover.errors import InputError, RowProblem
-from cover.io.jsonl import OnError, raise_on_rejections
+from cover.io.jsonl import OnError
 from cover.io.jsonl_batch import gc_paused, load_batch
+from cover.io.labelled import QidList, join_batches
 from cover.io.opener import parquet_file
 from cover.io.qvhighlights import Loaded
-from cover.io.seen import SeenIds
-from cover.scores import FAMILY_INPUT, Scores, check_family, compute_scores, missing_family_input
+from cover.scores import (
+    FAMILY_INPUT,
+    Scores,
+    check_family,
+    compute_scores,
+    missing_family_input,
+    require_family_input,
+)
 from cover.stream.jsonl import DEFAULT_BATCH_LINES, line_batches
 
 
@@ -56,12 +62,27 @@ class StreamedFit:
     """What a streamed calibration kept: the scores, the slim table they belong to
     (qid, vid, duration, predicted window) and every problem found on the way."""
 
-    scores: Scores
+    scores: Scores | None
     table: GroundingTable
     problems: list[RowProblem]
     batches: int
     #: The score families some row has the input of (:mod:`cover.scores`).
     families: set[str] = field(default_factory=set)
+    #: The whole joined table, when the rows were read as one batch and kept (the
+    #: scores are then computed from it when needed).
+    whole: GroundingTable | None = None
+
+    def require_family(self, family: str, source: str) -> None:
+        """An :class:`InputError` naming ``source`` when no row carries ``family``'s
+        input (:func:`cover.scores.require_family_input`, whose words a streamed fit
+        repeats from the families its batches carried)."""
+        if self.whole is not None:
+            require_family_input(self.whole, family, source)
+        elif family not in self.families:
+            others = ", ".join(f for f in FAMILY_INPUT if f != family and f in self.families)
+            hint = f"; choose another family ({others})" if others else ""
+            raise InputError(f"{source}: score family {family} needs {FAMILY_INPUT[family]}, "
+                             f"and none of the {len(self.table)} rows has one{hint}")
 
 
 def score_jsonl(
@@ -71,12 +92,13 @@ def score_jsonl(
     family: str,
     min_scale: float,
     target: str,
-    qids: NDArray[np.str_] | None = None,
+    qids: QidList | NDArray[np.str_] | None = None,
     clip: float = DEFAULT_CLIP_SECONDS,
     strict: bool = False,
     on_error: OnError = "raise",
     batch_lines: int = DEFAULT_BATCH_LINES,
     fast: bool = True,
+    gt_name: str | None = None,
 ) -> StreamedFit:
     """Scores of ``family`` for every prediction line of ``preds`` joined with ``gt`` by
     qid (only the qids in ``qids`` when given), ``batch_lines`` lines at a time.
@@ -99,7 +121,7 @@ def score_jsonl(
 
     return score_batches(loaded(), name, gt, family=family, min_scale=min_scale,
                          target=target, qids=qids, clip=clip, strict=strict,
-                         on_error=on_error)
+                         on_error=on_error, gt_name=gt_name)
 
 
 def score_columns(
@@ -110,11 +132,12 @@ def score_columns(
     family: str,
     min_scale: float,
     target: str,
-    qids: NDArray[np.str_] | None = None,
+    qids: QidList | NDArray[np.str_] | None = None,
     clip: float = DEFAULT_CLIP_SECONDS,
     strict: bool = False,
     on_error: OnError = "raise",
     batch_rows: int = DEFAULT_BATCH_LINES,
+    gt_name: str | None = None,
 ) -> StreamedFit:
     """:func:`score_jsonl` for a Parquet or CSV/TSV prediction file read through a column
     mapping (``--columns``), ``batch_rows`` rows at a time; rows are numbered as the
@@ -147,7 +170,7 @@ def score_columns(
 
     return score_batches(loaded(), name, gt, family=family, min_scale=min_scale,
                          target=target, qids=qids, clip=clip, strict=strict,
-                         on_error=on_error)
+                         on_error=on_error, gt_name=gt_name)
 
 
 def score_batches(
@@ -158,49 +181,34 @@ def score_batches(
     family: str,
     min_scale: float,
     target: str,
-    qids: NDArray[np.str_] | None,
+    qids: QidList | NDArray[np.str_] | None,
     clip: float,
     strict: bool,
     on_error: OnError,
+    gt_name: str | None = None,
 ) -> StreamedFit:
-    """The scores of prediction batches already read (any format) joined with ``gt``:
-    the loop behind :func:`score_jsonl` and :func:`score_columns`."""
-    gtruth = gt if qids is None else gt.select_qids(qids)
+    """The scores of prediction batches already read (any format) joined with ``gt``
+    (:func:`cover.io.labelled.join_batches`, the join of every calibration input): the
+    loop behind :func:`score_jsonl` and :func:`score_columns`."""
+    if qids is not None and not isinstance(qids, QidList):
+        qids = QidList(None, qids, np.zeros(len(qids), dtype=np.int64))
     parts = _Parts()
-    problems: list[RowProblem] = []
-    seen = SeenIds()
-    n_batches = 0
     families: set[str] = set()
-    for loaded in batches:
+    n_batches = 0
+
+    def use(joined: GroundingTable) -> None:
+        nonlocal n_batches
         n_batches += 1
-        found = list(loaded.problems)
-        table = loaded.table if qids is None else loaded.table.select_qids(qids)
-        dup = seen.add(table.qid)
-        if dup.any():
-            found += [RowProblem(name, int(ln), str(q), "duplicate qid (seen on an earlier "
-                                 "line)", "rejected")
-                      for ln, q in zip(_lines(table)[dup].tolist(), table.qid[dup].tolist(),
-                                       strict=True)]
-            table = table.take(~dup)
-        mine = gtruth.take(np.flatnonzero(np.isin(gtruth.qid, table.qid)))
-        joined, more = attach_truth(table, mine, strict=strict)
-        found += more
-        raise_on_rejections([p for p in found if p.path == name], on_error, name)
-        problems += found
-        families |= {f for f in FAMILY_INPUT if f not in families and len(joined)
-                     and missing_family_input(joined, f) is None}
+        families.update(f for f in FAMILY_INPUT if f not in families and len(joined)
+                        and missing_family_input(joined, f) is None)
         s = compute_scores(joined, family, min_scale=min_scale, target=target)
         parts.add(values=s.values, refused=s.refused, floored=s.floored,
                   beyond=s.beyond_signal, start=s.start, end=s.end, qid=joined.qid,
                   vid=joined.vid, duration=joined.duration, ps=joined.pred_start,
                   pe=joined.pred_end)
-    if n_batches == 0:
-        raise InputError(f"{name}: no prediction lines")
-    orphan = np.flatnonzero(~np.isin(gtruth.qid, seen.array()))
-    problems += [RowProblem(gtruth.source, int(ln), str(q),
-                            f"no prediction for this qid in {name}", "rejected")
-                 for ln, q in zip(_lines(gtruth)[orphan].tolist(),
-                                  gtruth.qid[orphan].tolist(), strict=True)]
+
+    problems = join_batches(batches, gt, preds=name, gt_name=gt_name or gt.source,
+                            qids=qids, strict=strict, on_error=on_error, use=use)
     scores = Scores(check_family(family), values=parts.get("values", np.float64),
                     refused=parts.get("refused", np.bool_),
                     floored=parts.get("floored", np.bool_),
@@ -222,8 +230,5 @@ def calibrate_jsonl(cal: Calibrator, preds: str | Path, gt: GroundingTable, **kw
                       target=cal.target, **kw)  # type: ignore[arg-type]
     if len(got.table) == 0:
         raise InputError("no calibration rows left after validation")
+    assert got.scores is not None  # a streamed fit always scores its batches
     return cal.fit_scores(got.scores, got.table), got
-
-
-def _lines(t: GroundingTable) -> NDArray[np.int64]:
-    return t.line if t.line is not None else np.zeros(len(t), dtype=np.int64)
