@@ -37,16 +37,29 @@ def _query_of(table: GroundingTable, rows: NDArray[np.int64]) -> NDArray[np.obje
     return table.query[rows]
 
 
+class KeyIndex:
+    """``keys`` sorted once, then looked up by binary search as often as needed: a
+    stream joins each batch in ``O(b log n)`` instead of re-sorting all ``n`` keys."""
+
+    def __init__(self, keys: NDArray[np.str_]) -> None:
+        self.keys = keys
+        self.order = np.argsort(keys, kind="stable")
+        self.sorted = keys[self.order]
+
+    def find(self, wanted: NDArray[np.str_]) -> tuple[NDArray[np.int64], NDArray[np.bool_]]:
+        """Index into ``keys`` of each ``wanted`` key, and whether it was found."""
+        if self.keys.size == 0:
+            return np.zeros(wanted.size, dtype=np.int64), np.zeros(wanted.size, dtype=bool)
+        pos = np.minimum(np.searchsorted(self.sorted, wanted), self.keys.size - 1)
+        j = self.order[pos]
+        return j, self.keys[j] == wanted
+
+
 def index_of(keys: NDArray[np.str_], wanted: NDArray[np.str_]) -> tuple[NDArray[np.int64],
                                                                       NDArray[np.bool_]]:
     """Index into ``keys`` of each ``wanted`` key, and whether it was found
     (one sort + binary search, no per-row dictionary)."""
-    if keys.size == 0:
-        return np.zeros(wanted.size, dtype=np.int64), np.zeros(wanted.size, dtype=bool)
-    order = np.argsort(keys, kind="stable")
-    pos = np.minimum(np.searchsorted(keys[order], wanted), keys.size - 1)
-    j = order[pos]
-    return j, keys[j] == wanted
+    return KeyIndex(keys).find(wanted)
 
 
 def attach_truth(

@@ -10,7 +10,7 @@ from typing import Literal
 import numpy as np
 from numpy.typing import NDArray
 
-from cover.data.join import attach_truth, index_of
+from cover.data.join import KeyIndex, attach_truth, index_of
 from cover.data.relevance import rebuild_relevance
 from cover.data.table import DEFAULT_CLIP_SECONDS, GroundingTable
 from cover.errors import InputError, RowProblem
@@ -151,6 +151,8 @@ def join_batches(
     """
     name = str(preds)
     gtruth = gt if qids is None else gt.select_qids(qids.wanted)
+    truth_index = KeyIndex(gtruth.qid)  # sorted once: each batch is a binary search
+    predicted = np.zeros(len(gtruth), dtype=bool)
     seen = SeenIds()
     found: list[RowProblem] = []
     source, n_batches = name, 0
@@ -163,8 +165,10 @@ def join_batches(
         if dup.any():
             found += _problems(table, dup, "duplicate qid (seen on an earlier line)")
             table = table.take(~dup)
-        mine = gtruth.take(np.flatnonzero(np.isin(gtruth.qid, table.qid)))
-        joined, more = attach_truth(table, mine, strict=strict)
+        j, hit = truth_index.find(table.qid)
+        rows = np.unique(j[hit])
+        predicted[rows] = True
+        joined, more = attach_truth(table, gtruth.take(rows), strict=strict)
         found += more
         use(joined)
     if n_batches == 0:
@@ -173,7 +177,7 @@ def join_batches(
     if qids is not None and qids.path is not None:
         problems += unknown_qids(qids.path, qids.wanted, qids.lines,
                                  np.union1d(seen.array(), gt.qid), f"{preds} nor in {gt_name}")
-    no_pred = _problems(gtruth, ~np.isin(gtruth.qid, seen.array()),
+    no_pred = _problems(gtruth, ~predicted,
                         f"no prediction for this qid in {source}")
     problems += found + no_pred
     if no_pred and on_error == "raise":
