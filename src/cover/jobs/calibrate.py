@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -105,12 +105,16 @@ def _labelled(job: CalibrateJob) -> StreamedFit:
     g = None if kind is None else formats.read(
         job.gt, "ground_truth", format=kw.get("gt_format"), options=formats.Options(
             on_error=job.on_error, durations=kw.get("gt_durations"),
-            columns=kw.get("gt_columns")))
+            columns=kw.get("gt_columns"), keep_records=False))
     if g is None or not g.native_qids or no_moment_qids(g.loaded):
         table, problems = load_labelled(job.preds, job.gt, qids=job.qids, clip=job.clip,
                                         strict=job.strict, on_error=job.on_error, log=_say,
                                         **kw)
         return StreamedFit(None, table, problems, 1, whole=table)
+    # Held for the whole stream: drop what the join never reads (the rows as parsed
+    # dicts, the rejected rows' text), as evaluate does.
+    g = replace(g, loaded=replace(g.loaded, table=replace(g.loaded.table, records=None),
+                                  rejected={}))
     args: dict[str, Any] = dict(
         family=job.score, min_scale=job.min_scale, target=job.target, clip=job.clip,
         qids=None if job.qids is None else QidList(job.qids, *read_qid_lines(job.qids)),
