@@ -17,7 +17,8 @@ the paper's own tables have counterparts for, each next to the paper's number.
 ActivityNet follows the paper's protocol: videos of at most 150 s (``--max-duration 150``,
 which removes no Charades-STA or QVHighlights video). It runs what a user runs
 (`cover ensemble`, then one `cover study all --no-report`) into a temporary folder (or OUT
-with --out OUT) and reads the JSON it wrote. The paper's numbers are quoted constants in
+with --out OUT, kept; a finished results folder already there is read, not rerun) and
+reads the JSON it wrote. The paper's numbers are quoted constants in
 docs/paper_rows_tables.py, never measured here.
 
 Usage: python docs/paper_rows.py [DATA_DIR] [--out OUT]  (prints the blocks). Most of the
@@ -134,7 +135,7 @@ def blocks(data: Path, out: Path | None = None) -> dict[str, str]:
     """Every paper-rows block of docs/results.md."""
     with tempfile.TemporaryDirectory() as tmp:
         folder = out or Path(tmp) / "cover-paper-rows"
-        if not (folder / "manifest.json").exists() or out is None:
+        if out is None or not (folder / "manifest.json").exists():
             run_studies(data, folder)
         res = load(folder)
     return {"rows-protocol": protocol_text(res, data), "rows-video-llm": video_llm_table(res),
