@@ -31,6 +31,7 @@ short diff. Where each script is checked:
 | docs/calibration_rules.py, calibration-groups.py, online_aci.py | calibration-rules.md | CI |
 | docs/qvhighlights_coverage.py | qvhighlights-coverage.md | CI |
 | docs/studies.py (about a minute) | results.md | CI |
+| docs/paper_rows.py (several minutes) | results.md | CI |
 | docs/bands.py | bands.md | CI |
 | docs/conditional.py, selective.py | calibration-rules.md | CI |
 
@@ -63,7 +64,7 @@ ROOT = DOCS.parent
 SLOW = frozenset({
     "docs/calibration_rules.py", "docs/calibration-groups.py", "docs/cpu-grounder.py",
     "docs/online_aci.py", "docs/qvhighlights_coverage.py", "docs/studies.py",
-    "docs/bands.py", "docs/conditional.py", "docs/selective.py",
+    "docs/bands.py", "docs/conditional.py", "docs/selective.py", "docs/paper_rows.py",
 })
 #: Scripts that read no data (always checked, also without ``../shared/data``).
 NO_DATA = frozenset({"docs/readme_speed.py"})

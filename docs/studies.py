@@ -44,8 +44,10 @@ ENSEMBLE = ["qd_detr/video_checkpoint_best_hl_val_preds.jsonl",
 def run_studies(data: Path, out: Path) -> None:
     """`cover ensemble` of the QD-DETR checkpoints, then `cover study all` on every pair."""
     cover = [sys.executable, "-m", "cover"]
-    out.mkdir(parents=True, exist_ok=True)
-    ens = out / "qd_detr_ensemble.jsonl"
+    # Beside the results folder, not in it: `cover study` replaces its --out folder whole
+    # and refuses one holding other files.
+    out.parent.mkdir(parents=True, exist_ok=True)
+    ens = out.parent / (out.name + "-qd_detr_ensemble.jsonl")
     subprocess.run([*cover, "ensemble", "-o", str(ens), *(str(data / Q / f) for f in ENSEMBLE)],
                    check=True, capture_output=True)
     cmd = [*cover, "study", "all", "--out", str(out)]
