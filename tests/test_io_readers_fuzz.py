@@ -67,6 +67,23 @@ VALID: dict[str, tuple[str, str, str]] = {
                                "description": "x"},
          "Fails (May 2017)1": {"video_path": "x/1.mp4", "start_time": "1.5", "end_time": 7.0,
                                "description": "y"}}, indent=4)),
+    # Nested layouts read by named mappings (cover.io.layouts): the example of each.
+    "distime-by-video": ("predictions", "p.json", json.dumps(
+        {"3MSZA": {"person turn a light on.": {"start": 14.96, "end": 29.79, "conf": 1}}})),
+    "distime-results": ("predictions", "p.json", json.dumps({"results": {
+        "v_a-0": {"video_id": "v_a", "anno_id": 0, "timestamp": [[0.02, 6.83]],
+                  "query": "Two men"}}})),
+    "distime-list": ("predictions", "p.json", json.dumps([
+        {"qid": "QVHighlight_2579", "query": "A girl", "prediction": "[[82.04, 145.33]]",
+         "target": "[[82, 150]]", "duration": 150.02}])),
+    "shuffling-videos": ("predictions", "p.json", json.dumps({"version": "V0", "results": {
+        "v_a": [{"sentence": "we see", "timestamp": [0.0, 2.0], "gt_timestamp": [0.0, 3.16],
+                 "score": 1.76, "video_duration": 126.6}]}})),
+    "tgn-proposals": ("predictions", "p.json", json.dumps({"results": {
+        "JVLAZ-1": [{"timestamp": [0.5, 5.5], "score": 0.49},
+                    {"timestamp": [11.5, 23.5], "score": 0.44}]}})),
+    "predictions-wrapper": ("predictions", "p.json", json.dumps(
+        {"config": {"window": 10}, "predictions": {"2579": [80.0, 140.0]}})),
 }
 
 json_values = st.recursive(
