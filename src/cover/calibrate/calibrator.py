@@ -157,7 +157,8 @@ class Calibrator(FittedViews):
         spec = self._spec
         if "weights" in spec.needs and weights is None:
             raise ValueError(f"rule {self.rule!r} needs weights for the calibration rows")
-        scores = compute_scores(table, self.score, min_scale=self.min_scale, target=self.target)
+        scores = compute_scores(table, self.score, min_scale=self.min_scale, target=self.target,
+                                sides=bool(spec.needs & {"sides"}))
         loss = (coverage_loss(table, self.score, self.target, self.min_scale)
                 if "loss" in spec.needs else None)
         return self._fit(scores, table, loss=loss, weights=weights,

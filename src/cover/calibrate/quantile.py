@@ -25,6 +25,7 @@ from fractions import Fraction
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from cover.data.table import BLOCK_ROWS
 from cover.errors import CoverWarning
 
 AlphaLike = float | str | Fraction | Decimal
@@ -118,7 +119,7 @@ def kth_smallest(scores: ArrayLike, k: int) -> float:
     bracket misses (adversarial order), a full O(n) introselect decides; the value is
     the same either way."""
     s = np.asarray(scores, dtype=np.float64).reshape(-1)
-    if np.isnan(s).any():
+    if s.size and np.isnan(s.min()):  # the minimum is NaN iff a score is (no mask)
         raise ValueError("scores contain NaN")
     if k < 1:
         return -np.inf
@@ -143,11 +144,19 @@ def _bracketed_select(s: NDArray[np.float64], k: int) -> float | None:
     lo_i, hi_i = math.floor(p * m - spread), math.ceil(p * m + spread)
     lo = sample[lo_i] if lo_i > 0 else -np.inf
     hi = sample[hi_i] if hi_i < m - 1 else np.inf
-    below = int(np.count_nonzero(s < lo)) if lo_i > 0 else 0
-    keep = s >= lo
-    if hi_i < m - 1:
-        keep &= s <= hi
-    cand = s[keep]
+    # Block by block (cache-sized masks): #{s < lo}, and the values in [lo, hi].
+    below, parts = 0, []
+    width = min(n, BLOCK_ROWS)
+    under, keep = np.empty(width, dtype=bool), np.empty(width, dtype=bool)
+    for i in range(0, n, BLOCK_ROWS):
+        x = s[i:i + BLOCK_ROWS]
+        u, kp = under[:x.size], keep[:x.size]
+        np.less(x, lo, out=u)
+        below += int(np.count_nonzero(u))
+        np.less_equal(x, hi, out=kp)
+        np.greater(kp, u, out=kp)  # x <= hi and not x < lo
+        parts.append(x[kp])
+    cand = np.concatenate(parts)
     r = k - below
     if not 1 <= r <= cand.size:
         return None

@@ -25,6 +25,15 @@ if TYPE_CHECKING:
 #: QVHighlights / Moment-DETR saliency clips are 2 s long.
 DEFAULT_CLIP_SECONDS = 2.0
 
+#: Rows per block of the whole-column passes that run in blocks (the validator's plain
+#: check, NORM/SEC scores and widening): the temporaries of a block (0.5 MB a float
+#: column) stay in the processor's cache instead of making fresh full-length arrays.
+BLOCK_ROWS = 1 << 16
+
+#: A mark of ``table.checked``: every row has a finite top-1 interval inside ``[0, T]``
+#: (no refusal) and a finite ``T > 0``, so scoring and widening skip those tests.
+ANSWERED = "answered"
+
 
 def qid_text(ids: ArrayLike) -> NDArray[np.str_]:
     """Ids as text (the join key), 1-D. Integers take the narrowest ``<U{digits}`` instead of
@@ -125,7 +134,8 @@ class GroundingTable:
         (:mod:`cover.highlight_metrics`). An empty row has no labels.
     checked : frozenset of str
         What the validator (:mod:`cover.data.validate`) checked this table for
-        (``"rows"``, ``"unique"``, ``"durations"``); empty for a table built any other
+        (``"rows"``, ``"unique"``, ``"durations"``, and :data:`ANSWERED` when no row
+        is a refusal); empty for a table built any other
         way, which :meth:`Calibrator.fit` and ``certify`` then check first.
     problems : tuple of RowProblem
         What :meth:`from_arrays` found: rows rejected (``on_error="reject"``) and
