@@ -221,7 +221,7 @@ def _run(args: argparse.Namespace, argv: list[str] | None, sizes: list[int], max
         f"- {real_note}",
         "",
         calib.markdown(), "", cert.markdown(), "", evals.markdown(), "",
-        *([pipe.markdown(), ""] if pipe.columns else []),
+        *([pipe.markdown(), "", pipeline.scripts()] if pipe.columns else []),
         *([mond.markdown(), ""] if mond.columns else []),
         "### Agreement with COVER's exact k-th order statistic",
         "",
