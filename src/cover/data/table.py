@@ -252,8 +252,15 @@ class GroundingTable:
 
     @property
     def units(self) -> NDArray[np.str_]:
-        """The exchangeability unit of each row (source video), see :mod:`cover.data.units`."""
-        return split_units(self.vid)
+        """The exchangeability unit of each row (source video), see :mod:`cover.data.units`;
+        worked out once per table (studies ask for it at every split) and carried by
+        :meth:`take`."""
+        units = self.__dict__.get("_units")
+        if units is None:
+            units = split_units(self.vid)
+            units.flags.writeable = False  # shared with every take() of this table
+            self.__dict__["_units"] = units
+        return units
 
     def truth_envelope(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """``(earliest start, latest end)`` of the truth windows per row."""
@@ -302,6 +309,8 @@ class GroundingTable:
             truth_saliency=(None if self.truth_saliency is None
                             else self.truth_saliency.take(idx)),
         )
+        if "_units" in self.__dict__:  # the same vids, row by row
+            out.__dict__["_units"] = self.__dict__["_units"][idx]
         if self.checked:  # row rules hold row by row; qids stay unique unless rows repeat
             unique = mask or bool((idx[1:] > idx[:-1]).all())
             object.__setattr__(out, "checked", self.checked if unique
