@@ -217,7 +217,7 @@ def run_studies(
             _say(f"cover: {pair.label}: {', '.join(s for s in wanted if s not in skip)} done")
         transfers = (_run_transfers(pairs, out, all_inputs, results, figures=figures)
                      if "transfer" in wanted else [])
-        figs_across = comparisons(results, pairs, out) if figures else []
+        figs_across = comparisons(results, pairs, out, figures=figures)
         if humans_dir is not None:
             from cover.studies.humans import humans
 
