@@ -28,7 +28,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from cover.data.table import ANSWERED, BLOCK_ROWS, GroundingTable
+from cover.data.rules import BLOCK_ROWS
+from cover.data.table import ANSWERED, GroundingTable
 from cover.intervals import CONTAINMENT_ATOL, Intervals, from_flat
 from cover.ragged import Ragged, offsets_from_lengths, row_ids
 from cover.scores import DEFAULT_MIN_SCALE, Family, check_family, refused_for, side_scales
@@ -286,7 +287,7 @@ def _one_value(a: NDArray[np.float64]) -> NDArray[np.float64]:
 def _widen_blocks(table: GroundingTable, fam: Family, lam: float, min_scale: float
                   ) -> tuple[Intervals, NDArray[np.bool_]]:
     """NORM / SEC regions at one finite ``lam`` and the refusals, block by block
-    (:data:`~cover.data.table.BLOCK_ROWS`): the same arithmetic as
+    (:data:`~cover.data.rules.BLOCK_ROWS`): the same arithmetic as
     :func:`widened_bounds` (identical values), refusals set to ``[0, T]``, with the
     scale and the masks in cache-sized scratch arrays."""
     if fam == "norm" and not min_scale > 0:

@@ -28,7 +28,8 @@ from typing import Literal, get_args
 import numpy as np
 from numpy.typing import NDArray
 
-from cover.data.table import ANSWERED, BLOCK_ROWS, GroundingTable
+from cover.data.rules import BLOCK_ROWS
+from cover.data.table import ANSWERED, GroundingTable
 from cover.errors import InputError
 from cover.intervals import CONTAINMENT_ATOL, Intervals
 from cover.ragged import Ragged, offsets_from_lengths, row_ids, segment_max
@@ -256,7 +257,7 @@ def compute_scores(
 def _interval_scores(table: GroundingTable, fam: Family, ts: NDArray[np.float64],
                      te: NDArray[np.float64], min_scale: float, sides: bool) -> Scores:
     """NORM / SEC scores, per-side scores, refusals and floored rows, computed block by
-    block (:data:`~cover.data.table.BLOCK_ROWS`): the same operations in the same order
+    block (:data:`~cover.data.rules.BLOCK_ROWS`): the same operations in the same order
     as :func:`interval_scale` and :func:`interval_score` (identical values), with the
     scale and the masks in cache-sized scratch arrays instead of full-length ones.
     ``sides=False`` keeps no per-side scores (two full-length arrays fewer)."""

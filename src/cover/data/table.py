@@ -25,11 +25,6 @@ if TYPE_CHECKING:
 #: QVHighlights / Moment-DETR saliency clips are 2 s long.
 DEFAULT_CLIP_SECONDS = 2.0
 
-#: Rows per block of the whole-column passes that run in blocks (the validator's plain
-#: check, NORM/SEC scores and widening): the temporaries of a block (0.5 MB a float
-#: column) stay in the processor's cache instead of making fresh full-length arrays.
-BLOCK_ROWS = 1 << 16
-
 #: A mark of ``table.checked``: every row has a finite top-1 interval inside ``[0, T]``
 #: (no refusal) and a finite ``T > 0``, so scoring and widening skip those tests.
 ANSWERED = "answered"

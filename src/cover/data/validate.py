@@ -35,6 +35,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from cover.data.join import clip_predictions, clip_truth
 from cover.data.rules import (
+    BLOCK_ROWS,
     DURATION_RULE,
     PRED_REVERSED,
     TRUTH_NONFINITE,
@@ -48,7 +49,7 @@ from cover.data.rules import (
     repeats,
     reversed_windows,
 )
-from cover.data.table import ANSWERED, BLOCK_ROWS, GroundingTable, qid_text, raw_ids
+from cover.data.table import ANSWERED, GroundingTable, qid_text, raw_ids
 from cover.errors import CoverWarning, RowProblem
 from cover.ragged import segment_any
 
@@ -297,7 +298,6 @@ def _plain(table: GroundingTable) -> bool:
         return False
     t, ps, pe = table.duration, table.pred_start, table.pred_end
     ok = np.empty(min(len(table), BLOCK_ROWS), dtype=bool)
-    tmp = np.empty_like(ok)
     with np.errstate(invalid="ignore"):
         for i in range(0, len(table), BLOCK_ROWS):
             b = slice(i, i + BLOCK_ROWS)
@@ -306,11 +306,9 @@ def _plain(table: GroundingTable) -> bool:
                 return False
             m = d.size
             sides = [(ps[b], pe[b])] + ([] if tr is None else [(tr.starts[b], tr.ends[b])])
-            for s, e in sides:
-                o = np.greater_equal(s, 0.0, out=ok[:m])
-                o &= np.less_equal(s, e, out=tmp[:m])
-                o &= np.less_equal(e, d, out=tmp[:m])
-                if not o.all():
+            for s, e in sides:  # 0 <= s (a NaN minimum fails), s <= e, e <= T
+                if not (s.min() >= 0.0 and np.less_equal(s, e, out=ok[:m]).all()
+                        and np.less_equal(e, d, out=ok[:m]).all()):
                     return False
     return True
 
