@@ -98,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="folder holding qvhighlights/... (default: ../shared/data); the "
                          "real-data column is skipped when absent")
     ap.add_argument("--no-real", action="store_true", help="skip the real-data column")
-    ap.add_argument("--pipeline-cal", type=float, nargs="*", default=[1e4, 1e5, 1e6],
+    ap.add_argument("--pipeline-cal", type=float, nargs="*", default=[1e4, 1e5, 1e6, 1e7],
                     help="n_cal of the calibrate + certify table d) (none: skip d)")
     ap.add_argument("--pipeline-test", type=float, nargs="*", default=[1e6, 1e7],
                     help="test rows m of table d)")
