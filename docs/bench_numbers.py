@@ -79,7 +79,7 @@ def _times_cover(rows: list[dict[str, str]], prefix: str, col: str) -> str:
     has no ratio there (a peer not installed in that run)."""
     cell = row(rows, prefix).get(col, "—")
     if not RATIO.search(cell):
-        return cell if cell != "—" else "not measured"
+        return "not measured"
     v = ratio(cell)
     return f"{v:.2f}×" if v < 2 else f"{v:.1f}×"
 
@@ -101,18 +101,28 @@ def readme() -> str:
     def both(prefix: str) -> str:
         return " / ".join(_times_cover(d, prefix, c) for c in cols)
 
-    mond = ratio(row(e, "crepes")["G=100, 1e6 → 1e6"])
+    measured = [(n, k) for n, k in peers if both(k).replace("not measured", "").strip(" /")]
+    absent = [n for n, _ in peers if (n, dict(peers)[n]) not in measured]
+    peer_text = ", ".join(f"{n} {both(k)}" for n, k in measured)
+    if absent:
+        peer_text += ("; " if peer_text else "") + (
+            f"{', '.join(absent[:-1])} and {absent[-1]}" if len(absent) > 1 else absent[0]
+        ) + " were not installed in that run"
+    g100 = "G=100, 1e6 → 1e6"
+    mond = [f"{name} takes {_times_cover(e, key, g100)} COVER's time"
+            for name, key in (("crepes `bins=`", "crepes"),
+                              ("a numpy (group, score) sort", "numpy"))
+            if _times_cover(e, key, g100) != "not measured"]
     s = stream()
     pq, jn, orj = s["certify"], s["jsonl-norm"], s["parse-orjson"]
     rows_s = float(pq["rows/s"].replace(",", "")) / 1e6
     return bullets([
         f"**In memory** (NORM, one group), {where}: tables from arrays (every row checked) "
-        f"+ `Calibrator.fit` + `certify` take {took}; as a share of that time, "
+        f"+ `Calibrator.fit` + `certify` take {took}; "
         + ", ".join(f"{name} {both(key)}" for name, key in numpy)
-        + "; " + ", ".join(f"{name} {both(key)}" for name, key in peers)
-        + " (same data, same run, interleaved rounds; below 1× is faster than COVER: the "
-        "tuned script and the copy are). Mondrian with 100 groups: crepes `bins=` takes "
-        f"{mond:.0f}× COVER's time.",
+        + f" of that; {peer_text} (time / COVER's, same data, same run, interleaved rounds: "
+        "below 1× is faster than COVER, which checks every row where the scripts do not). "
+        f"Mondrian with 100 groups: {', '.join(mond)}.",
         f"**Files**: `cover certify` on a 1e7-row Parquet file runs at {rows_s:.2f} million "
         f"rows/s in {pq['peak RSS (MB)']} MB; on a 1e6-line Moment-DETR jsonl with 75-clip "
         f"saliency in {float(jn['wall (s)']):.0f} s and {jn['peak RSS (MB)']} MB "
