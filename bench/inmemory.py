@@ -21,7 +21,7 @@ import os
 import numpy as np
 from baselines import np_copy_floor, np_shortest, np_tuned
 from timing import Contender, interleaved, ratio
-from workloads import synthetic
+from workloads import short, synthetic
 
 import cover
 
@@ -50,7 +50,7 @@ def cell(n: int, repeats: int) -> str:
     cells = [f"{ref.median * 1e3:.1f} ms"]
     for name in ("tuned", "shortest", "floor"):
         cells += [f"{t[name].median * 1e3:.1f} ms", f"{ratio(ref, t[name])[1]:.2f}×"]
-    return f"| {n:.0e} | " + " | ".join(cells) + " |"
+    return f"| {short(n)} | " + " | ".join(cells) + " |"
 
 
 def main() -> int:

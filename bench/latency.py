@@ -120,7 +120,15 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--calls", type=int, default=20_000)
     ap.add_argument("--out", type=Path, help="also write the Markdown here")
+    ap.add_argument("--timeit-only", action="store_true",
+                    help="only the timeit comparison with the plain function (one line; to "
+                         "compare source trees: PYTHONPATH=<tree>/src)")
     args = ap.parse_args()
+    if args.timeit_only:
+        plain_us, row_us, med, worst = timeit_ratio()
+        print(f"plain function {plain_us:.2f} µs, RowCertifier {row_us:.2f} µs: "
+              f"{med:.2f}x (worst round {worst:.2f}x); cover from {Path(cover.__file__).parent}")
+        return 0
     rng = np.random.default_rng(0)
     starts = rng.uniform(0, 110, args.calls).tolist()
     lens = rng.uniform(2, 40, args.calls).tolist()
