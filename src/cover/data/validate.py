@@ -327,10 +327,10 @@ def _truth(table: GroundingTable, plain: bool = False) -> tuple[Found, bool]:
         return found, False
     t = table.duration if tr.is_single else table.duration[tr.rows]
     with np.errstate(invalid="ignore"):
-        plain = tr.starts >= 0  # with a known T, plain windows are finite too
-        plain &= tr.starts <= tr.ends
-        plain &= tr.ends <= t
-    if plain.all() and (tr.is_single or (tr.n_components > 0).all()):
+        inside = tr.starts >= 0  # with a known T, plain windows are finite too
+        inside &= tr.starts <= tr.ends
+        inside &= tr.ends <= t
+    if inside.all() and (tr.is_single or (tr.n_components > 0).all()):
         return found, False
     found += [
         (np.flatnonzero(tr.n_components == 0), "truth", "no true window (no moment)"),
