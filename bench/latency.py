@@ -9,12 +9,14 @@ call so load drifts hit them alike, and reports median, p99 and max in microseco
 ``cover.stream.RowCertifier`` (built once) on NORM and SLS, ``certify_row`` (builds
 the certifier per call), ``Calibrator.certify`` on a one-row table built per call, and
 a plain numpy expression of the same NORM region (``np.clip`` of the widened window)
-as the baseline.
+as the baseline. Then ``timeit``: ``RowCertifier`` against a plain Python function
+with the same checks (:func:`plain_norm`), round by round.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import platform
 import statistics
@@ -35,10 +37,59 @@ def _calibrator(score: str) -> cover.Calibrator:
     k = 10_000
     ts = rng.uniform(0, 110, k)
     rel = Ragged(rng.normal(-10, 2, k * 75), np.arange(k + 1, dtype=np.int64) * 75)
+    # Both ends inside [0, 150] and in order (the validator rejects a reversed window).
+    a = np.clip(ts + rng.normal(0, 4, k), 0.0, 150.0)
+    b = np.clip(ts + 20 + rng.normal(0, 4, k), 0.0, 150.0)
     t = cover.GroundingTable.from_arrays(
-        qid=np.arange(k), duration=150.0, pred_start=ts + rng.normal(0, 4, k),
-        pred_end=ts + 20 + rng.normal(0, 4, k), truth=(ts, ts + 20), relevance=rel)
+        qid=np.arange(k), duration=150.0, pred_start=np.minimum(a, b),
+        pred_end=np.maximum(a, b), truth=(ts, ts + 20), relevance=rel)
     return cover.Calibrator(score=score, alpha=0.1).fit(t)
+
+
+def plain_norm(lam: float, floor: float) -> Callable[[float, float, float], list[list[float]]]:
+    """The baseline of ``RowCertifier``: a plain Python function with the same checks
+    (numbers, not booleans or text; a finite duration > 0; a NaN side is a refusal; no
+    infinite side; start <= end; a window wholly outside the video refused, one partly
+    outside clipped) and the same NORM widening."""
+
+    def certify(s: float, e: float, t: float) -> list[list[float]]:
+        if type(s) is not float or type(e) is not float or type(t) is not float:
+            for x in (s, e, t):  # ints and numpy numbers pass; text and booleans do not
+                if not isinstance(x, (int, float)) or isinstance(x, bool):
+                    raise ValueError("not a number")
+            s, e, t = float(s), float(e), float(t)
+        if not 0.0 < t < math.inf:
+            raise ValueError("duration must be a finite number > 0")
+        if s != s or e != e:
+            return [[0.0, t]]
+        if s == math.inf or s == -math.inf or e == math.inf or e == -math.inf or s > e:
+            raise ValueError("bad window")
+        if s < 0 or e > t:
+            if e < 0 or s > t or (e > s and (e <= 0 or s >= t)):
+                raise ValueError("window outside the video")
+            s, e = min(max(s, 0.0), t), min(max(e, 0.0), t)
+        w = lam * max(e - s, floor)
+        return [[max(s - w, 0.0), min(e + w, t)]]
+
+    return certify
+
+
+def timeit_ratio(rounds: int = 15, number: int = 20_000) -> tuple[float, float, float, float]:
+    """``RowCertifier`` (NORM) against :func:`plain_norm` with ``timeit``, the two in
+    turn round by round: (plain µs, RowCertifier µs, median ratio, max ratio)."""
+    import timeit
+
+    norm = _calibrator("norm")
+    fast = RowCertifier(norm)
+    plain = plain_norm(float(norm.threshold_ or 0.0), float(norm.min_scale))
+    assert plain(12.5, 30.0, 150.0) == fast(12.5, 30.0, 150.0)
+    a, b = [], []
+    for _ in range(rounds):
+        a.append(timeit.timeit(lambda: plain(12.5, 30.0, 150.0), number=number) / number)
+        b.append(timeit.timeit(lambda: fast(12.5, 30.0, 150.0), number=number) / number)
+    ratios = sorted(y / x for x, y in zip(a, b, strict=True))
+    return (statistics.median(a) * 1e6, statistics.median(b) * 1e6,
+            statistics.median(ratios), ratios[-1])
 
 
 def contenders() -> dict[str, Callable[[float, float, float, list[float]], object]]:
@@ -69,7 +120,15 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--calls", type=int, default=20_000)
     ap.add_argument("--out", type=Path, help="also write the Markdown here")
+    ap.add_argument("--timeit-only", action="store_true",
+                    help="only the timeit comparison with the plain function (one line; to "
+                         "compare source trees: PYTHONPATH=<tree>/src)")
     args = ap.parse_args()
+    if args.timeit_only:
+        plain_us, row_us, med, worst = timeit_ratio()
+        print(f"plain function {plain_us:.2f} µs, RowCertifier {row_us:.2f} µs: "
+              f"{med:.2f}x (worst round {worst:.2f}x); cover from {Path(cover.__file__).parent}")
+        return 0
     rng = np.random.default_rng(0)
     starts = rng.uniform(0, 110, args.calls).tolist()
     lens = rng.uniform(2, 40, args.calls).tolist()
@@ -94,6 +153,14 @@ def main() -> int:
         q = np.percentile(np.asarray(ts, dtype=np.float64), [50, 99]) / 1e3
         lines.append(f"| {name} | {q[0]:.1f} | {q[1]:.1f} | {max(ts) / 1e3:.0f} | "
                      f"{statistics.median(ts) / base:.2f}x |")
+    plain_us, row_us, med, worst = timeit_ratio()
+    lines += ["", "`timeit` (15 rounds of 20,000 calls, the two in turn; the same lambda "
+              "wrapper around each): a plain Python function with the same checks and the "
+              "same NORM widening (`plain_norm` in `bench/latency.py`) against "
+              "`RowCertifier` (NORM).", "",
+              "| plain function (µs) | RowCertifier (µs) | ratio, median of rounds | "
+              "worst round |", "|---|---|---|---|",
+              f"| {plain_us:.2f} | {row_us:.2f} | {med:.2f}x | {worst:.2f}x |"]
     md = "\n".join(lines) + "\n"
     print(md)
     if args.out:

@@ -98,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="folder holding qvhighlights/... (default: ../shared/data); the "
                          "real-data column is skipped when absent")
     ap.add_argument("--no-real", action="store_true", help="skip the real-data column")
-    ap.add_argument("--pipeline-cal", type=float, nargs="*", default=[1e4, 1e5, 1e6],
+    ap.add_argument("--pipeline-cal", type=float, nargs="*", default=[1e4, 1e5, 1e6, 1e7],
                     help="n_cal of the calibrate + certify table d) (none: skip d)")
     ap.add_argument("--pipeline-test", type=float, nargs="*", default=[1e6, 1e7],
                     help="test rows m of table d)")
@@ -221,7 +221,7 @@ def _run(args: argparse.Namespace, argv: list[str] | None, sizes: list[int], max
         f"- {real_note}",
         "",
         calib.markdown(), "", cert.markdown(), "", evals.markdown(), "",
-        *([pipe.markdown(), ""] if pipe.columns else []),
+        *([pipe.markdown(), "", pipeline.scripts()] if pipe.columns else []),
         *([mond.markdown(), ""] if mond.columns else []),
         "### Agreement with COVER's exact k-th order statistic",
         "",

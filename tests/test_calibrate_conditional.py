@@ -170,3 +170,17 @@ def test_cli_covariate_errors(args: list[str], message: str, tmp_path: Path, cap
                  str(tmp_path / "c.json")]) != 0
     assert message in capsys.readouterr().err
     assert not (tmp_path / "c.json").exists()
+
+
+def test_cutoffs_reusing_a_basis_equal_one_lp_per_row() -> None:
+    """cutoffs() solves one LP per optimal basis and reads the others off it: the
+    cutoffs of one LP per row, to the last few bits."""
+    rng = np.random.default_rng(5)
+    x = rng.normal(size=(300, 2))
+    s = x @ np.array([0.5, -0.3]) + rng.normal(size=300)
+    center, scale = standardiser(x)
+    phi = design_matrix(x, center, scale)
+    test = design_matrix(rng.normal(size=(80, 2)), center, scale)
+    got = cutoffs(phi, s, test, ALPHA)
+    want = np.array([cutoff(phi, s, p, 1 - ALPHA) for p in test])
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)

@@ -246,3 +246,19 @@ def test_conformal_quantile_is_kth_order_statistic(xs, alpha):
     assert q == expected
     assert (th.value, th.k, th.n, th.alpha, th.rule) == (expected, k, n, exact, "split")
     assert th.expected_coverage == min(k, n + 1) / (n + 1)
+
+
+def test_overwrite_selects_in_place_with_the_same_value() -> None:
+    """overwrite=True reorders the caller's float64 array in place (no copy) and gives the
+    value of the copying selection; without it the array is left as it was."""
+    import numpy as np
+
+    from cover.calibrate.quantile import kth_smallest
+
+    rng = np.random.default_rng(4)
+    s = rng.normal(size=60_000)
+    before = s.copy()
+    want = kth_smallest(s, 54_001)
+    assert np.array_equal(s, before)
+    assert kth_smallest(s, 54_001, overwrite=True) == want == np.sort(before)[54_000]
+    assert not np.array_equal(s, before) and np.array_equal(np.sort(s), np.sort(before))

@@ -100,3 +100,18 @@ def test_calibrator_round_trip_and_report(tmp_path) -> None:
     body = {k: v for k, v in doc.items() if k != "sha256"}
     with pytest.raises(CalibratorFileError, match=r"field thresholds\.all\.k"):
         Calibrator.from_dict({**body, "sha256": _digest(body)})
+
+
+def test_binomial_bound_without_scipy_stats_gives_the_same_ranks() -> None:
+    """The binomial bound reads scipy.special's bdtr (scipy.stats is a second-long
+    import): the admissible miss counts are scipy.stats.binom's, n by n."""
+    from scipy.stats import binom
+
+    from cover.calibrate.rcps import max_misses
+
+    for n in (*range(1, 300), 1000, 5000):
+        m = np.arange(n + 1)
+        for alpha in (0.05, 0.1, 0.2):
+            for delta in (0.05, 0.1):
+                want = int(np.count_nonzero(binom.cdf(m, n, alpha) <= delta)) - 1
+                assert max_misses(n, alpha, delta, "binomial") == want

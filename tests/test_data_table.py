@@ -58,3 +58,13 @@ def test_integer_ids_stay_integers_until_read_as_text() -> None:
     other = replace(t, qid=np.array(["a", "b", "c", "d"]))
     assert other.qid.tolist() == ["a", "b", "c", "d"] and other.vid.tolist() == t.qid.tolist()
     assert len(t) == 4 and t.where(1).endswith("(qid=40)")
+
+
+def test_units_are_worked_out_once_and_carried_by_take() -> None:
+    """A table's units are cached, read-only, and a row subset carries its own."""
+    t = GroundingTable.from_arrays(qid=np.arange(4), vid=["a_0_150", "a_150_300", "b", "c"],
+                                   duration=150.0, pred_start=np.zeros(4), pred_end=np.ones(4))
+    assert t.units.tolist() == ["a", "a", "b", "c"]
+    assert t.units is t.units and not t.units.flags.writeable
+    sub = t.take([3, 0])
+    assert "_units" in sub.__dict__ and sub.units.tolist() == ["c", "a"]

@@ -150,7 +150,8 @@ def test_partly_outside_windows_are_clipped_and_counted_or_refused_when_strict()
 
 def test_a_checked_table_is_not_checked_again_and_a_replaced_one_is() -> None:
     t = GroundingTable.from_arrays(**_arrays())
-    assert t.checked == {"rows", "unique", "durations"}
+    # "answered": no refusal, every interval inside [0, T] (scoring skips those tests)
+    assert t.checked == {"rows", "unique", "durations", "answered"}
     assert t.take(t.pred_start > 10).checked == t.checked
     assert "unique" not in t.take([0, 0]).checked  # a repeated row is a repeated qid
     bad = replace(t, pred_end=t.pred_start - 1.0)

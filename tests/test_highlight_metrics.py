@@ -188,3 +188,39 @@ def test_golden_hl_on_the_public_test_ground_truth(data_dir: Path):
            for k in ("HL-mAP", "HL-Hit1")]
     assert hl["n"] == 1542
     assert [round(x, 2) for x in got] == [76.13, 76.52, 65.28, 75.23, 39.50, 63.10]
+
+
+@SETTINGS
+@given(st.data())
+def test_all_rows_at_once_equal_the_row_by_row_definition(data):
+    """HighlightSums works on a (rows, clips) grid: rows of different lengths, ties,
+    labels past the last clip, predictions longer or shorter than the labelled clips
+    give exactly the sums of label_matrix + average_precision row by row."""
+    n = data.draw(st.integers(1, 6))
+    durations = [data.draw(st.sampled_from([4.0, 7.0, 20.0, 31.0])) for _ in range(n)]
+    labels, sal = [], []
+    for t in durations:
+        clips = int(t / 2)
+        ids = data.draw(st.lists(st.integers(0, clips + 1), min_size=1, max_size=clips + 2,
+                                 unique=True))
+        labels.append([[i, *data.draw(st.tuples(*[st.integers(0, 4)] * 3))] for i in ids])
+        m = data.draw(st.integers(1, clips + 3))
+        sal.append([data.draw(st.integers(-2, 2)) / 2 for _ in range(m)])
+    table = _table(labels, sal)
+    table = replace(table, duration=np.array(durations))
+    want_ap = dict.fromkeys(("Fair", "Good", "VeryGood"), 0.0)
+    want_hit = dict.fromkeys(("Fair", "Good", "VeryGood"), 0)
+    for i in range(n):
+        scores = label_matrix(table.truth_saliency.row(i), durations[i])
+        pred = np.asarray(sal[i], dtype=float)
+        fitted = np.zeros(scores.shape[0])
+        fitted[:min(fitted.size, pred.size)] = pred[:fitted.size]
+        top = int(np.argmax(pred))
+        for name, level in (("Fair", 2), ("Good", 3), ("VeryGood", 4)):
+            positive = scores >= level
+            want_hit[name] += int(top < scores.shape[0] and positive[top].any())
+            want_ap[name] += float(average_precision(positive, fitted).sum())
+    got = highlight_metrics(table)
+    assert got is not None and got.n == n
+    assert got.map == {k: 100.0 * v / (n * 3) for k, v in want_ap.items()}
+    assert got.hit1 == {k: 100.0 * v / n for k, v in want_hit.items()}

@@ -227,3 +227,18 @@ def test_split_seeds_need_the_envelope_target(data_dir: Path, tmp_path: Path,
     err = capsys.readouterr().err
     assert "--split-seeds needs --target envelope" in err and "Traceback" not in err
     assert not (tmp_path / "v").exists()
+
+
+def test_no_report_writes_tables_without_figures(tmp_path: Path) -> None:
+    """--no-report skips report.html and the figures only it shows: every study's JSON and
+    Markdown are there, no PNG, and the manifest lists no figure."""
+    from cli_files import synthetic
+
+    preds, gt = synthetic(tmp_path, n=90)
+    out = tmp_path / "s"
+    assert main(["study", "margins", "--preds", str(preds), "--gt", str(gt), "--out", str(out),
+                 "--resamples", "2", "--no-report"]) == 0
+    man = json.loads((out / "manifest.json").read_text())
+    assert man["pairs"][0]["studies"]["margins"].endswith("margins.json")
+    assert man["pairs"][0]["figures"] == {"margins": []} and man["comparisons"] == []
+    assert not list(out.rglob("*.png")) and not (out / "report.html").exists()

@@ -284,3 +284,59 @@ def test_interval_scores_equal_the_where_formula(family, data):
     np.testing.assert_array_equal(got.start, s_start)
     np.testing.assert_array_equal(got.end, s_end)
     np.testing.assert_array_equal(got.values, np.maximum(s_start, s_end))
+
+
+@pytest.mark.parametrize("family", ["norm", "sec"])
+@pytest.mark.parametrize("validated", [False, True])
+def test_block_by_block_scores_and_regions_equal_the_whole_column_formulas(
+        family, validated, monkeypatch):
+    """Scores and regions computed in blocks (here 7 rows: blocks end mid-table), with
+    and without the per-side scores, and on a validated table without refusals (the
+    "answered" mark skips the refusal tests), equal the whole-column formulas."""
+    import cover.calibrate.quantile
+    import cover.regions
+    import cover.scores
+    from cover.calibrate.quantile import kth_smallest
+
+    for mod in (cover.scores, cover.regions, cover.calibrate.quantile):
+        monkeypatch.setattr(mod, "BLOCK_ROWS", 7)
+    monkeypatch.setattr(cover.calibrate.quantile, "SAMPLED_SELECT_MIN", 10)
+    monkeypatch.setattr(cover.calibrate.quantile, "_SAMPLE", 8)  # the bracketed select
+    rng = np.random.default_rng(3)
+    n = 40
+    T = np.full(n, 100.0)
+    ps = rng.uniform(0, 50, n)
+    pe = ps + rng.choice([0.0, 0.3, 5.0, 20.0], n)  # some lengths below min_scale
+    ts, te = rng.uniform(0, 40, n), rng.uniform(60, 100, n)
+    if not validated:
+        ps[[3, 17]] = np.nan  # refusals
+    kw = {"qid": np.arange(n), "duration": T, "pred_start": ps, "pred_end": pe,
+          "truth": (ts, te)}
+    tb = (GroundingTable.from_arrays(**kw) if validated else
+          GroundingTable(qid=np.arange(n), vid=np.arange(n), duration=T, pred_start=ps,
+                         pred_end=pe, relevance=Ragged(np.empty(0), np.zeros(n + 1, np.int64)),
+                         truth=Intervals.single(ts, te)))
+    assert ("answered" in tb.checked) == validated
+    refused = ~(np.isfinite(ps) & np.isfinite(pe))
+    length = pe - ps
+    scale = np.ones(n) if family == "sec" else np.maximum(length, 1.0)
+    with np.errstate(invalid="ignore"):
+        s_start = np.where(refused, -np.inf, (ps - ts) / scale)
+        s_end = np.where(refused, -np.inf, (te - pe) / scale)
+    for sides in (True, False):
+        got = compute_scores(tb, family, sides=sides)
+        np.testing.assert_array_equal(got.values, np.maximum(s_start, s_end))
+        np.testing.assert_array_equal(got.refused, refused)
+        assert (got.start is not None) == sides
+        floored = (length < 1.0) & ~refused if family == "norm" else np.zeros(n, bool)
+        np.testing.assert_array_equal(got.floored, floored)
+    q = 0.37
+    reg = build_regions(tb, family, q)
+    with np.errstate(invalid="ignore"):
+        lo = np.where(refused, 0.0, np.maximum(ps - q * scale, 0.0))
+        hi = np.where(refused, T, np.minimum(pe + q * scale, T))
+    np.testing.assert_array_equal(reg.intervals.starts, lo)
+    np.testing.assert_array_equal(reg.intervals.ends, hi)
+    np.testing.assert_array_equal(reg.refused, refused)
+    s = rng.permutation(np.arange(n, dtype=float))
+    assert [kth_smallest(s, k) for k in (1, 20, 40)] == [0.0, 19.0, 39.0]

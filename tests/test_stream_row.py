@@ -100,3 +100,16 @@ def test_any_row_is_a_region_or_an_input_error_never_empty(key, row):
         assert not (0 < t and s <= e and 0 <= s and e <= t)  # a plain row is never refused
         return
     assert region and all(0.0 <= lo <= hi <= t for lo, hi in region)
+
+
+def test_numbers_that_are_not_python_floats_take_the_same_path():
+    """Ints and numpy numbers give the region of the same Python floats; text and
+    booleans stay errors naming the field."""
+    cert = RowCertifier(CALS[("norm", "split")])
+    want = cert(12.0, 30.0, 150.0)
+    assert cert(np.float64(12.0), 30, np.float32(150.0)) == want
+    assert cert(12, np.int64(30), 150) == want
+    with pytest.raises(InputError, match="start"):
+        cert("12", 30.0, 150.0)
+    with pytest.raises(InputError, match="duration"):
+        cert(12.0, 30.0, True)

@@ -66,3 +66,20 @@ def test_evaluate_diagnostics(tmp_path: Path, capsys) -> None:
     assert main(["evaluate", "--regions", str(regions), "--gt", str(gt), "--diagnostics",
                  "duration,windows"]) != 0
     assert "--diagnostics: unknown covariate 'windows'" in capsys.readouterr().err
+
+
+def test_exact_least_means_pick_the_direction_and_run_of_the_bisection() -> None:
+    """The worst direction comes from the exact least run means (runs of m..2m-1 entries):
+    the same means, bit for bit, as bisecting every direction, and the same run."""
+    from cover.studies.diagnostics import _min_means
+
+    for seed in range(40):
+        rng = np.random.default_rng(seed)
+        d, n = int(rng.integers(1, 20)), int(rng.integers(10, 200))
+        c = (rng.random((d, n)) < rng.uniform(0.5, 0.98)).astype(float)
+        m = int(np.ceil(rng.uniform(0.05, 0.5) * n))
+        means, i, j = _min_window(c, m)
+        np.testing.assert_array_equal(_min_means(c, m), means)
+        b = int(np.argmin(means))
+        one = _min_window(c[b:b + 1], m)
+        assert (one[0][0], one[1][0], one[2][0]) == (means[b], i[b], j[b])

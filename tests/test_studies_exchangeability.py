@@ -90,3 +90,23 @@ def test_study_reports_the_prop3_table() -> None:
     assert table.header[-1] == "Cal. rows sharing a test video"
     assert [r[-1] for r in table.rows] == ["0", "0"]  # NORM and SEC
     assert [d["family"] for d in res.data["within_video"]] == ["norm", "sec"]
+
+
+def test_permutation_subsets_are_the_units_of_smallest_draw() -> None:
+    """The permuted pools (one partition per permutation) are the subsets the double
+    argsort ranking picked: the same statistics, seed for seed."""
+    rng = np.random.default_rng(2)
+    n = 120
+    units = np.array([f"v{i // 3}" for i in range(n)])
+    scores = rng.normal(size=n)
+    in_pool = np.isin(units, [f"v{i}" for i in range(0, 40, 2)])
+    perm = permutation_ks(scores, units, in_pool, n_perm=300, seed=7)[2]
+    order = np.argsort(scores, kind="stable")
+    uniq, inverse = np.unique(units[order], return_inverse=True)
+    k = np.unique(units[in_pool]).size
+    r = np.random.default_rng(np.random.SeedSequence([7, 8]))
+    want = np.concatenate([
+        ks_rows(scores[order], (np.argsort(np.argsort(r.random((q, uniq.size)), axis=1),
+                                           axis=1) < k)[:, inverse])
+        for q in (250, 50)])
+    np.testing.assert_array_equal(perm, want)

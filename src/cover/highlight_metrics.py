@@ -34,6 +34,7 @@ from numpy.typing import NDArray
 
 from cover.data.table import GroundingTable
 from cover.io.saliency_labels import ANNOTATORS
+from cover.ragged import row_ids, take_index
 
 #: Seconds per labelled clip in QVHighlights.
 LABEL_CLIP_SECONDS = 2.0
@@ -87,6 +88,70 @@ def average_precision(positive: NDArray[np.bool_], saliency: NDArray[np.float64]
     return np.where(total == 0, 0.0, np.where(total == n_clips, 1.0, ap))
 
 
+def _row_metrics(table: GroundingTable, rows: NDArray[np.int64]
+                 ) -> tuple[dict[str, NDArray[np.bool_]], dict[str, NDArray[np.float64]]]:
+    """HIT@1 and the annotators' AP sum of each of ``rows`` (labels and a saliency on
+    each) per level, for all rows at once: :func:`label_matrix` and
+    :func:`average_precision` on a ``(rows, clips)`` grid padded past each row's
+    labelled clips (padding ranks last and is never positive). The same values as the
+    row-by-row definition: AP's terms are summed in rank order, zeros between them."""
+    labels = table.truth_saliency
+    assert labels is not None
+    n_clips = (table.duration[rows] / LABEL_CLIP_SECONDS).astype(np.int64)
+    r, width = rows.size, max(int(n_clips.max()), 1)
+    real = np.arange(width) < n_clips[:, None]
+    scores = np.zeros((r, width, ANNOTATORS))
+    lab_idx, lab_rows = take_index(labels.offsets, rows)
+    lab_row = row_ids(lab_rows)
+    lab = labels.values[lab_idx]
+    ids = lab[:, 0].astype(np.int64)
+    inside = ids < n_clips[lab_row]
+    scores[lab_row[inside], ids[inside]] = lab[inside, 1:]
+    rel = table.relevance
+    pred_len = rel.lengths[rows]
+    fitted = np.zeros((r, width))  # cut to the labelled clips or padded with zeros
+    take = np.minimum(pred_len, n_clips)
+    col = np.arange(width)
+    have = col < take[:, None]
+    src = rel.offsets[rows][:, None] + col
+    fitted[have] = rel.values[src[have]]
+    fitted[~real] = -np.inf  # padding ranks after every labelled clip
+    # HIT@1 reads the clip of highest saliency over the whole prediction.
+    pred_idx, pred_rows = take_index(rel.offsets, rows)
+    pred_row = row_ids(pred_rows)
+    whole = np.full((r, int(pred_len.max())), -np.inf)
+    whole[pred_row, pred_idx - rel.offsets[rows][pred_row]] = rel.values[pred_idx]
+    top = np.argmax(whole, axis=1)  # the first clip on ties, as per row
+    top_ok = top < n_clips
+    order = np.argsort(-fitted, axis=1, kind="stable")
+    ranked = np.take_along_axis(fitted, order, axis=1)
+    ends = np.ones((r, width), dtype=bool)  # last clip of each tie
+    ends[:, :-1] = ranked[:, 1:] != ranked[:, :-1]
+    ends &= real  # ranks are real clips first: the padding group is never counted
+    starts = np.ones((r, width), dtype=bool)
+    starts[:, 1:] = ranked[:, 1:] != ranked[:, :-1]
+    rank = np.arange(1, width + 1, dtype=np.float64)
+    hits: dict[str, NDArray[np.bool_]] = {}
+    ap: dict[str, NDArray[np.float64]] = {}
+    for name, level in HL_LEVELS.items():
+        positive = scores >= level  # padding scores 0: never positive
+        hits[name] = top_ok & positive[np.arange(r), np.minimum(top, width - 1)].any(axis=1)
+        tp = np.cumsum(np.take_along_axis(positive, order[:, :, None], axis=1), axis=1)
+        before = np.zeros_like(tp)
+        before[:, 1:] = tp[:, :-1]
+        # tp before each tie group, carried to its end (tp never decreases).
+        before = np.maximum.accumulate(np.where(starts[:, :, None], before, 0), axis=1)
+        precision = np.where(ends[:, :, None], tp / rank[None, :, None], -np.inf)
+        best_later = np.maximum.accumulate(precision[:, ::-1], axis=1)[:, ::-1]
+        gained = ends[:, :, None] & (tp > before)
+        with np.errstate(invalid="ignore"):
+            one = (np.where(gained, best_later, 0.0)).sum(axis=1) / gained.sum(axis=1)
+        total = positive.sum(axis=1)
+        one = np.where(total == 0, 0.0, np.where(total == n_clips[:, None], 1.0, one))
+        ap[name] = one.sum(axis=1)
+    return hits, ap
+
+
 class HighlightSums:
     """Per-row HIT@1 and AP sums behind :class:`HighlightMetrics`, added a table at a
     time (the rows of any batching give the same numbers)."""
@@ -103,17 +168,15 @@ class HighlightSums:
         if labels is None:
             return
         rows = np.flatnonzero((labels.lengths > 0) & table.has_relevance)
-        for i in rows.tolist():
-            scores = label_matrix(labels.row(i), float(table.duration[i]))
-            pred = table.relevance.row(i)
-            top = int(np.argmax(pred))
-            fitted = np.zeros(scores.shape[0])
-            m = min(fitted.size, pred.size)
-            fitted[:m] = pred[:m]
-            for name, level in HL_LEVELS.items():
-                positive = scores >= level
-                self.hits[name] += int(top < scores.shape[0] and positive[top].any())
-                self.ap[name] += float(average_precision(positive, fitted).sum())
+        if not rows.size:
+            return
+        hits, ap = _row_metrics(table, rows)
+        for name in HL_LEVELS:
+            self.hits[name] += int(hits[name].sum())
+            acc = self.ap[name]
+            for v in ap[name].tolist():  # row by row, in order: the per-row sums' order
+                acc += v
+            self.ap[name] = acc
         self.n += rows.size
 
     def finish(self) -> HighlightMetrics | None:

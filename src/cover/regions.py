@@ -28,7 +28,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from cover.data.table import GroundingTable
+from cover.data.rules import BLOCK_ROWS
+from cover.data.table import ANSWERED, GroundingTable
 from cover.intervals import CONTAINMENT_ATOL, Intervals, from_flat
 from cover.ragged import Ragged, offsets_from_lengths, row_ids
 from cover.scores import DEFAULT_MIN_SCALE, Family, check_family, refused_for, side_scales
@@ -283,6 +284,52 @@ def _one_value(a: NDArray[np.float64]) -> NDArray[np.float64]:
     return a[:1].reshape(()) if a.ndim == 1 and a.size and a.strides == (0,) else a
 
 
+def _widen_blocks(table: GroundingTable, fam: Family, lam: float, min_scale: float
+                  ) -> tuple[Intervals, NDArray[np.bool_]]:
+    """NORM / SEC regions at one finite ``lam`` and the refusals, block by block
+    (:data:`~cover.data.rules.BLOCK_ROWS`): the same arithmetic as
+    :func:`widened_bounds` (identical values), refusals set to ``[0, T]``, with the
+    scale and the masks in cache-sized scratch arrays."""
+    if fam == "norm" and not min_scale > 0:
+        raise ValueError(f"min_scale must be > 0, got {min_scale}")
+    n = len(table)
+    ps, pe, t = table.pred_start, table.pred_end, table.duration
+    lo, hi, refused = np.empty(n), np.empty(n), np.zeros(n, dtype=bool)
+    width = min(n, BLOCK_ROWS)
+    shift, fin, flag = np.empty(width), np.empty(width, dtype=bool), np.empty(width, dtype=bool)
+    # Every row answered inside [0, T] and lam >= 0: s_hat - lam*l <= s_hat <= e_hat <=
+    # e_hat + lam*l, so lo <= hi on every row without a test (and no refusal to set).
+    answered = ANSWERED in table.checked
+    kept = True
+    with np.errstate(invalid="ignore"):
+        for i in range(0, n, BLOCK_ROWS):
+            b = slice(i, i + BLOCK_ROWS)
+            p0, p1, d = ps[b], pe[b], t[b]
+            m = p0.size
+            ok = None
+            if not answered:
+                ok = np.isfinite(p0, out=fin[:m])
+                ok &= np.isfinite(p1, out=flag[:m])
+                np.logical_not(ok, out=refused[b])
+            if fam == "norm":  # shift = max(e_hat - s_hat, min_scale) * lam
+                sh = np.subtract(p1, p0, out=shift[:m])
+                np.maximum(sh, min_scale, out=sh)
+                sh *= lam
+                x = np.subtract(p0, sh, out=lo[b])
+                y = np.add(p1, sh, out=hi[b])
+            else:  # SEC: the scale is 1
+                x = np.subtract(p0, lam * 1.0, out=lo[b])
+                y = np.add(p1, lam * 1.0, out=hi[b])
+            np.maximum(x, 0.0, out=x)
+            np.minimum(y, d, out=y)
+            if ok is not None and not ok.all():  # refusals are the whole video
+                x[~ok] = 0.0
+                y[~ok] = d[~ok]
+            if kept and not (answered and lam >= 0):
+                kept = bool(np.less_equal(x, y, out=flag[:m]).all())
+    return (Intervals.single(lo, hi) if kept else _bounds_to_intervals(lo, hi, t)), refused
+
+
 def build_regions(
     table: GroundingTable,
     family: str,
@@ -299,7 +346,7 @@ def build_regions(
     t = table.duration
     # min > 0 and max < inf (two reductions, no temporaries) hold iff every T is a
     # finite positive number: NaN fails the min.
-    if t.size and not (t.min() > 0 and t.max() < np.inf):
+    if t.size and ANSWERED not in table.checked and not (t.min() > 0 and t.max() < np.inf):
         bad = int(np.flatnonzero(~(np.isfinite(t) & (t > 0)))[0])
         raise ValueError(f"{table.where(bad)}: video duration unknown or not positive")
     lam_in = _one_value(np.asarray(lam, dtype=np.float64))
@@ -312,6 +359,10 @@ def build_regions(
     lam_a = np.broadcast_to(lam_in, (n,)) if lam_in.ndim == 0 else np.broadcast_to(
         lam_in, (n,)).copy()
     lam_e = None if lam_end_in is None else np.broadcast_to(lam_end_in, (n,)).copy()
+    if fam in ("norm", "sec") and lam_end_in is None and lam_in.ndim == 0 and np.isfinite(
+            lam_in):
+        iv, refused = _widen_blocks(table, fam, float(lam_in), min_scale)
+        return Regions(iv, t, refused, lam_a, fam, alpha, lam_e)
     refused = refused_for(table, fam)
     whole = np.isposinf(lam_in) if lam_end_in is None else (
         np.isposinf(lam_in) & np.isposinf(lam_end_in))

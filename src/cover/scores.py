@@ -28,7 +28,8 @@ from typing import Literal, get_args
 import numpy as np
 from numpy.typing import NDArray
 
-from cover.data.table import GroundingTable
+from cover.data.rules import BLOCK_ROWS
+from cover.data.table import ANSWERED, GroundingTable
 from cover.errors import InputError
 from cover.intervals import CONTAINMENT_ATOL, Intervals
 from cover.ragged import Ragged, offsets_from_lengths, row_ids, segment_max
@@ -187,9 +188,9 @@ class Scores:
     def counts(self) -> dict[str, int]:
         return {
             "rows": int(self.values.size),
-            "refused": int(self.refused.sum()),
-            "min_scale_floored": int(self.floored.sum()),
-            "beyond_signal": int(self.beyond_signal.sum()),
+            "refused": int(np.count_nonzero(self.refused)),
+            "min_scale_floored": int(np.count_nonzero(self.floored)),
+            "beyond_signal": int(np.count_nonzero(self.beyond_signal)),
         }
 
 
@@ -219,19 +220,25 @@ def compute_scores(
     *,
     min_scale: float = DEFAULT_MIN_SCALE,
     target: str = "envelope",
+    sides: bool = True,
 ) -> Scores:
-    """Scores of ``family`` for every row of a labelled table (refusals score -inf)."""
+    """Scores of ``family`` for every row of a labelled table (refusals score -inf);
+    ``sides=False``: NORM and SEC leave the per-side scores out (``start``/``end``
+    None), for rules that read only ``values``."""
     fam = check_family(family)
     tgt = check_target(target)
-    refused = refused_for(table, fam)
     n = len(table)
     if fam == "sls":
+        refused = refused_for(table, fam)
         s, beyond = superlevel_score(table.relevance, table.clip, truth_target(table, tgt),
                                      table.duration)
         s = np.where(refused, -np.inf, s)
         return Scores(fam, s, refused, np.zeros(n, dtype=bool), beyond & ~refused)
     # Interval families: covering every window == covering their envelope.
     ts, te = table.truth_envelope()
+    if fam != "sigma":
+        return _interval_scores(table, fam, ts, te, min_scale, sides)
+    refused = refused_for(table, fam)
     l_s, l_e, floored = side_scales(table, fam, min_scale)
     # In place: (s_hat - s*)/l_s, then -inf on refused rows (== np.where(refused, -inf, .)).
     with np.errstate(invalid="ignore"):
@@ -245,6 +252,60 @@ def compute_scores(
         s_end[refused] = -np.inf
     s = np.maximum(s_start, s_end)
     return Scores(fam, s, refused, floored & ~refused, np.zeros(n, dtype=bool), s_start, s_end)
+
+
+def _interval_scores(table: GroundingTable, fam: Family, ts: NDArray[np.float64],
+                     te: NDArray[np.float64], min_scale: float, sides: bool) -> Scores:
+    """NORM / SEC scores, per-side scores, refusals and floored rows, computed block by
+    block (:data:`~cover.data.rules.BLOCK_ROWS`): the same operations in the same order
+    as :func:`interval_scale` and :func:`interval_score` (identical values), with the
+    scale and the masks in cache-sized scratch arrays instead of full-length ones.
+    ``sides=False`` keeps no per-side scores (two full-length arrays fewer)."""
+    if not min_scale > 0:
+        raise ValueError(f"min_scale must be > 0, got {min_scale}")
+    n = len(table)
+    ps, pe = table.pred_start, table.pred_end
+    answered = ANSWERED in table.checked  # no refusal, every length finite: no tests
+    s_start, s_end = (np.empty(n), np.empty(n)) if sides else (None, None)
+    s = np.empty(n)
+    refused, floored = np.zeros(n, dtype=bool), np.zeros(n, dtype=bool)
+    width = min(n, BLOCK_ROWS)
+    scale, other = np.empty(width), np.empty(width)
+    fin, flag = np.empty(width, dtype=bool), np.empty(width, dtype=bool)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        for i in range(0, n, BLOCK_ROWS):
+            b = slice(i, i + BLOCK_ROWS)
+            p0, p1 = ps[b], pe[b]
+            m = p0.size
+            ok = None
+            if not answered:
+                ok = np.isfinite(p0, out=fin[:m])
+                ok &= np.isfinite(p1, out=flag[:m])
+                np.logical_not(ok, out=refused[b])
+            a = np.subtract(p0, ts[b], out=s[b] if s_start is None else s_start[b])
+            z = np.subtract(te[b], p1, out=other[:m] if s_end is None else s_end[b])
+            if fam == "norm":
+                sc = np.subtract(p1, p0, out=scale[:m])
+                fl = np.less(sc, min_scale, out=floored[b])  # a finite length below the floor
+                if ok is not None:
+                    fl &= np.isfinite(sc, out=flag[:m])
+                    fl &= ok  # refusals are not counted as floored
+                np.maximum(sc, min_scale, out=sc)
+                if s_start is None:
+                    # l > 0 and division rounds monotonically: max(a/l, z/l) == max(a, z)/l
+                    # bit for bit, one division instead of two.
+                    np.maximum(a, z, out=a)
+                    a /= sc
+                    if ok is not None and not ok.all():
+                        a[~ok] = -np.inf
+                    continue
+                a /= sc
+                z /= sc
+            if ok is not None and not ok.all():
+                a[~ok] = -np.inf
+                z[~ok] = -np.inf
+            np.maximum(a, z, out=s[b])
+    return Scores(fam, s, refused, floored, np.zeros(n, dtype=bool), s_start, s_end)
 
 
 # ---- which input each family needs (a file with none of it is an error) ----------------

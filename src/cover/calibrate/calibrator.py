@@ -157,11 +157,15 @@ class Calibrator(FittedViews):
         spec = self._spec
         if "weights" in spec.needs and weights is None:
             raise ValueError(f"rule {self.rule!r} needs weights for the calibration rows")
-        scores = compute_scores(table, self.score, min_scale=self.min_scale, target=self.target)
+        scores = compute_scores(table, self.score, min_scale=self.min_scale, target=self.target,
+                                sides=bool(spec.needs & {"sides"}))
         loss = (coverage_loss(table, self.score, self.target, self.min_scale)
                 if "loss" in spec.needs else None)
+        # The scores are made here and read after the rule only for their counts (and
+        # the p-value sketch when kept): the rule may reorder them in place.
         return self._fit(scores, table, loss=loss, weights=weights,
-                         whole=table if "table" in spec.needs else None)
+                         whole=table if "table" in spec.needs else None,
+                         scratch=not self.keep_scores)
 
     def fit_scores(self, scores: Scores, table: GroundingTable) -> Self:
         """Set the thresholds from ``scores`` already computed on the rows of ``table``
@@ -178,8 +182,8 @@ class Calibrator(FittedViews):
         return self._fit(scores, table, loss=None, weights=None)
 
     def _fit(self, scores: Scores, table: GroundingTable, *, loss: Any,
-             weights: NDArray[np.float64] | None, whole: GroundingTable | None = None
-             ) -> Self:
+             weights: NDArray[np.float64] | None, whole: GroundingTable | None = None,
+             scratch: bool = False) -> Self:
         spec = self._spec
         if len(table) == 0:
             raise ValueError("cannot calibrate on an empty table")
@@ -195,6 +199,7 @@ class Calibrator(FittedViews):
             features=None if spec.per_row is None else spec.per_row.features(table,
                                                                            self._params),
             table=whole, regions_at=None if whole is None else self._regions_of(whole),
+            scratch=scratch,
         )
         result = spec.fn(data, self._alpha, self._params)
         for label, rec in result.thresholds.items():

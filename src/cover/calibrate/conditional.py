@@ -165,7 +165,8 @@ def row_lams(table: GroundingTable, params: Mapping[str, Any], alpha: float
         raise ValueError(f"{table.where(i)}: covariate {', '.join(names)} is not known, so "
                          f"rule 'conditional' cannot set its threshold{hint}; "
                          f"{int(missing.sum())} row(s) affected")
-    out = np.full(len(table), _summary(phi_cal, scores, alpha))
+    # The summary cutoff (one LP more) only where a row has no covariates (refusals).
+    out = np.full(len(table), _summary(phi_cal, scores, alpha) if not known.all() else 0.0)
     if known.any():
         out[known] = cutoffs(phi_cal, scores, design_matrix(x[known], center, scale), alpha)
     return out

@@ -81,10 +81,10 @@ def _bounds(scores: NDArray[np.float64], tau: float) -> NDArray[np.float64]:
     return np.column_stack([lo, hi])
 
 
-def cutoff(phi_cal: NDArray[np.float64], scores: NDArray[np.float64], phi: NDArray[np.float64],
-           tau: float) -> float:
-    """The conservative cutoff ``S*(x)`` for one test row with features ``phi`` (module
-    docstring): one HiGHS LP."""
+def _solve(phi_cal: NDArray[np.float64], scores: NDArray[np.float64], phi: NDArray[np.float64],
+           tau: float) -> tuple[NDArray[np.float64], NDArray[np.float64]] | None:
+    """The LP of :func:`cutoff` at ``phi``: ``(eta, beta_inf)``, or None when the fit at
+    ``phi`` is unbounded (infeasible dual)."""
     from scipy.optimize import linprog
 
     finite = np.isfinite(scores)
@@ -93,20 +93,68 @@ def cutoff(phi_cal: NDArray[np.float64], scores: NDArray[np.float64], phi: NDArr
     res = linprog(c, A_eq=phi_cal.T, b_eq=-tau * phi, bounds=_bounds(scores, tau),
                   method="highs-ds", options={"presolve": False})
     if res.status == 2:  # infeasible dual: the fit at x is unbounded above
-        return math.inf
+        return None
     if res.status != 0:
         raise RuntimeError(f"the conditional-calibration LP failed: {res.message}")
     # linprog's equality multipliers are d(min -S.eta)/d(b_eq): minus beta_inf.
-    beta = -np.asarray(res.eqlin.marginals, dtype=np.float64)
-    return float(phi @ beta)
+    return (np.asarray(res.x, dtype=np.float64),
+            -np.asarray(res.eqlin.marginals, dtype=np.float64))
+
+
+def cutoff(phi_cal: NDArray[np.float64], scores: NDArray[np.float64], phi: NDArray[np.float64],
+           tau: float) -> float:
+    """The conservative cutoff ``S*(x)`` for one test row with features ``phi`` (module
+    docstring): one HiGHS LP."""
+    got = _solve(phi_cal, scores, phi, tau)
+    return math.inf if got is None else float(phi @ got[1])
+
+
+#: A basis is reused for a feature vector only when its basic weights stay this far
+#: inside their bounds: then it is the LP's unique optimal basis there (no tie to break).
+_MARGIN = 1e-7
 
 
 def cutoffs(phi_cal: NDArray[np.float64], scores: NDArray[np.float64],
             phi_test: NDArray[np.float64], alpha: float) -> NDArray[np.float64]:
-    """:func:`cutoff` for every test row (one LP per distinct feature vector)."""
+    """:func:`cutoff` for every test row, with one LP per optimal basis instead of one
+    per distinct feature vector.
+
+    The LPs of two test rows differ only in the right-hand side ``-tau phi``. A solved
+    LP's optimal basis (its ``d`` weights strictly inside ``[tau - 1, tau]``, the others
+    at a bound) stays optimal for another ``phi'`` while the basic weights it implies,
+    ``eta_B = Phi_B^-T (-tau phi' - Phi_N^T eta_N)``, stay inside their bounds (LP
+    sensitivity: the reduced costs do not depend on the right-hand side); the multipliers
+    ``beta_inf`` are then the same, and the cutoff is ``phi' . beta_inf``. Every
+    remaining row is checked against each new basis at once; the rows no basis serves
+    get LPs of their own."""
     tau = 1.0 - float(alpha)
     uniq, inverse = np.unique(phi_test, axis=0, return_inverse=True)
-    vals = np.array([cutoff(phi_cal, scores, u, tau) for u in uniq], dtype=np.float64)
+    vals = np.full(uniq.shape[0], np.nan)
+    bounds = _bounds(scores, tau)
+    todo = np.arange(uniq.shape[0])
+    d = phi_cal.shape[1]
+    while todo.size:
+        j, todo = todo[0], todo[1:]
+        got = _solve(phi_cal, scores, uniq[j], tau)
+        if got is None:
+            vals[j] = math.inf
+            continue
+        eta, beta = got
+        vals[j] = float(uniq[j] @ beta)
+        lo, hi = bounds[:, 0], bounds[:, 1]
+        basic = np.flatnonzero((eta > lo + _MARGIN) & (eta < hi - _MARGIN))
+        if basic.size != d or not todo.size:
+            continue
+        fixed = eta.copy()
+        fixed[basic] = 0.0
+        a_b = phi_cal[basic].T  # d x d: Phi_B^T
+        if np.linalg.cond(a_b) > 1e8:
+            continue
+        rhs = -tau * uniq[todo] - (phi_cal.T @ fixed)[None, :]
+        eta_b = np.linalg.solve(a_b, rhs.T).T  # one row of basic weights per test row
+        ok = ((eta_b > lo[basic] + _MARGIN) & (eta_b < hi[basic] - _MARGIN)).all(axis=1)
+        vals[todo[ok]] = uniq[todo[ok]] @ beta
+        todo = todo[~ok]
     return vals[np.asarray(inverse).reshape(-1)]
 
 

@@ -25,6 +25,7 @@ from fractions import Fraction
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from cover.data.rules import BLOCK_ROWS
 from cover.errors import CoverWarning
 
 AlphaLike = float | str | Fraction | Decimal
@@ -109,22 +110,26 @@ SAMPLED_SELECT_MIN = 50_000
 _SAMPLE = 4096
 
 
-def kth_smallest(scores: ArrayLike, k: int) -> float:
+def kth_smallest(scores: ArrayLike, k: int, *, overwrite: bool = False) -> float:
     """The ``k``-th smallest value (1-based), exactly; ``+inf`` when ``k > n``.
 
     Selection by sampling (Floyd–Rivest): a sorted strided sample brackets the rank
     ``k`` within a few binomial standard deviations; one counting pass and one
     filtering pass leave the few values in the bracket to select from. When the
     bracket misses (adversarial order), a full O(n) introselect decides; the value is
-    the same either way."""
+    the same either way. ``overwrite``: a float64 ``scores`` array may be reordered in
+    place; then one introselect in place is cheaper than sampling (no copy)."""
     s = np.asarray(scores, dtype=np.float64).reshape(-1)
-    if np.isnan(s).any():
+    if s.size and np.isnan(s.min()):  # the minimum is NaN iff a score is (no mask)
         raise ValueError("scores contain NaN")
     if k < 1:
         return -np.inf
     n = s.size
     if k > n:
         return np.inf
+    if overwrite and s.flags.writeable:  # s shares the caller's float64 array (or a copy)
+        s.partition(k - 1)
+        return float(s[k - 1])
     if n >= SAMPLED_SELECT_MIN:
         got = _bracketed_select(s, k)
         if got is not None:
@@ -143,19 +148,27 @@ def _bracketed_select(s: NDArray[np.float64], k: int) -> float | None:
     lo_i, hi_i = math.floor(p * m - spread), math.ceil(p * m + spread)
     lo = sample[lo_i] if lo_i > 0 else -np.inf
     hi = sample[hi_i] if hi_i < m - 1 else np.inf
-    below = int(np.count_nonzero(s < lo)) if lo_i > 0 else 0
-    keep = s >= lo
-    if hi_i < m - 1:
-        keep &= s <= hi
-    cand = s[keep]
+    # Block by block (cache-sized masks): #{s < lo}, and the values in [lo, hi].
+    below, parts = 0, []
+    width = min(n, BLOCK_ROWS)
+    under, keep = np.empty(width, dtype=bool), np.empty(width, dtype=bool)
+    for i in range(0, n, BLOCK_ROWS):
+        x = s[i:i + BLOCK_ROWS]
+        u, kp = under[:x.size], keep[:x.size]
+        np.less(x, lo, out=u)
+        below += int(np.count_nonzero(u))
+        np.less_equal(x, hi, out=kp)
+        np.greater(kp, u, out=kp)  # x <= hi and not x < lo
+        parts.append(x[kp])
+    cand = np.concatenate(parts)
     r = k - below
     if not 1 <= r <= cand.size:
         return None
     return float(np.partition(cand, r - 1)[r - 1])
 
 
-def conformal_quantile(scores: ArrayLike, alpha: AlphaLike, *, warn: bool = True
-                       ) -> tuple[float, int, int]:
+def conformal_quantile(scores: ArrayLike, alpha: AlphaLike, *, warn: bool = True,
+                       overwrite: bool = False) -> tuple[float, int, int]:
     """``(q, k, n)`` with ``q`` the k-th smallest of the ``n`` scores.
 
     When ``k > n`` the level is unattainable with this many rows: ``q = +inf`` (every
@@ -164,7 +177,7 @@ def conformal_quantile(scores: ArrayLike, alpha: AlphaLike, *, warn: bool = True
     s = np.asarray(scores, dtype=np.float64).reshape(-1)
     n = int(s.size)
     k = conformal_rank(n, alpha)
-    q = kth_smallest(s, k)
+    q = kth_smallest(s, k, overwrite=overwrite)
     if k > n and warn:
         warnings.warn(
             f"alpha={alpha}: {n} calibration rows are too few for a finite threshold "

@@ -90,6 +90,9 @@ class RuleInput:
     #: ``"table"``: the labelled table and ``regions_at(lam per row)``, its regions at ``lam``.
     table: GroundingTable | None = None
     regions_at: Callable[[NDArray[np.float64]], Regions] | None = None
+    #: ``scores`` is the rule's own scratch copy: it may reorder it in place (a selection
+    #: without a copy); False when the caller keeps reading it.
+    scratch: bool = False
 
     @property
     def n(self) -> int:

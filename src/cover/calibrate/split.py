@@ -75,10 +75,12 @@ def beta_sd(n: int, k: int) -> float:
     return float(np.sqrt(k * (n + 1 - k) / ((n + 1) ** 2 * (n + 2))))
 
 
-def split_conformal(scores: ArrayLike, *, alpha: AlphaLike, warn: bool = True) -> Threshold:
-    """``q = k-th smallest score, k = ceil((n + 1)(1 - alpha))``; ``+inf`` if ``k > n``."""
+def split_conformal(scores: ArrayLike, *, alpha: AlphaLike, warn: bool = True,
+                    overwrite: bool = False) -> Threshold:
+    """``q = k-th smallest score, k = ceil((n + 1)(1 - alpha))``; ``+inf`` if ``k > n``.
+    ``overwrite``: a float64 ``scores`` array may be reordered in place (no copy)."""
     a = as_fraction(alpha)
-    q, k, n = conformal_quantile(scores, a, warn=warn)
+    q, k, n = conformal_quantile(scores, a, warn=warn, overwrite=overwrite)
     return Threshold("split", a, q, k, n)
 
 
@@ -96,7 +98,7 @@ def split_rule(data: RuleInput, alpha: Fraction, params: Mapping[str, Any]) -> R
     """Split conformal per group label: ``k = ceil((n_g + 1)(1 - alpha))``-th smallest."""
 
     def one(s: NDArray[np.float64]) -> GroupThreshold:
-        th = split_conformal(s, alpha=alpha)
+        th = split_conformal(s, alpha=alpha, overwrite=data.scratch)
         return GroupThreshold(th.n, {"both": Side(th.value, th.k)})
 
     return RuleFit(per_group(data.groups, data.scores, one))

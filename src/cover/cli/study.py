@@ -55,7 +55,8 @@ def add_parser(sub: Subparsers) -> None:
     p.add_argument("--split-seeds", type=positive_int, default=0, metavar="N",
                    help="also repeat the unit-level split with seeds 0..N-1 and report each "
                    "cell's spread over seeds (coverage, efficiency, conditional studies)")
-    p.add_argument("--no-report", action="store_true", help="skip report.html")
+    p.add_argument("--no-report", action="store_true",
+                   help="skip report.html and the figures it shows (tables and JSON only)")
     add_format_flags(p, gt=True)  # one reading of every --preds / --gt
     add_selection_flags(p)
     p.add_argument("--on-error", choices=("raise", "reject"), default="raise",
@@ -87,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
     run_studies(studies=[args.study], inputs=inputs, out=out, protocol=protocol,
                 min_scale=args.min_scale, target=args.target, command=command,
                 humans_dir=humans, read=read, split_seeds=args.split_seeds,
-                report=not args.no_report)
+                report=not args.no_report, figures=not args.no_report)
     print(f"wrote {out}/ (manifest.json, tables.md, per-pair folders"
           f"{'' if args.no_report else ', report.html'})")
     return 0

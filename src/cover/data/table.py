@@ -25,6 +25,10 @@ if TYPE_CHECKING:
 #: QVHighlights / Moment-DETR saliency clips are 2 s long.
 DEFAULT_CLIP_SECONDS = 2.0
 
+#: A mark of ``table.checked``: every row has a finite top-1 interval inside ``[0, T]``
+#: (no refusal) and a finite ``T > 0``, so scoring and widening skip those tests.
+ANSWERED = "answered"
+
 
 def qid_text(ids: ArrayLike) -> NDArray[np.str_]:
     """Ids as text (the join key), 1-D. Integers take the narrowest ``<U{digits}`` instead of
@@ -125,7 +129,8 @@ class GroundingTable:
         (:mod:`cover.highlight_metrics`). An empty row has no labels.
     checked : frozenset of str
         What the validator (:mod:`cover.data.validate`) checked this table for
-        (``"rows"``, ``"unique"``, ``"durations"``); empty for a table built any other
+        (``"rows"``, ``"unique"``, ``"durations"``, and :data:`ANSWERED` when no row
+        is a refusal); empty for a table built any other
         way, which :meth:`Calibrator.fit` and ``certify`` then check first.
     problems : tuple of RowProblem
         What :meth:`from_arrays` found: rows rejected (``on_error="reject"``) and
@@ -242,8 +247,15 @@ class GroundingTable:
 
     @property
     def units(self) -> NDArray[np.str_]:
-        """The exchangeability unit of each row (source video), see :mod:`cover.data.units`."""
-        return split_units(self.vid)
+        """The exchangeability unit of each row (source video), see :mod:`cover.data.units`;
+        worked out once per table (studies ask for it at every split) and carried by
+        :meth:`take`."""
+        units = self.__dict__.get("_units")
+        if units is None:
+            units = split_units(self.vid)
+            units.flags.writeable = False  # shared with every take() of this table
+            self.__dict__["_units"] = units
+        return units
 
     def truth_envelope(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """``(earliest start, latest end)`` of the truth windows per row."""
@@ -292,6 +304,8 @@ class GroundingTable:
             truth_saliency=(None if self.truth_saliency is None
                             else self.truth_saliency.take(idx)),
         )
+        if "_units" in self.__dict__:  # the same vids, row by row
+            out.__dict__["_units"] = self.__dict__["_units"][idx]
         if self.checked:  # row rules hold row by row; qids stay unique unless rows repeat
             unique = mask or bool((idx[1:] > idx[:-1]).all())
             object.__setattr__(out, "checked", self.checked if unique

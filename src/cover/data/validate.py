@@ -35,6 +35,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from cover.data.join import clip_predictions, clip_truth
 from cover.data.rules import (
+    BLOCK_ROWS,
     DURATION_RULE,
     PRED_REVERSED,
     TRUTH_NONFINITE,
@@ -48,7 +49,7 @@ from cover.data.rules import (
     repeats,
     reversed_windows,
 )
-from cover.data.table import GroundingTable, qid_text, raw_ids
+from cover.data.table import ANSWERED, GroundingTable, qid_text, raw_ids
 from cover.errors import CoverWarning, RowProblem
 from cover.ragged import segment_any
 
@@ -99,15 +100,18 @@ def validate_table(table: GroundingTable, *, on_error: OnError = "raise",
     if UNIQUE in need:
         found += _duplicates(table)
     t = table.duration
-    with np.errstate(invalid="ignore"):
-        t_ok = (t > 0) & (t < np.inf)  # False for NaN
-    all_known = bool(t_ok.all())
-    if not all_known:
-        unknown_ok = DURATIONS not in need and table.truth is None
-        found.append((np.flatnonzero(~t_ok & ~np.isnan(t) if unknown_ok else ~t_ok),
-                      "duration", DURATION_RULE))
-    pred_found, pred_out = _predictions(table)
-    truth_found, truth_out = _truth(table)
+    plain = _plain(table)
+    all_known = plain
+    if not plain:  # some row breaks a rule or needs clipping: find which, rule by rule
+        with np.errstate(invalid="ignore"):
+            t_ok = (t > 0) & (t < np.inf)  # False for NaN
+        all_known = bool(t_ok.all())
+        if not all_known:
+            unknown_ok = DURATIONS not in need and table.truth is None
+            found.append((np.flatnonzero(~t_ok & ~np.isnan(t) if unknown_ok else ~t_ok),
+                          "duration", DURATION_RULE))
+    pred_found, pred_out = ([], False) if plain else _predictions(table)
+    truth_found, truth_out = _truth(table, plain)
     found += pred_found + truth_found
     rejected = _first_reasons(found)
     memory = table.line is None
@@ -138,6 +142,8 @@ def validate_table(table: GroundingTable, *, on_error: OnError = "raise",
         checked.add(DURATIONS)
     else:
         checked.discard(DURATIONS)
+    if plain and not rejected:
+        checked.add(ANSWERED)
     object.__setattr__(work, "checked", frozenset(checked))
     object.__setattr__(work, "problems", tuple(_named(table, problems)))
     return work
@@ -281,23 +287,50 @@ def _predictions(table: GroundingTable) -> tuple[Found, bool]:
     ], out
 
 
-def _truth(table: GroundingTable) -> tuple[Found, bool]:
+def _plain(table: GroundingTable) -> bool:
+    """Whether every row plainly keeps the duration, prediction and truth rules: a finite
+    ``T > 0``, ``0 <= pred_start <= pred_end <= T`` (no refusal), and one true window
+    with ``0 <= start <= end <= T``. One pass in cache-sized blocks (no full-length
+    temporaries); any other table (refusals, multi-window truth, a bad row) is checked
+    rule by rule to name its rows."""
+    tr = table.truth
+    if tr is not None and not tr.is_single:
+        return False
+    t, ps, pe = table.duration, table.pred_start, table.pred_end
+    ok = np.empty(min(len(table), BLOCK_ROWS), dtype=bool)
+    with np.errstate(invalid="ignore"):
+        for i in range(0, len(table), BLOCK_ROWS):
+            b = slice(i, i + BLOCK_ROWS)
+            d = t[b]
+            if not (d.min() > 0 and d.max() < np.inf):  # NaN fails the min
+                return False
+            m = d.size
+            sides = [(ps[b], pe[b])] + ([] if tr is None else [(tr.starts[b], tr.ends[b])])
+            for s, e in sides:  # 0 <= s (a NaN minimum fails), s <= e, e <= T
+                if not (s.min() >= 0.0 and np.less_equal(s, e, out=ok[:m]).all()
+                        and np.less_equal(e, d, out=ok[:m]).all()):
+                    return False
+    return True
+
+
+def _truth(table: GroundingTable, plain: bool = False) -> tuple[Found, bool]:
     """Rows whose truth is empty, non-finite or reversed (and whether a window reaches
-    outside ``[0, T]``); rows whose relevance holds a non-finite value."""
+    outside ``[0, T]``); rows whose relevance holds a non-finite value. ``plain``: the
+    windows are known to keep the rules (:func:`_plain`)."""
     found: Found = []
     rel = table.relevance.values
-    if not np.isfinite(rel).all():
+    if rel.size and not np.isfinite(rel).all():
         found.append((np.flatnonzero(segment_any(~np.isfinite(rel), table.relevance.offsets)),
                       "relevance", "non-finite number in relevance"))
     tr = table.truth
-    if tr is None:
+    if tr is None or plain:
         return found, False
     t = table.duration if tr.is_single else table.duration[tr.rows]
     with np.errstate(invalid="ignore"):
-        plain = tr.starts >= 0  # with a known T, plain windows are finite too
-        plain &= tr.starts <= tr.ends
-        plain &= tr.ends <= t
-    if plain.all() and (tr.is_single or (tr.n_components > 0).all()):
+        inside = tr.starts >= 0  # with a known T, plain windows are finite too
+        inside &= tr.starts <= tr.ends
+        inside &= tr.ends <= t
+    if inside.all() and (tr.is_single or (tr.n_components > 0).all()):
         return found, False
     found += [
         (np.flatnonzero(tr.n_components == 0), "truth", "no true window (no moment)"),

@@ -114,8 +114,10 @@ def _load(inputs: Sequence[InputPair], timings: dict[str, float],
 
 def _run_pair(pair: Pair, inp: InputPair, wanted: Sequence[str], out: Path,
               all_inputs: list[Path], timings: dict[str, float], skip: set[str],
-              gallery_alpha: float) -> tuple[dict[str, Any], list[StudyResult]]:
-    """Every wanted per-pair study on one pair: JSON, Markdown, figures, gallery data."""
+              gallery_alpha: float, figures: bool = True
+              ) -> tuple[dict[str, Any], list[StudyResult]]:
+    """Every wanted per-pair study on one pair: JSON, Markdown, figures (when
+    ``figures``), gallery data."""
     folder = out / inp.id
     folder.mkdir(exist_ok=True)
     entry: dict[str, Any] = {
@@ -145,7 +147,7 @@ def _run_pair(pair: Pair, inp: InputPair, wanted: Sequence[str], out: Path,
         write_json(folder / f"{stem}.json", res.to_dict(), inputs=all_inputs)
         write_text(folder / f"{stem}.md", res.markdown(), inputs=all_inputs)
         entry["studies"][study] = f"{inp.id}/{stem}.json"
-        entry["figures"][study] = _figures(study, res, pair, folder, extra)
+        entry["figures"][study] = _figures(study, res, pair, folder, extra) if figures else []
         timings[f"write + figures {inp.id}"] = timings.get(
             f"write + figures {inp.id}", 0.0) + time.perf_counter() - t0
         results.append(res)
@@ -171,9 +173,11 @@ def run_studies(
     read: dict[str, Any] | None = None,
     split_seeds: int = 0,
     report: bool = False,
+    figures: bool = True,
 ) -> dict[str, Any]:
     """Run ``studies`` over every input pair; write the results folder (all or nothing,
-    with the HTML report when ``report``); return the manifest.
+    with the HTML report when ``report`` and the figures when ``figures``: they exist
+    for the report, and rendering them is most of a run's time); return the manifest.
 
     Study 9 (uncertainty) runs on the pairs whose predictions report ``start_std`` /
     ``end_std``; when none does it runs on all, so that the output says what it needs.
@@ -203,7 +207,7 @@ def run_studies(
             pair = Pair(inp.name, inp.dataset, table, protocol, min_scale, target)
             pairs.append(pair)
             entry, res = _run_pair(pair, inp, wanted, out, all_inputs, timings, skip,
-                                   gallery_alpha)
+                                   gallery_alpha, figures=figures)
             entry["problems"] = problems
             if split_seeds:
                 res += _split_seeds(pair, inp, wanted, skip, split_seeds, entry, out, all_inputs,
@@ -211,8 +215,9 @@ def run_studies(
             manifest_pairs.append(entry)
             results += res
             _say(f"cover: {pair.label}: {', '.join(s for s in wanted if s not in skip)} done")
-        transfers = _run_transfers(pairs, out, all_inputs, results) if "transfer" in wanted else []
-        figs_across = comparisons(results, pairs, out)
+        transfers = (_run_transfers(pairs, out, all_inputs, results, figures=figures)
+                     if "transfer" in wanted else [])
+        figs_across = comparisons(results, pairs, out, figures=figures)
         if humans_dir is not None:
             from cover.studies.humans import humans
 
@@ -274,7 +279,7 @@ def _split_seeds(pair: Pair, inp: InputPair, wanted: Sequence[str], skip: set[st
 
 
 def _run_transfers(pairs: list[Pair], out: Path, all_inputs: list[Path],
-                   results: list[StudyResult]) -> list[dict[str, Any]]:
+                   results: list[StudyResult], figures: bool = True) -> list[dict[str, Any]]:
     """Transfer for every grounder name that appears on two datasets (first two)."""
     from cover.report.figures_studies import transfer_ks
     from cover.studies.transfer import transfer
@@ -294,11 +299,11 @@ def _run_transfers(pairs: list[Pair], out: Path, all_inputs: list[Path],
         folder.mkdir(exist_ok=True)
         write_json(folder / "transfer.json", res.to_dict(), inputs=all_inputs)
         write_text(folder / "transfer.md", res.markdown(), inputs=all_inputs)
-        fig = transfer_ks(res.data, name, folder / "transfer_ks.png")
+        fig = transfer_ks(res.data, name, folder / "transfer_ks.png") if figures else None
         results.append(res)
         done.append({"name": name, "datasets": [a.dataset, b.dataset],
                      "json": f"{folder.name}/transfer.json",
-                     "figures": [str(fig.relative_to(out))]})
+                     "figures": [] if fig is None else [str(fig.relative_to(out))]})
     if not done:
         results.append(StudyResult("transfer", "Cross-dataset transfer", "no pair", {}, [], [
             Missing("Cross-dataset transfer", "one grounder (same --name) on two datasets")]))

@@ -62,11 +62,14 @@ def overview_table(results: Sequence[StudyResult], target: float = 0.9) -> Table
                  tuple(rows))
 
 
-def comparisons(results: list[StudyResult], pairs: list[Pair], out: Path
-                 ) -> list[dict[str, str]]:
+def comparisons(results: list[StudyResult], pairs: list[Pair], out: Path, *,
+                figures: bool = True) -> list[dict[str, str]]:
     """Comparison figures across pairs, each with the section it belongs to: coverage with
-    bands and cost at the 0.9 target (overview), hand-picked margins (margins)."""
+    bands and cost at the 0.9 target (overview), hand-picked margins (margins); none
+    without ``figures``."""
     figs: list[dict[str, str]] = []
+    if not figures:
+        return figs
     try:
         from cover.report import figures_studies as fs
     except ImportError:  # pragma: no cover

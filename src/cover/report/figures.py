@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from cover.io.output import save_figure
-from cover.report.style import FAMILY_STYLE
+from cover.report.style import FAMILY_STYLE, fixed_layout
 from cover.studies.coverage_validity import ValidityResult
 from cover.studies.result import family_label
 
@@ -40,8 +40,9 @@ def _plt() -> Any:
 
 
 def _save(plt: Any, fig: Any, path: str | Path) -> Path:
-    """Save through the atomic writer (:func:`cover.io.output.save_figure`)."""
-    fig.tight_layout()
+    """Save through the atomic writer (:func:`cover.io.output.save_figure`), laid out by
+    :func:`cover.report.style.fixed_layout` (no extra text-measuring pass)."""
+    fixed_layout(fig)
     try:
         return save_figure(fig, path)
     finally:

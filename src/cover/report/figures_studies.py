@@ -61,7 +61,7 @@ def conditional_strata(data: dict[str, Any], name: str, path: Path) -> Path:
     finish(ax, "stratum of the test split (Mondrian bars: predicted-length terciles)",
            "realised coverage", f"Conditional coverage: {name}", legend=None)
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    return save(fig, path)
+    return save(fig, path, tight=True)
 
 
 def calsize_spread(data: dict[str, Any], name: str, path: Path) -> Path:
@@ -106,7 +106,7 @@ def transfer_ks(data: dict[str, Any], name: str, path: Path) -> Path:
     finish(ax, "two-sample KS statistic (0 = same distribution, 1 = disjoint)", "",
            f"Covariate shift: {name}", legend=None)
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    return save(fig, path)
+    return save(fig, path, tight=True)
 
 
 def compare_margins(rows: Sequence[dict[str, Any]], path: Path) -> Path:
@@ -128,7 +128,7 @@ def compare_margins(rows: Sequence[dict[str, Any]], path: Path) -> Path:
            "realised coverage on test split", "Uncalibrated margins, every grounder",
            legend=None)
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    return save(fig, path)
+    return save(fig, path, tight=True)
 
 
 def compare_coverage(rows: Sequence[dict[str, Any]], target: float, path: Path) -> Path:
@@ -152,7 +152,7 @@ def compare_coverage(rows: Sequence[dict[str, Any]], target: float, path: Path) 
     finish(ax, "realised coverage on test split (mean over resamples)", "",
            f"Coverage at target {target:.2f}, every grounder", legend=None)
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    return save(fig, path)
+    return save(fig, path, tight=True)
 
 
 def compare_length(rows: Sequence[dict[str, Any]], target: float, path: Path) -> Path:
@@ -174,7 +174,7 @@ def compare_length(rows: Sequence[dict[str, Any]], target: float, path: Path) ->
     finish(ax, "mean region length (% of the video)", "",
            f"What a {target:.0%} guarantee costs, every grounder", legend=None)
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    return save(fig, path)
+    return save(fig, path, tight=True)
 
 
 def aci_rolling(data: dict[str, Any], name: str, path: Path) -> Path:

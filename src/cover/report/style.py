@@ -45,10 +45,35 @@ def finish(ax: Any, xlabel: str, ylabel: str, title: str, legend: str | None = "
         ax.legend(loc=legend)
 
 
-def save(fig: Any, path: str | Path) -> Path:
-    """Write ``fig`` as PNG through the atomic writer and close it."""
+def fixed_layout(fig: Any) -> None:
+    """Margins in inches for figures whose labels sit inside the usual frame (axis labels
+    and tick labels, a title of one or two lines per axes, an optional suptitle, legends
+    inside the axes): set once, without the extra text-measuring pass of
+    ``tight_layout`` (about half the time of a small figure)."""
+    w, h = fig.get_size_inches()
+    axes = fig.axes
+    lines = max((ax.get_title().count("\n") + 1 for ax in axes if ax.get_title()), default=0)
+    sup = fig._suptitle is not None and bool(fig._suptitle.get_text())
+    title = 0.12 + 0.17 * lines  # one title line of 10 pt and its pad
+    top = 0.1 + title + (0.3 if sup else 0.0)
+    rows = max((ax.get_subplotspec().get_geometry()[0] for ax in axes
+                if ax.get_subplotspec() is not None), default=1)
+    left, bottom, right = 0.72, 0.55, 0.18
+    panel = (h - top - bottom - (rows - 1) * (title + 0.12)) / rows  # height of one axes
+    fig.subplots_adjust(left=left / w, right=1 - right / w, bottom=bottom / h,
+                        top=1 - top / h,
+                        hspace=(title + 0.12) / panel if rows > 1 else 0.2)
+
+
+def save(fig: Any, path: str | Path, *, tight: bool = False) -> Path:
+    """Write ``fig`` as PNG through the atomic writer and close it: laid out by
+    :func:`fixed_layout`, or by ``tight_layout`` when ``tight`` (labels or a legend
+    outside the usual frame: long tick labels, a legend beside the axes)."""
     pyplot = plt()
-    fig.tight_layout()
+    if tight:
+        fig.tight_layout()
+    else:
+        fixed_layout(fig)
     buf = io.BytesIO()
     fig.savefig(buf, format="png")
     pyplot.close(fig)

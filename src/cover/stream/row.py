@@ -52,6 +52,9 @@ class RowCertifier:
             self._lams = (ls, ls if lam_e is None else float(lam_e[0]))
         self._norm = cal.score == "norm"
         self._min_scale = float(cal.min_scale)
+        # Read once: the scalar path's per-call work is then comparisons on locals.
+        self._lam_s, self._lam_e = self._lams or (math.nan, math.nan)
+        self._whole = self._lam_s == math.inf and self._lam_e == math.inf
 
     @property
     def fast(self) -> bool:
@@ -67,13 +70,17 @@ class RowCertifier:
         start > end, or a window wholly outside ``[0, T]``; a window partly outside is
         clipped to it (counted in :attr:`clipped`; ``strict`` rejects it). A NaN start
         or end: a refusal, the whole video."""
-        t, s, e = _number(duration, "duration"), _number(start, "start"), _number(end, "end")
-        if not (math.isfinite(t) and t > 0):
+        # The common case (three Python floats) costs three type tests; anything else
+        # goes through _number (numpy scalars, ints; an error for text and booleans).
+        t = duration if type(duration) is float else _number(duration, "duration")
+        s = start if type(start) is float else _number(start, "start")
+        e = end if type(end) is float else _number(end, "end")
+        if not 0.0 < t < math.inf:  # False for NaN too
             raise InputError(f"{DURATION_RULE}, got {t:g}")
         if s != s or e != e:  # NaN on either side: a refusal (as in a table)
             return [[0.0, t]] if self._lams is not None else self._slow(
                 s, e, t, saliency, clip, start_std, end_std)
-        if math.isinf(s) or math.isinf(e):
+        if s == math.inf or s == -math.inf or e == math.inf or e == -math.inf:
             raise InputError(f"non-finite number (inf) in the window [{s:g}, {e:g}]")
         if s > e:
             raise InputError(f"{PRED_REVERSED} ([{s:g}, {e:g}])")
@@ -86,12 +93,20 @@ class RowCertifier:
             self.clipped += 1
         if self._lams is None:
             return self._slow(s, e, t, saliency, clip, start_std, end_std)
-        lam_s, lam_e = self._lams
-        if lam_s == math.inf and lam_e == math.inf:
+        if self._whole:
             return [[0.0, t]]
-        scale = max(e - s, self._min_scale) if self._norm else 1.0
-        lo = max(s - lam_s * scale, 0.0)
-        hi = min(e + lam_e * scale, t)
+        if self._norm:
+            scale = e - s
+            if scale < self._min_scale:  # max(e - s, min_scale), as build_regions
+                scale = self._min_scale
+        else:
+            scale = 1.0
+        lo = s - self._lam_s * scale
+        if lo < 0.0:
+            lo = 0.0
+        hi = e + self._lam_e * scale
+        if hi > t:
+            hi = t
         if lo <= hi:
             return [[lo, hi]]
         if lo - hi <= CONTAINMENT_ATOL:  # rounding pushed past a single point

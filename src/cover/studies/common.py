@@ -123,8 +123,19 @@ class Missing:
         return f"{self.part}: needs {self.needs}, not available"
 
 
+_PLAIN = frozenset({int, str, bool, type(None)})
+
+
 def jsonify(x: Any) -> Any:
     """Recursively make ``x`` strict-JSON safe (inf as text, NaN as null, numpy to Python)."""
+    t = type(x)
+    # Exact-type fast paths first: results hold ~1e5 plain numbers and strings.
+    if t is float:
+        return x if x - x == 0.0 else to_json_number(x)  # x - x is NaN for inf and NaN
+    if t in _PLAIN:
+        return x
+    if t is list:
+        return [jsonify(v) for v in x]
     if isinstance(x, dict):
         return {str(k): jsonify(v) for k, v in x.items()}
     if isinstance(x, (list, tuple)):

@@ -1,0 +1,90 @@
+"""Every per-pair study over N unit-level split seeds, in one process: seconds per study.
+
+Run from the repository root::
+
+    .venv/bin/python bench/study_seeds.py --seeds 100 --out bench/results-studies.md
+
+The split-seed robustness of the studies reruns each study with the unit-level split
+of seeds ``0 .. N - 1`` (``cover study --split-seeds N`` does it for the coverage,
+efficiency and conditional cells). This script times every per-pair study of
+``cover study all`` (all but transfer, which needs two datasets) on one grounder for N
+seeds, the data read once, and prints seconds per study (total over the seeds and per
+seed) with the machine's load. Whole-command timings of ``cover study`` are in the same
+results file, measured from outside the process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import time
+from dataclasses import replace
+from pathlib import Path
+
+from cover.io.datasets import find_data_dir
+from cover.io.labelled import load_labelled
+from cover.io.output import write_text
+from cover.studies import (
+    calsize,
+    conditional,
+    coverage,
+    efficiency,
+    exchangeability,
+    margins,
+    rcps,
+    two_param,
+    uncertainty,
+    utility,
+)
+from cover.studies.context import Pair
+from cover.studies.protocol import Protocol
+
+PREDS = "qvhighlights/qd_detr/video_checkpoint_best_hl_val_preds.jsonl"
+GT = "qvhighlights/annotations/highlight_val_release.jsonl"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--seeds", type=int, default=100)
+    ap.add_argument("--data-dir", type=Path, default=None)
+    ap.add_argument("--out", type=Path, help="also write the Markdown here")
+    args = ap.parse_args()
+    data = find_data_dir(args.data_dir)
+    table, _ = load_labelled(data / PREDS, data / GT)
+    # Every per-pair study of `cover study all`, in its order (transfer needs two datasets).
+    runners = {"coverage": lambda p: coverage.coverage(p)[0], "efficiency": efficiency.efficiency,
+               "margins": margins.margins, "two-param": two_param.two_param, "rcps": rcps.rcps,
+               "conditional": conditional.conditional, "calsize": calsize.calsize,
+               "utility": utility.utility, "exchangeability": exchangeability.exchangeability,
+               "uncertainty": uncertainty.uncertainty}
+    studies = list(runners)
+    seconds = dict.fromkeys(studies, 0.0)
+    load0 = os.getloadavg()[0]
+    t_all = time.perf_counter()
+    for seed in range(args.seeds):
+        pair = Pair("qd_detr", "QVHighlights", table, replace(Protocol(), seed=seed))
+        for study in studies:
+            t0 = time.perf_counter()
+            runners[study](pair)
+            seconds[study] += time.perf_counter() - t0
+    total = time.perf_counter() - t_all
+    lines = [f"Command: `.venv/bin/python bench/study_seeds.py --seeds {args.seeds}`", "",
+             f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python "
+             f"{platform.python_version()}; 1-minute load average {load0:.1f} at the start, "
+             f"{os.getloadavg()[0]:.1f} at the end. QD-DETR on QVHighlights val "
+             f"({len(table)} rows), the default protocol (50 resamples), seeds "
+             f"0..{args.seeds - 1}.",
+             "", "| study | seconds, all seeds | seconds per seed |", "|---|---|---|"]
+    for study in studies:
+        lines.append(f"| {study} | {seconds[study]:.1f} | {seconds[study] / args.seeds:.3f} |")
+    lines.append(f"| **every study** | **{total:.1f}** | **{total / args.seeds:.3f}** |")
+    md = "\n".join(lines) + "\n"
+    print(md)
+    if args.out:
+        write_text(args.out, md)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
