@@ -9,8 +9,10 @@ pq = pytest.importorskip("pyarrow.parquet")
 ray = pytest.importorskip("ray")
 
 # Ray's own deprecation chatter and its "fewer blocks than actors" hint are not ours.
-pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning",
-                                        "ignore:The minimum number of concurrent actors")
+# One xdist worker starts one local Ray for both cases (two would fight for the 2 cores).
+pytestmark = [pytest.mark.filterwarnings("ignore::DeprecationWarning",
+                                         "ignore:The minimum number of concurrent actors"),
+              pytest.mark.xdist_group("ray")]
 
 import cover  # noqa: E402
 from cover.row_status import row_status  # noqa: E402
