@@ -244,7 +244,7 @@ edge_floats = st.one_of(st.floats(-20.0, 200.0), st.sampled_from([np.nan, np.inf
 @settings(SETTINGS, max_examples=150)
 @given(n=st.integers(0, 12), data=st.data())
 def test_widen_equals_general_construction(n, data):
-    from cover.regions import widen
+    from cover.widening import widen
 
     arr = st.lists(edge_floats, min_size=n, max_size=n).map(lambda v: np.array(v, dtype=float))
     ps, pe, scale = data.draw(arr), data.draw(arr), np.abs(data.draw(arr)) + 0.5

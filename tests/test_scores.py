@@ -294,11 +294,11 @@ def test_block_by_block_scores_and_regions_equal_the_whole_column_formulas(
     and without the per-side scores, and on a validated table without refusals (the
     "answered" mark skips the refusal tests), equal the whole-column formulas."""
     import cover.calibrate.quantile
-    import cover.regions
     import cover.scores
+    import cover.widening
     from cover.calibrate.quantile import kth_smallest
 
-    for mod in (cover.scores, cover.regions, cover.calibrate.quantile):
+    for mod in (cover.scores, cover.widening, cover.calibrate.quantile):
         monkeypatch.setattr(mod, "BLOCK_ROWS", 7)
     monkeypatch.setattr(cover.calibrate.quantile, "SAMPLED_SELECT_MIN", 10)
     monkeypatch.setattr(cover.calibrate.quantile, "_SAMPLE", 8)  # the bracketed select
