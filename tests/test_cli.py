@@ -162,7 +162,12 @@ def test_demo_writes_table_json_figures_and_report(tmp_path, data_dir, capsys):
         assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 20_000
     html = (out / "report.html").read_text()
     assert html.count("data:image/png;base64,") == 3 and "<table>" in html
-    assert "| 0.90 |" in (out / "report.md").read_text()
+    report_md = (out / "report.md").read_text()
+    assert "| 0.90 |" in report_md
+    # The Markdown report opens like the HTML one: the summary, misses first.
+    assert report_md.index("Where the guarantee falls short") < report_md.index(
+        "What holds, and what it costs") < report_md.index("## Coverage validity")
+    assert "<" not in report_md.split("## Coverage validity")[0]
     for fam in ("norm", "sec", "sls"):
         cal = cover.Calibrator.load(out / "calibrators" / f"{fam}_alpha0.1.json")
         assert cal.n_ == 623

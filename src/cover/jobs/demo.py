@@ -123,15 +123,7 @@ def _write_demo(out: Path, table: GroundingTable, inputs: list[Path],
     note = certified_note(len(pool), len(test), evaluation)
     resampled = (f"Coverage and length are mean ± sd over {protocol.n_resamples} calibration "
                  "resamples; the figures show the same cells.")
-    md = (out / "validity.md").read_text()
-    certified_md = certified_table(evaluation, markdown=True)
-    write_text(out / "report.md",
-        f"# COVER demo\n\n{WHAT_IT_CHECKS}\n\n## Coverage validity\n\n" +
-        md.split("\n", 2)[2].replace(f"{WHAT_IT_CHECKS}\n\n", "", 1) +
-        "\n![coverage](coverage_vs_target.png)\n![length](length_vs_target.png)\n"
-        f"![frontier](frontier.png)\n\n## Certified at alpha = 0.1\n\n{note}\n\n"
-        f"{certified_md}\n", inputs=inputs)
-    from cover.report.demo_summary import demo_summary_html
+    from cover.report.demo_summary import demo_summary_html, summary_markdown
     from cover.report.html import write_html
     from cover.studies.conditional import conditional
     from cover.studies.context import Pair
@@ -142,6 +134,16 @@ def _write_demo(out: Path, table: GroundingTable, inputs: list[Path],
     title = f"{DEMO_GROUNDER} on QVHighlights val"
     lead = demo_summary_html(title, evaluation, res.to_dict(), strata, target=0.9,
                              mean_duration=float(np.mean(table.duration)))
+    md = (out / "validity.md").read_text()
+    certified_md = certified_table(evaluation, markdown=True)
+    # report.md opens with the same summary as the HTML page: the misses first.
+    write_text(out / "report.md",
+        f"# COVER demo\n\n{summary_markdown(lead)}\n{WHAT_IT_CHECKS}\n\n"
+        "## Coverage validity\n\n" +
+        md.split("\n", 2)[2].replace(f"{WHAT_IT_CHECKS}\n\n", "", 1) +
+        "\n![coverage](coverage_vs_target.png)\n![length](length_vs_target.png)\n"
+        f"![frontier](frontier.png)\n\n## Certified at alpha = 0.1\n\n{note}\n\n"
+        f"{certified_md}\n", inputs=inputs)
     write_html(out / "report.html", f"COVER demo: {title}",
                [("What this checks", WHAT_IT_CHECKS.removeprefix("What this checks: "), "", []),
                 ("Coverage validity", f"{validity_summary(res)} {resampled}",
