@@ -44,6 +44,7 @@ from paper_rows_tables import (
     uncertainty_table,
     video_llm_table,
 )
+from studies import load
 
 Q = "qvhighlights/"
 QGT = Q + "annotations/highlight_val_release.jsonl"
@@ -100,17 +101,6 @@ def run_studies(data: Path, out: Path) -> None:
         cmd += ["--preds", str(ens), "--gt", str(data / QGT), "--name", name,
                 "--dataset", "QVHighlights"]
     subprocess.run(cmd, check=True, capture_output=True)
-
-
-def load(out: Path) -> dict[str, Any]:
-    """Every study's data by pair (name, dataset) and the transfer study's data."""
-    m = json.loads((out / "manifest.json").read_text())
-    pairs = {}
-    for p in m["pairs"]:
-        pairs[p["name"], p["dataset"]] = p | {
-            s: json.loads((out / f).read_text())["data"] for s, f in p["studies"].items()}
-    transfer = json.loads((out / m["transfers"][0]["json"]).read_text())["data"]
-    return {"pairs": pairs, "transfer": transfer, "protocol": m["protocol"]}
 
 
 def protocol_text(res: dict[str, Any], data: Path) -> str:

@@ -61,14 +61,16 @@ def run_studies(data: Path, out: Path) -> None:
 
 
 def load(out: Path) -> dict[str, Any]:
-    """Every study's data by pair (name, dataset), the transfer and the human tables."""
+    """Every study's data by pair (name, dataset), the transfer and the human tables (None
+    when the run had no ``--humans``); docs/paper_rows.py reads its run with it too."""
     m = json.loads((out / "manifest.json").read_text())
     pairs = {}
     for p in m["pairs"]:
         pairs[p["name"], p["dataset"]] = p | {
             s: json.loads((out / f).read_text())["data"] for s, f in p["studies"].items()}
     transfer = json.loads((out / m["transfers"][0]["json"]).read_text())["data"]
-    humans = json.loads((out / "humans" / "humans.json").read_text())["data"]
+    humans_json = out / "humans" / "humans.json"  # only with --humans
+    humans = json.loads(humans_json.read_text())["data"] if humans_json.is_file() else None
     return {"pairs": pairs, "transfer": transfer, "humans": humans, "protocol": m["protocol"]}
 
 
