@@ -34,6 +34,7 @@ from numpy.typing import NDArray
 
 from cover.data.table import GroundingTable
 from cover.io.saliency_labels import ANNOTATORS
+from cover.metric_sums import ChunkedSum
 from cover.ragged import row_ids, take_index
 
 #: Seconds per labelled clip in QVHighlights.
@@ -159,7 +160,8 @@ class HighlightSums:
     def __init__(self) -> None:
         self.n = 0
         self.hits = dict.fromkeys(HL_LEVELS, 0)
-        self.ap = dict.fromkeys(HL_LEVELS, 0.0)
+        # Chunked exact-order sums: any batching of the rows gives the same bits.
+        self.ap = {name: ChunkedSum() for name in HL_LEVELS}
 
     def add(self, table: GroundingTable) -> None:
         """Add the rows of ``table`` that have labels (``truth_saliency``) and a
@@ -173,10 +175,7 @@ class HighlightSums:
         hits, ap = _row_metrics(table, rows)
         for name in HL_LEVELS:
             self.hits[name] += int(hits[name].sum())
-            acc = self.ap[name]
-            for v in ap[name].tolist():  # row by row, in order: the per-row sums' order
-                acc += v
-            self.ap[name] = acc
+            self.ap[name].add(ap[name])
         self.n += rows.size
 
     def finish(self) -> HighlightMetrics | None:
@@ -185,7 +184,8 @@ class HighlightSums:
             return None
         return HighlightMetrics(
             n=self.n,
-            map={k: 100.0 * v / (self.n * ANNOTATORS) for k, v in self.ap.items()},
+            map={k: 100.0 * float(v.total()) / (self.n * ANNOTATORS)
+                 for k, v in self.ap.items()},
             hit1={k: 100.0 * v / self.n for k, v in self.hits.items()})
 
 
