@@ -308,7 +308,7 @@ def mark_abstained(regions: Regions, reasons: NDArray[np.object_]) -> Regions:
         before = regions.abstained
         reason[before] = regions.abstain_reason[before]
     reason[np.asarray(regions.refused, dtype=bool)] = None
-    mask = np.not_equal(reason, None).astype(bool)  # elementwise on the object array
+    mask = np.asarray(reason != np.array(None), dtype=bool)  # elementwise, object array
     return replace(regions, intervals=with_whole_video(regions.intervals, mask, regions.duration),
                    abstain_reason=reason)
 
