@@ -84,14 +84,20 @@ def validity_summary(result: ValidityResult) -> str:
 def field_metrics_text(metrics: dict[str, Any]) -> str:
     """``R1@0.3 .. / R1@0.5 .. / R1@0.7 .. / mIoU .. / mAP ..`` from
     :meth:`cover.grounding_metrics.GroundingMetrics.to_dict` (percent), then
-    ``HL-mAP .. / HIT@1 ..`` (VeryGood) when highlight labels were there."""
+    ``HL-mAP .. / HIT@1 ..`` (VeryGood) when highlight labels were there, and how many
+    rows were ranked by score first (:func:`cover.window_matching.rank_by_score`)."""
     full = metrics["full"]
     keys = ("R1@0.3", "R1@0.5", "R1@0.7", "mIoU", "mAP")
     parts = [f"{k} {full[k]:.2f}" for k in keys if full.get(k) is not None]
     hl = highlight_values(metrics)
     if hl is not None:
         parts += [f"HL-mAP {hl[0]:.2f}", f"HIT@1 {hl[1]:.2f} (VeryGood, {hl[2]} rows)"]
-    return ", ".join(parts)
+    text = ", ".join(parts)
+    if metrics.get("rows_reordered_by_score"):
+        # eval.py would score these rows on their first listed windows, not their best.
+        text += (f" ({metrics['rows_reordered_by_score']} of {full['n']} rows listed their "
+                 "windows out of score order; they are ranked by score first)")
+    return text
 
 
 def highlight_values(metrics: dict[str, Any]) -> tuple[float, float, int] | None:
