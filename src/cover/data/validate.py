@@ -34,24 +34,23 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from cover.data.join import clip_predictions, clip_truth
+from cover.data.row_finders import (
+    Found,
+    duplicate_rows,
+    id_rows,
+    plainly_valid,
+    prediction_rows,
+    truth_rows,
+)
 from cover.data.rules import (
-    BLOCK_ROWS,
     DURATION_RULE,
-    PRED_REVERSED,
-    TRUTH_NONFINITE,
-    TRUTH_REVERSED,
     OnError,
-    id_problem,
     json_text,
-    nonfinite_windows,
     not_a_number,
     raise_on_rejections,
-    repeats,
-    reversed_windows,
 )
-from cover.data.table import ANSWERED, GroundingTable, qid_text, raw_ids
+from cover.data.table import ANSWERED, GroundingTable, raw_ids
 from cover.errors import CoverWarning, RowProblem
-from cover.ragged import segment_any
 
 #: What a table has been checked for: the row rules (and clipping), unique qids, and
 #: a known duration on every row. Fitting needs all three, certifying the first and last.
@@ -59,10 +58,6 @@ ROWS, UNIQUE, DURATIONS = "rows", "unique", "durations"
 FOR_FIT = frozenset({ROWS, UNIQUE, DURATIONS})
 FOR_CERTIFY = frozenset({ROWS, DURATIONS})
 
-_WHITESPACE = np.zeros(0x3001, dtype=bool)  # str.isspace() is False above U+3000
-_WHITESPACE[[c for c in range(0x3001) if chr(c).isspace()]] = True
-
-Found = list[tuple[NDArray[np.int64], str, str | list[str]]]  # rows, field, reason(s)
 
 
 def numbers(values: ArrayLike, name: str) -> tuple[NDArray[np.float64], dict[int, str]]:
@@ -94,13 +89,13 @@ def validate_table(table: GroundingTable, *, on_error: OnError = "raise",
     the error of an in-memory table."""
     n = len(table)
     found: Found = list(bad or [])
-    found += _ids(raw_ids(table), "qid")
+    found += id_rows(raw_ids(table), "qid")
     if raw_ids(table, "vid") is not raw_ids(table):
-        found += _ids(raw_ids(table, "vid"), "vid")
+        found += id_rows(raw_ids(table, "vid"), "vid")
     if UNIQUE in need:
-        found += _duplicates(table)
+        found += duplicate_rows(table)
     t = table.duration
-    plain = _plain(table)
+    plain = plainly_valid(table)
     all_known = plain
     if not plain:  # some row breaks a rule or needs clipping: find which, rule by rule
         with np.errstate(invalid="ignore"):
@@ -110,8 +105,8 @@ def validate_table(table: GroundingTable, *, on_error: OnError = "raise",
             unknown_ok = DURATIONS not in need and table.truth is None
             found.append((np.flatnonzero(~t_ok & ~np.isnan(t) if unknown_ok else ~t_ok),
                           "duration", DURATION_RULE))
-    pred_found, pred_out = ([], False) if plain else _predictions(table)
-    truth_found, truth_out = _truth(table, plain)
+    pred_found, pred_out = ([], False) if plain else prediction_rows(table)
+    truth_found, truth_out = truth_rows(table, plain)
     found += pred_found + truth_found
     rejected = _first_reasons(found)
     memory = table.line is None
@@ -161,7 +156,7 @@ def ensure_valid(table: GroundingTable, need: frozenset[str], what: str) -> Grou
 def id_reasons(ids: NDArray[Any], key: str = "qid") -> dict[int, str]:
     """Row -> why ``ids[i]`` is no id (:func:`cover.io.row_checks.id_problem`): for text,
     an empty or space-padded string; two character lookups per row."""
-    return {i: why for rows, _, whys in _ids(np.asarray(ids), key)
+    return {i: why for rows, _, whys in id_rows(np.asarray(ids), key)
             for i, why in zip(rows.tolist(), whys, strict=True)}
 
 
@@ -221,123 +216,3 @@ def _clip(work: GroundingTable, strict: bool) -> tuple[GroundingTable, list[RowP
 def _at(p: RowProblem, field: str) -> RowProblem:
     text = p.problem if field in p.problem else f"{field}: {p.problem}"
     return RowProblem(p.path, p.line, p.qid, text, p.action)
-
-
-def _ids(raw: NDArray[Any], key: str) -> Found:
-    """Rows whose id breaks :func:`id_problem`, by dtype: integer columns pass whole,
-    text columns by two character lookups per row, anything else value by value."""
-    kind = raw.dtype.kind
-    if kind in "iu" or raw.size == 0:
-        return []
-    if kind == "U":
-        codes = np.ascontiguousarray(raw).view(np.uint32).reshape(raw.size, -1)
-        length = np.strings.str_len(raw)
-        first = codes[:, 0]
-        last = codes[np.arange(raw.size), np.maximum(length - 1, 0)]
-        space = (_WHITESPACE[np.minimum(first, 0x3000)] & (first <= 0x3000)) | (
-            _WHITESPACE[np.minimum(last, 0x3000)] & (last <= 0x3000))
-        rows = np.flatnonzero((length == 0) | space)
-    else:
-        rows = np.arange(raw.size, dtype=np.int64)
-    whys = [_id_why(raw[i], key) for i in rows.tolist()]
-    hit = [j for j, w in enumerate(whys) if w is not None]
-    return [(rows[hit], key, [whys[j] for j in hit])] if hit else []  # type: ignore[misc]
-
-
-def _id_why(value: Any, key: str) -> str | None:
-    if isinstance(value, np.generic):
-        value = value.item()
-    if isinstance(value, bytes):
-        return f"{key} must be an integer or a string, got bytes"
-    return id_problem(value, key)
-
-
-def _duplicates(table: GroundingTable) -> Found:
-    raw = raw_ids(table)
-    keys = raw if raw.dtype.kind in "iuU" else qid_text(raw)
-    rows, first = repeats(keys)
-    if not rows.size:
-        return []
-    if table.line is None:
-        whys = [f"duplicate qid (first seen at row {f})" for f in first.tolist()]
-    else:
-        whys = [f"duplicate qid (first seen on line {int(table.line[f])})" for f in first.tolist()]
-    return [(rows, "qid", whys)]
-
-
-def _predictions(table: GroundingTable) -> tuple[Found, bool]:
-    """Rows whose top-1 interval is half missing, infinite or reversed, and whether one
-    reaches outside ``[0, T]``. One pass finds the rows plainly inside ``[0, T]``; the
-    rules look only at the others (refusals among them)."""
-    ps, pe, t = table.pred_start, table.pred_end, table.duration
-    with np.errstate(invalid="ignore"):
-        plain = ps >= 0
-        plain &= ps <= pe
-        plain &= pe <= t
-    odd = np.flatnonzero(~plain)
-    if not odd.size:
-        return [], False
-    s, e, d = ps[odd], pe[odd], t[odd]
-    with np.errstate(invalid="ignore"):
-        out = bool(((s < 0) | (e > d)).any())
-    field = "pred_start, pred_end"
-    return [  # a NaN on either side is a refusal (has_interval), as it always was
-        (odd[np.isinf(s) | np.isinf(e)], field, "non-finite number (inf)"),
-        (odd[s > e], field, PRED_REVERSED),
-    ], out
-
-
-def _plain(table: GroundingTable) -> bool:
-    """Whether every row plainly keeps the duration, prediction and truth rules: a finite
-    ``T > 0``, ``0 <= pred_start <= pred_end <= T`` (no refusal), and one true window
-    with ``0 <= start <= end <= T``. One pass in cache-sized blocks (no full-length
-    temporaries); any other table (refusals, multi-window truth, a bad row) is checked
-    rule by rule to name its rows."""
-    tr = table.truth
-    if tr is not None and not tr.is_single:
-        return False
-    t, ps, pe = table.duration, table.pred_start, table.pred_end
-    ok = np.empty(min(len(table), BLOCK_ROWS), dtype=bool)
-    with np.errstate(invalid="ignore"):
-        for i in range(0, len(table), BLOCK_ROWS):
-            b = slice(i, i + BLOCK_ROWS)
-            d = t[b]
-            if not (d.min() > 0 and d.max() < np.inf):  # NaN fails the min
-                return False
-            m = d.size
-            sides = [(ps[b], pe[b])] + ([] if tr is None else [(tr.starts[b], tr.ends[b])])
-            for s, e in sides:  # 0 <= s (a NaN minimum fails), s <= e, e <= T
-                if not (s.min() >= 0.0 and np.less_equal(s, e, out=ok[:m]).all()
-                        and np.less_equal(e, d, out=ok[:m]).all()):
-                    return False
-    return True
-
-
-def _truth(table: GroundingTable, plain: bool = False) -> tuple[Found, bool]:
-    """Rows whose truth is empty, non-finite or reversed (and whether a window reaches
-    outside ``[0, T]``); rows whose relevance holds a non-finite value. ``plain``: the
-    windows are known to keep the rules (:func:`_plain`)."""
-    found: Found = []
-    rel = table.relevance.values
-    if rel.size and not np.isfinite(rel).all():
-        found.append((np.flatnonzero(segment_any(~np.isfinite(rel), table.relevance.offsets)),
-                      "relevance", "non-finite number in relevance"))
-    tr = table.truth
-    if tr is None or plain:
-        return found, False
-    t = table.duration if tr.is_single else table.duration[tr.rows]
-    with np.errstate(invalid="ignore"):
-        inside = tr.starts >= 0  # with a known T, plain windows are finite too
-        inside &= tr.starts <= tr.ends
-        inside &= tr.ends <= t
-    if inside.all() and (tr.is_single or (tr.n_components > 0).all()):
-        return found, False
-    found += [
-        (np.flatnonzero(tr.n_components == 0), "truth", "no true window (no moment)"),
-        (np.flatnonzero(nonfinite_windows(tr.starts, tr.ends, tr.offsets)), "truth",
-         TRUTH_NONFINITE),
-        (np.flatnonzero(reversed_windows(tr.starts, tr.ends, tr.offsets)), "truth",
-         TRUTH_REVERSED),
-    ]
-    with np.errstate(invalid="ignore"):
-        return found, bool(((tr.starts < 0) | (tr.ends > t)).any())
