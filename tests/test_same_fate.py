@@ -326,3 +326,66 @@ def test_max_p_without_kept_scores_is_an_error_on_every_path(cal_path, tmp_path,
                      "-o", str(dst)]) == 2, name
         assert (f"--max-p needs per-row p-values, and {cal_path} kept no calibration scores"
                 in capsys.readouterr().err) and not dst.exists(), name
+
+
+def test_a_row_without_a_vid_gets_one_fate_on_every_format(cal_path, tmp_path, capsys):
+    # A null (or absent) vid is a missing field on every format that can hold one:
+    # JSON lines (read as Moment-DETR or through --columns) and Parquet, streamed or
+    # whole. (Read through --columns, JSON lines once took it as the video "None".)
+    # A CSV cell cannot tell a missing vid from an empty one: "vid is an empty string",
+    # as JSON lines say of "vid": "".
+    rows = [("a", None, T), ("b", "vb", T), ("c", None, None)]
+    with (tmp_path / "p.jsonl").open("w") as fh:
+        for q, v, t in rows:
+            fh.write(json.dumps({"qid": q, **({"vid": v} if v else {}),
+                                 **({"duration": t} if t else {}),
+                                 "pred_relevant_windows": [[1.0, 20.0, 0.9]]}) + "\n")
+    pq.write_table(pa.table({"qid": [r[0] for r in rows], "vid": [r[1] for r in rows],
+                             "duration": pa.array([r[2] for r in rows], pa.float64()),
+                             "windows": [[[1.0, 20.0, 0.9]]] * 3}), tmp_path / "p.parquet")
+    cols = "qid=qid,vid=vid,duration=duration,windows=pred_relevant_windows"
+    results = {}
+    for src, extra, out in [("p.jsonl", [], "o.jsonl"), ("p.jsonl", ["--in-memory"], "m.jsonl"),
+                            ("p.jsonl", ["--columns", cols], "c.jsonl"),
+                            ("p.parquet", ["--columns", cols.replace("pred_relevant_", "")],
+                             "o.parquet"),
+                            ("p.parquet", ["--columns", cols.replace("pred_relevant_", ""),
+                                           "--in-memory"], "p.jsonl")]:
+        assert main(["certify", "--calibrator", str(cal_path), "--preds", str(tmp_path / src),
+                     *extra, "--on-error", "reject", "-o", str(tmp_path / f"x{out}")]) == 0
+        err = capsys.readouterr().err
+        results[out] = (_fates(tmp_path / f"x{out}"),
+                        _messages(err, str(tmp_path / src), csv_file=False))
+    first = results["o.jsonl"]
+    assert all(got == first for got in results.values()), results
+    assert [f[1:4] for f in first[0]] == [
+        ("rejected", None, "missing field(s): vid"), ("certified", [[0.0, 36.48266195198572]],
+                                                      None),
+        ("rejected", None, "missing field(s): vid")]
+
+
+def test_a_mapping_that_names_no_vid_gets_one_fate_on_every_format(cal_path, tmp_path,
+                                                                     capsys):
+    # No vid column mapped: each row's vid is its qid on every format, streamed or whole,
+    # so --videos durations are looked up by it alike.
+    _write_inputs(tmp_path, [("plain", 10.0, 20.0, T), ("no_duration", 5.0, 25.0, None)])
+    (tmp_path / "videos.jsonl").write_text(json.dumps({"vid": "plain", "duration": T}) + "\n")
+    cols = COLS.replace("vid=vid,", "")
+    results = {}
+    for name, kind, extra, out in PATHS:
+        extra = [cols if x == COLS else x for x in extra]
+        if kind == "jsonl":
+            extra = [*extra, "--columns", "qid=qid,duration=duration,"
+                     "windows=pred_relevant_windows"]
+        dst = tmp_path / f"{name.replace(' ', '_')}_{out}"
+        assert main(["certify", "--calibrator", str(cal_path), "--preds",
+                     str(tmp_path / f"p.{kind}"), "--videos", str(tmp_path / "videos.jsonl"),
+                     *extra, "--on-error", "reject", "-o", str(dst)]) == 0, name
+        err = capsys.readouterr().err
+        results[name] = ([f[:4] for f in _fates(dst)],
+                         _messages(err, str(tmp_path / f"p.{kind}"), kind == "csv"))
+    first = results["jsonl streamed"]
+    assert all(got == first for got in results.values()), results
+    assert first[0][0][:2] == ("plain", "certified")
+    assert first[0][1][1:] == ("rejected", None, "no duration known for video 'no_duration' "
+                               f"(not in the row, not in {tmp_path / 'videos.jsonl'})")
