@@ -40,7 +40,7 @@ def add_parser(sub: Subparsers) -> None:
     p.add_argument("--max-p", type=_unit_interval, metavar="P",
                    help="abstain on the rows whose conformal p-value (cover.p_value: the "
                    "smallest alpha at which the region is narrower than the video) is above "
-                   "P; needs a calibrator fitted with --keep-scores; reads the input whole")
+                   "P; needs a calibrator fitted with --keep-scores")
     p.add_argument("--compact", action="store_true",
                    help="write only qid, vid and the cover block (streamed inputs)")
     p.add_argument("--in-memory", action="store_true",

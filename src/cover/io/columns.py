@@ -170,10 +170,27 @@ def prediction_table(c: Columns, *, clip: float = DEFAULT_CLIP_SECONDS,
     return Loaded(table, c.problems, _rejected_rows(c, keep))
 
 
+def value_ids(values: list[Any], key: str) -> dict[int, str]:
+    """Row -> why ``values[row]`` (the ``key`` field of each row, as read) is no id: a
+    null (or absent) value is a missing field and anything else is judged by
+    :func:`cover.io.row_checks.id_problem`, as the JSON-lines reader says of a row."""
+    whys = {i: f"missing field(s): {key}" if v is None else id_problem(v, key)
+            for i, v in enumerate(values)}
+    return {i: w for i, w in whys.items() if w is not None}
+
+
+def id_reasons(qid: dict[int, str], vid: dict[int, str]) -> dict[int, str]:
+    """One reason per row from the qid's and the vid's (:func:`value_ids`): the qid's
+    first, both named when both are missing (the JSON-lines reader's words)."""
+    both = "missing field(s): qid, vid"
+    return vid | qid | {i: both for i, w in qid.items()
+                        if w.startswith("missing") and vid.get(i, "").startswith("missing")}
+
+
 def arrow_ids(col: Any, key: str) -> tuple[NDArray[np.str_], dict[int, str]]:
-    """An Arrow id column as text, and row -> why a value is no id
-    (:func:`cover.io.row_checks.id_problem`): integers and text pass by type; a float
-    (``2579.0``), a boolean or a null is refused as the JSON-lines reader refuses it."""
+    """An Arrow id column as text, and row -> why a value is no id (:func:`value_ids`):
+    integers and text pass by type; a float (``2579.0``), a boolean or a null is
+    refused as the JSON-lines reader refuses it."""
     import pyarrow as pa
 
     text = np.asarray(col.to_numpy(zero_copy_only=False)).astype(str)
@@ -181,8 +198,7 @@ def arrow_ids(col: Any, key: str) -> tuple[NDArray[np.str_], dict[int, str]]:
     if (pa.types.is_integer(t) or pa.types.is_string(t) or pa.types.is_large_string(t)) \
             and not col.null_count:
         return text, {}
-    whys = {i: id_problem(v, key) for i, v in enumerate(col.to_pylist())}
-    return text, {i: w for i, w in whys.items() if w is not None}
+    return text, value_ids(col.to_pylist(), key)
 
 
 def arrow_numbers(col: Any, why: str | None = None, name: str = ""

@@ -27,9 +27,11 @@ from cover.io.columns import (
     Columns,
     arrow_ids,
     arrow_numbers,
+    id_reasons,
     prediction_table,
     stack_windows,
     truth_table,
+    value_ids,
 )
 from cover.io.document import load_document
 from cover.io.jsonl import OnError, field_column, read_json_rows
@@ -201,9 +203,10 @@ def record_columns(rows: list[dict[str, Any]], lines: NDArray[np.int64],
                   problems: list[Any], m: dict[str, str], name: str
                   ) -> tuple[Columns, NDArray[np.object_], dict[int, str]]:
     reasons: dict[int, str] = {}
-    qid = np.array([str(field_at(r, m["qid"])) for r in rows], dtype=str)
-    vid = (np.array([str(field_at(r, m["vid"])) for r in rows], dtype=str) if "vid" in m
-           else qid.copy())
+    qv = [field_at(r, m["qid"]) for r in rows]
+    vv = [field_at(r, m["vid"]) for r in rows] if "vid" in m else qv
+    qid, vid = np.array(list(map(str, qv)), dtype=str), np.array(list(map(str, vv)), dtype=str)
+    ids = id_reasons(value_ids(qv, "qid"), value_ids(vv, "vid") if "vid" in m else {})
     dur = (_floats([field_at(r, m["duration"]) for r in rows]) if "duration" in m
            else np.full(qid.size, np.nan))
     if "windows" in m:
@@ -233,7 +236,7 @@ def record_columns(rows: list[dict[str, Any]], lines: NDArray[np.int64],
                 problems=problems)
     records = np.empty(len(rows), dtype=object)
     records[:] = rows
-    return c, records, reasons
+    return c, records, reasons | ids  # a row without ids is rejected for that first
 
 
 def arrow_columns(table: Any, m: dict[str, str], name: str, first_row: int = 0, *,
@@ -244,7 +247,7 @@ def arrow_columns(table: Any, m: dict[str, str], name: str, first_row: int = 0, 
     n = table.num_rows
     qid, bad = arrow_ids(col("qid"), "qid")
     vid, bad_vid = arrow_ids(col("vid"), "vid") if "vid" in m else (qid.copy(), {})
-    reasons = bad_vid | bad
+    reasons = id_reasons(bad, bad_vid)
 
     def num(f: str) -> NDArray[np.float64]:
         values, why = arrow_numbers(col(f), DURATION_RULE if f == "duration" else None,

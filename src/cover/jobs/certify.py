@@ -5,8 +5,8 @@ format follows the output name** (``.parquet``/``.pq``: Parquet, ``.csv``/``.tsv
 rows with cover columns, anything else: JSON lines), and a name the input cannot be
 written as is an error naming ``-o``. Whichever path reads the rows, they go through
 the one certify stage (:mod:`cover.stream.stage`): the same ids, durations, clipping,
-duplicate check, calibrator and calibration-row marks on every format. The whole read
-(any format of ``cover formats``, ``--in-memory``, ``--max-p``) is one batch through
+duplicate check, calibrator, ``--max-p`` and calibration-row marks on every format.
+The whole read (any format of ``cover formats``, ``--in-memory``) is one batch through
 that stage; the streamed paths are in :mod:`cover.jobs.certify_stream`.
 """
 
@@ -57,7 +57,7 @@ def route(job: CertifyJob) -> Stream | None:
     """The streamed path that writes ``job.output`` (None: the whole read, written as JSON
     lines), or an :class:`InputError` naming ``-o`` when the output name asks for a
     format this input cannot be written as."""
-    whole = job.in_memory or job.max_p is not None
+    whole = job.in_memory
     kind = None if whole else streamable(job.preds, job.pred_format, job.columns,
                                          job.output)
     want = output_kind(job.output)
@@ -65,7 +65,7 @@ def route(job: CertifyJob) -> Stream | None:
         return kind if kind == "jsonl" else None
     if kind == want:
         return kind
-    why = ("--in-memory and --max-p write JSON lines" if whole else
+    why = ("--in-memory writes JSON lines" if whole else
            "a Parquet output is written from a Parquet input read with --columns"
            if want == "parquet" else
            "a CSV output is written from a CSV input of the same kind read with --columns")
@@ -82,7 +82,7 @@ def certify(job: CertifyJob) -> list[str]:
                                  output=job.output, videos=job.videos, qids=job.qids,
                                  columns=job.columns, clip=job.clip, strict=job.strict,
                                  on_error=job.on_error, compact=job.compact,
-                                 batch_rows=job.batch_rows)
+                                 batch_rows=job.batch_rows, max_p=job.max_p)
     if job.compact:
         raise InputError("--compact applies to streamed inputs (Moment-DETR JSON lines, "
                          "Parquet with --columns, CSV with --columns written to .csv)")
@@ -93,19 +93,15 @@ def certify_whole(job: CertifyJob) -> list[str]:
     """The whole input as one batch through the certify stage, written as JSON lines."""
     import numpy as np
 
-    from cover.calibrate import Calibrator
     from cover.io import formats
     from cover.io.jsonl import raise_on_rejections
     from cover.io.qids import read_qid_lines, unknown_qids
     from cover.io.regions_jsonl import certified_rows, write_certified
-    from cover.jobs.certify_stream import videos_index
+    from cover.jobs.certify_stream import load_calibrator, videos_index
     from cover.row_status import ABSTAINED, CERTIFIED, REFUSED, REJECTED, row_status
     from cover.stream.stage import CertifyStage
 
-    cal = Calibrator.load(job.calibrator)
-    if job.max_p is not None and cal.score_sketch_ is None:
-        raise InputError(f"--max-p needs per-row p-values, and {job.calibrator} kept no "
-                         "calibration scores: fit it with cover calibrate --keep-scores")
+    cal = load_calibrator(job.calibrator, job.max_p)
     got = formats.read(job.preds, "predictions", format=job.pred_format,
                        options=formats.Options(clip=job.clip, on_error=job.on_error,
                                                columns=job.columns))
@@ -118,7 +114,7 @@ def certify_whole(job: CertifyJob) -> list[str]:
         problems += unknown_qids(job.qids, wanted, lines, preds.table.qid, job.preds)
     stage = CertifyStage.of(cal, videos=videos_index(job.videos) if job.videos else None,
                             videos_source=job.videos or "--videos (not given)",
-                            qids=wanted, strict=job.strict)
+                            qids=wanted, strict=job.strict, max_p=job.max_p)
     done = stage.run(preds)
     problems += done.found
     no_duration = [p for p in problems if p.problem.startswith("no duration known")]
@@ -130,10 +126,6 @@ def certify_whole(job: CertifyJob) -> list[str]:
         )
     raise_on_rejections(problems, job.on_error, job.preds)
     table, regions = done.table, done.regions
-    if job.max_p is not None:
-        from cover.calibrate.pvalues import abstain_above
-
-        regions = abstain_above(regions, job.max_p)
     rejected = dict(preds.rejected)
     lines = preds.table.line if preds.table.line is not None else np.zeros(0, dtype=np.int64)
     records = [] if preds.table.records is None else list(preds.table.records)
@@ -141,13 +133,13 @@ def certify_whole(job: CertifyJob) -> list[str]:
     for p in problems:
         if p.action == "rejected" and p.path == preds.table.source and p.line in by_line:
             rejected[p.line] = by_line[p.line]
-    calibration_warning(done.n_in_calibration, len(table))
+    status = row_status(regions)  # an empty region is rejected, never certified
+    calibration_warning(done.n_in_calibration, int((status != REJECTED).sum()))
     rows = certified_rows(table, regions, stage.meta, rejected, preds.problems + problems,
                           in_calibration=done.in_calibration)
     write_certified(job.output, rows, inputs=[job.calibrator, job.preds, job.videos, job.qids])
     for line in report_lines(preds.problems + problems, what=job.preds):
         print(line, file=sys.stderr)
-    status = row_status(regions)  # an empty region is rejected, never certified
     n_ref, n_empty = int((status == REFUSED).sum()), int((status == REJECTED).sum())
     n_abs = int((status == ABSTAINED).sum())
     return [f"certified {int((status == CERTIFIED).sum())}, refused (whole video) {n_ref}, "

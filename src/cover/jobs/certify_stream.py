@@ -70,9 +70,20 @@ def videos_index(videos: str | Path) -> tuple[NDArray[np.str_], NDArray[np.float
     return np.asarray(vids)[order], np.asarray(durs, dtype=np.float64)[order]
 
 
+def load_calibrator(path: str, max_p: float | None) -> Calibrator:
+    """The calibrator at ``path``; ``--max-p`` needs one that kept its calibration scores
+    (an error naming the flag and the file, before any row is read)."""
+    cal = Calibrator.load(path)
+    if max_p is not None and cal.score_sketch_ is None:
+        raise InputError(f"--max-p needs per-row p-values, and {path} kept no calibration "
+                         "scores: fit it with cover calibrate --keep-scores")
+    return cal
+
+
 def calibration_warning(marked: int, certified: int) -> None:
-    """Warn when ``marked`` of the ``certified`` rows are rows the calibrator was fitted
-    on (each is marked ``cover.in_calibration`` in the output)."""
+    """Warn when ``marked`` of the ``certified`` rows (each given a region: certified,
+    refused or abstained) are rows the calibrator was fitted on (each is marked
+    ``cover.in_calibration`` in the output)."""
     if marked:
         warnings.warn(CoverWarning(
             f"{marked} of the {certified} rows certified are rows the calibrator was "
@@ -94,6 +105,7 @@ def certify_streaming(
     on_error: Literal["raise", "reject"],
     compact: bool,
     batch_rows: int,
+    max_p: float | None = None,
 ) -> list[str]:
     """Certify ``preds`` into ``output`` batch by batch, every batch through the one
     certify stage (:class:`cover.stream.stage.CertifyStage`); reports the problems on
@@ -102,7 +114,7 @@ def certify_streaming(
     from cover.stream.csv import certify_csv
     from cover.stream.stage import CertifyStage
 
-    cal = Calibrator.load(calibrator)
+    cal = load_calibrator(calibrator, max_p)
     inputs: list[str | Path | None] = [calibrator, videos, qids]
     vd = videos_index(videos) if videos else None
     source = videos or "--videos (not given)"
@@ -110,7 +122,8 @@ def certify_streaming(
         if qids:
             raise InputError(f"--qids is not supported when streaming {kind}; filter the "
                              "file first, or certify it as JSON lines")
-        stage = CertifyStage.of(cal, videos=vd, videos_source=source, strict=strict)
+        stage = CertifyStage.of(cal, videos=vd, videos_source=source, strict=strict,
+                                max_p=max_p)
         if kind == "parquet":
             counts = certify_parquet(cal, preds, output, columns=columns, batch_rows=batch_rows,
                                      compact=compact, on_error=on_error, inputs=inputs,
@@ -131,8 +144,9 @@ def certify_streaming(
         counts, _ = certify_jsonl(
             cal, preds, output, videos=vd, videos_source=source, qids=wanted, clip=clip,
             strict=strict, compact=compact, on_error=on_error, batch_lines=batch_rows,
-            inputs=inputs, before_commit=unknown)
-    calibration_warning(counts.in_calibration, counts.certified + counts.refused)
+            inputs=inputs, before_commit=unknown, max_p=max_p)
+    calibration_warning(counts.in_calibration,
+                        counts.certified + counts.refused + counts.abstained)
     for line in report_lines(counts.found, what=preds):
         print(line, file=sys.stderr)
     abst = f"abstained (whole video) {counts.abstained}, " if counts.abstained else ""

@@ -9,7 +9,8 @@ struct column ``cover`` appended, the Arrow twin of the JSON ``cover`` block::
                   refused: bool, duration: double,
                   threshold: double, threshold_end: double,
                   in_calibration: bool,       # a row the calibrator was fitted on
-                  reason: string>             # rejected and abstained rows only
+                  reason: string,             # rejected and abstained rows only
+                  p_value: double>            # calibrators fitted with --keep-scores only
 
 A row whose region is empty is rejected with its reason and region ``[]``
 (:mod:`cover.row_status`).
@@ -48,14 +49,16 @@ def pa() -> Any:
     return pyarrow
 
 
-def cover_type() -> Any:
-    """The Arrow type of the ``cover`` column."""
+def cover_type(p_value: bool = False) -> Any:
+    """The Arrow type of the ``cover`` column; ``p_value``: with the field ``p_value``
+    last (the calibrator kept its scores, :attr:`CertifyStage.p_values`), as a JSON
+    block has ``p_value`` only then."""
     p = pa()
     return p.struct([
         ("status", p.string()), ("region", p.list_(p.list_(p.float64()))),
         ("refused", p.bool_()), ("duration", p.float64()), ("threshold", p.float64()),
         ("threshold_end", p.float64()), ("in_calibration", p.bool_()),
-        ("reason", p.string()),
+        ("reason", p.string()), *([("p_value", p.float64())] if p_value else []),
     ])
 
 
@@ -109,6 +112,7 @@ def certify_batch(
     never raised; ``problems`` lists them and the clipped rows.
     """
     p = pa()
+    stage = stage or CertifyStage.of(cal, videos=videos)
     mapping = parse_columns(columns if columns is not None else DEFAULT_COLUMNS)
     table = batch if isinstance(batch, p.Table) else p.Table.from_batches([batch])
     n = table.num_rows
@@ -120,7 +124,7 @@ def certify_batch(
                  else np.asarray(lines, dtype=np.int64))
     loaded = prediction_table(cols, clip=cal.clip_ or 2.0, on_error="reject",
                               reasons=dict(reasons or {}))
-    done = (stage or CertifyStage.of(cal, videos=videos)).run(loaded)
+    done = stage.run(loaded)
     regions = done.regions
     assert done.table.line is not None
     kept = np.searchsorted(cols.line, done.table.line)
@@ -145,11 +149,13 @@ def certify_batch(
     if done.in_calibration is not None:
         in_cal[kept] = done.in_calibration
     t_end = regions.threshold if regions.threshold_end is None else regions.threshold_end
-    block = p.StructArray.from_arrays(
-        [p.array(status, p.string()), _regions_array(regions, kept, valid), p.array(refused),
-         per_row(regions.duration), per_row(regions.threshold), per_row(t_end),
-         p.array(in_cal), p.array(reason, p.string())],
-        fields=list(cover_type()))
+    fields = [p.array(status, p.string()), _regions_array(regions, kept, valid),
+              p.array(refused), per_row(regions.duration), per_row(regions.threshold),
+              per_row(t_end), p.array(in_cal), p.array(reason, p.string())]
+    if stage.p_values:
+        assert regions.p_value is not None  # the calibrator kept its scores
+        fields.append(per_row(regions.p_value))
+    block = p.StructArray.from_arrays(fields, fields=list(cover_type(stage.p_values)))
     return table.append_column("cover", block), [*loaded.problems, *done.found]
 
 

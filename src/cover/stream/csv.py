@@ -1,7 +1,8 @@
 """Certify a CSV (or TSV) file of any size in bounded memory, a batch of lines at a time.
 
 Each output line is the input line **byte for byte** followed by the cover columns
-(:data:`COVER_COLUMNS`); ``compact=True`` writes only the qid and vid columns before
+(:data:`COVER_COLUMNS`, then :data:`P_VALUE_COLUMN` when the calibrator kept its
+calibration scores); ``compact=True`` writes only the qid and vid columns before
 them. The header gets the cover column names appended. Lines are parsed a batch at a
 time by pyarrow's CSV reader (only the mapped columns, with fixed types, so every batch
 reads alike) and certified by the Arrow kernel :func:`cover.stream.arrow.certify_batch`.
@@ -38,6 +39,9 @@ from cover.stream.stage import CertifyStage, StreamCounts
 COVER_COLUMNS = ("cover_status", "cover_region", "cover_refused", "cover_duration",
                  "cover_threshold", "cover_threshold_end", "cover_in_calibration",
                  "cover_reason")
+#: The column after them when the calibrator was fitted with ``--keep-scores``: each
+#: row's conformal p-value (``cover.p_value``), empty for a rejected row.
+P_VALUE_COLUMN = "cover_p_value"
 CSV_SUFFIXES = (".csv", ".tsv")
 DEFAULT_BATCH_LINES = 131_072
 
@@ -123,10 +127,11 @@ def certify_csv(
             if f in csv_in.mapping]
     counts = StreamCounts()
     stage = stage or CertifyStage.of(cal, videos=videos)
+    names = [*COVER_COLUMNS, *([P_VALUE_COLUMN] if stage.p_values else [])]
     repeats, line_of = _repeats(src, csv_in.mapping["qid"], batch_rows)
     with atomic_open(dst, "wb", inputs=[src, *(inputs or [])]) as out:
         head = _pick(csv_in.header, pick, delim) if compact else csv_in.header
-        out.write(head + delim + delim.join(c.encode() for c in COVER_COLUMNS) + b"\n")
+        out.write(head + delim + delim.join(c.encode() for c in names) + b"\n")
         for batch, table, lines, unread in csv_in:
             done, problems = certify_batch(
                 cal, table, columns=csv_in.mapping, lines=lines, source=name, stage=stage,
@@ -172,7 +177,7 @@ def _cover_cells(block: Any, delim: bytes, lead: list[Any] | None = None) -> lis
     """The cover columns of each row (after the ``lead`` columns, if any) as one delimited
     byte string, written by Arrow's CSV writer (no Python per row): the region as JSON
     text ``[[s, e], ...]`` (numbers in their shortest round-trip form), null fields
-    empty, text quoted."""
+    empty, text quoted; the p-value last when the block has one."""
     import pyarrow.compute as pc
     import pyarrow.csv as pcsv
 
@@ -192,7 +197,9 @@ def _cover_cells(block: Any, delim: bytes, lead: list[Any] | None = None) -> lis
         "region": pc.binary_join_element_wise("[", joined, "]", ""),
         "refused": block.field("refused"), "duration": block.field("duration"),
         "threshold": block.field("threshold"), "threshold_end": block.field("threshold_end"),
-        "in_calibration": block.field("in_calibration"), "reason": reason})
+        "in_calibration": block.field("in_calibration"), "reason": reason,
+        **({"p_value": block.field("p_value")}
+           if block.type.get_field_index("p_value") >= 0 else {})})
     out = p.BufferOutputStream()
     pcsv.write_csv(table, out, pcsv.WriteOptions(include_header=False,
                                                  delimiter=delim.decode(),

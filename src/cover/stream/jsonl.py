@@ -130,6 +130,7 @@ def certify_jsonl(
     inputs: list[str | Path | None] | None = None,
     before_commit: Callable[[NDArray[np.str_]], list[RowProblem]] | None = None,
     fast: bool = True,
+    max_p: float | None = None,
 ) -> tuple[StreamCounts, list[RowProblem]]:
     """Stream ``src`` into ``dst`` (atomically), one output line per input line (only the
     rows in ``qids`` when given, like the in-memory path). Returns the counts and every
@@ -138,12 +139,14 @@ def certify_jsonl(
     is left as it was. ``before_commit(seen qids)`` runs before the output is renamed
     into place; the problems it returns count like the rows' (e.g. listed qids that
     no row has). ``fast=False`` reads and writes every batch row by row (the reference
-    the batch-at-a-time path is tested against; the output is the same)."""
+    the batch-at-a-time path is tested against; the output is the same). ``max_p``:
+    ``--max-p`` (:class:`cover.stream.stage.CertifyStage`)."""
     if batch_lines < 1:
         raise ValueError(f"batch_lines must be >= 1, got {batch_lines}")
     name = str(src)
     kernel = CertifyKernel.of(cal, videos=videos, videos_source=videos_source, qids=qids,
-                              clip=clip, strict=strict, compact=compact, fast=fast)
+                              clip=clip, strict=strict, compact=compact, fast=fast,
+                              max_p=max_p)
     counts = StreamCounts()
     seen = SeenIds()
     # Collection paused: each batch's rows are freed by reference counting (they hold

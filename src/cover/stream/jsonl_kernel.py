@@ -85,9 +85,9 @@ class CertifyKernel:
     def of(cls, cal: Calibrator, *, videos: Videos | None = None,
            videos_source: str = "--videos", qids: NDArray[np.str_] | None = None,
            clip: float = 2.0, strict: bool = False, compact: bool = False,
-           fast: bool = True) -> CertifyKernel:
+           fast: bool = True, max_p: float | None = None) -> CertifyKernel:
         stage = CertifyStage.of(cal, videos=videos, videos_source=videos_source, qids=qids,
-                                strict=strict)
+                                strict=strict, max_p=max_p)
         # Input rows are needed for a grouping keyed by one of their fields, and for rows
         # written one by one (then parsed again); the bulk reader otherwise drops them.
         keep_records = cal.groups not in ("all", "pred_length", "duration")

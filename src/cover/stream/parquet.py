@@ -63,17 +63,17 @@ def certify_parquet(
 
     if batch_rows < 1:
         raise ValueError(f"batch_rows must be >= 1, got {batch_rows}")
+    stage = stage or CertifyStage.of(cal, videos=videos)
     reader = parquet_file(src)
     schema = reader.schema_arrow
     mapping = parse_columns(columns if columns is not None else DEFAULT_COLUMNS)
     keep = [c for c in schema.names if not compact or c in
             (mapping["qid"].split(".")[0], mapping.get("vid", "").split(".")[0])]
     out_schema = p.schema([schema.field(c) for c in keep]).append(
-        p.field("cover", cover_type()))
+        p.field("cover", cover_type(stage.p_values)))
     out_schema = out_schema.with_metadata({**(schema.metadata or {}),
                                            **calibrator_metadata(cal)})
     counts = StreamCounts()
-    stage = stage or CertifyStage.of(cal, videos=videos)
     # The qid column alone first: every row repeating an earlier row's qid, exactly, in
     # a few bytes per row (a set of 1e7 qid strings would take ~800 MB).
     head = mapping["qid"].split(".")[0]

@@ -16,7 +16,10 @@ one implementation:
    row) and clipping to ``[0, T]`` (counted; wholly outside, or ``--strict``, rejects):
    :func:`cover.data.join.fill_durations`;
 5. the calibrator (:meth:`Calibrator.certify`), and the mark of the rows it was fitted
-   on (``cover.in_calibration``).
+   on (``cover.in_calibration``);
+6. ``--max-p``: the rows whose conformal p-value is above it abstain
+   (:func:`cover.calibrate.pvalues.abstain_above`; the p-values come from a calibrator
+   fitted with ``--keep-scores``, :attr:`CertifyStage.p_values`).
 
 So a row gets the same fate, region and reason whichever format and path it comes in.
 """
@@ -31,6 +34,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from cover.calibrate.calibrator import Calibrator
+from cover.calibrate.pvalues import abstain_above
 from cover.data.join import fill_durations
 from cover.data.table import GroundingTable
 from cover.data.validate import id_reasons
@@ -62,7 +66,8 @@ class Staged:
 @dataclass(frozen=True)
 class CertifyStage:
     """The certify stage of one run: the calibrator, the ``--videos`` durations, the
-    ``--qids`` filter and ``--strict``, applied to each batch by :meth:`run`."""
+    ``--qids`` filter, ``--strict`` and ``--max-p``, applied to each batch by
+    :meth:`run`."""
 
     cal: Calibrator
     meta: dict[str, Any]
@@ -71,11 +76,17 @@ class CertifyStage:
     videos_source: str
     qids: NDArray[np.str_] | None
     strict: bool
+    max_p: float | None = None
 
     @classmethod
     def of(cls, cal: Calibrator, *, videos: Videos | None = None,
            videos_source: str = "--videos", qids: NDArray[np.str_] | None = None,
-           strict: bool = False) -> CertifyStage:
+           strict: bool = False, max_p: float | None = None) -> CertifyStage:
+        """The stage of ``cal``; ``max_p`` needs a calibrator that kept its calibration
+        scores (:attr:`p_values`; the caller says so in the user's terms first)."""
+        if max_p is not None and cal.score_sketch_ is None:
+            raise ValueError("max_p needs per-row p-values: the calibrator kept no "
+                             "calibration scores")
         meta: dict[str, Any] = {"score": cal.score, "rule": cal.rule,
                                 "alpha": float(cal.alpha_fraction), "k": cal.k_,
                                 "n_calibration": cal.n_}
@@ -83,7 +94,13 @@ class CertifyStage:
         if fo.get("sha256"):
             meta["calibration_sha256"] = fo["sha256"]
         fitted = None if fo.get("qids") is None else np.asarray(fo["qids"], dtype=str)
-        return cls(cal, meta, fitted, videos, videos_source, qids, strict)
+        return cls(cal, meta, fitted, videos, videos_source, qids, strict, max_p)
+
+    @property
+    def p_values(self) -> bool:
+        """Whether every certified row gets a conformal p-value (``cover.p_value``): the
+        calibrator kept its calibration scores (``cover calibrate --keep-scores``)."""
+        return self.cal.score_sketch_ is not None
 
     def run(self, loaded: Loaded, seen: SeenIds | None = None) -> Staged:
         """Apply the stage to ``loaded`` (see the module docstring); ``seen`` holds the
@@ -108,7 +125,10 @@ class CertifyStage:
         found += filled
         bad = [p for p in [*loaded.problems, *found] if p.action == "rejected"]
         in_cal = None if self.fitted is None else np.isin(table.qid, self.fitted)
-        return Staged(table, self.cal.certify(table), found, bad, in_cal)
+        regions = self.cal.certify(table)
+        if self.max_p is not None:
+            regions = abstain_above(regions, self.max_p)
+        return Staged(table, regions, found, bad, in_cal)
 
 
 def _id_rows(table: GroundingTable) -> dict[int, str]:
