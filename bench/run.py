@@ -110,6 +110,7 @@ def main(argv: list[str] | None = None) -> int:
                     choices=list(peer_envs.SPECS), metavar="PEER",
                     help="peers in environments of their own, run in worker processes "
                          "(default: puncc torchcp; none: skip them)")
+    peer_envs.add_root_flag(ap)
     ap.add_argument("--max-rows", type=float, default=None,
                     help="cap every size at this (--sizes, --pipeline-cal, --pipeline-test, "
                          "--mondrian-rows, --max-sls-rows; duplicates dropped): a quick run "
@@ -117,6 +118,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", type=Path, default=Path(__file__).with_name("results.md"))
     args = ap.parse_args(argv)
+    peer_envs.set_root(args.root)
     if args.max_rows is not None:
         def capped(xs: list[float]) -> list[float]:
             return list(dict.fromkeys(min(x, args.max_rows) for x in xs))
