@@ -2,9 +2,10 @@
 
 Run from the repository root::
 
-    .venv/bin/python bench/run.py                      # default: ~1-2 minutes
+    .venv/bin/python bench/run.py                      # default: about 5 minutes on 2 cores
     .venv/bin/python bench/run.py --sizes 1000 10000 --repeats 3 --out /tmp/r.md
-    .venv/bin/python bench/run.py --max-rows 1e5 --repeats 3 --out /tmp/r.md   # quick check
+    .venv/bin/python bench/run.py --max-rows 1e4 --repeats 2 --out /tmp/r.md   # quick check
+    .venv/bin/python bench/run.py --root ../main/bench/.envs ...   # another checkout's peers
 
 Every implementation runs on the SAME arrays in the SAME process, and the contenders
 of one cell are timed in interleaved rounds (see ``timing.py``), so a drift of the
