@@ -5,12 +5,14 @@
 * ``read``: a Parquet file batch by batch into numpy columns.
 * ``read_write``: the same read, and every column written out again plus a ``cover``
   struct column of COVER's type, with the Parquet writer options of COVER's.
+* ``bandwidth_gbs``: this machine's memory bandwidth (a large ``np.copyto``), for scale.
 
 Each does only what any program touching those bytes must do: no checks, no scores.
 """
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import numpy as np
@@ -113,3 +115,16 @@ def read(src: str, batch_rows: int) -> int:
         cols = [np.asarray(c.to_numpy(zero_copy_only=False)) for c in b.columns]
         n += len(cols[0])
     return n
+
+
+def bandwidth_gbs() -> float:
+    a = np.ones(2**26)  # 512 MB
+    b = np.empty_like(a)
+    best = min(_timed(lambda: np.copyto(b, a)) for _ in range(5))
+    return 2 * a.nbytes / best / 1e9  # read + write
+
+
+def _timed(fn: object) -> float:
+    t0 = time.perf_counter()
+    fn()  # type: ignore[operator]
+    return time.perf_counter() - t0
