@@ -2,9 +2,10 @@
 
 Run from the repository root::
 
-    .venv/bin/python bench/run.py                      # default: ~1-2 minutes
+    .venv/bin/python bench/run.py                      # default: about 5 minutes on 2 cores
     .venv/bin/python bench/run.py --sizes 1000 10000 --repeats 3 --out /tmp/r.md
-    .venv/bin/python bench/run.py --max-rows 1e5 --repeats 3 --out /tmp/r.md   # quick check
+    .venv/bin/python bench/run.py --max-rows 1e4 --repeats 2 --out /tmp/r.md   # quick check
+    .venv/bin/python bench/run.py --root ../main/bench/.envs ...   # another checkout's peers
 
 Every implementation runs on the SAME arrays in the SAME process, and the contenders
 of one cell are timed in interleaved rounds (see ``timing.py``), so a drift of the
@@ -110,6 +111,7 @@ def main(argv: list[str] | None = None) -> int:
                     choices=list(peer_envs.SPECS), metavar="PEER",
                     help="peers in environments of their own, run in worker processes "
                          "(default: puncc torchcp; none: skip them)")
+    peer_envs.add_root_flag(ap)
     ap.add_argument("--max-rows", type=float, default=None,
                     help="cap every size at this (--sizes, --pipeline-cal, --pipeline-test, "
                          "--mondrian-rows, --max-sls-rows; duplicates dropped): a quick run "
@@ -117,6 +119,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", type=Path, default=Path(__file__).with_name("results.md"))
     args = ap.parse_args(argv)
+    peer_envs.set_root(args.root)
     if args.max_rows is not None:
         def capped(xs: list[float]) -> list[float]:
             return list(dict.fromkeys(min(x, args.max_rows) for x in xs))

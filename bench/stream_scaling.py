@@ -21,24 +21,16 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
-
 sys.path.insert(0, str(Path(__file__).parent))
-from stream import COLUMNS, make_file
+from stream import COLUMNS, make_file, parquet_calibrator
 
 from cover.io.output import write_text
 
 
 def child(src: str, dst: str, batch_rows: int) -> None:
-    import cover
     from cover.stream import certify_parquet
 
-    rng = np.random.default_rng(1)
-    k = 10_000
-    ts = rng.uniform(0, 110, k)
-    cal = cover.Calibrator(score="norm", alpha=0.1).fit(cover.GroundingTable.from_arrays(
-        qid=np.arange(k), duration=150.0, pred_start=ts + rng.normal(0, 4, k),
-        pred_end=ts + 20 + rng.normal(0, 4, k), truth=(ts, ts + 20)))
+    cal = parquet_calibrator()
     t0 = time.perf_counter()
     counts = certify_parquet(cal, src, dst, columns=COLUMNS, batch_rows=batch_rows)
     wall = time.perf_counter() - t0

@@ -1,0 +1,130 @@
+"""The bare floors ``bench/stream.py`` measures COVER's file commands against.
+
+* ``parse``: every line of a JSON-lines file parsed with one fast parser (orjson per
+  line, msgspec ``decode_lines`` per 16 MB, pyarrow.json blocks), keeping nothing.
+* ``read``: a Parquet file batch by batch into numpy columns.
+* ``read_write``: the same read, and every column written out again plus a ``cover``
+  struct column of COVER's type, with the Parquet writer options of COVER's.
+* ``bandwidth_gbs``: this machine's memory bandwidth (a large ``np.copyto``), for scale.
+
+Each does only what any program touching those bytes must do: no checks, no scores.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+
+PARSERS = ("orjson", "msgspec", "pyarrow")
+
+
+def installed(parser: str) -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("pyarrow.json" if parser == "pyarrow" else parser) \
+        is not None
+
+
+def parse(parser: str, src: str) -> int:
+    """Parse every line of ``src`` with ``parser`` and keep nothing: the floor. The
+    garbage collector is off, as COVER's bulk reader pauses it (a batch of parsed rows
+    holds no cycles; without this, msgspec's batch decode pays for collections)."""
+    import gc
+
+    gc.disable()
+    n = 0
+    if parser == "orjson":
+        import orjson
+
+        with open(src, "rb") as fh:
+            for line in fh:
+                orjson.loads(line)
+                n += 1
+    elif parser == "msgspec":
+        import msgspec
+
+        dec = msgspec.json.Decoder()
+        with open(src, "rb") as fh:
+            while chunk := fh.readlines(1 << 24):
+                n += len(dec.decode_lines(b"".join(chunk)))
+    else:
+        import pyarrow.json as pj
+
+        reader = pj.open_json(src, read_options=pj.ReadOptions(block_size=1 << 24))
+        for batch in reader:
+            n += batch.num_rows
+    return n
+
+
+#: ``pyarrow.parquet.ParquetWriter`` options of ``cover.stream.parquet.certify_parquet``
+#: (compression: pyarrow's default, snappy); the floor must write as COVER does.
+WRITER_OPTIONS = {"use_dictionary": ["cover.status"]}
+
+
+def read_write(src: str, dst: str, batch_rows: int) -> int:
+    """The read + write floor: every batch of ``src`` out again to ``dst`` with a
+    ``cover`` column of COVER's type (:func:`cover.stream.arrow.cover_type`) built from
+    the batch's own columns in Arrow, no per-row Python: status "certified", region
+    ``[[start, end]]``, the duration, a constant threshold, the rest constant or null.
+    The same bytes in and about the same bytes out as certify, with none of its checks."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from cover.stream.arrow import cover_type
+
+    reader = pq.ParquetFile(src)
+    ctype = cover_type()
+    schema = reader.schema_arrow.append(pa.field("cover", ctype))
+    n = 0
+    with pq.ParquetWriter(dst, schema, **WRITER_OPTIONS) as writer:
+        for b in reader.iter_batches(batch_size=batch_rows):
+            m = b.num_rows
+            pairs = np.empty(2 * m)
+            pairs[0::2] = b.column("start").to_numpy()
+            pairs[1::2] = b.column("end").to_numpy()
+            inner = pa.ListArray.from_arrays(np.arange(0, 2 * m + 1, 2, dtype=np.int32), pairs)
+            region = pa.ListArray.from_arrays(np.arange(m + 1, dtype=np.int32), inner)
+            q, no = pa.repeat(0.5, m), pa.repeat(False, m)
+            cover = pa.StructArray.from_arrays(
+                [pa.repeat("certified", m), region, no, b.column("duration"), q, q, no,
+                 pa.nulls(m, pa.string())], fields=list(ctype))
+            writer.write_batch(pa.RecordBatch.from_arrays([*b.columns, cover], schema=schema))
+            n += m
+    return n
+
+
+def compression(path: Path) -> str:
+    """The codecs of a Parquet file's column chunks (first row group), e.g. ``SNAPPY``."""
+    import pyarrow.parquet as pq
+
+    meta = pq.ParquetFile(path).metadata
+    if meta.num_row_groups == 0:
+        return "no row group"
+    rg = meta.row_group(0)
+    return "/".join(sorted({rg.column(i).compression for i in range(rg.num_columns)}))
+
+
+def read(src: str, batch_rows: int) -> int:
+    """The read floor: every batch of the Parquet file ``src`` into numpy columns."""
+    import pyarrow.parquet as pq
+
+    n = 0
+    for b in pq.ParquetFile(src).iter_batches(batch_size=batch_rows):
+        cols = [np.asarray(c.to_numpy(zero_copy_only=False)) for c in b.columns]
+        n += len(cols[0])
+    return n
+
+
+def bandwidth_gbs() -> float:
+    a = np.ones(2**26)  # 512 MB
+    b = np.empty_like(a)
+    best = min(_timed(lambda: np.copyto(b, a)) for _ in range(5))
+    return 2 * a.nbytes / best / 1e9  # read + write
+
+
+def _timed(fn: object) -> float:
+    t0 = time.perf_counter()
+    fn()  # type: ignore[operator]
+    return time.perf_counter() - t0
