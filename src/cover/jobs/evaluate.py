@@ -92,9 +92,13 @@ def evaluate_files(job: EvaluateFiles) -> dict[str, Any]:
     _warn_overlap(res.in_calibration, res.same_as_calibration, n)
     ev = res.sums.finish(_calibration(res.meta))
     field = res.grounding.finish() if res.windows else None
-    counts = _counts(res.rejected_at_certify, res.read_problems + res.join_problems,
-                     res.ground_truth_not_certified, res.in_calibration,
-                     res.same_as_calibration, n)
+    counts = {
+        "rejected_at_certify": res.rejected_at_certify,
+        "rejected_here": sum(p.action == "rejected" for p in res.read_problems
+                             + res.join_problems),
+        "ground_truth_not_certified": res.ground_truth_not_certified,
+        "in_calibration": res.in_calibration or (n if res.same_as_calibration else 0),
+    }
     return _finish(job, ev, field, res.meta, counts, _diagnostics(job, ev, res))
 
 
@@ -151,16 +155,6 @@ def _warn_overlap(marked: int, same: bool, n: int) -> None:
             f"the {n} rows evaluated are exactly the rows the calibrator was fitted on "
             "(same qid digest): coverage on them does not test the guarantee; evaluate "
             "held-out rows"), stacklevel=2)
-
-
-def _counts(rejected_at_certify: int, problems: list[RowProblem], not_certified: int,
-            marked: int, same: bool, n: int) -> dict[str, int]:
-    return {
-        "rejected_at_certify": rejected_at_certify,
-        "rejected_here": sum(p.action == "rejected" for p in problems),
-        "ground_truth_not_certified": not_certified,
-        "in_calibration": marked if marked else (n if same else 0),
-    }
 
 
 def _finish(job: EvaluateFiles, ev: Evaluation, field: GroundingMetrics | None,

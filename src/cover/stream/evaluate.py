@@ -35,7 +35,7 @@ from cover.data.table import GroundingTable
 from cover.errors import InputError, RowProblem
 from cover.grounding_metrics import GroundingSums
 from cover.io.content_join import known_vids, normalise
-from cover.io.jsonl import RawRows, parse_json_lines, read_json_rows
+from cover.io.jsonl import RawRows, read_json_rows
 from cover.io.order_join import order_qids
 from cover.io.regions_jsonl import LoadedRegions, regions_from_rows
 from cover.io.seen import SeenLines
@@ -57,50 +57,33 @@ def regions_kind(path: str | Path) -> RegionsKind:
     return "csv" if is_csv(path) else "jsonl"
 
 
-def region_batches(path: str | Path, batch_rows: int, *, columns: str | None = None,
-                   calibrator: str | None = None) -> Iterator[RawRows]:
-    """Parsed rows of a regions file, ``batch_rows`` at a time (lines numbered as in the
-    file; Parquet rows from 1). An empty file is an error, as for the whole-file reader.
-    CSV regions take their calibrator fields from ``calibrator`` (a saved calibrator;
-    None: not known, :mod:`cover.stream.evaluate_csv`)."""
-    from cover.stream.evaluate_csv import calibrator_fields, csv_region_batches
+def _batch_readers(path: str | Path, batch_rows: int, columns: str | None,
+                   calibrator: str | None, whole: bool = False
+                   ) -> Iterator[Callable[..., LoadedRegions]]:
+    """Per batch of ``batch_rows`` rows (lines numbered as in the file; Parquet rows from
+    1), a call ``read(seen=..., first=...)`` that checks it as
+    :func:`cover.io.regions_jsonl.regions_from_rows` does: JSON lines in bulk where the
+    batch is clean (:func:`cover.io.regions_batch.load_regions`), Parquet and CSV by their
+    records (CSV with the calibrator fields of ``calibrator``, a saved calibrator: None,
+    not known). ``whole``: one batch, the whole file (JSON lines or a JSON array parsed
+    whole by :func:`cover.io.jsonl.read_json_rows`; Parquet and CSV batches collected).
+    An empty file is an error."""
+    from cover.io.regions_batch import load_regions
+    from cover.stream.evaluate_csv import (
+        calibrator_fields,
+        calibrator_thresholds_of,
+        csv_region_batches,
+    )
     from cover.stream.evaluate_parquet import parquet_region_batches
     from cover.stream.jsonl import line_batches
 
     if batch_rows < 1:
         raise ValueError(f"batch_rows must be >= 1, got {batch_rows}")
-    if regions_kind(path) == "parquet":
-        yield from parquet_region_batches(path, batch_rows, columns)
-        return
-    if regions_kind(path) == "csv":
-        yield from csv_region_batches(path, batch_rows, columns, calibrator_fields(calibrator))
-        return
-    empty = True
-    for batch in line_batches(path, batch_rows):
-        empty = False
-        yield parse_json_lines(str(path), batch)
-    if empty:
-        raise InputError(f"{path}: the file is empty (expected one JSON object per line)")
-
-
-def _batch_readers(path: str | Path, batch_rows: int, columns: str | None,
-                   calibrator: str | None, whole: bool = False
-                   ) -> Iterator[Callable[..., LoadedRegions]]:
-    """Per batch, a call ``read(seen=..., first=...)`` that checks it as
-    :func:`cover.io.regions_jsonl.regions_from_rows` does: JSON lines in bulk where the
-    batch is clean (:func:`cover.io.regions_batch.load_regions`), Parquet and CSV by their
-    records. ``whole``: one batch, the whole file (JSON lines or a JSON array parsed
-    whole by :func:`cover.io.jsonl.read_json_rows`; Parquet and CSV batches collected)."""
-    from cover.io.regions_batch import load_regions
-    from cover.stream.jsonl import line_batches
-
-    if batch_rows < 1:
-        raise ValueError(f"batch_rows must be >= 1, got {batch_rows}")
-    if regions_kind(path) != "jsonl":
-        from cover.stream.evaluate_csv import calibrator_thresholds_of
-
+    kind = regions_kind(path)
+    if kind != "jsonl":
         limits = calibrator_thresholds_of(calibrator)
-        raws = region_batches(path, batch_rows, columns=columns, calibrator=calibrator)
+        raws = (parquet_region_batches(path, batch_rows, columns) if kind == "parquet" else
+                csv_region_batches(path, batch_rows, columns, calibrator_fields(calibrator)))
         for raw in [_collected(path, raws)] if whole else raws:
             yield partial(regions_from_rows, raw, thresholds=limits)
         return

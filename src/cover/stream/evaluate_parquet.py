@@ -1,12 +1,5 @@
-"""Parquet regions for ``cover evaluate``: the output of ``cover certify`` on a Parquet
-file, read a batch of rows at a time.
-
-Each row carries qid, vid, query and windows through the column mapping (``--columns``,
-by default the columns of :data:`cover.stream.arrow.DEFAULT_COLUMNS` that are there) and
-a ``cover`` struct; the calibrator fields are the schema metadata's
-(``cover.calibrator``). A batch becomes the records a JSON line would give, so every
-check and message is :func:`cover.io.regions_jsonl.regions_from_rows`'s.
-"""
+"""Parquet regions for ``cover evaluate`` (``cover certify`` on a Parquet file), a batch
+of rows at a time, as the records a JSON line would give."""
 
 from __future__ import annotations
 
