@@ -234,3 +234,40 @@ def test_batch_rows_zero_names_the_flag(tmp_path: Path, capsys) -> None:
         err = capsys.readouterr().err
         assert "argument --batch-rows: must be a whole number >= 1, got 0" in err
         assert "batch_lines" not in err and "batch_rows" not in err
+
+
+def test_csv_regions_of_a_conditional_calibrator_pass_the_threshold_check(tmp_path: Path,
+                                                                          capsys) -> None:
+    """`--rule conditional` gives each row its own threshold (from its covariates), none
+    of a list the calibrator holds: its CSV regions evaluate with --calibrator on every
+    path, with the coverage of the same rows certified to JSON lines."""
+    from cli_files import synthetic, write_jsonl
+
+    preds, gt = synthetic(tmp_path, n=120, saliency=False)
+    rows = [json.loads(x) for x in preds.read_text().splitlines()]
+    cal_p = write_jsonl(tmp_path / "cal_preds.jsonl", list(rows[:60]))
+    test_p = write_jsonl(tmp_path / "test_preds.jsonl", list(rows[60:]))
+    cal = tmp_path / "cal.json"
+    assert main(["calibrate", "--preds", str(cal_p), "--gt", str(gt), "--score", "norm",
+                 "--rule", "conditional", "--alpha", "0.2", "--on-error", "reject", "-o",
+                 str(cal)]) == 0
+    csv_in = tmp_path / "test.csv"
+    csv_in.write_text("qid,vid,duration,start,end\n" + "".join(
+        f"{r['qid']},{r['vid']},150,{r['pred_relevant_windows'][0][0]},"
+        f"{r['pred_relevant_windows'][0][1]}\n" for r in rows[60:]))
+    regions, jsonl = tmp_path / "regions.csv", tmp_path / "regions.jsonl"
+    assert main(["certify", "--calibrator", str(cal), "--preds", str(csv_in), "--columns",
+                 "qid=qid,vid=vid,duration=duration,start=start,end=end", "-o",
+                 str(regions)]) == 0
+    assert main(["certify", "--calibrator", str(cal), "--preds", str(test_p), "--videos",
+                 str(gt), "-o", str(jsonl)]) == 0
+    assert len({line.split(",")[-4] for line in regions.read_text().splitlines()[1:]}) > 10
+    ref = _evaluate(tmp_path, jsonl, gt, "ref")
+    for flags in ([], ["--in-memory"], ["--batch-rows", "7"]):
+        out = tmp_path / "csv.json"
+        capsys.readouterr()
+        assert main(["evaluate", "--regions", str(regions), "--gt", str(gt), "--calibrator",
+                     str(cal), "--json", str(out), *flags]) == 0, capsys.readouterr().err
+        got = json.loads(out.read_text())
+        assert got["counts"]["rows"] == 60 and got["counts"]["rejected_here"] == 0
+        assert (got["marginal"], got["alpha"]) == (ref["marginal"], ref["alpha"])

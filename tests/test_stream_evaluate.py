@@ -87,7 +87,7 @@ def _evaluate(regions: Path, gt: Path, capsys, *flags: str) -> tuple[dict, str]:
     return json.loads(out.read_text()), printed.out
 
 
-@pytest.mark.parametrize(("name", "batches"), [("echo.jsonl", ("1", "97", "100000")),
+@pytest.mark.parametrize(("name", "batches"), [("echo.jsonl", ("1", "7", "97", None)),
                                                ("compact.jsonl", ("97",)),
                                                ("regions.parquet", ("1", "97"))])
 def test_streamed_equals_in_memory(rows, certified, qvh_gt, capsys, name, batches):
@@ -98,8 +98,9 @@ def test_streamed_equals_in_memory(rows, certified, qvh_gt, capsys, name, batche
     assert c["rejected_at_certify"] == (1 if name.endswith("jsonl") else 0)
     assert whole["field_metrics"] is not None or name == "compact.jsonl"
     assert whole["reference"]["n_calibration"] == N_CAL
-    for b in batches:
-        got, got_text = _evaluate(regions, qvh_gt, capsys, "--batch-rows", b)
+    for b in batches:  # None: the default batch size (one batch here)
+        got, got_text = _evaluate(regions, qvh_gt, capsys,
+                                  *(("--batch-rows", b) if b is not None else ()))
         assert got == whole, f"batches of {b}"
         assert got_text == text
 
@@ -278,3 +279,29 @@ def test_a_bom_regions_file_streams_as_it_reads_whole(certified, qvh_gt, capsys,
     got, got_text = _evaluate(bom, qvh_gt, capsys, "--batch-rows", "97")
     plain, _ = _evaluate(certified / "echo.jsonl", qvh_gt, capsys)
     assert got == whole == plain and got_text == text
+
+
+def test_a_json_array_and_diagnostics_are_the_streamed_evaluation(certified, qvh_gt,
+                                                                  capsys):
+    """A JSON array file is read as one batch of the same code, and ``--diagnostics``
+    streams: the JSON of the same rows as JSON lines, with the diagnostics added, the
+    same whether read whole or in batches of 7 (batch sizes and ``--in-memory`` on
+    their own: :func:`test_streamed_equals_in_memory`)."""
+    if "sls" in certified.name:
+        pytest.skip("the path does not depend on the score: NORM's regions suffice")
+    echo = certified / "echo.jsonl"
+    array = certified / "array.json"
+    array.write_text("[" + ",".join(echo.read_text().splitlines()) + "]")
+    ref, text = _evaluate(echo, qvh_gt, capsys)
+    got, got_text = _evaluate(array, qvh_gt, capsys)
+    assert "streamed in" not in _evaluate.err  # type: ignore[attr-defined]
+    assert got == ref and got_text == text.replace(str(echo), str(array))
+    names = "duration,pred_length,grounder_score"
+    got, got_text = _evaluate(echo, qvh_gt, capsys, "--diagnostics", names, "--batch-rows", "7")
+    assert "streamed in 136 batch(es)" in _evaluate.err  # type: ignore[attr-defined]
+    assert (got, got_text) == _evaluate(echo, qvh_gt, capsys, "--diagnostics", names,
+                                        "--in-memory")
+    assert 0 < got.pop("diagnostics")["rows"] <= ref["counts"]["rows"]
+    assert got == ref
+    assert got_text.startswith(text[:text.index("rows: ")])
+    assert "conditional diagnostics over duration, pred_length, grounder_score" in got_text

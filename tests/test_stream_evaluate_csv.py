@@ -113,9 +113,11 @@ def test_a_bad_region_cell_is_rejected_naming_its_line(certified, qvh_gt, tmp_pa
     assert got.sums.rows == len(lines) - 2
 
 
-def test_a_line_pyarrow_cannot_read_is_a_rejected_row(certified, qvh_gt, tmp_path):
+@pytest.mark.parametrize("whole", [False, True])
+def test_a_line_pyarrow_cannot_read_is_a_rejected_row(certified, qvh_gt, tmp_path, whole):
     """A regions line cut short (too few fields) is a read problem naming its line and
-    qid; the other rows are evaluated as before."""
+    qid, streamed or read as one batch (``--in-memory``); the other rows are evaluated
+    as before."""
     from cover.stream.evaluate import evaluate_stream
 
     lines = (certified / "regions.csv").read_bytes().splitlines()
@@ -124,8 +126,9 @@ def test_a_line_pyarrow_cannot_read_is_a_rejected_row(certified, qvh_gt, tmp_pat
     bad = tmp_path / "cut.csv"
     bad.write_bytes(b"\n".join(lines) + b"\n")
     gt = cover.io.qvhighlights.read_ground_truth(qvh_gt).table
-    got = evaluate_stream(bad, gt, batch_rows=4, calibrator=str(certified / "cal.json"))
-    assert got is not None
+    got = evaluate_stream(bad, gt, batch_rows=4, calibrator=str(certified / "cal.json"),
+                          whole=whole)
+    assert got is not None and got.batches == (1 if whole else (len(lines) + 2) // 4)
     assert [(p.line, p.qid, p.problem) for p in got.read_problems] == [
         (6, qid, "cannot read as CSV: 4 field(s), the header has 14")]  # with cover_in_calibration
     assert got.sums.rows == len(lines) - 2

@@ -52,8 +52,8 @@ def add_parser(sub: Subparsers) -> None:
     p.add_argument("--diagnostics", metavar="NAMES",
                    help="conditional-coverage diagnostics over these covariates, comma-"
                    "separated (duration, pred_length, pred_center, query_words, "
-                   "grounder_score): worst-slab coverage and coverage gap (reads the "
-                   "regions whole)")
+                   "grounder_score): worst-slab coverage and coverage gap (keeps each "
+                   "row's covered flag and covariates)")
     add_format_flags(p, gt=True, preds=False)
     p.set_defaults(func=run)
 

@@ -319,17 +319,3 @@ def _common_meta(raw: RawRows, ref: tuple[dict[str, Any], int] | None = None
                 f"{first_line}; evaluate the output of one calibrator at a time"
             )
     return first, first_line
-
-
-def calibration_overlap(loaded: LoadedRegions, rows: NDArray[np.int64]) -> tuple[int, bool]:
-    """Of the read rows ``rows`` (indices into ``loaded.table``): how many certify marked
-    as calibration rows, and whether their qid set is exactly the calibration set (its
-    sha256, for calibrators fitted on too many rows to keep the qids)."""
-    marked = 0 if loaded.in_calibration is None else int(loaded.in_calibration[rows].sum())
-    digest = loaded.meta.get("calibration_sha256")
-    same = False
-    if isinstance(digest, str) and rows.size:
-        from cover.data.fitted_on import fitted_on
-
-        same = fitted_on(loaded.table.qid[rows])["sha256"] == digest
-    return marked, same

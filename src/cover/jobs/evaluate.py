@@ -1,10 +1,11 @@
-"""``cover evaluate``: score certified regions against the ground truth, streamed or whole.
+"""``cover evaluate``: score certified regions against the ground truth.
 
-A regions file (JSON lines or Parquet, the output of ``cover certify``) is streamed by
-default (:func:`cover.stream.evaluate.evaluate_stream`): memory is one batch plus the
-ground truth, and the printed text and the JSON are those of the whole-file path
-(``--in-memory``), which also serves a JSON array file and regions whose qids need the
-join on (vid, query text).
+One implementation, :func:`cover.stream.evaluate.evaluate_stream`: the regions file
+(JSON lines, Parquet or CSV, the output of ``cover certify``) is streamed a batch at a
+time, or read as one batch (``--in-memory``, a JSON array file, and regions whose qids
+need the join on (vid, query text), which the stream hands back); the numbers are the
+same bit for bit. This module reads the ground truth, applies ``--on-error``, warns,
+prints the summary and writes the JSON.
 """
 
 from __future__ import annotations
@@ -12,8 +13,9 @@ from __future__ import annotations
 import sys
 import warnings
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -21,6 +23,9 @@ from cover.errors import CoverWarning, InputError, RowProblem, report_lines
 from cover.grounding_metrics import GroundingMetrics
 from cover.io.jsonl import OnError, raise_on_rejections
 from cover.metrics import Evaluation
+
+if TYPE_CHECKING:
+    from cover.stream.evaluate import StreamedEvaluation
 
 
 @dataclass(frozen=True)
@@ -41,7 +46,7 @@ class EvaluateFiles:
     batch_rows: int = 16_384
     #: CSV regions: the calibrator certify used (its fields, for the test band).
     calibrator: str | None = None
-    #: Covariates for worst-slab coverage and coverage gap (read whole when given).
+    #: Covariates for worst-slab coverage and coverage gap (kept per row when given).
     diagnostics: tuple[str, ...] = ()
 
 
@@ -62,17 +67,24 @@ def evaluate_files(job: EvaluateFiles) -> dict[str, Any]:
     if job.calibrator is not None and kind != "csv":
         raise InputError(f"{job.regions}: --calibrator is for CSV regions; JSON-lines and "
                          "Parquet regions carry their calibrator's fields")
-    if job.in_memory or job.diagnostics or (kind == "jsonl" and _json_array(job.regions)):
-        return _whole(job, got)
-    res = evaluate_stream(job.regions, got.loaded.table, target=job.target,
-                          refusal_policy=job.refusal_policy, batch_rows=job.batch_rows,
-                          columns=job.columns, calibrator=job.calibrator)
+    run = partial(evaluate_stream, job.regions, got.loaded.table, target=job.target,
+                  refusal_policy=job.refusal_policy, batch_rows=job.batch_rows,
+                  columns=job.columns, calibrator=job.calibrator, covariates=job.diagnostics)
+    whole = job.in_memory or (kind == "jsonl" and _json_array(job.regions))
+    res = run(whole=whole)
     if res is None:
         _say(f"{job.regions}: qids do not all match {job.gt}; reading it whole to join on "
              "(vid, query text)")
-        return _whole(job, got)
-    _say(f"{job.regions}: streamed in {res.batches} batch(es) of up to {job.batch_rows} rows")
+        res = run(whole=True)
+    elif not whole:
+        _say(f"{job.regions}: streamed in {res.batches} batch(es) of up to {job.batch_rows} "
+             "rows")
+    assert res is not None  # read whole, the join on content is decided, never deferred
     raise_on_rejections(res.read_problems, job.on_error, job.regions)
+    if res.content_join is not None:
+        matched, rows, by_qid = res.content_join
+        _say(f"joined on (vid, query text): {matched} of {rows} regions matched ({by_qid} "
+             "by qid)")
     raise_on_rejections(res.join_problems, job.on_error, f"{job.regions} joined with {job.gt}")
     _report_problems(res.read_problems + got.loaded.problems + res.join_problems,
                      what=job.regions)
@@ -80,79 +92,31 @@ def evaluate_files(job: EvaluateFiles) -> dict[str, Any]:
     _warn_overlap(res.in_calibration, res.same_as_calibration, n)
     ev = res.sums.finish(_calibration(res.meta))
     field = res.grounding.finish() if res.windows else None
-    counts = _counts(res.rejected_at_certify, res.read_problems + res.join_problems,
-                     res.ground_truth_not_certified, res.in_calibration,
-                     res.same_as_calibration, n)
-    return _finish(job, ev, field, res.meta, counts)
+    counts = {
+        "rejected_at_certify": res.rejected_at_certify,
+        "rejected_here": sum(p.action == "rejected" for p in res.read_problems
+                             + res.join_problems),
+        "ground_truth_not_certified": res.ground_truth_not_certified,
+        "in_calibration": res.in_calibration or (n if res.same_as_calibration else 0),
+    }
+    return _finish(job, ev, field, res.meta, counts, _diagnostics(job, ev, res))
 
 
-def _whole(job: EvaluateFiles, got: Any) -> dict[str, Any]:
-    """The whole-file path: every region row in memory, joined like ``cover calibrate``."""
-    from cover.data.join import attach_truth, index_of
-    from cover.grounding_metrics import grounding_metrics
-    from cover.io.content_join import known_vids
-    from cover.io.order_join import align_truth
-    from cover.io.regions_jsonl import calibration_overlap, read_regions
-    from cover.metrics import evaluate
-    from cover.stream.evaluate import read_parquet_regions, regions_kind
-
-    if regions_kind(job.regions) != "jsonl":
-        loaded = read_parquet_regions(job.regions, columns=job.columns,
-                                      calibrator=job.calibrator)
-        raise_on_rejections(loaded.problems, job.on_error, job.regions)
-    else:
-        loaded = read_regions(job.regions, on_error=job.on_error)
-    gt = got.loaded
-    # Regions keep the prediction file's ids: video ids as the grounder wrote them
-    # (TimeChat: "X.mp4") and, for formats that number queries by position, qids that
-    # the truth does not share; both are matched as cover calibrate matches them.
-    rtab = replace(loaded.table, vid=known_vids(loaded.table.vid, gt.table.vid))
-    gtab, agree, matched = align_truth(rtab, gt.table)
-    if gtab is not gt.table:
-        _say(f"joined on (vid, query text): {matched} of {len(rtab)} regions matched "
-             f"({agree} by qid)")
-    joined, problems = attach_truth(rtab, gtab, strict=False)
-
-    # Ground truth of queries that were not certified is expected (another split).
-    def uncertified(p: RowProblem) -> bool:
-        return p.path == gt.table.source and p.action == "rejected"
-
-    unmatched_gt = [p for p in problems if uncertified(p)]
-    problems = [p for p in problems if not uncertified(p)]
-    raise_on_rejections(problems, job.on_error, f"{job.regions} joined with {job.gt}")
-    _report_problems(loaded.problems + gt.problems + problems, what=job.regions)
-    idx, _ = index_of(loaded.table.qid, joined.qid)
-    marked, same = calibration_overlap(loaded, idx)
-    _warn_overlap(marked, same, len(idx))
-    regions = loaded.regions.take(idx)
-    regions = replace(regions, duration=joined.duration)  # T from the ground truth
-    ev = evaluate(regions, joined, target=job.target, refusal_policy=job.refusal_policy,
-                  calibration=_calibration(loaded.meta))
-    # The field's metrics of the grounder behind the regions, from the predicted windows
-    # the certified rows carry (rows without any are refusals; none at all: not known).
-    has_windows = joined.pred_windows is not None and joined.pred_windows.values.size > 0
-    field = grounding_metrics(joined) if has_windows else None
-    counts = _counts(loaded.rejected_at_certify, loaded.problems + problems,
-                     len(unmatched_gt), marked, same, len(idx))
-    diag = _diagnostics(job, ev, joined, loaded.meta)
-    return _finish(job, ev, field, loaded.meta, counts, diag)
-
-
-def _diagnostics(job: EvaluateFiles, ev: Evaluation, joined: Any,
-                 meta: dict[str, Any]) -> Any:
-    """Worst-slab coverage and coverage gap over ``job.diagnostics`` (None without)."""
+def _diagnostics(job: EvaluateFiles, ev: Evaluation, res: StreamedEvaluation) -> Any:
+    """Worst-slab coverage and coverage gap over ``job.diagnostics`` (None without), from
+    each evaluated row's covered flag and covariates the stream kept."""
     if not job.diagnostics:
         return None
-    from cover.calibrate.covariates import covariate_matrix
     from cover.studies.diagnostics import diagnostics
 
-    alpha = meta.get("alpha")
+    alpha = res.meta.get("alpha")
     target = 1 - float(alpha) if alpha is not None else ev.marginal.coverage
-    x = covariate_matrix(joined, job.diagnostics)
+    x = np.concatenate([np.zeros((0, len(job.diagnostics))), *res.covariates])
     if not np.isfinite(x).all(axis=1).any():
         raise InputError(f"--diagnostics: no evaluated row of {job.regions} carries "
                          f"{', '.join(job.diagnostics)}")
-    return diagnostics(ev.covered, x, job.diagnostics, target)
+    return diagnostics(np.concatenate([np.zeros(0, dtype=bool), *res.covered]), x,
+                       job.diagnostics, target)
 
 
 def _say(msg: str) -> None:
@@ -191,16 +155,6 @@ def _warn_overlap(marked: int, same: bool, n: int) -> None:
             f"the {n} rows evaluated are exactly the rows the calibrator was fitted on "
             "(same qid digest): coverage on them does not test the guarantee; evaluate "
             "held-out rows"), stacklevel=2)
-
-
-def _counts(rejected_at_certify: int, problems: list[RowProblem], not_certified: int,
-            marked: int, same: bool, n: int) -> dict[str, int]:
-    return {
-        "rejected_at_certify": rejected_at_certify,
-        "rejected_here": sum(p.action == "rejected" for p in problems),
-        "ground_truth_not_certified": not_certified,
-        "in_calibration": marked if marked else (n if same else 0),
-    }
 
 
 def _finish(job: EvaluateFiles, ev: Evaluation, field: GroundingMetrics | None,

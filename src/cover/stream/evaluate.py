@@ -1,25 +1,26 @@
-"""Evaluate a certified regions file of any size, a batch of rows at a time.
+"""``cover evaluate``'s one implementation: a certified regions file, a batch of rows at a time.
 
 The ground truth is held whole (a few numbers per query); the regions file (JSON lines
-as ``cover certify`` writes them, echoed or ``--compact``, or Parquet) is read
+as ``cover certify`` writes them, echoed or ``--compact``, Parquet or CSV) is read
 ``batch_rows`` rows at a time. Each batch goes through the checks of
-:func:`cover.io.regions_jsonl.read_regions`, is joined to the truth of its own qids
+:func:`cover.io.regions_jsonl.regions_from_rows`, is joined to the truth of its own qids
 (:func:`cover.data.join.attach_truth`) and only the sums behind the metrics are kept
 (:class:`cover.metrics.EvaluationSums`, :class:`cover.grounding_metrics.GroundingSums`):
-the numbers are those of the whole file in memory, bit for bit. Memory is one batch
-plus the truth, the qids seen (the duplicate check) and per-video sums (the cluster sd).
+the numbers are the same bit for bit for any batching. Memory is one batch plus the
+truth, the qids seen (the duplicate check), per-video sums (the cluster sd) and, for
+``--diagnostics``, each row's covered flag and covariates.
 
-One rule needs the whole file: when the regions' qids do not all name a truth row of
-the same video, ``cover evaluate`` may join on (vid, query text) instead
-(:func:`cover.io.order_join.align_truth`), a decision over every row. The stream
-counts, per batch, the rows that could match by content; while that count cannot beat
-the qid matches the join stays by qid (what the whole-file rule would decide), and
-otherwise :func:`evaluate_stream` returns None so the caller reads the file whole.
+``whole=True`` (``--in-memory``, a JSON array file) reads the file as one batch through
+the same code. One rule needs every row: when the regions' qids do not all name a truth
+row of the same video, ``cover evaluate`` may join on (vid, query text) instead
+(:func:`cover.io.order_join.align_truth`). The stream counts, per batch, the rows that
+could match by content; while that count cannot beat the qid matches the join stays by
+qid (what the whole-file rule would decide), and otherwise :func:`evaluate_stream`
+returns None: the caller runs it again with ``whole=True``, where the join is decided.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from functools import partial
@@ -34,8 +35,7 @@ from cover.data.table import GroundingTable
 from cover.errors import InputError, RowProblem
 from cover.grounding_metrics import GroundingSums
 from cover.io.content_join import known_vids, normalise
-from cover.io.jsonl import RawRows, parse_json_lines
-from cover.io.opener import parquet_file
+from cover.io.jsonl import RawRows, read_json_rows
 from cover.io.order_join import order_qids
 from cover.io.regions_jsonl import LoadedRegions, regions_from_rows
 from cover.io.seen import SeenLines
@@ -57,49 +57,39 @@ def regions_kind(path: str | Path) -> RegionsKind:
     return "csv" if is_csv(path) else "jsonl"
 
 
-def region_batches(path: str | Path, batch_rows: int, *, columns: str | None = None,
-                   calibrator: str | None = None) -> Iterator[RawRows]:
-    """Parsed rows of a regions file, ``batch_rows`` at a time (lines numbered as in the
-    file; Parquet rows from 1). An empty file is an error, as for the whole-file reader.
-    CSV regions take their calibrator fields from ``calibrator`` (a saved calibrator;
-    None: not known, :mod:`cover.stream.evaluate_csv`)."""
-    from cover.stream.evaluate_csv import calibrator_fields, csv_region_batches
-    from cover.stream.jsonl import line_batches
-
-    if batch_rows < 1:
-        raise ValueError(f"batch_rows must be >= 1, got {batch_rows}")
-    if regions_kind(path) == "parquet":
-        yield from _parquet_batches(path, batch_rows, columns)
-        return
-    if regions_kind(path) == "csv":
-        yield from csv_region_batches(path, batch_rows, columns, calibrator_fields(calibrator))
-        return
-    empty = True
-    for batch in line_batches(path, batch_rows):
-        empty = False
-        yield parse_json_lines(str(path), batch)
-    if empty:
-        raise InputError(f"{path}: the file is empty (expected one JSON object per line)")
-
-
 def _batch_readers(path: str | Path, batch_rows: int, columns: str | None,
-                   calibrator: str | None) -> Iterator[Callable[..., LoadedRegions]]:
-    """Per batch, a call ``read(seen=..., first=...)`` that checks it as
+                   calibrator: str | None, whole: bool = False
+                   ) -> Iterator[Callable[..., LoadedRegions]]:
+    """Per batch of ``batch_rows`` rows (lines numbered as in the file; Parquet rows from
+    1), a call ``read(seen=..., first=...)`` that checks it as
     :func:`cover.io.regions_jsonl.regions_from_rows` does: JSON lines in bulk where the
     batch is clean (:func:`cover.io.regions_batch.load_regions`), Parquet and CSV by their
-    records."""
+    records (CSV with the calibrator fields of ``calibrator``, a saved calibrator: None,
+    not known). ``whole``: one batch, the whole file (JSON lines or a JSON array parsed
+    whole by :func:`cover.io.jsonl.read_json_rows`; Parquet and CSV batches collected).
+    An empty file is an error."""
     from cover.io.regions_batch import load_regions
+    from cover.stream.evaluate_csv import (
+        calibrator_fields,
+        calibrator_thresholds_of,
+        csv_region_batches,
+    )
+    from cover.stream.evaluate_parquet import parquet_region_batches
     from cover.stream.jsonl import line_batches
 
-    if regions_kind(path) != "jsonl":
-        from cover.stream.evaluate_csv import calibrator_thresholds_of
-
-        limits = calibrator_thresholds_of(calibrator)
-        for raw in region_batches(path, batch_rows, columns=columns, calibrator=calibrator):
-            yield partial(regions_from_rows, raw, thresholds=limits)
-        return
     if batch_rows < 1:
         raise ValueError(f"batch_rows must be >= 1, got {batch_rows}")
+    kind = regions_kind(path)
+    if kind != "jsonl":
+        limits = calibrator_thresholds_of(calibrator)
+        raws = (parquet_region_batches(path, batch_rows, columns) if kind == "parquet" else
+                csv_region_batches(path, batch_rows, columns, calibrator_fields(calibrator)))
+        for raw in [_collected(path, raws)] if whole else raws:
+            yield partial(regions_from_rows, raw, thresholds=limits)
+        return
+    if whole:
+        yield partial(regions_from_rows, read_json_rows(path))
+        return
     empty = True
     for batch in line_batches(path, batch_rows):
         empty = False
@@ -108,78 +98,15 @@ def _batch_readers(path: str | Path, batch_rows: int, columns: str | None,
         raise InputError(f"{path}: the file is empty (expected one JSON object per line)")
 
 
-def _parquet_batches(path: str | Path, batch_rows: int, columns: str | None
-                     ) -> Iterator[RawRows]:
-    """Rows of a Parquet ``cover certify`` output as the records a JSON line would give:
-    qid, vid, query and windows through the column mapping, the ``cover`` struct with
-    the calibrator fields of the schema metadata (``cover.calibrator``)."""
-    from cover.io.generic import arrow_columns, parse_columns, pyarrow_modules
-    from cover.stream.arrow import DEFAULT_COLUMNS
-
-    pyarrow_modules()
-    import pyarrow as pa
-    name = str(path)
-    reader = parquet_file(path)
-    schema = reader.schema_arrow
-    raw_meta = (schema.metadata or {}).get(b"cover.calibrator")
-    if "cover" not in schema.names or raw_meta is None:
-        raise InputError(f"{name}: no 'cover' column with cover.calibrator metadata (is this "
-                         "the output of `cover certify`?)")
-    cal = json.loads(raw_meta)
-    meta = {k: cal.get(k) for k in ("score", "rule", "alpha", "k", "n_calibration")}
-    if cal.get("fitted_on"):
-        meta["calibration_sha256"] = cal["fitted_on"]
-    given = parse_columns(columns) if columns else {
-        f: c for f, c in {**DEFAULT_COLUMNS, "query": "query"}.items()
-        if f != "duration" and c in schema.names}
-    mapping = {f: c for f, c in given.items() if f in ("qid", "vid", "query", "windows",
-                                                       "start", "end")}
-    first = 0
-    for batch in reader.iter_batches(batch_size=batch_rows):
-        batch = pa.Table.from_batches([batch])
-        cols, _ = arrow_columns(batch, mapping, name, first, with_records=False)
-        off = cols.offsets.tolist()
-        win = cols.windows.tolist()
-        blocks = batch.column("cover").to_pylist()
-        query = [None] * len(cols) if cols.query is None else cols.query.tolist()
-        records = [{"qid": q, "vid": v, "query": t, "pred_relevant_windows": win[a:b],
-                    "cover": {**(c or {}), **meta}}
-                   for q, v, t, a, b, c in zip(_ids(batch, mapping, "qid", cols.qid),
-                                               _ids(batch, mapping, "vid", cols.vid), query,
-                                               off[:-1], off[1:], blocks, strict=True)]
-        first += len(records)
-        yield RawRows(name, records, cols.line)
-
-
-def _ids(batch: Any, mapping: dict[str, str], key: str, parsed: NDArray[np.str_]
-         ) -> list[Any]:
-    """The ids of a Parquet string column as written (numpy text drops a trailing NUL,
-    which would join ``"5\\0"`` to ``"5"``; the reader's id rule rejects it), else the
-    parsed ones."""
-    import pyarrow as pa
-
-    name = mapping.get(key)
-    if name is None or name not in batch.column_names:
-        return parsed.tolist()
-    col = batch.column(name)
-    if not (pa.types.is_string(col.type) or pa.types.is_large_string(col.type)):
-        return parsed.tolist()
-    raw = col.to_pylist()
-    return [r if isinstance(r, str) and "\x00" in r else p
-            for r, p in zip(raw, parsed.tolist(), strict=True)]
-
-
-def read_parquet_regions(path: str | Path, *, columns: str | None = None,
-                         calibrator: str | None = None) -> LoadedRegions:
-    """A Parquet or CSV regions file read whole (``cover evaluate --in-memory``): the rows
-    of :func:`region_batches` in one :func:`cover.io.regions_jsonl.regions_from_rows`."""
-    batches = list(region_batches(path, 1 << 20, columns=columns, calibrator=calibrator))
-    records = [r for b in batches for r in b.records]
-    lines = np.concatenate([b.lines for b in batches]) if batches else np.zeros(0, np.int64)
-    from cover.stream.evaluate_csv import calibrator_thresholds_of
-
-    return regions_from_rows(RawRows(str(path), records, lines),
-                             thresholds=calibrator_thresholds_of(calibrator))
+def _collected(path: str | Path, batches: Iterator[RawRows]) -> RawRows:
+    """The batches of one file as one: rows, lines, and the rows each set aside."""
+    got = list(batches)
+    out = RawRows(str(path), [r for b in got for r in b.records],
+                  np.concatenate([np.zeros(0, dtype=np.int64), *(b.lines for b in got)]))
+    for b in got:
+        out.problems += b.problems
+        out.rejected |= b.rejected
+    return out
 
 
 @dataclass
@@ -197,6 +124,11 @@ class StreamedEvaluation:
     same_as_calibration: bool = False
     windows: int = 0
     batches: int = 0
+    #: ``(matched, regions rows, by qid)`` when the truth was joined on (vid, query text).
+    content_join: tuple[int, int, int] | None = None
+    #: Per evaluated row, in file order: covered, and the ``covariates`` asked for.
+    covered: list[NDArray[np.bool_]] = field(default_factory=list)
+    covariates: list[NDArray[np.float64]] = field(default_factory=list)
 
 
 class _Truth:
@@ -237,13 +169,20 @@ def evaluate_stream(
     batch_rows: int = DEFAULT_BATCH_ROWS,
     columns: str | None = None,
     calibrator: str | None = None,
+    whole: bool = False,
+    covariates: tuple[str, ...] = (),
 ) -> StreamedEvaluation | None:
-    """The sums of ``cover evaluate`` over ``path`` against ``gt``, one batch at a time
-    (see the module doc); None when the whole-file path must decide a join on content.
-    Bad rows are collected, never raised: the caller applies ``--on-error``."""
+    """The sums of ``cover evaluate`` over ``path`` against ``gt``, one batch at a time,
+    or the whole file as one batch (``whole``), see the module doc; None when a join on
+    content might match more rows (only ``whole`` decides it). Per row, the covered flag
+    and ``covariates`` are kept when some are asked for (``--diagnostics``). Bad rows
+    are collected, never raised: the caller applies ``--on-error``."""
+    from cover.calibrate.covariates import covariate_matrix
+    from cover.io.order_join import align_truth
+
     truth = _Truth(gt)
     known = np.unique(gt.vid)
-    seen = SeenLines()
+    seen = None if whole else SeenLines()  # one batch: its own duplicate check is enough
     ref: tuple[dict[str, Any], int] | None = None
     out = StreamedEvaluation(EvaluationSums(target=target, refusal_policy=refusal_policy,
                                             units=True), GroundingSums(), {})
@@ -251,7 +190,7 @@ def evaluate_stream(
     n_cal: int | None = None
     digest_qids: list[NDArray[np.str_]] | None = []
     n_joined = 0
-    for read in _batch_readers(path, batch_rows, columns, calibrator):
+    for read in _batch_readers(path, batch_rows, columns, calibrator, whole):
         out.batches += 1
         loaded = read(seen=seen, first=ref)
         if ref is None and loaded.meta_line is not None:
@@ -263,20 +202,30 @@ def evaluate_stream(
         rtab = loaded.table
         if not (hit & (gt.vid[j] == rtab.vid)).all():  # else every vid is known as written
             rtab = replace(rtab, vid=known_vids(rtab.vid, known))
-        both = hit & (gt.vid[j] == rtab.vid)
-        agree += int(both.sum())
-        bound += int(both.sum()) if both.all() else (
-            len(rtab) if order_qids(rtab) else truth.content_hits(rtab))  # order: any may
-        if bound > agree:
-            return None  # a join on content might match more: the whole-file rule decides
+        if whole:  # every row is here: the join on (vid, query text) is decided
+            gtab, by_qid, matched = align_truth(rtab, gt)
+            if gtab is not gt:
+                truth, out.content_join = _Truth(gtab), (matched, len(rtab), by_qid)
+                j, hit = truth.find(rtab.qid)
+        else:
+            both = hit & (gt.vid[j] == rtab.vid)
+            agree += int(both.sum())
+            bound += int(both.sum()) if both.all() else (
+                len(rtab) if order_qids(rtab) else truth.content_hits(rtab))  # order: any
+            if bound > agree:
+                return None  # a join on content might match more: the whole file decides
         truth.used[j[hit]] = True
-        joined, problems = attach_truth(rtab, gt.take(np.sort(j[hit])), strict=False)
+        joined, problems = attach_truth(rtab, truth.table.take(np.sort(j[hit])),
+                                        strict=False)
         out.join_problems += problems
         idx, _ = index_of(loaded.table.qid, joined.qid)
         if loaded.in_calibration is not None:
             out.in_calibration += int(loaded.in_calibration[idx].sum())
         regions = replace(loaded.regions.take(idx), duration=joined.duration)
-        out.sums.add(regions, joined)
+        covered = out.sums.add(regions, joined)
+        if covariates:
+            out.covered.append(covered)
+            out.covariates.append(covariate_matrix(joined, covariates))
         out.grounding.add(joined)
         if joined.pred_windows is not None:
             out.windows += int(joined.pred_windows.values.shape[0])

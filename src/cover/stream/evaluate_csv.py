@@ -59,12 +59,18 @@ def calibrator_fields(path: str | Path | None) -> dict[str, Any]:
 
 def calibrator_thresholds_of(path: str | Path | None) -> Thresholds | None:
     """The thresholds the calibrator at ``path`` gives (None without one): each CSV row's
-    ``cover_threshold`` must be one, else the rows came from another calibrator."""
+    ``cover_threshold`` must be one, else the rows came from another calibrator. A rule
+    with a threshold per row from its covariates (``conditional``) has no list to check
+    against: None, its rows pass as JSON-lines rows of that rule do."""
     if path is None:
         return None
     from cover.calibrate.calibrator import Calibrator
+    from cover.calibrate.registry import get_rule
 
-    return calibrator_thresholds(Calibrator.load(path), str(path))
+    cal = Calibrator.load(path)
+    if get_rule(cal.rule).per_row is not None:
+        return None
+    return calibrator_thresholds(cal, str(path))
 
 
 def csv_region_batches(path: str | Path, batch_rows: int, columns: str | None,
