@@ -36,6 +36,7 @@ from numpy.typing import NDArray
 
 from cover.data.table import DEFAULT_CLIP_SECONDS, GroundingTable
 from cover.io.jsonl import OnError, RawRows, gc_paused, json_loads, object_column, parse_json_lines
+from cover.io.jsonl_typed import typed_chunk
 from cover.io.qvhighlights import Loaded, prediction_rules, predictions_from_rows
 from cover.ragged import Ragged, offsets_from_lengths
 
@@ -48,6 +49,9 @@ _WINDOWS, _SALIENCY = "pred_relevant_windows", "pred_saliency_scores"
 #: freed before the next ones are parsed, where a whole batch's rows (60 MB at 16,384
 #: lines of 75 clips) cost fresh memory pages and cache misses: 3x the parse itself.
 CHUNK_LINES = 64
+#: The same for the typed decode, whose rows are a few small objects (no dict, and for
+#: most commands no saliency list): larger chunks cost less per line.
+TYPED_CHUNK_LINES = 1024
 
 
 @dataclass
@@ -77,13 +81,17 @@ class Batch:
 
 def load_batch(name: str, batch: Sequence[tuple[int, bytes]], *,
                clip: float = DEFAULT_CLIP_SECONDS, on_error: OnError = "raise",
-               fast: bool = True, keep_records: bool = True) -> Batch:
+               fast: bool = True, keep_records: bool = True, signal: bool = True) -> Batch:
     """The rows of ``batch`` (``(line number, bytes)`` pairs) and the prediction table
     of :func:`~cover.io.qvhighlights.predictions_from_rows`: read in bulk when the batch
     is clean (and ``fast``), else row by row. ``keep_records=False`` lets a bulk read
-    drop the parsed rows (the table's ``records`` is then None)."""
+    drop the parsed rows (the table's ``records`` is then None) and decode only the
+    fields the certify step reads (:mod:`cover.io.jsonl_typed`); ``signal=False`` too
+    leaves the saliency scores out of the table (checked, not read: for a command whose
+    score does not read them)."""
     with gc_paused():
-        got = decode_batch(name, batch, clip=clip, keep_records=keep_records) if fast else None
+        got = (decode_batch(name, batch, clip=clip, keep_records=keep_records, signal=signal)
+               if fast else None)
         if got is not None:
             return got
         raw = parse_json_lines(name, batch)
@@ -91,17 +99,20 @@ def load_batch(name: str, batch: Sequence[tuple[int, bytes]], *,
 
 
 def decode_batch(name: str, batch: Sequence[tuple[int, bytes]], *,
-                 clip: float = DEFAULT_CLIP_SECONDS, keep_records: bool = True
-                 ) -> Batch | None:
+                 clip: float = DEFAULT_CLIP_SECONDS, keep_records: bool = True,
+                 signal: bool = True) -> Batch | None:
     """The rows and table of a batch whose every row is clean, or None when any row
-    needs the per-row reader (which then says what is wrong)."""
+    needs the per-row reader (which then says what is wrong). Without ``keep_records``
+    the lines are decoded typed (:func:`cover.io.jsonl_typed.typed_chunk`)."""
     lines = list(map(itemgetter(1), batch))  # a blank line fails the parse: per-row reader
     if not lines:
         return None
     parts: list[tuple[Any, ...]] = []
     try:
-        for a in range(0, len(lines), CHUNK_LINES):
-            part = _chunk(lines[a:a + CHUNK_LINES], keep_records)
+        step = CHUNK_LINES if keep_records else TYPED_CHUNK_LINES
+        for a in range(0, len(lines), step):
+            part = (_chunk(lines[a:a + step]) if keep_records else
+                    typed_chunk(lines[a:a + step], signal))
             if part is None:
                 return None
             parts.append(part)
@@ -133,7 +144,7 @@ def decode_batch(name: str, batch: Sequence[tuple[int, bytes]], *,
                  any(p[4] for p in parts))
 
 
-def _chunk(lines: list[bytes], keep_records: bool) -> tuple[Any, ...] | None:
+def _chunk(lines: list[bytes]) -> tuple[Any, ...] | None:
     """Parsed columns of a few clean lines, or None."""
     recs = parse_objects(lines)
     if recs is None:
@@ -153,7 +164,7 @@ def _chunk(lines: list[bytes], keep_records: bool) -> tuple[Any, ...] | None:
         return None
     values = np.column_stack([x[0] for x in scal])  # type: ignore[index]
     present = np.column_stack([x[1] for x in scal])  # type: ignore[index]
-    return (recs if keep_records else [], ids[0], ids[1],
+    return (recs, ids[0], ids[1],
             list(map(dict.get, recs, repeat("query"))),
             any(map(dict.__contains__, recs, repeat("cover"))),
             got[0], got[1], sal[0], sal[1], values.ravel(), present.ravel())
