@@ -36,7 +36,6 @@ from numpy.typing import NDArray
 
 from cover.data.table import DEFAULT_CLIP_SECONDS, GroundingTable
 from cover.io.jsonl import OnError, RawRows, gc_paused, json_loads, object_column, parse_json_lines
-from cover.io.jsonl_typed import typed_chunk
 from cover.io.qvhighlights import Loaded, prediction_rules, predictions_from_rows
 from cover.ragged import Ragged, offsets_from_lengths
 
@@ -107,6 +106,8 @@ def decode_batch(name: str, batch: Sequence[tuple[int, bytes]], *,
     lines = list(map(itemgetter(1), batch))  # a blank line fails the parse: per-row reader
     if not lines:
         return None
+    from cover.io.jsonl_typed import typed_chunk  # it builds on this module's helpers
+
     parts: list[tuple[Any, ...]] = []
     try:
         step = CHUNK_LINES if keep_records else TYPED_CHUNK_LINES
@@ -228,10 +229,20 @@ def list_lengths(vals: list[Any]) -> NDArray[np.int64]:
     return np.fromiter(map(len, vals), np.int64, len(vals))
 
 
-def flat_numbers(vals: list[Any] | None) -> tuple[NDArray[np.float64], NDArray[np.int64]] | None:
-    """Flat values and lengths of lists of JSON numbers, or None."""
+def flat_numbers(vals: list[Any] | None, *, typed: bool = False
+                 ) -> tuple[NDArray[np.float64], NDArray[np.int64]] | None:
+    """Flat values and lengths of lists of JSON numbers, or None (``typed``: the values
+    are known to be floats, as a typed decode gives them)."""
     if vals is None:
         return None
+    flat = flat_values(vals, typed=typed)
+    return None if flat is None else (flat, list_lengths(vals))
+
+
+def flat_values(vals: list[Any], *, typed: bool = False) -> NDArray[np.float64] | None:
+    """The numbers of lists of JSON numbers, flat, or None when one is not a number."""
+    if typed:  # no boolean can hide among them: no second look
+        return np.frombuffer(array("d", chain.from_iterable(vals)), dtype=np.float64)
     items = list(chain.from_iterable(vals))
     try:  # array("d") takes numbers and booleans only (np.fromiter would parse "1.5")
         flat = np.frombuffer(array("d", items), dtype=np.float64)
@@ -241,33 +252,41 @@ def flat_numbers(vals: list[Any] | None) -> tuple[NDArray[np.float64], NDArray[n
     suspect = np.flatnonzero((flat == 0.0) | (flat == 1.0)).tolist()
     if suspect and not set(map(type, map(items.__getitem__, suspect))) <= _NUMBER:
         return None
-    return flat, list_lengths(vals)
+    return flat
 
 
-def flat_windows(vals: list[Any] | None) -> tuple[NDArray[np.float64], NDArray[np.int64]] | None:
+def flat_windows(vals: list[Any] | None, *, typed: bool = False
+                 ) -> tuple[NDArray[np.float64], NDArray[np.int64]] | None:
     """``(windows, 3)`` and windows per row when every window is ``[s, e, score]``
-    (or every one ``[s, e]``, scored by list order as the per-row reader does)."""
+    (or every one ``[s, e]``, scored by list order as the per-row reader does);
+    ``typed``: every window is a list of floats (:func:`flat_values`)."""
     if vals is None:
         return None
     per_row = list_lengths(vals)
     flat_w = list(chain.from_iterable(vals))
     try:  # a window that is not a list: a number has no len(); a string or an object
-        width = list_lengths(flat_w)  # of w characters / keys fails in flat_numbers
+        widths = set(map(len, flat_w))  # of w characters / keys fails in flat_values
     except TypeError:
         return None
     if not flat_w:
         return np.empty((0, 3)), per_row
-    w = int(width[0])
-    if w not in (2, 3) or not (width == w).all():
+    if len(widths) != 1 or not widths <= {2, 3}:
         return None  # mixed widths: the per-row reader decides row by row
-    got = flat_numbers(flat_w)
-    if got is None:
+    w = widths.pop()
+    flat = flat_values(flat_w, typed=typed)
+    if flat is None:
         return None
-    win = got[0].reshape(-1, w)
-    if w == 2:  # no scores: rank by list order, as the per-row reader does
-        rank = np.arange(win.shape[0]) - np.repeat(offsets_from_lengths(per_row)[:-1], per_row)
-        win = np.column_stack([win, -rank.astype(np.float64)])
-    return win, per_row
+    return scored_windows(flat.reshape(-1, w), per_row), per_row
+
+
+def scored_windows(win: NDArray[np.float64], per_row: NDArray[np.int64]
+                   ) -> NDArray[np.float64]:
+    """``(windows, 3)``: windows of two numbers are scored by list order, as the per-row
+    reader scores them."""
+    if win.shape[1] == 3:
+        return win
+    rank = np.arange(win.shape[0]) - np.repeat(offsets_from_lengths(per_row)[:-1], per_row)
+    return np.column_stack([win, -rank.astype(np.float64)])
 
 
 def _scalar(recs: list[dict[str, Any]], key: str

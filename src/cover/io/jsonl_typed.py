@@ -23,7 +23,8 @@ columns.
 from __future__ import annotations
 
 from array import array
-from itertools import chain
+from collections.abc import Sequence
+from itertools import repeat
 from operator import attrgetter
 from typing import Any
 
@@ -31,6 +32,8 @@ import msgspec
 import numpy as np
 from msgspec import UNSET, Raw, UnsetType
 from numpy.typing import NDArray
+
+from cover.io.jsonl_batch import flat_values, flat_windows, list_lengths, scored_windows, text_ids
 
 __all__ = ["raw_number_lists", "typed_chunk"]
 
@@ -44,7 +47,7 @@ class _Row(msgspec.Struct):
     duration: float | None = None
     start_std: float | None = None
     end_std: float | None = None
-    pred_relevant_windows: list[list[float]] | UnsetType | None = UNSET
+    pred_relevant_windows: Raw | UnsetType = UNSET  # read as a column: raw_windows
     cover: Raw | UnsetType = UNSET  # only whether it is there: its block is replaced
 
 
@@ -59,6 +62,8 @@ class _NoSignal(_Row):
 _DECODE = {True: msgspec.json.Decoder(_WithSignal).decode,
            False: msgspec.json.Decoder(_NoSignal).decode}
 _NUMBER_LISTS = msgspec.json.Decoder(list[list[float] | None])
+_WINDOW_LISTS = msgspec.json.Decoder(list[list[list[float]] | None])
+_FLOATS = msgspec.json.Decoder(list[float])
 _FIELDS = attrgetter("qid", "vid", "query", "duration", "start_std", "end_std",
                      "pred_relevant_windows", "pred_saliency_scores", "cover")
 
@@ -69,6 +74,10 @@ _CLASSES = bytes(
     ord("0") if chr(b).isdigit() and b < 128 else
     ord(" ") if chr(b) in ".-+,] \t\r" else
     b if chr(b) in "[\n" else ord("x") for b in range(256))
+#: Byte classes of raw window lists: brackets, commas and the line separator kept, a
+#: number's characters and blanks (:data:`_NUMBER_CHARS`) dropped, anything else "x".
+_SKELETON = bytes(b if chr(b) in "[],\n" else ord("x") for b in range(256))
+_NUMBER_CHARS = b"0123456789.-+eE \t\r"
 #: A run of this many digits may be a number beyond float range (1e309 has 310).
 _LONG_DIGITS = b"0" * 309
 
@@ -78,8 +87,6 @@ def typed_chunk(lines: list[bytes], signal: bool) -> tuple[Any, ...] | None:
     decoded typed (the records are not kept), or None when any line needs the per-row
     reader. ``signal=False``: the saliency scores are checked, not read (the signal
     columns are empty)."""
-    from cover.io.jsonl_batch import flat_windows, list_lengths, text_ids
-
     if not all(map(bytes.isascii, lines)) and not _utf8(lines):
         return None
     try:
@@ -87,18 +94,20 @@ def typed_chunk(lines: list[bytes], signal: bool) -> tuple[Any, ...] | None:
     except (msgspec.DecodeError, msgspec.ValidationError):
         return None
     cols = list(zip(*map(_FIELDS, rows), strict=True))
-    qv, vv, query, dur, std_s, std_e, win, sal, cov = map(list, cols)
+    qv, vv, query, dur, std_s, std_e, win, sal, cov = cols
     if text_ids(qv) is None or text_ids(vv) is None:
         return None
     if UNSET in win and any(w is UNSET and s is UNSET for w, s in zip(win, sal, strict=True)):
         return None  # neither field: the per-row reader says which is missing
-    got = flat_windows(_lists(win))
+    got = raw_windows(win) if UNSET not in win else None
+    if got is None:  # absent, null or unusual windows: decoded as lists
+        lists = _window_lists(win)
+        got = None if lists is None else flat_windows(lists, typed=True)
     if got is None:
         return None
     if signal:
         sal = _lists(sal)
-        flat = np.frombuffer(array("d", chain.from_iterable(sal)), dtype=np.float64)
-        signal_cols = (flat, list_lengths(sal))
+        signal_cols = (flat_values(sal, typed=True), list_lengths(sal))
     else:
         if not raw_number_lists([s for s in sal if s is not UNSET] if UNSET in sal else sal):
             return None
@@ -110,6 +119,46 @@ def typed_chunk(lines: list[bytes], signal: bool) -> tuple[Any, ...] | None:
             *signal_cols, values, present)
 
 
+def raw_windows(raws: Sequence[Raw]) -> tuple[NDArray[np.float64], NDArray[np.int64]] | None:
+    """``(windows, 3)`` and windows per row of raw window lists, when every one is a
+    list of ``[s, e, score]`` (or every one of ``[s, e]``) numbers written plainly; else
+    None (:func:`_window_lists` reads them as lists). Shapes are told by the lists'
+    skeletons (brackets and commas) over all rows at once, numbers decoded in one call
+    as one flat list."""
+    skel = b"\n".join(raws).translate(_SKELETON, _NUMBER_CHARS)
+    if b"x" in skel:
+        return None
+    rows = skel.split(b"\n")
+    first = next((r for r in rows if r != b"[]"), b"[[,,]]")
+    w = first.find(b"]") - 1
+    if w not in (2, 3):
+        return None
+    per_row = (list_lengths(rows) - 1) // (w + 2)  # "[" + k windows "[,,]" + (k-1) "," + "]"
+    shapes = {k: b"[" + b",".join(repeat(b"[" + b"," * (w - 1) + b"]", k)) + b"]"
+              for k in set(per_row.tolist())}
+    if b"\n".join(map(shapes.__getitem__, per_row.tolist())) != skel:
+        return None
+    full = raws if per_row.all() else [r for r, k in zip(raws, per_row.tolist(),
+                                                         strict=True) if k]
+    try:
+        flat = _FLOATS.decode(b"[" + b",".join(full).translate(None, b"[]") + b"]")
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return None  # a number beyond float range: the per-row reader says so
+    win = np.frombuffer(array("d", flat), dtype=np.float64).reshape(-1, w)
+    return scored_windows(win, per_row), per_row
+
+
+def _window_lists(raws: Sequence[Raw | UnsetType]) -> list[Any] | None:
+    """Raw window lists decoded as lists of lists of floats (absent and null: ``[]``), or
+    None when one is not."""
+    present = [r for r in raws if r is not UNSET]
+    try:
+        got = iter(_WINDOW_LISTS.decode(b"[" + b",".join(present) + b"]"))
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return None
+    return [[] if r is UNSET else next(got) or [] for r in raws]
+
+
 def raw_number_lists(raws: list[Raw]) -> bool:
     """Whether every raw JSON value is a list of finite numbers or null (what the
     per-row reader takes as saliency scores without a message). The plain case (flat
@@ -118,8 +167,9 @@ def raw_number_lists(raws: list[Raw]) -> bool:
     if not raws:
         return True
     classes = b"\n".join(raws).translate(_CLASSES)
-    if (b"x" not in classes and _LONG_DIGITS not in classes and classes[:1] == b"["
-            and classes.count(b"[") == len(raws) and classes.count(b"\n[") == len(raws) - 1):
+    # What is left of the values without their numbers: "[" each, one a line.
+    if (b"x" not in classes and _LONG_DIGITS not in classes
+            and classes.translate(None, b"0 ") == b"\n".join(repeat(b"[", len(raws)))):
         return True  # each value: "[" then numbers, commas and blanks, then "]"
     try:
         _NUMBER_LISTS.decode(b"[" + b",".join(raws) + b"]")
