@@ -89,7 +89,7 @@ LEFT = [
 
 
 def line(i: int, body: str) -> bytes:
-    return ('{"qid": %d, "vid": "v%d", %s}' % (i, i % 2, body)).encode()
+    return f'{{"qid": {i}, "vid": "v{i % 2}", {body}}}'.encode()
 
 
 @pytest.mark.parametrize("signal", [True, False])
