@@ -4,22 +4,20 @@ to the type the per-row reader accepts without a message, as columns.
 The bulk reader (:mod:`cover.io.jsonl_batch`) parses each line into a dict of Python
 objects, then takes the fields out of the dicts. Here each line is decoded by msgspec
 into a small struct of the fields the certify step reads (``qid``, ``vid``, ``query``,
-``duration``, the stds, whether there is a ``cover`` block); every other field is
-skipped without building a Python object. The two lists are kept as raw bytes and read
-as columns over a chunk of lines at once: their shapes from their skeletons (the
-brackets and commas left when numbers and blanks are dropped, :func:`raw_windows`,
-:func:`raw_signal`), their numbers in one decode of one flat list. For a command that
-does not read the saliency signal (NORM, SEC, SIGMA) it is only checked to be what the
-per-row reader takes without a message (a list of finite numbers, or null), by byte
-classes (:func:`raw_number_lists`).
+``duration``, the stds, ``pred_relevant_windows``, and ``pred_saliency_scores`` for a
+command that reads the signal); every other field is skipped without building a
+Python object. For a command that does not read the signal (NORM, SEC, SIGMA) the
+saliency scores are not decoded at all: they are kept as raw bytes and checked to be
+what the per-row reader takes without a message (a list of finite numbers, or null),
+by byte classes over the batch (:func:`raw_number_lists`).
 
 Typing is the first half of the checks: a number field refuses a string, a boolean,
-an object or a number beyond float range. Lists not written plainly (null, an exponent
-overflowing, a boolean, a nested list) are decoded as lists of floats, typed; whatever
-is refused there (and any line that is not valid UTF-8, which msgspec does not check
-in a skipped field and the per-row reader rejects) makes :func:`typed_chunk` return
-None, and the batch goes to the per-row reader as before, which says what is wrong.
-The rest of the checks are the bulk reader's, over numpy columns.
+an object or an integer beyond float range; a list of floats refuses everything but
+numbers. Whatever the structs refuse (and any line that is not valid UTF-8, which
+msgspec does not check in a skipped field and the per-row reader rejects) makes
+:func:`typed_chunk` return None, and the batch goes to the per-row reader as before,
+which says what is wrong. The rest of the checks are the bulk reader's, over numpy
+columns.
 """
 
 from __future__ import annotations
@@ -53,11 +51,16 @@ class _Row(msgspec.Struct):
     cover: Raw | UnsetType = UNSET  # only whether it is there: its block is replaced
 
 
-class _Signal(_Row):
-    pred_saliency_scores: Raw | UnsetType = UNSET  # read (raw_signal) or checked
+class _WithSignal(_Row):
+    pred_saliency_scores: list[float] | UnsetType | None = UNSET
 
 
-_DECODE = msgspec.json.Decoder(_Signal).decode
+class _NoSignal(_Row):
+    pred_saliency_scores: Raw | UnsetType = UNSET
+
+
+_DECODE = {True: msgspec.json.Decoder(_WithSignal).decode,
+           False: msgspec.json.Decoder(_NoSignal).decode}
 _NUMBER_LISTS = msgspec.json.Decoder(list[list[float] | None])
 _WINDOW_LISTS = msgspec.json.Decoder(list[list[list[float]] | None])
 _FLOATS = msgspec.json.Decoder(list[float])
@@ -87,7 +90,7 @@ def typed_chunk(lines: list[bytes], signal: bool) -> tuple[Any, ...] | None:
     if not all(map(bytes.isascii, lines)) and not _utf8(lines):
         return None
     try:
-        rows = list(map(_DECODE, lines))
+        rows = list(map(_DECODE[signal], lines))
     except (msgspec.DecodeError, msgspec.ValidationError):
         return None
     cols = list(zip(*map(_FIELDS, rows), strict=True))
@@ -103,13 +106,8 @@ def typed_chunk(lines: list[bytes], signal: bool) -> tuple[Any, ...] | None:
     if got is None:
         return None
     if signal:
-        got_sal = raw_signal(sal) if UNSET not in sal else None
-        if got_sal is None:  # absent, null or unusual lists: decoded as lists
-            lists = _number_lists(sal)
-            if lists is None:
-                return None
-            got_sal = flat_values(lists, typed=True), list_lengths(lists)
-        signal_cols = got_sal
+        sal = _lists(sal)
+        signal_cols = (flat_values(sal, typed=True), list_lengths(sal))
     else:
         if not raw_number_lists([s for s in sal if s is not UNSET] if UNSET in sal else sal):
             return None
@@ -150,42 +148,6 @@ def raw_windows(raws: Sequence[Raw]) -> tuple[NDArray[np.float64], NDArray[np.in
     return scored_windows(win, per_row), per_row
 
 
-def raw_signal(raws: Sequence[Raw]) -> tuple[NDArray[np.float64], NDArray[np.int64]] | None:
-    """Flat values and lengths of raw lists of numbers written plainly (lengths told by
-    their skeletons over all rows at once, numbers decoded in one call), or None
-    (:func:`_number_lists` reads them as lists)."""
-    skel = b"\n".join(raws).translate(_SKELETON, _NUMBER_CHARS)
-    if b"x" in skel:
-        return None
-    rows = skel.split(b"\n")
-    lengths = list_lengths(rows) - 1  # "[" + (k - 1) "," + "]"
-    shapes = {k: b"[" + b"," * (k - 1) + b"]" for k in set(lengths.tolist()) if k > 0}
-    if not shapes or b"\n".join(map(shapes.__getitem__, lengths.tolist())) != skel:
-        return None
-    ones = np.flatnonzero(lengths == 1).tolist()  # "[]" and "[5]": one number or none
-    for i in ones:
-        lengths[i] = int(bool(bytes(raws[i]).strip(b"[] \t\r")))
-    full = raws if not ones else [r for r, k in zip(raws, lengths.tolist(), strict=True) if k]
-    try:
-        flat = _FLOATS.decode(b"[" + b",".join(full).translate(None, b"[]") + b"]")
-    except (msgspec.DecodeError, msgspec.ValidationError):
-        return None  # a number beyond float range: the per-row reader says so
-    if len(flat) != lengths.sum():
-        return None
-    return np.frombuffer(array("d", flat), dtype=np.float64), lengths
-
-
-def _number_lists(raws: Sequence[Raw | UnsetType]) -> list[Any] | None:
-    """Raw lists of numbers decoded as lists of floats (absent and null: ``[]``), or
-    None when one is not."""
-    present = [r for r in raws if r is not UNSET]
-    try:
-        got = iter(_NUMBER_LISTS.decode(b"[" + b",".join(present) + b"]"))
-    except (msgspec.DecodeError, msgspec.ValidationError):
-        return None
-    return [[] if r is UNSET else next(got) or [] for r in raws]
-
-
 def _window_lists(raws: Sequence[Raw | UnsetType]) -> list[Any] | None:
     """Raw window lists decoded as lists of lists of floats (absent and null: ``[]``), or
     None when one is not."""
@@ -209,7 +171,18 @@ def raw_number_lists(raws: list[Raw]) -> bool:
     if (b"x" not in classes and _LONG_DIGITS not in classes
             and classes.translate(None, b"0 ") == b"\n".join(repeat(b"[", len(raws)))):
         return True  # each value: "[" then numbers, commas and blanks, then "]"
-    return _number_lists(raws) is not None
+    try:
+        _NUMBER_LISTS.decode(b"[" + b",".join(raws) + b"]")
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return False
+    return True
+
+
+def _lists(vals: list[Any]) -> list[Any]:
+    """Absent and null read as ``[]``."""
+    if UNSET in vals or None in vals:
+        return [[] if v is None or v is UNSET else v for v in vals]
+    return vals
 
 
 def _utf8(lines: list[bytes]) -> bool:
