@@ -17,9 +17,8 @@ lists), which makes Python's cyclic garbage collector rescan them again and agai
 while parsing (half the parse time); rows hold no cycles, so collection is paused
 while a batch is parsed (:func:`gc_paused`).
 
-msgspec's typed decoding was measured as an alternative: with collection paused it is
-no faster than orjson on these rows (it still builds one Python float per number), so
-no further dependency is needed.
+Without ``keep_records`` the lines are decoded typed (:mod:`cover.io.jsonl_typed`:
+only the fields certify reads; untyped, msgspec was no faster than orjson here).
 """
 
 from __future__ import annotations
@@ -48,8 +47,7 @@ _WINDOWS, _SALIENCY = "pred_relevant_windows", "pred_saliency_scores"
 #: freed before the next ones are parsed, where a whole batch's rows (60 MB at 16,384
 #: lines of 75 clips) cost fresh memory pages and cache misses: 3x the parse itself.
 CHUNK_LINES = 64
-#: The same for the typed decode, whose rows are a few small objects (no dict, and for
-#: most commands no saliency list): larger chunks cost less per line.
+#: The same for the typed decode, whose rows are small (no dict): fewer, larger chunks.
 TYPED_CHUNK_LINES = 1024
 
 
@@ -231,8 +229,7 @@ def list_lengths(vals: list[Any]) -> NDArray[np.int64]:
 
 def flat_numbers(vals: list[Any] | None, *, typed: bool = False
                  ) -> tuple[NDArray[np.float64], NDArray[np.int64]] | None:
-    """Flat values and lengths of lists of JSON numbers, or None (``typed``: the values
-    are known to be floats, as a typed decode gives them)."""
+    """Flat values and lengths of lists of JSON numbers, or None (``typed``: floats)."""
     if vals is None:
         return None
     flat = flat_values(vals, typed=typed)
@@ -241,7 +238,7 @@ def flat_numbers(vals: list[Any] | None, *, typed: bool = False
 
 def flat_values(vals: list[Any], *, typed: bool = False) -> NDArray[np.float64] | None:
     """The numbers of lists of JSON numbers, flat, or None when one is not a number."""
-    if typed:  # no boolean can hide among them: no second look
+    if typed:  # no boolean hides among typed floats: no second look
         return np.frombuffer(array("d", chain.from_iterable(vals)), dtype=np.float64)
     items = list(chain.from_iterable(vals))
     try:  # array("d") takes numbers and booleans only (np.fromiter would parse "1.5")
@@ -281,8 +278,7 @@ def flat_windows(vals: list[Any] | None, *, typed: bool = False
 
 def scored_windows(win: NDArray[np.float64], per_row: NDArray[np.int64]
                    ) -> NDArray[np.float64]:
-    """``(windows, 3)``: windows of two numbers are scored by list order, as the per-row
-    reader scores them."""
+    """``(windows, 3)``: two-number windows scored by list order, as the per-row reader."""
     if win.shape[1] == 3:
         return win
     rank = np.arange(win.shape[0]) - np.repeat(offsets_from_lengths(per_row)[:-1], per_row)
