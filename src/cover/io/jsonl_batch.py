@@ -17,9 +17,8 @@ lists), which makes Python's cyclic garbage collector rescan them again and agai
 while parsing (half the parse time); rows hold no cycles, so collection is paused
 while a batch is parsed (:func:`gc_paused`).
 
-msgspec's typed decoding was measured as an alternative: with collection paused it is
-no faster than orjson on these rows (it still builds one Python float per number), so
-no further dependency is needed.
+Without ``keep_records`` the lines are decoded typed (:mod:`cover.io.jsonl_typed`:
+only the fields certify reads; untyped, msgspec was no faster than orjson here).
 """
 
 from __future__ import annotations
@@ -48,6 +47,8 @@ _WINDOWS, _SALIENCY = "pred_relevant_windows", "pred_saliency_scores"
 #: freed before the next ones are parsed, where a whole batch's rows (60 MB at 16,384
 #: lines of 75 clips) cost fresh memory pages and cache misses: 3x the parse itself.
 CHUNK_LINES = 64
+#: The same for the typed decode, whose rows are small (no dict): fewer, larger chunks.
+TYPED_CHUNK_LINES = 1024
 
 
 @dataclass
@@ -77,13 +78,17 @@ class Batch:
 
 def load_batch(name: str, batch: Sequence[tuple[int, bytes]], *,
                clip: float = DEFAULT_CLIP_SECONDS, on_error: OnError = "raise",
-               fast: bool = True, keep_records: bool = True) -> Batch:
+               fast: bool = True, keep_records: bool = True, signal: bool = True) -> Batch:
     """The rows of ``batch`` (``(line number, bytes)`` pairs) and the prediction table
     of :func:`~cover.io.qvhighlights.predictions_from_rows`: read in bulk when the batch
     is clean (and ``fast``), else row by row. ``keep_records=False`` lets a bulk read
-    drop the parsed rows (the table's ``records`` is then None)."""
+    drop the parsed rows (the table's ``records`` is then None) and decode only the
+    fields the certify step reads (:mod:`cover.io.jsonl_typed`); ``signal=False`` too
+    leaves the saliency scores out of the table (checked, not read: for a command whose
+    score does not read them)."""
     with gc_paused():
-        got = decode_batch(name, batch, clip=clip, keep_records=keep_records) if fast else None
+        got = (decode_batch(name, batch, clip=clip, keep_records=keep_records, signal=signal)
+               if fast else None)
         if got is not None:
             return got
         raw = parse_json_lines(name, batch)
@@ -91,17 +96,22 @@ def load_batch(name: str, batch: Sequence[tuple[int, bytes]], *,
 
 
 def decode_batch(name: str, batch: Sequence[tuple[int, bytes]], *,
-                 clip: float = DEFAULT_CLIP_SECONDS, keep_records: bool = True
-                 ) -> Batch | None:
+                 clip: float = DEFAULT_CLIP_SECONDS, keep_records: bool = True,
+                 signal: bool = True) -> Batch | None:
     """The rows and table of a batch whose every row is clean, or None when any row
-    needs the per-row reader (which then says what is wrong)."""
+    needs the per-row reader (which then says what is wrong). Without ``keep_records``
+    the lines are decoded typed (:func:`cover.io.jsonl_typed.typed_chunk`)."""
     lines = list(map(itemgetter(1), batch))  # a blank line fails the parse: per-row reader
     if not lines:
         return None
+    from cover.io.jsonl_typed import typed_chunk  # it builds on this module's helpers
+
     parts: list[tuple[Any, ...]] = []
     try:
-        for a in range(0, len(lines), CHUNK_LINES):
-            part = _chunk(lines[a:a + CHUNK_LINES], keep_records)
+        step = CHUNK_LINES if keep_records else TYPED_CHUNK_LINES
+        for a in range(0, len(lines), step):
+            part = (_chunk(lines[a:a + step]) if keep_records else
+                    typed_chunk(lines[a:a + step], signal))
             if part is None:
                 return None
             parts.append(part)
@@ -133,7 +143,7 @@ def decode_batch(name: str, batch: Sequence[tuple[int, bytes]], *,
                  any(p[4] for p in parts))
 
 
-def _chunk(lines: list[bytes], keep_records: bool) -> tuple[Any, ...] | None:
+def _chunk(lines: list[bytes]) -> tuple[Any, ...] | None:
     """Parsed columns of a few clean lines, or None."""
     recs = parse_objects(lines)
     if recs is None:
@@ -153,7 +163,7 @@ def _chunk(lines: list[bytes], keep_records: bool) -> tuple[Any, ...] | None:
         return None
     values = np.column_stack([x[0] for x in scal])  # type: ignore[index]
     present = np.column_stack([x[1] for x in scal])  # type: ignore[index]
-    return (recs if keep_records else [], ids[0], ids[1],
+    return (recs, ids[0], ids[1],
             list(map(dict.get, recs, repeat("query"))),
             any(map(dict.__contains__, recs, repeat("cover"))),
             got[0], got[1], sal[0], sal[1], values.ravel(), present.ravel())
@@ -217,10 +227,19 @@ def list_lengths(vals: list[Any]) -> NDArray[np.int64]:
     return np.fromiter(map(len, vals), np.int64, len(vals))
 
 
-def flat_numbers(vals: list[Any] | None) -> tuple[NDArray[np.float64], NDArray[np.int64]] | None:
-    """Flat values and lengths of lists of JSON numbers, or None."""
+def flat_numbers(vals: list[Any] | None, *, typed: bool = False
+                 ) -> tuple[NDArray[np.float64], NDArray[np.int64]] | None:
+    """Flat values and lengths of lists of JSON numbers, or None (``typed``: floats)."""
     if vals is None:
         return None
+    flat = flat_values(vals, typed=typed)
+    return None if flat is None else (flat, list_lengths(vals))
+
+
+def flat_values(vals: list[Any], *, typed: bool = False) -> NDArray[np.float64] | None:
+    """The numbers of lists of JSON numbers, flat, or None when one is not a number."""
+    if typed:  # no boolean hides among typed floats: no second look
+        return np.frombuffer(array("d", chain.from_iterable(vals)), dtype=np.float64)
     items = list(chain.from_iterable(vals))
     try:  # array("d") takes numbers and booleans only (np.fromiter would parse "1.5")
         flat = np.frombuffer(array("d", items), dtype=np.float64)
@@ -230,33 +249,40 @@ def flat_numbers(vals: list[Any] | None) -> tuple[NDArray[np.float64], NDArray[n
     suspect = np.flatnonzero((flat == 0.0) | (flat == 1.0)).tolist()
     if suspect and not set(map(type, map(items.__getitem__, suspect))) <= _NUMBER:
         return None
-    return flat, list_lengths(vals)
+    return flat
 
 
-def flat_windows(vals: list[Any] | None) -> tuple[NDArray[np.float64], NDArray[np.int64]] | None:
+def flat_windows(vals: list[Any] | None, *, typed: bool = False
+                 ) -> tuple[NDArray[np.float64], NDArray[np.int64]] | None:
     """``(windows, 3)`` and windows per row when every window is ``[s, e, score]``
-    (or every one ``[s, e]``, scored by list order as the per-row reader does)."""
+    (or every one ``[s, e]``, scored by list order as the per-row reader does);
+    ``typed``: every window is a list of floats (:func:`flat_values`)."""
     if vals is None:
         return None
     per_row = list_lengths(vals)
     flat_w = list(chain.from_iterable(vals))
     try:  # a window that is not a list: a number has no len(); a string or an object
-        width = list_lengths(flat_w)  # of w characters / keys fails in flat_numbers
+        widths = set(map(len, flat_w))  # of w characters / keys fails in flat_values
     except TypeError:
         return None
     if not flat_w:
         return np.empty((0, 3)), per_row
-    w = int(width[0])
-    if w not in (2, 3) or not (width == w).all():
+    if len(widths) != 1 or not widths <= {2, 3}:
         return None  # mixed widths: the per-row reader decides row by row
-    got = flat_numbers(flat_w)
-    if got is None:
+    w = widths.pop()
+    flat = flat_values(flat_w, typed=typed)
+    if flat is None:
         return None
-    win = got[0].reshape(-1, w)
-    if w == 2:  # no scores: rank by list order, as the per-row reader does
-        rank = np.arange(win.shape[0]) - np.repeat(offsets_from_lengths(per_row)[:-1], per_row)
-        win = np.column_stack([win, -rank.astype(np.float64)])
-    return win, per_row
+    return scored_windows(flat.reshape(-1, w), per_row), per_row
+
+
+def scored_windows(win: NDArray[np.float64], per_row: NDArray[np.int64]
+                   ) -> NDArray[np.float64]:
+    """``(windows, 3)``: two-number windows scored by list order, as the per-row reader."""
+    if win.shape[1] == 3:
+        return win
+    rank = np.arange(win.shape[0]) - np.repeat(offsets_from_lengths(per_row)[:-1], per_row)
+    return np.column_stack([win, -rank.astype(np.float64)])
 
 
 def _scalar(recs: list[dict[str, Any]], key: str

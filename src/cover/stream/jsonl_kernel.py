@@ -80,6 +80,7 @@ class CertifyKernel:
     clip: float
     compact: bool
     fast: bool
+    signal: bool = True
 
     @classmethod
     def of(cls, cal: Calibrator, *, videos: Videos | None = None,
@@ -91,7 +92,8 @@ class CertifyKernel:
         # Input rows are needed for a grouping keyed by one of their fields, and for rows
         # written one by one (then parsed again); the bulk reader otherwise drops them.
         keep_records = cal.groups not in ("all", "pred_length", "duration")
-        return cls(stage, keep_records, clip, compact, fast)
+        # Only SLS reads the saliency scores; the others have them checked, not decoded.
+        return cls(stage, keep_records, clip, compact, fast, signal=cal.score == "sls")
 
     @property
     def cal(self) -> Calibrator:
@@ -113,7 +115,7 @@ class CertifyKernel:
         """Certify ``batch`` (``(line number, bytes)`` pairs of file ``name``); ``seen``
         holds the qids of earlier batches (a repeat is rejected) and gets this batch's."""
         got = load_batch(name, batch, clip=self.clip, on_error="reject", fast=self.fast,
-                         keep_records=self.keep_records)
+                         keep_records=self.keep_records, signal=self.signal)
         done = self.stage.run(got.loaded, seen)
         table, regions, in_cal = done.table, done.regions, done.in_calibration
         found = [*got.loaded.problems, *done.found]

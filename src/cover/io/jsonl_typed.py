@@ -1,0 +1,209 @@
+"""Typed decode of Moment-DETR prediction lines: only the fields a command reads, each
+to the type the per-row reader accepts without a message, as columns.
+
+The bulk reader (:mod:`cover.io.jsonl_batch`) parses each line into a dict of Python
+objects, then takes the fields out of the dicts. Here each line is decoded by msgspec
+into a small struct of the fields the certify step reads (``qid``, ``vid``, ``query``,
+``duration``, the stds, ``pred_relevant_windows``, and ``pred_saliency_scores`` for a
+command that reads the signal); every other field is skipped without building a
+Python object. The windows are kept as raw bytes and read as one column over a chunk
+of lines (:func:`raw_windows`: their shapes from the skeleton of brackets and commas
+left when numbers and blanks are dropped, their numbers in one decode of one flat
+list); windows not written plainly (null, a boolean, ...) are decoded as typed lists.
+For a command that does not read the signal (NORM, SEC, SIGMA) the saliency scores
+are not decoded at all: they are kept as raw bytes and checked to be what the per-row
+reader takes without a message (a list of finite numbers, or null), by byte classes
+over the chunk (:func:`raw_number_lists`). (SLS's scores read as one raw column, as
+the windows are, measured no faster than typed lists: the cost is one Python float
+per number either way.)
+
+Typing is the first half of the checks: a number field refuses a string, a boolean,
+an object or an integer beyond float range; a list of floats refuses everything but
+numbers. Whatever the structs refuse (and any line that is not valid UTF-8, which
+msgspec does not check in a skipped field and the per-row reader rejects) makes
+:func:`typed_chunk` return None, and the batch goes to the per-row reader as before,
+which says what is wrong. The rest of the checks are the bulk reader's, over numpy
+columns.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Sequence
+from itertools import repeat
+from operator import attrgetter
+from typing import Any
+
+import msgspec
+import numpy as np
+from msgspec import UNSET, Raw, UnsetType
+from numpy.typing import NDArray
+
+from cover.io.jsonl_batch import flat_values, flat_windows, list_lengths, scored_windows, text_ids
+
+__all__ = ["raw_number_lists", "typed_chunk"]
+
+
+class _Row(msgspec.Struct):
+    """The fields of a prediction row the certify step reads (the signal aside)."""
+
+    qid: int | str
+    vid: int | str
+    query: Any = None
+    duration: float | None = None
+    start_std: float | None = None
+    end_std: float | None = None
+    pred_relevant_windows: Raw | UnsetType = UNSET  # read as a column: raw_windows
+    cover: Raw | UnsetType = UNSET  # only whether it is there: its block is replaced
+
+
+class _WithSignal(_Row):
+    pred_saliency_scores: list[float] | UnsetType | None = UNSET
+
+
+class _NoSignal(_Row):
+    pred_saliency_scores: Raw | UnsetType = UNSET
+
+
+_DECODE = {True: msgspec.json.Decoder(_WithSignal).decode,
+           False: msgspec.json.Decoder(_NoSignal).decode}
+_NUMBER_LISTS = msgspec.json.Decoder(list[list[float] | None])
+_WINDOW_LISTS = msgspec.json.Decoder(list[list[list[float]] | None])
+_FLOATS = msgspec.json.Decoder(list[float])
+_FIELDS = attrgetter("qid", "vid", "query", "duration", "start_std", "end_std",
+                     "pred_relevant_windows", "pred_saliency_scores", "cover")
+
+#: Byte classes of raw saliency lists: digits "0", a number's other characters and
+#: JSON blanks " ", "[" kept, the line separator kept, anything else (a letter: an
+#: exponent, null, true; a quote; a brace) "x".
+_CLASSES = bytes(
+    ord("0") if chr(b).isdigit() and b < 128 else
+    ord(" ") if chr(b) in ".-+,] \t\r" else
+    b if chr(b) in "[\n" else ord("x") for b in range(256))
+#: Byte classes of raw window lists: brackets, commas and the line separator kept, a
+#: number's characters and blanks (:data:`_NUMBER_CHARS`) dropped, anything else "x".
+_SKELETON = bytes(b if chr(b) in "[],\n" else ord("x") for b in range(256))
+_NUMBER_CHARS = b"0123456789.-+eE \t\r"
+#: A run of this many digits may be a number beyond float range (1e309 has 310).
+_LONG_DIGITS = b"0" * 309
+
+
+def typed_chunk(lines: list[bytes], signal: bool) -> tuple[Any, ...] | None:
+    """The columns :func:`cover.io.jsonl_batch.decode_batch` joins, for a few lines
+    decoded typed (the records are not kept), or None when any line needs the per-row
+    reader. ``signal=False``: the saliency scores are checked, not read (the signal
+    columns are empty)."""
+    if not all(map(bytes.isascii, lines)) and not _utf8(lines):
+        return None
+    try:
+        rows = list(map(_DECODE[signal], lines))
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return None
+    cols = list(zip(*map(_FIELDS, rows), strict=True))
+    qv, vv, query, dur, std_s, std_e, win, sal, cov = cols
+    if text_ids(qv) is None or text_ids(vv) is None:
+        return None
+    if UNSET in win and any(w is UNSET and s is UNSET for w, s in zip(win, sal, strict=True)):
+        return None  # neither field: the per-row reader says which is missing
+    got = raw_windows(win) if UNSET not in win else None
+    if got is None:  # absent, null or unusual windows: decoded as lists
+        lists = _window_lists(win)
+        got = None if lists is None else flat_windows(lists, typed=True)
+    if got is None:
+        return None
+    if signal:
+        sal = _lists(sal)
+        signal_cols = (flat_values(sal, typed=True), list_lengths(sal))
+    else:
+        if not raw_number_lists([s for s in sal if s is not UNSET] if UNSET in sal else sal):
+            return None
+        signal_cols = (np.empty(0), np.zeros(len(rows), dtype=np.int64))
+    scal = [_column(v) for v in (dur, std_s, std_e)]
+    values = np.column_stack([v for v, _ in scal]).ravel()
+    present = np.column_stack([p for _, p in scal]).ravel()
+    return ([], qv, vv, query, cov.count(UNSET) != len(cov), got[0], got[1],
+            *signal_cols, values, present)
+
+
+def raw_windows(raws: Sequence[Raw]) -> tuple[NDArray[np.float64], NDArray[np.int64]] | None:
+    """``(windows, 3)`` and windows per row of raw window lists, when every one is a
+    list of ``[s, e, score]`` (or every one of ``[s, e]``) numbers written plainly; else
+    None (:func:`_window_lists` reads them as lists). Shapes are told by the lists'
+    skeletons (brackets and commas) over all rows at once, numbers decoded in one call
+    as one flat list."""
+    skel = b"\n".join(raws).translate(_SKELETON, _NUMBER_CHARS)
+    if b"x" in skel:
+        return None
+    rows = skel.split(b"\n")
+    first = next((r for r in rows if r != b"[]"), b"[[,,]]")
+    w = first.find(b"]") - 1
+    if w not in (2, 3):
+        return None
+    per_row = (list_lengths(rows) - 1) // (w + 2)  # "[" + k windows "[,,]" + (k-1) "," + "]"
+    shapes = {k: b"[" + b",".join(repeat(b"[" + b"," * (w - 1) + b"]", k)) + b"]"
+              for k in set(per_row.tolist())}
+    if b"\n".join(map(shapes.__getitem__, per_row.tolist())) != skel:
+        return None
+    full = raws if per_row.all() else [r for r, k in zip(raws, per_row.tolist(),
+                                                         strict=True) if k]
+    try:
+        flat = _FLOATS.decode(b"[" + b",".join(full).translate(None, b"[]") + b"]")
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return None  # a number beyond float range: the per-row reader says so
+    win = np.frombuffer(array("d", flat), dtype=np.float64).reshape(-1, w)
+    return scored_windows(win, per_row), per_row
+
+
+def _window_lists(raws: Sequence[Raw | UnsetType]) -> list[Any] | None:
+    """Raw window lists decoded as lists of lists of floats (absent and null: ``[]``), or
+    None when one is not."""
+    present = [r for r in raws if r is not UNSET]
+    try:
+        got = iter(_WINDOW_LISTS.decode(b"[" + b",".join(present) + b"]"))
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return None
+    return [[] if r is UNSET else next(got) or [] for r in raws]
+
+
+def raw_number_lists(raws: list[Raw]) -> bool:
+    """Whether every raw JSON value is a list of finite numbers or null (what the
+    per-row reader takes as saliency scores without a message). The plain case (flat
+    lists of numbers without exponents or runs of 309 digits) is told by byte classes
+    over all of them at once; anything else is decoded, as floats, to be sure."""
+    if not raws:
+        return True
+    classes = b"\n".join(raws).translate(_CLASSES)
+    # What is left of the values without their numbers: "[" each, one a line.
+    if (b"x" not in classes and _LONG_DIGITS not in classes
+            and classes.translate(None, b"0 ") == b"\n".join(repeat(b"[", len(raws)))):
+        return True  # each value: "[" then numbers, commas and blanks, then "]"
+    try:
+        _NUMBER_LISTS.decode(b"[" + b",".join(raws) + b"]")
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return False
+    return True
+
+
+def _lists(vals: list[Any]) -> list[Any]:
+    """Absent and null read as ``[]``."""
+    if UNSET in vals or None in vals:
+        return [[] if v is None or v is UNSET else v for v in vals]
+    return vals
+
+
+def _utf8(lines: list[bytes]) -> bool:
+    try:
+        for line in lines:
+            line.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _column(vals: list[float | None]) -> tuple[NDArray[np.float64], NDArray[np.bool_]]:
+    """A number per row (NaN where absent or null) and where present."""
+    if None not in vals:
+        return np.array(vals, dtype=np.float64), np.ones(len(vals), dtype=bool)
+    present = np.array([v is not None for v in vals], dtype=bool)
+    return np.array([np.nan if v is None else v for v in vals], dtype=np.float64), present
+
