@@ -14,16 +14,16 @@ its own. A file that passes gives its table, column for column, without ``record
 
 from __future__ import annotations
 
-from array import array
 from itertools import chain, repeat
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from cover.data.table import GroundingTable
 from cover.intervals import Intervals
-from cover.io.jsonl import OnError, numbered_lines, object_column, read_input_bytes
+from cover.io.jsonl import OnError, object_column
 from cover.io.jsonl_batch import (
     CHUNK_LINES,
     flat_numbers,
@@ -51,38 +51,46 @@ def read_ground_truth_lean(path: str | Path, *, on_error: OnError = "raise") -> 
 
 
 def _decode(path: str | Path) -> Loaded | None:
-    data = read_input_bytes(path)
-    if not data.strip() or data.lstrip()[:1] == b"[":
-        return None  # empty, or a JSON array: the per-row reader's cases
+    from cover.errors import InputError
+    from cover.stream.jsonl import line_batches
+
     cols: tuple[list[Any], ...] = ([], [], [], [], [], [], [])
-    numbers = array("q")
-    chunk: list[bytes] = []
-    for lineno, line in numbered_lines(data):
-        if not line.strip():
-            continue  # blank lines are skipped, as the per-row reader skips them
-        chunk.append(line)
-        numbers.append(lineno)
-        if len(chunk) == CHUNK_LINES:
-            if not _chunk(chunk, cols):
+    numbers: list[NDArray[np.int64]] = []
+    try:  # the file is read a block at a time: its bytes are never held whole
+        for batch in line_batches(path, CHUNK_LINES):
+            if not numbers and batch[0][1].lstrip()[:1] == b"[":
+                return None  # a JSON array: the per-row reader's case
+            if not _chunk([line for _, line in batch], cols):
                 return None
-            chunk = []
-    if chunk and not _chunk(chunk, cols):
-        return None
-    del data  # the file's bytes are not needed for the table
-    qtext, vtext, query, durs, wins, counts, labels = cols
-    if len(set(qtext)) != len(qtext):
+            numbers.append(np.fromiter((n for n, _ in batch), np.int64, len(batch)))
+    except InputError:
+        return None  # a JSON array, or a line too long: the per-row reader says so
+    if not numbers:
+        return None  # empty: the per-row reader's case
+    qparts, vparts, query, durs, wins, counts, labels = cols
+    qtext = _joined(qparts)
+    if np.unique(qtext).size != qtext.size:
         return None  # a repeated qid: the per-row reader names the first line
-    dur, win, per_row = np.concatenate(durs), np.concatenate(wins), np.concatenate(counts)
+    saliency = _joined_labels(labels, [c.size for c in counts])
+    vtext, dur, win, per_row = _joined(vparts), _joined(durs), _joined(wins), _joined(counts)
     n = len(qtext)
+    truth = Intervals(win[:, 0].copy(), win[:, 1].copy(), offsets_from_lengths(per_row))
+    del win, per_row
     table = GroundingTable(
-        qid=np.array(qtext, dtype=str), vid=np.array(vtext, dtype=str), duration=dur,
+        qid=qtext, vid=vtext, duration=dur,
         pred_start=np.full(n, np.nan), pred_end=np.full(n, np.nan),
         relevance=Ragged(np.empty(0), np.zeros(n + 1, dtype=np.int64)),
-        line=np.frombuffer(numbers, dtype=np.int64).copy(), source=str(path),
-        query=object_column(query), records=None,
-        truth=Intervals(win[:, 0].copy(), win[:, 1].copy(), offsets_from_lengths(per_row)),
-        truth_saliency=_joined_labels(labels, [c.size for c in counts]))
+        line=_joined(numbers), source=str(path),
+        query=object_column(query), records=None, truth=truth, truth_saliency=saliency)
     return Loaded(table, [], {})
+
+
+def _joined(parts: list[NDArray[Any]]) -> NDArray[Any]:
+    """The chunks' ``parts`` as one array; the list is emptied as it is joined, so a
+    column is never held twice while the next one is joined."""
+    whole = np.concatenate(parts)
+    parts.clear()
+    return whole
 
 
 def _joined_labels(parts: list[Ragged | None], sizes: list[int]) -> Ragged | None:
@@ -97,9 +105,9 @@ def _joined_labels(parts: list[Ragged | None], sizes: list[int]) -> Ragged | Non
 
 
 def _chunk(lines: list[bytes], cols: tuple[list[Any], ...]) -> bool:
-    """Append the checked columns of a few lines to ``cols`` (qid text, vid text, query,
-    durations, windows, windows per row; the rows are dropped); False when any row is not
-    plainly clean."""
+    """Append the checked columns of a few lines to ``cols`` (qid and vid as numpy text,
+    query, durations, windows, windows per row; the rows are dropped); False when any row
+    is not plainly clean."""
     recs = parse_objects(lines)
     if recs is None or label_problems(recs):
         return False
@@ -120,7 +128,10 @@ def _chunk(lines: list[bytes], cols: tuple[list[Any], ...]) -> bool:
     win, dur = flat[0].reshape(-1, 2), np.array(durs, dtype=np.float64)
     if any(bad.any() for bad, _ in truth_rules(dur, win, offsets_from_lengths(per_row))):
         return False  # the per-row reader rejects the row, with its message
-    parts: tuple[list[Any], ...] = (qtext, vtext, list(map(dict.get, recs, repeat("query"))),
+    # ids as numpy text at once: a chunk's strings are freed with it, where lists of
+    # them kept to the end pinned ~140 bytes a row between the query strings.
+    parts: tuple[list[Any], ...] = ([np.array(qtext, dtype=str)], [np.array(vtext, dtype=str)],
+                                    list(map(dict.get, recs, repeat("query"))),
                                     [dur], [win], [per_row], [saliency_labels(recs)])
     for col, part in zip(cols, parts, strict=True):
         col += part
