@@ -98,7 +98,7 @@ def _lines_lean(path: str | Path) -> tuple[NDArray[np.str_], NDArray[np.float64]
     parts: list[tuple[NDArray[np.str_], NDArray[np.float64], NDArray[np.float64]]] = []
     pending = folded = 0
     with gc_paused():
-        for batch in line_batches(path, CHUNK_LINES * 64):
+        for batch in line_batches(path, CHUNK_LINES):
             recs = parse_objects([line for _, line in batch])
             if recs is None:
                 return None
@@ -117,7 +117,7 @@ def _lines_lean(path: str | Path) -> tuple[NDArray[np.str_], NDArray[np.float64]
                 return None
             parts.append((np.array(vids, dtype=str), t, t))
             pending += t.size
-            if pending > max(folded, 1 << 20):  # fold: held columns stay per video
+            if pending > max(folded, 1 << 16):  # fold: held columns stay per video
                 parts = [_fold(parts)]
                 folded, pending = parts[0][0].size, 0
     if not parts:
