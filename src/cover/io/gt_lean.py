@@ -85,11 +85,27 @@ def _decode(path: str | Path) -> Loaded | None:
     return Loaded(table, [], {})
 
 
+def _give_back_free_memory() -> None:
+    """Return the C heap's free pages to the system (glibc's ``malloc_trim``; nothing
+    elsewhere). The chunks' small arrays, freed once joined, leave holes below the
+    table's columns that the heap cannot shrink past: ~140 MB of a 1e6-row file, held
+    for the whole run of a command that then streams its predictions."""
+    import ctypes
+
+    try:
+        trim = ctypes.CDLL(None).malloc_trim
+    except (OSError, AttributeError):  # not glibc: nothing to give back this way
+        return
+    trim(0)
+
+
 def _joined(parts: list[NDArray[Any]]) -> NDArray[Any]:
-    """The chunks' ``parts`` as one array; the list is emptied as it is joined, so a
-    column is never held twice while the next one is joined."""
+    """The chunks' ``parts`` as one array; the list is emptied as it is joined (and the
+    memory it held given back), so a column is never held twice while the next one is
+    joined."""
     whole = np.concatenate(parts)
     parts.clear()
+    _give_back_free_memory()
     return whole
 
 
