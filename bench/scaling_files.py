@@ -1,6 +1,7 @@
 """Scaling of every file command: wall time and peak RSS at 1e5, 1e6 and 1e7 rows.
 
-Run from the repository root (on a quiet machine; 1e7 takes hours and ~20 GB of disk)::
+Run from the repository root (on a quiet machine; 1e7 takes hours and ~50 GB of disk:
+the 11 GB prediction file and three certified copies of it)::
 
     .venv/bin/python bench/scaling_files.py --sizes 1e5,1e6,1e7 --dir /tmp/cover-scaling \\
         --out bench/results-scaling-files.md
