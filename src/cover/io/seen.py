@@ -22,14 +22,15 @@ from numpy.typing import NDArray
 class SeenIds:
     """Ids met in earlier batches; :meth:`add` returns which of a batch's ids repeat one.
 
-    Held as sorted blocks of the ids themselves, exact (no hashing): ASCII ids as bytes
-    (one byte a character: ~8 bytes for a 7-digit qid, where a Python set holds ~80),
-    others as numpy text. Blocks merge when one is no more than twice the size of the
-    next (at most log2(ids / batch) blocks), so a batch costs O(batch log ids)."""
+    Held as sorted blocks of the ids themselves, exact (no hashing), in three kinds: an
+    ASCII id of at most 8 characters as one 64-bit integer (its bytes; numbers sort and
+    search far faster than text), a longer ASCII id as bytes (a byte a character), any
+    other as numpy text. A Python set holds ~80 bytes an id. Blocks merge when one is no
+    more than twice the size of the next (at most log2(ids / batch) blocks), so a batch
+    costs O(batch log ids)."""
 
     def __init__(self) -> None:
-        self._ascii: list[NDArray[np.bytes_]] = []
-        self._text: list[NDArray[np.str_]] = []
+        self._blocks: tuple[list[NDArray[Any]], ...] = ([], [], [])  # short, ascii, text
         self._n = 0
 
     def add(self, qids: NDArray[np.str_]) -> NDArray[np.bool_]:
@@ -40,14 +41,14 @@ class SeenIds:
         dup = np.zeros(q.size, dtype=bool)
         if q.size == 0:
             return dup
-        keys, is_ascii = _split_ascii(q.reshape(-1))
-        for blocks, mask, part in ((self._ascii, is_ascii, keys[0]),
-                                   (self._text, ~is_ascii, keys[1])):
+        for blocks, (rows, part) in zip(self._blocks, _kinds(q.reshape(-1)), strict=True):
             if part.size == 0:
                 continue
-            hit = _member(blocks, part)
-            dup[mask] = hit
-            new = np.unique(part[~hit])
+            # sorted keys: each binary search starts where the last one ended (3x faster)
+            uniq, inverse = np.unique(part, return_inverse=True)
+            hit = _member(blocks, uniq)
+            dup[rows] = hit[inverse]
+            new = uniq[~hit]
             if new.size:
                 self._n += new.size
                 _push(blocks, new)
@@ -58,24 +59,36 @@ class SeenIds:
 
     def array(self) -> NDArray[np.str_]:
         """Every id seen, sorted."""
-        parts = [b.astype(f"U{max(b.dtype.itemsize, 1)}") for b in self._ascii] + self._text
-        return np.sort(np.concatenate(parts)) if parts else np.array([], dtype=str)
+        short, ascii_, text = self._blocks
+        parts = ([b.view("S8").astype("U8") for b in short]
+                 + [b.astype(f"U{b.dtype.itemsize}") for b in ascii_] + text)
+        if not parts:
+            return np.array([], dtype=str)
+        whole = np.sort(np.concatenate(parts))
+        return whole.astype(f"U{max(int(np.char.str_len(whole).max(initial=1)), 1)}")
 
-def _split_ascii(q: NDArray[np.str_]) -> tuple[tuple[NDArray[Any], NDArray[np.str_]],
-                                               NDArray[np.bool_]]:
-    """``((ASCII ids as bytes, the other ids as text), which ids are ASCII)``, each part
-    as narrow as its longest id. Bytes equal text exactly for ASCII ids (numpy strips
-    trailing NULs from both alike)."""
+
+def _kinds(q: NDArray[np.str_]) -> list[tuple[NDArray[np.bool_], NDArray[Any]]]:
+    """``(rows, keys)`` of each kind of id in ``q``: ASCII ids of at most 8 characters as
+    ``uint64`` (their bytes, zero-padded: ids never end in NUL, so equal ids and only
+    they get equal keys), longer ASCII ids as bytes, the others as text; each part as
+    narrow as its longest id."""
     width = q.dtype.itemsize // 4
     if width == 0:
         q, width = q.astype("U1"), 1
     codes = np.ascontiguousarray(q).view(np.uint32).reshape(q.size, width)
     is_ascii = (codes < 128).all(axis=1)
-    low = _trimmed(codes[is_ascii]).astype(np.uint8)
+    used = codes != 0
+    length = np.where(used.any(axis=1), width - np.argmax(used[:, ::-1], axis=1), 0)
+    short, long_ = is_ascii & (length <= 8), is_ascii & (length > 8)
+    packed = np.zeros((int(short.sum()), 8), dtype=np.uint8)
+    head = codes[short, :8]
+    packed[:, :head.shape[1]] = head
+    low = _trimmed(codes[long_]).astype(np.uint8)
     high = _trimmed(codes[~is_ascii])
-    as_bytes = np.ascontiguousarray(low).view(f"S{low.shape[1]}").reshape(-1)
-    as_text = np.ascontiguousarray(high).view(f"U{high.shape[1]}").reshape(-1)
-    return (as_bytes, as_text), is_ascii
+    return [(short, packed.view(np.uint64).reshape(-1)),
+            (long_, np.ascontiguousarray(low).view(f"S{low.shape[1]}").reshape(-1)),
+            (~is_ascii, np.ascontiguousarray(high).view(f"U{high.shape[1]}").reshape(-1))]
 
 
 def _trimmed(codes: NDArray[np.uint32]) -> NDArray[np.uint32]:
