@@ -1,10 +1,10 @@
 """Repeated query ids across the batches of a streamed file (the duplicate check).
 
-* :class:`SeenIds`: the ids met so far as sorted blocks of bytes (exact, about a byte a
-  character), for files read once, batch by batch (JSON lines). A batch costs
-  O(batch log ids); re-sorting everything seen per batch (``np.union1d``) would cost
-  O(rows seen) per batch, quadratic over a file, and a Python set holds ~80 bytes per id
-  (800 MB at 1e7 lines).
+* :class:`SeenIds`: the ids met so far as sorted blocks (exact: a short ASCII id as one
+  64-bit integer, a longer one as bytes), for files read once, batch by batch (JSON
+  lines). A batch costs O(batch log ids); re-sorting everything seen per batch
+  (``np.union1d``) would cost O(rows seen) per batch, quadratic over a file, and a
+  Python set holds ~80 bytes per id (800 MB at 1e7 lines).
 * :class:`SeenLines`: a dict of each id's first line, for messages that name it.
 * :func:`repeated_rows`: for columnar files whose qid column can be read alone first
   (Parquet, CSV): one dictionary encoding of the whole column (Arrow's C++ hash table)
