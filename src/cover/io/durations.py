@@ -92,13 +92,13 @@ def _lines_lean(path: str | Path) -> tuple[NDArray[np.str_], NDArray[np.float64]
     holding only per-video columns; None when any line is not plainly clean (not an
     object, an id or duration of another type, a duration that is not finite and > 0,
     two durations for one video): :func:`read_durations` then says which."""
+    from cover.io.gt_lean import line_chunks
     from cover.io.jsonl_batch import CHUNK_LINES, gc_paused, parse_objects, text_ids
-    from cover.stream.jsonl import line_batches
 
     parts: list[tuple[NDArray[np.str_], NDArray[np.float64], NDArray[np.float64]]] = []
     pending = folded = 0
     with gc_paused():
-        for batch in line_batches(path, CHUNK_LINES):
+        for batch in line_chunks(path, CHUNK_LINES):
             recs = parse_objects([line for _, line in batch])
             if recs is None:
                 return None

@@ -14,6 +14,7 @@ its own. A file that passes gives its table, column for column, without ``record
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from itertools import chain, repeat
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,7 @@ from cover.io.jsonl_batch import (
     parse_objects,
     text_ids,
 )
+from cover.io.opener import open_input
 from cover.io.qvhighlights import Loaded, read_ground_truth, truth_rules
 from cover.io.saliency_labels import label_problems, saliency_labels
 from cover.ragged import Ragged, offsets_from_lengths
@@ -51,20 +53,14 @@ def read_ground_truth_lean(path: str | Path, *, on_error: OnError = "raise") -> 
 
 
 def _decode(path: str | Path) -> Loaded | None:
-    from cover.errors import InputError
-    from cover.stream.jsonl import line_batches
-
     cols: tuple[list[Any], ...] = ([], [], [], [], [], [], [])
     numbers: list[NDArray[np.int64]] = []
-    try:  # the file is read a block at a time: its bytes are never held whole
-        for batch in line_batches(path, CHUNK_LINES):
-            if not numbers and batch[0][1].lstrip()[:1] == b"[":
-                return None  # a JSON array: the per-row reader's case
-            if not _chunk([line for _, line in batch], cols):
-                return None
-            numbers.append(np.fromiter((n for n, _ in batch), np.int64, len(batch)))
-    except InputError:
-        return None  # a JSON array, or a line too long: the per-row reader says so
+    for batch in line_chunks(path, CHUNK_LINES):  # the file's bytes are never held whole
+        if not numbers and batch[0][1].lstrip()[:1] == b"[":
+            return None  # a JSON array: the per-row reader's case
+        if not _chunk([line for _, line in batch], cols):
+            return None
+        numbers.append(np.fromiter((n for n, _ in batch), np.int64, len(batch)))
     if not numbers:
         return None  # empty: the per-row reader's case
     qparts, vparts, query, durs, wins, counts, labels = cols
@@ -83,6 +79,22 @@ def _decode(path: str | Path) -> Loaded | None:
         line=_joined(numbers), source=str(path),
         query=object_column(query), records=None, truth=truth, truth_saliency=saliency)
     return Loaded(table, [], {})
+
+
+def line_chunks(path: str | Path, size: int) -> Iterator[list[tuple[int, bytes]]]:
+    """The non-blank ``(line number, bytes)`` of a file, ``size`` at a time, read as it
+    goes (gzip and a byte-order mark as :func:`cover.io.opener.open_input` takes them);
+    lines are numbered at ``\\n``, as :func:`cover.io.jsonl.numbered_lines` numbers them."""
+    chunk: list[tuple[int, bytes]] = []
+    with open_input(path) as fh:
+        for lineno, line in enumerate(fh, start=1):
+            if line.strip():
+                chunk.append((lineno, line))
+                if len(chunk) == size:
+                    yield chunk
+                    chunk = []
+    if chunk:
+        yield chunk
 
 
 def _give_back_free_memory() -> None:
