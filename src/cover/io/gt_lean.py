@@ -39,6 +39,8 @@ from cover.io.saliency_labels import label_problems, saliency_labels
 from cover.ragged import Ragged, offsets_from_lengths
 
 _NUMBER = frozenset({int, float})
+#: Bytes read at a time by :func:`line_chunks`.
+_READ_BYTES = 1 << 22
 
 
 def read_ground_truth_lean(path: str | Path, *, on_error: OnError = "raise") -> Loaded:
@@ -92,7 +94,7 @@ def line_chunks(path: str | Path, size: int) -> Iterator[list[tuple[int, bytes]]
     lineno = 0
     with open_input(path) as fh:
         while True:
-            block = fh.read(1 << 22)
+            block = fh.read(_READ_BYTES)
             if block and b"\n" not in block:
                 pending.append(block)
                 continue
