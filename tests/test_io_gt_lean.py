@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import math
 
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bulk_rows import same_tables
@@ -93,3 +93,22 @@ def test_many_chunks_and_the_real_file(qvh_gt, tmp_path, monkeypatch):
     bad.write_bytes(b"\n".join(lines[:500] + [lines[3]] + lines[500:]) + b"\n")
     got, ref = both(bad)  # a repeated qid far from its first line: the per-row reader
     assert got.table.records is not None and got.problems == ref.problems != []
+
+
+@settings(max_examples=60, deadline=None, derandomize=True, database=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=st.text(alphabet=st.sampled_from(["a", "{", " ", "\n", "\r"]), max_size=40),
+       block=st.integers(1, 7), size=st.integers(1, 5))
+def test_line_chunks_number_lines_as_the_whole_file_reader(tmp_path_factory, text, block,
+                                                          size, monkeypatch):
+    """Read a few bytes at a time, the non-blank lines and their numbers are those of
+    the whole file split at newlines, in chunks of at most ``size``."""
+    from cover.io.jsonl import numbered_lines
+
+    path = tmp_path_factory.mktemp("l") / "f.jsonl"
+    path.write_bytes(text.encode())
+    monkeypatch.setattr(gt_lean, "_READ_BYTES", block)
+    chunks = list(gt_lean.line_chunks(path, size))
+    assert all(0 < len(c) <= size for c in chunks)
+    want = [(n, line) for n, line in numbered_lines(text.encode()) if line.strip()]
+    assert [x for c in chunks for x in c] == want

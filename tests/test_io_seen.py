@@ -42,3 +42,31 @@ def test_repeated_rows_names_each_repeat_and_its_first_row(ids):
     rows, firsts = repeated_rows(pa.chunked_array([pa.array(ids[:5], typ),
                                                    pa.array(ids[5:], typ)], type=typ))
     assert rows.tolist() == want_rows and firsts.tolist() == want_first
+
+
+_IDS = st.text(alphabet=st.sampled_from(["0", "1", "a", "é", "\x00", "𝄞", "Z"]), max_size=11)
+
+
+@settings(max_examples=150, deadline=None, derandomize=True, database=None)
+@given(batches=st.lists(st.lists(_IDS, max_size=12), max_size=10))
+def test_compact_check_agrees_with_a_python_set(batches):
+    """The compact blocks (ASCII as bytes, other text apart, merged as they grow) say
+    exactly what a Python set of the ids says, for ids of any width and alphabet."""
+    seen, earlier = SeenIds(), set()
+    for b in batches:
+        qids = np.array(b, dtype=str)  # numpy drops trailing NULs: the reader's ids too
+        dup = seen.add(qids)
+        assert dup.tolist() == [q in earlier for q in qids.tolist()]
+        earlier.update(qids.tolist())
+        assert len(seen) == len(earlier)
+    assert seen.array().tolist() == sorted(earlier)
+
+
+def test_many_batches_keep_few_blocks_and_every_id():
+    """Blocks merge as they grow (a logarithmic number), and nothing is lost on a merge."""
+    seen = SeenIds()
+    for a in range(0, 20_000, 500):
+        assert not seen.add(np.arange(a, a + 500).astype(str)).any()
+    assert seen.add(np.array(["19999", "20000", "0"])).tolist() == [True, False, True]
+    assert len(seen) == 20_001 and len(seen._blocks[0]) <= 6
+    assert seen.array().tolist() == sorted(str(i) for i in range(20_001))

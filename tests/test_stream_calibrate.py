@@ -158,3 +158,28 @@ def test_cli_streams_a_csv_calibration_file(whole, qvh_gt, table_files, tmp_path
     assert "streamed in 6 batch(es)" in capsys.readouterr().err
     ref = cover.Calibrator(score="norm").fit(whole)
     assert _doc(cover.Calibrator.load(out)) == _doc(ref)
+
+
+@pytest.mark.parametrize("order", ["as in the truth", "reversed"])
+def test_kept_rows_name_their_qid_vid_and_duration_in_prediction_order(
+        gt, qdetr_preds, tmp_path, order):
+    """The slim table is built from each row's truth row number (shared with the truth
+    when the predictions follow it row for row): the qid, vid and duration of each
+    prediction line, in file order, whichever order the two files are in."""
+    from cover.stream.calibrate import score_jsonl
+
+    by_qid = {str(json.loads(line)["qid"]): line.rstrip("\n") + "\n"
+              for line in open(qdetr_preds, encoding="utf-8") if line.strip()}
+    lines = [by_qid[q] for q in gt.qid.tolist()]
+    if order == "reversed":
+        lines = lines[::-1]
+    preds = tmp_path / "preds.jsonl"
+    preds.write_text("".join(lines), encoding="utf-8")
+    got = score_jsonl(preds, gt, family="norm", min_scale=1.0, target="envelope",
+                      batch_lines=300)
+    want = [json.loads(line)["qid"] for line in lines]
+    assert got.table.qid.tolist() == [str(q) for q in want]
+    at = {q: i for i, q in enumerate(gt.qid.tolist())}
+    rows = [at[str(q)] for q in want]
+    assert got.table.vid.tolist() == gt.vid[rows].tolist()
+    assert got.table.duration.tolist() == gt.duration[rows].tolist()

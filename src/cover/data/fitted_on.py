@@ -16,16 +16,24 @@ from numpy.typing import NDArray
 
 #: Calibration qids are kept in the file up to this many rows (a digest always).
 KEEP_QIDS_MAX = 5000
+#: Sorted qids hashed this many at a time.
+_HASH_SLICE = 1 << 16
 
 
 def fitted_on(qids: NDArray[Any] | list[str]) -> dict[str, Any]:
     """``{"count", "sha256", "qids"}``: sha256 of the sorted, newline-joined qids; the
     qids themselves when there are at most :data:`KEEP_QIDS_MAX`."""
     if isinstance(qids, np.ndarray) and qids.dtype.kind == "U":
-        # numpy orders text by code point as Python does: the same list, sorted in C.
-        ids = np.sort(qids.reshape(-1)).tolist()
-    else:
-        ids = sorted(str(q) for q in qids)
+        # numpy orders text by code point as Python does: the same list, sorted in C,
+        # hashed a slice at a time (1e7 qids as Python strings would take ~600 MB).
+        ordered = np.sort(qids.reshape(-1))
+        h = hashlib.sha256()
+        for a in range(0, ordered.size, _HASH_SLICE):
+            h.update(("\n" if a else "").encode()
+                     + "\n".join(ordered[a:a + _HASH_SLICE].tolist()).encode("utf-8"))
+        return {"count": int(ordered.size), "sha256": h.hexdigest(),
+                "qids": ordered.tolist() if ordered.size <= KEEP_QIDS_MAX else None}
+    ids = sorted(str(q) for q in qids)
     digest = hashlib.sha256("\n".join(ids).encode("utf-8")).hexdigest()
     return {"count": len(ids), "sha256": digest,
             "qids": ids if len(ids) <= KEEP_QIDS_MAX else None}

@@ -14,16 +14,17 @@ its own. A file that passes gives its table, column for column, without ``record
 
 from __future__ import annotations
 
-from array import array
+from collections.abc import Iterator
 from itertools import chain, repeat
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from cover.data.table import GroundingTable
 from cover.intervals import Intervals
-from cover.io.jsonl import OnError, numbered_lines, object_column, read_input_bytes
+from cover.io.jsonl import OnError, object_column
 from cover.io.jsonl_batch import (
     CHUNK_LINES,
     flat_numbers,
@@ -32,11 +33,14 @@ from cover.io.jsonl_batch import (
     parse_objects,
     text_ids,
 )
+from cover.io.opener import open_input
 from cover.io.qvhighlights import Loaded, read_ground_truth, truth_rules
 from cover.io.saliency_labels import label_problems, saliency_labels
 from cover.ragged import Ragged, offsets_from_lengths
 
 _NUMBER = frozenset({int, float})
+#: Bytes read at a time by :func:`line_chunks`.
+_READ_BYTES = 1 << 22
 
 
 def read_ground_truth_lean(path: str | Path, *, on_error: OnError = "raise") -> Loaded:
@@ -51,38 +55,82 @@ def read_ground_truth_lean(path: str | Path, *, on_error: OnError = "raise") -> 
 
 
 def _decode(path: str | Path) -> Loaded | None:
-    data = read_input_bytes(path)
-    if not data.strip() or data.lstrip()[:1] == b"[":
-        return None  # empty, or a JSON array: the per-row reader's cases
     cols: tuple[list[Any], ...] = ([], [], [], [], [], [], [])
-    numbers = array("q")
-    chunk: list[bytes] = []
-    for lineno, line in numbered_lines(data):
-        if not line.strip():
-            continue  # blank lines are skipped, as the per-row reader skips them
-        chunk.append(line)
-        numbers.append(lineno)
-        if len(chunk) == CHUNK_LINES:
-            if not _chunk(chunk, cols):
-                return None
-            chunk = []
-    if chunk and not _chunk(chunk, cols):
-        return None
-    del data  # the file's bytes are not needed for the table
-    qtext, vtext, query, durs, wins, counts, labels = cols
-    if len(set(qtext)) != len(qtext):
+    numbers: list[NDArray[np.int64]] = []
+    for batch in line_chunks(path, CHUNK_LINES):  # the file's bytes are never held whole
+        if not numbers and batch[0][1].lstrip()[:1] == b"[":
+            return None  # a JSON array: the per-row reader's case
+        if not _chunk([line for _, line in batch], cols):
+            return None
+        numbers.append(np.fromiter((n for n, _ in batch), np.int64, len(batch)))
+    if not numbers:
+        return None  # empty: the per-row reader's case
+    qparts, vparts, query, durs, wins, counts, labels = cols
+    qtext = _joined(qparts)
+    ordered = np.sort(qtext)  # a sort: numpy's hashed unique of text is 3x slower
+    if (ordered[1:] == ordered[:-1]).any():
         return None  # a repeated qid: the per-row reader names the first line
-    dur, win, per_row = np.concatenate(durs), np.concatenate(wins), np.concatenate(counts)
+    del ordered
+    saliency = _joined_labels(labels, [c.size for c in counts])
+    vtext, dur, win, per_row = _joined(vparts), _joined(durs), _joined(wins), _joined(counts)
     n = len(qtext)
+    truth = Intervals(win[:, 0].copy(), win[:, 1].copy(), offsets_from_lengths(per_row))
+    del win, per_row
     table = GroundingTable(
-        qid=np.array(qtext, dtype=str), vid=np.array(vtext, dtype=str), duration=dur,
+        qid=qtext, vid=vtext, duration=dur,
         pred_start=np.full(n, np.nan), pred_end=np.full(n, np.nan),
         relevance=Ragged(np.empty(0), np.zeros(n + 1, dtype=np.int64)),
-        line=np.frombuffer(numbers, dtype=np.int64).copy(), source=str(path),
-        query=object_column(query), records=None,
-        truth=Intervals(win[:, 0].copy(), win[:, 1].copy(), offsets_from_lengths(per_row)),
-        truth_saliency=_joined_labels(labels, [c.size for c in counts]))
+        line=_joined(numbers), source=str(path),
+        query=object_column(query), records=None, truth=truth, truth_saliency=saliency)
     return Loaded(table, [], {})
+
+
+def line_chunks(path: str | Path, size: int) -> Iterator[list[tuple[int, bytes]]]:
+    """The non-blank ``(line number, bytes)`` of a file, at most ``size`` at a time, read a
+    few MB at a time (gzip and a byte-order mark as :func:`cover.io.opener.open_input` takes
+    them); lines are numbered at ``\\n``, as :func:`cover.io.jsonl.numbered_lines`
+    numbers them."""
+    pending: list[bytes] = []  # the unended line so far: joined once it ends
+    lineno = 0
+    with open_input(path) as fh:
+        while True:
+            block = fh.read(_READ_BYTES)
+            if block and b"\n" not in block:
+                pending.append(block)
+                continue
+            lines = b"".join([*pending, block]).split(b"\n")
+            pending = [lines.pop()] if block else []
+            kept = [(n, line) for n, line in enumerate(lines, start=lineno + 1)
+                    if line.strip()]
+            lineno += len(lines)
+            for a in range(0, len(kept), size):
+                yield kept[a:a + size]
+            if not block:
+                return
+
+
+def _give_back_free_memory() -> None:
+    """Return the C heap's free pages to the system (glibc's ``malloc_trim``; nothing
+    elsewhere). The chunks' small arrays, freed once joined, leave holes below the
+    table's columns that the heap cannot shrink past: ~140 MB of a 1e6-row file, held
+    for the whole run of a command that then streams its predictions."""
+    import ctypes
+
+    try:
+        trim = ctypes.CDLL(None).malloc_trim
+    except (OSError, AttributeError):  # not glibc: nothing to give back this way
+        return
+    trim(0)
+
+
+def _joined(parts: list[NDArray[Any]]) -> NDArray[Any]:
+    """The chunks' ``parts`` as one array; the list is emptied as it is joined (and the
+    memory it held given back), so a column is never held twice while the next one is
+    joined."""
+    whole = np.concatenate(parts)
+    parts.clear()
+    _give_back_free_memory()
+    return whole
 
 
 def _joined_labels(parts: list[Ragged | None], sizes: list[int]) -> Ragged | None:
@@ -97,9 +145,9 @@ def _joined_labels(parts: list[Ragged | None], sizes: list[int]) -> Ragged | Non
 
 
 def _chunk(lines: list[bytes], cols: tuple[list[Any], ...]) -> bool:
-    """Append the checked columns of a few lines to ``cols`` (qid text, vid text, query,
-    durations, windows, windows per row; the rows are dropped); False when any row is not
-    plainly clean."""
+    """Append the checked columns of a few lines to ``cols`` (qid and vid as numpy text,
+    query, durations, windows, windows per row; the rows are dropped); False when any row
+    is not plainly clean."""
     recs = parse_objects(lines)
     if recs is None or label_problems(recs):
         return False
@@ -120,7 +168,10 @@ def _chunk(lines: list[bytes], cols: tuple[list[Any], ...]) -> bool:
     win, dur = flat[0].reshape(-1, 2), np.array(durs, dtype=np.float64)
     if any(bad.any() for bad, _ in truth_rules(dur, win, offsets_from_lengths(per_row))):
         return False  # the per-row reader rejects the row, with its message
-    parts: tuple[list[Any], ...] = (qtext, vtext, list(map(dict.get, recs, repeat("query"))),
+    # ids as numpy text at once: a chunk's strings are freed with it, where lists of
+    # them kept to the end pinned ~140 bytes a row between the query strings.
+    parts: tuple[list[Any], ...] = ([np.array(qtext, dtype=str)], [np.array(vtext, dtype=str)],
+                                    list(map(dict.get, recs, repeat("query"))),
                                     [dur], [win], [per_row], [saliency_labels(recs)])
     for col, part in zip(cols, parts, strict=True):
         col += part

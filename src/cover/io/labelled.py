@@ -136,6 +136,7 @@ def join_batches(
     on_error: OnError = "raise",
     head: list[RowProblem] | None = None,
     use: Callable[[GroundingTable], None],
+    truth_rows: Callable[[NDArray[np.int64]], None] | None = None,
 ) -> list[RowProblem]:
     """Join prediction batches (a whole file is one batch) with ``gt`` by qid, handing
     each joined batch to ``use``; returns every problem: ``head`` (the readers'), a
@@ -148,9 +149,14 @@ def join_batches(
     ``on_error='raise'`` a rejected row raises once every batch is read; a ground-truth
     row without a prediction gets its own message, because a silently dropped query
     biases calibration and the usual cause is calibrating on a subset without ``qids``.
+    ``truth_rows``, when given, gets after each ``use`` the row of ``gt`` each joined
+    row was joined with (its qid, vid and duration are that row's): a stream can keep
+    those row numbers instead of the text.
     """
     name = str(preds)
-    gtruth = gt if qids is None else gt.select_qids(qids.wanted)
+    base = None if qids is None else np.flatnonzero(
+        np.isin(gt.qid, np.asarray(qids.wanted).astype(str)))  # as select_qids keeps them
+    gtruth = gt if base is None else gt.take(base)
     truth_index = KeyIndex(gtruth.qid)  # sorted once: each batch is a binary search
     predicted = np.zeros(len(gtruth), dtype=bool)
     seen = SeenIds()
@@ -171,6 +177,9 @@ def join_batches(
         joined, more = attach_truth(table, gtruth.take(rows), strict=strict)
         found += more
         use(joined)
+        if truth_rows is not None:
+            at = truth_index.find(joined.qid)[0]
+            truth_rows(at if base is None else base[at])
     if n_batches == 0:
         raise InputError(f"{name}: no prediction lines")
     problems = list(head or [])

@@ -4,9 +4,10 @@ or Parquet / CSV read through a column mapping.
 A split-conformal fit needs one score per calibration row (SPEC §4), not the rows:
 each batch of lines is parsed, joined with the ground truth of its own qids, scored,
 and dropped. What is kept per row is the score (8 bytes, 24 with per-side scores),
-its refusal flags, the qid and vid (for the ``fitted_on`` digest and the grouping)
-and duration + predicted window (for a Mondrian grouping fitted on the calibration
-rows); the relevance signals, the truth and the records are not. The ground truth is
+its refusal flags, the predicted window (for a Mondrian grouping fitted on the
+calibration rows) and the number of its ground-truth row (4 bytes), which gives its
+qid, vid and duration at the end (for the ``fitted_on`` digest and the grouping); the
+relevance signals, the truth and the records are not. The ground truth is
 held whole: it is a few hundred bytes per query and usually far smaller than the
 predictions. The thresholds are those of :meth:`Calibrator.fit` on the whole joined
 table (:meth:`Calibrator.fit_scores`).
@@ -43,7 +44,8 @@ from cover.stream.jsonl import DEFAULT_BATCH_LINES, line_batches
 
 @dataclass
 class _Parts:
-    """Per-batch arrays, concatenated once at the end."""
+    """Per-batch arrays, concatenated once at the end (each column's parts are dropped
+    as it is concatenated, so a column is never held twice)."""
 
     cols: dict[str, list[NDArray[np.generic]]] = field(default_factory=dict)
 
@@ -53,7 +55,7 @@ class _Parts:
                 self.cols.setdefault(k, []).append(a)
 
     def get(self, key: str, dtype: type) -> NDArray[Any]:
-        parts = self.cols.get(key)
+        parts = self.cols.pop(key, None)
         return np.concatenate(parts) if parts else np.empty(0, dtype=dtype)
 
 
@@ -195,6 +197,9 @@ def score_batches(
     parts = _Parts()
     families: set[str] = set()
     n_batches = 0
+    # Row numbers of gt fit 4 bytes below 2**31 rows: the qid, vid and duration of a
+    # joined row are its truth row's, so 4 bytes stand for ~100 of text per row.
+    row_type = np.int32 if len(gt) < 2**31 else np.int64
 
     def use(joined: GroundingTable) -> None:
         nonlocal n_batches
@@ -203,22 +208,26 @@ def score_batches(
                         and missing_family_input(joined, f) is None)
         s = compute_scores(joined, family, min_scale=min_scale, target=target)
         parts.add(values=s.values, refused=s.refused, floored=s.floored,
-                  beyond=s.beyond_signal, start=s.start, end=s.end, qid=joined.qid,
-                  vid=joined.vid, duration=joined.duration, ps=joined.pred_start,
+                  beyond=s.beyond_signal, start=s.start, end=s.end, ps=joined.pred_start,
                   pe=joined.pred_end)
 
     problems = join_batches(batches, gt, preds=name, gt_name=gt_name or gt.source,
-                            qids=qids, strict=strict, on_error=on_error, use=use)
+                            qids=qids, strict=strict, on_error=on_error, use=use,
+                            truth_rows=lambda rows: parts.add(row=rows.astype(row_type)))
     scores = Scores(check_family(family), values=parts.get("values", np.float64),
                     refused=parts.get("refused", np.bool_),
                     floored=parts.get("floored", np.bool_),
                     beyond_signal=parts.get("beyond", np.bool_),
                     start=parts.get("start", np.float64) if "start" in parts.cols else None,
                     end=parts.get("end", np.float64) if "end" in parts.cols else None)
+    got_rows = parts.get("row", row_type)
+    rows: NDArray[Any] | slice = got_rows
+    if got_rows.size == len(gt) and (got_rows == np.arange(len(gt))).all():
+        rows = slice(None)  # every truth row, in its order (the usual case): no copies
     slim = GroundingTable.from_arrays(
-        qid=parts.get("qid", np.str_), vid=parts.get("vid", np.str_),
-        duration=parts.get("duration", np.float64), pred_start=parts.get("ps", np.float64),
-        pred_end=parts.get("pe", np.float64), clip=clip)
+        qid=gt.qid[rows], vid=gt.vid[rows], duration=gt.duration[rows],
+        pred_start=parts.get("ps", np.float64), pred_end=parts.get("pe", np.float64),
+        clip=clip)
     return StreamedFit(scores, slim, problems, n_batches, families)
 
 

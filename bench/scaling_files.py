@@ -1,0 +1,179 @@
+"""Scaling of every file command: wall time and peak RSS at 1e5, 1e6 and 1e7 rows.
+
+Run from the repository root (on a quiet machine; 1e7 takes hours and ~50 GB of disk:
+the 11 GB prediction file and three certified copies of it)::
+
+    .venv/bin/python bench/scaling_files.py --sizes 1e5,1e6,1e7 --dir /tmp/cover-scaling \\
+        --out bench/results-scaling-files.md
+
+Each size writes (once; reused) a QD-DETR-shaped Moment-DETR JSON-lines prediction file and
+its ground truth (``bench/stream.py``'s generators), and the same rows as a Parquet file.
+Calibrators for certify are fitted once on 10,000 rows drawn alike (not timed). Every
+command then runs as the user types it (``python -m cover ...``), each in a fresh process:
+``calibrate`` (JSON lines, Parquet), ``certify`` (JSON lines NORM, JSON lines SLS,
+Parquet NORM, JSON lines with ``--videos``) and ``evaluate`` (the NORM regions against
+the truth). The time is the whole command (imports included); the peak is the process's
+``VmHWM``, read as the command ends. The Markdown lists the exact commands and, per
+command, the growth of time and peak from one size to the next (goal: time x10-11 per
+tenfold rows, peak bounded).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import runpy
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from stream import COLUMNS, make_gt, make_jsonl
+
+from cover.io.output import write_text
+
+#: name -> the cover arguments, with {p} (predictions stem), {d} (folder) filled in.
+COMMANDS: dict[str, str] = {
+    "calibrate jsonl": "calibrate --preds {p}.jsonl --gt {p}_gt.jsonl -o {d}/cal-jsonl.json",
+    "calibrate parquet": f"calibrate --preds {{p}}.parquet --columns {COLUMNS} "
+                         "--gt {p}_gt.jsonl -o {d}/cal-parquet.json",
+    "certify jsonl NORM": "certify --calibrator {d}/cal-norm.json --preds {p}.jsonl "
+                          "-o {d}/out-norm.jsonl",
+    "certify jsonl SLS": "certify --calibrator {d}/cal-sls.json --preds {p}.jsonl "
+                         "-o {d}/out-sls.jsonl",
+    "certify parquet NORM": f"certify --calibrator {{d}}/cal-norm.json --preds {{p}}.parquet "
+                            f"--columns {COLUMNS} -o {{d}}/out-norm.parquet",
+    "certify jsonl --videos": "certify --calibrator {d}/cal-norm.json --preds {p}.jsonl "
+                              "--videos {p}_gt.jsonl -o {d}/out-videos.jsonl",
+    "evaluate jsonl": "evaluate --regions {d}/out-norm.jsonl --gt {p}_gt.jsonl "
+                      "--json {d}/eval.json",
+}
+
+
+def make_parquet(src: Path, dst: Path) -> None:
+    """The top-1 window of each line of ``src`` as a Parquet row (qid, vid, duration,
+    start, end): the same queries, so the same ground truth joins."""
+    import orjson
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    schema = pa.schema([("qid", pa.int64()), ("vid", pa.string()), ("duration", pa.float64()),
+                        ("start", pa.float64()), ("end", pa.float64())])
+    with pq.ParquetWriter(dst, schema) as w, src.open("rb") as fh:
+        while chunk := fh.readlines(1 << 26):
+            recs = [orjson.loads(line) for line in chunk]
+            top = [r["pred_relevant_windows"][0] for r in recs]
+            w.write_table(pa.table({
+                "qid": [r["qid"] for r in recs], "vid": [r["vid"] for r in recs],
+                "duration": [float(r["duration"]) for r in recs],
+                "start": [t[0] for t in top], "end": [t[1] for t in top]}, schema=schema))
+
+
+def prepare(where: Path, size: int) -> Path:
+    """The files of one size (written once) and the certify calibrators; returns the
+    predictions' stem."""
+    stem = where / f"preds_{size}"
+    if not stem.with_suffix(".jsonl").exists():
+        print(f"writing {stem}.jsonl ...", file=sys.stderr)
+        make_jsonl(stem.with_suffix(".jsonl"), size)
+    if not Path(f"{stem}_gt.jsonl").exists():
+        make_gt(Path(f"{stem}_gt.jsonl"), size)
+    if not stem.with_suffix(".parquet").exists():
+        make_parquet(stem.with_suffix(".jsonl"), stem.with_suffix(".parquet"))
+    cal = where / "calibration_10000"
+    if not cal.with_suffix(".jsonl").exists():
+        make_jsonl(cal.with_suffix(".jsonl"), 10_000, seed=11)
+        make_gt(Path(f"{cal}_gt.jsonl"), 10_000, seed=12)
+    for score in ("norm", "sls"):
+        out = where / f"cal-{score}.json"
+        if not out.exists():
+            subprocess.run([sys.executable, "-m", "cover", "calibrate", "--score", score,
+                            "--preds", f"{cal}.jsonl", "--gt", f"{cal}_gt.jsonl", "-o",
+                            str(out)], check=True, capture_output=True)
+    return stem
+
+
+def child(args: list[str]) -> None:
+    """Run ``cover args`` in this process; print its wall time and peak RSS."""
+    sys.argv = ["cover", *args]
+    t0 = time.perf_counter()
+    code = 0
+    try:
+        runpy.run_module("cover", run_name="__main__")
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else 1
+    wall = time.perf_counter() - t0
+    # VmHWM: this process's own peak (ru_maxrss carries the parent's across exec).
+    peak = next(int(x.split()[1]) / 1024 for x in Path("/proc/self/status").read_text()
+                .splitlines() if x.startswith("VmHWM:"))
+    print(json.dumps({"code": code, "wall_s": wall, "peak_rss_mb": peak}))
+
+
+def run(cmd: str) -> dict[str, float]:
+    out = subprocess.run([sys.executable, __file__, "--child", *cmd.split()],
+                         capture_output=True, text=True)
+    res: dict[str, float] = json.loads(out.stdout.strip().splitlines()[-1])
+    if res["code"] != 0:
+        raise SystemExit(f"`cover {cmd}` failed:\n{out.stderr[-2000:]}")
+    return res
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", default="1e5,1e6,1e7")
+    ap.add_argument("--max-rows", type=float, default=float("inf"),
+                    help="skip sizes above this (a quick check of the script)")
+    ap.add_argument("--dir", type=Path, default=Path("/tmp/cover-scaling"))
+    ap.add_argument("--only", default="", help="comma-separated command names (default all)")
+    ap.add_argument("--out", type=Path, help="also write the Markdown here")
+    ap.add_argument("--child", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.child:
+        child(args.child)
+        return 0
+    sizes = [s for s in (int(float(x)) for x in args.sizes.split(",")) if s <= args.max_rows]
+    names = [n for n in COMMANDS if not args.only or n in args.only.split(",")]
+    args.dir.mkdir(parents=True, exist_ok=True)
+    res: dict[str, dict[int, dict[str, float]]] = {n: {} for n in names}
+    for size in sizes:
+        stem = prepare(args.dir, size)
+        for name in names:
+            res[name][size] = run(COMMANDS[name].format(p=stem, d=args.dir))
+            r = res[name][size]
+            print(f"{name} {size:,}: {r['wall_s']:.1f} s, {r['peak_rss_mb']:.0f} MB",
+                  file=sys.stderr)
+    load = os.getloadavg()
+    lines = [f"Command: `.venv/bin/python bench/scaling_files.py --sizes {args.sizes}"
+             f"{'' if args.max_rows == float('inf') else f' --max-rows {args.max_rows:g}'}`",
+             "", f"{os.cpu_count()} cores, load average {load[0]:.1f} / {load[1]:.1f} / "
+             f"{load[2]:.1f} at the end; one fresh process per run; time = the whole "
+             "command (imports included); peak = VmHWM", "",
+             "| command | rows | wall (s) | rows/s | peak RSS (MB) | x time | x peak |",
+             "|---|---|---|---|---|---|---|"]
+    for name in names:
+        prev = None
+        for size, r in res[name].items():
+            grow = ("– | –" if prev is None else
+                    f"{r['wall_s'] / prev['wall_s']:.1f} | "
+                    f"{r['peak_rss_mb'] / prev['peak_rss_mb']:.2f}")
+            lines.append(f"| {name} | {size:,} | {r['wall_s']:.1f} | "
+                         f"{size / r['wall_s']:,.0f} | {r['peak_rss_mb']:.0f} | {grow} |")
+            prev = r
+    top = sizes[-1] if sizes else 0
+    lines += ["", f"Exact commands at {top:,} rows (the other sizes: the same with their "
+              "row count in the file names), each run as `python bench/scaling_files.py "
+              "--child <arguments>` (= `python -m cover <arguments>`, then VmHWM):", ""]
+    lines += [f"* {name}: `python -m cover "
+              f"{COMMANDS[name].format(p=args.dir / f'preds_{top}', d=args.dir)}`"
+              for name in names]
+    md = "\n".join(lines) + "\n"
+    print(md)
+    if args.out:
+        write_text(args.out, md)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

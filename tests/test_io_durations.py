@@ -1,0 +1,65 @@
+"""Video durations from a JSON-lines file: streamed, per video, as the per-row reader
+gives them, and the per-row reader's message for anything it rejects."""
+
+from __future__ import annotations
+
+import gzip
+import json
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cover.errors import InputError
+from cover.io import durations, qvhighlights
+from cover.io.durations import read_video_durations
+
+_ROW = st.fixed_dictionaries({}, optional={
+    "vid": st.sampled_from(["v1", "v2", "é3", 7]),
+    "duration": st.sampled_from([10, 10.0, 20.5, 7.25]),
+    "qid": st.integers(0, 9)})
+
+
+@settings(max_examples=60, deadline=None, derandomize=True, database=None)
+@given(rows=st.lists(_ROW, min_size=2, max_size=12))  # one line: a JSON document
+def test_streamed_durations_equal_the_per_row_reader(tmp_path_factory, rows):
+    path = tmp_path_factory.mktemp("d") / "gt.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    try:
+        want = qvhighlights.read_durations(path)
+    except InputError as exc:  # no row with both, or two durations for one video
+        with pytest.raises(InputError) as got:
+            read_video_durations(path)
+        assert str(got.value) == str(exc)
+        return
+    vid, t = read_video_durations(path)
+    assert vid.tolist() == want[0].tolist() and t.tolist() == want[1].tolist()
+
+
+def test_a_clean_file_is_not_read_whole(tmp_path, monkeypatch):
+    """A clean file (here gzipped) never reaches the per-row reader, which holds
+    every parsed row."""
+    path = tmp_path / "gt.jsonl"
+    path.write_bytes(gzip.compress(b"".join(
+        json.dumps({"qid": i, "vid": f"v{i // 3}", "duration": 30 + i // 3}).encode() + b"\n"
+        for i in range(3000))))
+    monkeypatch.setattr(durations, "read_durations", lambda p: pytest.fail("read whole"))
+    vid, t = read_video_durations(path)
+    assert vid.size == 1000 and t[np.searchsorted(vid, "v10")] == 40.0
+
+
+@pytest.mark.parametrize("line, why", [
+    ('{"vid": "v", "duration": -1}', "vid v: duration must be a finite number > 0, got -1"),
+    ('{"vid": "v", "duration": true}', "vid v: duration must be a finite number > 0, got true"),
+    ('{"vid": " v", "duration": 3}', "vid"),
+])
+def test_a_bad_row_gets_the_per_row_message(tmp_path, line, why):
+    path = tmp_path / "gt.jsonl"
+    path.write_text('{"vid": "a", "duration": 3}\n' + line + "\n")
+    with pytest.raises(InputError) as want:
+        qvhighlights.read_durations(path)
+    with pytest.raises(InputError) as got:
+        read_video_durations(path)
+    assert str(got.value) == str(want.value) and why in str(got.value)
+    assert f"{path}:2:" in str(got.value)
