@@ -93,7 +93,8 @@ def _lines_lean(path: str | Path) -> tuple[NDArray[np.str_], NDArray[np.float64]
     object, an id or duration of another type, a duration that is not finite and > 0,
     two durations for one video): :func:`read_durations` then says which."""
     from cover.io.gt_lean import line_chunks
-    from cover.io.jsonl_batch import CHUNK_LINES, gc_paused, parse_objects, text_ids
+    from cover.io.json_columns import text_ids
+    from cover.io.jsonl_batch import CHUNK_LINES, gc_paused, parse_objects
 
     parts: list[tuple[NDArray[np.str_], NDArray[np.float64], NDArray[np.float64]]] = []
     pending = folded = 0

@@ -24,15 +24,9 @@ from numpy.typing import NDArray
 
 from cover.data.table import GroundingTable
 from cover.intervals import Intervals
+from cover.io.json_columns import list_lengths, text_ids
 from cover.io.jsonl import OnError, object_column
-from cover.io.jsonl_batch import (
-    CHUNK_LINES,
-    flat_numbers,
-    gc_paused,
-    list_lengths,
-    parse_objects,
-    text_ids,
-)
+from cover.io.jsonl_batch import CHUNK_LINES, flat_numbers, gc_paused, parse_objects
 from cover.io.opener import open_input
 from cover.io.qvhighlights import Loaded, read_ground_truth, truth_rules
 from cover.io.saliency_labels import label_problems, saliency_labels

@@ -39,7 +39,13 @@ import numpy as np
 from msgspec import UNSET, Raw, UnsetType
 from numpy.typing import NDArray
 
-from cover.io.jsonl_batch import flat_values, flat_windows, list_lengths, scored_windows, text_ids
+from cover.io.json_columns import (
+    flat_values,
+    flat_windows,
+    list_lengths,
+    scored_windows,
+    text_ids,
+)
 
 __all__ = ["raw_number_lists", "typed_chunk"]
 

@@ -27,17 +27,9 @@ import numpy as np
 
 from cover.data.table import GroundingTable
 from cover.intervals import Intervals
+from cover.io.json_columns import flat_windows, list_lengths, text_ids
 from cover.io.jsonl import number_value, object_column, parse_json_lines
-from cover.io.jsonl_batch import (
-    CHUNK_LINES,
-    flat_numbers,
-    flat_windows,
-    gc_paused,
-    list_lengths,
-    parse_objects,
-    text_ids,
-    top1_finite,
-)
+from cover.io.jsonl_batch import CHUNK_LINES, flat_numbers, gc_paused, parse_objects, top1_finite
 from cover.io.qvhighlights import top1
 from cover.io.regions_jsonl import META_KEYS, LoadedRegions, region_rules, regions_from_rows
 from cover.io.regions_rules import STATUSES, abstain_reasons, threshold_value
