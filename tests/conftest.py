@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import io
 import json
 import os
 from collections.abc import Iterator
@@ -56,6 +58,21 @@ def qdetr_columns(qdetr_preds: Path, qvh_gt: Path) -> dict[str, list[Any]]:
             "duration": [float(dur[r["qid"]]) for r in recs],
             "pred_relevant_windows": [r["pred_relevant_windows"] for r in recs],
             "pred_saliency_scores": [r["pred_saliency_scores"] for r in recs]}
+
+
+@pytest.fixture(scope="session")
+def demo_run(data_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[int, Path, str]:
+    """One ``cover demo --resamples 5`` on the real data, shared by the tests that read its
+    folder (mark them ``xdist_group("demo")`` so one worker runs it once): the exit code,
+    the results folder and the printed text."""
+    from cover.cli import main
+
+    out = tmp_path_factory.mktemp("demo") / "demo"
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        code = main(["demo", "--out", str(out), "--data-dir", str(data_dir), "--resamples",
+                     "5"])
+    return code, out, printed.getvalue()
 
 
 @functools.cache
