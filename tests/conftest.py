@@ -29,6 +29,20 @@ def shared_data_dir() -> Path | None:
     return None
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "heavy: a long self-contained test (a subprocess of many seconds) that "
+        "runs first, so under xdist it never starts last and leaves one worker alone")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Heavy tests first (a stable sort: every other test keeps its order). xdist hands out
+    work in this order after its groups, so the long ones overlap the many short ones.
+    Only function-scoped tests are marked: moving a test away from its module's siblings
+    would set a module fixture up twice."""
+    items.sort(key=lambda item: item.get_closest_marker("heavy") is None)
+
+
 @pytest.fixture(scope="session")
 def data_dir() -> Path:
     d = shared_data_dir()
