@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import io
 import json
 import os
 from collections.abc import Iterator
@@ -25,6 +27,20 @@ def shared_data_dir() -> Path | None:
         if (d / "qvhighlights" / "annotations" / "highlight_val_release.jsonl").is_file():
             return d
     return None
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "heavy: a long self-contained test (a subprocess of many seconds) that "
+        "runs first, so under xdist it never starts last and leaves one worker alone")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Heavy tests first (a stable sort: every other test keeps its order). xdist hands out
+    work in this order after its groups, so the long ones overlap the many short ones.
+    Only function-scoped tests are marked: moving a test away from its module's siblings
+    would set a module fixture up twice."""
+    items.sort(key=lambda item: item.get_closest_marker("heavy") is None)
 
 
 @pytest.fixture(scope="session")
@@ -56,6 +72,21 @@ def qdetr_columns(qdetr_preds: Path, qvh_gt: Path) -> dict[str, list[Any]]:
             "duration": [float(dur[r["qid"]]) for r in recs],
             "pred_relevant_windows": [r["pred_relevant_windows"] for r in recs],
             "pred_saliency_scores": [r["pred_saliency_scores"] for r in recs]}
+
+
+@pytest.fixture(scope="session")
+def demo_run(data_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[int, Path, str]:
+    """One ``cover demo --resamples 5`` on the real data, shared by the tests that read its
+    folder (mark them ``xdist_group("demo")`` so one worker runs it once): the exit code,
+    the results folder and the printed text."""
+    from cover.cli import main
+
+    out = tmp_path_factory.mktemp("demo") / "demo"
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        code = main(["demo", "--out", str(out), "--data-dir", str(data_dir), "--resamples",
+                     "5"])
+    return code, out, printed.getvalue()
 
 
 @functools.cache

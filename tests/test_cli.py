@@ -149,11 +149,10 @@ def test_demo_without_data_says_what_to_do(tmp_path, capsys):
     assert "--data-dir" in err and "highlight_val_release.jsonl" in err
 
 
-def test_demo_writes_table_json_figures_and_report(tmp_path, data_dir, capsys):
-    out = tmp_path / "demo"
-    assert main(["demo", "--out", str(out), "--data-dir", str(data_dir), "--resamples",
-                 "5"]) == 0
-    printed = capsys.readouterr().out
+@pytest.mark.xdist_group("demo")  # one worker runs the shared demo (tests/conftest.py)
+def test_demo_writes_table_json_figures_and_report(demo_run):
+    code, out, printed = demo_run
+    assert code == 0
     assert "1-alpha" in printed and "NORM coverage" in printed and "0.90" in printed
     doc = json.loads((out / "validity.json").read_text())
     assert len(doc["cells"]) == 18 and doc["rows"] == {"total": 1550, "pool": 623, "test": 927}

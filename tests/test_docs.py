@@ -3,10 +3,12 @@ prose around them carries no hand-typed result (docs/docgen.py)."""
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import re
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -92,12 +94,32 @@ def test_check_reports_a_drifted_block_with_its_diff(tmp_path: Path) -> None:
     assert problems == ["p.md: block 't': docs/a.py produces no such block (it has: u)"]
 
 
-def test_readme_speed_matches_the_committed_bench_results() -> None:
+@functools.cache
+def _fresh_blocks(script: str, data: Path) -> dict[str, str]:
+    """One fresh run of a doc script's ``blocks`` per worker: the README and the docs
+    pages name the same scripts, so the two drift checks below share each run."""
+    return dict(_load_script(script).blocks(data))
+
+
+_load_script = docgen.load
+
+
+@pytest.fixture
+def shared_script_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """docgen.run sees each script through :func:`_fresh_blocks` (same blocks, run once)."""
+    monkeypatch.setattr(docgen, "load", lambda script: SimpleNamespace(
+        blocks=functools.partial(_fresh_blocks, script)))
+
+
+# One worker runs both drift checks, so each doc script runs once (_fresh_blocks).
+@pytest.mark.xdist_group("docs")
+def test_readme_speed_matches_the_committed_bench_results(shared_script_runs: None) -> None:
     assert docgen.run(DATA, write=False, only="fast", page_filter=["README.md"]) == []
 
 
+@pytest.mark.xdist_group("docs")
 @pytest.mark.skipif(not DATA.is_dir(), reason="needs ../shared/data")
-def test_fast_doc_pages_match_a_fresh_run() -> None:
+def test_fast_doc_pages_match_a_fresh_run(shared_script_runs: None) -> None:
     """Every fast script's blocks (see docs/docgen.py; the slow ones run in .ci/run)."""
     problems = docgen.run(DATA, write=False, only="fast")
     assert not problems, "\n".join(problems) + "\nregenerate: python docs/docgen.py --write"

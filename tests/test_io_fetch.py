@@ -153,6 +153,7 @@ def test_demo_data_is_fetched_only_when_not_found(data_dir: Path, isolated: Path
     assert data_dir_for(need) == data_dir.resolve()
 
 
+@pytest.mark.heavy  # a fresh copy of the repository and a demo in a subprocess
 def test_fresh_copy_runs_the_demo_from_the_mirror_alone(mirror: Mirror, tmp_path: Path):
     """The README's first command's job in a copy of the repository that has no
     ../shared/data beside it, an empty cache and only the local mirror."""

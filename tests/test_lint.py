@@ -27,6 +27,7 @@ def test_ruff_is_clean():
     assert out.returncode == 0, out.stdout + out.stderr
 
 
+@pytest.mark.heavy  # a minute from a fresh clone (no mypy cache): start it first
 def test_mypy_is_clean():
     out = subprocess.run([sys.executable, "-m", "mypy"], cwd=REPO, capture_output=True,
                          text=True)

@@ -91,14 +91,10 @@ def test_qd_detr_long_tercile_undercovers_at_0_9(data_dir: Path, qvh_gt: Path,
     assert misses({"conditional": doc})[:len(found)] == found
 
 
-def test_demo_report_opens_with_the_box(data_dir: Path, tmp_path: Path,
-                                        capsys: pytest.CaptureFixture[str]) -> None:
-    from cover.cli import main
-
-    out = tmp_path / "demo"
-    assert main(["demo", "--out", str(out), "--data-dir", str(data_dir), "--resamples",
-                 "5"]) == 0
-    capsys.readouterr()
+@pytest.mark.xdist_group("demo")  # one worker runs the shared demo (tests/conftest.py)
+def test_demo_report_opens_with_the_box(demo_run: tuple[int, Path, str]) -> None:
+    code, out, _ = demo_run
+    assert code == 0
     html = (out / "report.html").read_text()
     body = html[html.index("<body>"):]
     # The box comes before any section, the misses before the headline.
