@@ -70,3 +70,22 @@ def test_many_batches_keep_few_blocks_and_every_id():
     assert seen.add(np.array(["19999", "20000", "0"])).tolist() == [True, False, True]
     assert len(seen) == 20_001 and len(seen._blocks[0]) <= 6
     assert seen.array().tolist() == sorted(str(i) for i in range(20_001))
+
+
+@settings(max_examples=150, deadline=None, derandomize=True, database=None)
+@given(batches=st.lists(st.lists(_IDS, max_size=12), max_size=10))
+def test_first_lines_are_those_a_dict_of_first_lines_gives(batches):
+    """add_lines names, for each id of an earlier batch, the line it was first met on (the
+    first row of that id in its first batch), as a dict filled with setdefault would."""
+    seen, first = SeenIds(), {}
+    line = 0
+    for raw in batches:
+        qids = np.array(raw, dtype=str)  # numpy drops trailing NULs: the reader's ids too
+        b = qids.tolist()
+        lines = np.arange(line + 1, line + 1 + len(b), dtype=np.int64)
+        line += len(b)
+        dup, at = seen.add_lines(qids, lines)
+        assert dup.tolist() == [q in first for q in b]
+        assert at[dup].tolist() == [first[q] for q, d in zip(b, dup.tolist(), strict=True) if d]
+        for q, ln in zip(b, lines.tolist(), strict=True):
+            first.setdefault(q, ln)

@@ -391,11 +391,7 @@ def test_a_mapping_that_names_no_vid_gets_one_fate_on_every_format(cal_path, tmp
                                f"(not in the row, not in {tmp_path / 'videos.jsonl'})")
 
 
-@pytest.mark.parametrize("path", [
-    pytest.param(p, marks=pytest.mark.xfail(
-        strict=True, reason="the streamed JSON-lines duplicate check (cover.io.seen.SeenIds) "
-        "keeps no first line: its message says 'seen on an earlier line'"))
-    if p[0] == "jsonl streamed" else p for p in PATHS], ids=[p[0] for p in PATHS])
+@pytest.mark.parametrize("path", PATHS, ids=[p[0] for p in PATHS])
 def test_a_repeated_qid_names_its_first_line_on_every_path(cal_path, tmp_path, capsys, path):
     # One row a batch: the repeat is found across batches wherever the path checks it.
     _, kind, extra, out = path

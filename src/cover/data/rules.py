@@ -137,6 +137,14 @@ def wholly_outside(ps: Any, pe: Any, t: Any) -> Any:
     return (pe < 0) | (ps > t) | ((pe > ps) & ((pe <= 0) | (ps >= t)))
 
 
+def duplicate_reason(first_line: int) -> str:
+    """The reason a repeated qid is rejected, naming the line the qid was first seen on
+    (0: not known, e.g. an in-memory table: "seen on an earlier line")."""
+    if first_line > 0:
+        return f"duplicate qid (first seen on line {first_line})"
+    return "duplicate qid (seen on an earlier line)"
+
+
 def check_clip(clip: Any) -> float:
     """Seconds per relevance value: a finite number > 0 (not a boolean), else an error."""
     if not (isinstance(clip, (int, float)) and not isinstance(clip, bool)

@@ -12,6 +12,7 @@ from numpy.typing import NDArray
 
 from cover.data.join import KeyIndex, attach_truth, index_of
 from cover.data.relevance import rebuild_relevance
+from cover.data.rules import duplicate_reason
 from cover.data.table import DEFAULT_CLIP_SECONDS, GroundingTable
 from cover.errors import InputError, RowProblem
 from cover.io import formats
@@ -167,9 +168,12 @@ def join_batches(
         found += loaded.problems
         table = loaded.table if qids is None else loaded.table.select_qids(qids.wanted)
         source = table.source or name
-        dup = seen.add(table.qid)
+        dup, first = seen.add_lines(table.qid, table.line)
         if dup.any():
-            found += _problems(table, dup, "duplicate qid (seen on an earlier line)")
+            at = table.line if table.line is not None else np.zeros(len(table), np.int64)
+            found += [RowProblem(table.source, int(at[i]), str(table.qid[i]),
+                                 duplicate_reason(int(first[i])), "rejected")
+                      for i in np.flatnonzero(dup).tolist()]
             table = table.take(~dup)
         j, hit = truth_index.find(table.qid)
         rows = np.unique(j[hit])

@@ -1,10 +1,10 @@
 """Repeated query ids across the batches of a streamed file (the duplicate check).
 
 * :class:`SeenIds`: the ids met so far as sorted blocks (exact: a short ASCII id as one
-  64-bit integer, a longer one as bytes), for files read once, batch by batch (JSON
-  lines). A batch costs O(batch log ids); re-sorting everything seen per batch
-  (``np.union1d``) would cost O(rows seen) per batch, quadratic over a file, and a
-  Python set holds ~80 bytes per id (800 MB at 1e7 lines).
+  64-bit integer, a longer one as bytes) with the line each was first met on, for files
+  read once, batch by batch (JSON lines). A batch costs O(batch log ids); re-sorting
+  everything seen per batch (``np.union1d``) would cost O(rows seen) per batch,
+  quadratic over a file, and a Python set holds ~80 bytes per id (800 MB at 1e7 lines).
 * :class:`SeenLines`: a dict of each id's first line, for messages that name it.
 * :func:`repeated_rows`: for columnar files whose qid column can be read alone first
   (Parquet, CSV): one dictionary encoding of the whole column (Arrow's C++ hash table)
@@ -20,46 +20,60 @@ from numpy.typing import NDArray
 
 
 class SeenIds:
-    """Ids met in earlier batches; :meth:`add` returns which of a batch's ids repeat one.
+    """Ids met in earlier batches; :meth:`add` returns which of a batch's ids repeat one,
+    :meth:`add_lines` also the line each repeated id was first met on.
 
     Held as sorted blocks of the ids themselves, exact (no hashing), in three kinds: an
     ASCII id of at most 8 characters as one 64-bit integer (its bytes; numbers sort and
     search far faster than text), a longer ASCII id as bytes (a byte a character), any
-    other as numpy text. A Python set holds ~80 bytes an id. Blocks merge when one is no
-    more than twice the size of the next (at most log2(ids / batch) blocks), so a batch
-    costs O(batch log ids)."""
+    other as numpy text; beside each block, the first line of each of its ids (8 bytes
+    an id). A Python set holds ~80 bytes an id. Blocks merge when one is no more than
+    twice the size of the next (at most log2(ids / batch) blocks), so a batch costs
+    O(batch log ids)."""
 
     def __init__(self) -> None:
-        self._blocks: tuple[list[NDArray[Any]], ...] = ([], [], [])  # short, ascii, text
+        # per kind (short, ascii, text): sorted key blocks and their first lines
+        self._blocks: tuple[list[tuple[NDArray[Any], NDArray[np.int64]]], ...] = ([], [], [])
         self._n = 0
 
     def add(self, qids: NDArray[np.str_]) -> NDArray[np.bool_]:
         """``dup[i]``: ``qids[i]`` was in an earlier batch (then all of ``qids`` are added)."""
+        return self.add_lines(qids, None)[0]
+
+    def add_lines(self, qids: NDArray[np.str_], lines: NDArray[np.int64] | None
+                  ) -> tuple[NDArray[np.bool_], NDArray[np.int64]]:
+        """``(dup, first)``: whether ``qids[i]`` was in an earlier batch and the line it
+        was first met on there (0 where new, or where no ``lines`` were given for it);
+        then every id of the batch is added with the line of its first row here."""
         q = np.asarray(qids)
         if q.dtype.kind != "U":
             q = q.astype(str)
+        q = q.reshape(-1)
         dup = np.zeros(q.size, dtype=bool)
+        first = np.zeros(q.size, dtype=np.int64)
         if q.size == 0:
-            return dup
-        for blocks, (rows, part) in zip(self._blocks, _kinds(q.reshape(-1)), strict=True):
+            return dup, first
+        at = np.zeros(q.size, dtype=np.int64) if lines is None else np.asarray(lines, np.int64)
+        for blocks, (rows, part) in zip(self._blocks, _kinds(q), strict=True):
             if part.size == 0:
                 continue
             # sorted keys: each binary search starts where the last one ended (3x faster)
-            uniq, inverse = np.unique(part, return_inverse=True)
-            hit = _member(blocks, uniq)
+            uniq, where, inverse = np.unique(part, return_index=True, return_inverse=True)
+            hit, line = _member(blocks, uniq)
             dup[rows] = hit[inverse]
-            new = uniq[~hit]
-            if new.size:
-                self._n += new.size
-                _push(blocks, new)
-        return dup
+            first[rows] = line[inverse]
+            new = ~hit
+            if new.any():
+                self._n += int(new.sum())
+                _push(blocks, uniq[new], at[rows][where[new]])
+        return dup, first
 
     def __len__(self) -> int:
         return self._n
 
     def array(self) -> NDArray[np.str_]:
         """Every id seen, sorted."""
-        short, ascii_, text = self._blocks
+        short, ascii_, text = ([b for b, _ in kind] for kind in self._blocks)
         parts = ([b.view("S8").astype("U8") for b in short]
                  + [b.astype(f"U{b.dtype.itemsize}") for b in ascii_] + text)
         if not parts:
@@ -98,22 +112,31 @@ def _trimmed(codes: NDArray[np.uint32]) -> NDArray[np.uint32]:
     return codes[:, :max(int(used[-1]) + 1 if used.size else 0, 1)]
 
 
-def _member(blocks: list[NDArray[Any]], keys: NDArray[Any]) -> NDArray[np.bool_]:
-    """Whether each of ``keys`` is in one of the sorted ``blocks`` (binary search)."""
+def _member(blocks: list[tuple[NDArray[Any], NDArray[np.int64]]], keys: NDArray[Any]
+            ) -> tuple[NDArray[np.bool_], NDArray[np.int64]]:
+    """Whether each of ``keys`` is in one of the sorted ``blocks`` (binary search), and
+    its first line there (0 where not); an id is in one block at most."""
     hit = np.zeros(keys.size, dtype=bool)
-    for b in blocks:
+    line = np.zeros(keys.size, dtype=np.int64)
+    for b, lines in blocks:
         pos = np.minimum(np.searchsorted(b, keys), b.size - 1)
-        hit |= b[pos] == keys
-    return hit
+        found = b[pos] == keys
+        hit |= found
+        line[found] = lines[pos[found]]
+    return hit, line
 
 
-def _push(blocks: list[NDArray[Any]], new: NDArray[Any]) -> None:
-    """Append the sorted block ``new``, merging the last two blocks while the older is
-    at most twice the newer: block sizes then at least double towards the front."""
-    blocks.append(new)
-    while len(blocks) > 1 and blocks[-2].size <= 2 * blocks[-1].size:
-        last = blocks.pop()
-        blocks[-1] = np.sort(np.concatenate([blocks[-1], last]))
+def _push(blocks: list[tuple[NDArray[Any], NDArray[np.int64]]], new: NDArray[Any],
+          lines: NDArray[np.int64]) -> None:
+    """Append the sorted block ``new`` (with its ids' lines), merging the last two blocks
+    while the older is at most twice the newer: block sizes then at least double
+    towards the front."""
+    blocks.append((new, lines))
+    while len(blocks) > 1 and blocks[-2][0].size <= 2 * blocks[-1][0].size:
+        (b2, l2), (b1, l1) = blocks.pop(), blocks[-1]
+        keys = np.concatenate([b1, b2])
+        order = np.argsort(keys, kind="stable")
+        blocks[-1] = (keys[order], np.concatenate([l1, l2])[order])
 
 
 class SeenLines:

@@ -36,6 +36,7 @@ from numpy.typing import NDArray
 from cover.calibrate.calibrator import Calibrator
 from cover.calibrate.pvalues import abstain_above
 from cover.data.join import fill_durations
+from cover.data.rules import duplicate_reason
 from cover.data.table import GroundingTable
 from cover.data.validate import id_reasons
 from cover.errors import RowProblem
@@ -115,9 +116,9 @@ class CertifyStage:
         if self.qids is not None:
             table = table.select_qids(self.qids)
         if seen is not None:
-            dup = seen.add(table.qid)
+            dup, first = seen.add_lines(table.qid, table.line)
             if dup.any():
-                found += _rejections(table, {int(i): "duplicate qid (seen on an earlier line)"
+                found += _rejections(table, {int(i): duplicate_reason(int(first[i]))
                                              for i in np.flatnonzero(dup)}, table.source)
                 table = table.take(~dup)
         table, filled = fill_durations(table, *(self.videos or (None, None)),
