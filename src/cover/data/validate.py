@@ -27,7 +27,6 @@ why. Every check is a numpy pass over whole columns; Python runs only per bad ro
 from __future__ import annotations
 
 import warnings
-from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -50,6 +49,7 @@ from cover.data.rules import (
     raise_on_rejections,
 )
 from cover.data.table import ANSWERED, GroundingTable, raw_ids
+from cover.data.table import replace_keeping_ids as _replace
 from cover.errors import CoverWarning, RowProblem
 
 #: What a table has been checked for: the row rules (and clipping), unique qids, and
@@ -158,12 +158,6 @@ def id_reasons(ids: NDArray[Any], key: str = "qid") -> dict[int, str]:
     an empty or space-padded string; two character lookups per row."""
     return {i: why for rows, _, whys in id_rows(np.asarray(ids), key)
             for i, why in zip(rows.tolist(), whys, strict=True)}
-
-
-def _replace(table: GroundingTable, **changes: Any) -> GroundingTable:
-    """``dataclasses.replace`` keeping the ids as given (integers stay integers)."""
-    q, v = raw_ids(table), raw_ids(table, "vid")
-    return replace(table, qid=q, vid=q if v is q else v, **changes)
 
 
 def _named(table: GroundingTable, problems: list[RowProblem]) -> list[RowProblem]:

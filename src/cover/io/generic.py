@@ -240,13 +240,18 @@ def record_columns(rows: list[dict[str, Any]], lines: NDArray[np.int64],
 
 
 def arrow_columns(table: Any, m: dict[str, str], name: str, first_row: int = 0, *,
-                  with_records: bool = True) -> tuple[Columns, NDArray[np.object_]]:
+                  with_records: bool = True, raw_ids: bool = False
+                  ) -> tuple[Columns, NDArray[np.object_]]:
+    """The mapped fields of an Arrow table as :class:`Columns` (and one record per row
+    when ``with_records``); ``raw_ids``: integer qids and vids stay integers
+    (:func:`cover.io.columns.arrow_ids`), for readers that never show them as text."""
     def col(f: str) -> Any:
         return arrow_column(table, m[f], name)
 
     n = table.num_rows
-    qid, bad = arrow_ids(col("qid"), "qid")
-    vid, bad_vid = arrow_ids(col("vid"), "vid") if "vid" in m else (qid.copy(), {})
+    qid, bad = arrow_ids(col("qid"), "qid", text=not raw_ids)
+    vid, bad_vid = (arrow_ids(col("vid"), "vid", text=not raw_ids) if "vid" in m
+                    else (qid.copy(), {}))
     reasons = id_reasons(bad, bad_vid)
 
     def num(f: str) -> NDArray[np.float64]:
