@@ -31,7 +31,7 @@ from numpy.typing import NDArray
 from cover.calibrate.calibrator import Calibrator
 from cover.errors import InputError, RowProblem
 from cover.io.columns import prediction_table
-from cover.io.generic import arrow_columns, parse_columns, pyarrow_modules
+from cover.io.generic import arrow_columns, parse_columns, pyarrow_module
 from cover.regions import Regions
 from cover.row_status import STATUSES, status_codes, status_reasons
 from cover.stream.stage import CertifyStage
@@ -43,10 +43,7 @@ DEFAULT_COLUMNS = {"qid": "qid", "vid": "vid", "duration": "duration",
 
 def pa() -> Any:
     """pyarrow, or a clear message naming the extra to install."""
-    pyarrow_modules()  # raises InputError with the install hint when missing
-    import pyarrow
-
-    return pyarrow
+    return pyarrow_module()
 
 
 def cover_type(p_value: bool = False) -> Any:
@@ -166,6 +163,8 @@ def _text_at(n: int, text: dict[int, str]) -> Any:
     """A string array of ``n`` rows: ``text[row]`` where given, else null; one Arrow
     gather, no Python object per row."""
     p = pa()
+    if not text:
+        return p.nulls(n, p.string())
     rows = np.fromiter(text, dtype=np.int64, count=len(text))
     at = np.zeros(n, dtype=np.int32)
     at[rows] = np.arange(rows.size, dtype=np.int32)
