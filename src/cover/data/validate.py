@@ -26,6 +26,7 @@ why. Every check is a numpy pass over whole columns; Python runs only per bad ro
 
 from __future__ import annotations
 
+import copy
 import warnings
 from typing import Any
 
@@ -55,6 +56,9 @@ from cover.errors import CoverWarning, RowProblem
 #: What a table has been checked for: the row rules (and clipping), unique qids, and
 #: a known duration on every row. Fitting needs all three, certifying the first and last.
 ROWS, UNIQUE, DURATIONS = "rows", "unique", "durations"
+#: A mark of ``table.checked``: every qid and vid keeps the id rule, judged on the very
+#: values :func:`validate_table` would judge (:func:`ids_checked`).
+IDS = "ids"
 FOR_FIT = frozenset({ROWS, UNIQUE, DURATIONS})
 FOR_CERTIFY = frozenset({ROWS, DURATIONS})
 
@@ -89,9 +93,10 @@ def validate_table(table: GroundingTable, *, on_error: OnError = "raise",
     the error of an in-memory table."""
     n = len(table)
     found: Found = list(bad or [])
-    found += id_rows(raw_ids(table), "qid")
-    if raw_ids(table, "vid") is not raw_ids(table):
-        found += id_rows(raw_ids(table, "vid"), "vid")
+    if IDS not in table.checked:
+        found += id_rows(raw_ids(table), "qid")
+        if raw_ids(table, "vid") is not raw_ids(table):
+            found += id_rows(raw_ids(table, "vid"), "vid")
     if UNIQUE in need:
         found += duplicate_rows(table)
     t = table.duration
@@ -151,6 +156,18 @@ def ensure_valid(table: GroundingTable, need: frozenset[str], what: str) -> Grou
     if need <= table.checked:
         return table
     return validate_table(table, need=need, what=what)
+
+
+def ids_checked(table: GroundingTable) -> GroundingTable:
+    """``table`` marked :data:`IDS` (a copy), for a caller that has rejected every row
+    whose qid or vid :func:`id_reasons` refuses: :func:`validate_table` then does not
+    judge them again. Only integer or text ids: those :func:`id_reasons` judges as
+    given, where other values reach it as text (``cover.data.table.ids_as_given``)."""
+    if any(raw_ids(table, name).dtype.kind not in "iuU" for name in ("qid", "vid")):
+        return table
+    out = copy.copy(table)
+    object.__setattr__(out, "checked", table.checked | {IDS})
+    return out
 
 
 def id_reasons(ids: NDArray[Any], key: str = "qid") -> dict[int, str]:

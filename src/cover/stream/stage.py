@@ -37,7 +37,7 @@ from cover.calibrate.calibrator import Calibrator
 from cover.calibrate.pvalues import abstain_above
 from cover.data.join import fill_durations
 from cover.data.table import GroundingTable, ids_as_given
-from cover.data.validate import id_reasons
+from cover.data.validate import id_reasons, ids_checked
 from cover.errors import RowProblem
 from cover.io.qvhighlights import Loaded
 from cover.io.seen import SeenIds
@@ -124,6 +124,7 @@ class CertifyStage:
         table, filled = fill_durations(table, *(self.videos or (None, None)),
                                        strict=self.strict, source=self.videos_source)
         found += filled
+        table = ids_checked(table)  # rule 1 held: the calibrator's gate need not judge ids
         bad = [p for p in [*loaded.problems, *found] if p.action == "rejected"]
         in_cal = None if self.fitted is None else np.isin(table.qid, self.fitted)
         regions = self.cal.certify(table)
