@@ -74,14 +74,18 @@ def _regions_array(regions: Regions, kept: NDArray[np.int64], valid: NDArray[np.
     p = pa()
     iv = regions.intervals
     n = valid.size
-    comps = np.zeros(n, dtype=np.int64)
-    comps[kept] = iv.n_components
-    offsets = np.zeros(n + 1, dtype=np.int32)
-    np.cumsum(comps, out=offsets[1:])
+    every = kept.size == n  # every row kept, in order: the intervals' own offsets
+    if every:
+        offsets = (iv.offsets - iv.offsets[0]).astype(np.int32)
+    else:
+        comps = np.zeros(n, dtype=np.int64)
+        comps[kept] = iv.n_components
+        offsets = np.zeros(n + 1, dtype=np.int32)
+        np.cumsum(comps, out=offsets[1:])
     pairs = np.empty(2 * iv.starts.size, dtype=np.float64)
     pairs[0::2], pairs[1::2] = iv.starts, iv.ends
     inner = p.ListArray.from_arrays(np.arange(0, pairs.size + 1, 2, dtype=np.int32), pairs)
-    return p.ListArray.from_arrays(offsets, inner, mask=p.array(~valid))
+    return p.ListArray.from_arrays(offsets, inner, mask=None if every else p.array(~valid))
 
 
 def certify_batch(
@@ -125,12 +129,15 @@ def certify_batch(
     regions = done.regions
     assert done.table.line is not None
     every = len(done.table) == n  # no row rejected: the columns go out as they are
-    kept = (np.arange(n, dtype=np.int64) if every
-            else np.searchsorted(cols.line, done.table.line))
-    valid = np.zeros(n, dtype=bool)
-    valid[kept] = True
-    codes = np.zeros(n, dtype=np.int8)  # cover.row_status.STATUSES: 0 is rejected
-    codes[kept] = status_codes(regions)
+    if every:
+        kept, valid = np.arange(n, dtype=np.int64), np.ones(n, dtype=bool)
+        codes = status_codes(regions)  # cover.row_status.STATUSES: 0 is rejected
+    else:
+        kept = np.searchsorted(cols.line, done.table.line)
+        valid = np.zeros(n, dtype=bool)
+        valid[kept] = True
+        codes = np.zeros(n, dtype=np.int8)
+        codes[kept] = status_codes(regions)
     why = {int(np.searchsorted(cols.line, prob.line)): prob.problem for prob in done.bad}
     why.update({int(kept[i]): why_not  # rejected ([] kept) or abstained
                 for i, why_not in status_reasons(regions).items()})
