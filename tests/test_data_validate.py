@@ -201,3 +201,35 @@ def test_repeats_are_the_rows_after_a_first_occurrence(keys, text):
     want = [(i, seen.setdefault(x, i)) for i, x in enumerate(k.tolist())]
     assert list(zip(rows.tolist(), first.tolist(), strict=True)) == [
         (i, f) for i, f in want if i != f]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.text(alphabet=["a", " ", "\t", "\x1c", "\u3000", "\u3001", "é",
+                                  "\u2028", "\U0001f600"], max_size=4),
+                min_size=1, max_size=6))
+def test_the_id_rule_on_text_is_the_row_rule(values):
+    """Text ids are judged by their first and last characters, exactly as
+    :func:`id_problem` judges each one for emptiness and padding (``str.isspace``)."""
+    from cover.data.row_finders import id_rows
+    from cover.data.rules import id_problem
+
+    raw = np.array(values, dtype=str)
+    found = id_rows(raw, "qid")
+    got = found[0][0].tolist() if found else []
+    assert got == [i for i, v in enumerate(raw.tolist()) if id_problem(v, "qid")]
+
+
+def test_ids_checked_tables_are_not_judged_again():
+    """A table whose ids its maker judged (the certify stage) is marked so: the gate
+    skips the id rule for integer or text ids; other values are always judged."""
+    from cover.data.validate import IDS, ids_checked, validate_table
+
+    table = GroundingTable.from_arrays(**_arrays())
+    text = replace(table, qid=np.array([f"q{i}" for i in range(N)]))
+    assert IDS in ids_checked(text).checked and IDS in ids_checked(table).checked
+    padded = replace(table, qid=np.array([" q"] + [f"q{i}" for i in range(1, N)]))
+    with pytest.raises(InputError, match="qid"):
+        validate_table(padded)
+    assert len(validate_table(ids_checked(padded))) == N  # judged by its maker: trusted
+    mixed = replace(table, qid=np.array([1.5] + list(range(1, N)), dtype=object))
+    assert ids_checked(mixed) is mixed

@@ -33,3 +33,15 @@ def test_generic_copy_of_qvhighlights_has_the_moment_detr_readers_map(
         got = grounding_metrics(table)
         assert got.map == want.map, path.name
         assert got.full.to_dict() == want.full.to_dict()
+
+
+def test_integer_ids_stay_integers_when_asked() -> None:
+    import pyarrow as pa
+
+    from cover.io.columns import arrow_ids
+
+    col = pa.array([3, 1, 2])
+    assert arrow_ids(col, "qid", text=False)[0].dtype.kind == "i"
+    assert arrow_ids(col, "qid")[0].tolist() == ["3", "1", "2"]
+    assert arrow_ids(pa.array([3, None]), "qid", text=False)[1] == {
+        1: "missing field(s): qid"}

@@ -607,3 +607,16 @@ def test_a_row_rejected_for_its_saliency_takes_its_windows_with_it(tmp_path: Pat
     assert loaded.table.pred_start.tolist() == [0.0, 4.0]
     assert loaded.table.pred_end.tolist() == [1.0, 5.0]
     assert [p.line for p in loaded.problems] == [2]
+
+
+def test_top1_of_rows_with_one_window_or_none_is_that_window() -> None:
+    """Rows with at most one window need no ranking: the window (any score, NaN too) is
+    the top one, a row without one gets NaN; as the ranked path for a two-window row."""
+    from cover.io.qvhighlights import top1
+
+    win = np.array([[1.0, 2.0, np.nan], [3.0, 4.0, 0.5], [5.0, 6.0, -1.0]])
+    ps, pe = top1(win, np.array([0, 1, 1, 2, 3]))
+    assert np.array_equal(ps, [1.0, np.nan, 3.0, 5.0], equal_nan=True)
+    assert np.array_equal(pe, [2.0, np.nan, 4.0, 6.0], equal_nan=True)
+    ps, pe = top1(win[1:], np.array([0, 2]))  # ranked: the higher score wins
+    assert ps.tolist() == [3.0] and pe.tolist() == [4.0]

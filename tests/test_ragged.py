@@ -171,3 +171,27 @@ def test_ragged_from_lists_and_take_match_loop(data):
     assert len(rg) == len(sel)
     for j, i in enumerate(sel):
         assert rg.row(j).tolist() == rows[i]
+
+
+@SETTINGS
+@given(ragged_rows(finite, max_rows=8), st.integers(0, 3))
+def test_take_index_of_every_row_in_order_matches_loop(rows, base):
+    """Every row in order (no gather computed) equals the general path, whatever the
+    first offset."""
+    values, off = flatten(rows)
+    padded = np.concatenate([np.full(base, np.nan), values])
+    flat, new_off = take_index(off + base, np.arange(len(rows), dtype=np.int64))
+    assert new_off.dtype == np.int64 and new_off.tolist() == off.tolist()
+    assert padded[flat].tolist() == [x for r in rows for x in r]
+
+
+@SETTINGS
+@given(ragged_rows(st.booleans(), max_rows=10), st.integers(0, 3))
+def test_segment_any_with_offsets_not_from_zero(rows, base):
+    values, off = flatten(rows)
+    assert segment_any(values.astype(bool), off + base).tolist() == [any(r) for r in rows]
+
+
+def test_segment_any_needs_one_mask_entry_per_element():
+    with pytest.raises(ValueError, match="mask has 2 elements"):
+        segment_any(np.zeros(2, dtype=bool), np.array([0, 3]))

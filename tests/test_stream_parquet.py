@@ -106,3 +106,29 @@ def test_videos_fill_only_missing_durations(qvh, tmp_path):
                              videos=(vids, np.full(vids.size, 1e6)))
     assert counts.rejected == counts.rows
     assert "contradicts 1e+06" in counts.examples[0].problem
+
+
+@pytest.mark.parametrize("batch_rows", [1, 3, 4, 100])
+def test_repeats_of_increasing_integer_qids_name_the_first_row(tmp_path, batch_rows):
+    """Integer qids increasing from row to row need no first pass over the qid column;
+    the first batch where they stop increasing finds every repeat exactly, naming the
+    row of its first occurrence, whichever batch holds it (rows before keep their fate)."""
+    rng = np.random.default_rng(0)
+    k = 200
+    ts = rng.uniform(0, 100, k)
+    cal = cover.Calibrator(score="norm", alpha=0.1).fit(cover.GroundingTable.from_arrays(
+        qid=np.arange(k), duration=150.0, pred_start=ts, pred_end=ts + 20,
+        truth=(ts + 1, ts + 19)))
+    qid = [1, 2, 5, 9, 10, 12, 2, 13, 11, 9, 20]
+    n = len(qid)
+    path = tmp_path / "ids.parquet"
+    pq.write_table(pa.table({"qid": qid, "duration": [150.0] * n, "start": [10.0] * n,
+                             "end": [30.0] * n}), path)
+    counts = certify_parquet(cal, path, tmp_path / "o.parquet", batch_rows=batch_rows,
+                             columns="qid=qid,duration=duration,start=start,end=end")
+    block = pq.read_table(tmp_path / "o.parquet").column("cover").combine_chunks()
+    reason = block.field("reason").to_pylist()
+    assert counts.rejected == 2
+    assert reason == [None] * 6 + ["duplicate qid (first seen on line 2)", None, None,
+                                   "duplicate qid (first seen on line 4)", None]
+    assert [p.line for p in counts.found] == [7, 10]

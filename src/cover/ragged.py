@@ -31,6 +31,11 @@ def take_index(offsets: NDArray[np.int64], rows: NDArray[np.int64]) -> tuple[
 ]:
     """Flat gather index and new offsets that select ``rows`` (in that order)."""
     rows = np.asarray(rows, dtype=np.int64)
+    if rows.size == offsets.size - 1 and bool((rows == np.arange(rows.size)).all()):
+        # every row, in order (a batch with nothing rejected): no gather to compute
+        base = int(offsets[0])
+        return (np.arange(base, int(offsets[-1]), dtype=np.int64),
+                np.asarray(offsets, dtype=np.int64) - base)
     lengths = offsets[rows + 1] - offsets[rows]
     new_offsets = offsets_from_lengths(lengths)
     shift = np.repeat(offsets[rows] - new_offsets[:-1], lengths)
@@ -45,10 +50,19 @@ def segment_sum(values: NDArray[np.floating], offsets: NDArray[np.int64]) -> NDA
 
 
 def segment_any(mask: ArrayLike, offsets: NDArray[np.int64]) -> NDArray[np.bool_]:
-    """Per-row logical or; empty rows are False."""
+    """Per-row logical or; empty rows are False. Only the true elements are looked up
+    (their rows by a binary search of the offsets): a check's mask, mostly false, costs
+    one pass."""
     n = offsets.size - 1
-    weights = np.asarray(mask, dtype=np.float64)
-    return np.asarray(np.bincount(row_ids(offsets), weights=weights, minlength=n) > 0)
+    m = np.asarray(mask, dtype=bool).reshape(-1)
+    if m.size != int(offsets[-1] - offsets[0]):
+        raise ValueError(f"mask has {m.size} elements; the offsets hold "
+                         f"{int(offsets[-1] - offsets[0])}")
+    out = np.zeros(n, dtype=bool)
+    hits = np.flatnonzero(m)
+    if hits.size:
+        out[np.searchsorted(offsets, hits + offsets[0], side="right") - 1] = True
+    return out
 
 
 def segment_all(mask: ArrayLike, offsets: NDArray[np.int64]) -> NDArray[np.bool_]:

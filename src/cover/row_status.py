@@ -46,13 +46,25 @@ def empty_rows(regions: Regions) -> NDArray[np.bool_]:
     return (regions.intervals.n_components == 0) & ~np.asarray(regions.refused, dtype=bool)
 
 
+#: The statuses by code (:func:`status_codes`): 0 is ``rejected``.
+STATUSES = (REJECTED, CERTIFIED, REFUSED, ABSTAINED)
+
+
+def status_codes(regions: Regions) -> NDArray[np.int8]:
+    """Each row's status as its index in :data:`STATUSES`: ``refused`` (whole video),
+    ``abstained``, ``rejected`` (empty region, see the module docstring) or
+    ``certified``, in that order of precedence from last to first."""
+    refused = np.asarray(regions.refused, dtype=bool)
+    codes = np.where(refused, np.int8(2), np.int8(1)).astype(np.int8)
+    codes[regions.abstained & ~refused] = 3
+    codes[empty_rows(regions)] = 0
+    return codes
+
+
 def row_status(regions: Regions) -> NDArray[np.object_]:
     """Each row's status: ``refused`` (whole video), ``rejected`` (empty region, see the
-    module docstring) or ``certified``."""
-    status = np.where(regions.refused, REFUSED, CERTIFIED).astype(object)
-    status[regions.abstained & ~np.asarray(regions.refused, dtype=bool)] = ABSTAINED
-    status[empty_rows(regions)] = REJECTED
-    return status
+    module docstring) or ``certified`` (:func:`status_codes` as text)."""
+    return np.asarray(STATUSES, dtype=object)[status_codes(regions)]
 
 
 def _num(x: float) -> str:

@@ -13,7 +13,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from cover.data.rules import PRED_STRICT, outside_video, wholly_outside
-from cover.data.table import GroundingTable
+from cover.data.table import GroundingTable, ids_as_given, replace_keeping_ids
 from cover.errors import RowProblem
 from cover.ragged import segment_any
 
@@ -23,10 +23,13 @@ DURATION_TOLERANCE = 1e-6
 
 def _problems(table: GroundingTable, rows: NDArray[np.int64], why: str | list[str],
               action: Any = "rejected") -> list[RowProblem]:
+    if not rows.size:
+        return []
     lines = table.line if table.line is not None else np.zeros(len(table), dtype=np.int64)
     whys = [why] * rows.size if isinstance(why, str) else why
+    qid = ids_as_given(table)
     return [
-        RowProblem(table.source, int(lines[i]), str(table.qid[i]), w, action)
+        RowProblem(table.source, int(lines[i]), str(qid[i]), w, action)
         for i, w in zip(rows.tolist(), whys, strict=True)
     ]
 
@@ -173,7 +176,7 @@ def clip_predictions(table: GroundingTable, *, strict: bool = False) -> tuple[Gr
                           "predicted interval clipped to [0, T]", action="clipped")
     ps = np.where(has, np.clip(ps, 0.0, t), np.nan)
     pe = np.where(has, np.clip(pe, 0.0, t), np.nan)
-    out = replace(table, pred_start=ps, pred_end=pe)
+    out = replace_keeping_ids(table, pred_start=ps, pred_end=pe)
     return (out.take(~wholly) if wholly.any() else out), problems
 
 
@@ -201,13 +204,13 @@ def fill_durations(
     problems = _problems(preds, np.flatnonzero(unknown), [
         f"no duration known for video {v!r} (not in the row, not in {source})"
         for v in preds.vid[unknown].tolist()
-    ])
+    ] if unknown.any() else [])
     problems += _problems(preds, np.flatnonzero(clash), [
         f"duration {a:g} in the row contradicts {b:g} for video {v!r} in {source}"
         for a, b, v in zip(t[clash].tolist(), durations[j[clash]].tolist(),
                            preds.vid[clash].tolist(), strict=True)
     ] if clash.any() and durations is not None else [])
-    out = replace(preds, duration=t)
+    out = replace_keeping_ids(preds, duration=t)
     if (unknown | clash).any():
         out = out.take(~(unknown | clash))
     out, more = clip_predictions(out, strict=strict)

@@ -30,6 +30,9 @@ from cover.ragged import segment_any
 WHITESPACE = np.zeros(0x3001, dtype=bool)  # str.isspace() is False above U+3000
 WHITESPACE[[c for c in range(0x3001) if chr(c).isspace()]] = True
 
+#: :data:`WHITESPACE` and one more entry, False, for every code point above U+3000.
+_SPACE_OR_ABOVE = np.append(WHITESPACE, False)
+
 Found = list[tuple[NDArray[np.int64], str, str | list[str]]]  # rows, field, reason(s)
 
 
@@ -40,12 +43,13 @@ def id_rows(raw: NDArray[Any], key: str) -> Found:
     if kind in "iu" or raw.size == 0:
         return []
     if kind == "U":
-        codes = np.ascontiguousarray(raw).view(np.uint32).reshape(raw.size, -1)
+        codes = np.ascontiguousarray(raw).view(np.uint32).reshape(-1)
+        width = codes.size // raw.size
         length = np.strings.str_len(raw)
-        first = codes[:, 0]
-        last = codes[np.arange(raw.size), np.maximum(length - 1, 0)]
-        space = (WHITESPACE[np.minimum(first, 0x3000)] & (first <= 0x3000)) | (
-            WHITESPACE[np.minimum(last, 0x3000)] & (last <= 0x3000))
+        first = codes[::width]
+        last = codes.take(np.arange(0, codes.size, width) + np.maximum(length - 1, 0))
+        space = (_SPACE_OR_ABOVE.take(np.minimum(first, 0x3001))
+                 | _SPACE_OR_ABOVE.take(np.minimum(last, 0x3001)))
         rows = np.flatnonzero((length == 0) | space)
     else:
         rows = np.arange(raw.size, dtype=np.int64)

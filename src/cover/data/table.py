@@ -75,6 +75,21 @@ def raw_ids(table: GroundingTable, name: str = "qid") -> NDArray[Any]:
     return table.__dict__[f"_{name}_raw"]
 
 
+def ids_as_given(table: GroundingTable, name: str = "qid") -> NDArray[Any]:
+    """The ``qid`` (or ``vid``) column for checks and messages row by row: integers as
+    given (an integer is always an id, and ``str`` of one is its text), else the text
+    column; a batch of integer ids is then never made text as a whole."""
+    raw = raw_ids(table, name)
+    return raw if raw.dtype.kind in "iu" else getattr(table, name)
+
+
+def replace_keeping_ids(table: GroundingTable, **changes: Any) -> GroundingTable:
+    """``dataclasses.replace`` keeping the ids as given: integers stay integers
+    (``replace`` reads each field, and reading ``qid`` makes it text)."""
+    q, v = raw_ids(table), raw_ids(table, "vid")
+    return replace(table, qid=q, vid=q if v is q else v, **changes)
+
+
 def _per_row(values: ArrayLike, n: int, name: str,
              bad: dict[int, tuple[str, str]]) -> NDArray[np.float64]:
     """One float per row: a scalar is repeated, an array must have ``n`` values; an

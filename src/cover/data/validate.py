@@ -26,8 +26,8 @@ why. Every check is a numpy pass over whole columns; Python runs only per bad ro
 
 from __future__ import annotations
 
+import copy
 import warnings
-from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -50,11 +50,15 @@ from cover.data.rules import (
     raise_on_rejections,
 )
 from cover.data.table import ANSWERED, GroundingTable, raw_ids
+from cover.data.table import replace_keeping_ids as _replace
 from cover.errors import CoverWarning, RowProblem
 
 #: What a table has been checked for: the row rules (and clipping), unique qids, and
 #: a known duration on every row. Fitting needs all three, certifying the first and last.
 ROWS, UNIQUE, DURATIONS = "rows", "unique", "durations"
+#: A mark of ``table.checked``: every qid and vid keeps the id rule, judged on the very
+#: values :func:`validate_table` would judge (:func:`ids_checked`).
+IDS = "ids"
 FOR_FIT = frozenset({ROWS, UNIQUE, DURATIONS})
 FOR_CERTIFY = frozenset({ROWS, DURATIONS})
 
@@ -89,9 +93,10 @@ def validate_table(table: GroundingTable, *, on_error: OnError = "raise",
     the error of an in-memory table."""
     n = len(table)
     found: Found = list(bad or [])
-    found += id_rows(raw_ids(table), "qid")
-    if raw_ids(table, "vid") is not raw_ids(table):
-        found += id_rows(raw_ids(table, "vid"), "vid")
+    if IDS not in table.checked:
+        found += id_rows(raw_ids(table), "qid")
+        if raw_ids(table, "vid") is not raw_ids(table):
+            found += id_rows(raw_ids(table, "vid"), "vid")
     if UNIQUE in need:
         found += duplicate_rows(table)
     t = table.duration
@@ -153,17 +158,23 @@ def ensure_valid(table: GroundingTable, need: frozenset[str], what: str) -> Grou
     return validate_table(table, need=need, what=what)
 
 
+def ids_checked(table: GroundingTable) -> GroundingTable:
+    """``table`` marked :data:`IDS` (a copy), for a caller that has rejected every row
+    whose qid or vid :func:`id_reasons` refuses: :func:`validate_table` then does not
+    judge them again. Only integer or text ids: those :func:`id_reasons` judges as
+    given, where other values reach it as text (``cover.data.table.ids_as_given``)."""
+    if any(raw_ids(table, name).dtype.kind not in "iuU" for name in ("qid", "vid")):
+        return table
+    out = copy.copy(table)
+    object.__setattr__(out, "checked", table.checked | {IDS})
+    return out
+
+
 def id_reasons(ids: NDArray[Any], key: str = "qid") -> dict[int, str]:
     """Row -> why ``ids[i]`` is no id (:func:`cover.io.row_checks.id_problem`): for text,
     an empty or space-padded string; two character lookups per row."""
     return {i: why for rows, _, whys in id_rows(np.asarray(ids), key)
             for i, why in zip(rows.tolist(), whys, strict=True)}
-
-
-def _replace(table: GroundingTable, **changes: Any) -> GroundingTable:
-    """``dataclasses.replace`` keeping the ids as given (integers stay integers)."""
-    q, v = raw_ids(table), raw_ids(table, "vid")
-    return replace(table, qid=q, vid=q if v is q else v, **changes)
 
 
 def _named(table: GroundingTable, problems: list[RowProblem]) -> list[RowProblem]:

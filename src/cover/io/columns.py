@@ -27,6 +27,7 @@ from cover.data.rules import (
 from cover.data.table import DEFAULT_CLIP_SECONDS, GroundingTable
 from cover.errors import RowProblem
 from cover.intervals import Intervals
+from cover.io.arrow_text import arrow_text
 from cover.io.fields import not_a_number
 from cover.io.jsonl import OnError, raise_on_rejections
 from cover.io.qvhighlights import Loaded, top1
@@ -140,15 +141,23 @@ def prediction_table(c: Columns, *, clip: float = DEFAULT_CLIP_SECONDS,
     finite number > 0, a repeated qid."""
     w = c.windows
     if w.shape[1] == 2:  # no score column: rank by list order
-        rank = np.arange(w.shape[0], dtype=np.float64) - np.repeat(c.offsets[:-1],
-                                                                  np.diff(c.offsets))
-        w = np.column_stack([w, -rank])
+        lengths = np.diff(c.offsets)
+        scored = np.empty((w.shape[0], 3))
+        scored[:, :2] = w
+        if w.shape[0] and int(lengths.max()) == 1:  # one window or none a row: all first
+            scored[:, 2] = -0.0
+        else:
+            scored[:, 2] = -(np.arange(w.shape[0], dtype=np.float64)
+                             - np.repeat(c.offsets[:-1], lengths))
+        w = scored
     sal = c.saliency if c.saliency is not None else Ragged(
         np.empty(0), np.zeros(len(c) + 1, dtype=np.int64))
     with np.errstate(invalid="ignore"):
         bad_t = ~np.isnan(c.duration) & ~(np.isfinite(c.duration) & (c.duration > 0))
+    finite = np.isfinite(w)
     reasons = _first_reason([
-        (segment_any(~np.isfinite(w).all(axis=1), c.offsets),
+        (np.zeros(len(c), dtype=bool) if finite.all()  # one flat pass when all are
+         else segment_any(~finite.all(axis=1), c.offsets),
          "non-finite number in a predicted window"),
         (segment_any(~np.isfinite(sal.values), sal.offsets), "non-finite saliency value"),
         (reversed_windows(w[:, 0], w[:, 1], c.offsets), PRED_REVERSED),
@@ -158,13 +167,19 @@ def prediction_table(c: Columns, *, clip: float = DEFAULT_CLIP_SECONDS,
     keep = _reject(c, reasons)
     rows = np.flatnonzero(keep)
     flat, off = take_index(c.offsets, rows)
-    ps, pe = top1(w[flat], off)
+    every = rows.size == len(c)
+
+    def kept(a: NDArray[Any]) -> NDArray[Any]:
+        return a.copy() if every else a[keep]  # a copy either way (a memcpy when every)
+
+    windows = w.copy() if every and w.shape[0] == flat.size else w[flat]
+    ps, pe = top1(windows, off)
     table = GroundingTable(
-        qid=c.qid[keep], vid=c.vid[keep], duration=c.duration[keep], pred_start=ps,
-        pred_end=pe, relevance=sal.take(rows), clip=float(clip), line=c.line[keep],
-        pred_windows=Ragged(w[flat], off),
-        source=c.source, query=None if c.query is None else c.query[keep],
-        records=None if records is None else records[keep],
+        qid=kept(c.qid), vid=kept(c.vid), duration=kept(c.duration), pred_start=ps,
+        pred_end=pe, relevance=sal.take(rows), clip=float(clip), line=kept(c.line),
+        pred_windows=Ragged(windows, off),
+        source=c.source, query=None if c.query is None else kept(c.query),
+        records=None if records is None else kept(records),
     )
     raise_on_rejections(c.problems, on_error, c.source)
     return Loaded(table, c.problems, _rejected_rows(c, keep))
@@ -187,18 +202,24 @@ def id_reasons(qid: dict[int, str], vid: dict[int, str]) -> dict[int, str]:
                         if w.startswith("missing") and vid.get(i, "").startswith("missing")}
 
 
-def arrow_ids(col: Any, key: str) -> tuple[NDArray[np.str_], dict[int, str]]:
+def arrow_ids(col: Any, key: str, *, text: bool = True
+              ) -> tuple[NDArray[Any], dict[int, str]]:
     """An Arrow id column as text, and row -> why a value is no id (:func:`value_ids`):
     integers and text pass by type; a float (``2579.0``), a boolean or a null is
-    refused as the JSON-lines reader refuses it."""
+    refused as the JSON-lines reader refuses it. ``text=False``: integers without
+    nulls stay integers (a table reads them as text only when shown,
+    :class:`cover.data.table.TextIds`; ``str`` of each is ~0.4 us a row)."""
     import pyarrow as pa
 
-    text = np.asarray(col.to_numpy(zero_copy_only=False)).astype(str)
     t = col.type
-    if (pa.types.is_integer(t) or pa.types.is_string(t) or pa.types.is_large_string(t)) \
-            and not col.null_count:
-        return text, {}
-    return text, value_ids(col.to_pylist(), key)
+    if pa.types.is_integer(t) and not col.null_count and not text:
+        return np.asarray(col.to_numpy(zero_copy_only=False)), {}
+    if (pa.types.is_string(t) or pa.types.is_large_string(t)) and not col.null_count:
+        return arrow_text(col), {}
+    out = np.asarray(col.to_numpy(zero_copy_only=False)).astype(str)
+    if pa.types.is_integer(t) and not col.null_count:
+        return out, {}
+    return out, value_ids(col.to_pylist(), key)
 
 
 def arrow_numbers(col: Any, why: str | None = None, name: str = ""

@@ -84,15 +84,26 @@ def parse_columns(spec: str | dict[str, str]) -> dict[str, str]:
     return mapping
 
 
+_NEEDS_PYARROW = "reading CSV/Parquet needs pyarrow: pip install 'cover-grounding[parquet]'"
+
+
 def pyarrow_modules() -> tuple[Any, Any, Any]:
     try:
         import pyarrow.compute as pc
         import pyarrow.csv as pcsv
         import pyarrow.parquet as pq
     except ImportError:
-        raise InputError("reading CSV/Parquet needs pyarrow: pip install "
-                         "'cover-grounding[parquet]'") from None
+        raise InputError(_NEEDS_PYARROW) from None
     return pc, pcsv, pq
+
+
+def pyarrow_module() -> Any:
+    """pyarrow alone (its CSV reader is imported only by the readers that need it)."""
+    try:
+        import pyarrow
+    except ImportError:
+        raise InputError(_NEEDS_PYARROW) from None
+    return pyarrow
 
 
 def read_arrow(path: str | Path) -> Any:
@@ -153,9 +164,10 @@ def field_at(row: Any, where: str) -> Any:
 
 
 def arrow_column(table: Any, where: str, path: str) -> Any:
-    pc, _, _ = pyarrow_modules()
     if where in table.column_names:
         return table.column(where)
+    pyarrow_module()
+    import pyarrow.compute as pc
     head, *rest = where.split(".")
     if head not in table.column_names:
         raise InputError(f"{path}: no column {head!r} (columns: {', '.join(table.column_names)})")
@@ -240,13 +252,18 @@ def record_columns(rows: list[dict[str, Any]], lines: NDArray[np.int64],
 
 
 def arrow_columns(table: Any, m: dict[str, str], name: str, first_row: int = 0, *,
-                  with_records: bool = True) -> tuple[Columns, NDArray[np.object_]]:
+                  with_records: bool = True, raw_ids: bool = False
+                  ) -> tuple[Columns, NDArray[np.object_]]:
+    """The mapped fields of an Arrow table as :class:`Columns` (and one record per row
+    when ``with_records``); ``raw_ids``: integer qids and vids stay integers
+    (:func:`cover.io.columns.arrow_ids`), for readers that never show them as text."""
     def col(f: str) -> Any:
         return arrow_column(table, m[f], name)
 
     n = table.num_rows
-    qid, bad = arrow_ids(col("qid"), "qid")
-    vid, bad_vid = arrow_ids(col("vid"), "vid") if "vid" in m else (qid.copy(), {})
+    qid, bad = arrow_ids(col("qid"), "qid", text=not raw_ids)
+    vid, bad_vid = (arrow_ids(col("vid"), "vid", text=not raw_ids) if "vid" in m
+                    else (qid.copy(), {}))
     reasons = id_reasons(bad, bad_vid)
 
     def num(f: str) -> NDArray[np.float64]:
@@ -261,9 +278,13 @@ def arrow_columns(table: Any, m: dict[str, str], name: str, first_row: int = 0, 
     elif "start" in m:
         s, e = num("start"), num("end")
         has = np.isfinite(s) | np.isfinite(e)
-        win = np.column_stack([s, e])[has]
-        off = np.zeros(n + 1, dtype=np.int64)
-        np.cumsum(has, out=off[1:])
+        win = np.column_stack([s, e])
+        if has.all():  # one window a row: no gather, no count
+            off = np.arange(n + 1, dtype=np.int64)
+        else:
+            win = win[has]
+            off = np.zeros(n + 1, dtype=np.int64)
+            np.cumsum(has, out=off[1:])
     else:
         win, off = np.empty((0, 2)), np.zeros(n + 1, dtype=np.int64)
     sal = None

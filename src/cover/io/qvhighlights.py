@@ -64,7 +64,11 @@ def top1(win: NDArray[np.float64], offsets: NDArray[np.int64]) -> tuple[
     n = offsets.size - 1
     ps = np.full(n, np.nan)
     pe = np.full(n, np.nan)
-    if win.shape[0]:
+    lengths = np.diff(offsets)
+    if win.shape[0] and int(lengths.max()) == 1:  # one window or none a row: no ranking
+        one = lengths == 1
+        ps[one], pe[one] = win[:, 0], win[:, 1]
+    elif win.shape[0]:
         r = row_ids(offsets)
         order = np.lexsort((np.arange(r.size), -win[:, 2], r))
         first = order[np.r_[True, r[order][1:] != r[order][:-1]]]

@@ -31,9 +31,9 @@ from numpy.typing import NDArray
 from cover.calibrate.calibrator import Calibrator
 from cover.errors import InputError, RowProblem
 from cover.io.columns import prediction_table
-from cover.io.generic import arrow_columns, parse_columns, pyarrow_modules
+from cover.io.generic import arrow_columns, parse_columns, pyarrow_module
 from cover.regions import Regions
-from cover.row_status import row_status, status_reasons
+from cover.row_status import STATUSES, status_codes, status_reasons
 from cover.stream.stage import CertifyStage
 
 #: Default field mapping: Moment-DETR / Lighthouse names as Parquet columns.
@@ -43,10 +43,7 @@ DEFAULT_COLUMNS = {"qid": "qid", "vid": "vid", "duration": "duration",
 
 def pa() -> Any:
     """pyarrow, or a clear message naming the extra to install."""
-    pyarrow_modules()  # raises InputError with the install hint when missing
-    import pyarrow
-
-    return pyarrow
+    return pyarrow_module()
 
 
 def cover_type(p_value: bool = False) -> Any:
@@ -77,14 +74,18 @@ def _regions_array(regions: Regions, kept: NDArray[np.int64], valid: NDArray[np.
     p = pa()
     iv = regions.intervals
     n = valid.size
-    comps = np.zeros(n, dtype=np.int64)
-    comps[kept] = iv.n_components
-    offsets = np.zeros(n + 1, dtype=np.int32)
-    np.cumsum(comps, out=offsets[1:])
+    every = kept.size == n  # every row kept, in order: the intervals' own offsets
+    if every:
+        offsets = (iv.offsets - iv.offsets[0]).astype(np.int32)
+    else:
+        comps = np.zeros(n, dtype=np.int64)
+        comps[kept] = iv.n_components
+        offsets = np.zeros(n + 1, dtype=np.int32)
+        np.cumsum(comps, out=offsets[1:])
     pairs = np.empty(2 * iv.starts.size, dtype=np.float64)
     pairs[0::2], pairs[1::2] = iv.starts, iv.ends
     inner = p.ListArray.from_arrays(np.arange(0, pairs.size + 1, 2, dtype=np.int32), pairs)
-    return p.ListArray.from_arrays(offsets, inner, mask=p.array(~valid))
+    return p.ListArray.from_arrays(offsets, inner, mask=None if every else p.array(~valid))
 
 
 def certify_batch(
@@ -119,7 +120,7 @@ def certify_batch(
     if "cover" in table.column_names:
         raise InputError(f"{source}: the input already has a 'cover' column (is it the output "
                          "of cover certify?); certify the original predictions")
-    cols, _ = arrow_columns(table, mapping, source, with_records=False)
+    cols, _ = arrow_columns(table, mapping, source, with_records=False, raw_ids=True)
     cols.line = (np.arange(first_line, first_line + n, dtype=np.int64) if lines is None
                  else np.asarray(lines, dtype=np.int64))
     loaded = prediction_table(cols, clip=cal.clip_ or 2.0, on_error="reject",
@@ -127,36 +128,56 @@ def certify_batch(
     done = stage.run(loaded)
     regions = done.regions
     assert done.table.line is not None
-    kept = np.searchsorted(cols.line, done.table.line)
-    valid = np.zeros(n, dtype=bool)
-    valid[kept] = True
-    status = np.full(n, "rejected", dtype=object)
-    status[kept] = row_status(regions)
-    reason = np.full(n, None, dtype=object)
-    for prob in done.bad:
-        reason[int(np.searchsorted(cols.line, prob.line))] = prob.problem
-    for i, why_not in status_reasons(regions).items():  # rejected ([] kept) or abstained
-        reason[kept[i]] = why_not
+    every = len(done.table) == n  # no row rejected: the columns go out as they are
+    if every:
+        kept, valid = np.arange(n, dtype=np.int64), np.ones(n, dtype=bool)
+        codes = status_codes(regions)  # cover.row_status.STATUSES: 0 is rejected
+    else:
+        kept = np.searchsorted(cols.line, done.table.line)
+        valid = np.zeros(n, dtype=bool)
+        valid[kept] = True
+        codes = np.zeros(n, dtype=np.int8)
+        codes[kept] = status_codes(regions)
+    why = {int(np.searchsorted(cols.line, prob.line)): prob.problem for prob in done.bad}
+    why.update({int(kept[i]): why_not  # rejected ([] kept) or abstained
+                for i, why_not in status_reasons(regions).items()})
 
-    def per_row(values: NDArray[np.float64]) -> Any:
-        out = np.full(n, np.nan)
+    def per_row(values: NDArray[Any], flag: bool = False) -> Any:
+        """One value per input row: a rejected row's is null (a flag: False)."""
+        values = np.asarray(values, dtype=bool if flag else np.float64)
+        if every:
+            return p.array(values)
+        out = np.zeros(n, dtype=bool) if flag else np.full(n, np.nan)
         out[kept] = values
-        return p.array(out, mask=~valid)
+        return p.array(out, mask=None if flag else ~valid)
 
-    refused = np.zeros(n, dtype=bool)
-    refused[kept] = regions.refused
-    in_cal = np.zeros(n, dtype=bool)
-    if done.in_calibration is not None:
-        in_cal[kept] = done.in_calibration
+    in_cal = (np.zeros(len(kept), dtype=bool) if done.in_calibration is None
+              else done.in_calibration)
     t_end = regions.threshold if regions.threshold_end is None else regions.threshold_end
-    fields = [p.array(status, p.string()), _regions_array(regions, kept, valid),
-              p.array(refused), per_row(regions.duration), per_row(regions.threshold),
-              per_row(t_end), p.array(in_cal), p.array(reason, p.string())]
+    fields = [p.array(STATUSES, p.string()).take(p.array(codes)),
+              _regions_array(regions, kept, valid),
+              per_row(regions.refused, flag=True),
+              per_row(regions.duration), per_row(regions.threshold), per_row(t_end),
+              per_row(in_cal, flag=True), _text_at(n, why)]
     if stage.p_values:
         assert regions.p_value is not None  # the calibrator kept its scores
         fields.append(per_row(regions.p_value))
     block = p.StructArray.from_arrays(fields, fields=list(cover_type(stage.p_values)))
     return table.append_column("cover", block), [*loaded.problems, *done.found]
+
+
+def _text_at(n: int, text: dict[int, str]) -> Any:
+    """A string array of ``n`` rows: ``text[row]`` where given, else null; one Arrow
+    gather, no Python object per row."""
+    p = pa()
+    if not text:
+        return p.nulls(n, p.string())
+    rows = np.fromiter(text, dtype=np.int64, count=len(text))
+    at = np.zeros(n, dtype=np.int32)
+    at[rows] = np.arange(rows.size, dtype=np.int32)
+    given = np.zeros(n, dtype=bool)
+    given[rows] = True
+    return p.array(list(text.values()), p.string()).take(p.array(at, mask=~given))
 
 
 def repeat_reasons(repeats: tuple[NDArray[np.int64], NDArray[np.int64]],

@@ -16,6 +16,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from cover.calibrate.calibrator import Calibrator
+from cover.data.rules import increasing
 from cover.io.generic import arrow_column, parse_columns
 from cover.io.jsonl import OnError, raise_on_rejections
 from cover.io.opener import parquet_file
@@ -74,23 +75,17 @@ def certify_parquet(
     out_schema = out_schema.with_metadata({**(schema.metadata or {}),
                                            **calibrator_metadata(cal)})
     counts = StreamCounts()
-    # The qid column alone first: every row repeating an earlier row's qid, exactly, in
-    # a few bytes per row (a set of 1e7 qid strings would take ~800 MB).
-    head = mapping["qid"].split(".")[0]
-    repeats = (repeated_rows(arrow_column(reader.read(columns=[head]), mapping["qid"],
-                                          str(src)))
-               if head in schema.names else (np.zeros(0, np.int64), np.zeros(0, np.int64)))
-    row_number = np.arange(1, reader.metadata.num_rows + 1, dtype=np.int64)
+    repeats = _Repeats(reader, mapping["qid"], str(src))
     with atomic_open(dst, "wb", inputs=[src, *(inputs or [])]) as fh:
         # Dictionary-encode only the status; trying it on float columns costs ~40% of a
         # write for nothing.
         writer: Any = pq.ParquetWriter(fh, out_schema, use_dictionary=["cover.status"])
         try:
             for batch in reader.iter_batches(batch_size=batch_rows):
+                table = p.Table.from_batches([batch])
                 out, problems = certify_batch(
-                    cal, batch, columns=mapping, first_line=counts.rows + 1, source=str(src),
-                    reasons=repeat_reasons(repeats, row_number, counts.rows, batch.num_rows),
-                    stage=stage)
+                    cal, table, columns=mapping, first_line=counts.rows + 1, source=str(src),
+                    reasons=repeats.reasons(table, counts.rows), stage=stage)
                 out = out.select([*keep, "cover"])
                 raise_on_rejections([q for q in problems if q.action == "rejected"],
                                     on_error, str(src))  # before the rename: dst untouched
@@ -99,3 +94,50 @@ def certify_parquet(
         finally:
             writer.close()
     return counts
+
+
+class _Repeats:
+    """The rows repeating an earlier row's qid, batch by batch. While the qids are
+    integers increasing from row to row (batches included), none repeats and this is
+    all it checks; at the first batch where they are not, the qid column alone is read
+    whole, once, and every repeat found exactly in a few bytes per row
+    (:func:`cover.io.seen.repeated_rows`; a set of 1e7 qid strings would take ~800 MB).
+    A row repeats only an *earlier* one, so the rows already passed keep their fate."""
+
+    def __init__(self, reader: Any, where: str, source: str) -> None:
+        self.reader, self.where, self.source = reader, where, source
+        self.last: int | None = None  # the largest qid so far, while they increase
+        self.found: tuple[NDArray[np.int64], NDArray[np.int64]] | None = None
+        self.row_number = np.zeros(0, dtype=np.int64)  # row -> its number in messages
+
+    def reasons(self, table: Any, start: int) -> dict[int, str]:
+        """Row in ``table`` (file rows ``start ..``) -> why it is a repeat."""
+        n = table.num_rows
+        if self.found is None and n:
+            col = arrow_column(table, self.where, self.source) \
+                if self.where.split(".")[0] in table.column_names else None
+            keys = _integers(col)
+            if keys is not None and (self.last is None or keys[0] > self.last) \
+                    and increasing(keys):
+                self.last = int(keys[-1])
+                return {}
+            self.found = self._read()
+        if self.found is None:
+            return {}
+        return repeat_reasons(self.found, self.row_number, start, n)
+
+    def _read(self) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+        head = self.where.split(".")[0]
+        self.row_number = np.arange(1, self.reader.metadata.num_rows + 1, dtype=np.int64)
+        if head not in self.reader.schema_arrow.names:  # certify_batch names the column
+            return np.zeros(0, np.int64), np.zeros(0, np.int64)
+        return repeated_rows(arrow_column(self.reader.read(columns=[head]), self.where,
+                                          self.source))
+
+
+def _integers(col: Any) -> NDArray[Any] | None:
+    """An integer column without nulls as numpy, else None."""
+    p = pa()
+    if col is None or not p.types.is_integer(col.type) or col.null_count:
+        return None
+    return np.asarray(col.to_numpy())

@@ -37,12 +37,13 @@ from cover.calibrate.calibrator import Calibrator
 from cover.calibrate.pvalues import abstain_above
 from cover.data.join import fill_durations
 from cover.data.rules import duplicate_reason
-from cover.data.table import GroundingTable
-from cover.data.validate import id_reasons
+from cover.data.table import GroundingTable, ids_as_given
+from cover.data.validate import id_reasons, ids_checked
 from cover.errors import RowProblem
 from cover.io.qvhighlights import Loaded
 from cover.io.seen import SeenIds
 from cover.regions import Regions
+from cover.row_status import ABSTAINED, CERTIFIED, REFUSED, REJECTED, STATUSES
 
 Videos = tuple[NDArray[np.str_], NDArray[np.float64]]
 
@@ -124,6 +125,7 @@ class CertifyStage:
         table, filled = fill_durations(table, *(self.videos or (None, None)),
                                        strict=self.strict, source=self.videos_source)
         found += filled
+        table = ids_checked(table)  # rule 1 held: the calibrator's gate need not judge ids
         bad = [p for p in [*loaded.problems, *found] if p.action == "rejected"]
         in_cal = None if self.fitted is None else np.isin(table.qid, self.fitted)
         regions = self.cal.certify(table)
@@ -133,9 +135,10 @@ class CertifyStage:
 
 
 def _id_rows(table: GroundingTable) -> dict[int, str]:
-    """Row -> why its qid (then its vid) is no id."""
-    out = id_reasons(table.qid, "qid")
-    for i, why in id_reasons(table.vid, "vid").items():
+    """Row -> why its qid (then its vid) is no id. Integer ids are always ids: they are
+    judged as given, not made text for it (:func:`cover.data.table.ids_as_given`)."""
+    out = id_reasons(ids_as_given(table, "qid"), "qid")
+    for i, why in id_reasons(ids_as_given(table, "vid"), "vid").items():
         out.setdefault(i, why)
     return out
 
@@ -164,12 +167,16 @@ class StreamCounts:
 
     def add(self, status: NDArray[np.object_], problems: list[RowProblem]) -> None:
         """Count one batch: each written row's status, and what was found in it."""
+        self._add(status.size, {s: int((status == s).sum()) for s in STATUSES}, problems)
+
+    def _add(self, rows: int, by_status: dict[str, int], problems: list[RowProblem]
+             ) -> None:
         self.batches += 1
-        self.rows += status.size
-        self.certified += int((status == "certified").sum())
-        self.refused += int((status == "refused").sum())
-        self.rejected += int((status == "rejected").sum())
-        self.abstained += int((status == "abstained").sum())
+        self.rows += rows
+        self.certified += by_status.get(CERTIFIED, 0)
+        self.refused += by_status.get(REFUSED, 0)
+        self.rejected += by_status.get(REJECTED, 0)
+        self.abstained += by_status.get(ABSTAINED, 0)
         bad = [p for p in problems if p.action == "rejected"]
         self.reasons.update(p.problem for p in bad)
         self.examples += bad[: max(0, 5 - len(self.examples))]
@@ -177,8 +184,10 @@ class StreamCounts:
 
     def add_block(self, block: Any, problems: list[RowProblem]) -> None:
         """Count one Arrow batch by its ``cover`` struct column
-        (:func:`cover.stream.arrow.cover_type`)."""
-        self.add(np.asarray(block.field("status").to_numpy(zero_copy_only=False),
-                            dtype=object), problems)
-        self.in_calibration += int(np.asarray(
-            block.field("in_calibration").to_numpy(zero_copy_only=False)).sum())
+        (:func:`cover.stream.arrow.cover_type`), in Arrow (no Python string per row)."""
+        import pyarrow.compute as pc
+
+        by_status = {v["values"]: v["counts"]
+                     for v in pc.value_counts(block.field("status")).to_pylist()}
+        self._add(len(block), by_status, problems)
+        self.in_calibration += int(pc.sum(block.field("in_calibration")).as_py() or 0)
