@@ -1,18 +1,37 @@
 """One (grounder, dataset) pair prepared for the studies: the frozen unit-level split,
-the resample matrix, and the per-family sweeps, computed once and shared by every study."""
+the resample matrix, and the per-family sweeps, computed once and shared by every study;
+values of the table that no split changes (:class:`TableFacts`) are shared by the pairs
+of every split seed."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from numpy.typing import NDArray
 
 from cover.data.splits import UnitSplit, resample_units, split_by_unit
 from cover.data.table import GroundingTable
+from cover.grounding_rows import GroundingRows
 from cover.scores import DEFAULT_MIN_SCALE, FAMILIES
 from cover.studies.protocol import Protocol
 from cover.studies.sweep import ResampleThresholds, Sweep, resample_thresholds
+
+
+@dataclass
+class TableFacts:
+    """What the studies need of a table whatever its split: the per-row values behind
+    the field's metrics, worked out on first use."""
+
+    table: GroundingTable
+    _field_rows: GroundingRows | None = field(default=None, init=False, repr=False)
+
+    @property
+    def field_rows(self) -> GroundingRows:
+        """:class:`GroundingRows` of every row of the table."""
+        if self._field_rows is None:
+            self._field_rows = GroundingRows.of(self.table)
+        return self._field_rows
 
 
 @dataclass
@@ -22,6 +41,8 @@ class Pair:
     ``masks`` is the ``(R, n_pool)`` matrix of calibration resamples (R = 1 and the
     whole pool when ``protocol.n_resamples == 0``). Families without any usable
     prediction (SLS on a grounder with no relevance signal) are not applicable.
+    ``facts`` (default: new) may come from a pair of the same table under another seed
+    (:meth:`reseeded`).
     """
 
     name: str
@@ -30,6 +51,7 @@ class Pair:
     protocol: Protocol
     min_scale: float = DEFAULT_MIN_SCALE
     target: str = "envelope"
+    facts: TableFacts | None = field(default=None, repr=False)
     split: UnitSplit = field(init=False)
     pool: GroundingTable = field(init=False)
     test: GroundingTable = field(init=False)
@@ -37,6 +59,10 @@ class Pair:
     _sweeps: dict[tuple[str, str], Sweep] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
+        if self.facts is None:
+            self.facts = TableFacts(self.table)
+        elif self.facts.table is not self.table:
+            raise ValueError("facts belong to another table")
         p = self.protocol
         self.split = split_by_unit(self.table.units, cal_frac=p.cal_frac, seed=p.seed)
         self.pool = self.table.take(self.split.calibration)
@@ -46,6 +72,17 @@ class Pair:
                                                  frac=p.resample_frac, seed=p.seed))
         else:
             self.masks = np.ones((1, len(self.pool)), dtype=bool)
+
+    def reseeded(self, seed: int) -> Pair:
+        """The same pair under split seed ``seed`` (sharing :attr:`facts`)."""
+        return Pair(self.name, self.dataset, self.table, replace(self.protocol, seed=seed),
+                    self.min_scale, self.target, self.facts)
+
+    @property
+    def field_rows(self) -> GroundingRows:
+        """Per-row values of the field's metrics, shared across seeds."""
+        assert self.facts is not None
+        return self.facts.field_rows
 
     @property
     def label(self) -> str:

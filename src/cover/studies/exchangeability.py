@@ -43,19 +43,49 @@ from cover.studies.minimum import WINDOW
 from cover.studies.result import StudyResult, Table, family_label
 
 N_PERMUTATIONS = 2000
-_CHUNK = 250  # permutations per block: bounds memory at ~chunk x rows floats
+_CHUNK = 250  # permutations per draw from the generator
+#: Running counts held at once (permutations x rows, 2 or 4 bytes each).
+_CELLS = 4_000_000
+
+
+def _run_ends(sorted_scores: NDArray[np.float64]) -> NDArray[np.int64]:
+    """Position of the last of every run of tied values in ascending ``sorted_scores``."""
+    return np.flatnonzero(np.r_[sorted_scores[1:] != sorted_scores[:-1], True])
+
+
+def _ks_of_counts(last: NDArray[np.int64], counts: NDArray[np.integer[Any]]
+                  ) -> NDArray[np.float64]:
+    """KS statistic per column of ``counts`` (``(K, P)``: rows of sample a up to the end
+    ``last[k]`` of each run of tied scores): ``max |F_a - F_b|``."""
+    ca = counts.astype(np.float64)  # integer counts: exact in floats
+    # The rows not in a are the position minus ca.
+    cb = (last + 1.0)[:, None] - ca
+    na, nb = ca[-1:].copy(), cb[-1:].copy()
+    # |ca / na - cb / nb| in place (the same operations, no temporaries).
+    np.divide(ca, na, out=ca)
+    np.divide(cb, nb, out=cb)
+    np.subtract(ca, cb, out=ca)
+    return np.max(np.abs(ca, out=ca), axis=0)
 
 
 def ks_rows(sorted_scores: NDArray[np.float64], in_a: NDArray[np.bool_]) -> NDArray[np.float64]:
     """KS statistic for every row of ``in_a`` (``(P, N)``, columns in the order of the
     ascending ``sorted_scores``): ``max |F_a - F_b|`` over distinct score values."""
-    last = np.r_[sorted_scores[1:] != sorted_scores[:-1], True]
-    # Integer running counts (exact; int32 adds faster than float64), floats at the ends.
-    ca = np.cumsum(in_a, axis=1, dtype=np.int32)[:, last].astype(np.float64)
-    # Counts are integers (exact in floats): the rows not in a are the position minus ca.
-    cb = (np.flatnonzero(last) + 1.0)[None, :] - ca
-    na, nb = ca[:, -1:], cb[:, -1:]
-    return np.max(np.abs(ca / na - cb / nb), axis=1)
+    last = _run_ends(sorted_scores)
+    return _ks_of_counts(last, np.cumsum(in_a, axis=1, dtype=np.int32)[:, last].T)
+
+
+def _running_counts(chosen: NDArray[np.bool_], inverse: NDArray[np.intp],
+                    last: NDArray[np.int64]) -> NDArray[np.integer[Any]]:
+    """``(K, P)`` rows in the chosen units (``chosen``: ``(U, P)``, one column per
+    permutation) up to each run end ``last``, the rows taken in sorted order (row ``i`` in
+    unit ``inverse[i]``): one vector add across all permutations per row."""
+    dtype = np.int16 if inverse.size < 2**15 else np.int32
+    out = np.empty((inverse.size, chosen.shape[1]), dtype=dtype)
+    prev = np.zeros(chosen.shape[1], dtype=dtype)
+    for i, u in enumerate(inverse.tolist()):
+        prev = np.add(prev, chosen[u], out=out[i])
+    return out[last]
 
 
 def permutation_ks(scores: NDArray[np.float64], units: NDArray[np.str_],
@@ -64,27 +94,32 @@ def permutation_ks(scores: NDArray[np.float64], units: NDArray[np.str_],
     """``(KS_obs, p, KS_perm)`` of the unit-level permutation test."""
     order = np.argsort(scores, kind="stable")
     s = scores[order]
+    last = _run_ends(s)
     uniq, inverse = np.unique(units[order], return_inverse=True)
     n_pool_units = np.unique(units[in_pool]).size
     obs = float(ks_rows(s, in_pool[order][None, :])[0])
     rng = np.random.default_rng(np.random.SeedSequence([seed, 8]))
+    # Permutations counted together: as many whole draw chunks as fit the cell budget.
+    block = max(1, _CELLS // max(scores.size * _CHUNK, 1)) * _CHUNK
     perm = np.empty(n_perm)
-    for start in range(0, n_perm, _CHUNK):
-        p = min(_CHUNK, n_perm - start)
-        draws = rng.random((p, uniq.size))
-        # The n_pool_units units of smallest draw per permutation (a uniformly random
-        # subset): the draws up to the row's k-th smallest, by one partition per row.
-        if n_pool_units:
-            kth = np.partition(draws, n_pool_units - 1, axis=1)[:, n_pool_units - 1:n_pool_units]
-            chosen = draws <= kth
-        else:
-            chosen = np.zeros(draws.shape, dtype=bool)
-        perm[start:start + p] = ks_rows(s, chosen[:, inverse])
+    for start in range(0, n_perm, block):
+        chosen = []
+        for sub in range(start, min(start + block, n_perm), _CHUNK):
+            draws = rng.random((min(_CHUNK, n_perm - sub), uniq.size))
+            # The n_pool_units units of smallest draw per permutation (a uniformly random
+            # subset): the draws up to the row's k-th smallest, by one partition per row.
+            if n_pool_units:
+                kth = np.partition(draws, n_pool_units - 1, axis=1)[
+                    :, n_pool_units - 1:n_pool_units]
+                chosen.append(draws <= kth)
+            else:
+                chosen.append(np.zeros(draws.shape, dtype=bool))
+        both = np.concatenate(chosen)
+        perm[start:start + both.shape[0]] = _ks_of_counts(
+            last, _running_counts(np.ascontiguousarray(both.T), inverse, last))
     # Ties of floating sums: a permuted KS equal to the observed one counts.
     pval = (int(np.sum(perm >= obs - 1e-12)) + 1) / (n_perm + 1)
     return obs, pval, perm
-
-
 
 
 def within_video_dependence(pair: Pair, family: str, alpha: float = 0.1) -> dict[str, Any]:

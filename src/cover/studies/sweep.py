@@ -21,7 +21,7 @@ per-group thresholds). Refused rows and ``lam = +inf`` give the whole video
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -67,6 +67,8 @@ class SuffixIndex:
     ends: NDArray[np.int64]       # per row: end of its segment in sorted order
     cums: tuple[F64, ...]         # per weight: [0, cumulative sums in sorted order]
     sorted_weights: tuple[F64, ...] = ()  # per weight: the weights in sorted order
+    sorted_rows: NDArray[np.int64] | None = None  # row of each value in sorted order
+    sorted_values: F64 | None = None              # the values in sorted order
 
     @classmethod
     def of(cls, row: NDArray[np.int64], value: F64, n_rows: int,
@@ -76,14 +78,37 @@ class SuffixIndex:
         order = np.argsort(keys, kind="stable")
         ends = np.cumsum(np.bincount(row, minlength=n_rows)).astype(np.int64)
         ws = tuple(w[order] for w in weights)
-        return cls(keys[order], uniq, ends, cumulative(ws), ws)
+        return cls(keys[order], uniq, ends, cumulative(ws), ws, row[order],
+                   value.reshape(-1)[order])
 
     def locate(self, cut: F64) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
         """``(pos, end)`` with the shape of ``cut`` (``(R, n)``, column = row): the values
         ``>= cut`` of row ``r`` are the sorted positions ``pos .. end - 1``."""
         rows = np.broadcast_to(np.arange(cut.shape[1], dtype=np.int64), cut.shape)
+        if cut.ndim == 2 and cut.shape[1] and cut.strides[1] == 0 and \
+                cut.size >= self.keys.size // 4:
+            return self._locate_common(cut[:, 0]), self.ends[rows]
         q = rows * (self.uniq.size + 1) + np.searchsorted(self.uniq, cut, side="left")
         return np.searchsorted(self.keys, q, side="left"), self.ends[rows]
+
+    def _locate_common(self, cuts: F64) -> NDArray[np.int64]:
+        """``pos`` of :meth:`locate` for one cut per threshold, the same in every row:
+        ``start(r) + #{v in r : v < cut}`` counted by binning each value among the sorted
+        cuts (one pass over the values instead of a search per (threshold, row))."""
+        n_rows, width = self.ends.size, self.uniq.size + 1
+        rows, values = self.sorted_rows, self.sorted_values
+        if rows is None or values is None:
+            rows, values = self.keys // width, self.uniq[self.keys % width]
+        order = np.argsort(cuts, kind="stable")
+        # v < cuts[order[j]]  <=>  j >= #{cuts <= v}
+        b = np.searchsorted(cuts[order], values, side="right")
+        per = np.bincount(rows * (cuts.size + 1) + b,
+                          minlength=n_rows * (cuts.size + 1)).reshape(n_rows, cuts.size + 1)
+        less = np.cumsum(per[:, :-1], axis=1)  # (n, R) in sorted-cut order
+        starts = np.r_[0, self.ends[:-1]]
+        pos = np.empty((cuts.size, n_rows), dtype=np.int64)
+        pos[order] = (less + starts[:, None]).T
+        return pos
 
     def at(self, cut: F64) -> tuple[NDArray[np.int64], tuple[F64, ...]]:
         """``(count, sums)`` with shape of ``cut`` (``(R, n)``, column = row)."""
@@ -112,6 +137,8 @@ class Sweep:
     scale_end: F64       # and on the end side (NORM, SEC: the same array as scale_start)
     by_value: SuffixIndex | None = None
     by_pair_min: SuffixIndex | None = None
+    #: :meth:`cover.scores.Scores.counts` of the scores (rows, refused, floored, ...).
+    counts: dict[str, int] = field(default_factory=dict)
 
     @classmethod
     def of(cls, table: GroundingTable, family: str, *, min_scale: float = DEFAULT_MIN_SCALE,
@@ -145,7 +172,7 @@ class Sweep:
             # not by the predicted length.
             scale_s, scale_e, _ = side_scales(table, fam, min_scale, with_floored=False)
         return cls(fam, sc.values, sc.refused, t, ts, te, table.pred_start, table.pred_end,
-                   scale_s, scale_e, by_value, by_pair_min)
+                   scale_s, scale_e, by_value, by_pair_min, sc.counts())
 
     def __len__(self) -> int:
         return int(self.scores.size)
@@ -170,7 +197,9 @@ class Sweep:
         lam = self._lams(lams)
         whole = self.refused[None, :] | np.isposinf(lam)
         if self.by_value is not None and self.by_pair_min is not None:
-            cut = -lam
+            # Thresholds shared by all rows stay a broadcast view (SuffixIndex.locate's
+            # one-pass count).
+            cut = np.broadcast_to(-lam[:, :1], lam.shape) if lam.strides[1] == 0 else -lam
             n_sel, (length, inter) = self.by_value.at(cut)
             n_joined, _ = self.by_pair_min.at(cut)
             comps = (n_sel - n_joined).astype(np.float64)
