@@ -10,7 +10,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 from numpy.typing import NDArray
 
-from cover.data.splits import UnitSplit, resample_units, split_by_unit
+from cover.data.splits import UnitSplit, seeded_splits, unit_codes
 from cover.data.table import GroundingTable
 from cover.grounding_rows import GroundingRows
 from cover.scores import DEFAULT_MIN_SCALE, FAMILIES
@@ -20,11 +20,20 @@ from cover.studies.sweep import ResampleThresholds, Sweep, resample_thresholds
 
 @dataclass
 class TableFacts:
-    """What the studies need of a table whatever its split: the per-row values behind
-    the field's metrics, worked out on first use."""
+    """What the studies need of a table whatever its split: its units as integer codes
+    (:func:`cover.data.splits.unit_codes`) and the per-row values behind the field's
+    metrics, worked out on first use."""
 
     table: GroundingTable
     _field_rows: GroundingRows | None = field(default=None, init=False, repr=False)
+    _codes: NDArray[np.intp] | None = field(default=None, init=False, repr=False)
+
+    @property
+    def unit_codes(self) -> NDArray[np.intp]:
+        """Each row's unit as ``0 .. U - 1`` in sorted order of the unit names."""
+        if self._codes is None:
+            self._codes = unit_codes(self.table.units)
+        return self._codes
 
     @property
     def field_rows(self) -> GroundingRows:
@@ -64,14 +73,12 @@ class Pair:
         elif self.facts.table is not self.table:
             raise ValueError("facts belong to another table")
         p = self.protocol
-        self.split = split_by_unit(self.table.units, cal_frac=p.cal_frac, seed=p.seed)
+        # Bit for bit split_by_unit and resample_units, from the units' integer codes.
+        (self.split, self.masks), = seeded_splits(
+            self.facts.unit_codes, [p.seed], cal_frac=p.cal_frac, n_resamples=p.n_resamples,
+            frac=p.resample_frac)
         self.pool = self.table.take(self.split.calibration)
         self.test = self.table.take(self.split.test)
-        if p.n_resamples > 0:
-            self.masks = np.stack(resample_units(self.pool.units, n_resamples=p.n_resamples,
-                                                 frac=p.resample_frac, seed=p.seed))
-        else:
-            self.masks = np.ones((1, len(self.pool)), dtype=bool)
 
     def reseeded(self, seed: int) -> Pair:
         """The same pair under split seed ``seed`` (sharing :attr:`facts`)."""
@@ -83,6 +90,19 @@ class Pair:
         """Per-row values of the field's metrics, shared across seeds."""
         assert self.facts is not None
         return self.facts.field_rows
+
+    @property
+    def pool_codes(self) -> NDArray[np.intp]:
+        """:attr:`TableFacts.unit_codes` of the pool rows (the same groups, in the same
+        order, as their unit names)."""
+        assert self.facts is not None
+        return self.facts.unit_codes[self.split.calibration]
+
+    @property
+    def test_codes(self) -> NDArray[np.intp]:
+        """:attr:`TableFacts.unit_codes` of the test rows."""
+        assert self.facts is not None
+        return self.facts.unit_codes[self.split.test]
 
     @property
     def label(self) -> str:

@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from cover._json import json_safe
 from cover._progress import NullProgress, Progress
@@ -26,7 +27,7 @@ from cover.metrics import cluster_sd, evaluate, point_iou
 from cover.regions import build_regions
 from cover.scores import DEFAULT_MIN_SCALE, FAMILIES
 from cover.studies.context import Pair
-from cover.studies.minimum import check_enough_rows
+from cover.studies.minimum import check_enough_rows, check_split_rows
 from cover.studies.protocol import Protocol
 from cover.studies.sweep import resample_thresholds
 from cover.ties import distinct_counts, mass_at, upper_bound_applies
@@ -153,13 +154,13 @@ def pair_validity(pair: Pair, *, families: tuple[str, ...] | None = None,
     min_scale, target, name = pair.min_scale, pair.target, pair.name
     families = pair.families if families is None else families
     progress = progress or NullProgress()
-    check_enough_rows(table.units, protocol, ("validity",), what=table.source)
+    check_split_rows(split, pair.masks, protocol, ("validity",), what=table.source)
     mask_matrix = pair.masks
     masks = list(mask_matrix)
-    n_med = int(np.median([m.sum() for m in masks]))
+    n_med = int(np.median(mask_matrix.sum(axis=1)))
     # Videos in a resample of median size: the calibration band's clustering unit count.
-    g_med = int(np.median([np.unique(pool.units[m]).size for m in masks])) if len(pool) else 0
-    test_units = test.units
+    pool_units, test_units = pair.pool_codes, pair.test_codes
+    g_med = int(np.median(distinct_per_row(mask_matrix, pool_units))) if len(pool) else 0
     cells: list[ValidityCell] = []
     counts: dict[str, dict[str, int]] = {}
     for fam in families:
@@ -204,7 +205,7 @@ def pair_validity(pair: Pair, *, families: tuple[str, ...] | None = None,
             ev_full = evaluate(build_regions(test, fam, full.value, min_scale=min_scale), test,
                                target=target, base_iou=False)
             k = conformal_rank(n_med, alpha)
-            cal_deff, _ = unit_design_effect(pool_values <= full.value, pool.units)
+            cal_deff, _ = unit_design_effect(pool_values <= full.value, pool_units)
             bands = CoverageBands.of(
                 n_med, k, calibration_deff=cal_deff, calibration_units=g_med,
                 test_sd=cluster_sd(ev_full.covered.astype(np.float64), test_units),
@@ -245,6 +246,14 @@ def pair_validity(pair: Pair, *, families: tuple[str, ...] | None = None,
         point_iou=float(point_iou(test).mean()) if len(test) else float("nan"),
         field_metrics=_field_metrics(pair),
     )
+
+
+def distinct_per_row(masks: NDArray[np.bool_], codes: NDArray[np.intp]) -> NDArray[np.int64]:
+    """Distinct codes among the columns each row of ``masks`` keeps."""
+    seen = np.zeros((masks.shape[0], int(codes.max(initial=-1)) + 1), dtype=bool)
+    r, c = np.nonzero(masks)
+    seen[r, codes[c]] = True
+    return seen.sum(axis=1)
 
 
 def _field_metrics(pair: Pair) -> dict[str, Any]:

@@ -88,7 +88,7 @@ def _running_counts(chosen: NDArray[np.bool_], inverse: NDArray[np.intp],
     return out[last]
 
 
-def permutation_ks(scores: NDArray[np.float64], units: NDArray[np.str_],
+def permutation_ks(scores: NDArray[np.float64], units: NDArray[Any],
                    in_pool: NDArray[np.bool_], n_perm: int = N_PERMUTATIONS,
                    seed: int = 42) -> tuple[float, float, NDArray[np.float64]]:
     """``(KS_obs, p, KS_perm)`` of the unit-level permutation test."""
@@ -129,13 +129,13 @@ def within_video_dependence(pair: Pair, family: str, alpha: float = 0.1) -> dict
     with a test row."""
     lam = split_conformal(pair.sweep("pool", family).scores, alpha=alpha, warn=False).value
     covered = pair.sweep("test", family).covered(np.array([lam]))[0]
-    units = pair.test.units
+    units = pair.test_codes  # the unit names' groups and order, as integers
     deff, g = unit_design_effect(covered, units)
     n = int(covered.size)
     sizes = np.unique(units, return_counts=True)[1] if n else np.zeros(0, dtype=np.int64)
     m_w = float(np.sum(sizes.astype(np.float64) ** 2) / n) if n else float("nan")
     icc = (deff - 1.0) / (m_w - 1.0) if m_w > 1 else float("nan")
-    shared = int(np.count_nonzero(np.isin(pair.pool.units, units)))
+    shared = int(np.count_nonzero(np.isin(pair.pool_codes, units)))
     return {"family": family, "alpha": alpha, "threshold": lam, "n_test": n,
             "test_units": g, "queries_per_video": m_w, "design_effect": deff, "icc": icc,
             "effective_n": n / deff if deff > 0 else float("nan"),
@@ -176,7 +176,8 @@ def exchangeability(pair: Pair, n_perm: int = N_PERMUTATIONS) -> StudyResult:
     (ACI) replay of the test split."""
     cells: list[dict[str, Any]] = []
     in_pool = pair.split.calibration
-    units = pair.table.units
+    assert pair.facts is not None
+    units = pair.facts.unit_codes  # the unit names' groups and order, as integers
     for fam in pair.families:
         pool_s, test_s = pair.sweep("pool", fam).scores, pair.sweep("test", fam).scores
         scores = np.empty(len(pair.table))
