@@ -103,3 +103,26 @@ def test_sweep_length_equals_certified_length(fam_case, rule_groups, seed: int) 
     m = sw.at(np.asarray(reg.threshold, dtype=np.float64)[None, :])
     np.testing.assert_allclose(m.length[0], reg.length, atol=1e-9)
     assert abs(float(m.mean("length")[0]) - float(np.mean(reg.length))) < 1e-9
+
+
+@FAST
+@given(st.integers(0, 2**31), st.integers(1, 12), st.integers(1, 40))
+def test_one_cut_per_threshold_counts_as_a_cut_per_row(seed: int, n: int, r: int) -> None:
+    """SuffixIndex.locate's one-pass count for cuts shared by every row (a broadcast view)
+    gives the positions of the search per (threshold, row), ties and infinities too."""
+    rng = np.random.default_rng(seed)
+    lengths = rng.integers(0, 7, n)
+    row = np.repeat(np.arange(n), lengths)
+    pool = np.r_[np.round(rng.normal(size=5), 1), -np.inf, np.inf]
+    value = rng.choice(pool, row.size)
+    idx = SuffixIndex.of(row, value, n, (rng.random(row.size),))
+    cuts = rng.choice(np.r_[pool, np.round(rng.normal(size=3), 1)], r)
+    shared = np.broadcast_to(cuts[:, None], (r, n))
+    want_pos, want_end = idx.locate(np.ascontiguousarray(shared))
+    np.testing.assert_array_equal(idx._locate_common(cuts), want_pos)
+    pos, end = idx.locate(shared)
+    np.testing.assert_array_equal(pos, want_pos)
+    np.testing.assert_array_equal(end, want_end)
+    (count, (total,)), (want_count, (want_total,)) = idx.at(shared), idx.at(shared + 0.0)
+    np.testing.assert_array_equal(count, want_count)
+    np.testing.assert_array_equal(total, want_total)
