@@ -29,6 +29,7 @@ charge.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -92,16 +93,26 @@ def permutation_ks(scores: NDArray[np.float64], units: NDArray[Any],
                    in_pool: NDArray[np.bool_], n_perm: int = N_PERMUTATIONS,
                    seed: int = 42) -> tuple[float, float, NDArray[np.float64]]:
     """``(KS_obs, p, KS_perm)`` of the unit-level permutation test."""
-    order = np.argsort(scores, kind="stable")
-    s = scores[order]
-    last = _run_ends(s)
-    uniq, inverse = np.unique(units[order], return_inverse=True)
+    return permutation_ks_many([scores], units, in_pool, n_perm, seed)[0]
+
+
+def permutation_ks_many(scores: Sequence[NDArray[np.float64]], units: NDArray[Any],
+                        in_pool: NDArray[np.bool_], n_perm: int = N_PERMUTATIONS,
+                        seed: int = 42) -> list[tuple[float, float, NDArray[np.float64]]]:
+    """:func:`permutation_ks` of several score columns of the same rows (one per family):
+    the permuted pools are drawn once and serve every column."""
+    uniq, codes = np.unique(units, return_inverse=True)
+    codes = codes.reshape(-1)
     n_pool_units = np.unique(units[in_pool]).size
-    obs = float(ks_rows(s, in_pool[order][None, :])[0])
+    cols = []  # per column: run ends, unit of each row in score order, KS_obs
+    for sc in scores:
+        order = np.argsort(sc, kind="stable")
+        s = sc[order]
+        cols.append((_run_ends(s), codes[order], float(ks_rows(s, in_pool[order][None, :])[0])))
     rng = np.random.default_rng(np.random.SeedSequence([seed, 8]))
     # Permutations counted together: as many whole draw chunks as fit the cell budget.
-    block = max(1, _CELLS // max(scores.size * _CHUNK, 1)) * _CHUNK
-    perm = np.empty(n_perm)
+    block = max(1, _CELLS // max(codes.size * _CHUNK, 1)) * _CHUNK
+    perms = [np.empty(n_perm) for _ in cols]
     for start in range(0, n_perm, block):
         chosen = []
         for sub in range(start, min(start + block, n_perm), _CHUNK):
@@ -114,12 +125,13 @@ def permutation_ks(scores: NDArray[np.float64], units: NDArray[Any],
                 chosen.append(draws <= kth)
             else:
                 chosen.append(np.zeros(draws.shape, dtype=bool))
-        both = np.concatenate(chosen)
-        perm[start:start + both.shape[0]] = _ks_of_counts(
-            last, _running_counts(np.ascontiguousarray(both.T), inverse, last))
+        both = np.ascontiguousarray(np.concatenate(chosen).T)  # (units, permutations)
+        for perm, (last, inverse, _) in zip(perms, cols, strict=True):
+            perm[start:start + both.shape[1]] = _ks_of_counts(
+                last, _running_counts(both, inverse, last))
     # Ties of floating sums: a permuted KS equal to the observed one counts.
-    pval = (int(np.sum(perm >= obs - 1e-12)) + 1) / (n_perm + 1)
-    return obs, pval, perm
+    return [(obs, (int(np.sum(perm >= obs - 1e-12)) + 1) / (n_perm + 1), perm)
+            for perm, (_, _, obs) in zip(perms, cols, strict=True)]
 
 
 def within_video_dependence(pair: Pair, family: str, alpha: float = 0.1) -> dict[str, Any]:
@@ -178,12 +190,15 @@ def exchangeability(pair: Pair, n_perm: int = N_PERMUTATIONS) -> StudyResult:
     in_pool = pair.split.calibration
     assert pair.facts is not None
     units = pair.facts.unit_codes  # the unit names' groups and order, as integers
+    columns = []
     for fam in pair.families:
-        pool_s, test_s = pair.sweep("pool", fam).scores, pair.sweep("test", fam).scores
         scores = np.empty(len(pair.table))
-        scores[in_pool] = pool_s
-        scores[~in_pool] = test_s
-        obs, p, perm = permutation_ks(scores, units, in_pool, n_perm, pair.protocol.seed)
+        scores[in_pool] = pair.sweep("pool", fam).scores
+        scores[~in_pool] = pair.sweep("test", fam).scores
+        columns.append(scores)
+    tests = permutation_ks_many(columns, units, in_pool, n_perm, pair.protocol.seed)
+    for fam, (obs, p, perm) in zip(pair.families, tests, strict=True):
+        pool_s, test_s = pair.sweep("pool", fam).scores, pair.sweep("test", fam).scores
         cells.append({"family": fam, "ks": obs, "ks_direct": ks_statistic(pool_s, test_s),
                       "p_value": p, "n_permutations": n_perm,
                       "perm_quantiles": np.percentile(perm, [50, 90, 95, 99]).tolist()})
