@@ -13,7 +13,8 @@ from cover.calibrate.split import split_conformal
 from cover.metrics import evaluate
 from cover.regions import build_regions
 from cover.scores import FAMILIES
-from cover.studies.sweep import SuffixIndex, Sweep, resample_thresholds
+from cover.studies.suffix_index import SuffixIndex
+from cover.studies.sweep import Sweep, resample_thresholds
 from grounding_cases import cases, scores_of, thresholds
 
 FAST = settings(max_examples=60, deadline=None, derandomize=True, database=None)
@@ -126,3 +127,37 @@ def test_one_cut_per_threshold_counts_as_a_cut_per_row(seed: int, n: int, r: int
     (count, (total,)), (want_count, (want_total,)) = idx.at(shared), idx.at(shared + 0.0)
     np.testing.assert_array_equal(count, want_count)
     np.testing.assert_array_equal(total, want_total)
+
+
+def _same(a, b) -> None:
+    """Two sweeps (or indices) equal field by field, array by array, to the bit."""
+    import dataclasses
+
+    for f in dataclasses.fields(a):
+        x, y = getattr(a, f.name), getattr(b, f.name)
+        if dataclasses.is_dataclass(x) and not isinstance(x, type):
+            _same(x, y)
+        elif isinstance(x, tuple):
+            assert len(x) == len(y)
+            for u, v in zip(x, y, strict=True):
+                np.testing.assert_array_equal(u, v)
+                assert np.asarray(u).dtype == np.asarray(v).dtype
+        elif isinstance(x, np.ndarray):
+            np.testing.assert_array_equal(x, y)
+            assert x.dtype == y.dtype, f.name
+        else:
+            assert x == y, f.name
+
+
+@FAST
+@given(st.sampled_from(FAMILIES).flatmap(lambda f: cases(f, max_rows=7)), st.data())
+def test_a_taken_sweep_is_the_sweep_of_the_taken_rows(case, data) -> None:
+    """Sweep.take (a study pair's SLS sweeps, taken from the table's) is Sweep.of of the
+    rows it keeps, every array to the bit, its sorted clip index included."""
+    keep = np.array(data.draw(st.lists(st.booleans(), min_size=case.n, max_size=case.n)))
+    whole = Sweep.of(case.table, case.family, min_scale=case.min_scale, target=case.target)
+    want = Sweep.of(case.table.take(keep), case.family, min_scale=case.min_scale,
+                    target=case.target)
+    _same(whole.take(keep), want)
+    lam = np.linspace(-1.0, 3.0, 5)
+    _same(whole.take(keep).at(lam), want.at(lam))

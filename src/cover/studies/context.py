@@ -21,12 +21,23 @@ from cover.studies.sweep import ResampleThresholds, Sweep, resample_thresholds
 @dataclass
 class TableFacts:
     """What the studies need of a table whatever its split: its units as integer codes
-    (:func:`cover.data.splits.unit_codes`) and the per-row values behind the field's
-    metrics, worked out on first use."""
+    (:func:`cover.data.splits.unit_codes`), the per-row values behind the field's
+    metrics and the SLS sweep of all rows, worked out on first use."""
 
     table: GroundingTable
     _field_rows: GroundingRows | None = field(default=None, init=False, repr=False)
     _codes: NDArray[np.intp] | None = field(default=None, init=False, repr=False)
+    _sweeps: dict[tuple[str, float, str], Sweep] = field(default_factory=dict, init=False,
+                                                         repr=False)
+
+    def sweep(self, family: str, min_scale: float, target: str) -> Sweep:
+        """:meth:`Sweep.of` the whole table, cached: a pair's SLS sweeps are taken from it
+        (their clips sorted once per table, not once per split)."""
+        key = (family, min_scale, target)
+        if key not in self._sweeps:
+            self._sweeps[key] = Sweep.of(self.table, family, min_scale=min_scale,
+                                         target=target)
+        return self._sweeps[key]
 
     @property
     def unit_codes(self) -> NDArray[np.intp]:
@@ -122,9 +133,15 @@ class Pair:
         """The :class:`Sweep` of ``family`` on ``part`` (``"pool"`` or ``"test"``), cached."""
         key = (part, family)
         if key not in self._sweeps:
-            tab = self.pool if part == "pool" else self.test
-            self._sweeps[key] = Sweep.of(tab, family, min_scale=self.min_scale,
-                                         target=self.target)
+            if family == "sls":  # sorting the clips is the cost: take the table's
+                assert self.facts is not None
+                whole = self.facts.sweep(family, self.min_scale, self.target)
+                rows = self.split.calibration if part == "pool" else self.split.test
+                self._sweeps[key] = whole.take(rows)
+            else:
+                tab = self.pool if part == "pool" else self.test
+                self._sweeps[key] = Sweep.of(tab, family, min_scale=self.min_scale,
+                                             target=self.target)
         return self._sweeps[key]
 
     def thresholds(self, family: str, alphas: tuple[float, ...]) -> ResampleThresholds:

@@ -10,7 +10,7 @@ test band, :mod:`cover.bands`).
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 import numpy as np
@@ -116,7 +116,9 @@ class ValidityResult:
             "point_iou": self.point_iou,
             "field_metrics": json_safe(self.field_metrics),
             "counts": self.counts,
-            "cells": [json_safe(asdict(c)) for c in self.cells],
+            # Cells hold scalars only: a shallow dict is asdict's without its deep copies.
+            "cells": [json_safe({f.name: getattr(c, f.name) for f in fields(c)})
+                      for c in self.cells],
         }
 
 
