@@ -68,3 +68,20 @@ def test_rank_rows_by_score_names_the_rows_it_reordered(scores):
     assert np.array_equal(ranked.values, again.values)
     assert int(reordered.sum()) == n
     assert reordered.tolist() == [row != sorted(row, reverse=True) for row in scores]
+
+
+@SETTINGS
+@given(rows(), st.randoms(use_true_random=False))
+def test_rows_worked_out_in_parts_are_the_rows_worked_out_at_once(case, rnd):
+    """GroundingRows.empty + put of rows in any parts and order (a study's table, its
+    test rows first, more with each split seed) equals GroundingRows.of the table."""
+    table = _table(*case)
+    idx = list(range(len(table)))
+    rnd.shuffle(idx)
+    cut = rnd.randint(0, len(idx))
+    built = GroundingRows.empty(len(table))
+    for part in (np.array(idx[:cut], dtype=np.int64), np.array(idx[cut:], dtype=np.int64)):
+        built.put(part, GroundingRows.of(table.take(part)))
+    assert _taken(built, np.arange(len(table))) == _taken(GroundingRows.of(table),
+                                                          np.arange(len(table)))
+    np.testing.assert_array_equal(built.full.ap, GroundingRows.of(table).full.ap)

@@ -123,6 +123,29 @@ class GroundingRows:
         return cls(full, buckets, np.diff(win.offsets) == 0, reordered, member, hit1, hl_ap)
 
     @classmethod
+    def empty(cls, n: int) -> GroundingRows:
+        """``n`` rows not worked out yet (zeros; fill them with :meth:`put`)."""
+        def point() -> PointRows:
+            return PointRows(np.zeros(n, dtype=bool), np.zeros(n),
+                             np.zeros((n, len(MAP_THRESHOLDS))))
+        return cls(point(), {b: point() for b in LENGTH_BUCKETS}, np.zeros(n, dtype=bool),
+                   np.zeros(n, dtype=bool), np.zeros(n, dtype=bool),
+                   {k: np.zeros(n, dtype=bool) for k in HL_LEVELS},
+                   {k: np.zeros(n) for k in HL_LEVELS})
+
+    def put(self, rows: NDArray[np.int64], part: GroundingRows) -> None:
+        """Write the values of ``part`` (worked out for ``rows``, in that order) into
+        those rows: each value depends on its row only."""
+        for mine, theirs in [(self.full, part.full)] + [
+                (self.buckets[b], part.buckets[b]) for b in LENGTH_BUCKETS]:
+            for f in fields(PointRows):
+                getattr(mine, f.name)[rows] = getattr(theirs, f.name)
+        for name in ("refused", "reordered", "highlight"):
+            getattr(self, name)[rows] = getattr(part, name)
+        for k in HL_LEVELS:
+            self.hit1[k][rows], self.hl_ap[k][rows] = part.hit1[k], part.hl_ap[k]
+
+    @classmethod
     def concat(cls, parts: list[GroundingRows]) -> GroundingRows:
         """The rows of ``parts``, one after the other."""
         def cat(get):  # type: ignore[no-untyped-def]

@@ -26,6 +26,8 @@ class TableFacts:
 
     table: GroundingTable
     _field_rows: GroundingRows | None = field(default=None, init=False, repr=False)
+    _field_done: NDArray[np.bool_] = field(default_factory=lambda: np.zeros(0, dtype=bool),
+                                           init=False, repr=False)
     _codes: NDArray[np.intp] | None = field(default=None, init=False, repr=False)
     _sweeps: dict[tuple[str, float, str], Sweep] = field(default_factory=dict, init=False,
                                                          repr=False)
@@ -46,11 +48,16 @@ class TableFacts:
             self._codes = unit_codes(self.table.units)
         return self._codes
 
-    @property
-    def field_rows(self) -> GroundingRows:
-        """:class:`GroundingRows` of every row of the table."""
+    def field_rows(self, rows: NDArray[np.int64]) -> GroundingRows:
+        """:class:`GroundingRows` of the table with at least ``rows`` worked out: rows are
+        worked out once, when first asked for (one run needs its test rows only)."""
         if self._field_rows is None:
-            self._field_rows = GroundingRows.of(self.table)
+            self._field_rows = GroundingRows.empty(len(self.table))
+            self._field_done = np.zeros(len(self.table), dtype=bool)
+        missing = rows[~self._field_done[rows]]
+        if missing.size:
+            self._field_rows.put(missing, GroundingRows.of(self.table.take(missing)))
+            self._field_done[missing] = True
         return self._field_rows
 
 
@@ -98,9 +105,10 @@ class Pair:
 
     @property
     def field_rows(self) -> GroundingRows:
-        """Per-row values of the field's metrics, shared across seeds."""
+        """Per-row values of the field's metrics (at least the test rows worked out),
+        shared across seeds."""
         assert self.facts is not None
-        return self.facts.field_rows
+        return self.facts.field_rows(np.flatnonzero(self.split.test))
 
     @property
     def pool_codes(self) -> NDArray[np.intp]:
