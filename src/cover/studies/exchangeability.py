@@ -45,8 +45,9 @@ from cover.studies.result import StudyResult, Table, family_label
 
 N_PERMUTATIONS = 2000
 _CHUNK = 250  # permutations per draw from the generator
-#: Running counts held at once (permutations x rows, 2 or 4 bytes each).
-_CELLS = 4_000_000
+#: Running counts held at once (permutations x rows): 2 or 4 bytes each as integers, 16
+#: as the two ECDFs' floats (about 16 MB at this budget).
+_CELLS = 1_000_000
 
 
 def _run_ends(sorted_scores: NDArray[np.float64]) -> NDArray[np.int64]:
