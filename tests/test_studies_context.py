@@ -54,3 +54,20 @@ def test_the_coverage_study_of_a_pair_is_coverage_validity_of_its_table() -> Non
     _, res = coverage(pair)
     want = coverage_validity(table, name="g", families=pair.families, protocol=proto)
     assert repr(res.to_dict()) == repr(want.to_dict())
+
+
+def test_a_single_pair_lets_the_whole_table_sweep_go() -> None:
+    """A pair on its own keeps only its pool and test sweeps; pairs of several seeds keep
+    the whole-table one (taken from, not rebuilt)."""
+    from cover.studies.sweep import Sweep
+
+    table = _exchangeable_table(200, 5, rows_per_unit=2)
+    pair = Pair("g", "d", table, Protocol(n_resamples=2))
+    assert pair.facts is not None and not pair.facts.keep_sweeps
+    want = Sweep.of(pair.test, "norm")
+    np.testing.assert_array_equal(pair.sweep("test", "norm").scores, want.scores)
+    assert pair.facts._sweeps == {}
+    other = pair.reseeded(3)
+    assert pair.facts.keep_sweeps
+    whole = other.facts.sweep("norm", other.min_scale, other.target)
+    assert other.facts.sweep("norm", other.min_scale, other.target) is whole

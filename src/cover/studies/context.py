@@ -25,6 +25,9 @@ class TableFacts:
     metrics and the SLS sweep of all rows, worked out on first use."""
 
     table: GroundingTable
+    #: Keep the whole-table sweeps between pairs (pairs of several seeds); a single pair
+    #: takes its pool and test sweeps and lets the whole-table one go.
+    keep_sweeps: bool = True
     _field_rows: GroundingRows | None = field(default=None, init=False, repr=False)
     _field_done: NDArray[np.bool_] = field(default_factory=lambda: np.zeros(0, dtype=bool),
                                            init=False, repr=False)
@@ -33,13 +36,15 @@ class TableFacts:
                                                          repr=False)
 
     def sweep(self, family: str, min_scale: float, target: str) -> Sweep:
-        """:meth:`Sweep.of` the whole table, cached: a pair's SLS sweeps are taken from it
-        (their clips sorted once per table, not once per split)."""
+        """:meth:`Sweep.of` the whole table (cached when :attr:`keep_sweeps`): a pair's SLS
+        sweeps are taken from it (their clips sorted once per table, not once per split)."""
         key = (family, min_scale, target)
-        if key not in self._sweeps:
-            self._sweeps[key] = Sweep.of(self.table, family, min_scale=min_scale,
-                                         target=target)
-        return self._sweeps[key]
+        if key in self._sweeps:
+            return self._sweeps[key]
+        whole = Sweep.of(self.table, family, min_scale=min_scale, target=target)
+        if self.keep_sweeps:
+            self._sweeps[key] = whole
+        return whole
 
     @property
     def unit_codes(self) -> NDArray[np.intp]:
@@ -87,7 +92,7 @@ class Pair:
 
     def __post_init__(self) -> None:
         if self.facts is None:
-            self.facts = TableFacts(self.table)
+            self.facts = TableFacts(self.table, keep_sweeps=False)
         elif self.facts.table is not self.table:
             raise ValueError("facts belong to another table")
         p = self.protocol
@@ -99,7 +104,10 @@ class Pair:
         self.test = self.table.take(self.split.test)
 
     def reseeded(self, seed: int) -> Pair:
-        """The same pair under split seed ``seed`` (sharing :attr:`facts`)."""
+        """The same pair under split seed ``seed`` (sharing :attr:`facts`, which now keep
+        their whole-table sweeps)."""
+        assert self.facts is not None
+        self.facts.keep_sweeps = True
         return Pair(self.name, self.dataset, self.table, replace(self.protocol, seed=seed),
                     self.min_scale, self.target, self.facts)
 
@@ -141,11 +149,11 @@ class Pair:
         """The :class:`Sweep` of ``family`` on ``part`` (``"pool"`` or ``"test"``), cached."""
         key = (part, family)
         if key not in self._sweeps:
-            if family == "sls":  # sorting the clips is the cost: take the table's
+            if family == "sls":  # sorting the clips is the cost: take the table's, once
                 assert self.facts is not None
                 whole = self.facts.sweep(family, self.min_scale, self.target)
-                rows = self.split.calibration if part == "pool" else self.split.test
-                self._sweeps[key] = whole.take(rows)
+                self._sweeps["pool", family] = whole.take(self.split.calibration)
+                self._sweeps["test", family] = whole.take(self.split.test)
             else:
                 tab = self.pool if part == "pool" else self.test
                 self._sweeps[key] = Sweep.of(tab, family, min_scale=self.min_scale,
