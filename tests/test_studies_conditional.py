@@ -86,3 +86,16 @@ def test_scale_assumption_fails_on_real_grounders(data_dir: Path) -> None:
         c = scale_assumption(real_pair(data_dir, which))[0]
         assert c["family"] == "norm" and round(c["rho"], 2) == rho
         assert c["ci_lo"] > 0 and not c["independent"] and c["p_value"] < 1e-20
+
+
+def test_unit_bootstrap_counts_each_draw_once() -> None:
+    """The multiplicities are the draws counted cell by cell (np.add.at's reference)."""
+    units = np.array(["b", "a", "a", "c", "b", "b", "d"])
+    w = unit_bootstrap(units, 40, seed=3)
+    _, inv = np.unique(units, return_inverse=True)
+    rng = np.random.default_rng(np.random.SeedSequence([3, 4]))
+    picks = rng.integers(0, 4, (40, 4))
+    want = np.zeros((40, 4), dtype=np.int64)
+    np.add.at(want, (np.arange(40)[:, None], picks), 1)
+    np.testing.assert_array_equal(w, want[:, inv])
+    assert w.dtype == np.int64

@@ -110,3 +110,27 @@ def test_permutation_subsets_are_the_units_of_smallest_draw() -> None:
                                            axis=1) < k)[:, inverse])
         for q in (250, 50)])
     np.testing.assert_array_equal(perm, want)
+
+
+def test_permutations_by_unit_codes_and_in_any_block_are_the_same_bits(monkeypatch) -> None:
+    """Integer unit codes (the names' sorted order) give the names' statistics, the
+    permutations counted a few draw chunks at a time give those counted all at once, and
+    several score columns tested on one set of draws give each column's own test."""
+    import cover.studies.exchangeability as ex
+    from cover.data.splits import unit_codes
+
+    rng = np.random.default_rng(5)
+    n = 150
+    units = np.array([f"v{(i * 7) % 41:02d}" for i in range(n)])
+    scores = np.round(rng.normal(size=n), 1)
+    in_pool = np.isin(units, [f"v{i:02d}" for i in range(0, 41, 3)])
+    want = permutation_ks(scores, units, in_pool, n_perm=700, seed=3)
+    got = permutation_ks(scores, unit_codes(units), in_pool, n_perm=700, seed=3)
+    monkeypatch.setattr(ex, "_CELLS", n * ex._CHUNK)  # one draw chunk per block
+    blocks = permutation_ks(scores, units, in_pool, n_perm=700, seed=3)
+    other_scores = np.where(scores > 0, scores, -np.inf)
+    many = ex.permutation_ks_many([other_scores, scores], units, in_pool, n_perm=700, seed=3)
+    first = permutation_ks(other_scores, units, in_pool, n_perm=700, seed=3)
+    for other, ref in ((got, want), (blocks, want), (many[1], want), (many[0], first)):
+        assert other[:2] == ref[:2]
+        np.testing.assert_array_equal(other[2], ref[2])

@@ -32,3 +32,24 @@ def test_check_enough_rows_names_the_study_and_counts() -> None:
     check_enough_rows(units, Protocol(n_resamples=0, alphas=(0.0125,)), ("coverage",), what="p")
     with pytest.raises(InputError, match="at least 2 videos"):
         check_enough_rows(["a"] * 50, proto, ("coverage",), what="p")
+
+
+def test_a_drawn_split_is_checked_as_the_units_are() -> None:
+    """check_split_rows on the split and resamples already drawn (a study pair's) raises
+    what check_enough_rows raises on the units: the same message, word for word."""
+    from cover.data.splits import resample_units, split_by_unit
+    from cover.studies.minimum import check_split_rows
+
+    for units, proto in ((np.repeat([f"v{i}" for i in range(10)], 2), Protocol(n_resamples=3)),
+                         (np.repeat([f"v{i}" for i in range(10)], 2), Protocol(n_resamples=0)),
+                         (np.array(["v0"] * 5), Protocol(n_resamples=2))):
+        split = split_by_unit(units, cal_frac=proto.cal_frac, seed=proto.seed)
+        masks = np.stack(resample_units(units[split.calibration],
+                                        n_resamples=max(proto.n_resamples, 1),
+                                        frac=proto.resample_frac, seed=proto.seed))
+        with pytest.raises(InputError) as want:
+            check_enough_rows(units, proto, ("coverage",), what="p.jsonl")
+        with pytest.raises(InputError) as got:
+            check_split_rows(split, masks, proto, ("coverage",), what="p.jsonl")
+        assert str(got.value) == str(want.value)
+        assert "p.jsonl: too few rows" in str(got.value)

@@ -13,7 +13,8 @@ from cover.calibrate.split import split_conformal
 from cover.metrics import evaluate
 from cover.regions import build_regions
 from cover.scores import FAMILIES
-from cover.studies.sweep import SuffixIndex, Sweep, resample_thresholds
+from cover.studies.suffix_index import SuffixIndex
+from cover.studies.sweep import Sweep, resample_thresholds
 from grounding_cases import cases, scores_of, thresholds
 
 FAST = settings(max_examples=60, deadline=None, derandomize=True, database=None)
@@ -103,3 +104,60 @@ def test_sweep_length_equals_certified_length(fam_case, rule_groups, seed: int) 
     m = sw.at(np.asarray(reg.threshold, dtype=np.float64)[None, :])
     np.testing.assert_allclose(m.length[0], reg.length, atol=1e-9)
     assert abs(float(m.mean("length")[0]) - float(np.mean(reg.length))) < 1e-9
+
+
+@FAST
+@given(st.integers(0, 2**31), st.integers(1, 12), st.integers(1, 40))
+def test_one_cut_per_threshold_counts_as_a_cut_per_row(seed: int, n: int, r: int) -> None:
+    """SuffixIndex.locate's one-pass count for cuts shared by every row (a broadcast view)
+    gives the positions of the search per (threshold, row), ties and infinities too."""
+    rng = np.random.default_rng(seed)
+    lengths = rng.integers(0, 7, n)
+    row = np.repeat(np.arange(n), lengths)
+    pool = np.r_[np.round(rng.normal(size=5), 1), -np.inf, np.inf]
+    value = rng.choice(pool, row.size)
+    idx = SuffixIndex.of(row, value, n, (rng.random(row.size),))
+    cuts = rng.choice(np.r_[pool, np.round(rng.normal(size=3), 1)], r)
+    shared = np.broadcast_to(cuts[:, None], (r, n))
+    want_pos, want_end = idx.locate(np.ascontiguousarray(shared))
+    np.testing.assert_array_equal(idx._locate_common(cuts), want_pos)
+    pos, end = idx.locate(shared)
+    np.testing.assert_array_equal(pos, want_pos)
+    np.testing.assert_array_equal(end, want_end)
+    (count, (total,)), (want_count, (want_total,)) = idx.at(shared), idx.at(shared + 0.0)
+    np.testing.assert_array_equal(count, want_count)
+    np.testing.assert_array_equal(total, want_total)
+
+
+def _same(a, b) -> None:
+    """Two sweeps (or indices) equal field by field, array by array, to the bit."""
+    import dataclasses
+
+    for f in dataclasses.fields(a):
+        x, y = getattr(a, f.name), getattr(b, f.name)
+        if dataclasses.is_dataclass(x) and not isinstance(x, type):
+            _same(x, y)
+        elif isinstance(x, tuple):
+            assert len(x) == len(y)
+            for u, v in zip(x, y, strict=True):
+                np.testing.assert_array_equal(u, v)
+                assert np.asarray(u).dtype == np.asarray(v).dtype
+        elif isinstance(x, np.ndarray):
+            np.testing.assert_array_equal(x, y)
+            assert x.dtype == y.dtype, f.name
+        else:
+            assert x == y, f.name
+
+
+@FAST
+@given(st.sampled_from(FAMILIES).flatmap(lambda f: cases(f, max_rows=7)), st.data())
+def test_a_taken_sweep_is_the_sweep_of_the_taken_rows(case, data) -> None:
+    """Sweep.take (a study pair's SLS sweeps, taken from the table's) is Sweep.of of the
+    rows it keeps, every array to the bit, its sorted clip index included."""
+    keep = np.array(data.draw(st.lists(st.booleans(), min_size=case.n, max_size=case.n)))
+    whole = Sweep.of(case.table, case.family, min_scale=case.min_scale, target=case.target)
+    want = Sweep.of(case.table.take(keep), case.family, min_scale=case.min_scale,
+                    target=case.target)
+    _same(whole.take(keep), want)
+    lam = np.linspace(-1.0, 3.0, 5)
+    _same(whole.take(keep).at(lam), want.at(lam))

@@ -38,25 +38,13 @@ import numpy as np
 from numpy.typing import NDArray
 
 from cover.data.table import GroundingTable
+from cover.grounding_rows import AP_BLOCK_ROWS, LENGTH_BUCKETS, GroundingRows, PointRows
 from cover.highlight_metrics import HighlightMetrics, HighlightSums
 from cover.metric_sums import ChunkedSum
-from cover.ragged import Ragged
-from cover.window_matching import (
-    MAP_THRESHOLDS,
-    MAP_TOP_K,
-    average_precision,
-    rank_by_score,
-    top1_iou,
-)
+from cover.window_matching import MAP_THRESHOLDS, MAP_TOP_K
 
 #: IoU thresholds of R1 (Recall@1) reported by the field.
 R1_THRESHOLDS: tuple[float, ...] = (0.3, 0.5, 0.7)
-#: Rows per block in :class:`GroundingSums` (bounds the mAP temporaries; any block size
-#: gives the same numbers).
-AP_BLOCK_ROWS = 4096
-#: Truth-window length buckets ``(lo, hi]`` in seconds, as in eval.py.
-LENGTH_BUCKETS: dict[str, tuple[float, float]] = {
-    "short": (0.0, 10.0), "middle": (10.0, 30.0), "long": (30.0, 150.0)}
 
 
 @dataclass(frozen=True)
@@ -111,17 +99,6 @@ class GroundingMetrics:
                 "units": "percent", "definition": "Moment-DETR standalone_eval"}
 
 
-def _windows_of(table: GroundingTable) -> Ragged:
-    """The predicted windows ``(start, end, score)``; a table without the column uses
-    its top-1 interval as the only window."""
-    if table.pred_windows is not None:
-        return table.pred_windows
-    has = table.has_interval
-    vals = np.column_stack([table.pred_start[has], table.pred_end[has],
-                            np.ones(int(has.sum()))])
-    return Ragged(vals, np.r_[0, np.cumsum(has)].astype(np.int64))
-
-
 class PointSums:
     """Sums behind one :class:`PointMetrics` (rows, R1 hits, IoU and AP sums), added a
     batch of rows at a time; the same bits for any batching (:mod:`cover.metric_sums`)."""
@@ -130,18 +107,12 @@ class PointSums:
         self.hits = dict.fromkeys(R1_THRESHOLDS, 0)
         self.iou, self.ap = ChunkedSum(), ChunkedSum()
 
-    def add(self, win: Ragged, ts: NDArray[np.float64], te: NDArray[np.float64],
-            toff: NDArray[np.int64]) -> NDArray[np.float64]:
-        """Add the rows (``win`` and the truth windows ``ts, te`` by ``toff``); returns
-        their IoU."""
-        if toff.size <= 1:
-            return np.zeros(0)
-        iou = top1_iou(win, ts, te, toff)
+    def add_values(self, iou: NDArray[np.float64], ap: NDArray[np.float64]) -> None:
+        """Add rows by their top-1 IoU and AP per threshold, in this order."""
         for t in R1_THRESHOLDS:
             self.hits[t] += int(np.count_nonzero(iou >= t))
         self.iou.add(iou)
-        self.ap.add(average_precision(win, ts, te, toff))
-        return iou
+        self.ap.add(ap)
 
     def finish(self) -> PointMetrics:
         n = self.iou.n
@@ -160,7 +131,8 @@ class PointSums:
 
 
 class GroundingSums:
-    """:func:`grounding_metrics` over row batches: add labelled tables, then finish."""
+    """:func:`grounding_metrics` over row batches: add labelled tables (or taken rows of
+    one table's :class:`GroundingRows`), then finish."""
 
     def __init__(self) -> None:
         self.full = PointSums()
@@ -170,28 +142,25 @@ class GroundingSums:
         self.highlight = HighlightSums()
 
     def add(self, table: GroundingTable) -> NDArray[np.float64]:
-        """Add the rows of ``table``; returns their top-1 IoU (all rows). Rows go through
-        in blocks of :data:`AP_BLOCK_ROWS`: mAP's temporaries are ~1 KB per row."""
-        if len(table) > AP_BLOCK_ROWS:
-            return np.concatenate([
-                self.add(table.take(np.arange(a, min(a + AP_BLOCK_ROWS, len(table)))))
-                for a in range(0, len(table), AP_BLOCK_ROWS)])
-        truth = table.require_truth()
-        self.highlight.add(table)
-        win, reordered = rank_by_score(_windows_of(table))
-        self.n_reordered += reordered
-        iou = self.full.add(win, truth.starts, truth.ends, truth.offsets)
-        length = truth.ends - truth.starts
-        r = truth.rows
-        for name, (lo, hi) in LENGTH_BUCKETS.items():
-            keep = (length > lo) & (length <= hi)
-            rows = np.unique(r[keep])
-            # Renumber the kept truth windows onto the kept rows.
-            new_row = np.searchsorted(rows, r[keep])
-            toff = np.zeros(rows.size + 1, dtype=np.int64)
-            np.cumsum(np.bincount(new_row, minlength=rows.size), out=toff[1:])
-            self.buckets[name].add(win.take(rows), truth.starts[keep], truth.ends[keep], toff)
-        self.n_refused += int(np.sum(np.diff(win.offsets) == 0))
+        """Add the rows of ``table``; returns their top-1 IoU (all rows)."""
+        return self.add_rows(GroundingRows.of(table))
+
+    def add_rows(self, values: GroundingRows, rows: NDArray[np.int64] | None = None
+                 ) -> NDArray[np.float64]:
+        """Add ``rows`` of the table behind ``values`` (all, when None) in the order
+        given, as :meth:`add` of ``table.take(rows)`` would; returns their top-1 IoU."""
+        rows = np.arange(values.n) if rows is None else np.asarray(rows, dtype=np.int64)
+        iou = values.full.iou[rows]
+        self.full.add_values(iou, values.full.ap[rows])
+        for name, b in values.buckets.items():
+            kept = rows[b.member[rows]]
+            self.buckets[name].add_values(b.iou[kept], b.ap[kept])
+        self.n_refused += int(np.count_nonzero(values.refused[rows]))
+        self.n_reordered += int(np.count_nonzero(values.reordered[rows]))
+        kept = rows[values.highlight[rows]]
+        if kept.size:
+            self.highlight.add_values({k: v[kept] for k, v in values.hit1.items()},
+                                      {k: v[kept] for k, v in values.hl_ap.items()})
         return iou
 
     def finish(self, iou: NDArray[np.float64] | None = None) -> GroundingMetrics:
@@ -212,6 +181,6 @@ def grounding_metrics(table: GroundingTable) -> GroundingMetrics:
     return sums.finish(iou)
 
 
-__all__ = ["LENGTH_BUCKETS", "MAP_THRESHOLDS", "MAP_TOP_K", "R1_THRESHOLDS",
-           "GroundingMetrics", "GroundingSums", "PointMetrics", "PointSums",
-           "grounding_metrics"]
+__all__ = ["AP_BLOCK_ROWS", "LENGTH_BUCKETS", "MAP_THRESHOLDS", "MAP_TOP_K", "R1_THRESHOLDS",
+           "GroundingMetrics", "GroundingRows", "GroundingSums", "PointMetrics", "PointRows",
+           "PointSums", "grounding_metrics"]

@@ -153,6 +153,21 @@ def _row_metrics(table: GroundingTable, rows: NDArray[np.int64]
     return hits, ap
 
 
+def highlight_rows(table: GroundingTable) -> tuple[
+        NDArray[np.int64], dict[str, NDArray[np.bool_]], dict[str, NDArray[np.float64]]]:
+    """The rows of ``table`` that count (labels and a predicted saliency), ascending,
+    with their HIT@1 and annotators' AP sum per level; each row's values depend on that
+    row only, so any subset of rows is scored by taking them."""
+    labels = table.truth_saliency
+    rows = (np.flatnonzero((labels.lengths > 0) & table.has_relevance)
+            if labels is not None else np.zeros(0, dtype=np.int64))
+    if not rows.size:
+        return rows, {k: np.zeros(0, dtype=bool) for k in HL_LEVELS}, {
+            k: np.zeros(0) for k in HL_LEVELS}
+    hits, ap = _row_metrics(table, rows)
+    return rows, hits, ap
+
+
 class HighlightSums:
     """Per-row HIT@1 and AP sums behind :class:`HighlightMetrics`, added a table at a
     time (the rows of any batching give the same numbers)."""
@@ -166,17 +181,16 @@ class HighlightSums:
     def add(self, table: GroundingTable) -> None:
         """Add the rows of ``table`` that have labels (``truth_saliency``) and a
         predicted saliency (``relevance``)."""
-        labels = table.truth_saliency
-        if labels is None:
-            return
-        rows = np.flatnonzero((labels.lengths > 0) & table.has_relevance)
-        if not rows.size:
-            return
-        hits, ap = _row_metrics(table, rows)
+        _, hits, ap = highlight_rows(table)
+        self.add_values(hits, ap)
+
+    def add_values(self, hits: dict[str, NDArray[np.bool_]],
+                   ap: dict[str, NDArray[np.float64]]) -> None:
+        """Add rows by their per-row values (:func:`highlight_rows`), in this order."""
         for name in HL_LEVELS:
-            self.hits[name] += int(hits[name].sum())
+            self.hits[name] += int(np.count_nonzero(hits[name]))
             self.ap[name].add(ap[name])
-        self.n += rows.size
+        self.n += next(iter(ap.values())).size
 
     def finish(self) -> HighlightMetrics | None:
         """The metrics, or None when no row had both labels and a saliency."""
@@ -198,4 +212,5 @@ def highlight_metrics(table: GroundingTable) -> HighlightMetrics | None:
 
 
 __all__ = ["HL_HEADLINE", "HL_LEVELS", "LABEL_CLIP_SECONDS", "HighlightMetrics",
-           "HighlightSums", "average_precision", "highlight_metrics", "label_matrix"]
+           "HighlightSums", "average_precision", "highlight_metrics", "highlight_rows",
+           "label_matrix"]

@@ -127,12 +127,20 @@ def rank_by_score(win: Ragged) -> tuple[Ragged, int]:
     does not (LA-DETR's QVHighlights test submission) would be scored on arbitrary
     windows, so the order is restored first. Files in score order are left untouched.
     """
+    ranked, reordered = rank_rows_by_score(win)
+    return ranked, int(np.count_nonzero(reordered))
+
+
+def rank_rows_by_score(win: Ragged) -> tuple[Ragged, NDArray[np.bool_]]:
+    """:func:`rank_by_score` with, instead of the count, which rows it reordered."""
     v = win.values
+    reordered = np.zeros(win.offsets.size - 1, dtype=bool)
     if v.shape[0] < 2:
-        return win, 0
+        return win, reordered
     r = row_ids(win.offsets)
     rises = (r[1:] == r[:-1]) & (v[1:, 2] > v[:-1, 2])
     if not rises.any():
-        return win, 0
+        return win, reordered
     order = np.lexsort((-v[:, 2], r))  # lexsort is stable: ties keep list order
-    return Ragged(v[order], win.offsets), int(np.unique(r[1:][rises]).size)
+    reordered[r[1:][rises]] = True
+    return Ragged(v[order], win.offsets), reordered

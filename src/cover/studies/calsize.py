@@ -26,7 +26,7 @@ from cover.studies.sweep import resample_thresholds
 PAPER_SIZES: tuple[int, ...] = (20, 50, 100, 200, 400)
 
 
-def unit_subsamples(units: NDArray[np.str_], n_units: int, n_resamples: int,
+def unit_subsamples(units: NDArray[Any], n_units: int, n_resamples: int,
                     seed: int) -> NDArray[np.bool_]:
     """``(R, rows)`` masks, each the rows of ``n_units`` units drawn without replacement:
     one random matrix, ranked along its rows."""
@@ -49,7 +49,7 @@ def calsize(pair: Pair, sizes: tuple[int, ...] = PAPER_SIZES, alpha: float = 0.1
         if n >= n_units_pool:
             cells.append({"n_units": n, "supported": False})
             continue
-        masks = unit_subsamples(pair.pool.units, n, r, pair.protocol.seed)
+        masks = unit_subsamples(pair.pool_codes, n, r, pair.protocol.seed)
         th = resample_thresholds(pool.scores, masks, (alpha,))
         cov = test.covered(th.values[0]).mean(axis=1)
         m = int(np.median(th.n))

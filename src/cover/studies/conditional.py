@@ -71,8 +71,9 @@ def unit_bootstrap(units: NDArray[np.str_], n_boot: int, seed: int) -> NDArray[n
     g = int(inv.max()) + 1 if inv.size else 0
     rng = np.random.default_rng(np.random.SeedSequence([seed, 4]))
     picks = rng.integers(0, max(g, 1), (n_boot, g))
-    times = np.zeros((n_boot, g), dtype=np.int64)
-    np.add.at(times, (np.arange(n_boot)[:, None], picks), 1)
+    # Draws per (sample, unit), counted by one bincount of the flat cell index.
+    cell = (np.arange(n_boot)[:, None] * g + picks).reshape(-1)
+    times = np.bincount(cell, minlength=n_boot * g).reshape(n_boot, g)
     return times[:, inv]
 
 
@@ -87,7 +88,7 @@ def scale_assumption(pair: Pair, n_boot: int = N_BOOT) -> list[dict[str, Any]]:
         parts = [(pair.sweep(p, fam), t) for p, t in (("pool", pair.pool), ("test", pair.test))]
         score = np.concatenate([sw.scores for sw, _ in parts])
         length = np.concatenate([np.subtract(*t.truth_envelope()[::-1]) for _, t in parts])
-        units = np.concatenate([t.units for _, t in parts])
+        units = np.concatenate([pair.pool_codes, pair.test_codes])
         ok = np.concatenate([~sw.refused for sw, _ in parts]) & np.isfinite(score)
         score, length, units = score[ok], length[ok], units[ok]
         rho = spearman(score, length)

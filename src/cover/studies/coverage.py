@@ -5,15 +5,13 @@ from __future__ import annotations
 
 from cover.scores import FAMILIES
 from cover.studies.context import Pair
-from cover.studies.coverage_validity import ValidityResult, coverage_validity
+from cover.studies.coverage_validity import ValidityResult, pair_validity
 from cover.studies.result import TIES_LEGEND, StudyResult, Table, cell_marks, family_label, fmt
 
 
 def coverage(pair: Pair) -> tuple[StudyResult, ValidityResult]:
     """Coverage validity over the alpha grid for every applicable family."""
-    res = coverage_validity(pair.table, name=pair.name, families=pair.families,
-                            protocol=pair.protocol, min_scale=pair.min_scale,
-                            target=pair.target)
+    res = pair_validity(pair)
     header = ["Grounder", "Dataset", "1-alpha", "k/(n+1) [95% test band]"]
     for f in FAMILIES:
         header += [f"{family_label(f)} cov.", f"{family_label(f)} len. (s)"]

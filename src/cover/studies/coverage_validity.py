@@ -10,25 +10,26 @@ test band, :mod:`cover.bands`).
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from cover._json import json_safe
 from cover._progress import NullProgress, Progress
 from cover.bands import CoverageBands, unit_design_effect
 from cover.calibrate.quantile import conformal_rank
 from cover.calibrate.split import split_conformal
-from cover.data.splits import resample_units, split_by_unit
 from cover.data.table import GroundingTable
-from cover.grounding_metrics import grounding_metrics
+from cover.grounding_metrics import GroundingSums
 from cover.metrics import cluster_sd, evaluate, point_iou
 from cover.regions import build_regions
-from cover.scores import DEFAULT_MIN_SCALE, FAMILIES, compute_scores
-from cover.studies.minimum import check_enough_rows
+from cover.scores import DEFAULT_MIN_SCALE, FAMILIES
+from cover.studies.context import Pair
+from cover.studies.minimum import check_enough_rows, check_split_rows
 from cover.studies.protocol import Protocol
-from cover.studies.sweep import Sweep, resample_thresholds
+from cover.studies.sweep import resample_thresholds
 from cover.ties import distinct_counts, mass_at, upper_bound_applies
 
 
@@ -115,7 +116,9 @@ class ValidityResult:
             "point_iou": self.point_iou,
             "field_metrics": json_safe(self.field_metrics),
             "counts": self.counts,
-            "cells": [json_safe(asdict(c)) for c in self.cells],
+            # Cells hold scalars only: a shallow dict is asdict's without its deep copies.
+            "cells": [json_safe({f.name: getattr(c, f.name) for f in fields(c)})
+                      for c in self.cells],
         }
 
 
@@ -139,39 +142,43 @@ def coverage_validity(
     its test band (:class:`cover.bands.CoverageBands`: video-clustered, clipped to [0, 1]).
     """
     protocol = protocol or Protocol()
-    progress = progress or NullProgress()
     check_enough_rows(table.units, protocol, ("validity",), what=table.source)
-    split = split_by_unit(table.units, cal_frac=protocol.cal_frac, seed=protocol.seed)
-    pool = table.take(split.calibration)
-    test = table.take(split.test)
-    if protocol.n_resamples > 0:
-        masks = resample_units(pool.units, n_resamples=protocol.n_resamples,
-                               frac=protocol.resample_frac, seed=protocol.seed)
-    else:
-        masks = [np.ones(len(pool), dtype=bool)]
-    n_med = int(np.median([m.sum() for m in masks]))
+    pair = Pair(name, "", table, protocol, min_scale, target)
+    return pair_validity(pair, families=families, progress=progress)
+
+
+def pair_validity(pair: Pair, *, families: tuple[str, ...] | None = None,
+                  progress: Progress | None = None) -> ValidityResult:
+    """:func:`coverage_validity` of a prepared pair (its split, resamples, sweeps and the
+    per-row field metrics reused; ``families`` default: the pair's applicable ones)."""
+    protocol, table, split, pool, test = (pair.protocol, pair.table, pair.split, pair.pool,
+                                          pair.test)
+    min_scale, target, name = pair.min_scale, pair.target, pair.name
+    families = pair.families if families is None else families
+    progress = progress or NullProgress()
+    check_split_rows(split, pair.masks, protocol, ("validity",), what=table.source)
+    mask_matrix = pair.masks
+    masks = list(mask_matrix)
+    n_med = int(np.median(mask_matrix.sum(axis=1)))
     # Videos in a resample of median size: the calibration band's clustering unit count.
-    g_med = int(np.median([np.unique(pool.units[m]).size for m in masks])) if len(pool) else 0
-    test_units = test.units
-    mask_matrix = np.stack(masks)
+    pool_units, test_units = pair.pool_codes, pair.test_codes
+    g_med = int(np.median(distinct_per_row(mask_matrix, pool_units))) if len(pool) else 0
     cells: list[ValidityCell] = []
     counts: dict[str, dict[str, int]] = {}
     for fam in families:
-        pool_scores = compute_scores(pool, fam, min_scale=min_scale, target=target)
-        counts[fam] = {
-            f"pool_{k}": v for k, v in pool_scores.counts().items()
-        } | {f"test_{k}": v for k, v in compute_scores(
-            test, fam, min_scale=min_scale, target=target).counts().items()}
+        pool_sweep, sweep = pair.sweep("pool", fam), pair.sweep("test", fam)
+        pool_values = pool_sweep.scores
+        counts[fam] = {f"pool_{k}": v for k, v in pool_sweep.counts.items()
+                       } | {f"test_{k}": v for k, v in sweep.counts.items()}
         # Envelope truth (the paper's): every resample at once through the threshold sweep
         # (one sort of the resample matrix, regions as arrays); "windows" truth keeps the
         # per-resample loop, whose IoU is against the union of the windows.
         fast = target == "envelope"
         if fast:
-            sweep = Sweep.of(test, fam, min_scale=min_scale, target=target)
-            ths = resample_thresholds(pool_scores.values, mask_matrix, protocol.alphas)
+            ths = resample_thresholds(pool_values, mask_matrix, protocol.alphas)
         # Ties do not depend on alpha: distinct values per resample, counted once.
-        n_distinct = int(np.median(distinct_counts(pool_scores.values, mask_matrix)))
-        pool_distinct = int(distinct_counts(pool_scores.values)[0])
+        n_distinct = int(np.median(distinct_counts(pool_values, mask_matrix)))
+        pool_distinct = int(distinct_counts(pool_values)[0])
         for j, alpha in enumerate(protocol.alphas):
             cov, length, frac, iou, comp, nr_cov, nr_len, thr = ([] for _ in range(8))
             if fast:
@@ -184,7 +191,7 @@ def coverage_validity(
                 thr = ths.values[j].tolist()
                 progress.advance(len(masks))
             for m in [] if fast else masks:
-                th = split_conformal(pool_scores.values[m], alpha=alpha, warn=False)
+                th = split_conformal(pool_values[m], alpha=alpha, warn=False)
                 ev = evaluate(build_regions(test, fam, th.value, min_scale=min_scale), test,
                               target=target, base_iou=False)
                 cov.append(ev.marginal.coverage)
@@ -196,11 +203,11 @@ def coverage_validity(
                 nr_len.append(ev.non_refused.mean_length_s)
                 thr.append(th.value)
                 progress.advance()
-            full = split_conformal(pool_scores.values, alpha=alpha, warn=False)
+            full = split_conformal(pool_values, alpha=alpha, warn=False)
             ev_full = evaluate(build_regions(test, fam, full.value, min_scale=min_scale), test,
                                target=target, base_iou=False)
             k = conformal_rank(n_med, alpha)
-            cal_deff, _ = unit_design_effect(pool_scores.values <= full.value, pool.units)
+            cal_deff, _ = unit_design_effect(pool_values <= full.value, pool_units)
             bands = CoverageBands.of(
                 n_med, k, calibration_deff=cal_deff, calibration_units=g_med,
                 test_sd=cluster_sd(ev_full.covered.astype(np.float64), test_units),
@@ -208,7 +215,7 @@ def coverage_validity(
                 test_units=split.n_units_test)
             assert bands.test is not None and bands.test_sd is not None
             (b_lo, b_hi), (band_lo, band_hi) = bands.calibration, bands.test
-            at = mass_at(pool_scores.values, np.asarray(thr, dtype=np.float64), mask_matrix)
+            at = mass_at(pool_values, np.asarray(thr, dtype=np.float64), mask_matrix)
             tied_share = float(np.mean(~upper_bound_applies(at)))
             cov_mean = float(np.mean(cov))
             finite_thr = [t for t in thr if np.isfinite(t)]
@@ -232,15 +239,33 @@ def coverage_validity(
                 distinct_scores=n_distinct, ties_at_threshold=float(np.median(at)),
                 tied_share=tied_share, upper_bound_applies=tied_share < 0.5,
                 pool_distinct_scores=pool_distinct,
-                pool_ties_at_threshold=int(mass_at(pool_scores.values, full.value)[0]),
+                pool_ties_at_threshold=int(mass_at(pool_values, full.value)[0]),
             ))
     return ValidityResult(
         name=name, source=table.source, protocol=protocol, n_rows=len(table),
         n_pool=len(pool), n_test=len(test), n_units_pool=split.n_units_calibration,
         n_units_test=split.n_units_test, cells=cells, counts=counts,
         point_iou=float(point_iou(test).mean()) if len(test) else float("nan"),
-        field_metrics=grounding_metrics(test).to_dict() if len(test) else {},
+        field_metrics=_field_metrics(pair),
     )
+
+
+def distinct_per_row(masks: NDArray[np.bool_], codes: NDArray[np.intp]) -> NDArray[np.int64]:
+    """Distinct codes among the columns each row of ``masks`` keeps."""
+    seen = np.zeros((masks.shape[0], int(codes.max(initial=-1)) + 1), dtype=bool)
+    r, c = np.nonzero(masks)
+    seen[r, codes[c]] = True
+    return seen.sum(axis=1)
+
+
+def _field_metrics(pair: Pair) -> dict[str, Any]:
+    """The field's metrics of the test split, from the table's per-row values (the same
+    bits as ``grounding_metrics(pair.test)``); empty without test rows."""
+    if not len(pair.test):
+        return {}
+    sums = GroundingSums()
+    sums.add_rows(pair.field_rows, np.flatnonzero(pair.split.test))
+    return sums.finish().to_dict()
 
 
 def n_steps(protocol: Protocol, families: tuple[str, ...]) -> int:

@@ -45,7 +45,7 @@ def efficiency(pair: Pair, targets: tuple[float, ...] = HEADLINE_TARGETS) -> Stu
             m = sw.at(th.values[j])
             length = m.mean("length")
             lo, hi = ci95(length)
-            half = float(np.mean(clustered_half_width(m.length, pair.test.units)))
+            half = float(np.mean(clustered_half_width(m.length, pair.test_codes)))
             cov_m, cov_sd = mean_sd(m.coverage())
             nr = ~sw.refused
             cells.append({

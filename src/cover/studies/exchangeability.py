@@ -29,6 +29,7 @@ charge.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -43,48 +44,95 @@ from cover.studies.minimum import WINDOW
 from cover.studies.result import StudyResult, Table, family_label
 
 N_PERMUTATIONS = 2000
-_CHUNK = 250  # permutations per block: bounds memory at ~chunk x rows floats
+_CHUNK = 250  # permutations per draw from the generator
+#: Running counts held at once (permutations x rows): 2 or 4 bytes each as integers, 16
+#: as the two ECDFs' floats (about 16 MB at this budget).
+_CELLS = 1_000_000
+
+
+def _run_ends(sorted_scores: NDArray[np.float64]) -> NDArray[np.int64]:
+    """Position of the last of every run of tied values in ascending ``sorted_scores``."""
+    return np.flatnonzero(np.r_[sorted_scores[1:] != sorted_scores[:-1], True])
+
+
+def _ks_of_counts(last: NDArray[np.int64], counts: NDArray[np.integer[Any]]
+                  ) -> NDArray[np.float64]:
+    """KS statistic per column of ``counts`` (``(K, P)``: rows of sample a up to the end
+    ``last[k]`` of each run of tied scores): ``max |F_a - F_b|``."""
+    ca = counts.astype(np.float64)  # integer counts: exact in floats
+    # The rows not in a are the position minus ca.
+    cb = (last + 1.0)[:, None] - ca
+    na, nb = ca[-1:].copy(), cb[-1:].copy()
+    # |ca / na - cb / nb| in place (the same operations, no temporaries).
+    np.divide(ca, na, out=ca)
+    np.divide(cb, nb, out=cb)
+    np.subtract(ca, cb, out=ca)
+    return np.max(np.abs(ca, out=ca), axis=0)
 
 
 def ks_rows(sorted_scores: NDArray[np.float64], in_a: NDArray[np.bool_]) -> NDArray[np.float64]:
     """KS statistic for every row of ``in_a`` (``(P, N)``, columns in the order of the
     ascending ``sorted_scores``): ``max |F_a - F_b|`` over distinct score values."""
-    last = np.r_[sorted_scores[1:] != sorted_scores[:-1], True]
-    # Integer running counts (exact; int32 adds faster than float64), floats at the ends.
-    ca = np.cumsum(in_a, axis=1, dtype=np.int32)[:, last].astype(np.float64)
-    # Counts are integers (exact in floats): the rows not in a are the position minus ca.
-    cb = (np.flatnonzero(last) + 1.0)[None, :] - ca
-    na, nb = ca[:, -1:], cb[:, -1:]
-    return np.max(np.abs(ca / na - cb / nb), axis=1)
+    last = _run_ends(sorted_scores)
+    return _ks_of_counts(last, np.cumsum(in_a, axis=1, dtype=np.int32)[:, last].T)
 
 
-def permutation_ks(scores: NDArray[np.float64], units: NDArray[np.str_],
+def _running_counts(chosen: NDArray[np.bool_], inverse: NDArray[np.intp],
+                    last: NDArray[np.int64]) -> NDArray[np.integer[Any]]:
+    """``(K, P)`` rows in the chosen units (``chosen``: ``(U, P)``, one column per
+    permutation) up to each run end ``last``, the rows taken in sorted order (row ``i`` in
+    unit ``inverse[i]``): one vector add across all permutations per row."""
+    dtype = np.int16 if inverse.size < 2**15 else np.int32
+    out = np.empty((inverse.size, chosen.shape[1]), dtype=dtype)
+    prev = np.zeros(chosen.shape[1], dtype=dtype)
+    for i, u in enumerate(inverse.tolist()):
+        prev = np.add(prev, chosen[u], out=out[i])
+    return out[last]
+
+
+def permutation_ks(scores: NDArray[np.float64], units: NDArray[Any],
                    in_pool: NDArray[np.bool_], n_perm: int = N_PERMUTATIONS,
                    seed: int = 42) -> tuple[float, float, NDArray[np.float64]]:
     """``(KS_obs, p, KS_perm)`` of the unit-level permutation test."""
-    order = np.argsort(scores, kind="stable")
-    s = scores[order]
-    uniq, inverse = np.unique(units[order], return_inverse=True)
+    return permutation_ks_many([scores], units, in_pool, n_perm, seed)[0]
+
+
+def permutation_ks_many(scores: Sequence[NDArray[np.float64]], units: NDArray[Any],
+                        in_pool: NDArray[np.bool_], n_perm: int = N_PERMUTATIONS,
+                        seed: int = 42) -> list[tuple[float, float, NDArray[np.float64]]]:
+    """:func:`permutation_ks` of several score columns of the same rows (one per family):
+    the permuted pools are drawn once and serve every column."""
+    uniq, codes = np.unique(units, return_inverse=True)
+    codes = codes.reshape(-1)
     n_pool_units = np.unique(units[in_pool]).size
-    obs = float(ks_rows(s, in_pool[order][None, :])[0])
+    cols = []  # per column: run ends, unit of each row in score order, KS_obs
+    for sc in scores:
+        order = np.argsort(sc, kind="stable")
+        s = sc[order]
+        cols.append((_run_ends(s), codes[order], float(ks_rows(s, in_pool[order][None, :])[0])))
     rng = np.random.default_rng(np.random.SeedSequence([seed, 8]))
-    perm = np.empty(n_perm)
-    for start in range(0, n_perm, _CHUNK):
-        p = min(_CHUNK, n_perm - start)
-        draws = rng.random((p, uniq.size))
-        # The n_pool_units units of smallest draw per permutation (a uniformly random
-        # subset): the draws up to the row's k-th smallest, by one partition per row.
-        if n_pool_units:
-            kth = np.partition(draws, n_pool_units - 1, axis=1)[:, n_pool_units - 1:n_pool_units]
-            chosen = draws <= kth
-        else:
-            chosen = np.zeros(draws.shape, dtype=bool)
-        perm[start:start + p] = ks_rows(s, chosen[:, inverse])
+    # Permutations counted together: as many whole draw chunks as fit the cell budget.
+    block = max(1, _CELLS // max(codes.size * _CHUNK, 1)) * _CHUNK
+    perms = [np.empty(n_perm) for _ in cols]
+    for start in range(0, n_perm, block):
+        chosen = []
+        for sub in range(start, min(start + block, n_perm), _CHUNK):
+            draws = rng.random((min(_CHUNK, n_perm - sub), uniq.size))
+            # The n_pool_units units of smallest draw per permutation (a uniformly random
+            # subset): the draws up to the row's k-th smallest, by one partition per row.
+            if n_pool_units:
+                kth = np.partition(draws, n_pool_units - 1, axis=1)[
+                    :, n_pool_units - 1:n_pool_units]
+                chosen.append(draws <= kth)
+            else:
+                chosen.append(np.zeros(draws.shape, dtype=bool))
+        both = np.ascontiguousarray(np.concatenate(chosen).T)  # (units, permutations)
+        for perm, (last, inverse, _) in zip(perms, cols, strict=True):
+            perm[start:start + both.shape[1]] = _ks_of_counts(
+                last, _running_counts(both, inverse, last))
     # Ties of floating sums: a permuted KS equal to the observed one counts.
-    pval = (int(np.sum(perm >= obs - 1e-12)) + 1) / (n_perm + 1)
-    return obs, pval, perm
-
-
+    return [(obs, (int(np.sum(perm >= obs - 1e-12)) + 1) / (n_perm + 1), perm)
+            for perm, (_, _, obs) in zip(perms, cols, strict=True)]
 
 
 def within_video_dependence(pair: Pair, family: str, alpha: float = 0.1) -> dict[str, Any]:
@@ -94,13 +142,13 @@ def within_video_dependence(pair: Pair, family: str, alpha: float = 0.1) -> dict
     with a test row."""
     lam = split_conformal(pair.sweep("pool", family).scores, alpha=alpha, warn=False).value
     covered = pair.sweep("test", family).covered(np.array([lam]))[0]
-    units = pair.test.units
+    units = pair.test_codes  # the unit names' groups and order, as integers
     deff, g = unit_design_effect(covered, units)
     n = int(covered.size)
     sizes = np.unique(units, return_counts=True)[1] if n else np.zeros(0, dtype=np.int64)
     m_w = float(np.sum(sizes.astype(np.float64) ** 2) / n) if n else float("nan")
     icc = (deff - 1.0) / (m_w - 1.0) if m_w > 1 else float("nan")
-    shared = int(np.count_nonzero(np.isin(pair.pool.units, units)))
+    shared = int(np.count_nonzero(np.isin(pair.pool_codes, units)))
     return {"family": family, "alpha": alpha, "threshold": lam, "n_test": n,
             "test_units": g, "queries_per_video": m_w, "design_effect": deff, "icc": icc,
             "effective_n": n / deff if deff > 0 else float("nan"),
@@ -141,13 +189,17 @@ def exchangeability(pair: Pair, n_perm: int = N_PERMUTATIONS) -> StudyResult:
     (ACI) replay of the test split."""
     cells: list[dict[str, Any]] = []
     in_pool = pair.split.calibration
-    units = pair.table.units
+    assert pair.facts is not None
+    units = pair.facts.unit_codes  # the unit names' groups and order, as integers
+    columns = []
     for fam in pair.families:
-        pool_s, test_s = pair.sweep("pool", fam).scores, pair.sweep("test", fam).scores
         scores = np.empty(len(pair.table))
-        scores[in_pool] = pool_s
-        scores[~in_pool] = test_s
-        obs, p, perm = permutation_ks(scores, units, in_pool, n_perm, pair.protocol.seed)
+        scores[in_pool] = pair.sweep("pool", fam).scores
+        scores[~in_pool] = pair.sweep("test", fam).scores
+        columns.append(scores)
+    tests = permutation_ks_many(columns, units, in_pool, n_perm, pair.protocol.seed)
+    for fam, (obs, p, perm) in zip(pair.families, tests, strict=True):
+        pool_s, test_s = pair.sweep("pool", fam).scores, pair.sweep("test", fam).scores
         cells.append({"family": fam, "ks": obs, "ks_direct": ks_statistic(pool_s, test_s),
                       "p_value": p, "n_permutations": n_perm,
                       "perm_quantiles": np.percentile(perm, [50, 90, 95, 99]).tolist()})

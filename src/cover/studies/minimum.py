@@ -22,10 +22,10 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
-from numpy.typing import ArrayLike
+from numpy.typing import ArrayLike, NDArray
 
 from cover.calibrate.quantile import as_fraction
-from cover.data.splits import resample_units, split_by_unit
+from cover.data.splits import UnitSplit, resample_units, split_by_unit
 from cover.errors import InputError
 from cover.studies.protocol import Protocol
 
@@ -55,32 +55,46 @@ def study_alpha(study: str, protocol: Protocol) -> float:
     return STUDY_ALPHA.get(study, HEADLINE_ALPHA)
 
 
+def _check_videos(n_rows: int, n_units: int, what: str) -> None:
+    if n_units < 2:
+        raise InputError(
+            f"{what}: too few rows to study: {n_rows} row{'s' * (n_rows != 1)} from "
+            f"{n_units} video{'s' * (n_units != 1)}; the calibration pool and the test split "
+            "are split by video, so the rows must come from at least 2 videos")
+
+
 def check_enough_rows(units: ArrayLike, protocol: Protocol, studies: Sequence[str], *,
                       what: str, flags: Sequence[str] = ("--alphas", "--cal-frac")) -> None:
     """Raise :class:`InputError` naming ``what`` (the input), the study, how many rows it
     needs and how many the split gives, when the rows are too few for any of ``studies``
     (see the module docstring); ``flags`` are the command's options that would help."""
     u = np.asarray(units).astype(str)
-    n_rows, n_units = u.size, int(np.unique(u).size)
-    if n_units < 2:
-        raise InputError(
-            f"{what}: too few rows to study: {n_rows} row{'s' * (n_rows != 1)} from "
-            f"{n_units} video{'s' * (n_units != 1)}; the calibration pool and the test split "
-            "are split by video, so the rows must come from at least 2 videos")
+    _check_videos(u.size, int(np.unique(u).size), what)
     split = split_by_unit(u, cal_frac=protocol.cal_frac, seed=protocol.seed)
-    pool = u[split.calibration]
-    n_test = int(split.test.sum())
-    where = (f"the calibration pool has {pool.size} of the {n_rows} rows "
+    masks = (np.stack(resample_units(u[split.calibration], n_resamples=protocol.n_resamples,
+                                     frac=protocol.resample_frac, seed=protocol.seed))
+             if protocol.n_resamples > 0 else None)
+    check_split_rows(split, masks, protocol, studies, what=what, flags=flags)
+
+
+def check_split_rows(split: UnitSplit, masks: NDArray[np.bool_] | None, protocol: Protocol,
+                     studies: Sequence[str], *, what: str,
+                     flags: Sequence[str] = ("--alphas", "--cal-frac")) -> None:
+    """:func:`check_enough_rows` of a split already drawn (``masks``: its calibration
+    resamples, one per row; read only when ``protocol.n_resamples > 0``)."""
+    n_pool, n_test = int(split.calibration.sum()), int(split.test.sum())
+    n_rows, n_units = n_pool + n_test, split.n_units_calibration + split.n_units_test
+    _check_videos(n_rows, n_units, what)
+    where = (f"the calibration pool has {n_pool} of the {n_rows} rows "
              f"({split.n_units_calibration} of {n_units} videos, --cal-frac "
              f"{protocol.cal_frac:g}), the test split has {n_test}")
     if protocol.n_resamples > 0:
-        masks = resample_units(pool, n_resamples=protocol.n_resamples,
-                               frac=protocol.resample_frac, seed=protocol.seed)
-        smallest = min(int(m.sum()) for m in masks)
+        assert masks is not None
+        smallest = int(masks.sum(axis=1).min())
         per = (f"the smallest of the {protocol.n_resamples} calibration resamples holds "
                f"{smallest} (each keeps {protocol.resample_frac:g} of the pool's videos)")
     else:
-        smallest, per = pool.size, f"the calibration pool holds {pool.size}"
+        smallest, per = n_pool, f"the calibration pool holds {n_pool}"
     for study in studies:
         need_test = STUDY_TEST_ROWS.get(study, 1)
         if n_test < need_test:

@@ -16,7 +16,8 @@ once and a whole vector of thresholds is applied as one array operation:
 Every result is an ``(R, n)`` array: one row per threshold, one column per table row.
 Thresholds are ``(R,)`` (one per resample) or ``(R, n)`` (one per resample and row, e.g.
 per-group thresholds). Refused rows and ``lam = +inf`` give the whole video
-``[0, T]``, exactly as :func:`cover.regions.build_regions`.
+``[0, T]``, exactly as :func:`cover.regions.build_regions`. The SLS suffix counts are
+:class:`cover.studies.suffix_index.SuffixIndex`.
 """
 
 from __future__ import annotations
@@ -30,7 +31,8 @@ from cover.calibrate.quantile import conformal_ranks
 from cover.data.table import GroundingTable
 from cover.intervals import CONTAINMENT_ATOL
 from cover.ragged import row_ids
-from cover.scores import DEFAULT_MIN_SCALE, check_family, compute_scores, side_scales
+from cover.scores import DEFAULT_MIN_SCALE, Scores, check_family, compute_scores, side_scales
+from cover.studies.suffix_index import SuffixIndex
 
 F64 = NDArray[np.float64]
 
@@ -58,45 +60,6 @@ class SweepMetrics:
 
 
 @dataclass(frozen=True)
-class SuffixIndex:
-    """Per-row suffix counts and sums of values sorted within rows: for a row ``r`` and a cut
-    ``c``, :meth:`at` gives ``#{i in r : v_i >= c}`` and ``sum_{i in r, v_i >= c} w_i``."""
-
-    keys: NDArray[np.int64]       # row * (U + 1) + rank of the value, ascending
-    uniq: F64                     # the U distinct values, ascending
-    ends: NDArray[np.int64]       # per row: end of its segment in sorted order
-    cums: tuple[F64, ...]         # per weight: [0, cumulative sums in sorted order]
-    sorted_weights: tuple[F64, ...] = ()  # per weight: the weights in sorted order
-
-    @classmethod
-    def of(cls, row: NDArray[np.int64], value: F64, n_rows: int,
-           weights: tuple[F64, ...] = ()) -> SuffixIndex:
-        uniq, rank = np.unique(value, return_inverse=True)
-        keys = row * (uniq.size + 1) + rank.reshape(-1)
-        order = np.argsort(keys, kind="stable")
-        ends = np.cumsum(np.bincount(row, minlength=n_rows)).astype(np.int64)
-        ws = tuple(w[order] for w in weights)
-        return cls(keys[order], uniq, ends, cumulative(ws), ws)
-
-    def locate(self, cut: F64) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
-        """``(pos, end)`` with the shape of ``cut`` (``(R, n)``, column = row): the values
-        ``>= cut`` of row ``r`` are the sorted positions ``pos .. end - 1``."""
-        rows = np.broadcast_to(np.arange(cut.shape[1], dtype=np.int64), cut.shape)
-        q = rows * (self.uniq.size + 1) + np.searchsorted(self.uniq, cut, side="left")
-        return np.searchsorted(self.keys, q, side="left"), self.ends[rows]
-
-    def at(self, cut: F64) -> tuple[NDArray[np.int64], tuple[F64, ...]]:
-        """``(count, sums)`` with shape of ``cut`` (``(R, n)``, column = row)."""
-        pos, end = self.locate(cut)
-        return end - pos, tuple(c[end] - c[pos] for c in self.cums)
-
-
-def cumulative(weights: tuple[F64, ...]) -> tuple[F64, ...]:
-    """``[0, cumulative sums]`` of each weight array (the suffix sums' table)."""
-    return tuple(np.concatenate([[0.0], np.cumsum(w)]) for w in weights)
-
-
-@dataclass(frozen=True)
 class Sweep:
     """Everything about one (table, family) that does not depend on the threshold."""
 
@@ -112,6 +75,13 @@ class Sweep:
     scale_end: F64       # and on the end side (NORM, SEC: the same array as scale_start)
     by_value: SuffixIndex | None = None
     by_pair_min: SuffixIndex | None = None
+    #: The scores with the flags that explain them (refused, floored, beyond the signal).
+    detail: Scores | None = None
+
+    @property
+    def counts(self) -> dict[str, int]:
+        """:meth:`cover.scores.Scores.counts` of the scores."""
+        return {} if self.detail is None else self.detail.counts()
 
     @classmethod
     def of(cls, table: GroundingTable, family: str, *, min_scale: float = DEFAULT_MIN_SCALE,
@@ -145,10 +115,29 @@ class Sweep:
             # not by the predicted length.
             scale_s, scale_e, _ = side_scales(table, fam, min_scale, with_floored=False)
         return cls(fam, sc.values, sc.refused, t, ts, te, table.pred_start, table.pred_end,
-                   scale_s, scale_e, by_value, by_pair_min)
+                   scale_s, scale_e, by_value, by_pair_min, sc)
 
     def __len__(self) -> int:
         return int(self.scores.size)
+
+    def take(self, rows: NDArray[np.bool_]) -> Sweep:
+        """The sweep of the rows the mask ``rows`` keeps: bit for bit :meth:`of` of
+        ``table.take(rows)`` for a score computed row by row (SLS: its clip indices taken,
+        not sorted again)."""
+        d = self.detail
+
+        def opt(a: F64 | None) -> F64 | None:
+            return None if a is None else a[rows]
+
+        detail = None if d is None else Scores(
+            d.family, d.values[rows], d.refused[rows], d.floored[rows], d.beyond_signal[rows],
+            opt(d.start), opt(d.end))
+        return Sweep(self.family, self.scores[rows], self.refused[rows], self.duration[rows],
+                     self.truth_start[rows], self.truth_end[rows], self.pred_start[rows],
+                     self.pred_end[rows], self.scale_start[rows], self.scale_end[rows],
+                     None if self.by_value is None else self.by_value.take(rows),
+                     None if self.by_pair_min is None else self.by_pair_min.take(rows),
+                     detail)
 
     def _lams(self, lams: ArrayLike) -> F64:
         lam = np.asarray(lams, dtype=np.float64)
@@ -170,7 +159,9 @@ class Sweep:
         lam = self._lams(lams)
         whole = self.refused[None, :] | np.isposinf(lam)
         if self.by_value is not None and self.by_pair_min is not None:
-            cut = -lam
+            # Thresholds shared by all rows stay a broadcast view (SuffixIndex.locate's
+            # one-pass count).
+            cut = np.broadcast_to(-lam[:, :1], lam.shape) if lam.strides[1] == 0 else -lam
             n_sel, (length, inter) = self.by_value.at(cut)
             n_joined, _ = self.by_pair_min.at(cut)
             comps = (n_sel - n_joined).astype(np.float64)

@@ -21,14 +21,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from cover.studies.sweep import (
-    F64,
-    Sweep,
-    SweepMetrics,
-    certified_length,
-    cumulative,
-    finish_metrics,
-)
+from cover.studies.suffix_index import cumulative
+from cover.studies.sweep import F64, Sweep, SweepMetrics, certified_length, finish_metrics
 
 I64 = NDArray[np.int64]
 

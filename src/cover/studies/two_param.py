@@ -57,7 +57,7 @@ FOLD = 0.25
 
 def _fold(pair: Pair) -> NDArray[np.bool_]:
     """Rows of the pool's weight fold: ``FOLD`` of its units, seeded by the protocol."""
-    units = pair.pool.units
+    units = pair.pool_codes  # the unit names' groups and order, as integers
     uniq, inv = np.unique(units, return_inverse=True)
     rng = np.random.default_rng(np.random.SeedSequence([pair.protocol.seed, 2]))
     picked = np.zeros(uniq.size, dtype=bool)
