@@ -148,7 +148,7 @@ class GroundingRows:
     @classmethod
     def concat(cls, parts: list[GroundingRows]) -> GroundingRows:
         """The rows of ``parts``, one after the other."""
-        def cat(get):  # type: ignore[no-untyped-def]
+        def cat(get):
             first = get(parts[0])
             if isinstance(first, dict):
                 return {k: np.concatenate([get(p)[k] for p in parts]) for k in first}

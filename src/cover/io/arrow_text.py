@@ -28,7 +28,7 @@ def arrow_text(col: Any) -> NDArray[np.str_]:
     return padded.astype(np.uint32).view(f"<U{width}")
 
 
-def _string_buffers(arr: Any) -> tuple[NDArray[np.uint8], NDArray[np.int64]]:
+def _string_buffers(arr: Any) -> tuple[NDArray[np.uint8], NDArray[Any]]:
     """A string array's bytes (its rows', in order) and offsets, as numpy views."""
     import pyarrow as pa
 

@@ -8,6 +8,7 @@ where a value is not what the per-row readers accept without a message.
 from __future__ import annotations
 
 from array import array
+from collections.abc import Sequence
 from itertools import chain
 from typing import Any
 
@@ -20,7 +21,7 @@ _NUMBER = frozenset({int, float})
 _ID = frozenset({int, str})
 
 
-def text_ids(vals: list[Any]) -> list[str] | None:
+def text_ids(vals: Sequence[Any]) -> list[str] | None:
     """Ids as text when every one is an integer or a plain non-empty string (no
     surrounding blanks), else None: what the per-row readers accept without a message."""
     if not set(map(type, vals)) <= _ID:  # absent, null, bool, float, list, ...
@@ -30,11 +31,11 @@ def text_ids(vals: list[Any]) -> list[str] | None:
         return None
     return text
 
-def list_lengths(vals: list[Any]) -> NDArray[np.int64]:
+def list_lengths(vals: Sequence[Any]) -> NDArray[np.int64]:
     """``len`` of each list, as one array."""
     return np.fromiter(map(len, vals), np.int64, len(vals))
 
-def flat_values(vals: list[Any], *, typed: bool = False) -> NDArray[np.float64] | None:
+def flat_values(vals: Sequence[Any], *, typed: bool = False) -> NDArray[np.float64] | None:
     """The numbers of lists of JSON numbers, flat, or None when one is not a number."""
     if typed:  # no boolean hides among typed floats: no second look
         return np.frombuffer(array("d", chain.from_iterable(vals)), dtype=np.float64)

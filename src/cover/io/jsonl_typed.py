@@ -118,8 +118,8 @@ def typed_chunk(lines: list[bytes], signal: bool) -> tuple[Any, ...] | None:
     if got is None:
         return None
     if signal:
-        sal = _lists(sal)
-        signal_cols = (flat_values(sal, typed=True), list_lengths(sal))
+        sal_lists = _lists(sal)
+        signal_cols = (flat_values(sal_lists, typed=True), list_lengths(sal_lists))
     else:
         if not raw_number_lists([s for s in sal if s is not UNSET] if UNSET in sal else sal):
             return None
@@ -171,7 +171,7 @@ def _window_lists(raws: Sequence[Raw | UnsetType]) -> list[Any] | None:
     return [[] if r is UNSET else next(got) or [] for r in raws]
 
 
-def raw_number_lists(raws: list[Raw]) -> bool:
+def raw_number_lists(raws: Sequence[Raw]) -> bool:
     """Whether every raw JSON value is a list of finite numbers or null (what the
     per-row reader takes as saliency scores without a message). The plain case (flat
     lists of numbers without exponents or runs of 309 digits) is told by byte classes
@@ -190,7 +190,7 @@ def raw_number_lists(raws: list[Raw]) -> bool:
     return True
 
 
-def _lists(vals: list[Any]) -> list[Any]:
+def _lists(vals: Sequence[Any]) -> Sequence[Any]:
     """Absent and null read as ``[]``."""
     if UNSET in vals or None in vals:
         return [[] if v is None or v is UNSET else v for v in vals]
@@ -206,7 +206,7 @@ def _utf8(lines: list[bytes]) -> bool:
     return True
 
 
-def _column(vals: list[float | None]) -> tuple[NDArray[np.float64], NDArray[np.bool_]]:
+def _column(vals: Sequence[float | None]) -> tuple[NDArray[np.float64], NDArray[np.bool_]]:
     """A number per row (NaN where absent or null) and where present."""
     if None not in vals:
         return np.array(vals, dtype=np.float64), np.ones(len(vals), dtype=bool)

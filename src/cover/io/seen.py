@@ -91,7 +91,7 @@ def _kinds(q: NDArray[np.str_]) -> list[tuple[NDArray[np.bool_], NDArray[Any]]]:
     if width == 0:
         q, width = q.astype("U1"), 1
     codes = np.ascontiguousarray(q).view(np.uint32).reshape(q.size, width)
-    is_ascii = (codes < 128).all(axis=1)
+    is_ascii = np.asarray((codes < 128).all(axis=1), dtype=bool)
     used = codes != 0
     length = np.where(used.any(axis=1), width - np.argmax(used[:, ::-1], axis=1), 0)
     short, long_ = is_ascii & (length <= 8), is_ascii & (length > 8)
