@@ -38,7 +38,8 @@ Found = list[tuple[NDArray[np.int64], str, str | list[str]]]  # rows, field, rea
 
 def id_rows(raw: NDArray[Any], key: str) -> Found:
     """Rows whose id breaks :func:`id_problem`, by dtype: integer columns pass whole,
-    text columns by two character lookups per row, anything else value by value."""
+    text columns by two character lookups per row and a count of inner NULs (lone
+    surrogates only when a code point reaches them), anything else value by value."""
     kind = raw.dtype.kind
     if kind in "iu" or raw.size == 0:
         return []
@@ -50,7 +51,14 @@ def id_rows(raw: NDArray[Any], key: str) -> Found:
         last = codes.take(np.arange(0, codes.size, width) + np.maximum(length - 1, 0))
         space = (_SPACE_OR_ABOVE.take(np.minimum(first, 0x3001))
                  | _SPACE_OR_ABOVE.take(np.minimum(last, 0x3001)))
-        rows = np.flatnonzero((length == 0) | space)
+        odd = (length == 0) | space
+        grid = codes.reshape(raw.size, width)
+        # an inner NUL (numpy keeps it; only trailing ones are padding): fewer non-NUL
+        # code points than the length
+        odd |= np.count_nonzero(grid, axis=1) != length
+        if codes.max(initial=0) >= 0xD800:  # a lone surrogate (no character, no UTF-8)
+            odd |= ((grid >= 0xD800) & (grid <= 0xDFFF)).any(axis=1)
+        rows = np.flatnonzero(odd)
     else:
         rows = np.arange(raw.size, dtype=np.int64)
     whys = [id_why(raw[i], key) for i in rows.tolist()]
