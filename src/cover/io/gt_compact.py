@@ -1,0 +1,189 @@
+"""QVHighlights-style ground truth read straight into compact columns, a batch of lines
+at a time (:class:`cover.data.truth_index.CompactTruth`, what ``cover evaluate`` holds).
+
+:func:`cover.io.gt_lean.read_ground_truth_lean` holds the file's bytes and every row's
+strings until the end (over 1 GB at 1e7 rows). :func:`read_truth_compact` reads the
+lines :data:`BATCH_LINES` at a time, checks each batch as the lean reader checks its
+chunks (:func:`cover.io.gt_lean._chunk`: the same rule for a plainly clean row) and keeps
+only compact columns (:class:`CompactColumns`). It returns None whenever the lean
+reader would hand the file to the per-row reader (a row that is not plainly clean, a
+repeated qid, an empty file, a JSON array): the caller then reads it that way, so
+every rejection and message is the per-row reader's own.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from cover.data.truth_index import (
+    CompactTruth,
+    as_bytes,
+    int_keys,
+    narrow_float,
+    narrow_int,
+)
+from cover.errors import InputError
+from cover.ragged import Ragged, offsets_from_lengths
+
+#: Lines decoded, checked and compacted at a time.
+BATCH_LINES = 65_536
+
+
+class CompactColumns:
+    """The compact columns of a ground truth, built part by part (:meth:`add`), then
+    indexed once (:meth:`finish`)."""
+
+    def __init__(self, source: str, clip: float) -> None:
+        self.source, self.clip = source, clip
+        self.qids: list[NDArray[Any]] = []
+        self.int_qids = True
+        self.vids: list[NDArray[np.bytes_]] = []
+        self.vid_codes: list[NDArray[np.int32]] = []
+        self.queries: dict[Any, int] | None = {}  # distinct str/None queries -> code
+        self.query_parts: list[NDArray[Any]] = []
+        self.no_query = False
+        self.floats: list[list[NDArray[np.floating]]] = [[], [], []]
+        self.counts: list[NDArray[np.int64]] = []
+        self.lines: list[NDArray[np.int64]] = []
+        self.from_one = True
+        self.n = 0
+
+    def add(self, qid: NDArray[np.str_], vid: NDArray[np.str_],
+            query: NDArray[np.object_] | list[Any] | None, duration: NDArray[np.float64],
+            starts: NDArray[np.float64], ends: NDArray[np.float64],
+            counts: NDArray[np.int64], line: NDArray[np.int64] | None) -> None:
+        """Append rows: qid and vid text, query values (None: the table has none),
+        durations, the windows flat with their count per row, file lines (or None)."""
+        m = qid.size
+        keys = int_keys(qid) if self.int_qids else None
+        if keys is None and self.int_qids:  # from now on every qid is kept as text
+            self.int_qids = False
+            self.qids = [as_bytes(k.astype(str)) for k in self.qids]
+        self.qids.append(keys if keys is not None else as_bytes(qid))
+        raw = as_bytes(vid)
+        uniq, inv = np.unique(raw, return_inverse=True)
+        self.vids.append(uniq)
+        self.vid_codes.append(inv.reshape(-1).astype(np.int32))
+        self._add_query(query, m)
+        for part, values in zip(self.floats, (duration, starts, ends), strict=True):
+            part.append(narrow_float(values))
+        self.counts.append(np.asarray(counts, dtype=np.int64))
+        if line is None:
+            self.from_one = False
+        else:
+            line = np.asarray(line, dtype=np.int64)
+            self.from_one &= bool((line == np.arange(self.n + 1, self.n + m + 1)).all())
+            self.lines.append(line)
+        self.n += m
+
+    def _add_query(self, query: NDArray[np.object_] | list[Any] | None, m: int) -> None:
+        if query is None:
+            self.no_query = True
+            return
+        values = list(query)
+        if self.queries is not None and set(map(type, values)) <= {str, type(None)}:
+            codes = self.queries
+            self.query_parts.append(np.fromiter(
+                (codes.setdefault(q, len(codes)) for q in values), dtype=np.int64, count=m))
+            return
+        if self.queries is not None:  # a query that is not text: kept as it is, per row
+            distinct = np.empty(len(self.queries), dtype=object)
+            distinct[:] = list(self.queries)
+            self.query_parts = [distinct[c] for c in self.query_parts]
+            self.queries = None
+        part = np.empty(m, dtype=object)
+        part[:] = values
+        self.query_parts.append(part)
+
+    def finish(self, saliency: Ragged | None) -> CompactTruth | None:
+        """The indexed truth; None when a qid repeats."""
+        keys = np.concatenate(self.qids) if self.qids else np.zeros(0, dtype=np.int64)
+        self.qids = []
+        if self.int_qids:
+            keys = narrow_int(keys)
+        order = None
+        if keys.size > 1 and not bool((keys[1:] > keys[:-1]).all()):
+            order = np.argsort(keys, kind="stable")
+            ranked = keys[order]
+            if bool((ranked[1:] == ranked[:-1]).any()):
+                return None  # a repeated qid: the per-row reader names its line
+            del ranked
+        vids, vid_code = self._vids()
+        queries, query_code = self._query_columns()
+        dur, starts, ends = (np.concatenate(p) if p else np.zeros(0) for p in self.floats)
+        counts = np.concatenate(self.counts) if self.counts else np.zeros(0, dtype=np.int64)
+        return CompactTruth(
+            keys=keys, order=order, vids=vids, vid_code=vid_code, duration=dur,
+            starts=starts, ends=ends,
+            offsets=None if bool((counts == 1).all()) else offsets_from_lengths(counts),
+            line=None if self.from_one or not self.lines else
+            narrow_int(np.concatenate(self.lines)),
+            lines_from_one=self.from_one and bool(self.lines), queries=queries,
+            query_code=query_code, saliency=saliency, source=self.source, clip=self.clip)
+
+    def _vids(self) -> tuple[NDArray[np.bytes_], NDArray[np.int32]]:
+        """Every part's distinct vids merged once: sorted vids and each row's code."""
+        if not self.vids:
+            return np.zeros(0, dtype="S1"), np.zeros(0, dtype=np.int32)
+        vids, inv = np.unique(np.concatenate(self.vids), return_inverse=True)
+        inv = inv.reshape(-1).astype(np.int32)
+        at = np.cumsum([0, *(u.size for u in self.vids)])
+        code = np.concatenate([inv[a:b][c] for a, b, c in
+                               zip(at[:-1], at[1:], self.vid_codes, strict=True)])
+        self.vids, self.vid_codes = [], []
+        return vids, code
+
+    def _query_columns(self) -> tuple[NDArray[np.object_] | None, NDArray[Any] | None]:
+        if self.no_query:
+            return None, None
+        if self.queries is None:  # values kept per row: each row its own code
+            values = np.concatenate(self.query_parts) if self.query_parts else \
+                np.empty(0, dtype=object)
+            return values, np.arange(values.size, dtype=np.int64)
+        distinct = np.empty(len(self.queries), dtype=object)
+        distinct[:] = list(self.queries)
+        codes = (np.concatenate(self.query_parts) if self.query_parts
+                 else np.zeros(0, dtype=np.int64))
+        return distinct, narrow_int(codes)
+
+
+def read_truth_compact(path: str | Path) -> CompactTruth | None:
+    """The ground-truth JSON-lines file ``path`` as a :class:`CompactTruth`, or None
+    when the per-row reader must read it (see the module doc)."""
+    from cover.io.jsonl_batch import gc_paused
+
+    try:
+        with gc_paused():
+            return _read(path)
+    except (OverflowError, InputError):  # the per-row reader says what is wrong
+        return None
+
+
+def _read(path: str | Path) -> CompactTruth | None:
+    from cover.data.table import DEFAULT_CLIP_SECONDS
+    from cover.io.gt_lean import _chunk, _joined_labels
+    from cover.io.jsonl_batch import CHUNK_LINES
+    from cover.stream.jsonl import line_batches
+
+    cols = CompactColumns(str(path), DEFAULT_CLIP_SECONDS)
+    labels: list[Ragged | None] = []
+    sizes: list[int] = []
+    for batch in line_batches(path, BATCH_LINES):
+        got: tuple[list[Any], ...] = ([], [], [], [], [], [], [])
+        for a in range(0, len(batch), CHUNK_LINES):
+            if not _chunk([ln for _, ln in batch[a:a + CHUNK_LINES]], got):
+                return None
+        qtext, vtext, query, durs, wins, counts, labs = got
+        win = np.concatenate(wins)
+        cols.add(np.array(qtext, dtype=str), np.array(vtext, dtype=str), query,
+                 np.concatenate(durs), win[:, 0], win[:, 1], np.concatenate(counts),
+                 np.fromiter((n for n, _ in batch), dtype=np.int64, count=len(batch)))
+        labels += labs
+        sizes += [c.size for c in counts]
+    if cols.n == 0:
+        return None  # an empty file: the per-row reader's case
+    return cols.finish(_joined_labels(labels, sizes))
