@@ -36,9 +36,11 @@ def as_bytes(text: NDArray[Any]) -> NDArray[np.bytes_]:
     """Text as UTF-8 bytes (ASCII at numpy speed). Byte order is code-point order, so
     sorting either sorts both alike."""
     try:
-        return np.asarray(text).astype(np.bytes_)
+        raw = np.asarray(text).astype(np.bytes_)
     except UnicodeEncodeError:
-        return np.char.encode(np.asarray(text, dtype=str), "utf-8")
+        raw = np.char.encode(np.asarray(text, dtype=str), "utf-8")
+    width = max(int(np.char.str_len(raw).max()) if raw.size else 1, 1)
+    return raw if width >= raw.dtype.itemsize else raw.astype(f"S{width}")  # no padding
 
 
 def as_text(raw: NDArray[np.bytes_]) -> NDArray[np.str_]:
