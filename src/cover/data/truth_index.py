@@ -30,25 +30,7 @@ from numpy.typing import NDArray
 from cover.data.table import GroundingTable
 from cover.intervals import Intervals
 from cover.ragged import Ragged, take_index
-
-
-def as_bytes(text: NDArray[Any]) -> NDArray[np.bytes_]:
-    """Text as UTF-8 bytes (ASCII at numpy speed). Byte order is code-point order, so
-    sorting either sorts both alike."""
-    try:
-        raw = np.asarray(text).astype(np.bytes_)
-    except UnicodeEncodeError:
-        raw = np.char.encode(np.asarray(text, dtype=str), "utf-8")
-    width = max(int(np.char.str_len(raw).max()) if raw.size else 1, 1)
-    return raw if width >= raw.dtype.itemsize else raw.astype(f"S{width}")  # no padding
-
-
-def as_text(raw: NDArray[np.bytes_]) -> NDArray[np.str_]:
-    """The inverse of :func:`as_bytes`."""
-    try:
-        return raw.astype(np.str_)
-    except UnicodeDecodeError:
-        return np.char.decode(raw, "utf-8")
+from cover.utf8 import as_bytes, as_text
 
 
 def int_keys(text: NDArray[np.str_]) -> NDArray[np.int64] | None:
@@ -96,11 +78,14 @@ def _fit_bytes(raw: NDArray[np.bytes_], dtype: np.dtype[Any]
     return raw.astype(dtype), ok
 
 
-def narrow_int(a: NDArray[np.int64]) -> NDArray[np.integer]:
-    """int32 when every value fits, else ``a``."""
-    if a.size and (a.min() < np.iinfo(np.int32).min or a.max() > np.iinfo(np.int32).max):
-        return a
-    return a.astype(np.int32)
+def narrow_int(a: NDArray[np.integer]) -> NDArray[np.integer]:
+    """The narrowest of int8, int16, int32 holding every value, else ``a`` as int64."""
+    a = np.asarray(a)
+    lo, hi = (int(a.min()), int(a.max())) if a.size else (0, 0)
+    for t in (np.int8, np.int16, np.int32):
+        if np.iinfo(t).min <= lo and hi <= np.iinfo(t).max:
+            return a.astype(t)
+    return a.astype(np.int64)
 
 
 def narrow_float(a: NDArray[np.floating]) -> NDArray[np.floating]:

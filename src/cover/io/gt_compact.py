@@ -21,16 +21,16 @@ from numpy.typing import NDArray
 
 from cover.data.truth_index import (
     CompactTruth,
-    as_bytes,
     int_keys,
     narrow_float,
     narrow_int,
 )
 from cover.errors import InputError
 from cover.ragged import Ragged, offsets_from_lengths
+from cover.utf8 import as_bytes
 
 #: Lines decoded, checked and compacted at a time.
-BATCH_LINES = 65_536
+BATCH_LINES = 16_384
 
 
 class CompactColumns:
@@ -63,7 +63,7 @@ class CompactColumns:
         if keys is None and self.int_qids:  # from now on every qid is kept as text
             self.int_qids = False
             self.qids = [as_bytes(k.astype(str)) for k in self.qids]
-        self.qids.append(keys if keys is not None else as_bytes(qid))
+        self.qids.append(narrow_int(keys) if keys is not None else as_bytes(qid))
         raw = as_bytes(vid)
         uniq, inv = np.unique(raw, return_inverse=True)
         self.vids.append(uniq)
@@ -88,7 +88,8 @@ class CompactColumns:
         if self.queries is not None and set(map(type, values)) <= {str, type(None)}:
             codes = self.queries
             self.query_parts.append(np.fromiter(
-                (codes.setdefault(q, len(codes)) for q in values), dtype=np.int64, count=m))
+                (codes.setdefault(q, len(codes)) for q in values), dtype=np.int64, count=m)
+                .astype(np.int32))
             return
         if self.queries is not None:  # a query that is not text: kept as it is, per row
             distinct = np.empty(len(self.queries), dtype=object)
@@ -100,11 +101,9 @@ class CompactColumns:
         self.query_parts.append(part)
 
     def finish(self, saliency: Ragged | None) -> CompactTruth | None:
-        """The indexed truth; None when a qid repeats."""
-        keys = np.concatenate(self.qids) if self.qids else np.zeros(0, dtype=np.int64)
-        self.qids = []
-        if self.int_qids:
-            keys = narrow_int(keys)
+        """The indexed truth; None when a qid repeats. Each column is joined from its
+        parts and the parts let go before the next (one column's copy at a time)."""
+        keys = _joined(self.qids, np.int8 if self.int_qids else "S1")
         order = None
         if keys.size > 1 and not bool((keys[1:] > keys[:-1]).all()):
             order = np.argsort(keys, kind="stable")
@@ -114,14 +113,14 @@ class CompactColumns:
             del ranked
         vids, vid_code = self._vids()
         queries, query_code = self._query_columns()
-        dur, starts, ends = (np.concatenate(p) if p else np.zeros(0) for p in self.floats)
-        counts = np.concatenate(self.counts) if self.counts else np.zeros(0, dtype=np.int64)
+        dur, starts, ends = (_joined(p, np.float32) for p in self.floats)
+        counts = _joined(self.counts, np.int64)
+        one = bool((counts == 1).all())
         return CompactTruth(
             keys=keys, order=order, vids=vids, vid_code=vid_code, duration=dur,
-            starts=starts, ends=ends,
-            offsets=None if bool((counts == 1).all()) else offsets_from_lengths(counts),
+            starts=starts, ends=ends, offsets=None if one else offsets_from_lengths(counts),
             line=None if self.from_one or not self.lines else
-            narrow_int(np.concatenate(self.lines)),
+            narrow_int(_joined(self.lines, np.int64)),
             lines_from_one=self.from_one and bool(self.lines), queries=queries,
             query_code=query_code, saliency=saliency, source=self.source, clip=self.clip)
 
@@ -141,14 +140,19 @@ class CompactColumns:
         if self.no_query:
             return None, None
         if self.queries is None:  # values kept per row: each row its own code
-            values = np.concatenate(self.query_parts) if self.query_parts else \
-                np.empty(0, dtype=object)
+            values = _joined(self.query_parts, object)
             return values, np.arange(values.size, dtype=np.int64)
         distinct = np.empty(len(self.queries), dtype=object)
         distinct[:] = list(self.queries)
-        codes = (np.concatenate(self.query_parts) if self.query_parts
-                 else np.zeros(0, dtype=np.int64))
-        return distinct, narrow_int(codes)
+        return distinct, narrow_int(_joined(self.query_parts, np.int32))
+
+
+def _joined(parts: list[NDArray[Any]], empty: Any) -> NDArray[Any]:
+    """``parts`` as one array (of dtype ``empty`` when there are none), emptying the list
+    so the parts are freed as soon as the copy is made."""
+    out = np.concatenate(parts) if parts else np.zeros(0, dtype=empty)
+    parts.clear()
+    return out
 
 
 def read_truth_compact(path: str | Path) -> CompactTruth | None:
