@@ -130,3 +130,10 @@ def test_integer_qids_take_a_few_bytes_a_row():
                                   truth.starts, truth.ends, truth.query_code))
     assert truth.order is None and truth.offsets is None and truth.line is None
     assert held < 32 * n  # the table: over 150 bytes a row, and a string per query
+
+
+def test_a_repeated_qid_finds_its_first_row_as_the_text_search_did():
+    gt = _table(1, 6, "int", False, True)
+    gt = gt.take(np.array([0, 3, 1, 3, 2, 1]))  # a table rekeyed on content may repeat
+    j, hit = compact_truth(gt).find(gt.qid[[1, 2, 4]])
+    assert hit.all() and j.tolist() == [1, 2, 4]

@@ -215,9 +215,8 @@ def compact_truth(gt: GroundingTable) -> CompactTruth:
     truth = gt.require_truth()
     cols.add(gt.qid, gt.vid, gt.query, gt.duration, truth.starts, truth.ends,
              np.diff(truth.offsets), gt.line)
-    out = cols.finish(gt.truth_saliency)
-    if out is None:
-        raise ValueError(f"{gt.source}: repeated qids in a ground-truth table")
+    out = cols.finish(gt.truth_saliency, unique=False)
+    assert out is not None  # repeated qids are allowed here
     return out
 
 

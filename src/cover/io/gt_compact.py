@@ -100,15 +100,17 @@ class CompactColumns:
         part[:] = values
         self.query_parts.append(part)
 
-    def finish(self, saliency: Ragged | None) -> CompactTruth | None:
-        """The indexed truth; None when a qid repeats. Each column is joined from its
-        parts and the parts let go before the next (one column's copy at a time)."""
+    def finish(self, saliency: Ragged | None, *, unique: bool = True
+               ) -> CompactTruth | None:
+        """The indexed truth; None when a qid repeats and ``unique`` (else a repeated
+        qid finds its first row, as a stable sort of the text would). Each column is
+        joined from its parts and the parts let go before the next."""
         keys = _joined(self.qids, np.int8 if self.int_qids else "S1")
         order = None
         if keys.size > 1 and not bool((keys[1:] > keys[:-1]).all()):
             order = np.argsort(keys, kind="stable")
             ranked = keys[order]
-            if bool((ranked[1:] == ranked[:-1]).any()):
+            if unique and bool((ranked[1:] == ranked[:-1]).any()):
                 return None  # a repeated qid: the per-row reader names its line
             del ranked
         vids, vid_code = self._vids()
