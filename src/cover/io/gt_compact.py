@@ -33,22 +33,55 @@ from cover.utf8 import as_bytes
 BATCH_LINES = 16_384
 
 
+class Column:
+    """One column grown in place (capacity x1.5 when full), so a batch leaves no array
+    of its own behind: the Python objects of a batch's parsed rows are freed whole and
+    their memory returns to the allocator, where a small array kept per batch would pin
+    a block of it each time (about 1 KB a row over a file)."""
+
+    def __init__(self) -> None:
+        self.buf: NDArray[Any] | None = None
+        self.n = 0
+
+    def append(self, values: NDArray[Any]) -> None:
+        need = self.n + values.size
+        buf = self.buf
+        if buf is None or need > buf.size or np.promote_types(buf.dtype, values.dtype) \
+                != buf.dtype:
+            dtype = values.dtype if buf is None else np.promote_types(buf.dtype, values.dtype)
+            grown = np.empty(max(need, 0 if buf is None else buf.size * 3 // 2, 1024), dtype)
+            if buf is not None:
+                grown[:self.n] = buf[:self.n]
+            self.buf = buf = grown
+        buf[self.n:need] = values
+        self.n = need
+
+    def array(self, empty: Any) -> NDArray[Any]:
+        """The values (of dtype ``empty`` when none), the buffer let go."""
+        buf, self.buf = self.buf, None
+        if buf is None:
+            return np.zeros(0, dtype=empty)
+        if buf.size != self.n:
+            buf.resize(self.n, refcheck=False)  # shrunk in place: no second copy
+        return buf
+
+
 class CompactColumns:
     """The compact columns of a ground truth, built part by part (:meth:`add`), then
     indexed once (:meth:`finish`)."""
 
     def __init__(self, source: str, clip: float) -> None:
         self.source, self.clip = source, clip
-        self.qids: list[NDArray[Any]] = []
+        self.qids = Column()
         self.int_qids = True
-        self.vids: list[NDArray[np.bytes_]] = []
-        self.vid_codes: list[NDArray[np.int32]] = []
+        self.vids = Column()  # each part's distinct vids, one after another
+        self.vid_codes = Column()  # a row's index into self.vids
         self.queries: dict[Any, int] | None = {}  # distinct str/None queries -> code
-        self.query_parts: list[NDArray[Any]] = []
+        self.query_codes = Column()
         self.no_query = False
-        self.floats: list[list[NDArray[np.floating]]] = [[], [], []]
-        self.counts: list[NDArray[np.int64]] = []
-        self.lines: list[NDArray[np.int64]] = []
+        self.floats = (Column(), Column(), Column())
+        self.counts = Column()
+        self.lines = Column()
         self.from_one = True
         self.n = 0
 
@@ -62,22 +95,24 @@ class CompactColumns:
         keys = int_keys(qid) if self.int_qids else None
         if keys is None and self.int_qids:  # from now on every qid is kept as text
             self.int_qids = False
-            self.qids = [as_bytes(k.astype(str)) for k in self.qids]
+            text = self.qids.array(np.int8).astype(str)
+            self.qids = Column()
+            if text.size:
+                self.qids.append(as_bytes(text))
         self.qids.append(narrow_int(keys) if keys is not None else as_bytes(qid))
-        raw = as_bytes(vid)
-        uniq, inv = np.unique(raw, return_inverse=True)
+        uniq, inv = np.unique(as_bytes(vid), return_inverse=True)
+        self.vid_codes.append(narrow_int(inv.reshape(-1) + self.vids.n))
         self.vids.append(uniq)
-        self.vid_codes.append(inv.reshape(-1).astype(np.int32))
         self._add_query(query, m)
-        for part, values in zip(self.floats, (duration, starts, ends), strict=True):
-            part.append(narrow_float(values))
-        self.counts.append(np.asarray(counts, dtype=np.int64))
+        for col, values in zip(self.floats, (duration, starts, ends), strict=True):
+            col.append(narrow_float(values))
+        self.counts.append(narrow_int(np.asarray(counts)))
         if line is None:
             self.from_one = False
         else:
             line = np.asarray(line, dtype=np.int64)
             self.from_one &= bool((line == np.arange(self.n + 1, self.n + m + 1)).all())
-            self.lines.append(line)
+            self.lines.append(narrow_int(line))
         self.n += m
 
     def _add_query(self, query: NDArray[np.object_] | list[Any] | None, m: int) -> None:
@@ -87,25 +122,26 @@ class CompactColumns:
         values = list(query)
         if self.queries is not None and set(map(type, values)) <= {str, type(None)}:
             codes = self.queries
-            self.query_parts.append(np.fromiter(
+            self.query_codes.append(np.fromiter(
                 (codes.setdefault(q, len(codes)) for q in values), dtype=np.int64, count=m)
                 .astype(np.int32))
             return
+        part = np.empty(m, dtype=object)
+        part[:] = values
         if self.queries is not None:  # a query that is not text: kept as it is, per row
             distinct = np.empty(len(self.queries), dtype=object)
             distinct[:] = list(self.queries)
-            self.query_parts = [distinct[c] for c in self.query_parts]
-            self.queries = None
-        part = np.empty(m, dtype=object)
-        part[:] = values
-        self.query_parts.append(part)
+            before = distinct[self.query_codes.array(np.int32)]
+            self.query_codes, self.queries = Column(), None
+            self.query_codes.append(before)
+        self.query_codes.append(part)
 
     def finish(self, saliency: Ragged | None, *, unique: bool = True
                ) -> CompactTruth | None:
         """The indexed truth; None when a qid repeats and ``unique`` (else a repeated
         qid finds its first row, as a stable sort of the text would). Each column is
-        joined from its parts and the parts let go before the next."""
-        keys = _joined(self.qids, np.int8 if self.int_qids else "S1")
+        trimmed and its buffer let go before the next."""
+        keys = self.qids.array(np.int8 if self.int_qids else "S1")
         order = None
         if keys.size > 1 and not bool((keys[1:] > keys[:-1]).all()):
             order = np.argsort(keys, kind="stable")
@@ -115,46 +151,33 @@ class CompactColumns:
             del ranked
         vids, vid_code = self._vids()
         queries, query_code = self._query_columns()
-        dur, starts, ends = (_joined(p, np.float32) for p in self.floats)
-        counts = _joined(self.counts, np.int64)
+        dur, starts, ends = (c.array(np.float32) for c in self.floats)
+        counts = self.counts.array(np.int8)
         one = bool((counts == 1).all())
+        lines = self.lines.array(np.int8)
         return CompactTruth(
             keys=keys, order=order, vids=vids, vid_code=vid_code, duration=dur,
             starts=starts, ends=ends, offsets=None if one else offsets_from_lengths(counts),
-            line=None if self.from_one or not self.lines else
-            narrow_int(_joined(self.lines, np.int64)),
-            lines_from_one=self.from_one and bool(self.lines), queries=queries,
+            line=None if self.from_one or not lines.size else lines,
+            lines_from_one=self.from_one and bool(lines.size), queries=queries,
             query_code=query_code, saliency=saliency, source=self.source, clip=self.clip)
 
-    def _vids(self) -> tuple[NDArray[np.bytes_], NDArray[np.int32]]:
+    def _vids(self) -> tuple[NDArray[np.bytes_], NDArray[np.integer]]:
         """Every part's distinct vids merged once: sorted vids and each row's code."""
-        if not self.vids:
-            return np.zeros(0, dtype="S1"), np.zeros(0, dtype=np.int32)
-        vids, inv = np.unique(np.concatenate(self.vids), return_inverse=True)
-        inv = inv.reshape(-1).astype(np.int32)
-        at = np.cumsum([0, *(u.size for u in self.vids)])
-        code = np.concatenate([inv[a:b][c] for a, b, c in
-                               zip(at[:-1], at[1:], self.vid_codes, strict=True)])
-        self.vids, self.vid_codes = [], []
-        return vids, code
+        parts = self.vids.array("S1")
+        vids, inv = np.unique(parts, return_inverse=True)
+        del parts
+        return vids, narrow_int(inv.reshape(-1))[self.vid_codes.array(np.int8)]
 
     def _query_columns(self) -> tuple[NDArray[np.object_] | None, NDArray[Any] | None]:
         if self.no_query:
             return None, None
         if self.queries is None:  # values kept per row: each row its own code
-            values = _joined(self.query_parts, object)
+            values = self.query_codes.array(object)
             return values, np.arange(values.size, dtype=np.int64)
         distinct = np.empty(len(self.queries), dtype=object)
         distinct[:] = list(self.queries)
-        return distinct, narrow_int(_joined(self.query_parts, np.int32))
-
-
-def _joined(parts: list[NDArray[Any]], empty: Any) -> NDArray[Any]:
-    """``parts`` as one array (of dtype ``empty`` when there are none), emptying the list
-    so the parts are freed as soon as the copy is made."""
-    out = np.concatenate(parts) if parts else np.zeros(0, dtype=empty)
-    parts.clear()
-    return out
+        return distinct, narrow_int(self.query_codes.array(np.int32))
 
 
 def read_truth_compact(path: str | Path) -> CompactTruth | None:
