@@ -83,6 +83,7 @@ class CompactColumns:
         self.counts = Column()
         self.lines = Column()
         self.from_one = True
+        self.no_lines = False
         self.n = 0
 
     def add(self, qid: NDArray[np.str_], vid: NDArray[np.str_],
@@ -107,13 +108,22 @@ class CompactColumns:
         for col, values in zip(self.floats, (duration, starts, ends), strict=True):
             col.append(narrow_float(values))
         self.counts.append(narrow_int(np.asarray(counts)))
+        self._add_lines(line, m)
+        self.n += m
+
+    def _add_lines(self, line: NDArray[np.int64] | None, m: int) -> None:
+        """Lines are kept only once they stop being ``1, 2, ...`` (then from the start)."""
         if line is None:
             self.from_one = False
-        else:
-            line = np.asarray(line, dtype=np.int64)
-            self.from_one &= bool((line == np.arange(self.n + 1, self.n + m + 1)).all())
-            self.lines.append(narrow_int(line))
-        self.n += m
+            self.no_lines = True
+            return
+        line = np.asarray(line, dtype=np.int64)
+        if self.from_one and bool((line == np.arange(self.n + 1, self.n + m + 1)).all()):
+            return
+        if self.from_one and self.n:
+            self.lines.append(narrow_int(np.arange(1, self.n + 1)))
+        self.from_one = False
+        self.lines.append(narrow_int(line))
 
     def _add_query(self, query: NDArray[np.object_] | list[Any] | None, m: int) -> None:
         if query is None:
@@ -122,9 +132,8 @@ class CompactColumns:
         values = list(query)
         if self.queries is not None and set(map(type, values)) <= {str, type(None)}:
             codes = self.queries
-            self.query_codes.append(np.fromiter(
-                (codes.setdefault(q, len(codes)) for q in values), dtype=np.int64, count=m)
-                .astype(np.int32))
+            self.query_codes.append(narrow_int(np.fromiter(
+                (codes.setdefault(q, len(codes)) for q in values), dtype=np.int64, count=m)))
             return
         part = np.empty(m, dtype=object)
         part[:] = values
@@ -158,8 +167,8 @@ class CompactColumns:
         return CompactTruth(
             keys=keys, order=order, vids=vids, vid_code=vid_code, duration=dur,
             starts=starts, ends=ends, offsets=None if one else offsets_from_lengths(counts),
-            line=None if self.from_one or not lines.size else lines,
-            lines_from_one=self.from_one and bool(lines.size), queries=queries,
+            line=None if self.from_one or self.no_lines else lines,
+            lines_from_one=self.from_one and not self.no_lines, queries=queries,
             query_code=query_code, saliency=saliency, source=self.source, clip=self.clip)
 
     def _vids(self) -> tuple[NDArray[np.bytes_], NDArray[np.integer]]:
@@ -167,7 +176,11 @@ class CompactColumns:
         parts = self.vids.array("S1")
         vids, inv = np.unique(parts, return_inverse=True)
         del parts
-        return vids, narrow_int(inv.reshape(-1))[self.vid_codes.array(np.int8)]
+        inv = inv.reshape(-1)
+        codes = self.vid_codes.array(np.int8)  # its type holds every index into parts
+        for a in range(0, codes.size, 1 << 20):  # in place: no second column of codes
+            codes[a:a + (1 << 20)] = inv[codes[a:a + (1 << 20)]]
+        return vids, codes
 
     def _query_columns(self) -> tuple[NDArray[np.object_] | None, NDArray[Any] | None]:
         if self.no_query:
