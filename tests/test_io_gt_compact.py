@@ -26,14 +26,17 @@ def _row(i: int, **over: object) -> dict:
     return row | over
 
 
-def _write(path: Path, rows: list[dict | str], blank: bool = False) -> Path:
-    text = "".join((r if isinstance(r, str) else json.dumps(r)) + "\n" + ("\n" if blank else "")
-                   for r in rows)
+def _write(path: Path, rows: list[dict | str], blank: str = "") -> Path:
+    """One row a line; ``blank``: a blank line after ``every`` row, or ``late`` (after
+    row 20, a later batch: the lines kept from then on, 1, 2, ... before)."""
+    text = "".join((r if isinstance(r, str) else json.dumps(r)) + "\n"
+                   + ("\n" if blank == "every" or (blank == "late" and i == 20) else "")
+                   for i, r in enumerate(rows))
     path.write_text(text, encoding="utf-8")
     return path
 
 
-@pytest.mark.parametrize("blank", [False, True])
+@pytest.mark.parametrize("blank", ["", "every", "late"])
 def test_the_compact_read_is_the_lean_table(tmp_path, monkeypatch, blank):
     monkeypatch.setattr(gt_compact, "BATCH_LINES", 7)  # several batches
     rows = [_row(i) for i in range(30)]
