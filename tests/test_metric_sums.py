@@ -45,7 +45,9 @@ def test_an_empty_sum_is_zero_and_its_mean_nan():
     assert s.total() == 0.0 and np.isnan(s.mean())
 
 
-@given(units=st.lists(st.sampled_from(list("abcdefg")), max_size=40),
+# Units of every width and beyond ASCII: kept as UTF-8 bytes, they sort as their text.
+@given(units=st.lists(st.sampled_from(["a", "b", "ab", "abc", "é", "éa", "z", "中", "bÿ",
+                                       "b", "😀"]), max_size=40),
        cuts=st.lists(st.integers(0, 40), max_size=6), seed=st.integers(0, 99),
        merge=st.integers(0, 5))
 def test_unit_sums_match_the_one_shot_cluster_sd(units, cuts, seed, merge):

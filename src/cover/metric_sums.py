@@ -16,6 +16,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from cover.utf8 import as_bytes
+
 #: Rows per summed chunk; a stream holds at most this many values per sum between chunks.
 CHUNK = 65_536
 #: Per-unit sums of batches wait to be merged until there are this many (or as many as
@@ -77,10 +79,10 @@ class ChunkedSum:
 
 class UnitSums:
     """Per-unit count of rows and sum of a 0/1 value (the cluster sd by video), kept as
-    sorted unit arrays; memory is bounded by the number of distinct units."""
+    sorted unit arrays (UTF-8 bytes); memory is bounded by the number of distinct units."""
 
     def __init__(self) -> None:
-        self._keys: list[NDArray[np.str_]] = []
+        self._keys: list[NDArray[np.bytes_]] = []
         self._sums: list[NDArray[np.int64]] = []
         self._counts: list[NDArray[np.int64]] = []
         self._merged = 0  # units in the first (already merged) part
@@ -89,7 +91,9 @@ class UnitSums:
     def add(self, units: NDArray[np.str_], y: NDArray[np.bool_]) -> None:
         if units.size == 0:
             return
-        keys, inv = np.unique(units, return_inverse=True)
+        # As UTF-8 bytes (a quarter of numpy text): byte order is code-point order, so
+        # the units sort as their text does and the sd is the same bit for bit.
+        keys, inv = np.unique(as_bytes(units), return_inverse=True)
         self._keys.append(keys)
         self._sums.append(np.bincount(inv, weights=y, minlength=keys.size).astype(np.int64))
         self._counts.append(np.bincount(inv, minlength=keys.size))

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import sys
 import warnings
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,6 +25,7 @@ from cover.io.jsonl import OnError, raise_on_rejections
 from cover.metrics import Evaluation
 
 if TYPE_CHECKING:
+    from cover.data.truth_index import CompactTruth
     from cover.stream.evaluate import StreamedEvaluation
 
 
@@ -52,22 +53,14 @@ class EvaluateFiles:
 
 def evaluate_files(job: EvaluateFiles) -> dict[str, Any]:
     """Run ``cover evaluate``: print the summary, write ``job.json``; returns the metrics."""
-    from cover.io import formats
     from cover.stream.evaluate import evaluate_stream, regions_kind
 
-    got = formats.read(job.gt, "ground_truth", format=job.gt_format, options=formats.Options(
-        on_error=job.on_error, durations=job.gt_durations, columns=job.gt_columns,
-        keep_records=False))
-    _say(f"{job.gt}: {got.format} ({len(got.loaded.table)} rows)")
-    # Held for the whole run: drop what evaluate never reads (the rows as parsed dicts,
-    # the rejected rows' text), the larger part of a ground-truth table in memory.
-    got = replace(got, loaded=replace(got.loaded, table=replace(got.loaded.table,
-                                                                records=None), rejected={}))
+    truth, problems = _read_truth(job)
     kind = regions_kind(job.regions)
     if job.calibrator is not None and kind != "csv":
         raise InputError(f"{job.regions}: --calibrator is for CSV regions; JSON-lines and "
                          "Parquet regions carry their calibrator's fields")
-    run = partial(evaluate_stream, job.regions, got.loaded.table, target=job.target,
+    run = partial(evaluate_stream, job.regions, truth, target=job.target,
                   refusal_policy=job.refusal_policy, batch_rows=job.batch_rows,
                   columns=job.columns, calibrator=job.calibrator, covariates=job.diagnostics)
     whole = job.in_memory or (kind == "jsonl" and _json_array(job.regions))
@@ -86,7 +79,7 @@ def evaluate_files(job: EvaluateFiles) -> dict[str, Any]:
         _say(f"joined on (vid, query text): {matched} of {rows} regions matched ({by_qid} "
              "by qid)")
     raise_on_rejections(res.join_problems, job.on_error, f"{job.regions} joined with {job.gt}")
-    _report_problems(res.read_problems + got.loaded.problems + res.join_problems,
+    _report_problems(res.read_problems + problems + res.join_problems,
                      what=job.regions)
     n = res.sums.rows
     _warn_overlap(res.in_calibration, res.same_as_calibration, n)
@@ -100,6 +93,33 @@ def evaluate_files(job: EvaluateFiles) -> dict[str, Any]:
         "in_calibration": res.in_calibration or (n if res.same_as_calibration else 0),
     }
     return _finish(job, ev, field, res.meta, counts, _diagnostics(job, ev, res))
+
+
+def _read_truth(job: EvaluateFiles) -> tuple[CompactTruth, list[RowProblem]]:
+    """The ground truth as compact columns (held for the whole run) and the reader's
+    problems. A QVHighlights-style JSON-lines file that is plainly clean is read straight
+    into them (:func:`cover.io.gt_compact.read_truth_compact`); any other file or format
+    is read as :func:`cover.io.formats.read` reads it, then compacted."""
+    from cover.data.truth_index import compact_truth
+    from cover.io import formats
+    from cover.io.gt_compact import read_truth_compact
+
+    lean = job.gt_columns is None and job.gt_format in (None, _LEAN_FORMAT) and (
+        job.gt_format is not None or formats.detect(job.gt, "ground_truth")[0].name
+        == _LEAN_FORMAT)
+    truth = read_truth_compact(job.gt) if lean else None
+    if truth is not None:
+        _say(f"{job.gt}: {_LEAN_FORMAT} ({len(truth)} rows)")
+        return truth, []
+    got = formats.read(job.gt, "ground_truth", format=job.gt_format, options=formats.Options(
+        on_error=job.on_error, durations=job.gt_durations, columns=job.gt_columns,
+        keep_records=False))
+    _say(f"{job.gt}: {got.format} ({len(got.loaded.table)} rows)")
+    return compact_truth(got.loaded.table), got.loaded.problems
+
+
+#: The ground-truth format read straight into compact columns.
+_LEAN_FORMAT = "moment-detr-gt"
 
 
 def _diagnostics(job: EvaluateFiles, ev: Evaluation, res: StreamedEvaluation) -> Any:

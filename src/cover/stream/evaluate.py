@@ -7,7 +7,9 @@ as ``cover certify`` writes them, echoed or ``--compact``, Parquet or CSV) is re
 (:func:`cover.data.join.attach_truth`) and only the sums behind the metrics are kept
 (:class:`cover.metrics.EvaluationSums`, :class:`cover.grounding_metrics.GroundingSums`):
 the numbers are the same bit for bit for any batching. Memory is one batch plus the
-truth, the qids seen (the duplicate check), per-video sums (the cluster sd) and, for
+truth as compact columns (:class:`cover.data.truth_index.CompactTruth`, a few tens of
+bytes a row), the qids seen (the duplicate check: a line number per truth row,
+:class:`~cover.data.truth_index.TruthSeen`), per-video sums (the cluster sd) and, for
 ``--diagnostics``, each row's covered flag and covariates.
 
 ``whole=True`` (``--in-memory``, a JSON array file) reads the file as one batch through
@@ -32,13 +34,13 @@ from numpy.typing import NDArray
 
 from cover.data.join import attach_truth, index_of
 from cover.data.table import GroundingTable
+from cover.data.truth_index import CompactTruth, TruthSeen, compact_truth
 from cover.errors import InputError, RowProblem
 from cover.grounding_metrics import GroundingSums
-from cover.io.content_join import known_vids, normalise
+from cover.io.content_join import known_vids
 from cover.io.jsonl import RawRows, read_json_rows
 from cover.io.order_join import order_qids
 from cover.io.regions_jsonl import LoadedRegions, regions_from_rows
-from cover.io.seen import SeenLines
 from cover.metrics import EvaluationSums
 
 RegionsKind = Literal["jsonl", "parquet", "csv"]
@@ -131,38 +133,9 @@ class StreamedEvaluation:
     covariates: list[NDArray[np.float64]] = field(default_factory=list)
 
 
-class _Truth:
-    """The ground truth, indexed once by qid (each batch costs a binary search)."""
-
-    def __init__(self, gt: GroundingTable) -> None:
-        self.table = gt
-        self.order = np.argsort(gt.qid, kind="stable")
-        self.sorted = gt.qid[self.order]
-        self.used = np.zeros(len(gt), dtype=bool)
-        self._bases: NDArray[np.str_] | None = None
-
-    def find(self, qid: NDArray[np.str_]) -> tuple[NDArray[np.int64], NDArray[np.bool_]]:
-        if self.sorted.size == 0:
-            return np.zeros(qid.size, dtype=np.int64), np.zeros(qid.size, dtype=bool)
-        pos = np.minimum(np.searchsorted(self.sorted, qid), self.sorted.size - 1)
-        j = self.order[pos]
-        return j, self.table.qid[j] == qid
-
-    def content_hits(self, t: GroundingTable) -> int:
-        """Rows of ``t`` whose (vid, normalised query) some truth row has: an upper bound
-        on what a join on content can match (:func:`cover.io.content_join.rekey_truth`)."""
-        if self._bases is None:
-            self._bases = np.unique(_bases(self.table))
-        return int(np.isin(_bases(t), self._bases).sum())
-
-
-def _bases(t: GroundingTable) -> NDArray[np.str_]:
-    return np.char.add(np.char.add(t.vid.astype(str), "\x1f"), normalise(t.query, len(t)))
-
-
 def evaluate_stream(
     path: str | Path,
-    gt: GroundingTable,
+    gt: GroundingTable | CompactTruth,
     *,
     target: str = "envelope",
     refusal_policy: str = "whole-video",
@@ -180,9 +153,9 @@ def evaluate_stream(
     from cover.calibrate.covariates import covariate_matrix
     from cover.io.order_join import align_truth
 
-    truth = _Truth(gt)
-    known = np.unique(gt.vid)
-    seen = None if whole else SeenLines()  # one batch: its own duplicate check is enough
+    truth = gt if isinstance(gt, CompactTruth) else compact_truth(gt)
+    # One batch: its own duplicate check is enough; else qids are marked per truth row.
+    seen = None if whole else TruthSeen(truth)
     ref: tuple[dict[str, Any], int] | None = None
     out = StreamedEvaluation(EvaluationSums(target=target, refusal_policy=refusal_policy,
                                             units=True), GroundingSums(), {})
@@ -200,22 +173,25 @@ def evaluate_stream(
         out.rejected_at_certify += loaded.rejected_at_certify
         j, hit = truth.find(loaded.table.qid)
         rtab = loaded.table
-        if not (hit & (gt.vid[j] == rtab.vid)).all():  # else every vid is known as written
-            rtab = replace(rtab, vid=known_vids(rtab.vid, known))
+        both = hit & truth.same_vid(j, rtab.vid)
+        if not both.all():  # else every vid is known as written
+            rtab = replace(rtab, vid=known_vids(rtab.vid, truth.known_vids()))
+            both = hit & truth.same_vid(j, rtab.vid)
         if whole:  # every row is here: the join on (vid, query text) is decided
-            gtab, by_qid, matched = align_truth(rtab, gt)
-            if gtab is not gt:
-                truth, out.content_join = _Truth(gtab), (matched, len(rtab), by_qid)
+            gt_table = truth.table()
+            gtab, by_qid, matched = align_truth(rtab, gt_table)
+            if gtab is not gt_table:
+                truth, out.content_join = compact_truth(gtab), (matched, len(rtab), by_qid)
                 j, hit = truth.find(rtab.qid)
+            del gt_table, gtab
         else:
-            both = hit & (gt.vid[j] == rtab.vid)
             agree += int(both.sum())
             bound += int(both.sum()) if both.all() else (
                 len(rtab) if order_qids(rtab) else truth.content_hits(rtab))  # order: any
             if bound > agree:
                 return None  # a join on content might match more: the whole file decides
         truth.used[j[hit]] = True
-        joined, problems = attach_truth(rtab, truth.table.take(np.sort(j[hit])),
+        joined, problems = attach_truth(rtab, truth.take(np.sort(j[hit])),
                                         strict=False)
         out.join_problems += problems
         idx, _ = index_of(loaded.table.qid, joined.qid)

@@ -1,0 +1,269 @@
+"""Ground truth held as compact columns, indexed by qid (what ``cover evaluate`` keeps).
+
+A :class:`~cover.data.table.GroundingTable` holds ids as numpy text (4 bytes a
+character), the query as one Python string per row and every float as float64: about
+0.5 KB a row once read. :class:`CompactTruth` keeps, per row, only what the join needs,
+each in the narrowest exact form:
+
+* qid: integers when every qid is written as one (``str(int(q)) == q``), else UTF-8
+  bytes; in file order, with the argsort only when they are not increasing already
+  (:meth:`find` is a binary search either way);
+* vid: a code into the sorted distinct vids (UTF-8 bytes); query: a code into the
+  distinct query values;
+* duration and windows: float32 where that is exact for every value, else float64;
+  offsets only when some row has more than one window; lines only when they are not
+  ``1..n``.
+
+:meth:`take` gives the rows asked for as a table equal, column for column, to the
+table's own ``take`` (the ``records`` dropped), so the join and every number built on
+it are unchanged. :class:`TruthSeen` is the streamed duplicate check keyed by truth row.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from cover.data.table import GroundingTable
+from cover.intervals import Intervals
+from cover.ragged import Ragged, take_index
+from cover.utf8 import as_bytes, as_text
+
+
+def int_keys(text: NDArray[np.str_]) -> NDArray[np.int64] | None:
+    """``text`` as int64 when every entry is an integer written plainly (``str(int(q))
+    == q``: no sign ``+``, leading zero, blank or ``_``), else None."""
+    if text.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    try:
+        ints = text.astype(np.int64)
+    except (ValueError, OverflowError):
+        return None
+    return ints if bool((ints.astype(text.dtype) == text).all()) else None
+
+
+def _int_lookup(qid: NDArray[np.str_], dtype: np.dtype[Any]
+                ) -> tuple[NDArray[Any], NDArray[np.bool_]]:
+    """Qids as integer keys of ``dtype`` and which can match one at all (written plainly,
+    in range); per qid in Python only when some qid of the batch is not an integer."""
+    got = int_keys(qid)
+    if got is not None:
+        ok = np.ones(qid.size, dtype=bool)
+    else:
+        vals = [_plain_int(q) for q in qid.tolist()]
+        ok = np.array([v is not None for v in vals], dtype=bool)
+        got = np.array([0 if v is None else v for v in vals], dtype=np.int64)
+    info = np.iinfo(dtype)
+    ok &= (got >= info.min) & (got <= info.max)
+    return np.where(ok, got, 0).astype(dtype), ok
+
+
+def _plain_int(q: str) -> int | None:
+    try:
+        v = int(q)
+    except ValueError:
+        return None
+    return v if str(v) == q and -(2**63) <= v < 2**63 else None
+
+
+def _fit_bytes(raw: NDArray[np.bytes_], dtype: np.dtype[Any]
+               ) -> tuple[NDArray[np.bytes_], NDArray[np.bool_]]:
+    """``raw`` in the width of ``dtype`` (a search then never copies the keys) and which
+    fit it: a longer value can match no key."""
+    ok = np.char.str_len(raw) <= dtype.itemsize if raw.dtype.itemsize > dtype.itemsize \
+        else np.ones(raw.size, dtype=bool)
+    return raw.astype(dtype), ok
+
+
+def narrow_int(a: NDArray[np.integer]) -> NDArray[np.integer]:
+    """The narrowest of int8, int16, int32 holding every value, else ``a`` as int64."""
+    a = np.asarray(a)
+    lo, hi = (int(a.min()), int(a.max())) if a.size else (0, 0)
+    for t in (np.int8, np.int16, np.int32):
+        if np.iinfo(t).min <= lo and hi <= np.iinfo(t).max:
+            return a.astype(t)
+    return a.astype(np.int64)
+
+
+def narrow_float(a: NDArray[np.floating]) -> NDArray[np.floating]:
+    """float32 when it holds every value exactly, else float64."""
+    a = np.asarray(a, dtype=np.float64)
+    b = a.astype(np.float32)
+    return b if np.array_equal(b.astype(np.float64), a) else a
+
+
+@dataclass(eq=False)
+class CompactTruth:
+    """The ground truth of ``n`` rows as compact columns (see the module doc)."""
+
+    keys: NDArray[Any]
+    order: NDArray[np.integer] | None
+    vids: NDArray[np.bytes_]
+    vid_code: NDArray[np.integer]
+    duration: NDArray[np.floating]
+    starts: NDArray[np.floating]
+    ends: NDArray[np.floating]
+    offsets: NDArray[np.int64] | None
+    line: NDArray[np.integer] | None
+    lines_from_one: bool
+    queries: NDArray[np.object_] | None
+    query_code: NDArray[np.integer] | None
+    saliency: Ragged | None
+    source: str
+    clip: float
+
+    def __post_init__(self) -> None:
+        self.used = np.zeros(len(self), dtype=bool)
+        self._content: tuple[NDArray[Any], NDArray[np.int64]] | None = None
+
+    def __len__(self) -> int:
+        return int(self.vid_code.size)
+
+    @property
+    def int_qids(self) -> bool:
+        return self.keys.dtype.kind == "i"
+
+    def find(self, qid: NDArray[np.str_]) -> tuple[NDArray[np.int64], NDArray[np.bool_]]:
+        """``(row, hit)`` per qid: the truth row with that qid where ``hit``."""
+        n = len(self)
+        if n == 0 or qid.size == 0:
+            return np.zeros(qid.size, dtype=np.int64), np.zeros(qid.size, dtype=bool)
+        if self.int_qids:
+            keys, ok = _int_lookup(qid, self.keys.dtype)
+        else:
+            keys, ok = _fit_bytes(as_bytes(qid), self.keys.dtype)
+        pos = np.minimum(np.searchsorted(self.keys, keys, sorter=self.order), n - 1)
+        j = (pos if self.order is None else self.order[pos]).astype(np.int64)
+        return j, np.asarray((self.keys[j] == keys) & ok, dtype=bool)
+
+    def vid_codes(self, vid: NDArray[np.str_]) -> NDArray[np.int64]:
+        """Each vid's code (-1 where no truth row has it)."""
+        if self.vids.size == 0:
+            return np.full(vid.size, -1, dtype=np.int64)
+        raw, ok = _fit_bytes(as_bytes(vid), self.vids.dtype)
+        pos = np.minimum(np.searchsorted(self.vids, raw), self.vids.size - 1)
+        return np.where((self.vids[pos] == raw) & ok, pos, -1).astype(np.int64)
+
+    def same_vid(self, j: NDArray[np.int64], vid: NDArray[np.str_]) -> NDArray[np.bool_]:
+        """Whether truth row ``j[i]`` has video ``vid[i]``."""
+        return np.asarray(self.vid_code[j] == self.vid_codes(vid), dtype=bool)
+
+    def known_vids(self) -> NDArray[np.str_]:
+        """Every truth vid as text, sorted (:func:`cover.io.content_join.known_vids`)."""
+        return as_text(self.vids)
+
+    def take(self, rows: NDArray[np.int64]) -> GroundingTable:
+        """The table of ``rows`` (as ``GroundingTable.take`` of the table read)."""
+        rows = np.asarray(rows, dtype=np.int64)
+        m = rows.size
+        keys = self.keys[rows]
+        qid = as_text(keys) if not self.int_qids else keys.astype(np.int64).astype(str)
+        if self.offsets is None:
+            truth = Intervals.single(self.starts[rows].astype(np.float64),
+                                     self.ends[rows].astype(np.float64))
+        else:
+            flat, off = take_index(self.offsets, rows)
+            truth = Intervals(self.starts[flat].astype(np.float64),
+                              self.ends[flat].astype(np.float64), off)
+        line = (rows + 1 if self.lines_from_one else
+                None if self.line is None else self.line[rows].astype(np.int64))
+        query = (None if self.queries is None or self.query_code is None
+                 else self.queries[self.query_code[rows]])
+        return GroundingTable(
+            qid=qid, vid=as_text(self.vids[self.vid_code[rows]]),
+            duration=self.duration[rows].astype(np.float64),
+            pred_start=np.full(m, np.nan), pred_end=np.full(m, np.nan),
+            relevance=Ragged(np.empty(0), np.zeros(m + 1, dtype=np.int64)),
+            clip=self.clip, truth=truth, line=line, source=self.source, query=query,
+            records=None, truth_saliency=None if self.saliency is None
+            else self.saliency.take(rows))
+
+    def table(self) -> GroundingTable:
+        """Every row as one table (the whole-file join on content needs it)."""
+        return self.take(np.arange(len(self), dtype=np.int64))
+
+    def content_hits(self, t: GroundingTable) -> int:
+        """Rows of ``t`` whose (vid, normalised query) some truth row has: an upper bound
+        on what a join on content can match (:func:`cover.io.content_join.rekey_truth`)."""
+        from cover.io.content_join import normalise
+
+        if self._content is None:  # built on first need: most runs match by qid
+            qtext = normalise(self.queries, 0 if self.queries is None else
+                              self.queries.size)
+            norm, inv = np.unique(np.append(qtext, ""), return_inverse=True)
+            per_row = (np.full(len(self), inv[-1], dtype=np.int64) if self.query_code is None
+                       else inv[:-1][self.query_code])
+            self._content = norm, np.unique(self.vid_code.astype(np.int64) * norm.size
+                                            + per_row)
+        norm, pairs = self._content
+        v = self.vid_codes(t.vid)
+        q = normalise(t.query, len(t))
+        at = np.minimum(np.searchsorted(norm, q), norm.size - 1)
+        qc = np.where(norm[at] == q, at, -1)
+        key = v * norm.size + qc
+        return int(((v >= 0) & (qc >= 0) & np.isin(key, pairs)).sum())
+
+
+def compact_truth(gt: GroundingTable) -> CompactTruth:
+    """:class:`CompactTruth` of a table read in memory (every ground-truth format)."""
+    from cover.io.gt_compact import CompactColumns
+
+    cols = CompactColumns(gt.source, gt.clip)
+    truth = gt.require_truth()
+    cols.add(gt.qid, gt.vid, gt.query, gt.duration, truth.starts, truth.ends,
+             np.diff(truth.offsets), gt.line)
+    out = cols.finish(gt.truth_saliency, unique=False)
+    assert out is not None  # repeated qids are allowed here
+    return out
+
+
+class TruthSeen:
+    """Qids met in earlier batches with the line each was first met on, as
+    :class:`cover.io.seen.SeenLines` (the same answers), but kept per truth row: a line
+    number a row (4 bytes), plus a :class:`SeenLines` for qids no truth row has."""
+
+    def __init__(self, truth: CompactTruth) -> None:
+        from cover.io.seen import SeenLines
+
+        self.truth = truth
+        self.first = np.zeros(len(truth), dtype=np.uint32)  # 0: not seen yet
+        self.other = SeenLines()
+
+    def any_of(self, qids: list[str]) -> bool:
+        """Whether any of ``qids`` was met already (nothing is added)."""
+        q = np.array(qids, dtype=str)
+        j, hit = self.truth.find(q)
+        return bool((self.first[j[hit]] > 0).any()) or self.other.any_of(
+            q[~hit].tolist())
+
+    def add(self, qids: NDArray[np.str_], lines: NDArray[np.int64]
+            ) -> tuple[NDArray[np.bool_], list[int | None]]:
+        """``(dup, first line)``: whether ``qids[i]`` was in an earlier batch and the line
+        it was first seen on (None where new); then the new ids are added."""
+        lines = np.asarray(lines, dtype=np.int64)
+        j, hit = self.truth.find(qids)
+        got: list[int | None] = [None] * qids.size
+        dup = np.zeros(qids.size, dtype=bool)
+        before = self.first[j[hit]].astype(np.int64)
+        at = np.flatnonzero(hit)
+        for i, line in zip(at[before > 0].tolist(), before[before > 0].tolist(),
+                           strict=True):
+            got[i], dup[i] = line, True
+        if lines.size and lines.max() > np.iinfo(self.first.dtype).max:
+            self.first = self.first.astype(np.int64)
+        new = at[before == 0]
+        rows, first = np.unique(j[new], return_index=True)  # a batch's first occurrence
+        self.first[rows] = lines[new[first]]
+        miss = np.flatnonzero(~hit)
+        if miss.size:
+            d, g = self.other.add(qids[miss], lines[miss])
+            dup[miss] = d
+            for i, line in zip(miss.tolist(), g, strict=True):
+                got[i] = line
+        return dup, got
+
+    def __len__(self) -> int:
+        return int((self.first > 0).sum()) + len(self.other)

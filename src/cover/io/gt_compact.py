@@ -1,0 +1,231 @@
+"""QVHighlights-style ground truth read straight into compact columns, a batch of lines
+at a time (:class:`cover.data.truth_index.CompactTruth`, what ``cover evaluate`` holds).
+
+:func:`cover.io.gt_lean.read_ground_truth_lean` holds the file's bytes and every row's
+strings until the end (over 1 GB at 1e7 rows). :func:`read_truth_compact` reads the
+lines :data:`BATCH_LINES` at a time, checks each batch as the lean reader checks its
+chunks (:func:`cover.io.gt_lean._chunk`: the same rule for a plainly clean row) and keeps
+only compact columns (:class:`CompactColumns`). It returns None whenever the lean
+reader would hand the file to the per-row reader (a row that is not plainly clean, a
+repeated qid, an empty file, a JSON array): the caller then reads it that way, so
+every rejection and message is the per-row reader's own.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from cover.data.truth_index import (
+    CompactTruth,
+    int_keys,
+    narrow_float,
+    narrow_int,
+)
+from cover.errors import InputError
+from cover.ragged import Ragged, offsets_from_lengths
+from cover.utf8 import as_bytes
+
+#: Lines decoded, checked and compacted at a time.
+BATCH_LINES = 16_384
+
+
+class Column:
+    """One column grown in place (capacity x1.5 when full), so a batch leaves no array
+    of its own behind: the Python objects of a batch's parsed rows are freed whole and
+    their memory returns to the allocator, where a small array kept per batch would pin
+    a block of it each time (about 1 KB a row over a file)."""
+
+    def __init__(self) -> None:
+        self.buf: NDArray[Any] | None = None
+        self.n = 0
+
+    def append(self, values: NDArray[Any]) -> None:
+        need = self.n + values.size
+        buf = self.buf
+        if buf is None or need > buf.size or np.promote_types(buf.dtype, values.dtype) \
+                != buf.dtype:
+            dtype = values.dtype if buf is None else np.promote_types(buf.dtype, values.dtype)
+            grown = np.empty(max(need, 0 if buf is None else buf.size * 3 // 2, 1024), dtype)
+            if buf is not None:
+                grown[:self.n] = buf[:self.n]
+            self.buf = buf = grown
+        buf[self.n:need] = values
+        self.n = need
+
+    def array(self, empty: Any) -> NDArray[Any]:
+        """The values (of dtype ``empty`` when none), the buffer let go."""
+        buf, self.buf = self.buf, None
+        if buf is None:
+            return np.zeros(0, dtype=empty)
+        if buf.size != self.n:
+            buf.resize(self.n, refcheck=False)  # shrunk in place: no second copy
+        return buf
+
+
+class CompactColumns:
+    """The compact columns of a ground truth, built part by part (:meth:`add`), then
+    indexed once (:meth:`finish`)."""
+
+    def __init__(self, source: str, clip: float) -> None:
+        self.source, self.clip = source, clip
+        self.qids = Column()
+        self.int_qids = True
+        self.vids = Column()  # each part's distinct vids, one after another
+        self.vid_codes = Column()  # a row's index into self.vids
+        self.queries: dict[Any, int] | None = {}  # distinct str/None queries -> code
+        self.query_codes = Column()
+        self.no_query = False
+        self.floats = (Column(), Column(), Column())
+        self.counts = Column()
+        self.lines = Column()
+        self.from_one = True
+        self.no_lines = False
+        self.n = 0
+
+    def add(self, qid: NDArray[np.str_], vid: NDArray[np.str_],
+            query: NDArray[np.object_] | list[Any] | None, duration: NDArray[np.float64],
+            starts: NDArray[np.float64], ends: NDArray[np.float64],
+            counts: NDArray[np.int64], line: NDArray[np.int64] | None) -> None:
+        """Append rows: qid and vid text, query values (None: the table has none),
+        durations, the windows flat with their count per row, file lines (or None)."""
+        m = qid.size
+        keys = int_keys(qid) if self.int_qids else None
+        if keys is None and self.int_qids:  # from now on every qid is kept as text
+            self.int_qids = False
+            text = self.qids.array(np.int8).astype(str)
+            self.qids = Column()
+            if text.size:
+                self.qids.append(as_bytes(text))
+        self.qids.append(narrow_int(keys) if keys is not None else as_bytes(qid))
+        uniq, inv = np.unique(as_bytes(vid), return_inverse=True)
+        self.vid_codes.append(narrow_int(inv.reshape(-1) + self.vids.n))
+        self.vids.append(uniq)
+        self._add_query(query, m)
+        for col, values in zip(self.floats, (duration, starts, ends), strict=True):
+            col.append(narrow_float(values))
+        self.counts.append(narrow_int(np.asarray(counts)))
+        self._add_lines(line, m)
+        self.n += m
+
+    def _add_lines(self, line: NDArray[np.int64] | None, m: int) -> None:
+        """Lines are kept only once they stop being ``1, 2, ...`` (then from the start)."""
+        if line is None:
+            self.from_one = False
+            self.no_lines = True
+            return
+        line = np.asarray(line, dtype=np.int64)
+        if self.from_one and bool((line == np.arange(self.n + 1, self.n + m + 1)).all()):
+            return
+        if self.from_one and self.n:
+            self.lines.append(narrow_int(np.arange(1, self.n + 1)))
+        self.from_one = False
+        self.lines.append(narrow_int(line))
+
+    def _add_query(self, query: NDArray[np.object_] | list[Any] | None, m: int) -> None:
+        if query is None:
+            self.no_query = True
+            return
+        values = list(query)
+        if self.queries is not None and set(map(type, values)) <= {str, type(None)}:
+            codes = self.queries
+            self.query_codes.append(narrow_int(np.fromiter(
+                (codes.setdefault(q, len(codes)) for q in values), dtype=np.int64, count=m)))
+            return
+        part = np.empty(m, dtype=object)
+        part[:] = values
+        if self.queries is not None:  # a query that is not text: kept as it is, per row
+            distinct = np.empty(len(self.queries), dtype=object)
+            distinct[:] = list(self.queries)
+            before = distinct[self.query_codes.array(np.int32)]
+            self.query_codes, self.queries = Column(), None
+            self.query_codes.append(before)
+        self.query_codes.append(part)
+
+    def finish(self, saliency: Ragged | None, *, unique: bool = True
+               ) -> CompactTruth | None:
+        """The indexed truth; None when a qid repeats and ``unique`` (else a repeated
+        qid finds its first row, as a stable sort of the text would). Each column is
+        trimmed and its buffer let go before the next."""
+        keys = self.qids.array(np.int8 if self.int_qids else "S1")
+        order = None
+        if keys.size > 1 and not bool((keys[1:] > keys[:-1]).all()):
+            order = np.argsort(keys, kind="stable")
+            ranked = keys[order]
+            if unique and bool((ranked[1:] == ranked[:-1]).any()):
+                return None  # a repeated qid: the per-row reader names its line
+            del ranked
+        vids, vid_code = self._vids()
+        queries, query_code = self._query_columns()
+        dur, starts, ends = (c.array(np.float32) for c in self.floats)
+        counts = self.counts.array(np.int8)
+        one = bool((counts == 1).all())
+        lines = self.lines.array(np.int8)
+        return CompactTruth(
+            keys=keys, order=order, vids=vids, vid_code=vid_code, duration=dur,
+            starts=starts, ends=ends, offsets=None if one else offsets_from_lengths(counts),
+            line=None if self.from_one or self.no_lines else lines,
+            lines_from_one=self.from_one and not self.no_lines, queries=queries,
+            query_code=query_code, saliency=saliency, source=self.source, clip=self.clip)
+
+    def _vids(self) -> tuple[NDArray[np.bytes_], NDArray[np.integer]]:
+        """Every part's distinct vids merged once: sorted vids and each row's code."""
+        parts = self.vids.array("S1")
+        vids, inv = np.unique(parts, return_inverse=True)
+        del parts
+        inv = inv.reshape(-1)
+        codes = self.vid_codes.array(np.int8)  # its type holds every index into parts
+        for a in range(0, codes.size, 1 << 20):  # in place: no second column of codes
+            codes[a:a + (1 << 20)] = inv[codes[a:a + (1 << 20)]]
+        return vids, codes
+
+    def _query_columns(self) -> tuple[NDArray[np.object_] | None, NDArray[Any] | None]:
+        if self.no_query:
+            return None, None
+        if self.queries is None:  # values kept per row: each row its own code
+            values = self.query_codes.array(object)
+            return values, np.arange(values.size, dtype=np.int64)
+        distinct = np.empty(len(self.queries), dtype=object)
+        distinct[:] = list(self.queries)
+        return distinct, narrow_int(self.query_codes.array(np.int32))
+
+
+def read_truth_compact(path: str | Path) -> CompactTruth | None:
+    """The ground-truth JSON-lines file ``path`` as a :class:`CompactTruth`, or None
+    when the per-row reader must read it (see the module doc)."""
+    from cover.io.jsonl_batch import gc_paused
+
+    try:
+        with gc_paused():
+            return _read(path)
+    except (OverflowError, InputError):  # the per-row reader says what is wrong
+        return None
+
+
+def _read(path: str | Path) -> CompactTruth | None:
+    from cover.data.table import DEFAULT_CLIP_SECONDS
+    from cover.io.gt_lean import _chunk, _joined_labels
+    from cover.io.jsonl_batch import CHUNK_LINES
+    from cover.stream.jsonl import line_batches
+
+    cols = CompactColumns(str(path), DEFAULT_CLIP_SECONDS)
+    labels: list[Ragged | None] = []
+    sizes: list[int] = []
+    for batch in line_batches(path, BATCH_LINES):
+        got: tuple[list[Any], ...] = ([], [], [], [], [], [], [])
+        for a in range(0, len(batch), CHUNK_LINES):
+            if not _chunk([ln for _, ln in batch[a:a + CHUNK_LINES]], got):
+                return None
+        qtext, vtext, query, durs, wins, counts, labs = got
+        win = np.concatenate(wins)
+        cols.add(np.array(qtext, dtype=str), np.array(vtext, dtype=str), query,
+                 np.concatenate(durs), win[:, 0], win[:, 1], np.concatenate(counts),
+                 np.fromiter((n for n, _ in batch), dtype=np.int64, count=len(batch)))
+        labels += labs
+        sizes += [c.size for c in counts]
+    if cols.n == 0:
+        return None  # an empty file: the per-row reader's case
+    return cols.finish(_joined_labels(labels, sizes))

@@ -1,0 +1,32 @@
+"""Text columns as UTF-8 bytes: a quarter of numpy's text (4 bytes a character).
+
+UTF-8 byte order is code-point order, so an array sorts, searches and groups the same
+as bytes or as text: columns held whole (ids, units) can be kept as bytes and compared
+with text converted a batch at a time.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+
+def as_bytes(text: NDArray[Any]) -> NDArray[np.bytes_]:
+    """Text as UTF-8 bytes (ASCII at numpy speed). Byte order is code-point order, so
+    sorting either sorts both alike."""
+    try:
+        raw = np.asarray(text).astype(np.bytes_)
+    except UnicodeEncodeError:
+        raw = np.char.encode(np.asarray(text, dtype=str), "utf-8")
+    width = max(int(np.char.str_len(raw).max()) if raw.size else 1, 1)
+    return raw if width >= raw.dtype.itemsize else raw.astype(f"S{width}")  # no padding
+
+
+def as_text(raw: NDArray[np.bytes_]) -> NDArray[np.str_]:
+    """The inverse of :func:`as_bytes`."""
+    try:
+        return raw.astype(np.str_)
+    except UnicodeDecodeError:
+        return np.char.decode(raw, "utf-8")

@@ -1,0 +1,88 @@
+"""The ground truth read straight into compact columns (cover.io.gt_compact) is the
+lean reader's table, and every file the lean reader hands on is handed on too."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import cover.io.gt_compact as gt_compact
+from cover.data.truth_index import compact_truth
+from cover.io.gt_compact import read_truth_compact
+from cover.io.gt_lean import read_ground_truth_lean
+from test_data_truth_index import _same_table
+
+
+def _row(i: int, **over: object) -> dict:
+    row = {"qid": i * 3 + 1, "query": f"Query {i % 4}.", "duration": 150 if i % 2 else 126.5,
+           "vid": f"v{i // 2}_0.0_150.0", "relevant_windows": [[i % 40, i % 40 + 4.5]]}
+    if i % 3 == 0:
+        row["relevant_windows"].append([100, 110.25])
+    return row | over
+
+
+def _write(path: Path, rows: list[dict | str], blank: str = "") -> Path:
+    """One row a line; ``blank``: a blank line after ``every`` row, or ``late`` (after
+    row 20, a later batch: the lines kept from then on, 1, 2, ... before)."""
+    text = "".join((r if isinstance(r, str) else json.dumps(r)) + "\n"
+                   + ("\n" if blank == "every" or (blank == "late" and i == 20) else "")
+                   for i, r in enumerate(rows))
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("blank", ["", "every", "late"])
+def test_the_compact_read_is_the_lean_table(tmp_path, monkeypatch, blank):
+    monkeypatch.setattr(gt_compact, "BATCH_LINES", 7)  # several batches
+    rows = [_row(i) for i in range(30)]
+    rows[5]["qid"] = "clip-é5"  # text qids from here on: the integer parts turn to text
+    rows[9]["query"] = None
+    path = _write(tmp_path / "gt.jsonl", rows, blank)
+    got = read_truth_compact(path)
+    lean = read_ground_truth_lean(path).table
+    assert got is not None and len(got) == 30
+    every = np.arange(30)
+    _same_table(got.table(), lean.take(every))
+    _same_table(got.table(), compact_truth(lean).table())
+
+
+def test_the_real_qvhighlights_truth_reads_as_the_lean_table(qvh_gt):
+    got = read_truth_compact(qvh_gt)
+    lean = read_ground_truth_lean(qvh_gt).table
+    assert got is not None and got.saliency is not None and lean.truth_saliency is not None
+    rows = np.arange(len(lean))
+    _same_table(got.table(), lean.take(rows))
+    assert np.array_equal(got.take(rows).truth_saliency.values, lean.truth_saliency.values)
+
+
+def test_a_gzipped_file_reads_as_the_plain_one(tmp_path):
+    plain = _write(tmp_path / "gt.jsonl", [_row(i) for i in range(5)])
+    zipped = tmp_path / "gt.jsonl.gz"
+    zipped.write_bytes(gzip.compress(plain.read_bytes()))
+    a, b = read_truth_compact(plain), read_truth_compact(zipped)
+    assert a is not None and b is not None
+    _same_table(a.table(), replace(b.table(), source=str(plain)))
+
+
+@pytest.mark.parametrize("bad", [
+    "not json", json.dumps(_row(0, qid=None)), json.dumps(_row(0, duration="150")),
+    json.dumps(_row(0, relevant_windows=[[5, 2]])), json.dumps(_row(0, relevant_windows=[])),
+    json.dumps(_row(2)),  # a repeated qid
+])
+def test_a_file_the_lean_reader_hands_on_is_handed_on(tmp_path, bad):
+    rows: list[dict | str] = [_row(i) for i in range(4)]
+    path = _write(tmp_path / "gt.jsonl", [*rows, bad])
+    assert read_truth_compact(path) is None
+
+
+@pytest.mark.parametrize("text", ["", "\n\n", "[" + json.dumps(_row(0)) + "]\n"])
+def test_empty_and_array_files_are_handed_on(tmp_path, text):
+    path = tmp_path / "gt.jsonl"
+    path.write_text(text)
+    assert read_truth_compact(path) is None
+    assert read_truth_compact(tmp_path / "missing.jsonl") is None
