@@ -12,10 +12,9 @@ import numpy as np
 import pytest
 
 import cover.io.gt_compact as gt_compact
-from cover.data.truth_index import compact_truth
-from cover.io.gt_compact import read_truth_compact
+from cover.io.gt_compact import compact_truth, read_truth_compact
 from cover.io.gt_lean import read_ground_truth_lean
-from test_data_truth_index import _same_table
+from test_io_truth_index import _same_table
 
 
 def _row(i: int, **over: object) -> dict:

@@ -1,10 +1,10 @@
 """QVHighlights-style ground truth read straight into compact columns, a batch of lines
-at a time (:class:`cover.data.truth_index.CompactTruth`, what ``cover evaluate`` holds).
+at a time (:class:`cover.io.truth_index.CompactTruth`, what ``cover evaluate`` holds).
 
 :func:`cover.io.gt_lean.read_ground_truth_lean` holds the file's bytes and every row's
 strings until the end (over 1 GB at 1e7 rows). :func:`read_truth_compact` reads the
 lines :data:`BATCH_LINES` at a time, checks each batch as the lean reader checks its
-chunks (:func:`cover.io.gt_lean._chunk`: the same rule for a plainly clean row) and keeps
+chunks (:func:`cover.io.gt_lean.truth_chunk`: the same rule for a plainly clean row) and keeps
 only compact columns (:class:`CompactColumns`). It returns None whenever the lean
 reader would hand the file to the per-row reader (a row that is not plainly clean, a
 repeated qid, an empty file, a JSON array): the caller then reads it that way, so
@@ -19,13 +19,14 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from cover.data.truth_index import (
+from cover.data.table import GroundingTable
+from cover.errors import InputError
+from cover.io.truth_index import (
     CompactTruth,
     int_keys,
     narrow_float,
     narrow_int,
 )
-from cover.errors import InputError
 from cover.ragged import Ragged, offsets_from_lengths
 from cover.utf8 import as_bytes
 
@@ -193,6 +194,17 @@ class CompactColumns:
         return distinct, narrow_int(self.query_codes.array(np.int32))
 
 
+def compact_truth(gt: GroundingTable) -> CompactTruth:
+    """:class:`CompactTruth` of a table read in memory (every ground-truth format)."""
+    cols = CompactColumns(gt.source, gt.clip)
+    truth = gt.require_truth()
+    cols.add(gt.qid, gt.vid, gt.query, gt.duration, truth.starts, truth.ends,
+             np.diff(truth.offsets), gt.line)
+    out = cols.finish(gt.truth_saliency, unique=False)
+    assert out is not None  # repeated qids are allowed here
+    return out
+
+
 def read_truth_compact(path: str | Path) -> CompactTruth | None:
     """The ground-truth JSON-lines file ``path`` as a :class:`CompactTruth`, or None
     when the per-row reader must read it (see the module doc)."""
@@ -207,25 +219,24 @@ def read_truth_compact(path: str | Path) -> CompactTruth | None:
 
 def _read(path: str | Path) -> CompactTruth | None:
     from cover.data.table import DEFAULT_CLIP_SECONDS
-    from cover.io.gt_lean import _chunk, _joined_labels
+    from cover.io.gt_lean import joined_labels, line_chunks, truth_chunk
     from cover.io.jsonl_batch import CHUNK_LINES
-    from cover.stream.jsonl import line_batches
 
     cols = CompactColumns(str(path), DEFAULT_CLIP_SECONDS)
     labels: list[Ragged | None] = []
     sizes: list[int] = []
-    for batch in line_batches(path, BATCH_LINES):
+    for batch in line_chunks(path, BATCH_LINES):
         got: tuple[list[Any], ...] = ([], [], [], [], [], [], [])
         for a in range(0, len(batch), CHUNK_LINES):
-            if not _chunk([ln for _, ln in batch[a:a + CHUNK_LINES]], got):
+            if not truth_chunk([ln for _, ln in batch[a:a + CHUNK_LINES]], got):
                 return None
         qtext, vtext, query, durs, wins, counts, labs = got
         win = np.concatenate(wins)
-        cols.add(np.array(qtext, dtype=str), np.array(vtext, dtype=str), query,
+        cols.add(np.concatenate(qtext), np.concatenate(vtext), query,  # numpy text per chunk
                  np.concatenate(durs), win[:, 0], win[:, 1], np.concatenate(counts),
                  np.fromiter((n for n, _ in batch), dtype=np.int64, count=len(batch)))
         labels += labs
         sizes += [c.size for c in counts]
     if cols.n == 0:
         return None  # an empty file: the per-row reader's case
-    return cols.finish(_joined_labels(labels, sizes))
+    return cols.finish(joined_labels(labels, sizes))

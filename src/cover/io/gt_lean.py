@@ -54,7 +54,7 @@ def _decode(path: str | Path) -> Loaded | None:
     for batch in line_chunks(path, CHUNK_LINES):  # the file's bytes are never held whole
         if not numbers and batch[0][1].lstrip()[:1] == b"[":
             return None  # a JSON array: the per-row reader's case
-        if not _chunk([line for _, line in batch], cols):
+        if not truth_chunk([line for _, line in batch], cols):
             return None
         numbers.append(np.fromiter((n for n, _ in batch), np.int64, len(batch)))
     if not numbers:
@@ -65,7 +65,7 @@ def _decode(path: str | Path) -> Loaded | None:
     if (ordered[1:] == ordered[:-1]).any():
         return None  # a repeated qid: the per-row reader names the first line
     del ordered
-    saliency = _joined_labels(labels, [c.size for c in counts])
+    saliency = joined_labels(labels, [c.size for c in counts])
     vtext, dur, win, per_row = _joined(vparts), _joined(durs), _joined(wins), _joined(counts)
     n = len(qtext)
     truth = Intervals(win[:, 0].copy(), win[:, 1].copy(), offsets_from_lengths(per_row))
@@ -127,7 +127,7 @@ def _joined(parts: list[NDArray[Any]]) -> NDArray[Any]:
     return whole
 
 
-def _joined_labels(parts: list[Ragged | None], sizes: list[int]) -> Ragged | None:
+def joined_labels(parts: list[Ragged | None], sizes: list[int]) -> Ragged | None:
     """The highlight labels of every chunk as one :class:`Ragged` (None when no chunk
     had any; a chunk without labels gives empty rows)."""
     if all(p is None for p in parts):
@@ -138,7 +138,7 @@ def _joined_labels(parts: list[Ragged | None], sizes: list[int]) -> Ragged | Non
     return Ragged(np.concatenate(values), offsets_from_lengths(np.concatenate(lengths)))
 
 
-def _chunk(lines: list[bytes], cols: tuple[list[Any], ...]) -> bool:
+def truth_chunk(lines: list[bytes], cols: tuple[list[Any], ...]) -> bool:
     """Append the checked columns of a few lines to ``cols`` (qid and vid as numpy text,
     query, durations, windows, windows per row; the rows are dropped); False when any row
     is not plainly clean."""

@@ -5,7 +5,8 @@
   read once, batch by batch (JSON lines). A batch costs O(batch log ids); re-sorting
   everything seen per batch (``np.union1d``) would cost O(rows seen) per batch,
   quadratic over a file, and a Python set holds ~80 bytes per id (800 MB at 1e7 lines).
-* :class:`SeenLines`: a dict of each id's first line, for messages that name it.
+* :class:`SeenLines`: the same, answering with each repeated id's first line as the
+  regions readers ask (a list, None where new).
 * :func:`repeated_rows`: for columnar files whose qid column can be read alone first
   (Parquet, CSV): one dictionary encoding of the whole column (Arrow's C++ hash table)
   marks every row that repeats an earlier one, exactly, in 5 bytes per row.
@@ -67,6 +68,15 @@ class SeenIds:
                 self._n += int(new.sum())
                 _push(blocks, uniq[new], at[rows][where[new]])
         return dup, first
+
+    def any_of(self, qids: list[str] | NDArray[np.str_]) -> bool:
+        """Whether any of ``qids`` was met already (nothing is added)."""
+        q = np.asarray(qids, dtype=str).reshape(-1)
+        if q.size == 0:
+            return False
+        return any(bool(_member(blocks, part)[0].any())
+                   for blocks, (_, part) in zip(self._blocks, _kinds(q), strict=True)
+                   if part.size and blocks)
 
     def __len__(self) -> int:
         return self._n
@@ -140,29 +150,26 @@ def _push(blocks: list[tuple[NDArray[Any], NDArray[np.int64]]], new: NDArray[Any
 
 
 class SeenLines:
-    """Ids met in earlier batches with the line each was first met on, for messages
-    that name it (a dict: ~40 bytes per id more than :class:`SeenIds`)."""
+    """:class:`SeenIds` answering as the regions readers ask: the first line of each
+    repeated id as a list (None where new), and whether any of a batch was met."""
 
     def __init__(self) -> None:
-        self._first: dict[str, int] = {}
+        self._ids = SeenIds()
 
     def add(self, qids: NDArray[np.str_], lines: NDArray[np.int64]
             ) -> tuple[NDArray[np.bool_], list[int | None]]:
         """``(dup, first line)``: whether ``qids[i]`` was in an earlier batch and the line
         it was first seen on (None where new); then the new ids are added."""
-        batch = qids.tolist()
-        got = [self._first.get(q) for q in batch]
-        dup = np.fromiter((g is not None for g in got), dtype=bool, count=len(batch))
-        for q, line in zip(batch, lines.tolist(), strict=True):
-            self._first.setdefault(q, int(line))
-        return dup, got
+        dup, first = self._ids.add_lines(qids, lines)
+        return dup, [f if d else None for d, f in zip(dup.tolist(), first.tolist(),
+                                                      strict=True)]
 
     def any_of(self, qids: list[str]) -> bool:
         """Whether any of ``qids`` was met already (nothing is added)."""
-        return any(map(self._first.__contains__, qids))
+        return self._ids.any_of(qids)
 
     def __len__(self) -> int:
-        return len(self._first)
+        return len(self._ids)
 
 
 def repeated_rows(ids: Any) -> tuple[NDArray[np.int64], NDArray[np.int64]]:

@@ -25,7 +25,7 @@ from cover.io.jsonl import OnError, raise_on_rejections
 from cover.metrics import Evaluation
 
 if TYPE_CHECKING:
-    from cover.data.truth_index import CompactTruth
+    from cover.io.truth_index import CompactTruth
     from cover.stream.evaluate import StreamedEvaluation
 
 
@@ -100,9 +100,8 @@ def _read_truth(job: EvaluateFiles) -> tuple[CompactTruth, list[RowProblem]]:
     problems. A QVHighlights-style JSON-lines file that is plainly clean is read straight
     into them (:func:`cover.io.gt_compact.read_truth_compact`); any other file or format
     is read as :func:`cover.io.formats.read` reads it, then compacted."""
-    from cover.data.truth_index import compact_truth
     from cover.io import formats
-    from cover.io.gt_compact import read_truth_compact
+    from cover.io.gt_compact import compact_truth, read_truth_compact
 
     lean = job.gt_columns is None and job.gt_format in (None, _LEAN_FORMAT) and (
         job.gt_format is not None or formats.detect(job.gt, "ground_truth")[0].name

@@ -7,9 +7,9 @@ as ``cover certify`` writes them, echoed or ``--compact``, Parquet or CSV) is re
 (:func:`cover.data.join.attach_truth`) and only the sums behind the metrics are kept
 (:class:`cover.metrics.EvaluationSums`, :class:`cover.grounding_metrics.GroundingSums`):
 the numbers are the same bit for bit for any batching. Memory is one batch plus the
-truth as compact columns (:class:`cover.data.truth_index.CompactTruth`, a few tens of
+truth as compact columns (:class:`cover.io.truth_index.CompactTruth`, a few tens of
 bytes a row), the qids seen (the duplicate check: a line number per truth row,
-:class:`~cover.data.truth_index.TruthSeen`), per-video sums (the cluster sd) and, for
+:class:`~cover.io.truth_index.TruthSeen`), per-video sums (the cluster sd) and, for
 ``--diagnostics``, each row's covered flag and covariates.
 
 ``whole=True`` (``--in-memory``, a JSON array file) reads the file as one batch through
@@ -34,13 +34,14 @@ from numpy.typing import NDArray
 
 from cover.data.join import attach_truth, index_of
 from cover.data.table import GroundingTable
-from cover.data.truth_index import CompactTruth, TruthSeen, compact_truth
 from cover.errors import InputError, RowProblem
 from cover.grounding_metrics import GroundingSums
 from cover.io.content_join import known_vids
+from cover.io.gt_compact import compact_truth
 from cover.io.jsonl import RawRows, read_json_rows
 from cover.io.order_join import order_qids
 from cover.io.regions_jsonl import LoadedRegions, regions_from_rows
+from cover.io.truth_index import CompactTruth, TruthSeen
 from cover.metrics import EvaluationSums
 
 RegionsKind = Literal["jsonl", "parquet", "csv"]

@@ -207,19 +207,6 @@ class CompactTruth:
         return int(((v >= 0) & (qc >= 0) & np.isin(key, pairs)).sum())
 
 
-def compact_truth(gt: GroundingTable) -> CompactTruth:
-    """:class:`CompactTruth` of a table read in memory (every ground-truth format)."""
-    from cover.io.gt_compact import CompactColumns
-
-    cols = CompactColumns(gt.source, gt.clip)
-    truth = gt.require_truth()
-    cols.add(gt.qid, gt.vid, gt.query, gt.duration, truth.starts, truth.ends,
-             np.diff(truth.offsets), gt.line)
-    out = cols.finish(gt.truth_saliency, unique=False)
-    assert out is not None  # repeated qids are allowed here
-    return out
-
-
 class TruthSeen:
     """Qids met in earlier batches with the line each was first met on, as
     :class:`cover.io.seen.SeenLines` (the same answers), but kept per truth row: a line

@@ -1,4 +1,4 @@
-"""The compact ground truth (cover.data.truth_index) answers as the table it was built from."""
+"""The compact ground truth (cover.io.truth_index) answers as the table it was built from."""
 
 from __future__ import annotations
 
@@ -7,10 +7,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cover.data.table import GroundingTable
-from cover.data.truth_index import TruthSeen, compact_truth
 from cover.intervals import Intervals
 from cover.io.content_join import normalise
+from cover.io.gt_compact import compact_truth
 from cover.io.seen import SeenLines
+from cover.io.truth_index import TruthSeen
 from cover.ragged import Ragged, offsets_from_lengths
 
 _QIDS = st.sampled_from(["int", "mixed", "unicode", "shuffled"])
