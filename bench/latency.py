@@ -25,9 +25,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
+from markdown_out import publish
 
 import cover
-from cover.io.output import write_text
 from cover.ragged import Ragged
 from cover.stream.row import RowCertifier, certify_row
 
@@ -161,11 +161,7 @@ def main() -> int:
               "| plain function (µs) | RowCertifier (µs) | ratio, median of rounds | "
               "worst round |", "|---|---|---|---|",
               f"| {plain_us:.2f} | {row_us:.2f} | {med:.2f}x | {worst:.2f}x |"]
-    md = "\n".join(lines) + "\n"
-    print(md)
-    if args.out:
-        write_text(args.out, md)
-    return 0
+    return publish(lines, args.out)
 
 
 if __name__ == "__main__":

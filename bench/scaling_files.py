@@ -30,9 +30,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
+from markdown_out import publish
 from stream import COLUMNS, make_gt, make_jsonl
-
-from cover.io.output import write_text
 
 #: name -> the cover arguments, with {p} (predictions stem), {d} (folder) filled in.
 COMMANDS: dict[str, str] = {
@@ -168,11 +167,7 @@ def main() -> int:
     lines += [f"* {name}: `python -m cover "
               f"{COMMANDS[name].format(p=args.dir / f'preds_{top}', d=args.dir)}`"
               for name in names]
-    md = "\n".join(lines) + "\n"
-    print(md)
-    if args.out:
-        write_text(args.out, md)
-    return 0
+    return publish(lines, args.out)
 
 
 if __name__ == "__main__":

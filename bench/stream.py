@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from markdown_out import publish
 from stream_floors import (
     PARSERS,
     bandwidth_gbs,
@@ -48,8 +49,6 @@ from stream_floors import (
     read,
     read_write,
 )
-
-from cover.io.output import write_text
 
 COLUMNS = "qid=qid,vid=vid,duration=duration,start=start,end=end"
 
@@ -296,11 +295,7 @@ def main() -> int:
                   "over orjson's parse of every field; evaluate = `cover evaluate` of the "
                   "jsonl-norm output (streamed)", "",
                   *_table(jres, floors, jsrc.stat().st_size / 1e6)]
-    md = "\n".join(lines) + "\n"
-    print(md)
-    if args.out:
-        write_text(args.out, md)
-    return 0
+    return publish(lines, args.out)
 
 
 if __name__ == "__main__":

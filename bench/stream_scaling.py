@@ -22,9 +22,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
+from markdown_out import publish
 from stream import COLUMNS, make_file, parquet_calibrator
-
-from cover.io.output import write_text
 
 
 def child(src: str, dst: str, batch_rows: int) -> None:
@@ -77,11 +76,7 @@ def main() -> int:
                 f"| {size / prev[0]:.0f} | {wall / prev[1]:.1f} | {peak / prev[2]:.2f} |")
         lines.append(f"| {size:,} | {wall:.2f} | {size / wall:,.0f} | {peak:.0f} {grow}")
         prev = (size, wall, peak)
-    md = "\n".join(lines) + "\n"
-    print(md)
-    if args.out:
-        write_text(args.out, md)
-    return 0
+    return publish(lines, args.out)
 
 
 if __name__ == "__main__":

@@ -23,9 +23,10 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
+from markdown_out import publish
+
 from cover.io.datasets import find_data_dir
 from cover.io.labelled import load_labelled
-from cover.io.output import write_text
 from cover.studies import (
     calsize,
     conditional,
@@ -84,11 +85,7 @@ def main() -> int:
     for study in studies:
         lines.append(f"| {study} | {seconds[study]:.1f} | {seconds[study] / args.seeds:.3f} |")
     lines.append(f"| **every study** | **{total:.1f}** | **{total / args.seeds:.3f}** |")
-    md = "\n".join(lines) + "\n"
-    print(md)
-    if args.out:
-        write_text(args.out, md)
-    return 0
+    return publish(lines, args.out)
 
 
 if __name__ == "__main__":
