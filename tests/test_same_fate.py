@@ -364,6 +364,39 @@ def test_a_row_without_a_vid_gets_one_fate_on_every_format(cal_path, tmp_path, c
         ("rejected", None, "missing field(s): vid")]
 
 
+def test_a_row_without_a_qid_names_no_qid_on_every_format(cal_path, tmp_path, capsys):
+    # A null qid is a missing field, and its message names the line only, on every
+    # format: Parquet once said "(qid=nan)" (integers) and the mapped readers
+    # "(qid=None)", where JSON lines name no qid.
+    rows = [(2, "vb"), (None, "va")]  # a first row without a qid is no known format
+    with (tmp_path / "p.jsonl").open("w") as fh:
+        for q, v in rows:
+            fh.write(json.dumps({**({"qid": q} if q is not None else {}), "vid": v,
+                                 "duration": T, "pred_relevant_windows": [[1.0, 20.0, 0.9]]})
+                     + "\n")
+    for name, qids in (("int.parquet", pa.array([r[0] for r in rows], pa.int64())),
+                       ("text.parquet", pa.array(["2", None], pa.string()))):
+        pq.write_table(pa.table({"qid": qids, "vid": [r[1] for r in rows],
+                                 "duration": [T, T], "windows": [[[1.0, 20.0, 0.9]]] * 2}),
+                       tmp_path / name)
+    cols = "qid=qid,vid=vid,duration=duration,windows=pred_relevant_windows"
+    results = {}
+    for src, extra in [("p.jsonl", []), ("p.jsonl", ["--columns", cols]),
+                       ("int.parquet", ["--columns", cols.replace("pred_relevant_", "")]),
+                       ("text.parquet", ["--columns", cols.replace("pred_relevant_", "")]),
+                       ("int.parquet", ["--columns", cols.replace("pred_relevant_", ""),
+                                        "--in-memory"])]:
+        kind = ".jsonl" if "--in-memory" in extra else Path(src).suffix
+        out = tmp_path / f"x{len(results)}{kind}"
+        assert main(["certify", "--calibrator", str(cal_path), "--preds", str(tmp_path / src),
+                     *extra, "--on-error", "reject", "-o", str(out)]) == 0
+        results[(src, *extra)] = _messages(capsys.readouterr().err, str(tmp_path / src),
+                                           csv_file=False)
+    first = next(iter(results.values()))
+    assert all(got == first for got in results.values()), results
+    assert "  FILE:2: missing field(s): qid" in first
+
+
 def test_a_mapping_that_names_no_vid_gets_one_fate_on_every_format(cal_path, tmp_path,
                                                                      capsys):
     # No vid column mapped: each row's vid is its qid on every format, streamed or whole,

@@ -194,6 +194,12 @@ def value_ids(values: list[Any], key: str) -> dict[int, str]:
     return {i: w for i, w in whys.items() if w is not None}
 
 
+def id_text(values: list[Any]) -> NDArray[np.str_]:
+    """Ids as read, as text; a null is the empty text, so a row rejected for it names no
+    qid (as the JSON-lines reader's message does), never ``qid=None``."""
+    return np.array(["" if v is None else str(v) for v in values], dtype=str)
+
+
 def id_reasons(qid: dict[int, str], vid: dict[int, str]) -> dict[int, str]:
     """One reason per row from the qid's and the vid's (:func:`value_ids`): the qid's
     first, both named when both are missing (the JSON-lines reader's words)."""
@@ -219,7 +225,10 @@ def arrow_ids(col: Any, key: str, *, text: bool = True
     out = np.asarray(col.to_numpy(zero_copy_only=False)).astype(str)
     if pa.types.is_integer(t) and not col.null_count:
         return out, {}
-    return out, value_ids(col.to_pylist(), key)
+    values = col.to_pylist()
+    if col.null_count:  # "nan" / "None" as text would be named as the row's qid
+        out = id_text(values)
+    return out, value_ids(values, key)
 
 
 def arrow_numbers(col: Any, why: str | None = None, name: str = ""

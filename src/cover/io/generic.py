@@ -28,6 +28,7 @@ from cover.io.columns import (
     arrow_ids,
     arrow_numbers,
     id_reasons,
+    id_text,
     prediction_table,
     stack_windows,
     truth_table,
@@ -217,7 +218,7 @@ def record_columns(rows: list[dict[str, Any]], lines: NDArray[np.int64],
     reasons: dict[int, str] = {}
     qv = [field_at(r, m["qid"]) for r in rows]
     vv = [field_at(r, m["vid"]) for r in rows] if "vid" in m else qv
-    qid, vid = np.array(list(map(str, qv)), dtype=str), np.array(list(map(str, vv)), dtype=str)
+    qid, vid = id_text(qv), id_text(vv)
     ids = id_reasons(value_ids(qv, "qid"), value_ids(vv, "vid") if "vid" in m else {})
     dur = (_floats([field_at(r, m["duration"]) for r in rows]) if "duration" in m
            else np.full(qid.size, np.nan))
