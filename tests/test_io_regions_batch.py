@@ -19,7 +19,7 @@ from cover.intervals import Intervals
 from cover.io.jsonl import parse_json_lines
 from cover.io.regions_batch import decode_regions, load_regions
 from cover.io.regions_jsonl import LoadedRegions, regions_from_rows
-from cover.io.seen import SeenLines
+from cover.io.seen import SeenIds
 from cover.ragged import Ragged
 
 MISSING = object()
@@ -83,9 +83,9 @@ def as_batch(recs: list[dict[str, object]], extra: list[bytes] = ()) -> list[tup
     return [(i + 3, ln) for i, ln in enumerate([encode(r) for r in recs] + list(extra))]
 
 
-def seen_with(qids: list[str]) -> SeenLines:
-    s = SeenLines()
-    s.add(np.array(qids, dtype=str), np.arange(1, len(qids) + 1, dtype=np.int64))
+def seen_with(qids: list[str]) -> SeenIds:
+    s = SeenIds()
+    s.add_lines(np.array(qids, dtype=str), np.arange(1, len(qids) + 1, dtype=np.int64))
     return s
 
 
@@ -153,9 +153,9 @@ def test_bulk_read_equals_the_per_row_reader_or_defers_to_it(recs, extra, earlie
 @given(st.lists(rows(clean=False), min_size=1, max_size=8), FIRSTS)
 def test_load_regions_gives_the_per_row_result_messages_included(recs, first):
     batch = as_batch(recs)
-    ref = per_row(batch, SeenLines(), first)
+    ref = per_row(batch, SeenIds(), first)
     try:
-        got = load_regions("r.jsonl", batch, seen=SeenLines(), first=first)
+        got = load_regions("r.jsonl", batch, seen=SeenIds(), first=first)
     except InputError as exc:
         assert str(exc) == ref
         return
@@ -167,9 +167,9 @@ def test_load_regions_gives_the_per_row_result_messages_included(recs, first):
     lambda rs: [{**r, "qid": i} for i, r in enumerate(rs)]))
 def test_clean_rows_are_read_in_bulk(recs):
     batch = as_batch(recs)
-    fast = decode_regions("r.jsonl", batch, seen=SeenLines())
+    fast = decode_regions("r.jsonl", batch, seen=SeenIds())
     assert fast is not None
-    same(fast, per_row(batch, SeenLines(), None))
+    same(fast, per_row(batch, SeenIds(), None))
 
 
 def test_rows_rejected_at_certify_are_counted_in_bulk():

@@ -10,7 +10,7 @@ from cover.data.table import GroundingTable
 from cover.intervals import Intervals
 from cover.io.content_join import normalise
 from cover.io.gt_compact import compact_truth
-from cover.io.seen import SeenLines
+from cover.io.seen import SeenIds
 from cover.io.truth_index import TruthSeen
 from cover.ragged import Ragged, offsets_from_lengths
 
@@ -101,18 +101,18 @@ def test_content_hits_count_as_the_text_keys_do(seed, n, queries):
 @settings(max_examples=40, deadline=None)
 @given(seed=st.integers(0, 10_000), qids=_QIDS, cuts=st.lists(st.integers(0, 30),
                                                                 max_size=4))
-def test_truth_seen_answers_as_seen_lines(seed, qids, cuts):
+def test_truth_seen_answers_as_seen_ids(seed, qids, cuts):
     gt = _table(seed, 20, qids, False, False)
     rng = np.random.default_rng(seed)
     stream = rng.choice(np.append(gt.qid, ["x1", "x2", "007"]), size=30)
     lines = np.arange(1, 31) * 3
-    plain, compact = SeenLines(), TruthSeen(compact_truth(gt))
+    plain, compact = SeenIds(), TruthSeen(compact_truth(gt))
     for a, b in zip([0, *sorted(cuts)], [*sorted(cuts), 30], strict=True):
         batch = stream[a:b]
         assert compact.any_of(batch.tolist()) == plain.any_of(batch.tolist())
-        d1, f1 = plain.add(batch, lines[a:b])
-        d2, f2 = compact.add(batch, lines[a:b])
-        assert d1.tolist() == d2.tolist() and f1 == f2
+        d1, f1 = plain.add_lines(batch, lines[a:b])
+        d2, f2 = compact.add_lines(batch, lines[a:b])
+        assert d1.tolist() == d2.tolist() and f1.tolist() == f2.tolist()
     assert len(compact) == len(plain)
 
 

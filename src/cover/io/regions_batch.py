@@ -122,7 +122,7 @@ def decode_regions(name: str, batch: Sequence[tuple[int, bytes]], *,
                       alpha if math.isfinite(alpha) else None,
                       abstain_reason=abstain_reasons(blocks))
     if seen is not None:  # last: a batch handed to the per-row reader must not be seen yet
-        seen.add(table.qid, line_no)
+        seen.add_lines(table.qid, line_no)
     return LoadedRegions(table, regions, [],
                          int(was_rejected.sum()), meta[0], _flags(blocks, "in_calibration"),
                          meta[1])

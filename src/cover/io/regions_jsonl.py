@@ -29,6 +29,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from cover._json import to_json_number
+from cover.data.rules import duplicate_reason
 from cover.data.table import GroundingTable
 from cover.errors import InputError, RowProblem
 from cover.intervals import Intervals
@@ -290,8 +291,8 @@ def _reject_repeats(raw: RawRows, seen: SeenLines) -> None:
     """Reject the rows whose qid an earlier batch had (as :func:`check_unique_qids`
     does within one)."""
     q = np.array([str(r["qid"]) for r in raw.records], dtype=str)
-    dup, first_line = seen.add(q, raw.lines)
-    fields.reject_rows(raw, {int(i): f"duplicate qid (first seen on line {first_line[i]})"
+    dup, first_line = seen.add_lines(q, raw.lines)
+    fields.reject_rows(raw, {int(i): duplicate_reason(int(first_line[i]))
                              for i in np.flatnonzero(dup).tolist()})
 
 

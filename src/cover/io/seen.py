@@ -5,8 +5,8 @@
   read once, batch by batch (JSON lines). A batch costs O(batch log ids); re-sorting
   everything seen per batch (``np.union1d``) would cost O(rows seen) per batch,
   quadratic over a file, and a Python set holds ~80 bytes per id (800 MB at 1e7 lines).
-* :class:`SeenLines`: the same, answering with each repeated id's first line as the
-  regions readers ask (a list, None where new).
+* :class:`SeenLines`: what the regions readers need of such a check (``add_lines``,
+  ``any_of``), met by :class:`SeenIds` and by evaluate's per-truth-row check.
 * :func:`repeated_rows`: for columnar files whose qid column can be read alone first
   (Parquet, CSV): one dictionary encoding of the whole column (Arrow's C++ hash table)
   marks every row that repeats an earlier one, exactly, in 5 bytes per row.
@@ -14,7 +14,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
@@ -149,27 +149,14 @@ def _push(blocks: list[tuple[NDArray[Any], NDArray[np.int64]]], new: NDArray[Any
         blocks[-1] = (keys[order], np.concatenate([l1, l2])[order])
 
 
-class SeenLines:
-    """:class:`SeenIds` answering as the regions readers ask: the first line of each
-    repeated id as a list (None where new), and whether any of a batch was met."""
+class SeenLines(Protocol):
+    """What the regions readers ask of a cross-batch duplicate check: :class:`SeenIds`,
+    or :class:`cover.io.truth_index.TruthSeen` (keyed by ground-truth row)."""
 
-    def __init__(self) -> None:
-        self._ids = SeenIds()
+    def add_lines(self, qids: NDArray[np.str_], lines: NDArray[np.int64] | None
+                  ) -> tuple[NDArray[np.bool_], NDArray[np.int64]]: ...
 
-    def add(self, qids: NDArray[np.str_], lines: NDArray[np.int64]
-            ) -> tuple[NDArray[np.bool_], list[int | None]]:
-        """``(dup, first line)``: whether ``qids[i]`` was in an earlier batch and the line
-        it was first seen on (None where new); then the new ids are added."""
-        dup, first = self._ids.add_lines(qids, lines)
-        return dup, [f if d else None for d, f in zip(dup.tolist(), first.tolist(),
-                                                      strict=True)]
-
-    def any_of(self, qids: list[str]) -> bool:
-        """Whether any of ``qids`` was met already (nothing is added)."""
-        return self._ids.any_of(qids)
-
-    def __len__(self) -> int:
-        return len(self._ids)
+    def any_of(self, qids: list[str]) -> bool: ...
 
 
 def repeated_rows(ids: Any) -> tuple[NDArray[np.int64], NDArray[np.int64]]:

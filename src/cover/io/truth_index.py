@@ -209,15 +209,15 @@ class CompactTruth:
 
 class TruthSeen:
     """Qids met in earlier batches with the line each was first met on, as
-    :class:`cover.io.seen.SeenLines` (the same answers), but kept per truth row: a line
-    number a row (4 bytes), plus a :class:`SeenLines` for qids no truth row has."""
+    :class:`cover.io.seen.SeenIds` (the same answers), but kept per truth row: a line
+    number a row (4 bytes), plus a :class:`SeenIds` for qids no truth row has."""
 
     def __init__(self, truth: CompactTruth) -> None:
-        from cover.io.seen import SeenLines
+        from cover.io.seen import SeenIds
 
         self.truth = truth
         self.first = np.zeros(len(truth), dtype=np.uint32)  # 0: not seen yet
-        self.other = SeenLines()
+        self.other = SeenIds()
 
     def any_of(self, qids: list[str]) -> bool:
         """Whether any of ``qids`` was met already (nothing is added)."""
@@ -226,31 +226,28 @@ class TruthSeen:
         return bool((self.first[j[hit]] > 0).any()) or self.other.any_of(
             q[~hit].tolist())
 
-    def add(self, qids: NDArray[np.str_], lines: NDArray[np.int64]
-            ) -> tuple[NDArray[np.bool_], list[int | None]]:
-        """``(dup, first line)``: whether ``qids[i]`` was in an earlier batch and the line
-        it was first seen on (None where new); then the new ids are added."""
-        lines = np.asarray(lines, dtype=np.int64)
+    def add_lines(self, qids: NDArray[np.str_], lines: NDArray[np.int64] | None
+                  ) -> tuple[NDArray[np.bool_], NDArray[np.int64]]:
+        """``(dup, first)``: whether ``qids[i]`` was in an earlier batch and the line it was
+        first seen on (0 where new), as :meth:`cover.io.seen.SeenIds.add_lines`; then the
+        new ids are added."""
+        qids = np.asarray(qids)
+        lines = (np.zeros(qids.size, dtype=np.int64) if lines is None
+                 else np.asarray(lines, dtype=np.int64))
         j, hit = self.truth.find(qids)
-        got: list[int | None] = [None] * qids.size
-        dup = np.zeros(qids.size, dtype=bool)
-        before = self.first[j[hit]].astype(np.int64)
+        first_line = np.zeros(qids.size, dtype=np.int64)
         at = np.flatnonzero(hit)
-        for i, line in zip(at[before > 0].tolist(), before[before > 0].tolist(),
-                           strict=True):
-            got[i], dup[i] = line, True
+        first_line[at] = self.first[j[hit]]
+        dup = first_line > 0
         if lines.size and lines.max() > np.iinfo(self.first.dtype).max:
             self.first = self.first.astype(np.int64)
-        new = at[before == 0]
+        new = at[~dup[at]]
         rows, first = np.unique(j[new], return_index=True)  # a batch's first occurrence
         self.first[rows] = lines[new[first]]
         miss = np.flatnonzero(~hit)
         if miss.size:
-            d, g = self.other.add(qids[miss], lines[miss])
-            dup[miss] = d
-            for i, line in zip(miss.tolist(), g, strict=True):
-                got[i] = line
-        return dup, got
+            dup[miss], first_line[miss] = self.other.add_lines(qids[miss], lines[miss])
+        return dup, first_line
 
     def __len__(self) -> int:
         return int((self.first > 0).sum()) + len(self.other)
