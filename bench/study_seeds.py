@@ -27,18 +27,8 @@ from markdown_out import publish
 
 from cover.io.datasets import find_data_dir
 from cover.io.labelled import load_labelled
-from cover.studies import (
-    calsize,
-    conditional,
-    coverage,
-    efficiency,
-    exchangeability,
-    margins,
-    rcps,
-    two_param,
-    uncertainty,
-    utility,
-)
+from cover.jobs.study import per_pair_runners
+from cover.studies import coverage
 from cover.studies.context import Pair, TableFacts
 from cover.studies.protocol import Protocol
 
@@ -55,11 +45,7 @@ def main() -> int:
     data = find_data_dir(args.data_dir)
     table, _ = load_labelled(data / PREDS, data / GT)
     # Every per-pair study of `cover study all`, in its order (transfer needs two datasets).
-    runners = {"coverage": lambda p: coverage.coverage(p)[0], "efficiency": efficiency.efficiency,
-               "margins": margins.margins, "two-param": two_param.two_param, "rcps": rcps.rcps,
-               "conditional": conditional.conditional, "calsize": calsize.calsize,
-               "utility": utility.utility, "exchangeability": exchangeability.exchangeability,
-               "uncertainty": uncertainty.uncertainty}
+    runners = {"coverage": lambda p: coverage.coverage(p)[0], **per_pair_runners()}
     studies = list(runners)
     seconds = dict.fromkeys(studies, 0.0)
     load0 = os.getloadavg()[0]

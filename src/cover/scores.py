@@ -214,6 +214,18 @@ def truth_target(table: GroundingTable, target: Target) -> Intervals:
     return Intervals.single(*truth.envelope())
 
 
+def answered_block(p0: NDArray[np.float64], p1: NDArray[np.float64],
+                   ok: NDArray[np.bool_], work: NDArray[np.bool_],
+                   refused: NDArray[np.bool_]) -> NDArray[np.bool_]:
+    """``ok = isfinite(p0) & isfinite(p1)`` into ``ok`` (``work`` a scratch buffer of
+    the same size) and its negation into ``refused``: the rows of one block with a
+    prediction (a refusal has NaN), for the blocked passes of scoring and widening."""
+    np.isfinite(p0, out=ok)
+    ok &= np.isfinite(p1, out=work)
+    np.logical_not(ok, out=refused)
+    return ok
+
+
 def compute_scores(
     table: GroundingTable,
     family: str,
@@ -277,11 +289,7 @@ def _interval_scores(table: GroundingTable, fam: Family, ts: NDArray[np.float64]
             b = slice(i, i + BLOCK_ROWS)
             p0, p1 = ps[b], pe[b]
             m = p0.size
-            ok = None
-            if not answered:
-                ok = np.isfinite(p0, out=fin[:m])
-                ok &= np.isfinite(p1, out=flag[:m])
-                np.logical_not(ok, out=refused[b])
+            ok = None if answered else answered_block(p0, p1, fin[:m], flag[:m], refused[b])
             a = np.subtract(p0, ts[b], out=s[b] if s_start is None else s_start[b])
             z = np.subtract(te[b], p1, out=other[:m] if s_end is None else s_end[b])
             if fam == "norm":

@@ -15,7 +15,7 @@ from numpy.typing import ArrayLike, NDArray
 from cover.data.rules import BLOCK_ROWS
 from cover.data.table import ANSWERED, GroundingTable
 from cover.intervals import CONTAINMENT_ATOL, Intervals, from_flat
-from cover.scores import Family
+from cover.scores import Family, answered_block
 
 
 def widen(
@@ -129,11 +129,7 @@ def widen_blocks(table: GroundingTable, fam: Family, lam: float, min_scale: floa
             b = slice(i, i + BLOCK_ROWS)
             p0, p1, d = ps[b], pe[b], t[b]
             m = p0.size
-            ok = None
-            if not answered:
-                ok = np.isfinite(p0, out=fin[:m])
-                ok &= np.isfinite(p1, out=flag[:m])
-                np.logical_not(ok, out=refused[b])
+            ok = None if answered else answered_block(p0, p1, fin[:m], flag[:m], refused[b])
             if fam == "norm":  # shift = max(e_hat - s_hat, min_scale) * lam
                 sh = np.subtract(p1, p0, out=shift[:m])
                 np.maximum(sh, min_scale, out=sh)

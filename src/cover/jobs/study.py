@@ -48,6 +48,12 @@ def _say(msg: str) -> None:
 
 
 def _per_pair_runner(study: str) -> Callable[[Pair], StudyResult] | None:
+    return per_pair_runners().get(study)
+
+
+def per_pair_runners() -> dict[str, Callable[[Pair], StudyResult]]:
+    """The per-pair studies of ``cover study all`` other than coverage (whose runner also
+    gives the validity result) and transfer (two datasets), by name, in their order."""
     from cover.studies import (
         calsize,
         conditional,
@@ -67,7 +73,7 @@ def _per_pair_runner(study: str) -> Callable[[Pair], StudyResult] | None:
         "utility": utility.utility, "exchangeability": exchangeability.exchangeability,
         "uncertainty": uncertainty.uncertainty,
     }
-    return table.get(study)
+    return table
 
 
 def _figures(study: str, res: StudyResult, pair: Pair, folder: Path,
