@@ -35,6 +35,19 @@ def pytest_configure(config: pytest.Config) -> None:
         "runs first, so under xdist it never starts last and leaves one worker alone")
 
 
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Compile ``src/`` to bytecode once, before xdist starts its workers. Where
+    ``PYTHONDONTWRITEBYTECODE`` is set, every process that imports ``cover`` (each xdist
+    worker, each Ray worker, each ``python -m cover`` a test starts) would otherwise
+    compile its ~150 modules again; ``compileall`` writes the cache regardless (it is
+    ignored by git), and a process that finds it fresh loads it."""
+    if hasattr(session.config, "workerinput"):  # an xdist worker: the controller did it
+        return
+    import compileall
+
+    compileall.compile_dir(REPO / "src", quiet=1, workers=1)
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Heavy tests first (a stable sort: every other test keeps its order). xdist hands out
     work in this order after its groups, so the long ones overlap the many short ones.
