@@ -86,6 +86,36 @@ def average_precision(win: Ragged, ts: NDArray[np.float64], te: NDArray[np.float
     g = gidx.shape[1]
     gs, ge = (ts[gidx], te[gidx]) if ts.size else (np.zeros((n, g)), np.zeros((n, g)))
     ious = cross_iou(ps[:, :, None], pe[:, :, None], gs[:, None, :], ge[:, None, :])
+    n_truth = np.diff(toff)
+    ap = np.zeros((n, thr.size))
+    one = n_truth == 1
+    if one.any():
+        ap[one] = _ap_one_truth(ious[one, :, 0], pvalid[one], thr)
+    many = n_truth > 1
+    if many.any():
+        ap[many] = _ap_greedy(ious[many], gvalid[many], pvalid[many], n_truth[many], thr)
+    return ap
+
+
+def _ap_one_truth(iou: NDArray[np.float64], pvalid: NDArray[np.bool_],
+                  thr: NDArray[np.float64]) -> NDArray[np.float64]:
+    """AP of rows with one truth window, ``(n, thresholds)``: ``1 / (r + 1)`` where ``r``
+    is the rank of the first window with IoU >= the threshold, 0 if none. With one truth
+    window the greedy matching hits once, at ``r``, every window before it being a false
+    positive: recall steps from 0 to 1 there, at precision ``1 / (r + 1)``, and the
+    precisions after it only fall, so the envelope at that step is ``1 / (r + 1)``."""
+    hit = (iou[:, None, :] >= thr[None, :, None]) & pvalid[:, None, :]
+    first = np.argmax(hit, axis=2)
+    return np.where(hit.any(axis=2), 1.0 / (first + 1.0), 0.0)
+
+
+def _ap_greedy(ious: NDArray[np.float64], gvalid: NDArray[np.bool_],
+               pvalid: NDArray[np.bool_], n_truth: NDArray[np.int64],
+               thr: NDArray[np.float64]) -> NDArray[np.float64]:
+    """AP of rows with several truth windows, ``(n, thresholds)``: eval.py's greedy
+    matching (each window in rank order takes the unmatched truth window of highest IoU
+    >= the threshold), then the area under the precision envelope over recall."""
+    n, g = ious.shape[0], ious.shape[2]
     locked = np.zeros((n, thr.size, g), dtype=bool)
     tp = np.zeros((n, thr.size, MAP_TOP_K))
     fp = np.zeros((n, thr.size, MAP_TOP_K))
@@ -99,22 +129,21 @@ def average_precision(win: Ragged, ts: NDArray[np.float64], te: NDArray[np.float
         # eval.py walks truth windows by IoU descending (a reversed stable sort), so
         # among equal IoUs the last window wins.
         masked = np.where(cand, iou_k, -np.inf)[:, :, ::-1]
-        j = g - 1 - np.argmax(masked, axis=2) if g else np.zeros((n, thr.size), np.int64)
+        j = g - 1 - np.argmax(masked, axis=2)
         hit = cand.any(axis=2) & pvalid[:, k, None]
         tp[:, :, k] = hit
         fp[:, :, k] = pvalid[:, k, None] & ~hit
         locked[rows, cols, j] |= hit
     tpc, fpc = np.cumsum(tp, axis=2), np.cumsum(fp, axis=2)
-    n_truth = np.diff(toff).astype(np.float64)[:, None, None]
     with np.errstate(invalid="ignore", divide="ignore"):
         precision = tpc / (tpc + fpc)
-        recall = tpc / n_truth
+        recall = tpc / n_truth.astype(np.float64)[:, None, None]
     zeros, ones = np.zeros((n, thr.size, 1)), np.ones((n, thr.size, 1))
     mprec = np.concatenate([zeros, precision, zeros], axis=2)
     mrec = np.concatenate([zeros, recall, ones], axis=2)
     envelope = np.maximum.accumulate(mprec[:, :, ::-1], axis=2)[:, :, ::-1]
     ap = np.sum(np.diff(mrec, axis=2) * envelope[:, :, 1:], axis=2)
-    ok = pvalid.any(axis=1) & (np.diff(toff) > 0)
+    ok = pvalid.any(axis=1)
     return np.where(ok[:, None], np.nan_to_num(ap, nan=0.0), 0.0)
 
 
