@@ -143,7 +143,7 @@ def _ap_greedy(ious: NDArray[np.float64], gvalid: NDArray[np.bool_],
     mrec = np.concatenate([zeros, recall, ones], axis=2)
     envelope = np.maximum.accumulate(mprec[:, :, ::-1], axis=2)[:, :, ::-1]
     ap = np.sum(np.diff(mrec, axis=2) * envelope[:, :, 1:], axis=2)
-    ok: NDArray[np.bool_] = pvalid.any(axis=1)
+    ok = np.logical_or.reduce(pvalid, axis=1)
     return np.where(ok[:, None], np.nan_to_num(ap, nan=0.0), 0.0)
 
 
