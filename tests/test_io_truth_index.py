@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -114,6 +115,19 @@ def test_truth_seen_answers_as_seen_ids(seed, qids, cuts):
         d2, f2 = compact.add_lines(batch, lines[a:b])
         assert d1.tolist() == d2.tolist() and f1.tolist() == f2.tolist()
     assert len(compact) == len(plain)
+
+
+def test_truth_seen_refuses_rows_without_a_line():
+    """A truth row counts as seen by the line it was first seen on: line 0 would leave
+    it unseen, so a repeat in a later batch would pass unnoticed."""
+    gt = _table(0, 5, "unicode", False, False)
+    seen = TruthSeen(compact_truth(gt))
+    with pytest.raises(ValueError, match="line numbers start at 1"):
+        seen.add_lines(gt.qid[:2], np.array([0, 1]))
+    dup, first = seen.add_lines(gt.qid[:2], np.array([4, 9]))
+    assert not dup.any()
+    dup, first = seen.add_lines(gt.qid[1:3], np.array([12, 13]))
+    assert dup.tolist() == [True, False] and first.tolist() == [9, 0]
 
 
 def test_integer_qids_take_a_few_bytes_a_row():

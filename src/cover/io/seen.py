@@ -153,7 +153,7 @@ class SeenLines(Protocol):
     """What the regions readers ask of a cross-batch duplicate check: :class:`SeenIds`,
     or :class:`cover.io.truth_index.TruthSeen` (keyed by ground-truth row)."""
 
-    def add_lines(self, qids: NDArray[np.str_], lines: NDArray[np.int64] | None
+    def add_lines(self, qids: NDArray[np.str_], lines: NDArray[np.int64]
                   ) -> tuple[NDArray[np.bool_], NDArray[np.int64]]: ...
 
     def any_of(self, qids: list[str]) -> bool: ...

@@ -226,14 +226,16 @@ class TruthSeen:
         return bool((self.first[j[hit]] > 0).any()) or self.other.any_of(
             q[~hit].tolist())
 
-    def add_lines(self, qids: NDArray[np.str_], lines: NDArray[np.int64] | None
+    def add_lines(self, qids: NDArray[np.str_], lines: NDArray[np.int64]
                   ) -> tuple[NDArray[np.bool_], NDArray[np.int64]]:
         """``(dup, first)``: whether ``qids[i]`` was in an earlier batch and the line it was
         first seen on (0 where new), as :meth:`cover.io.seen.SeenIds.add_lines`; then the
-        new ids are added."""
+        new ids are added. The lines (1-based) are required: a truth row counts as seen
+        by the line it was first seen on, so an id added without one would stay unseen."""
         qids = np.asarray(qids)
-        lines = (np.zeros(qids.size, dtype=np.int64) if lines is None
-                 else np.asarray(lines, dtype=np.int64))
+        lines = np.asarray(lines, dtype=np.int64)
+        if lines.size and lines.min() < 1:
+            raise ValueError("TruthSeen.add_lines: line numbers start at 1")
         j, hit = self.truth.find(qids)
         first_line = np.zeros(qids.size, dtype=np.int64)
         at = np.flatnonzero(hit)
