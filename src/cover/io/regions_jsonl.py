@@ -297,7 +297,8 @@ def _reject_repeats(raw: RawRows, seen: SeenLines) -> None:
 
 
 #: The ``cover`` block keys every row of one regions file shares (one calibrator wrote them).
-META_KEYS = ("score", "rule", "alpha", "k", "n_calibration", "calibration_sha256")
+META_KEYS = ("score", "rule", "alpha", "k", "n_calibration", "calibration_sha256",
+             "relevance")
 
 
 def _common_meta(raw: RawRows, ref: tuple[dict[str, Any], int] | None = None
