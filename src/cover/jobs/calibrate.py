@@ -139,6 +139,7 @@ def calibrate(job: CalibrateJob, group_settings: GroupSettings) -> list[str]:
     """Fit and save the calibrator of ``job``; returns the summary lines (notes on the
     grouping, the thresholds, the coverage band, the file written)."""
     from cover.calibrate import Calibrator
+    from cover.io.mapping_guard import refuse_csv_proposals
     from cover.scores import compute_scores
     from cover.ties import Ties
 
@@ -146,6 +147,8 @@ def calibrate(job: CalibrateJob, group_settings: GroupSettings) -> list[str]:
                          job.shift_to]
     Calibrator(score=job.score, alpha=job.alpha, min_scale=job.min_scale,  # checks the rule
                target=job.target, rule=job.rule, params=job.params)
+    refuse_csv_proposals(job.preds, job.formats.get("relevance_from"),
+                         "--relevance-from proposals")
     got = _labelled(job)
     table = got.table
     for line in report_lines(got.problems, what="calibration input"):

@@ -99,6 +99,7 @@ def certify_whole(job: CertifyJob) -> list[str]:
 
     from cover.io import formats
     from cover.io.jsonl import raise_on_rejections
+    from cover.io.mapping_guard import refuse_csv_proposals
     from cover.io.qids import read_qid_lines, unknown_qids
     from cover.io.regions_jsonl import certified_rows, write_certified
     from cover.jobs.certify_stream import load_calibrator, videos_index
@@ -106,6 +107,7 @@ def certify_whole(job: CertifyJob) -> list[str]:
     from cover.stream.stage import CertifyStage
 
     cal = load_calibrator(job.calibrator, job.max_p, job.relevance_from)
+    refuse_csv_proposals(job.preds, cal.relevance, f"{job.calibrator} was fitted on it")
     # The calibrator's source, not a layout's default (the regions are rebuilt from the
     # proposals by Calibrator.certify once the durations are known).
     got = formats.read(job.preds, "predictions", format=job.pred_format,

@@ -20,6 +20,7 @@ from numpy.typing import NDArray
 
 from cover.calibrate import Calibrator
 from cover.errors import CoverWarning, InputError, RowProblem, report_lines
+from cover.io.mapping_guard import refuse_csv_proposals
 from cover.io.qids import read_qid_lines, unknown_qids
 
 Stream = Literal["jsonl", "parquet", "csv"]
@@ -139,6 +140,7 @@ def certify_streaming(
     from cover.stream.stage import CertifyStage
 
     cal = load_calibrator(calibrator, max_p, relevance_from)
+    refuse_csv_proposals(preds, cal.relevance, f"{calibrator} was fitted on it")
     inputs: list[str | Path | None] = [calibrator, videos, qids]
     vd = videos_index(videos) if videos else None
     source = videos or "--videos (not given)"
