@@ -67,12 +67,15 @@ def _blocks(path: Path) -> list[dict[str, Any]]:
     return [json.loads(x)["cover"] for x in path.read_text().splitlines()]
 
 
-def test_calibrate_records_the_source_streamed_as_read_whole(files: dict[str, Path],
-                                                            tmp_path: Path) -> None:
+def test_calibrate_records_the_source_streamed_as_read_whole(
+        files: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     whole = tmp_path / "whole.json"
     assert main(["calibrate", "--preds", str(files["preds"]), "--gt", str(files["gt"]),
                  "--qids", str(files["cal_q"]), "--score", "sls", "--alpha", "0.3",
                  "--relevance-from", "proposals", "--in-memory", "-o", str(whole)]) == 0
+    assert capsys.readouterr().out.startswith(
+        "SLS relevance from the proposals (recorded in the calibrator: cover certify builds "
+        "it the same way)\n")
     streamed = json.loads(files["cal_prop"].read_text())
     assert streamed["relevance"] == "proposals"
     assert streamed["thresholds"] == json.loads(whole.read_text())["thresholds"]

@@ -159,6 +159,9 @@ def calibrate(job: CalibrateJob, group_settings: GroupSettings) -> list[str]:
     relevance = got.relevance if job.score == "sls" else SALIENCY
     settings, fit_kw, notes = group_settings(table)
     out = list(notes)
+    if relevance != SALIENCY:
+        out.append(f"SLS relevance from the {relevance} (recorded in the calibrator: cover "
+                   "certify builds it the same way)")
     params = {**job.params, **(settings.pop("params") or {})}
     cal = Calibrator(score=job.score, alpha=job.alpha, min_scale=job.min_scale,
                      target=job.target, rule=job.rule, params=params,
