@@ -56,12 +56,13 @@ from cover.calibrate.calibrator_fields import (
     fitted_on_field,
     int_field,
     positive_field,
+    relevance_field,
     str_field,
     threshold_range,
     thresholds_field,
 )
 from cover.calibrate.registry import ALL, Fallback, GroupThreshold, get_grouping, get_rule
-from cover.data.relevance import RELEVANCE_SOURCES, SALIENCY
+from cover.data.relevance import SALIENCY
 from cover.errors import CalibratorFileError
 from cover.scores import ALL_FAMILIES, TARGETS
 
@@ -257,11 +258,7 @@ def _check(doc: dict[str, Any]) -> dict[str, Any]:
             spec.per_row.check(params, thresholds, fo["count"], float(alpha))
         except ValueError as exc:
             raise BadField("params", str(exc)) from None
-    relevance = SALIENCY
-    if "relevance" in doc:
-        relevance = str_field(doc["relevance"], "relevance", RELEVANCE_SOURCES)
-        if score != "sls":
-            raise BadField("relevance", f"applies to score sls only, not {score}")
+    relevance = relevance_field(doc, score)
     sketch = None
     if "calibration_scores" in doc:
         from cover.calibrate.pvalues import sketch_field
