@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import re
 from collections.abc import Callable, Mapping
 from fractions import Fraction
 from pathlib import Path
@@ -396,3 +397,87 @@ def test_non_utf8_calibrator_names_file_and_byte(tmp_path: Path) -> None:
         Calibrator.load(p)
     assert str(ei.value) == (f"{p}: corrupt calibrator file (not UTF-8 text: byte 0xe9 at "
                              "offset 15)")
+
+
+# ---- the relevance source of an SLS calibrator -------------------------------------------
+
+def proposals_table(n: int = 120, seed: int = 3) -> GroundingTable:
+    """A labelled table with three scored windows a row and a saliency signal that
+    says something else (noise), so the two relevance sources give other thresholds."""
+    from dataclasses import replace
+
+    from cover.ragged import Ragged
+
+    t = make_table(n, seed=seed)
+    rng = np.random.default_rng(seed)
+    ps, pe, T = t.pred_start, t.pred_end, t.duration
+    other = rng.uniform(0, T - 5)
+    w = np.stack([np.stack([ps, pe, np.full(n, 0.9)], axis=1),
+                  np.stack([np.maximum(ps - 10, 0), ps, np.full(n, 0.5)], axis=1),
+                  np.stack([other, other + 5, rng.uniform(0.1, 0.4, n)], axis=1)], axis=1)
+    return replace(t, pred_windows=Ragged(w.reshape(-1, 3), np.arange(0, 3 * n + 1, 3)),
+                   relevance=Ragged(rng.normal(size=t.relevance.values.size),
+                                    t.relevance.offsets))
+
+
+def test_proposals_calibrator_records_its_source_and_certifies_on_it(tmp_path: Path) -> None:
+    from cover.data.relevance import rebuild_relevance
+
+    table = proposals_table()
+    cal = Calibrator(score="sls", alpha=0.2, relevance="proposals").fit(table)
+    built = rebuild_relevance(table)
+    same = Calibrator(score="sls", alpha=0.2).fit(built)  # the study's fit of that table
+    assert cal.threshold_ == same.threshold_
+    assert cal.threshold_ != Calibrator(score="sls", alpha=0.2).fit(table).threshold_
+    doc = cal.to_dict()
+    assert doc["relevance"] == "proposals"
+    (tmp_path / "cal.json").write_text(json.dumps(doc))
+    back = Calibrator.load(tmp_path / "cal.json")
+    assert back.relevance == "proposals" and back.to_dict() == doc
+    # certify builds the signal from the windows whatever saliency the rows carry
+    a, b = back.certify(table), same.certify(built)
+    assert a.intervals.to_lists() == b.intervals.to_lists()
+
+
+@pytest.mark.parametrize("score", ["norm", "sec", "sls"])
+def test_a_saliency_or_interval_calibrator_writes_no_relevance_key(score: str) -> None:
+    """NORM/SEC files and SLS files on saliency keep their bytes: no new key, and a file
+    without the key reads as saliency (every file written before the key existed)."""
+    doc = Calibrator(score=score, alpha=0.2).fit(make_table(120, seed=8)).to_dict()
+    assert "relevance" not in doc
+    assert Calibrator.from_dict(doc).relevance == "saliency"
+
+
+@pytest.mark.parametrize(("edit", "message"), [
+    ({"relevance": "saliency-ish"}, 'field relevance: "saliency-ish" is not one of saliency, '
+                                    "proposals"),
+    ({"relevance": 1}, "field relevance: 1 is not one of"),
+])
+def test_a_bad_relevance_value_is_refused_by_name(edit: dict[str, Any], message: str) -> None:
+    doc = Calibrator(score="sls", alpha=0.2).fit(make_table(120, seed=8)).to_dict()
+    with pytest.raises(CalibratorFileError, match=re.escape(message)):
+        Calibrator.from_dict(reseal({**doc, **edit}))
+
+
+def test_relevance_on_an_interval_calibrator_is_refused() -> None:
+    from test_calibrator_file import _schema_errors
+
+    doc = reseal({**Calibrator(score="norm", alpha=0.2).fit(make_table(120, seed=8)
+                                                            ).to_dict(),
+                  "relevance": "proposals"})
+    with pytest.raises(CalibratorFileError,
+                       match="field relevance: applies to score sls only, not norm"):
+        Calibrator.from_dict(doc)
+    assert _schema_errors(doc)  # the schema says so too
+    with pytest.raises(ValueError, match="applies to score 'sls' only"):
+        Calibrator(score="sec", relevance="proposals")
+    with pytest.raises(ValueError, match="relevance must be one of saliency, proposals"):
+        Calibrator(score="sls", relevance="windows")
+
+
+def test_a_proposals_calibrator_is_schema_valid() -> None:
+    from test_calibrator_file import _schema_errors
+
+    doc = Calibrator(score="sls", alpha=0.2, relevance="proposals").fit(
+        proposals_table()).to_dict()
+    assert _schema_errors(doc) == []

@@ -271,3 +271,42 @@ def test_csv_regions_of_a_conditional_calibrator_pass_the_threshold_check(tmp_pa
         got = json.loads(out.read_text())
         assert got["counts"]["rows"] == 60 and got["counts"]["rejected_here"] == 0
         assert (got["marginal"], got["alpha"]) == (ref["marginal"], ref["alpha"])
+
+
+def test_tgn_proposals_calibrate_certify_evaluate_as_the_study_fits(
+        data_dir: Path, tmp_path: Path) -> None:
+    """TGN writes ten scored proposals and no saliency: SLS on the relevance built from
+    them, calibrated, certified on held-out videos and evaluated by the CLI, gives the
+    regions of the study's fit (the labelled table read with the flag, fitted as is)
+    and a coverage near 1 - alpha."""
+    from cover.calibrate import Calibrator
+    from cover.io.labelled import read_labelled
+
+    preds = data_dir / "charades_sta/tgn/TGN_predict_proposals_test_nms_0.55.json"
+    gt = data_dir / "charades_sta/annotations/charades_sta_test.txt"
+    videos = data_dir / "charades_sta/annotations/charades.json"
+    assert main(["split", "--gt", str(gt), "--out-dir", str(tmp_path)]) == 0
+    cal_q, test_q = tmp_path / "calibration_qids.txt", tmp_path / "test_qids.txt"
+    cal, regions, metrics = tmp_path / "cal.json", tmp_path / "r.jsonl", tmp_path / "m.json"
+    assert main(["calibrate", "--preds", str(preds), "--gt", str(gt), "--qids", str(cal_q),
+                 "--score", "sls", "--alpha", "0.3", "--relevance-from", "proposals",
+                 "-o", str(cal)]) == 0
+    assert json.loads(cal.read_text())["relevance"] == "proposals"
+    cal_t = read_labelled(preds, gt, qids=cal_q, relevance_from="proposals").table
+    test_t = read_labelled(preds, gt, qids=test_q, relevance_from="proposals").table
+    held_out = tmp_path / "tgn_test_qids.txt"  # the test videos' queries in TGN's names
+    held_out.write_text("\n".join(test_t.qid.tolist()) + "\n")
+    assert main(["certify", "--calibrator", str(cal), "--preds", str(preds), "--videos",
+                 str(videos), "--qids", str(held_out), "-o", str(regions)]) == 0
+    assert main(["evaluate", "--regions", str(regions), "--gt", str(gt), "--relevance-from",
+                 "proposals", "--json", str(metrics)]) == 0
+    study = Calibrator(score="sls", alpha="0.3").fit(cal_t)
+    assert Calibrator.load(cal).threshold_ == study.threshold_
+    want = dict(zip(test_t.qid.tolist(), study.certify(test_t).intervals.to_lists(),
+                    strict=True))
+    rows = [json.loads(x) for x in regions.read_text().splitlines()]
+    assert len(rows) == len(want) == 2184
+    assert {r["qid"]: r["cover"]["region"] or [] for r in rows} == want
+    m = json.loads(metrics.read_text())
+    assert m["counts"]["rows"] == 2184
+    assert 0.65 < m["marginal"]["coverage"] < 0.75  # alpha = 0.3

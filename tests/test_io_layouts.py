@@ -215,6 +215,17 @@ def test_proposal_relevance_is_the_best_score_overlapping_each_clip() -> None:
     assert r.row(0)[1] >= 0.9 and (r.row(0)[:2] >= 0.2).all()
 
 
+def test_proposal_relevance_floor_is_each_rows_own() -> None:
+    """A clip no proposal overlaps gets 0, or its row's lowest score when that is below
+    0: a row's signal is the same alone as beside others (certify builds it per batch)."""
+    w = np.array([[0.0, 2.0, -3.0], [4.0, 6.0, -1.0], [0.0, 2.0, 0.5]])
+    both = proposal_relevance(w, np.array([0, 2, 3]), np.array([8.0, 6.0]), clip=2.0)
+    assert both.row(0).tolist() == [-3.0, -3.0, -1.0, -3.0]
+    assert both.row(1).tolist() == [0.5, 0.0, 0.0]
+    alone = proposal_relevance(w[2:], np.array([0, 1]), np.array([6.0]), clip=2.0)
+    assert alone.row(0).tolist() == both.row(1).tolist()
+
+
 def test_relevance_from_proposals_flag_on_any_format(tmp_path: Path) -> None:
     path = tmp_path / "p.jsonl"
     path.write_text(json.dumps({"qid": 1, "vid": "v", "pred_relevant_windows":

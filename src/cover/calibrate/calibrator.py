@@ -55,6 +55,7 @@ from cover.calibrate.registry import (
     get_rule,
 )
 from cover.data.fitted_on import fitted_on
+from cover.data.relevance import PROPOSALS, RELEVANCE_SOURCES, SALIENCY, rebuild_relevance
 from cover.data.table import GroundingTable, qid_text, raw_ids
 from cover.data.validate import FOR_CERTIFY, FOR_FIT, ensure_valid
 from cover.regions import Regions, build_regions
@@ -96,6 +97,12 @@ class Calibrator(FittedViews):
         missing ones take the rule's defaults.
     groups : str
         Grouping kind (``"all"``: one group); ``group_params`` its parameters.
+    relevance : {"saliency", "proposals"}
+        SLS only: where the relevance signal comes from. ``"saliency"`` uses the table's
+        own ``relevance`` as given; ``"proposals"`` builds it from the scored predicted
+        windows (:func:`cover.data.relevance.rebuild_relevance`) at fit and at certify
+        time, over ``[0, T]`` of each row, so the thresholds and the regions read the
+        same signal. Saved in the file (``"relevance"``), applied by ``cover certify``.
     keep_scores : bool
         Keep the calibration scores (a sketch beyond 5000 rows per group) in the file,
         so that certify reports each row's conformal p-value
@@ -115,6 +122,7 @@ class Calibrator(FittedViews):
     groups: str = "all"
     group_params: Mapping[str, Any] | None = None
     keep_scores: bool = False
+    relevance: str = SALIENCY
     thresholds_: dict[str, GroupThreshold] = field(default_factory=dict, init=False)
     params_: dict[str, Any] = field(default_factory=dict, init=False)
     group_params_: dict[str, Any] = field(default_factory=dict, init=False)
@@ -143,6 +151,12 @@ class Calibrator(FittedViews):
             raise ValueError(f"rule {self.rule!r} widens each boundary separately and needs an "
                              f"interval score ({', '.join(INTERVAL_FAMILIES)}), not {self.score!r}")
         self._params = self._spec.check_params({**self._spec.defaults, **(self.params or {})})
+        if self.relevance not in RELEVANCE_SOURCES:
+            raise ValueError(f"relevance must be one of {', '.join(RELEVANCE_SOURCES)}, "
+                             f"got {self.relevance!r}")
+        if self.relevance != SALIENCY and self.score != "sls":
+            raise ValueError(f"relevance={self.relevance!r} applies to score 'sls' only, "
+                             f"not {self.score!r}")
 
     # ---- fit / certify ------------------------------------------------------------
     def fit(self, table: GroundingTable, *, weights: NDArray[np.float64] | None = None) -> Self:
@@ -152,7 +166,7 @@ class Calibrator(FittedViews):
         each bad row)."""
         if len(table) == 0:
             raise ValueError("cannot calibrate on an empty table")
-        table = ensure_valid(table, FOR_FIT, "the table given to Calibrator.fit")
+        table = self._signal(ensure_valid(table, FOR_FIT, "the table given to Calibrator.fit"))
         require_inputs(table, check_family(self.score))
         spec = self._spec
         if "weights" in spec.needs and weights is None:
@@ -225,6 +239,11 @@ class Calibrator(FittedViews):
             self.score_sketch_ = score_sketch(scores.values, labels)
         return self
 
+    def _signal(self, table: GroundingTable) -> GroundingTable:
+        """``table`` with the relevance this calibrator reads: its own (saliency), or
+        built from its scored windows over ``[0, T]`` (proposals; T is known here)."""
+        return rebuild_relevance(table) if self.relevance == PROPOSALS else table
+
     def _regions_of(self, table: GroundingTable) -> Any:
         """``lam per row -> regions`` of ``table`` (rules that read regions, p-values)."""
         return lambda lam: build_regions(table, self.score, lam, min_scale=self.min_scale)
@@ -289,7 +308,8 @@ class Calibrator(FittedViews):
         """Regions at the calibrated thresholds for every row (durations required; a
         table not built by :meth:`GroundingTable.from_arrays` is checked first)."""
         self._require_fitted()
-        table = ensure_valid(table, FOR_CERTIFY, "the table given to Calibrator.certify")
+        table = self._signal(ensure_valid(table, FOR_CERTIFY,
+                                          "the table given to Calibrator.certify"))
         if self.score == "sls" and self.clip_ is not None and table.clip != self.clip_:
             raise ValueError(
                 f"relevance clips are {table.clip} s here but {self.clip_} s at calibration"

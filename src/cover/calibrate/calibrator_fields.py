@@ -35,6 +35,7 @@ from typing import Any
 
 from cover._json import from_json_number
 from cover.calibrate.registry import GroupThreshold, Side, get_rule
+from cover.data.relevance import RELEVANCE_SOURCES, SALIENCY
 
 
 def alpha_text(a: Fraction) -> str:
@@ -240,3 +241,15 @@ def fitted_on_field(x: Any) -> dict[str, Any]:
         if hashlib.sha256("\n".join(qids).encode("utf-8")).hexdigest() != digest:
             raise BadField("fitted_on.sha256", "does not match the qids")
     return {"count": count, "sha256": digest, "qids": qids}
+
+
+def relevance_field(doc: dict[str, Any], score: str) -> str:
+    """The optional ``relevance`` of a calibrator file: ``saliency`` when absent (every
+    file written before the field, and every non-SLS file), else one of
+    :data:`cover.data.relevance.RELEVANCE_SOURCES`, and only for score ``sls``."""
+    if "relevance" not in doc:
+        return SALIENCY
+    relevance = str_field(doc["relevance"], "relevance", RELEVANCE_SOURCES)
+    if score != "sls":
+        raise BadField("relevance", f"applies to score sls only, not {score}")
+    return relevance

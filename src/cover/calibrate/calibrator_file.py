@@ -19,9 +19,15 @@ rank the rule prescribes (``ceil((n+1)(1-alpha))`` for split; ``k > n`` only wit
 "inf"), or null for rules that are not rank-based. ``alpha`` is exact text ("0.1",
 "1/3"). ``fitted_on`` has the count and sha256 of the sorted, newline-joined
 calibration qids, and the qids themselves up to 5000 rows. A calibrator fitted with
-``keep_scores`` also holds ``calibration_scores`` (the only optional field): each group's
+``keep_scores`` also holds ``calibration_scores`` (an optional field): each group's
 sorted scores, a sketch beyond 5000 (:mod:`cover.calibrate.pvalues`, which states the
-p-value error and the size cost, about 20 bytes a score).
+p-value error and the size cost, about 20 bytes a score). An SLS calibrator whose
+relevance signal was built from the scored proposals holds ``"relevance": "proposals"``
+(the other optional field; ``cover certify`` builds the same signal); a file without it
+reads as ``"saliency"``, the grounder's own signal, so the files written before the
+field existed, and every NORM/SEC/SIGMA file, keep their bytes and their meaning. A
+COVER that predates the field refuses such a file (not a calibrator field) rather than
+certify it on the wrong signal.
 
 The ``sha256`` field is a checksum of the other fields (canonical JSON): it detects
 damage and careless edits (**integrity**), not who wrote the file (it is not a
@@ -50,11 +56,13 @@ from cover.calibrate.calibrator_fields import (
     fitted_on_field,
     int_field,
     positive_field,
+    relevance_field,
     str_field,
     threshold_range,
     thresholds_field,
 )
 from cover.calibrate.registry import ALL, Fallback, GroupThreshold, get_grouping, get_rule
+from cover.data.relevance import SALIENCY
 from cover.errors import CalibratorFileError
 from cover.scores import ALL_FAMILIES, TARGETS
 
@@ -68,7 +76,7 @@ FIELDS = ("schema", "schema_version", "created_by", "score", "scale", "target", 
           "clip_seconds", "alpha", "rule", "params", "groups", "thresholds", "fallback",
           "counts", "fitted_on", "sha256")
 #: Fields written only when set (the calibration scores behind per-row p-values).
-OPTIONAL = ("calibration_scores",)
+OPTIONAL = ("calibration_scores", "relevance")
 #: The keys of ``counts`` (:meth:`cover.scores.Scores.counts`).
 COUNTS = ("rows", "refused", "min_scale_floored", "beyond_signal")
 
@@ -91,6 +99,7 @@ class Fitted(Protocol):
     counts_: dict[str, int]
     fitted_on_: dict[str, Any] | None
     clip_: float | None
+    relevance: str
     score_sketch_: dict[str, Any] | None
 
     @property
@@ -138,6 +147,8 @@ def to_document(cal: Fitted) -> dict[str, Any]:
     }
     if cal.score_sketch_ is not None:
         payload["calibration_scores"] = cal.score_sketch_
+    if cal.relevance != SALIENCY:  # absent means saliency: older files keep their bytes
+        payload["relevance"] = cal.relevance
     payload["sha256"] = _digest(payload)
     return payload
 
@@ -247,13 +258,14 @@ def _check(doc: dict[str, Any]) -> dict[str, Any]:
             spec.per_row.check(params, thresholds, fo["count"], float(alpha))
         except ValueError as exc:
             raise BadField("params", str(exc)) from None
+    relevance = relevance_field(doc, score)
     sketch = None
     if "calibration_scores" in doc:
         from cover.calibrate.pvalues import sketch_field
 
         sketch = sketch_field(doc["calibration_scores"], thresholds)
-    return {"sketch": sketch, "score": score, "target": target, "min_scale": min_scale,
-            "clip": clip,
+    return {"sketch": sketch, "relevance": relevance, "score": score, "target": target,
+            "min_scale": min_scale, "clip": clip,
             "alpha": alpha, "rule": rule, "params": params, "kind": kind, "gparams": gparams,
             "thresholds": thresholds, "fallback": fallback, "counts": dict(counts),
             "fitted_on": fo}
@@ -289,7 +301,8 @@ def from_document(cls: Callable[..., F], doc: Any, *, source: str = "<dict>") ->
     try:
         cal = cls(score=v["score"], alpha=v["alpha"], rule=v["rule"], min_scale=v["min_scale"],
                   target=v["target"], params=v["params"], groups=v["kind"],
-                  group_params=v["gparams"], keep_scores=v["sketch"] is not None)
+                  group_params=v["gparams"], keep_scores=v["sketch"] is not None,
+                  relevance=v["relevance"])
     except ValueError as exc:
         raise CalibratorFileError(f"{source}: invalid calibrator settings ({exc})") from None
     cal.thresholds_ = v["thresholds"]

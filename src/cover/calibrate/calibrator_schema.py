@@ -10,9 +10,10 @@ it writes against it.
 
 The schema checks structure: every field, its type, its allowed values and how fields
 depend on one another where JSON Schema can say it (the score fixes the scale and
-whether ``clip_seconds`` is given; the rule fixes the shape of every group record and
-whether ranks ``k`` are integers or null; the grouping ``all`` has the one group
-``"all"``; ``fitted_on.qids`` is omitted, as null, only past 5000 rows). A file that
+whether ``clip_seconds`` is given, and only ``sls`` may name its ``relevance`` source;
+the rule fixes the shape of every group record and whether ranks ``k`` are integers or
+null; the grouping ``all`` has the one group ``"all"``; ``fitted_on.qids`` is omitted,
+as null, only past 5000 rows). A file that
 passes it may still be refused by ``cover``, which also recomputes the ``sha256``
 checksum, checks each rank ``k`` against ``n`` and ``alpha``, each threshold against the
 range its score family allows, the group sizes against ``fitted_on.count``, the qids
@@ -34,6 +35,7 @@ from cover.calibrate.calibrator_file import (
 )
 from cover.calibrate.registry import ALL, GROUPINGS, ONE_SIDE, RULES
 from cover.data import fitted_on
+from cover.data.relevance import RELEVANCE_SOURCES
 from cover.scores import ALL_FAMILIES, TARGETS
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
@@ -89,8 +91,11 @@ def _rule_clause(name: str) -> dict[str, Any]:
 def _score_clause(score: str) -> dict[str, Any]:
     """The score fixes the scale; only ``sls`` has a clip length."""
     clip = {"type": "number"} if score == "sls" else {"type": "null"}
+    then: dict[str, Any] = {"scale": {"const": SCALES[score]}, "clip_seconds": clip}
+    if score != "sls":
+        then["relevance"] = False  # the relevance source is an SLS setting
     return {"if": {"properties": {"score": {"const": score}}, "required": ["score"]},
-            "then": {"properties": {"scale": {"const": SCALES[score]}, "clip_seconds": clip}}}
+            "then": {"properties": then}}
 
 
 def calibrator_schema() -> dict[str, Any]:
@@ -153,6 +158,12 @@ def calibrator_schema() -> dict[str, Any]:
                                    "type": ["number", "string"]}},
                                "ranks": {"type": ["array", "null"],
                                          "items": {"type": "integer", "minimum": 1}}}}},
+        "relevance": {
+            "description": "optional, sls only: where the relevance signal comes from "
+                           "(absent: saliency, the grounder's own per-clip signal; "
+                           "proposals: built from the scored predicted windows, "
+                           "cover calibrate --relevance-from proposals)",
+            "enum": list(RELEVANCE_SOURCES)},
         "sha256": {"description": "sha256 of the canonical JSON of every other field "
                                   "(sorted keys, no spaces): integrity, not a signature",
                    "type": "string", "pattern": SHA256_PATTERN},

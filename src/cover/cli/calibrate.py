@@ -16,7 +16,7 @@ from cover.cli._common import (
     positive_int,
 )
 from cover.cli._groups import add_group_flags, group_settings
-from cover.cli.formats import add_format_flags, format_kwargs
+from cover.cli.formats import add_format_flags, add_relevance_flag, format_kwargs
 from cover.errors import InputError
 
 
@@ -78,6 +78,7 @@ def add_parser(sub: Subparsers) -> None:
                    "about 0.15 s to import)")
     add_input_flags(p)
     add_format_flags(p, gt=True)
+    add_relevance_flag(p)
     add_group_flags(p)
     p.set_defaults(func=run)
 

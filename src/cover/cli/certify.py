@@ -13,7 +13,7 @@ from cover.cli._common import (
     add_input_flags,
     positive_int,
 )
-from cover.cli.formats import add_format_flags
+from cover.cli.formats import add_format_flags, add_relevance_flag
 
 
 def add_parser(sub: Subparsers) -> None:
@@ -49,6 +49,7 @@ def add_parser(sub: Subparsers) -> None:
                    help="rows per batch when streaming (memory is bounded by one batch)")
     add_input_flags(p)
     add_format_flags(p, gt=False)
+    add_relevance_flag(p, calibrated=True)
     p.set_defaults(func=run)
 
 
@@ -71,6 +72,7 @@ def run(args: argparse.Namespace) -> int:
             videos=args.videos, qids=args.qids, columns=args.columns,
             pred_format=args.pred_format, clip=args.clip, strict=args.strict,
             on_error=args.on_error, max_p=args.max_p, compact=args.compact,
-            in_memory=args.in_memory, batch_rows=args.batch_rows)):
+            in_memory=args.in_memory, batch_rows=args.batch_rows,
+            relevance_from=args.relevance_from)):
         print(line)
     return 0

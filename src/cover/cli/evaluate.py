@@ -11,7 +11,7 @@ from cover.cli._common import (
     add_command,
     positive_int,
 )
-from cover.cli.formats import add_format_flags
+from cover.cli.formats import add_format_flags, add_relevance_flag
 
 
 def add_parser(sub: Subparsers) -> None:
@@ -55,6 +55,7 @@ def add_parser(sub: Subparsers) -> None:
                    "grounder_score): worst-slab coverage and coverage gap (keeps each "
                    "row's covered flag and covariates)")
     add_format_flags(p, gt=True, preds=False)
+    add_relevance_flag(p, calibrated=True)
     p.set_defaults(func=run)
 
 
@@ -74,5 +75,5 @@ def run(args: argparse.Namespace) -> int:
         gt_columns=args.gt_columns, gt_durations=args.gt_durations, columns=args.columns,
         target=args.target, refusal_policy=args.refusal_policy, on_error=args.on_error,
         in_memory=args.in_memory, batch_rows=args.batch_rows, calibrator=args.calibrator,
-        diagnostics=names))
+        diagnostics=names, relevance_from=args.relevance_from))
     return 0

@@ -23,13 +23,22 @@ def add_parser(sub: Subparsers) -> None:
     p.set_defaults(func=run)
 
 
-def add_selection_flags(p: argparse.ArgumentParser) -> None:
-    """``--relevance-from`` and ``--max-duration``: what is kept of the rows read."""
+def add_relevance_flag(p: argparse.ArgumentParser, *, calibrated: bool = False) -> None:
+    """``--relevance-from``, the one definition of the flag (study, validity, calibrate,
+    certify, evaluate); ``calibrated``: a command that applies a calibrator, whose
+    recorded source is the default and which a contradicting flag is an error against."""
+    default = ("default: the calibrator's, as recorded by cover calibrate; a different "
+               "source is an error" if calibrated else
+               "default: the file's saliency; layouts with proposals and no saliency do "
+               "this already")
     p.add_argument("--relevance-from", choices=("proposals",), default=None,
                    help="build the per-clip relevance (SLS) from the scored predicted windows: "
-                        "each clip gets the best score of the windows overlapping it "
-                        "(default: the file's saliency; layouts with proposals and no "
-                        "saliency do this already)")
+                        f"each clip gets the best score of the windows overlapping it ({default})")
+
+
+def add_selection_flags(p: argparse.ArgumentParser) -> None:
+    """``--relevance-from`` and ``--max-duration``: what is kept of the rows read."""
+    add_relevance_flag(p)
     p.add_argument("--max-duration", type=float, metavar="SECONDS", default=None,
                    help="keep only queries on videos of at most SECONDS (ground-truth "
                         "duration), counted; the COVER paper's ActivityNet protocol is 150")

@@ -2,12 +2,14 @@
 write no saliency (TGN's ten anchors, Moment-DETR's ranked windows).
 
 Rule: clip ``c`` (``[c*clip, (c+1)*clip)``) gets the best score of the proposals that
-overlap it; a clip no proposal overlaps gets the floor, 0 (or the lowest score in the
-file when scores go below 0). So the super-level set at any level contains every
+overlap it; a clip no proposal overlaps gets the floor, 0 (or the row's lowest score
+when its scores go below 0). So the super-level set at any level contains every
 proposal scoring at least that level, whole, and a level low enough takes the whole
-video. The signal covers ``[0, T]`` where T is known, else up to the furthest
-proposal end (clips past the signal never enter a region: :func:`cover.scores.
-superlevel_score`).
+video. The floor is the row's own, so a row's signal depends on that row alone: the
+same whichever rows share its batch, file or path (``cover certify`` builds it batch by
+batch, once the durations are known). The signal covers ``[0, T]`` where T is known,
+else up to the furthest proposal end (clips past the signal never enter a region:
+:func:`cover.scores.superlevel_score`).
 
 Cost: one pass over the (proposal, clip) pairs, ``sum over proposals of (clips it
 spans)`` values, vectorised (no Python loop over rows or proposals); memory is the
@@ -22,7 +24,14 @@ import numpy as np
 from numpy.typing import NDArray
 
 from cover.data.table import GroundingTable
-from cover.ragged import Ragged, offsets_from_lengths, row_ids, segment_max
+from cover.ragged import Ragged, offsets_from_lengths, row_ids, segment_max, segment_min
+
+#: Where an SLS relevance signal comes from: the grounder's own per-clip saliency, or
+#: its scored proposals (this module). ``--relevance-from`` and the calibrator file's
+#: ``relevance`` field take these names.
+SALIENCY = "saliency"
+PROPOSALS = "proposals"
+RELEVANCE_SOURCES = (SALIENCY, PROPOSALS)
 
 
 def proposal_relevance(windows: NDArray[np.float64], offsets: NDArray[np.int64],
@@ -31,15 +40,15 @@ def proposal_relevance(windows: NDArray[np.float64], offsets: NDArray[np.int64],
     score; row ``i`` owns ``windows[offsets[i]:offsets[i+1]]``); see the module rule."""
     w = np.asarray(windows, dtype=np.float64).reshape(-1, 3)
     ok = np.isfinite(w).all(axis=1) & (w[:, 1] >= w[:, 0])
-    floor = min(0.0, float(w[ok, 2].min())) if ok.any() else 0.0
     r = row_ids(offsets)
+    floor = np.minimum(segment_min(np.where(ok, w[:, 2], np.inf), offsets, empty=0.0), 0.0)
     reach = segment_max(np.where(ok, w[:, 1], -np.inf), offsets, empty=-np.inf)
     t = np.asarray(duration, dtype=np.float64)
     t = np.where(np.isfinite(t) & (t > 0), t, np.maximum(reach, 0.0))
     lengths = np.ceil(np.round(t / clip, 9)).astype(np.int64)
     lengths[~np.isfinite(t)] = 0
     out_off = offsets_from_lengths(lengths)
-    values = np.full(int(out_off[-1]), floor)
+    values = np.repeat(floor, lengths)
     # Clip span of each proposal, clamped to its row's signal.
     lo = np.floor(w[:, 0] / clip)
     hi = np.ceil(w[:, 1] / clip) - 1
@@ -53,7 +62,6 @@ def proposal_relevance(windows: NDArray[np.float64], offsets: NDArray[np.int64],
     flat = out_off[r[p]] + c
     np.maximum.at(values, flat, w[p, 2])
     return Ragged(values, out_off)
-
 
 
 def rebuild_relevance(table: GroundingTable) -> GroundingTable:

@@ -5,27 +5,44 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import NDArray
 
 from cover.data.join import KeyIndex, attach_truth, index_of
-from cover.data.relevance import rebuild_relevance
+from cover.data.relevance import PROPOSALS, rebuild_relevance
 from cover.data.rules import duplicate_reason
 from cover.data.table import DEFAULT_CLIP_SECONDS, GroundingTable
 from cover.errors import InputError, RowProblem
 from cover.io import formats
 from cover.io.charades_rf import NO_MOMENT, no_moment_qids
 from cover.io.jsonl import OnError, raise_on_rejections
-from cover.io.mapping_read import wants_proposals
 from cover.io.order_join import join_truth
 from cover.io.qids import read_qid_lines, unknown_qids
 from cover.io.qvhighlights import Loaded
 from cover.io.seen import SeenIds
 
 
-def load_labelled(
+@dataclass(frozen=True)
+class Labelled:
+    """A joined labelled table, every problem found reading it, and where its
+    relevance signal came from (``saliency`` or ``proposals``: what a calibrator fitted
+    on it records, :class:`cover.calibrate.calibrator.Calibrator`)."""
+
+    table: GroundingTable
+    problems: list[RowProblem]
+    relevance: str
+
+
+def load_labelled(preds: str | Path, gt: str | Path, **kw: Any
+                  ) -> tuple[GroundingTable, list[RowProblem]]:
+    """:func:`read_labelled` as ``(table, problems)`` (the same keywords)."""
+    got = read_labelled(preds, gt, **kw)
+    return got.table, got.problems
+
+
+def read_labelled(
     preds: str | Path,
     gt: str | Path,
     *,
@@ -41,7 +58,7 @@ def load_labelled(
     log: Callable[[str], None] | None = None,
     relevance_from: str | None = None,
     max_duration: float | None = None,
-) -> tuple[GroundingTable, list[RowProblem]]:
+) -> Labelled:
     """Read both files (format detected, or ``pred_format`` / ``gt_format``, or a
     ``columns`` mapping; :mod:`cover.io.formats`), keep the query ids in ``qids`` (a
     file, one per line) when given, and join on qid
@@ -57,11 +74,11 @@ def load_labelled(
     ground truth. ``max_duration`` keeps the queries on videos of at most that many
     seconds (ground-truth T; the COVER paper's ActivityNet protocol: 150), counted.
 
-    Returns the joined table and every problem found on the way (a listed qid found
-    in neither file is one). Under ``on_error='raise'`` a rejected row raises; a
-    ground-truth row without a prediction gets its own message, because a silently
-    dropped query biases calibration and the usual cause is calibrating on a subset
-    without ``qids``.
+    Returns the joined table, every problem found on the way (a listed qid found in
+    neither file is one) and the relevance source. Under ``on_error='raise'`` a
+    rejected row raises; a ground-truth row without a prediction gets its own message,
+    because a silently dropped query biases calibration and the usual cause is
+    calibrating on a subset without ``qids``.
     """
     say = log or (lambda _msg: None)
     p = formats.read(preds, "predictions", format=pred_format,
@@ -108,12 +125,11 @@ def load_labelled(
                             head=p.loaded.problems + g.loaded.problems + problems,
                             use=kept.append)
     table = kept[0]
-    if relevance_from == "proposals" or (relevance_from is None and p.mapping is not None
-                                         and wants_proposals(p.mapping, p.loaded, None)):
+    if p.loaded.relevance == PROPOSALS:  # asked for, or the mapping's default
         table = rebuild_relevance(table)  # over [0, T] now that T is known
     if max_duration is not None:
         table = _shorter(table, max_duration, gt, say)
-    return table, problems
+    return Labelled(table, problems, p.loaded.relevance)
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
+from cover.data.relevance import PROPOSALS
 from cover.errors import InputError
 from cover.io.document import load_document
 from cover.io.generic import kind_suffix, parse_columns, read_table
@@ -34,11 +35,25 @@ def read_columns(path: str | Path, role: Role, spec: str | dict[str, str], *, cl
                                           relevance_from=relevance_from)
         return loaded, m.join == "qid", "vid" in m.fields, m
     m_flat = parse_columns(spec)
+    if role == "predictions":
+        refuse_csv_proposals(path, relevance_from, "--relevance-from proposals")
     check_flat_rows(path, m_flat)
     loaded = read_table(path, m_flat, role=role, clip=clip, on_error=on_error)
     if relevance_from == "proposals" and role == "predictions":
         loaded = mapping_read.with_proposal_relevance(loaded)
     return loaded, True, "vid" in m_flat, None
+
+
+def refuse_csv_proposals(path: str | Path, relevance: str | None, why: str) -> None:
+    """An :class:`InputError` naming ``path`` and ``why`` (the flag, or the calibrator
+    that asks for it) when the relevance is to be built from proposals and ``path`` is a
+    CSV/TSV file: a CSV row holds one window and no score (``--columns windows=`` needs
+    list columns), so there are no proposals to build it from."""
+    if relevance == PROPOSALS and kind_suffix(path) in (".csv", ".tsv"):
+        raise InputError(f"{path}: relevance from proposals needs each row's scored "
+                         "windows, which a CSV row cannot hold (one start= and end=); "
+                         "convert the file to Parquet or JSON lines with a windows= list "
+                         f"column ({why})")
 
 
 def check_flat_rows(path: str | Path, m: dict[str, str]) -> None:

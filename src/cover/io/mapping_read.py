@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from cover.data.relevance import rebuild_relevance
+from cover.data.relevance import PROPOSALS, rebuild_relevance
 from cover.data.table import DEFAULT_CLIP_SECONDS
 from cover.errors import InputError
 from cover.io.columns import Columns, prediction_table, stack_windows, truth_table
@@ -184,7 +184,7 @@ def wants_proposals(m: Mapping | None, loaded: Loaded, relevance_from: str | Non
 def with_proposal_relevance(loaded: Loaded) -> Loaded:
     """``loaded`` with its relevance built from its scored windows
     (:func:`cover.data.relevance.proposal_relevance`), over ``[0, T]`` where T is known."""
-    return replace(loaded, table=rebuild_relevance(loaded.table))
+    return replace(loaded, table=rebuild_relevance(loaded.table), relevance=PROPOSALS)
 
 
 def _given(m: Mapping, f: str) -> str:

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from cover.data.relevance import SALIENCY
 from cover.data.rules import (
     DURATION_RULE,
     PRED_REVERSED,
@@ -83,11 +84,14 @@ class Loaded:
 
     ``rejected`` maps line -> the original row (dict, or raw text when the line was
     not JSON) of every rejected row, so writers can echo every input row back.
+    ``relevance`` says where the table's relevance signal came from: the file's own
+    saliency, or its scored proposals (:mod:`cover.data.relevance`).
     """
 
     table: GroundingTable
     problems: list[RowProblem]
     rejected: dict[int, Any]
+    relevance: str = SALIENCY
 
     @property
     def n_rejected(self) -> int:

@@ -31,7 +31,14 @@ from cover.io.json_columns import flat_windows, list_lengths, text_ids
 from cover.io.jsonl import number_value, object_column, parse_json_lines
 from cover.io.jsonl_batch import CHUNK_LINES, flat_numbers, gc_paused, parse_objects, top1_finite
 from cover.io.qvhighlights import top1
-from cover.io.regions_jsonl import META_KEYS, LoadedRegions, region_rules, regions_from_rows
+from cover.io.regions_jsonl import (
+    META_KEYS,
+    META_OPTIONAL,
+    LoadedRegions,
+    meta_of,
+    region_rules,
+    regions_from_rows,
+)
 from cover.io.regions_rules import STATUSES, abstain_reasons, threshold_value
 from cover.io.seen import SeenLines
 from cover.ragged import Ragged, offsets_from_lengths
@@ -95,10 +102,9 @@ def decode_regions(name: str, batch: Sequence[tuple[int, bytes]], *,
         return None
     if seen is not None and seen.any_of(qtext):
         return None
-    meta = first if first is not None else (
-        {k: blocks[0].get(k) for k in META_KEYS}, int(line_no[0]))
-    for k in META_KEYS:  # list.count compares as the per-row dict comparison does
-        if list(map(dict.get, blocks, repeat(k))).count(meta[0][k]) != n:
+    meta = first if first is not None else (meta_of(blocks[0]), int(line_no[0]))
+    for k in (*META_KEYS, *META_OPTIONAL):  # list.count compares as the per-row dicts do
+        if list(map(dict.get, blocks, repeat(k))).count(meta[0].get(k)) != n:
             return None
     regions_of = _regions(blocks)
     win = flat_windows(_window_lists(wins))

@@ -298,6 +298,16 @@ def _reject_repeats(raw: RawRows, seen: SeenLines) -> None:
 
 #: The ``cover`` block keys every row of one regions file shares (one calibrator wrote them).
 META_KEYS = ("score", "rule", "alpha", "k", "n_calibration", "calibration_sha256")
+#: Shared keys written only when set: ``relevance`` ("proposals": the SLS signal was built
+#: from the scored windows; absent: saliency).
+META_OPTIONAL = ("relevance",)
+
+
+def meta_of(block: dict[str, Any]) -> dict[str, Any]:
+    """The calibrator fields of one ``cover`` block: every :data:`META_KEYS` (None when
+    absent) and the :data:`META_OPTIONAL` ones it has."""
+    return {**{k: block.get(k) for k in META_KEYS},
+            **{k: block[k] for k in META_OPTIONAL if block.get(k) is not None}}
 
 
 def _common_meta(raw: RawRows, ref: tuple[dict[str, Any], int] | None = None
@@ -308,15 +318,15 @@ def _common_meta(raw: RawRows, ref: tuple[dict[str, Any], int] | None = None
     if ref is None:
         if not raw.records:
             return dict.fromkeys(META_KEYS), None
-        ref = {k: block_of(raw.records[0]).get(k) for k in META_KEYS}, int(raw.lines[0])
+        ref = meta_of(block_of(raw.records[0])), int(raw.lines[0])
     first, first_line = ref
     for rec, line in zip(raw.records, raw.lines.tolist(), strict=True):
-        this = {k: block_of(rec).get(k) for k in META_KEYS}
+        this = meta_of(block_of(rec))
         if this != first:
-            key = next(k for k in META_KEYS if this[k] != first[k])
+            key = next(k for k in (*META_KEYS, *META_OPTIONAL) if this.get(k) != first.get(k))
             raise InputError(
                 f"{raw.path}:{line} (qid={rec.get('qid')}): cover.{key} is "
-                f"{json_text(this[key])} but {json_text(first[key])} on line "
+                f"{json_text(this.get(key))} but {json_text(first.get(key))} on line "
                 f"{first_line}; evaluate the output of one calibrator at a time"
             )
     return first, first_line

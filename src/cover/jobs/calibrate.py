@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from cover.data.relevance import SALIENCY
 from cover.data.table import GroundingTable
 from cover.errors import InputError, no_rows_left, report_lines
 from cover.stream.calibrate import StreamedFit
@@ -96,7 +97,7 @@ def _labelled(job: CalibrateJob) -> StreamedFit:
     whole as one batch (``whole`` is then the joined table)."""
     from cover.io import formats
     from cover.io.charades_rf import no_moment_qids
-    from cover.io.labelled import QidList, load_labelled
+    from cover.io.labelled import QidList, read_labelled
     from cover.io.qids import read_qid_lines
     from cover.stream.calibrate import score_columns, score_jsonl
 
@@ -107,10 +108,10 @@ def _labelled(job: CalibrateJob) -> StreamedFit:
             on_error=job.on_error, durations=kw.get("gt_durations"),
             columns=kw.get("gt_columns"), keep_records=False))
     if g is None or not g.native_qids or no_moment_qids(g.loaded):
-        table, problems = load_labelled(job.preds, job.gt, qids=job.qids, clip=job.clip,
-                                        strict=job.strict, on_error=job.on_error, log=_say,
-                                        **kw)
-        return StreamedFit(None, table, problems, 1, whole=table)
+        whole = read_labelled(job.preds, job.gt, qids=job.qids, clip=job.clip,
+                              strict=job.strict, on_error=job.on_error, log=_say, **kw)
+        return StreamedFit(None, whole.table, whole.problems, 1, whole=whole.table,
+                           relevance=whole.relevance)
     # Held for the whole stream: drop what the join never reads (the rows as parsed
     # dicts, the rejected rows' text), as evaluate does.
     g = replace(g, loaded=replace(g.loaded, table=replace(g.loaded.table, records=None),
@@ -118,7 +119,8 @@ def _labelled(job: CalibrateJob) -> StreamedFit:
     args: dict[str, Any] = dict(
         family=job.score, min_scale=job.min_scale, target=job.target, clip=job.clip,
         qids=None if job.qids is None else QidList(job.qids, *read_qid_lines(job.qids)),
-        strict=job.strict, on_error=job.on_error, gt_name=job.gt)
+        strict=job.strict, on_error=job.on_error, gt_name=job.gt,
+        relevance=kw.get("relevance_from") or SALIENCY)
     if kind == "columns":
         got = score_columns(job.preds, g.loaded.table, columns=kw["columns"],
                             batch_rows=job.batch_rows, **args)
@@ -137,6 +139,7 @@ def calibrate(job: CalibrateJob, group_settings: GroupSettings) -> list[str]:
     """Fit and save the calibrator of ``job``; returns the summary lines (notes on the
     grouping, the thresholds, the coverage band, the file written)."""
     from cover.calibrate import Calibrator
+    from cover.io.mapping_guard import refuse_csv_proposals
     from cover.scores import compute_scores
     from cover.ties import Ties
 
@@ -144,6 +147,8 @@ def calibrate(job: CalibrateJob, group_settings: GroupSettings) -> list[str]:
                          job.shift_to]
     Calibrator(score=job.score, alpha=job.alpha, min_scale=job.min_scale,  # checks the rule
                target=job.target, rule=job.rule, params=job.params)
+    refuse_csv_proposals(job.preds, job.formats.get("relevance_from"),
+                         "--relevance-from proposals")
     got = _labelled(job)
     table = got.table
     for line in report_lines(got.problems, what="calibration input"):
@@ -151,12 +156,16 @@ def calibrate(job: CalibrateJob, group_settings: GroupSettings) -> list[str]:
     if len(table) == 0:
         raise InputError(no_rows_left(job.preds, job.gt, got.problems))
     got.require_family(job.score, job.preds)
+    relevance = got.relevance if job.score == "sls" else SALIENCY
     settings, fit_kw, notes = group_settings(table)
     out = list(notes)
+    if relevance != SALIENCY:
+        out.append(f"SLS relevance from the {relevance} (recorded in the calibrator: cover "
+                   "certify builds it the same way)")
     params = {**job.params, **(settings.pop("params") or {})}
     cal = Calibrator(score=job.score, alpha=job.alpha, min_scale=job.min_scale,
                      target=job.target, rule=job.rule, params=params,
-                     keep_scores=job.keep_scores, **settings)
+                     keep_scores=job.keep_scores, relevance=relevance, **settings)
     if got.whole is not None:
         cal.fit(got.whole, **fit_kw)
     else:

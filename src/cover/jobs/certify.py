@@ -41,6 +41,9 @@ class CertifyJob:
     compact: bool = False
     in_memory: bool = False
     batch_rows: int = 16_384
+    #: ``--relevance-from``: checked against the calibrator's recorded source, which
+    #: is the one applied (:func:`cover.jobs.certify_stream.load_calibrator`).
+    relevance_from: str | None = None
 
 
 def output_kind(output: str | Path) -> Stream:
@@ -82,7 +85,8 @@ def certify(job: CertifyJob) -> list[str]:
                                  output=job.output, videos=job.videos, qids=job.qids,
                                  columns=job.columns, clip=job.clip, strict=job.strict,
                                  on_error=job.on_error, compact=job.compact,
-                                 batch_rows=job.batch_rows, max_p=job.max_p)
+                                 batch_rows=job.batch_rows, max_p=job.max_p,
+                                 relevance_from=job.relevance_from)
     if job.compact:
         raise InputError("--compact applies to streamed inputs (Moment-DETR JSON lines, "
                          "Parquet with --columns, CSV with --columns written to .csv)")
@@ -95,16 +99,21 @@ def certify_whole(job: CertifyJob) -> list[str]:
 
     from cover.io import formats
     from cover.io.jsonl import raise_on_rejections
+    from cover.io.mapping_guard import refuse_csv_proposals
     from cover.io.qids import read_qid_lines, unknown_qids
     from cover.io.regions_jsonl import certified_rows, write_certified
     from cover.jobs.certify_stream import load_calibrator, videos_index
     from cover.row_status import ABSTAINED, CERTIFIED, REFUSED, REJECTED, row_status
     from cover.stream.stage import CertifyStage
 
-    cal = load_calibrator(job.calibrator, job.max_p)
+    cal = load_calibrator(job.calibrator, job.max_p, job.relevance_from)
+    refuse_csv_proposals(job.preds, cal.relevance, f"{job.calibrator} was fitted on it")
+    # The calibrator's source, not a layout's default (the regions are rebuilt from the
+    # proposals by Calibrator.certify once the durations are known).
     got = formats.read(job.preds, "predictions", format=job.pred_format,
                        options=formats.Options(clip=job.clip, on_error=job.on_error,
-                                               columns=job.columns))
+                                               columns=job.columns,
+                                               relevance_from=cal.relevance))
     print(f"{job.preds}: {got.format} ({len(got.loaded.table)} rows)", file=sys.stderr)
     preds = got.loaded
     problems: list[RowProblem] = []

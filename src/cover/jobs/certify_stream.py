@@ -20,6 +20,7 @@ from numpy.typing import NDArray
 
 from cover.calibrate import Calibrator
 from cover.errors import CoverWarning, InputError, RowProblem, report_lines
+from cover.io.mapping_guard import refuse_csv_proposals
 from cover.io.qids import read_qid_lines, unknown_qids
 
 Stream = Literal["jsonl", "parquet", "csv"]
@@ -70,14 +71,37 @@ def videos_index(videos: str | Path) -> tuple[NDArray[np.str_], NDArray[np.float
     return np.asarray(vids)[order], np.asarray(durs, dtype=np.float64)[order]
 
 
-def load_calibrator(path: str, max_p: float | None) -> Calibrator:
-    """The calibrator at ``path``; ``--max-p`` needs one that kept its calibration scores
-    (an error naming the flag and the file, before any row is read)."""
+def load_calibrator(path: str, max_p: float | None,
+                    relevance_from: str | None = None) -> Calibrator:
+    """The calibrator at ``path``; ``--max-p`` needs one that kept its calibration scores,
+    and ``--relevance-from`` must name the source it was fitted on
+    (:func:`check_relevance`): errors naming the flag and the file, before any row is
+    read."""
     cal = Calibrator.load(path)
     if max_p is not None and cal.score_sketch_ is None:
         raise InputError(f"--max-p needs per-row p-values, and {path} kept no calibration "
                          "scores: fit it with cover calibrate --keep-scores")
+    check_relevance(relevance_from, recorded=cal.relevance, score=cal.score, where=path)
     return cal
+
+
+def check_relevance(relevance_from: str | None, *, recorded: str, score: str | None,
+                    where: str) -> None:
+    """An :class:`InputError` naming ``--relevance-from`` and ``where`` (the calibrator
+    file, or the regions file that records its fields) when the flag names another
+    relevance source than the ``recorded`` one the calibrator was fitted on (its file's
+    ``relevance``; a file without it was fitted on saliency). Without the flag the
+    calibrator's source applies: thresholds fitted on one signal mean nothing on another."""
+    if relevance_from is None or relevance_from == recorded:
+        return
+    if score is not None and score != "sls":
+        raise InputError(f"--relevance-from {relevance_from}: {where} is a {score.upper()} "
+                         "calibrator, which reads no relevance signal (the flag applies to "
+                         "SLS); drop --relevance-from")
+    raise InputError(f"--relevance-from {relevance_from} contradicts {where}: its SLS "
+                     f"thresholds were fitted on the relevance from {recorded}; drop "
+                     f"--relevance-from to apply the calibrator as fitted, or fit one with "
+                     f"cover calibrate --relevance-from {relevance_from}")
 
 
 def calibration_warning(marked: int, certified: int) -> None:
@@ -106,6 +130,7 @@ def certify_streaming(
     compact: bool,
     batch_rows: int,
     max_p: float | None = None,
+    relevance_from: str | None = None,
 ) -> list[str]:
     """Certify ``preds`` into ``output`` batch by batch, every batch through the one
     certify stage (:class:`cover.stream.stage.CertifyStage`); reports the problems on
@@ -114,7 +139,8 @@ def certify_streaming(
     from cover.stream.csv import certify_csv
     from cover.stream.stage import CertifyStage
 
-    cal = load_calibrator(calibrator, max_p)
+    cal = load_calibrator(calibrator, max_p, relevance_from)
+    refuse_csv_proposals(preds, cal.relevance, f"{calibrator} was fitted on it")
     inputs: list[str | Path | None] = [calibrator, videos, qids]
     vd = videos_index(videos) if videos else None
     source = videos or "--videos (not given)"

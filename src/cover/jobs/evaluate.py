@@ -49,6 +49,8 @@ class EvaluateFiles:
     calibrator: str | None = None
     #: Covariates for worst-slab coverage and coverage gap (kept per row when given).
     diagnostics: tuple[str, ...] = ()
+    #: ``--relevance-from``: must be the source the regions' calibrator was fitted on.
+    relevance_from: str | None = None
 
 
 def evaluate_files(job: EvaluateFiles) -> dict[str, Any]:
@@ -62,7 +64,8 @@ def evaluate_files(job: EvaluateFiles) -> dict[str, Any]:
                          "Parquet regions carry their calibrator's fields")
     run = partial(evaluate_stream, job.regions, truth, target=job.target,
                   refusal_policy=job.refusal_policy, batch_rows=job.batch_rows,
-                  columns=job.columns, calibrator=job.calibrator, covariates=job.diagnostics)
+                  columns=job.columns, calibrator=job.calibrator, covariates=job.diagnostics,
+                  on_meta=partial(_check_relevance, job))
     whole = job.in_memory or (kind == "jsonl" and _json_array(job.regions))
     res = run(whole=whole)
     if res is None:
@@ -93,6 +96,26 @@ def evaluate_files(job: EvaluateFiles) -> dict[str, Any]:
         "in_calibration": res.in_calibration or (n if res.same_as_calibration else 0),
     }
     return _finish(job, ev, field, res.meta, counts, _diagnostics(job, ev, res))
+
+
+def _check_relevance(job: EvaluateFiles, meta: dict[str, Any]) -> None:
+    """``--relevance-from`` against the relevance source the regions' calibrator recorded
+    (``cover.relevance``; absent: saliency), checked on the first batch read."""
+    from cover.data.relevance import SALIENCY
+    from cover.jobs.certify_stream import check_relevance
+    from cover.stream.evaluate import regions_kind
+
+    if job.relevance_from is None:
+        return
+    if meta.get("score") is None:
+        where = ("CSV regions carry no calibrator fields: give --calibrator, the file "
+                 "certify used" if job.calibrator is None and regions_kind(job.regions) == "csv"
+                 else "no row carries calibrator fields")
+        raise InputError(f"--relevance-from {job.relevance_from}: cannot check it against "
+                         f"the calibrator of {job.regions} ({where})")
+    check_relevance(job.relevance_from, recorded=meta.get("relevance") or SALIENCY,
+                    score=meta.get("score"),
+                    where=job.calibrator or f"the calibrator recorded in {job.regions}")
 
 
 def _read_truth(job: EvaluateFiles) -> tuple[CompactTruth, list[RowProblem]]:

@@ -29,6 +29,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from cover.calibrate.calibrator import Calibrator
+from cover.data.relevance import SALIENCY
 from cover.errors import InputError, RowProblem
 from cover.io.columns import prediction_table
 from cover.io.generic import arrow_columns, parse_columns, pyarrow_module
@@ -64,6 +65,8 @@ def calibrator_metadata(cal: Calibrator) -> dict[bytes, bytes]:
     meta = {"score": cal.score, "rule": cal.rule, "alpha": float(cal.alpha_fraction),
             "k": cal.k_, "n_calibration": cal.n_,
             "fitted_on": getattr(cal, "fitted_on_", {}).get("sha256")}
+    if cal.relevance != SALIENCY:  # absent means saliency: older files keep their bytes
+        meta["relevance"] = cal.relevance
     return {b"cover.calibrator": json.dumps(meta).encode()}
 
 

@@ -24,6 +24,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from cover.calibrate.calibrator import Calibrator
+from cover.data.relevance import PROPOSALS, SALIENCY, rebuild_relevance
 from cover.data.table import DEFAULT_CLIP_SECONDS, GroundingTable
 from cover.errors import InputError, RowProblem
 from cover.io.jsonl import OnError
@@ -73,6 +74,8 @@ class StreamedFit:
     #: The whole joined table, when the rows were read as one batch and kept (the
     #: scores are then computed from it when needed).
     whole: GroundingTable | None = None
+    #: Where the relevance signal of the rows came from (what the calibrator records).
+    relevance: str = SALIENCY
 
     def require_family(self, family: str, source: str) -> None:
         """An :class:`InputError` naming ``source`` when no row carries ``family``'s
@@ -101,6 +104,7 @@ def score_jsonl(
     batch_lines: int = DEFAULT_BATCH_LINES,
     fast: bool = True,
     gt_name: str | None = None,
+    relevance: str = SALIENCY,
 ) -> StreamedFit:
     """Scores of ``family`` for every prediction line of ``preds`` joined with ``gt`` by
     qid (only the qids in ``qids`` when given), ``batch_lines`` lines at a time.
@@ -109,7 +113,7 @@ def score_jsonl(
     prediction without truth, a truth without prediction (after all batches), a vid,
     query or duration that disagrees, and a qid seen on an earlier line are rejected.
     Clean batches are read a batch at a time (:mod:`cover.io.jsonl_batch`); ``fast=False``
-    reads every batch row by row (same result).
+    reads every batch row by row (same result). ``relevance``: :func:`score_batches`.
     """
     if batch_lines < 1:
         raise ValueError(f"batch_lines must be >= 1, got {batch_lines}")
@@ -123,7 +127,7 @@ def score_jsonl(
 
     return score_batches(loaded(), name, gt, family=family, min_scale=min_scale,
                          target=target, qids=qids, clip=clip, strict=strict,
-                         on_error=on_error, gt_name=gt_name)
+                         on_error=on_error, gt_name=gt_name, relevance=relevance)
 
 
 def score_columns(
@@ -140,6 +144,7 @@ def score_columns(
     on_error: OnError = "raise",
     batch_rows: int = DEFAULT_BATCH_LINES,
     gt_name: str | None = None,
+    relevance: str = SALIENCY,
 ) -> StreamedFit:
     """:func:`score_jsonl` for a Parquet or CSV/TSV prediction file read through a column
     mapping (``--columns``), ``batch_rows`` rows at a time; rows are numbered as the
@@ -172,7 +177,7 @@ def score_columns(
 
     return score_batches(loaded(), name, gt, family=family, min_scale=min_scale,
                          target=target, qids=qids, clip=clip, strict=strict,
-                         on_error=on_error, gt_name=gt_name)
+                         on_error=on_error, gt_name=gt_name, relevance=relevance)
 
 
 def score_batches(
@@ -188,10 +193,13 @@ def score_batches(
     strict: bool,
     on_error: OnError,
     gt_name: str | None = None,
+    relevance: str = SALIENCY,
 ) -> StreamedFit:
     """The scores of prediction batches already read (any format) joined with ``gt``
     (:func:`cover.io.labelled.join_batches`, the join of every calibration input): the
-    loop behind :func:`score_jsonl` and :func:`score_columns`."""
+    loop behind :func:`score_jsonl` and :func:`score_columns`. ``relevance="proposals"``
+    builds each joined batch's relevance from its scored windows over ``[0, T]`` (T from
+    the truth), as the whole read does."""
     if qids is not None and not isinstance(qids, QidList):
         qids = QidList(None, qids, np.zeros(len(qids), dtype=np.int64))
     parts = _Parts()
@@ -206,6 +214,8 @@ def score_batches(
         n_batches += 1
         families.update(f for f in FAMILY_INPUT if f not in families and len(joined)
                         and missing_family_input(joined, f) is None)
+        if relevance == PROPOSALS:
+            joined = rebuild_relevance(joined)
         s = compute_scores(joined, family, min_scale=min_scale, target=target)
         parts.add(values=s.values, refused=s.refused, floored=s.floored,
                   beyond=s.beyond_signal, start=s.start, end=s.end, ps=joined.pred_start,
@@ -228,7 +238,7 @@ def score_batches(
         qid=gt.qid[rows], vid=gt.vid[rows], duration=gt.duration[rows],
         pred_start=parts.get("ps", np.float64), pred_end=parts.get("pe", np.float64),
         clip=clip)
-    return StreamedFit(scores, slim, problems, n_batches, families)
+    return StreamedFit(scores, slim, problems, n_batches, families, relevance=relevance)
 
 
 def calibrate_jsonl(cal: Calibrator, preds: str | Path, gt: GroundingTable, **kw: object
@@ -236,7 +246,7 @@ def calibrate_jsonl(cal: Calibrator, preds: str | Path, gt: GroundingTable, **kw
     """Fit ``cal`` on ``preds`` streamed against ``gt`` (:func:`score_jsonl` takes the
     keywords); the thresholds equal those of ``cal.fit`` on the whole joined table."""
     got = score_jsonl(preds, gt, family=cal.score, min_scale=cal.min_scale,
-                      target=cal.target, **kw)  # type: ignore[arg-type]
+                      target=cal.target, relevance=cal.relevance, **kw)  # type: ignore[arg-type]
     if len(got.table) == 0:
         raise InputError("no calibration rows left after validation")
     assert got.scores is not None  # a streamed fit always scores its batches

@@ -145,12 +145,15 @@ def evaluate_stream(
     calibrator: str | None = None,
     whole: bool = False,
     covariates: tuple[str, ...] = (),
+    on_meta: Callable[[dict[str, Any]], None] | None = None,
 ) -> StreamedEvaluation | None:
     """The sums of ``cover evaluate`` over ``path`` against ``gt``, one batch at a time,
     or the whole file as one batch (``whole``), see the module doc; None when a join on
     content might match more rows (only ``whole`` decides it). Per row, the covered flag
     and ``covariates`` are kept when some are asked for (``--diagnostics``). Bad rows
-    are collected, never raised: the caller applies ``--on-error``."""
+    are collected, never raised: the caller applies ``--on-error``. ``on_meta`` gets the
+    calibrator fields the rows share once the first batch has them (a check that may
+    stop the run before the rest is read)."""
     from cover.calibrate.covariates import covariate_matrix
     from cover.io.order_join import align_truth
 
@@ -170,6 +173,8 @@ def evaluate_stream(
         if ref is None and loaded.meta_line is not None:
             ref = loaded.meta, loaded.meta_line
             n_cal = loaded.meta.get("n_calibration")
+            if on_meta is not None:
+                on_meta(loaded.meta)
         out.read_problems += loaded.problems
         out.rejected_at_certify += loaded.rejected_at_certify
         j, hit = truth.find(loaded.table.qid)

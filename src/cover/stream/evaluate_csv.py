@@ -44,7 +44,7 @@ def is_csv(path: str | Path) -> bool:
 def calibrator_fields(path: str | Path | None) -> dict[str, Any]:
     """The ``cover`` block's calibrator fields from a saved calibrator (all None without
     one: the regions are evaluated, the test band is not known)."""
-    keys = ("score", "rule", "alpha", "k", "n_calibration")
+    keys = ("score", "rule", "alpha", "k", "n_calibration", "relevance")
     if path is None:
         return dict.fromkeys(keys)
     from cover.calibrate.calibrator import Calibrator

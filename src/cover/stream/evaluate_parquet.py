@@ -34,7 +34,8 @@ def parquet_region_batches(path: str | Path, batch_rows: int, columns: str | Non
         raise InputError(f"{name}: no 'cover' column with cover.calibrator metadata (is this "
                          "the output of `cover certify`?)")
     cal = json.loads(raw_meta)
-    meta = {k: cal.get(k) for k in ("score", "rule", "alpha", "k", "n_calibration")}
+    meta = {k: cal.get(k) for k in ("score", "rule", "alpha", "k", "n_calibration",
+                                     "relevance")}
     if cal.get("fitted_on"):
         meta["calibration_sha256"] = cal["fitted_on"]
     given = parse_columns(columns) if columns else {

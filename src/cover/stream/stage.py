@@ -15,7 +15,9 @@ one implementation:
 4. durations from the row or ``--videos`` (a contradiction, or none known, rejects the
    row) and clipping to ``[0, T]`` (counted; wholly outside, or ``--strict``, rejects):
    :func:`cover.data.join.fill_durations`;
-5. the calibrator (:meth:`Calibrator.certify`), and the mark of the rows it was fitted
+5. the calibrator (:meth:`Calibrator.certify`; an SLS calibrator fitted on relevance
+   from proposals builds it there, from each row's scored windows over ``[0, T]`` now
+   that T is known), and the mark of the rows it was fitted
    on (``cover.in_calibration``);
 6. ``--max-p``: the rows whose conformal p-value is above it abstain
    (:func:`cover.calibrate.pvalues.abstain_above`; the p-values come from a calibrator
@@ -36,6 +38,7 @@ from numpy.typing import NDArray
 from cover.calibrate.calibrator import Calibrator
 from cover.calibrate.pvalues import abstain_above
 from cover.data.join import fill_durations
+from cover.data.relevance import SALIENCY
 from cover.data.rules import duplicate_reason
 from cover.data.table import GroundingTable, ids_as_given
 from cover.data.validate import id_reasons, ids_checked
@@ -95,6 +98,8 @@ class CertifyStage:
         fo = cal.fitted_on_ or {}
         if fo.get("sha256"):
             meta["calibration_sha256"] = fo["sha256"]
+        if cal.relevance != SALIENCY:  # recorded for evaluate; absent means saliency
+            meta["relevance"] = cal.relevance
         fitted = None if fo.get("qids") is None else np.asarray(fo["qids"], dtype=str)
         return cls(cal, meta, fitted, videos, videos_source, qids, strict, max_p)
 
