@@ -3,6 +3,9 @@
 * ``parse``: every line of a JSON-lines file parsed with one fast parser (orjson per
   line, msgspec ``decode_lines`` per 16 MB, a typed msgspec decode of only the fields
   certify reads, pyarrow.json blocks), keeping nothing.
+* ``parse_evaluate``: what ``cover evaluate`` must parse, typed as above: the fields it
+  reads of each certified line (the ``cover`` block, ids, query, windows) and of each
+  ground-truth line.
 * ``read``: a Parquet file batch by batch into numpy columns.
 * ``read_write``: the same read, and every column written out again plus a ``cover``
   struct column of COVER's type, with the Parquet writer options of COVER's.
@@ -89,6 +92,44 @@ def parse(parser: str, src: str) -> int:
         reader = pj.open_json(src, read_options=pj.ReadOptions(block_size=1 << 24))
         for batch in reader:
             n += batch.num_rows
+    return n
+
+
+def parse_evaluate(regions: str, gt: str) -> int:
+    """The floor of ``cover evaluate``: a typed msgspec decode of each line of both of its
+    inputs, keeping nothing. A certified line: qid, vid, query, the windows and the
+    ``cover`` block evaluate reads (the echoed saliency skipped); a ground-truth line:
+    qid, vid, query, duration, the windows and the saliency labels when present. Rows
+    are counted in ``regions``."""
+    import gc
+
+    import msgspec
+
+    # defstruct with type objects: a nested struct named in a string annotation (this
+    # module's annotations are strings) would not resolve inside a function
+    num, ident, windows = float | None, int | str | None, list[list[float]] | None
+    cover = msgspec.defstruct("Cover", [
+        ("status", str), ("region", windows, None), ("duration", num, None),
+        ("threshold", float | str | None, None), ("alpha", num, None),
+        ("score", str | None, None), ("refused", bool | None, None),
+        ("in_calibration", bool | None, None)])
+    certified = msgspec.defstruct("Certified", [
+        ("cover", cover), ("qid", ident, None), ("vid", ident, None),
+        ("query", str | None, None), ("pred_relevant_windows", windows, None)])
+    truth = msgspec.defstruct("Truth", [
+        ("qid", int | str), ("vid", ident, None), ("query", str | None, None),
+        ("duration", num, None), ("relevant_windows", windows, None),
+        ("relevant_clip_ids", list[int] | None, None),
+        ("saliency_scores", list[list[int]] | None, None)])
+
+    gc.disable()
+    n = 0
+    for path, kind in ((gt, truth), (regions, certified)):
+        decode = msgspec.json.Decoder(kind).decode
+        with open(path, "rb") as fh:
+            for line in fh:
+                decode(line)
+                n += kind is certified
     return n
 
 
