@@ -82,6 +82,8 @@ LEFT = [
     _W + '[[0, 1, "0.5"]]',
     _W + "[[[0], 1, 0.5]]",
     _W + "[0, 1, 0.5]",
+    _W + "[7]",  # a list of one number: the skeleton of an empty list
+    _W + "[ -1.5e2 ]",
     _W + "{}",
     '"duration": true, ' + _W + "[[0, 1, 0.5]]",
     '"duration": 1e400, ' + _W + "[[0, 1, 0.5]]",
