@@ -126,7 +126,7 @@ def typed_chunk(lines: list[bytes], signal: bool) -> tuple[Any, ...] | None:
     scal = [_column(v) for v in (dur, std_s, std_e)]
     values = np.column_stack([v for v, _ in scal]).ravel()
     present = np.column_stack([p for _, p in scal]).ravel()
-    return ([], qv, vv, query, cov.count(UNSET) != len(cov), got[0], got[1],
+    return (qv, vv, query, cov.count(UNSET) != len(cov), got[0], got[1],
             *signal_cols, values, present)
 
 
