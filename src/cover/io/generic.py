@@ -35,7 +35,7 @@ from cover.io.columns import (
     value_ids,
 )
 from cover.io.document import load_document
-from cover.io.jsonl import OnError, field_column, read_json_rows
+from cover.io.jsonl import OnError, field_column, object_column, read_json_rows
 from cover.io.opener import check_input, not_parquet, parquet_file
 from cover.io.qvhighlights import Loaded
 from cover.ragged import Ragged
@@ -247,8 +247,7 @@ def record_columns(rows: list[dict[str, Any]], lines: NDArray[np.int64],
                 line=lines, query=(field_column([{"q": field_at(r, m["query"])} for r in rows], "q")
                                    if "query" in m else None), saliency=sal,
                 problems=problems)
-    records = np.empty(len(rows), dtype=object)
-    records[:] = rows
+    records = object_column(rows)
     return c, records, reasons | ids  # a row without ids is rejected for that first
 
 
@@ -296,8 +295,7 @@ def arrow_columns(table: Any, m: dict[str, str], name: str, first_row: int = 0, 
                      np.asarray(arr.offsets.to_numpy(), dtype=np.int64))
     query = None
     if "query" in m:
-        query = np.empty(n, dtype=object)
-        query[:] = col("query").to_pylist()
+        query = object_column(col("query").to_pylist())
     header = 1 if kind_suffix(name) in (".csv", ".tsv") else 0
     c = Columns(source=name, qid=qid, vid=vid, duration=dur, windows=win, offsets=off,
                 line=np.arange(1, n + 1, dtype=np.int64) + header + first_row, query=query,
