@@ -32,8 +32,8 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from cover._version import __version__
-from cover.cli._common import check_paths, say, writes_stdout
-from cover.errors import CoverError, CoverWarning
+from cover.cli._common import check_paths, writes_stdout
+from cover.errors import CoverError, CoverWarning, say
 
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130

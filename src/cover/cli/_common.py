@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import argparse
 import math
-import sys
 
-from cover.errors import RowProblem, report_lines
+# The commands speak through cover.errors; cli.formats still takes say from here.
+from cover.errors import say as say
 
 #: What ``add_subparsers()`` returns; each command module's ``add_parser`` takes it.
 Subparsers = argparse._SubParsersAction
@@ -31,17 +31,6 @@ def add_command(sub: Subparsers, name: str, *, help: str, description: str,
         name, help=help, description=description, epilog=f"example:\n  {example}",
         formatter_class=HelpFormatter)
     return p
-
-
-def say(msg: str) -> None:
-    """Print a message for people on standard error (standard output may carry data)."""
-    print(msg, file=sys.stderr)
-
-
-def report_problems(problems: list[RowProblem], *, what: str) -> None:
-    """Say the rejected rows of ``what`` (a file name), a summary line per kind."""
-    for line in report_lines(problems, what=what):
-        say(line)
 
 
 def alpha_text(text: str) -> str:

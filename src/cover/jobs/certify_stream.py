@@ -52,12 +52,16 @@ def streamable(preds: str | Path, pred_format: str | None, columns: str | None,
         return None  # the whole-file reader gives the full message
     if fmt.name != "moment-detr":
         return None
+    return None if json_array(p) else "jsonl"
+
+
+def json_array(path: str | Path) -> bool:
+    """Whether ``path`` starts with ``[`` (a JSON array: read whole, not by lines)."""
     try:
-        with p.open("rb") as fh:
-            head = fh.read(4096)
+        with Path(path).open("rb") as fh:
+            return fh.read(4096).lstrip()[:1] == b"["
     except OSError:
-        return None  # the whole-file reader says what is wrong with the file
-    return None if head.lstrip()[:1] == b"[" else "jsonl"
+        return False  # the whole-file reader says what is wrong with the file
 
 
 def videos_index(videos: str | Path) -> tuple[NDArray[np.str_], NDArray[np.float64]]:
@@ -124,15 +128,10 @@ def certify_streaming(
                              "file first, or certify it as JSON lines")
         stage = CertifyStage.of(cal, videos=vd, videos_source=source, strict=strict,
                                 max_p=max_p)
-        if kind == "parquet":
-            counts = certify_parquet(cal, preds, output, columns=columns, batch_rows=batch_rows,
-                                     compact=compact, on_error=on_error, inputs=inputs,
-                                     stage=stage)
-        else:
-            assert columns is not None  # streamable() streams CSV only with a mapping
-            counts = certify_csv(cal, preds, output, columns=columns, batch_rows=batch_rows,
-                                 compact=compact, on_error=on_error, inputs=inputs,
-                                 stage=stage)
+        assert columns is not None  # streamable() streams a table only with a mapping
+        counts = (certify_parquet if kind == "parquet" else certify_csv)(
+            cal, preds, output, columns=columns, batch_rows=batch_rows, compact=compact,
+            on_error=on_error, inputs=inputs, stage=stage)
     else:
         wanted, lines = read_qid_lines(qids) if qids else (None, None)
 

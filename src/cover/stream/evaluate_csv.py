@@ -34,6 +34,7 @@ _STRINGS = ("cover_status", "cover_region", "cover_refused")
 #: ``cover_refused`` as certify writes it; any other text is kept for the reader to reject.
 _BOOLS = {"true": True, "false": False}
 _NUMBERS = ("cover_duration", "cover_threshold")
+_META_KEYS = ("score", "rule", "alpha", "k", "n_calibration")
 
 
 def is_csv(path: str | Path) -> bool:
@@ -44,14 +45,19 @@ def is_csv(path: str | Path) -> bool:
 def calibrator_fields(path: str | Path | None) -> dict[str, Any]:
     """The ``cover`` block's calibrator fields from a saved calibrator (all None without
     one: the regions are evaluated, the test band is not known)."""
-    keys = ("score", "rule", "alpha", "k", "n_calibration")
     if path is None:
-        return dict.fromkeys(keys)
+        return dict.fromkeys(_META_KEYS)
     from cover.calibrate.calibrator import Calibrator
     from cover.stream.arrow import calibrator_metadata
 
-    cal = json.loads(calibrator_metadata(Calibrator.load(path))[b"cover.calibrator"])
-    meta = {k: cal.get(k) for k in keys}
+    return block_fields(calibrator_metadata(Calibrator.load(path))[b"cover.calibrator"])
+
+
+def block_fields(metadata: bytes) -> dict[str, Any]:
+    """The ``cover`` block's calibrator fields of the ``cover.calibrator`` metadata
+    (:func:`cover.stream.arrow.calibrator_metadata`)."""
+    cal = json.loads(metadata)
+    meta = {k: cal.get(k) for k in _META_KEYS}
     if cal.get("fitted_on"):
         meta["calibration_sha256"] = cal["fitted_on"]
     return meta
