@@ -16,6 +16,7 @@ from cover.errors import InputError, RowProblem
 from cover.io.columns import Columns, prediction_table, truth_table
 from cover.io.document import loads
 from cover.io.generic import (
+    PARQUET_SUFFIXES,
     TABLE_SUFFIXES,
     Role,
     arrow_columns,
@@ -59,7 +60,7 @@ def _batches(p: Path, m: dict[str, str], name: str, batch_rows: int
     if suffix in TABLE_SUFFIXES:
         pa_mod = _pyarrow()
         _, pcsv, _ = pyarrow_modules()
-        if suffix in (".parquet", ".pq"):
+        if suffix in PARQUET_SUFFIXES:
             stream: Any = parquet_file(p).iter_batches(batch_size=batch_rows)
         else:
             with open_input(p) as fh:  # CSV batches are by bytes: size them from the head

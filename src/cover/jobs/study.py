@@ -42,10 +42,6 @@ STUDIES: tuple[str, ...] = ("coverage", "efficiency", "margins", "two-param", "r
 STUDY_FLAGS = ("--alphas", "--cal-frac", "--resample-frac")
 
 
-def _per_pair_runner(study: str) -> Callable[[Pair], StudyResult] | None:
-    return per_pair_runners().get(study)
-
-
 def per_pair_runners() -> dict[str, Callable[[Pair], StudyResult]]:
     """The per-pair studies of ``cover study all`` other than coverage (whose runner also
     gives the validity result) and transfer (two datasets), by name, in their order."""
@@ -138,9 +134,7 @@ def _run_pair(pair: Pair, inp: InputPair, wanted: Sequence[str], out: Path,
 
             res, extra = coverage(pair)
         else:
-            runner = _per_pair_runner(study)
-            assert runner is not None
-            res = runner(pair)
+            res = per_pair_runners()[study](pair)
         timings[f"{study} {inp.id}"] = time.perf_counter() - t0
         t0 = time.perf_counter()
         stem = study.replace("-", "_")

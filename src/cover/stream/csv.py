@@ -42,7 +42,6 @@ COVER_COLUMNS = ("cover_status", "cover_region", "cover_refused", "cover_duratio
 #: The column after them when the calibrator was fitted with ``--keep-scores``: each
 #: row's conformal p-value (``cover.p_value``), empty for a rejected row.
 P_VALUE_COLUMN = "cover_p_value"
-CSV_SUFFIXES = (".csv", ".tsv")
 DEFAULT_BATCH_LINES = 131_072
 
 
