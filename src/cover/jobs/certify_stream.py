@@ -10,7 +10,6 @@ document, TimeChat, lmms-eval, ...) are read whole.
 
 from __future__ import annotations
 
-import sys
 import warnings
 from pathlib import Path
 from typing import Literal
@@ -19,12 +18,10 @@ import numpy as np
 from numpy.typing import NDArray
 
 from cover.calibrate import Calibrator
-from cover.errors import CoverWarning, InputError, RowProblem, report_lines
+from cover.errors import CoverWarning, InputError, RowProblem, report_problems
 from cover.io.qids import read_qid_lines, unknown_qids
 
 Stream = Literal["jsonl", "parquet", "csv"]
-PARQUET_SUFFIXES = (".parquet", ".pq")
-CSV_SUFFIXES = (".csv", ".tsv")
 
 
 def streamable(preds: str | Path, pred_format: str | None, columns: str | None,
@@ -33,7 +30,7 @@ def streamable(preds: str | Path, pred_format: str | None, columns: str | None,
     lines, Parquet with ``--columns`` written as Parquet and CSV/TSV with ``--columns``
     written as CSV/TSV (a CSV or Parquet input certified into JSON lines is read whole;
     no ``output``: the path that reads it)."""
-    from cover.io.generic import kind_suffix
+    from cover.io.generic import CSV_SUFFIXES, PARQUET_SUFFIXES, kind_suffix
 
     p = Path(preds)
     if p.suffix.lower() in PARQUET_SUFFIXES:
@@ -146,8 +143,7 @@ def certify_streaming(
             inputs=inputs, before_commit=unknown, max_p=max_p)
     calibration_warning(counts.in_calibration,
                         counts.certified + counts.refused + counts.abstained)
-    for line in report_lines(counts.found, what=preds):
-        print(line, file=sys.stderr)
+    report_problems(counts.found, what=preds)
     abst = f"abstained (whole video) {counts.abstained}, " if counts.abstained else ""
     return [f"certified {counts.certified}, refused (whole video) {counts.refused}, {abst}"
             f"rejected {counts.rejected} of {counts.rows} input rows (streamed in "
