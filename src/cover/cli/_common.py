@@ -46,23 +46,22 @@ def alpha_text(text: str) -> str:
 
 def positive_float(text: str) -> float:
     """argparse type: a finite number > 0."""
-    try:
-        x = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text}") from None
-    if not (math.isfinite(x) and x > 0):
-        raise argparse.ArgumentTypeError(f"must be a finite number > 0, got {text}")
-    return x
+    return _finite(text, zero_ok=False)
 
 
 def nonnegative_float(text: str) -> float:
     """argparse type: a finite number >= 0."""
+    return _finite(text, zero_ok=True)
+
+
+def _finite(text: str, *, zero_ok: bool) -> float:
     try:
         x = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a number, got {text}") from None
-    if not (math.isfinite(x) and x >= 0):
-        raise argparse.ArgumentTypeError(f"must be a finite number >= 0, got {text}")
+    if not (math.isfinite(x) and (x > 0 or (zero_ok and x == 0))):
+        raise argparse.ArgumentTypeError(
+            f"must be a finite number {'>=' if zero_ok else '>'} 0, got {text}")
     return x
 
 
