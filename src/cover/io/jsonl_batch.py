@@ -164,10 +164,7 @@ def top1_finite(win: NDArray[np.float64], offsets: NDArray[np.int64]
     return ps, pe
 
 
-def flat_numbers(vals: list[Any] | None, *, typed: bool = False
-                 ) -> tuple[NDArray[np.float64], NDArray[np.int64]] | None:
-    """Flat values and lengths of lists of JSON numbers, or None (``typed``: floats)."""
-    if vals is None:
-        return None
-    flat = flat_values(vals, typed=typed)
+def flat_numbers(vals: list[Any]) -> tuple[NDArray[np.float64], NDArray[np.int64]] | None:
+    """Flat values and lengths of lists of JSON numbers, or None (one is not a number)."""
+    flat = flat_values(vals)
     return None if flat is None else (flat, list_lengths(vals))
