@@ -110,6 +110,19 @@ def test_doubtful_rows_leave_the_batch_to_the_per_row_reader(body, signal):
 
 
 @pytest.mark.parametrize("signal", [True, False])
+@pytest.mark.parametrize("windows", ["[7]", "[ -1.5e2 ]"])
+def test_a_list_of_one_number_is_no_empty_window_list(windows, signal):
+    """``[7]`` has the skeleton of ``[]`` once its number is dropped: the per-row reader
+    rejects it, so the typed decode must leave the batch to it."""
+    batch = [(1, line(0, _W + "[[0, 1, 0.5]]")), (2, line(1, _W + windows)),
+             (3, line(2, _W + "[]"))]
+    assert typed(batch, signal) is None
+    got = load_batch("p.jsonl", batch, on_error="reject", keep_records=False, signal=signal)
+    assert [(p.line, p.action) for p in got.loaded.problems] == [(2, "rejected")]
+    assert got.loaded.problems == slow(batch).problems
+
+
+@pytest.mark.parametrize("signal", [True, False])
 def test_windows_of_two_numbers_are_scored_by_list_order(signal):
     batch = [(1, line(0, _W + "[[0, 4], [1, 2]], " + _S + "[]")), (2, line(1, _W + "[]")),
              (3, line(2, _W + "[[5, 6]]"))]

@@ -8,6 +8,7 @@ either kept (possibly clipped, with a counted warning) or rejected with a reason
 
 from __future__ import annotations
 
+import sys
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Literal
@@ -94,6 +95,18 @@ def report_lines(problems: list[RowProblem], *, what: str, limit: int = 3) -> li
                        "; ".join(f"{k} ({v})" for k, v in kinds.most_common(4)))
             out.append(summarize(these, limit=limit))
     return out
+
+
+def say(msg: str) -> None:
+    """A line for people on standard error (standard output may carry data), flushed at
+    once so that a long job's progress shows as it goes."""
+    print(msg, file=sys.stderr, flush=True)
+
+
+def report_problems(problems: list[RowProblem], *, what: str, limit: int = 3) -> None:
+    """Say the clipped and rejected rows of ``what`` (a file name): :func:`report_lines`."""
+    for line in report_lines(problems, what=what, limit=limit):
+        say(line)
 
 
 def summarize(problems: list[RowProblem], *, limit: int = 5) -> str:

@@ -32,8 +32,8 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from cover._version import __version__
-from cover.cli._common import check_paths, say, writes_stdout
-from cover.errors import CoverError, CoverWarning
+from cover.cli._common import check_paths, writes_stdout
+from cover.errors import CoverError, CoverWarning, say
 
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
@@ -139,15 +139,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             return EXIT_USAGE
         _quiet_stdout()
         return EXIT_BROKEN_PIPE
-    except (CoverError, ValueError) as exc:
+    except (CoverError, ValueError, ImportError) as exc:  # ImportError: an extra not installed
         say(f"cover: error: {exc}")
         return EXIT_USAGE
     except OSError as exc:  # a file that cannot be read or written: no traceback
         where = f"{exc.filename}: " if exc.filename else ""
         say(f"cover: error: {where}{exc.strerror or exc}")
-        return EXIT_USAGE
-    except ImportError as exc:  # an optional extra that is not installed
-        say(f"cover: error: {exc}")
         return EXIT_USAGE
     except Terminated:
         say("cover: terminated; files being written were discarded, earlier outputs are "

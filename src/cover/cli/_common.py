@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import argparse
 import math
-import sys
 
-from cover.errors import RowProblem, report_lines
+# The commands speak through cover.errors; cli.formats still takes say from here.
+from cover.errors import say as say
 
 #: What ``add_subparsers()`` returns; each command module's ``add_parser`` takes it.
 Subparsers = argparse._SubParsersAction
@@ -33,17 +33,6 @@ def add_command(sub: Subparsers, name: str, *, help: str, description: str,
     return p
 
 
-def say(msg: str) -> None:
-    """Print a message for people on standard error (standard output may carry data)."""
-    print(msg, file=sys.stderr)
-
-
-def report_problems(problems: list[RowProblem], *, what: str) -> None:
-    """Say the rejected rows of ``what`` (a file name), a summary line per kind."""
-    for line in report_lines(problems, what=what):
-        say(line)
-
-
 def alpha_text(text: str) -> str:
     """argparse type: keep alpha as the user's decimal text (exact arithmetic later)."""
     from cover.calibrate.quantile import as_fraction
@@ -57,23 +46,22 @@ def alpha_text(text: str) -> str:
 
 def positive_float(text: str) -> float:
     """argparse type: a finite number > 0."""
-    try:
-        x = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text}") from None
-    if not (math.isfinite(x) and x > 0):
-        raise argparse.ArgumentTypeError(f"must be a finite number > 0, got {text}")
-    return x
+    return _finite(text, zero_ok=False)
 
 
 def nonnegative_float(text: str) -> float:
     """argparse type: a finite number >= 0."""
+    return _finite(text, zero_ok=True)
+
+
+def _finite(text: str, *, zero_ok: bool) -> float:
     try:
         x = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a number, got {text}") from None
-    if not (math.isfinite(x) and x >= 0):
-        raise argparse.ArgumentTypeError(f"must be a finite number >= 0, got {text}")
+    if not (math.isfinite(x) and (x > 0 or (zero_ok and x == 0))):
+        raise argparse.ArgumentTypeError(
+            f"must be a finite number {'>=' if zero_ok else '>'} 0, got {text}")
     return x
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import argparse
 
-from cover.cli._common import InputPath, OutputPath, Subparsers, add_command, report_problems
+from cover.cli._common import InputPath, OutputPath, Subparsers, add_command
+from cover.errors import report_problems
 
 
 def add_parser(sub: Subparsers) -> None:

@@ -16,9 +16,8 @@ from cover.cli._common import (
     nonnegative_int,
     positive_float,
     positive_int,
-    report_problems,
-    say,
 )
+from cover.errors import report_problems, say
 
 #: Exit status of a run in which every request failed (the prediction file is written).
 EXIT_ALL_FAILED = 1

@@ -10,16 +10,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from cover.cli._common import (
-    InputPath,
-    OutputFolder,
-    OutputOrStdout,
-    Subparsers,
-    add_command,
-    report_problems,
-    say,
-)
-from cover.errors import InputError
+from cover.cli._common import InputPath, OutputFolder, OutputOrStdout, Subparsers, add_command
+from cover.errors import InputError, report_problems, say
 
 
 def add_parser(sub: Subparsers) -> None:

@@ -5,15 +5,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from cover.cli._common import (
-    InputPath,
-    OutputFolder,
-    Subparsers,
-    add_command,
-    report_problems,
-    say,
-)
+from cover.cli._common import InputPath, OutputFolder, Subparsers, add_command
 from cover.cli.formats import add_format_flags
+from cover.errors import report_problems, say
 
 
 def add_parser(sub: Subparsers) -> None:

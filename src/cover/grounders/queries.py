@@ -51,7 +51,7 @@ def read_queries(path: str | Path, *, need_duration: bool = True,
     check_required(raw, ("qid", "vid", "query") + (("duration",) if need_duration else ()))
     check_unique_qids(raw)
     duration, has = float_field(raw, "duration")
-    reject_rows(raw, first_reason(len(raw.records), [
+    reject_rows(raw, first_reason([
         (bad_number(duration, has, positive=True), "duration must be a finite number > 0")]))
     table = table_of(raw, duration=float_field(raw, "duration")[0])  # the rows kept
     raise_on_rejections(raw.problems, on_error, raw.path)

@@ -14,8 +14,8 @@ from numpy.typing import NDArray
 from cover.data.table import DEFAULT_CLIP_SECONDS
 from cover.errors import InputError, RowProblem
 from cover.io.columns import Columns, prediction_table, truth_table
-from cover.io.document import loads
 from cover.io.generic import (
+    PARQUET_SUFFIXES,
     TABLE_SUFFIXES,
     Role,
     arrow_columns,
@@ -25,7 +25,7 @@ from cover.io.generic import (
     pyarrow_modules,
     record_columns,
 )
-from cover.io.jsonl import OnError
+from cover.io.jsonl import OnError, json_loads
 from cover.io.opener import check_input, open_input, parquet_file
 from cover.io.qvhighlights import Loaded
 from cover.io.seen import SeenIds
@@ -59,7 +59,7 @@ def _batches(p: Path, m: dict[str, str], name: str, batch_rows: int
     if suffix in TABLE_SUFFIXES:
         pa_mod = _pyarrow()
         _, pcsv, _ = pyarrow_modules()
-        if suffix in (".parquet", ".pq"):
+        if suffix in PARQUET_SUFFIXES:
             stream: Any = parquet_file(p).iter_batches(batch_size=batch_rows)
         else:
             with open_input(p) as fh:  # CSV batches are by bytes: size them from the head
@@ -83,7 +83,7 @@ def _batches(p: Path, m: dict[str, str], name: str, batch_rows: int
             if not raw.strip():
                 continue
             try:
-                obj = loads(raw)
+                obj = json_loads(raw)
             except ValueError as exc:
                 problems.append(RowProblem(name, lineno, None, f"malformed JSON ({exc})",
                                            "rejected"))

@@ -17,7 +17,7 @@ import numpy as np
 from cover.errors import RowProblem
 from cover.io.columns import Columns, truth_table
 from cover.io.document import key_lines, load_object
-from cover.io.jsonl import OnError
+from cover.io.jsonl import OnError, object_column
 from cover.io.qvhighlights import Loaded
 
 #: entry -> (duration in seconds, seconds per time unit of ``timestamps``)
@@ -65,8 +65,7 @@ def read_caption_dict(path: str | Path, *, time_base: TimeBase,
         lines += [line] * n
         parts.append(w)
     win = np.concatenate(parts) if parts else np.empty((0, 2))
-    query = np.empty(len(queries), dtype=object)
-    query[:] = queries
+    query = object_column(queries)
     c = Columns(source=name, qid=np.array(qids, dtype=str), vid=np.array(vids, dtype=str),
                 duration=np.asarray(durs, dtype=np.float64), windows=win,
                 offsets=np.arange(len(qids) + 1, dtype=np.int64),

@@ -25,7 +25,7 @@ import numpy as np
 from cover.errors import InputError, RowProblem
 from cover.io.columns import Columns, stack_windows, truth_table
 from cover.io.document import key_lines, load_object
-from cover.io.jsonl import OnError
+from cover.io.jsonl import OnError, object_column
 from cover.io.qvhighlights import Loaded
 from cover.ragged import take_index
 
@@ -75,8 +75,7 @@ def read_charades_rf(path: str | Path, *, on_error: OnError = "raise",
     keep = ~(no_moment & (np.diff(offsets) == 0))
     keep[bad] = False
     rows = np.flatnonzero(keep)
-    query = np.empty(len(queries), dtype=object)
-    query[:] = queries
+    query = object_column(queries)
     t = np.array([d if isinstance(d, (int, float)) and not isinstance(d, bool) else np.nan
                   for d in durs], dtype=np.float64)
     flat, off = take_index(offsets, rows)

@@ -23,7 +23,7 @@ from cover.errors import InputError, RowProblem
 from cover.io.columns import Columns, truth_table
 from cover.io.document import read_bytes
 from cover.io.durations import lookup_durations, read_video_durations
-from cover.io.jsonl import OnError
+from cover.io.jsonl import OnError, object_column
 from cover.io.qvhighlights import Loaded
 
 LINE = re.compile(r"^(\S+) +(\S+) +(\S+?) *##(.*)$")
@@ -80,8 +80,7 @@ def read_charades_sta(path: str | Path, *, durations: str | Path | None = None,
     vid = np.array(vids, dtype=str)
     qid = (line - 1 + qid_offset).astype(str)
     t = lookup_durations(vid, *read_video_durations(dur_path))
-    query = np.empty(len(queries), dtype=object)
-    query[:] = queries
+    query = object_column(queries)
     c = Columns(source=name, qid=qid, vid=vid, duration=t,
                 windows=np.column_stack([s, e]), offsets=np.arange(vid.size + 1),
                 line=line, query=query, problems=problems)

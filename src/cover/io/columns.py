@@ -28,7 +28,7 @@ from cover.data.table import DEFAULT_CLIP_SECONDS, GroundingTable
 from cover.errors import RowProblem
 from cover.intervals import Intervals
 from cover.io.arrow_text import arrow_text
-from cover.io.fields import not_a_number
+from cover.io.fields import first_reason, not_a_number
 from cover.io.jsonl import OnError, raise_on_rejections
 from cover.io.qvhighlights import Loaded, top1
 from cover.io.row_checks import id_problem
@@ -74,14 +74,6 @@ def _later(more: dict[int, str], first: dict[int, str] | None) -> dict[int, str]
     return {i: w for i, w in more.items() if not first or i not in first}
 
 
-def _first_reason(checks: list[tuple[NDArray[np.bool_], str]],
-                  reasons: dict[int, str]) -> dict[int, str]:
-    for bad, why in checks:
-        for i in np.flatnonzero(bad).tolist():
-            reasons.setdefault(i, why)
-    return reasons
-
-
 def _reject(c: Columns, reasons: dict[int, str]) -> NDArray[np.bool_]:
     keep = np.ones(len(c), dtype=bool)
     for i, why in sorted(reasons.items()):
@@ -108,7 +100,7 @@ def truth_table(c: Columns, *, on_error: OnError = "raise",
     w = c.windows[:, :2]
     with np.errstate(invalid="ignore"):
         bad_t = ~(np.isfinite(c.duration) & (c.duration > 0))
-    reasons = _first_reason([
+    reasons = first_reason([
         (bad_t, DURATION_RULE),
         (np.diff(c.offsets) == 0, "no true window (no moment)"),
         (nonfinite_windows(w[:, 0], w[:, 1], c.offsets), TRUTH_NONFINITE),
@@ -155,7 +147,7 @@ def prediction_table(c: Columns, *, clip: float = DEFAULT_CLIP_SECONDS,
     with np.errstate(invalid="ignore"):
         bad_t = ~np.isnan(c.duration) & ~(np.isfinite(c.duration) & (c.duration > 0))
     finite = np.isfinite(w)
-    reasons = _first_reason([
+    reasons = first_reason([
         (np.zeros(len(c), dtype=bool) if finite.all()  # one flat pass when all are
          else segment_any(~finite.all(axis=1), c.offsets),
          "non-finite number in a predicted window"),

@@ -2,8 +2,7 @@
 
 Dataset annotation files (ActivityNet Captions, TACoS, Charades-CD, Charades-RF,
 TimeChat predictions) are one JSON document, not JSON lines. They are parsed with
-orjson when it is installed (``pip install 'cover-grounding[fast]'``), else with the
-standard library; a syntax error names file, line and column.
+orjson (:data:`cover.io.jsonl.json_loads`); a syntax error names file, line and column.
 """
 
 from __future__ import annotations
@@ -16,16 +15,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from cover.errors import InputError
-from cover.io.jsonl import read_input_bytes
-
-
-def loads(data: bytes) -> Any:
-    """Parse JSON bytes with orjson when available, else :mod:`json`."""
-    try:
-        import orjson
-    except ImportError:  # pragma: no cover - the test extra installs orjson
-        return json.loads(data)
-    return orjson.loads(data)
+from cover.io.jsonl import json_loads, read_input_bytes
 
 
 def read_bytes(path: str | Path) -> bytes:
@@ -39,7 +29,7 @@ def load_document(path: str | Path, data: bytes | None = None) -> Any:
     """The parsed document; a syntax error is an :class:`InputError` at file:line:col."""
     raw = read_bytes(path) if data is None else data
     try:
-        return loads(raw)
+        return json_loads(raw)
     except json.JSONDecodeError as exc:
         line, col = _line_col(raw, exc.pos)
         raise InputError(f"{path}:{line}: malformed JSON ({exc.msg.split(':')[0]} at column "

@@ -98,9 +98,11 @@ def _not_numbers(v: Any, width: tuple[int, ...]) -> str | None:
 _NUMBER_TYPES = {int, float}
 
 
-def first_reason(n: int, checks: list[tuple[NDArray[np.bool_], str]]) -> dict[int, str]:
-    """Row -> the first failing check's message."""
-    reasons: dict[int, str] = {}
+def first_reason(checks: list[tuple[NDArray[np.bool_], str]],
+                 reasons: dict[int, str] | None = None) -> dict[int, str]:
+    """Row -> the first failing check's message (added to ``reasons``, whose rows keep
+    theirs)."""
+    reasons = {} if reasons is None else reasons
     for bad, why in checks:
         for i in np.flatnonzero(bad).tolist():
             reasons.setdefault(i, why)
@@ -109,7 +111,7 @@ def first_reason(n: int, checks: list[tuple[NDArray[np.bool_], str]]) -> dict[in
 
 def reject_rows(raw: RawRows, reasons: dict[int, str]) -> NDArray[np.bool_]:
     """Reject the rows in ``reasons``; returns the keep mask over the rows before.
-    With :func:`first_reason`: ``keep = reject_rows(raw, first_reason(n, checks))``."""
+    With :func:`first_reason`: ``keep = reject_rows(raw, first_reason(checks))``."""
     keep = np.ones(len(raw.records), dtype=bool)
     if reasons:
         keep[list(reasons)] = False

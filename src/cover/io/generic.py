@@ -35,14 +35,16 @@ from cover.io.columns import (
     value_ids,
 )
 from cover.io.document import load_document
-from cover.io.jsonl import OnError, field_column, read_json_rows
+from cover.io.jsonl import OnError, field_column, object_column, read_json_rows
 from cover.io.opener import check_input, not_parquet, parquet_file
 from cover.io.qvhighlights import Loaded
 from cover.ragged import Ragged
 
 Role = Literal["predictions", "ground_truth"]
 FIELDS = ("qid", "vid", "query", "duration", "start", "end", "windows", "saliency")
-TABLE_SUFFIXES = (".csv", ".tsv", ".parquet", ".pq")
+CSV_SUFFIXES = (".csv", ".tsv")
+PARQUET_SUFFIXES = (".parquet", ".pq")
+TABLE_SUFFIXES = CSV_SUFFIXES + PARQUET_SUFFIXES
 _GZIP_MAGIC = b"\x1f\x8b"
 
 
@@ -112,7 +114,7 @@ def read_arrow(path: str | Path) -> Any:
     _, pcsv, pq = pyarrow_modules()
     p = check_input(path)
     kind = kind_suffix(p)
-    if kind in (".parquet", ".pq"):
+    if kind in PARQUET_SUFFIXES:
         if is_gzip(p):  # Parquet needs to seek: gunzip into memory
             return parquet_file(p).read()
         try:
@@ -193,7 +195,7 @@ def read_table(path: str | Path, columns: str | dict[str, str], *, role: Role,
     m = parse_columns(columns)
     name = str(path)
     reasons: dict[int, str] = {}
-    if kind_suffix(path) in (".csv", ".tsv"):
+    if kind_suffix(path) in CSV_SUFFIXES:
         from cover.io.csv_lines import csv_columns
 
         c, records, reasons = csv_columns(path, m, name)
@@ -247,8 +249,7 @@ def record_columns(rows: list[dict[str, Any]], lines: NDArray[np.int64],
                 line=lines, query=(field_column([{"q": field_at(r, m["query"])} for r in rows], "q")
                                    if "query" in m else None), saliency=sal,
                 problems=problems)
-    records = np.empty(len(rows), dtype=object)
-    records[:] = rows
+    records = object_column(rows)
     return c, records, reasons | ids  # a row without ids is rejected for that first
 
 
@@ -296,9 +297,8 @@ def arrow_columns(table: Any, m: dict[str, str], name: str, first_row: int = 0, 
                      np.asarray(arr.offsets.to_numpy(), dtype=np.int64))
     query = None
     if "query" in m:
-        query = np.empty(n, dtype=object)
-        query[:] = col("query").to_pylist()
-    header = 1 if kind_suffix(name) in (".csv", ".tsv") else 0
+        query = object_column(col("query").to_pylist())
+    header = 1 if kind_suffix(name) in CSV_SUFFIXES else 0
     c = Columns(source=name, qid=qid, vid=vid, duration=dur, windows=win, offsets=off,
                 line=np.arange(1, n + 1, dtype=np.int64) + header + first_row, query=query,
                 saliency=sal, reasons=reasons)

@@ -1,8 +1,7 @@
 """Typed decode of Moment-DETR prediction lines: only the fields a command reads, each
 to the type the per-row reader accepts without a message, as columns.
 
-The bulk reader (:mod:`cover.io.jsonl_batch`) parses each line into a dict of Python
-objects, then takes the fields out of the dicts. Here each line is decoded by msgspec
+For the bulk reader (:mod:`cover.io.jsonl_batch`) each line is decoded by msgspec
 into a small struct of the fields the certify step reads (``qid``, ``vid``, ``query``,
 ``duration``, the stds, ``pred_relevant_windows``, and ``pred_saliency_scores`` for a
 command that reads the signal); every other field is skipped without building a
@@ -127,7 +126,7 @@ def typed_chunk(lines: list[bytes], signal: bool) -> tuple[Any, ...] | None:
     scal = [_column(v) for v in (dur, std_s, std_e)]
     values = np.column_stack([v for v, _ in scal]).ravel()
     present = np.column_stack([p for _, p in scal]).ravel()
-    return ([], qv, vv, query, cov.count(UNSET) != len(cov), got[0], got[1],
+    return (qv, vv, query, cov.count(UNSET) != len(cov), got[0], got[1],
             *signal_cols, values, present)
 
 
@@ -150,8 +149,11 @@ def raw_windows(raws: Sequence[Raw]) -> tuple[NDArray[np.float64], NDArray[np.in
               for k in set(per_row.tolist())}
     if b"\n".join(map(shapes.__getitem__, per_row.tolist())) != skel:
         return None
-    full = raws if per_row.all() else [r for r, k in zip(raws, per_row.tolist(),
-                                                         strict=True) if k]
+    empty = [r for r, k in zip(raws, per_row.tolist(), strict=True) if not k]
+    if any(bytes(r).translate(None, b" \t\r") != b"[]" for r in empty):
+        return None  # "[7]" has the skeleton of "[]": a number, not a window
+    full = raws if not empty else [r for r, k in zip(raws, per_row.tolist(),
+                                                      strict=True) if k]
     try:
         flat = _FLOATS.decode(b"[" + b",".join(full).translate(None, b"[]") + b"]")
     except (msgspec.DecodeError, msgspec.ValidationError):

@@ -34,7 +34,7 @@ from cover.data.table import DEFAULT_CLIP_SECONDS
 from cover.errors import RowProblem
 from cover.io.columns import Columns, prediction_table
 from cover.io.document import key_lines, load_object
-from cover.io.jsonl import OnError, RawRows, read_json_rows
+from cover.io.jsonl import OnError, RawRows, object_column, read_json_rows
 from cover.io.qvhighlights import Loaded
 from cover.io.timechat import strip_ext
 
@@ -100,8 +100,7 @@ def _columns(name: str, qids: list[str], vids: list[str], queries: list[Any],
     np.cumsum(has, out=off[1:])
     problems += [RowProblem(name, int(line[i]), qids[i], UNPARSED, "noted")
                  for i in np.flatnonzero(~has).tolist()]
-    query = np.empty(len(queries), dtype=object)
-    query[:] = queries
+    query = object_column(queries)
     return Columns(source=name, qid=np.array(qids, dtype=str), vid=np.array(vids, dtype=str),
                    duration=(np.full(len(qids), np.nan) if durations is None
                              else np.array(durations, dtype=np.float64)),
@@ -135,8 +134,7 @@ def read_lmms_eval_samples(path: str | Path, *, clip: float = DEFAULT_CLIP_SECON
         answers.append(_answer(r))
         durations.append(_duration(d))
     c = _columns(raw.path, qids, vids, queries, answers, raw.lines, raw.problems, durations)
-    records = np.empty(len(qids), dtype=object)
-    records[:] = raw.records
+    records = object_column(raw.records)
     out = prediction_table(c, clip=clip, on_error=on_error, records=records, reasons=reasons)
     return Loaded(out.table, out.problems, {**raw.rejected, **out.rejected})
 
@@ -154,6 +152,5 @@ def read_lmms_eval_submission(path: str | Path, *, clip: float = DEFAULT_CLIP_SE
     queries = [p[1] if len(p) == 3 else None for p in parts]
     c = _columns(name, [str(i) for i in range(len(keys))], vids, queries, list(doc.values()),
                  key_lines(data, keys), [])
-    records = np.empty(len(keys), dtype=object)
-    records[:] = [{"key": k, "answer": v} for k, v in doc.items()]
+    records = object_column([{"key": k, "answer": v} for k, v in doc.items()])
     return prediction_table(c, clip=clip, on_error=on_error, records=records, reasons=reasons)

@@ -11,8 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from cover.errors import InputError
-from cover.io.document import loads
-from cover.io.jsonl import read_input_bytes
+from cover.io.jsonl import json_loads, read_input_bytes
 from cover.io.opener import open_input
 
 #: How much of a file the sniffers see without parsing it.
@@ -70,13 +69,13 @@ class Peek:
         _, nl, rest = head.partition(b"\n")
         if rest.lstrip()[:1] == b"{" or (not nl and len(self.head) == HEAD_BYTES):
             try:  # JSON lines (first line is one row): no need to parse the whole file
-                row = loads(self.first_line())
+                row = json_loads(self.first_line())
             except ValueError:
                 row = None
             if isinstance(row, dict) and not _is_document(row):
                 return None
         try:
-            doc = loads(self.data)
+            doc = json_loads(self.data)
         except ValueError:
             return None
         if isinstance(doc, dict) and not _is_document(doc):
@@ -112,7 +111,7 @@ class Peek:
             return logs[0] if isinstance(logs, list) and logs and isinstance(logs[0], dict) \
                 else None
         try:  # the whole first line, however long
-            row = loads(self.first_line())
+            row = json_loads(self.first_line())
         except ValueError:
             return None
         return row if isinstance(row, dict) else None

@@ -122,7 +122,7 @@ def predictions_from_rows(raw: RawRows, *, clip: float = DEFAULT_CLIP_SECONDS,
     no_pred = np.array(
         ["pred_relevant_windows" not in r and "pred_saliency_scores" not in r
          for r in raw.records], dtype=bool)
-    reject_rows(raw, first_reason(len(raw.records), [
+    reject_rows(raw, first_reason([
         (no_pred, "missing field: pred_relevant_windows (and no pred_saliency_scores)")]))
 
     win, woff = ragged_field(raw, "pred_relevant_windows", (2, 3), optional=True)
@@ -135,7 +135,7 @@ def predictions_from_rows(raw: RawRows, *, clip: float = DEFAULT_CLIP_SECONDS,
     std_s, has_s = float_field(raw, "start_std")
     std_e, has_e = float_field(raw, "end_std")
     # Vectorised validity checks over all windows and clips at once.
-    keep = reject_rows(raw, first_reason(len(raw.records), prediction_rules(
+    keep = reject_rows(raw, first_reason(prediction_rules(
         win, woff, sal, soff, (duration, has_dur), (std_s, has_s), (std_e, has_e))))
     win, woff = trim_ragged(keep, win, woff)
     sal2, soff = trim_ragged(keep, sal[:, None], soff)
@@ -208,7 +208,7 @@ def read_ground_truth(path: str | Path, *, on_error: OnError = "raise") -> Loade
     win, woff = ragged_field(raw, "relevant_windows", (2,), optional=False)
     win = win[:, :2]
     duration, _ = float_field(raw, "duration")
-    reasons = first_reason(len(raw.records), truth_rules(duration, win, woff))
+    reasons = first_reason(truth_rules(duration, win, woff))
     keep = reject_rows(raw, label_problems(raw.records) | reasons)
     win, woff = trim_ragged(keep, win, woff)
     table = table_of(raw, duration=duration[keep],

@@ -219,8 +219,7 @@ def regions_from_rows(raw: RawRows, *, seen: SeenLines | None = None,
                             dtype=bool)
     raw.records = [r for r, k in zip(raw.records, ~was_rejected, strict=True) if k]
     raw.lines = raw.lines[~was_rejected]
-    n = len(raw.records)
-    fields.reject_rows(raw, fields.first_reason(n, [
+    fields.reject_rows(raw, fields.first_reason([
         (np.array([r.get("qid") is None for r in raw.records], dtype=bool),
          "missing field: qid"),
         (np.array([not isinstance(block_of(r).get("region"), list) for r in raw.records],
@@ -238,8 +237,7 @@ def regions_from_rows(raw: RawRows, *, seen: SeenLines | None = None,
     reg = reg[:, :2]
     dur, has_dur = fields.float_field(raw, "cover.duration",
                                       get=lambda r: r["cover"].get("duration"))
-    keep = fields.reject_rows(raw, fields.first_reason(len(raw.records),
-                                                       region_rules(reg, roff, dur, has_dur)))
+    keep = fields.reject_rows(raw, fields.first_reason(region_rules(reg, roff, dur, has_dur)))
     reg, roff = fields.trim_ragged(keep, reg, roff)
     dur = dur[keep]
     meta, meta_line = _common_meta(raw, first)

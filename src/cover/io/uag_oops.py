@@ -107,7 +107,7 @@ def read_uag_ground_truth(path: str | Path, *, on_error: OnError = "raise") -> L
     raw = read_keyed_json(path)
     s, has_s = float_field(raw, "start_time", get=lambda r: _number(r.get("start_time")))
     e, has_e = float_field(raw, "end_time", get=lambda r: _number(r.get("end_time")))
-    keep = reject_rows(raw, first_reason(len(raw.records), [
+    keep = reject_rows(raw, first_reason([
         (s == -1, "start_time is -1: the annotator saw no failure (no true moment)"),
         (~has_s | bad_number(s, has_s, positive=False), "start_time must be a number >= 0"),
         (~has_e | bad_number(e, has_e, positive=True), "end_time must be a number > 0"),

@@ -9,7 +9,6 @@ same problems report and the same fit follow.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -19,7 +18,7 @@ import numpy as np
 
 from cover.data.relevance import SALIENCY
 from cover.data.table import GroundingTable
-from cover.errors import InputError, no_rows_left, report_lines
+from cover.errors import InputError, no_rows_left, report_problems, say
 from cover.stream.calibrate import StreamedFit
 
 #: ``(Calibrator keyword settings, fit keyword arguments, notes)`` of the grouping flags
@@ -109,7 +108,7 @@ def _labelled(job: CalibrateJob) -> StreamedFit:
             columns=kw.get("gt_columns"), keep_records=False))
     if g is None or not g.native_qids or no_moment_qids(g.loaded):
         whole = read_labelled(job.preds, job.gt, qids=job.qids, clip=job.clip,
-                              strict=job.strict, on_error=job.on_error, log=_say, **kw)
+                              strict=job.strict, on_error=job.on_error, log=say, **kw)
         return StreamedFit(None, whole.table, whole.problems, 1, whole=whole.table,
                            relevance=whole.relevance)
     # Held for the whole stream: drop what the join never reads (the rows as parsed
@@ -126,13 +125,9 @@ def _labelled(job: CalibrateJob) -> StreamedFit:
                             batch_rows=job.batch_rows, **args)
     else:
         got = score_jsonl(job.preds, g.loaded.table, batch_lines=job.batch_rows, **args)
-    _say(f"{job.preds}: streamed in {got.batches} batch(es) of up to {job.batch_rows} lines")
+    say(f"{job.preds}: streamed in {got.batches} batch(es) of up to {job.batch_rows} lines")
     got.problems = g.loaded.problems + got.problems
     return got
-
-
-def _say(msg: str) -> None:
-    print(msg, file=sys.stderr)
 
 
 def calibrate(job: CalibrateJob, group_settings: GroupSettings) -> list[str]:
@@ -151,8 +146,7 @@ def calibrate(job: CalibrateJob, group_settings: GroupSettings) -> list[str]:
                          "--relevance-from proposals")
     got = _labelled(job)
     table = got.table
-    for line in report_lines(got.problems, what="calibration input"):
-        _say(line)
+    report_problems(got.problems, what="calibration input")
     if len(table) == 0:
         raise InputError(no_rows_left(job.preds, job.gt, got.problems))
     got.require_family(job.score, job.preds)

@@ -12,15 +12,12 @@ that stage; the streamed paths are in :mod:`cover.jobs.certify_stream`.
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
 
-from cover.errors import InputError, RowProblem, report_lines
+from cover.data.rules import OnError
+from cover.errors import InputError, RowProblem, report_problems, say
 from cover.jobs.certify_stream import Stream, calibration_warning, certify_streaming, streamable
-
-OnError = Literal["raise", "reject"]
 
 
 @dataclass(frozen=True)
@@ -49,11 +46,11 @@ class CertifyJob:
 def output_kind(output: str | Path) -> Stream:
     """The format an output name asks for: ``parquet``, ``csv`` or (any other name,
     ``-`` included) ``jsonl``."""
-    from cover.io.generic import kind_suffix
+    from cover.io.generic import CSV_SUFFIXES, PARQUET_SUFFIXES, kind_suffix
 
     suffix = kind_suffix(output) if str(output) != "-" else ""
-    return ("parquet" if suffix in (".parquet", ".pq") else
-            "csv" if suffix in (".csv", ".tsv") else "jsonl")
+    return ("parquet" if suffix in PARQUET_SUFFIXES else
+            "csv" if suffix in CSV_SUFFIXES else "jsonl")
 
 
 def route(job: CertifyJob) -> Stream | None:
@@ -114,7 +111,7 @@ def certify_whole(job: CertifyJob) -> list[str]:
                        options=formats.Options(clip=job.clip, on_error=job.on_error,
                                                columns=job.columns,
                                                relevance_from=cal.relevance))
-    print(f"{job.preds}: {got.format} ({len(got.loaded.table)} rows)", file=sys.stderr)
+    say(f"{job.preds}: {got.format} ({len(got.loaded.table)} rows)")
     preds = got.loaded
     problems: list[RowProblem] = []
     wanted = None
@@ -147,8 +144,7 @@ def certify_whole(job: CertifyJob) -> list[str]:
     rows = certified_rows(table, regions, stage.meta, rejected, preds.problems + problems,
                           in_calibration=done.in_calibration)
     write_certified(job.output, rows, inputs=[job.calibrator, job.preds, job.videos, job.qids])
-    for line in report_lines(preds.problems + problems, what=job.preds):
-        print(line, file=sys.stderr)
+    report_problems(preds.problems + problems, what=job.preds)
     n_ref, n_empty = int((status == REFUSED).sum()), int((status == REJECTED).sum())
     n_abs = int((status == ABSTAINED).sum())
     return [f"certified {int((status == CERTIFIED).sum())}, refused (whole video) {n_ref}, "

@@ -10,7 +10,6 @@ document, TimeChat, lmms-eval, ...) are read whole.
 
 from __future__ import annotations
 
-import sys
 import warnings
 from pathlib import Path
 from typing import Literal
@@ -19,13 +18,11 @@ import numpy as np
 from numpy.typing import NDArray
 
 from cover.calibrate import Calibrator
-from cover.errors import CoverWarning, InputError, RowProblem, report_lines
+from cover.errors import CoverWarning, InputError, RowProblem, report_problems
 from cover.io.mapping_guard import refuse_csv_proposals
 from cover.io.qids import read_qid_lines, unknown_qids
 
 Stream = Literal["jsonl", "parquet", "csv"]
-PARQUET_SUFFIXES = (".parquet", ".pq")
-CSV_SUFFIXES = (".csv", ".tsv")
 
 
 def streamable(preds: str | Path, pred_format: str | None, columns: str | None,
@@ -34,7 +31,7 @@ def streamable(preds: str | Path, pred_format: str | None, columns: str | None,
     lines, Parquet with ``--columns`` written as Parquet and CSV/TSV with ``--columns``
     written as CSV/TSV (a CSV or Parquet input certified into JSON lines is read whole;
     no ``output``: the path that reads it)."""
-    from cover.io.generic import kind_suffix
+    from cover.io.generic import CSV_SUFFIXES, PARQUET_SUFFIXES, kind_suffix
 
     p = Path(preds)
     if p.suffix.lower() in PARQUET_SUFFIXES:
@@ -53,12 +50,16 @@ def streamable(preds: str | Path, pred_format: str | None, columns: str | None,
         return None  # the whole-file reader gives the full message
     if fmt.name != "moment-detr":
         return None
+    return None if json_array(p) else "jsonl"
+
+
+def json_array(path: str | Path) -> bool:
+    """Whether ``path`` starts with ``[`` (a JSON array: read whole, not by lines)."""
     try:
-        with p.open("rb") as fh:
-            head = fh.read(4096)
+        with Path(path).open("rb") as fh:
+            return fh.read(4096).lstrip()[:1] == b"["
     except OSError:
-        return None  # the whole-file reader says what is wrong with the file
-    return None if head.lstrip()[:1] == b"[" else "jsonl"
+        return False  # the whole-file reader says what is wrong with the file
 
 
 def videos_index(videos: str | Path) -> tuple[NDArray[np.str_], NDArray[np.float64]]:
@@ -150,15 +151,10 @@ def certify_streaming(
                              "file first, or certify it as JSON lines")
         stage = CertifyStage.of(cal, videos=vd, videos_source=source, strict=strict,
                                 max_p=max_p)
-        if kind == "parquet":
-            counts = certify_parquet(cal, preds, output, columns=columns, batch_rows=batch_rows,
-                                     compact=compact, on_error=on_error, inputs=inputs,
-                                     stage=stage)
-        else:
-            assert columns is not None  # streamable() streams CSV only with a mapping
-            counts = certify_csv(cal, preds, output, columns=columns, batch_rows=batch_rows,
-                                 compact=compact, on_error=on_error, inputs=inputs,
-                                 stage=stage)
+        assert columns is not None  # streamable() streams a table only with a mapping
+        counts = (certify_parquet if kind == "parquet" else certify_csv)(
+            cal, preds, output, columns=columns, batch_rows=batch_rows, compact=compact,
+            on_error=on_error, inputs=inputs, stage=stage)
     else:
         wanted, lines = read_qid_lines(qids) if qids else (None, None)
 
@@ -173,8 +169,7 @@ def certify_streaming(
             inputs=inputs, before_commit=unknown, max_p=max_p)
     calibration_warning(counts.in_calibration,
                         counts.certified + counts.refused + counts.abstained)
-    for line in report_lines(counts.found, what=preds):
-        print(line, file=sys.stderr)
+    report_problems(counts.found, what=preds)
     abst = f"abstained (whole video) {counts.abstained}, " if counts.abstained else ""
     return [f"certified {counts.certified}, refused (whole video) {counts.refused}, {abst}"
             f"rejected {counts.rejected} of {counts.rows} input rows (streamed in "

@@ -19,7 +19,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from cover.data.table import DEFAULT_CLIP_SECONDS, GroundingTable
-from cover.errors import InputError
+from cover.errors import InputError, say
 from cover.io.jsonl import OnError
 
 #: R1 thresholds the comparison reports (the field's).
@@ -177,7 +177,6 @@ def compare(spec: CompareSpec, log: Any = None) -> dict[str, Any]:
 def run_compare(spec: CompareSpec) -> dict[str, Any]:
     """:func:`compare`, then the console table, the JSON and the HTML report."""
     from cover.io.output import strict_json, write_json
-    from cover.jobs.validity import say
     from cover.report.compare import compare_html, compare_text, dropped_line
 
     doc = compare(spec, log=say)

@@ -12,6 +12,7 @@ from cover._progress import Progress
 from cover.calibrate import Calibrator
 from cover.data.splits import split_by_unit
 from cover.data.table import GroundingTable
+from cover.errors import say
 from cover.io.datasets import DEMO_GROUNDER, QVH_VAL_GT, QVH_VAL_PREDICTIONS, data_dir_for
 from cover.io.labelled import load_labelled
 from cover.io.output import (
@@ -24,7 +25,7 @@ from cover.io.output import (
 )
 from cover.io.qids import write_qids
 from cover.io.regions_jsonl import certified_rows, write_certified
-from cover.jobs.validity import WHAT_IT_CHECKS, note_problems, say, write_validity
+from cover.jobs.validity import WHAT_IT_CHECKS, note_problems, write_validity
 from cover.metrics import evaluate
 from cover.report.tables import validity_summary, validity_table
 from cover.studies.coverage_validity import coverage_validity, n_steps

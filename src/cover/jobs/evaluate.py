@@ -10,18 +10,17 @@ prints the summary and writes the JSON.
 
 from __future__ import annotations
 
-import sys
 import warnings
 from dataclasses import dataclass
 from functools import partial
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from cover.errors import CoverWarning, InputError, RowProblem, report_lines
+from cover.errors import CoverWarning, InputError, RowProblem, report_problems, say
 from cover.grounding_metrics import GroundingMetrics
 from cover.io.jsonl import OnError, raise_on_rejections
+from cover.jobs.certify_stream import json_array
 from cover.metrics import Evaluation
 
 if TYPE_CHECKING:
@@ -66,24 +65,24 @@ def evaluate_files(job: EvaluateFiles) -> dict[str, Any]:
                   refusal_policy=job.refusal_policy, batch_rows=job.batch_rows,
                   columns=job.columns, calibrator=job.calibrator, covariates=job.diagnostics,
                   on_meta=partial(_check_relevance, job))
-    whole = job.in_memory or (kind == "jsonl" and _json_array(job.regions))
+    whole = job.in_memory or (kind == "jsonl" and json_array(job.regions))
     res = run(whole=whole)
     if res is None:
-        _say(f"{job.regions}: qids do not all match {job.gt}; reading it whole to join on "
-             "(vid, query text)")
+        say(f"{job.regions}: qids do not all match {job.gt}; reading it whole to join on "
+            "(vid, query text)")
         res = run(whole=True)
     elif not whole:
-        _say(f"{job.regions}: streamed in {res.batches} batch(es) of up to {job.batch_rows} "
-             "rows")
+        say(f"{job.regions}: streamed in {res.batches} batch(es) of up to {job.batch_rows} "
+            "rows")
     assert res is not None  # read whole, the join on content is decided, never deferred
     raise_on_rejections(res.read_problems, job.on_error, job.regions)
     if res.content_join is not None:
         matched, rows, by_qid = res.content_join
-        _say(f"joined on (vid, query text): {matched} of {rows} regions matched ({by_qid} "
-             "by qid)")
+        say(f"joined on (vid, query text): {matched} of {rows} regions matched ({by_qid} "
+            "by qid)")
     raise_on_rejections(res.join_problems, job.on_error, f"{job.regions} joined with {job.gt}")
-    _report_problems(res.read_problems + problems + res.join_problems,
-                     what=job.regions)
+    report_problems(res.read_problems + problems + res.join_problems,
+                    what=job.regions)
     n = res.sums.rows
     _warn_overlap(res.in_calibration, res.same_as_calibration, n)
     ev = res.sums.finish(_calibration(res.meta))
@@ -131,12 +130,12 @@ def _read_truth(job: EvaluateFiles) -> tuple[CompactTruth, list[RowProblem]]:
         == _LEAN_FORMAT)
     truth = read_truth_compact(job.gt) if lean else None
     if truth is not None:
-        _say(f"{job.gt}: {_LEAN_FORMAT} ({len(truth)} rows)")
+        say(f"{job.gt}: {_LEAN_FORMAT} ({len(truth)} rows)")
         return truth, []
     got = formats.read(job.gt, "ground_truth", format=job.gt_format, options=formats.Options(
         on_error=job.on_error, durations=job.gt_durations, columns=job.gt_columns,
         keep_records=False))
-    _say(f"{job.gt}: {got.format} ({len(got.loaded.table)} rows)")
+    say(f"{job.gt}: {got.format} ({len(got.loaded.table)} rows)")
     return compact_truth(got.loaded.table), got.loaded.problems
 
 
@@ -159,26 +158,6 @@ def _diagnostics(job: EvaluateFiles, ev: Evaluation, res: StreamedEvaluation) ->
                          f"{', '.join(job.diagnostics)}")
     return diagnostics(np.concatenate([np.zeros(0, dtype=bool), *res.covered]), x,
                        job.diagnostics, target)
-
-
-def _say(msg: str) -> None:
-    print(msg, file=sys.stderr)
-
-
-def _report_problems(problems: list[RowProblem], *, what: str) -> None:
-    for line in report_lines(problems, what=what):
-        _say(line)
-
-
-def _json_array(path: str) -> bool:
-    """Whether ``path`` starts with ``[`` (a JSON array: read whole, not by lines)."""
-    try:
-        with Path(path).open("rb") as fh:
-            return fh.read(4096).lstrip()[:1] == b"["
-    except OSError:
-        return False  # the reader says what is wrong with the file
-
-
 def _calibration(meta: dict[str, Any]) -> tuple[int, int] | None:
     if meta.get("k") is not None and meta.get("n_calibration") is not None:
         return int(meta["n_calibration"]), int(meta["k"])

@@ -10,7 +10,6 @@ Writes ``online_steps.jsonl`` (one record per step), ``online_summary.json`` and
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,7 +23,7 @@ from cover.calibrate.quantile import AlphaLike
 from cover.calibrate.split import split_conformal
 from cover.data.splits import split_by_unit
 from cover.data.table import GroundingTable
-from cover.errors import InputError, RowProblem, report_lines
+from cover.errors import InputError, report_problems, say
 from cover.io.jsonl import write_jsonl
 from cover.io.labelled import load_labelled
 from cover.io.output import write_bytes, write_json
@@ -34,10 +33,6 @@ from cover.scores import compute_scores
 
 ORDERS = ("file", "random", "duration", "pred_length", "reverse")
 DEFAULT_WINDOW = 100
-
-
-def _say(msg: str) -> None:
-    print(msg, file=sys.stderr, flush=True)
 
 
 def stream_order(table: GroundingTable, order: str, *, seed: int = 42) -> NDArray[np.int64]:
@@ -180,11 +175,6 @@ def replay(
                      int(cal.size), window)
 
 
-def _note(problems: list[RowProblem], what: str) -> None:
-    for line in report_lines(problems, what=what):
-        _say(line)
-
-
 def run_online(
     *,
     preds: Path,
@@ -208,11 +198,11 @@ def run_online(
     """Files in, ``out/online_steps.jsonl``, ``online_summary.json`` and (with
     matplotlib) ``online_miss_rate.png`` out."""
     table, problems = load_labelled(preds, gt)
-    _note(problems, str(preds))
+    report_problems(problems, what=str(preds))
     switch_table = None
     if switch_preds is not None:
         switch_table, more = load_labelled(switch_preds, gt, on_error="reject")
-        _note(more, str(switch_preds))
+        report_problems(more, what=str(switch_preds))
     calibration = _calibration_mask(table, cal_qids, cal_frac, seed)
     name = names[0] or preds.stem
     switch_name = names[1] or (switch_preds.stem if switch_preds else "")
@@ -231,8 +221,8 @@ def run_online(
         try:
             from cover.report.online import miss_rate_figure
         except ImportError:  # pragma: no cover - depends on the environment
-            _say("cover: matplotlib is not installed; skipping the figure "
-                 "(pip install 'cover-grounding[plot]')")
+            say("cover: matplotlib is not installed; skipping the figure "
+                "(pip install 'cover-grounding[plot]')")
         else:
             title = (f"{name} ({score.upper()}, order={order}"
                      + (f", switched to {switch_name} at {switch_at:g}" if switch_preds

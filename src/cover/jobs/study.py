@@ -14,7 +14,6 @@ Layout of the results folder::
 
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -22,7 +21,7 @@ from typing import Any
 
 from cover._version import __version__
 from cover.data.table import GroundingTable
-from cover.errors import report_lines
+from cover.errors import report_problems, say
 from cover.io.labelled import load_labelled
 from cover.io.output import check_results_folder, results_folder, write_json, write_text
 from cover.jobs.study_inputs import InputPair, slug
@@ -41,14 +40,6 @@ STUDIES: tuple[str, ...] = ("coverage", "efficiency", "margins", "two-param", "r
 
 #: The options of ``cover study`` that give a study more calibration or test rows.
 STUDY_FLAGS = ("--alphas", "--cal-frac", "--resample-frac")
-
-
-def _say(msg: str) -> None:
-    print(msg, file=sys.stderr, flush=True)
-
-
-def _per_pair_runner(study: str) -> Callable[[Pair], StudyResult] | None:
-    return per_pair_runners().get(study)
 
 
 def per_pair_runners() -> dict[str, Callable[[Pair], StudyResult]]:
@@ -111,8 +102,7 @@ def _load(inputs: Sequence[InputPair], timings: dict[str, float],
         t0 = time.perf_counter()
         table, problems = load_labelled(inp.preds, inp.gt, **(read or {}))
         timings[f"load {inp.id}"] = time.perf_counter() - t0
-        for line in report_lines(problems, what=str(inp.preds), limit=1):
-            _say(line)
+        report_problems(problems, what=str(inp.preds), limit=1)
         out.append((table, {k: sum(1 for p in problems if p.action == k)
                             for k in ("clipped", "rejected", "refused")}))
     return out
@@ -144,9 +134,7 @@ def _run_pair(pair: Pair, inp: InputPair, wanted: Sequence[str], out: Path,
 
             res, extra = coverage(pair)
         else:
-            runner = _per_pair_runner(study)
-            assert runner is not None
-            res = runner(pair)
+            res = per_pair_runners()[study](pair)
         timings[f"{study} {inp.id}"] = time.perf_counter() - t0
         t0 = time.perf_counter()
         stem = study.replace("-", "_")
@@ -220,7 +208,7 @@ def run_studies(
                                     timings)
             manifest_pairs.append(entry)
             results += res
-            _say(f"cover: {pair.label}: {', '.join(s for s in wanted if s not in skip)} done")
+            say(f"cover: {pair.label}: {', '.join(s for s in wanted if s not in skip)} done")
         transfers = (_run_transfers(pairs, out, all_inputs, results, figures=figures)
                      if "transfer" in wanted else [])
         figs_across = comparisons(results, pairs, out, figures=figures)

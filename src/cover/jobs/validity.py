@@ -4,7 +4,6 @@ HTML report of study 1 (coverage validity) out."""
 from __future__ import annotations
 
 import re
-import sys
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -14,7 +13,7 @@ import numpy as np
 
 from cover._progress import Progress
 from cover.data.table import DEFAULT_CLIP_SECONDS
-from cover.errors import InputError, RowProblem, report_lines
+from cover.errors import InputError, RowProblem, report_problems, say
 from cover.io.jsonl import OnError
 from cover.io.labelled import load_labelled
 from cover.io.output import (
@@ -45,11 +44,6 @@ WHAT_IT_CHECKS = (
     "set, clustered by source video), "
     "at every alpha; shorter regions at the same coverage are better."
 )
-
-
-def say(msg: str) -> None:
-    """A progress line of a job on standard error, flushed at once (long runs)."""
-    print(msg, file=sys.stderr, flush=True)
 
 
 def slug(name: str) -> str:
@@ -204,8 +198,7 @@ def run_validity(
 
 def note_problems(problems: list[RowProblem], what: str) -> None:
     """Say the rejected rows of ``what`` in one line per kind (first example only)."""
-    for line in report_lines(problems, what=what, limit=1):
-        say(line)
+    report_problems(problems, what=what, limit=1)
 
 
 def _write_overview(results: list[ValidityResult], out: Path,

@@ -42,7 +42,6 @@ COVER_COLUMNS = ("cover_status", "cover_region", "cover_refused", "cover_duratio
 #: The column after them when the calibrator was fitted with ``--keep-scores``: each
 #: row's conformal p-value (``cover.p_value``), empty for a rejected row.
 P_VALUE_COLUMN = "cover_p_value"
-CSV_SUFFIXES = (".csv", ".tsv")
 DEFAULT_BATCH_LINES = 131_072
 
 
@@ -58,17 +57,18 @@ class CsvBatches:
     mapping: dict[str, str]
     _rest: Iterator[list[tuple[int, bytes]]]
 
-    def line_groups(self) -> Iterator[list[tuple[int, bytes]]]:
-        """The data lines, a batch at a time, unparsed."""
-        return (batch for batch in self._rest if batch)
-
     def __iter__(self) -> Iterator[tuple[list[tuple[int, bytes]], Any, NDArray[np.int64],
                                          dict[int, str]]]:
-        """``(lines, table, line numbers, {row: why})``: a line pyarrow cannot read
+        """The batches with the mapped columns parsed (:meth:`parsed`)."""
+        return self.parsed(column_types(self.mapping))
+
+    def parsed(self, types: dict[str, Any]) -> Iterator[tuple[
+            list[tuple[int, bytes]], Any, NDArray[np.int64], dict[int, str]]]:
+        """``(lines, table, line numbers, {row: why})`` a batch at a time, the table of
+        the columns ``types`` names (column -> Arrow type): a line pyarrow cannot read
         (too few fields, text in a number column, not UTF-8) is an empty row of the
         table (its qid kept when readable) with its reason, for the caller to reject
         (:func:`cover.io.csv_lines.parse_lines`)."""
-        types = column_types(self.mapping)
         for batch in self._rest:
             if batch:
                 lines = np.array([ln for ln, _ in batch], dtype=np.int64)

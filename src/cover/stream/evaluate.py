@@ -37,6 +37,7 @@ from cover.data.table import GroundingTable
 from cover.errors import InputError, RowProblem
 from cover.grounding_metrics import GroundingSums
 from cover.io.content_join import known_vids
+from cover.io.generic import PARQUET_SUFFIXES
 from cover.io.gt_compact import compact_truth
 from cover.io.jsonl import RawRows, read_json_rows
 from cover.io.order_join import order_qids
@@ -45,7 +46,6 @@ from cover.io.truth_index import CompactTruth, TruthSeen
 from cover.metrics import EvaluationSums
 
 RegionsKind = Literal["jsonl", "parquet", "csv"]
-PARQUET_SUFFIXES = (".parquet", ".pq")
 #: Rows per batch: as ``cover certify``'s JSON-lines default (~1.1 KB per echoed line).
 DEFAULT_BATCH_ROWS = 16_384
 

@@ -21,19 +21,17 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from cover.errors import InputError, RowProblem
-from cover.io.csv_lines import parse_lines
-from cover.io.generic import kind_suffix
+from cover.io.generic import CSV_SUFFIXES, kind_suffix
 from cover.io.jsonl import RawRows
 from cover.io.regions_rules import Thresholds, calibrator_thresholds
-from cover.stream.csv import COVER_COLUMNS, CSV_SUFFIXES, csv_batches
+from cover.stream.csv import COVER_COLUMNS, csv_batches
 
 _STRINGS = ("cover_status", "cover_region", "cover_refused")
 #: ``cover_refused`` as certify writes it; any other text is kept for the reader to reject.
 _BOOLS = {"true": True, "false": False}
 _NUMBERS = ("cover_duration", "cover_threshold")
+_META_KEYS = ("score", "rule", "alpha", "k", "n_calibration", "relevance")
 
 
 def is_csv(path: str | Path) -> bool:
@@ -44,14 +42,19 @@ def is_csv(path: str | Path) -> bool:
 def calibrator_fields(path: str | Path | None) -> dict[str, Any]:
     """The ``cover`` block's calibrator fields from a saved calibrator (all None without
     one: the regions are evaluated, the test band is not known)."""
-    keys = ("score", "rule", "alpha", "k", "n_calibration", "relevance")
     if path is None:
-        return dict.fromkeys(keys)
+        return dict.fromkeys(_META_KEYS)
     from cover.calibrate.calibrator import Calibrator
     from cover.stream.arrow import calibrator_metadata
 
-    cal = json.loads(calibrator_metadata(Calibrator.load(path))[b"cover.calibrator"])
-    meta = {k: cal.get(k) for k in keys}
+    return block_fields(calibrator_metadata(Calibrator.load(path))[b"cover.calibrator"])
+
+
+def block_fields(metadata: bytes) -> dict[str, Any]:
+    """The ``cover`` block's calibrator fields of the ``cover.calibrator`` metadata
+    (:func:`cover.stream.arrow.calibrator_metadata`)."""
+    cal = json.loads(metadata)
+    meta = {k: cal.get(k) for k in _META_KEYS}
     if cal.get("fitted_on"):
         meta["calibration_sha256"] = cal["fitted_on"]
     return meta
@@ -77,6 +80,8 @@ def csv_region_batches(path: str | Path, batch_rows: int, columns: str | None,
                        meta: dict[str, Any]) -> Iterator[RawRows]:
     """Rows of a CSV ``cover certify`` output, ``batch_rows`` lines at a time, as the
     records a JSON line would give (``meta``: the calibrator fields of every block)."""
+    import pyarrow as pa
+
     from cover.io.generic import parse_columns
 
     given = parse_columns(columns) if columns else {"qid": "qid"}
@@ -88,25 +93,19 @@ def csv_region_batches(path: str | Path, batch_rows: int, columns: str | None,
     if not columns:
         given |= {f: f for f in ("vid", "query", "start", "end") if f in csv_in.names}
     mapping = {f: c for f, c in given.items() if f in ("qid", "vid", "query", "start", "end")}
-    for batch in csv_in.line_groups():
-        yield _batch_rows(csv_in.header, batch, csv_in.delim.decode(), mapping, meta,
-                          str(path))
-
-
-def _batch_rows(header: bytes, batch: list[tuple[int, bytes]], delim: str,
-                mapping: dict[str, str], meta: dict[str, Any], name: str) -> RawRows:
-    """One batch of lines as rows; a line pyarrow cannot read is a rejected row naming
-    why (:func:`cover.io.csv_lines.parse_lines`), the others are records."""
-    import pyarrow as pa
-
-    lines = np.array([ln for ln, _ in batch], dtype=np.int64)
     types = {c: pa.string() for c in _STRINGS}
     types |= {c: pa.float64() for c in _NUMBERS}
     types |= {mapping[f]: pa.string() for f in ("qid", "vid", "query") if f in mapping}
     types |= {mapping[f]: pa.float64() for f in ("start", "end") if f in mapping}
-    table, bad = parse_lines(header, [raw for _, raw in batch], lines, delim, types, name,
-                             mapping.get("qid"))
-    records = _records({c: table.column(c).to_pylist() for c in types}, mapping, meta)
+    for batch, table, lines, bad in csv_in.parsed(types):
+        records = _records({c: table.column(c).to_pylist() for c in types}, mapping, meta)
+        yield _set_aside(str(path), batch, records, lines, bad)
+
+
+def _set_aside(name: str, batch: list[tuple[int, bytes]], records: list[dict[str, Any]],
+               lines: Any, bad: dict[int, str]) -> RawRows:
+    """A batch's records as rows, those of the lines pyarrow cannot read (``bad``: row ->
+    why, :func:`cover.io.csv_lines.parse_lines`) rejected with their reason."""
     if not bad:
         return RawRows(name, records, lines)
     keep = [i for i in range(len(records)) if i not in bad]

@@ -3,7 +3,6 @@ of rows at a time, as the records a JSON line would give."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -23,6 +22,7 @@ def parquet_region_batches(path: str | Path, batch_rows: int, columns: str | Non
     the calibrator fields of the schema metadata (``cover.calibrator``)."""
     from cover.io.generic import arrow_columns, parse_columns, pyarrow_modules
     from cover.stream.arrow import DEFAULT_COLUMNS
+    from cover.stream.evaluate_csv import block_fields
 
     pyarrow_modules()
     import pyarrow as pa
@@ -33,11 +33,7 @@ def parquet_region_batches(path: str | Path, batch_rows: int, columns: str | Non
     if "cover" not in schema.names or raw_meta is None:
         raise InputError(f"{name}: no 'cover' column with cover.calibrator metadata (is this "
                          "the output of `cover certify`?)")
-    cal = json.loads(raw_meta)
-    meta = {k: cal.get(k) for k in ("score", "rule", "alpha", "k", "n_calibration",
-                                     "relevance")}
-    if cal.get("fitted_on"):
-        meta["calibration_sha256"] = cal["fitted_on"]
+    meta = block_fields(raw_meta)
     given = parse_columns(columns) if columns else {
         f: c for f, c in {**DEFAULT_COLUMNS, "query": "query"}.items()
         if f != "duration" and c in schema.names}

@@ -28,7 +28,8 @@ from cover.io.jsonl_batch import Batch, load_batch
 from cover.io.regions_jsonl import certified_rows, echo_line
 from cover.io.seen import SeenIds
 from cover.regions import Regions
-from cover.stream.jsonl_out import fast_lines, status_of
+from cover.row_status import row_status
+from cover.stream.jsonl_out import fast_lines
 from cover.stream.stage import CertifyStage, Videos
 
 
@@ -124,7 +125,7 @@ class CertifyKernel:
         text = (_fast_out(got, table, regions, meta, in_cal, self.compact)
                 if got.fast and not done.bad and not rejected else None)
         if text is not None:
-            parts, status = text, status_of(regions)
+            parts, status = text, row_status(regions)
         else:
             buf = io.BytesIO()
             status = _write_rows(buf, batch, got.raw, got.ensure_records(table), regions,

@@ -78,11 +78,6 @@ def _spliceable(lines: list[bytes], has_cover: bool) -> bool:
     return True
 
 
-def status_of(regions: Regions) -> NDArray[np.object_]:
-    """Each kept row's ``cover.status`` (:func:`cover.row_status.row_status`)."""
-    return row_status(regions)
-
-
 def _obj(a: Any) -> NDArray[np.object_]:
     """``a``, an elementwise sum of object arrays of str (typed for the checker)."""
     return cast("NDArray[np.object_]", a)
