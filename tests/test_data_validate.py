@@ -257,12 +257,13 @@ INJECT = {
 def _outcome(kw: dict[str, object], fast: bool) -> tuple[object, ...]:
     """What from_arrays gives for ``kw`` (the table's columns, problems, checks and
     warnings, or the error), with the plain-table fast path on or forced off."""
+    from contextlib import nullcontext
     from unittest import mock
 
     from cover.data.table import ANSWERED, raw_ids
 
     off = mock.patch("cover.data.validate.plainly_valid", lambda table: False)
-    with warnings.catch_warnings(record=True) as seen, (off if not fast else _nothing()):
+    with warnings.catch_warnings(record=True) as seen, (nullcontext() if fast else off):
         warnings.simplefilter("always")
         try:
             t = GroundingTable.from_arrays(**kw)  # type: ignore[arg-type]
@@ -273,14 +274,6 @@ def _outcome(kw: dict[str, object], fast: bool) -> tuple[object, ...]:
     columns += [] if tr is None else [tr.starts, tr.ends, tr.offsets]
     return ("table", [(c.dtype.str, c.tobytes()) for c in columns], t.problems,  # NaN == NaN
             t.checked - {ANSWERED}, [str(w.message) for w in seen])
-
-
-class _nothing:
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc: object) -> None:
-        return None
 
 
 @settings(max_examples=150, deadline=None, derandomize=True, database=None)
