@@ -262,3 +262,19 @@ def test_overwrite_selects_in_place_with_the_same_value() -> None:
     assert np.array_equal(s, before)
     assert kth_smallest(s, 54_001, overwrite=True) == want == np.sort(before)[54_000]
     assert not np.array_equal(s, before) and np.array_equal(np.sort(s), np.sort(before))
+
+
+@SETTINGS
+@given(st.lists(st.one_of(values, st.just(math.nan)), min_size=1, max_size=40), st.data())
+def test_overwrite_refuses_a_nan_anywhere_and_else_matches_sort(xs, data):
+    """The in-place selection checks for NaN after selecting (NaN orders above every
+    number, so only the values from rank k on are read): a NaN anywhere is still an
+    error, whatever k, and any other list gives the k-th smallest."""
+    s = np.asarray(xs)
+    k = data.draw(st.integers(-1, s.size + 2))
+    if np.isnan(s).any():
+        with pytest.raises(ValueError, match="scores contain NaN"):
+            kth_smallest(s.copy(), k, overwrite=True)
+    else:
+        want = kth_smallest(s, k)
+        assert kth_smallest(s.copy(), k, overwrite=True) == want

@@ -235,3 +235,83 @@ def test_ids_checked_tables_are_not_judged_again():
     assert len(validate_table(ids_checked(padded))) == N  # judged by its maker: trusted
     mixed = replace(table, qid=np.array([1.5] + list(range(1, N)), dtype=object))
     assert ids_checked(mixed) is mixed
+
+
+# How one value of row i is broken (or set to an edge it may take); "truth" kinds need truth.
+INJECT = {
+    "T nan": ("duration", np.nan), "T inf": ("duration", np.inf), "T 0": ("duration", 0.0),
+    "T negative": ("duration", -5.0), "T tiny": ("duration", 1e-9),
+    "ps nan": ("pred_start", np.nan), "pe nan": ("pred_end", np.nan),
+    "ps inf": ("pred_start", np.inf), "pe -inf": ("pred_end", -np.inf),
+    "ps negative": ("pred_start", -3.0), "ps 0": ("pred_start", 0.0),
+    "pe past T": ("pred_end", 1e3), "ps past T": ("pred_start", 1e3),
+    "pe 0": ("pred_end", 0.0), "pe = T": ("pred_end", "T"), "ps = pe": ("pred_start", "pe"),
+    "ts nan": ("truth starts", np.nan), "te inf": ("truth ends", np.inf),
+    "ts negative": ("truth starts", -1.0), "te past T": ("truth ends", 1e3),
+    "ts past T": ("truth starts", 1e3), "te 0": ("truth ends", 0.0),
+    "te = T": ("truth ends", "T"), "ts = te": ("truth starts", "te"),
+    "qid repeated": ("qid", "repeat"),
+}
+
+
+def _outcome(kw: dict[str, object], fast: bool) -> tuple[object, ...]:
+    """What from_arrays gives for ``kw`` (the table's columns, problems, checks and
+    warnings, or the error), with the plain-table fast path on or forced off."""
+    from contextlib import nullcontext
+    from unittest import mock
+
+    from cover.data.table import ANSWERED, raw_ids
+
+    off = mock.patch("cover.data.validate.plainly_valid", lambda table: False)
+    with warnings.catch_warnings(record=True) as seen, (nullcontext() if fast else off):
+        warnings.simplefilter("always")
+        try:
+            t = GroundingTable.from_arrays(**kw)  # type: ignore[arg-type]
+        except InputError as exc:
+            return ("error", str(exc))
+    tr = t.truth
+    columns = [raw_ids(t), t.duration, t.pred_start, t.pred_end]
+    columns += [] if tr is None else [tr.starts, tr.ends, tr.offsets]
+    return ("table", [(c.dtype.str, c.tobytes()) for c in columns], t.problems,  # NaN == NaN
+            t.checked - {ANSWERED}, [str(w.message) for w in seen])
+
+
+@settings(max_examples=150, deadline=None, derandomize=True, database=None)
+@given(n=st.integers(1, 12), seed=st.integers(0, 2**16),
+       hits=st.lists(st.tuples(st.sampled_from(sorted(INJECT)), st.integers(0, 11)),
+                     max_size=3),
+       with_truth=st.booleans(), on_error=st.sampled_from(["raise", "reject"]),
+       strict=st.booleans())
+def test_the_plain_fast_path_and_the_rule_by_rule_check_agree(n, seed, hits, with_truth,
+                                                              on_error, strict):
+    """``from_arrays`` proves a clean table with a few whole-column passes
+    (:func:`cover.data.row_finders.plainly_valid`) and checks any other rule by rule:
+    on random rows with NaN, inf, zero or negative durations, reversed windows, windows
+    partly or wholly outside ``[0, T]`` and repeated qids injected, both give the same
+    table, problems, checks and warnings, or the same error."""
+    rng = np.random.default_rng(seed)
+    t = rng.choice([60.0, 150.0], n)
+    ps = rng.uniform(0, 30, n)
+    kw: dict[str, object] = {"qid": np.arange(n) * 3, "duration": t, "pred_start": ps,
+                             "pred_end": ps + rng.uniform(0, 25, n), "on_error": on_error,
+                             "strict": strict}
+    ts = rng.uniform(0, 30, n)
+    cols = {"truth starts": ts, "truth ends": ts + rng.uniform(0, 25, n)}
+    for kind, i in hits:
+        key, value = INJECT[kind]
+        i %= n
+        if key.startswith("truth") and not with_truth:
+            continue
+        a = cols[key] if key in cols else np.array(kw[key])
+        if value == "repeat":
+            a[i] = a[(i + 1) % n]
+        elif isinstance(value, str):  # an edge: equal to another column of the row
+            other = {"T": kw["duration"], "pe": kw["pred_end"], "te": cols["truth ends"]}
+            a[i] = np.asarray(other[value])[i]
+        else:
+            a[i] = value
+        if key in kw:
+            kw[key] = a
+    if with_truth:
+        kw["truth"] = (cols["truth starts"], cols["truth ends"])
+    assert _outcome(kw, fast=True) == _outcome(kw, fast=False)

@@ -195,3 +195,20 @@ def test_segment_any_with_offsets_not_from_zero(rows, base):
 def test_segment_any_needs_one_mask_entry_per_element():
     with pytest.raises(ValueError, match="mask has 2 elements"):
         segment_any(np.zeros(2, dtype=bool), np.array([0, 3]))
+
+
+def test_empty_rows_share_read_only_zero_offsets():
+    """``Ragged.empty(n)``: n rows without values on a read-only view of one zero array
+    (nothing filled per table); a table built without relevance uses it."""
+    from cover.data.table import GroundingTable
+
+    a, b = Ragged.empty(5), Ragged.empty(3)
+    assert len(a) == 5 and len(b) == 3 and a.values.size == 0
+    assert a.lengths.tolist() == [0] * 5 and not a.offsets.flags.writeable
+    assert np.shares_memory(a.offsets, b.offsets)
+    with pytest.raises(ValueError):
+        a.offsets[0] = 1
+    assert len(a.take(np.array([4, 0]))) == 2
+    t = GroundingTable.from_arrays(qid=[1, 2], duration=10.0, pred_start=[1.0, 2.0],
+                                   pred_end=[3.0, 4.0])
+    assert not t.has_relevance.any() and not t.relevance.offsets.flags.writeable

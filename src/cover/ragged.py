@@ -90,12 +90,28 @@ def segment_max(
     return -segment_min(-np.asarray(values, dtype=np.float64), offsets, empty=-empty)
 
 
+_ZEROS: NDArray[np.int64] = np.zeros(1, dtype=np.int64)
+_ZEROS.flags.writeable = False
+
+
 @dataclass(frozen=True)
 class Ragged:
     """A ragged float column (e.g. a per-clip relevance signal)."""
 
     values: NDArray[np.float64]
     offsets: NDArray[np.int64]
+
+    @classmethod
+    def empty(cls, n: int) -> Ragged:
+        """``n`` rows without values; the offsets are a read-only view of one shared
+        zero array (grown on demand), so a large table without relevance signals does
+        not fill a fresh ``n + 1`` array with zeros. Offsets are never written in place."""
+        global _ZEROS
+        if _ZEROS.size < n + 1:
+            grown = np.zeros(n + 1, dtype=np.int64)
+            grown.flags.writeable = False
+            _ZEROS = grown
+        return cls(np.empty(0), _ZEROS[: n + 1])
 
     @classmethod
     def from_lists(cls, rows: list[list[float]]) -> Ragged:

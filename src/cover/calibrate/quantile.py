@@ -120,16 +120,20 @@ def kth_smallest(scores: ArrayLike, k: int, *, overwrite: bool = False) -> float
     the same either way. ``overwrite``: a float64 ``scores`` array may be reordered in
     place; then one introselect in place is cheaper than sampling (no copy)."""
     s = np.asarray(scores, dtype=np.float64).reshape(-1)
-    if s.size and np.isnan(s.min()):  # the minimum is NaN iff a score is (no mask)
+    n = s.size
+    if overwrite and s.flags.writeable and 1 <= k <= n:  # s is the caller's (or a copy)
+        s.partition(k - 1)
+        # Selection orders NaN above every number, so a NaN anywhere lies at k - 1 or
+        # after: the check reads the n - k + 1 values there, not all n.
+        if np.isnan(s[k - 1:].max()):
+            raise ValueError("scores contain NaN")
+        return float(s[k - 1])
+    if n and np.isnan(s.min()):  # the minimum is NaN iff a score is (no mask)
         raise ValueError("scores contain NaN")
     if k < 1:
         return -np.inf
-    n = s.size
     if k > n:
         return np.inf
-    if overwrite and s.flags.writeable:  # s shares the caller's float64 array (or a copy)
-        s.partition(k - 1)
-        return float(s[k - 1])
     if n >= SAMPLED_SELECT_MIN:
         got = _bracketed_select(s, k)
         if got is not None:

@@ -224,7 +224,7 @@ class GroundingTable:
         if v.size != n:
             raise InputError(f"vid has {v.size} values; expected {n} (one per qid)")
         if relevance is None:
-            rel = Ragged(np.empty(0), np.zeros(n + 1, dtype=np.int64))
+            rel = Ragged.empty(n)
         elif isinstance(relevance, Ragged):
             rel = relevance
         else:
