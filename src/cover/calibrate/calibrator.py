@@ -35,7 +35,6 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from fractions import Fraction
 from pathlib import Path
 from typing import Any, Self
 
@@ -43,7 +42,6 @@ import numpy as np
 from numpy.typing import NDArray
 
 from cover.calibrate.calibrator_file import from_document, read_document, to_document
-from cover.calibrate.calibrator_views import FittedViews
 from cover.calibrate.crc import coverage_loss
 from cover.calibrate.quantile import AlphaLike, as_fraction
 from cover.calibrate.registry import (
@@ -54,6 +52,7 @@ from cover.calibrate.registry import (
     get_grouping,
     get_rule,
 )
+from cover.calibrate.row_thresholds import RowThresholds
 from cover.data.fitted_on import fitted_on
 from cover.data.relevance import PROPOSALS, RELEVANCE_SOURCES, SALIENCY, rebuild_relevance
 from cover.data.table import GroundingTable, qid_text, raw_ids
@@ -70,14 +69,8 @@ from cover.scores import (
 )
 
 
-def _first(names: list[str], limit: int = 10) -> str:
-    """``a, b, c`` or ``a, b, ... and 90 more``: a message stays readable with many groups."""
-    shown = ", ".join(names[:limit])
-    return shown if len(names) <= limit else f"{shown}, ... and {len(names) - limit} more"
-
-
 @dataclass
-class Calibrator(FittedViews):
+class Calibrator(RowThresholds):
     """Calibrate once on a labelled table, then certify any number of new predictions.
 
     Parameters
@@ -244,10 +237,6 @@ class Calibrator(FittedViews):
         built from its scored windows over ``[0, T]`` (proposals; T is known here)."""
         return rebuild_relevance(table) if self.relevance == PROPOSALS else table
 
-    def _regions_of(self, table: GroundingTable) -> Any:
-        """``lam per row -> regions`` of ``table`` (rules that read regions, p-values)."""
-        return lambda lam: build_regions(table, self.score, lam, min_scale=self.min_scale)
-
     @property
     def fitted_on_(self) -> dict[str, Any] | None:
         """Which rows the thresholds were fitted on (:func:`cover.data.fitted_on.fitted_on`):
@@ -259,50 +248,6 @@ class Calibrator(FittedViews):
     @fitted_on_.setter
     def fitted_on_(self, value: dict[str, Any] | None) -> None:
         self._fitted_on, self._fit_ids = value, None
-
-    @property
-    def fitted(self) -> bool:
-        return bool(self.thresholds_)
-
-    @property
-    def alpha_fraction(self) -> Fraction:
-        return self._alpha
-
-    @property
-    def sides(self) -> tuple[str, ...]:
-        return self._spec.sides
-
-    def row_lams(self, table: GroundingTable) -> tuple[NDArray[np.float64],
-                                                       NDArray[np.float64] | None]:
-        """``(lam_start, lam_end)`` per row of ``table`` (``lam_end`` None for one-parameter
-        rules); a row whose group was not seen at calibration is an error."""
-        self._require_fitted()
-        one_side = self._spec.sides == ("both",) and not self._spec.needs & {"sides"}
-        if self._spec.per_row is not None:  # a threshold per row from its covariates
-            lam = self._spec.per_row.lams(table, self.params_, float(self._alpha))
-            return lam, (None if one_side else lam)
-        if self.groups == "all" and len(self.thresholds_) == 1:
-            # One group: no per-row labels (a text array and a text search per row).
-            (record,) = self.thresholds_.values()
-            ls, le = self._spec.lams(record, self.params_)
-            n = len(table)
-            # Read-only views of one value: build_regions treats them as scalars.
-            return (np.broadcast_to(np.float64(ls), (n,)),
-                    None if one_side else np.broadcast_to(np.float64(le), (n,)))
-        labels = np.asarray(self._grouping.assign(table, self.group_params_)).astype(str)
-        known = np.isin(labels, list(self.thresholds_))
-        if not known.all():
-            i = int(np.flatnonzero(~known)[0])
-            raise ValueError(
-                f"{table.where(i)}: group {labels[i]} ({self.groups}) was not seen at "
-                f"calibration (known groups: {_first(sorted(self.thresholds_))}); "
-                f"{int((~known).sum())} row(s) affected")
-        names = sorted(self.thresholds_)
-        pairs = np.array([self._spec.lams(self.thresholds_[g], self.params_) for g in names],
-                         dtype=np.float64).reshape(-1, 2)
-        idx = np.searchsorted(np.array(names), labels)
-        lam_s, lam_e = pairs[idx, 0], pairs[idx, 1]
-        return lam_s, (None if one_side else lam_e)
 
     def certify(self, table: GroundingTable) -> Regions:
         """Regions at the calibrated thresholds for every row (durations required; a
@@ -323,20 +268,6 @@ class Calibrator(FittedViews):
         if self.score_sketch_ is not None:
             regions = replace(regions, p_value=self._p_values(table))
         return regions
-
-    def _p_values(self, table: GroundingTable) -> NDArray[np.float64]:
-        """Each row's conformal p-value (:mod:`cover.calibrate.pvalues`), by its group."""
-        from cover.calibrate.pvalues import p_values
-
-        assert self.score_sketch_ is not None
-        labels = (np.full(len(table), ALL) if self.groups == ALL else
-                  np.asarray(self._grouping.assign(table, self.group_params_)).astype(str))
-        out = np.ones(len(table))
-        for g, entry in self.score_sketch_.items():
-            rows = np.flatnonzero(labels == g)
-            if rows.size:
-                out[rows] = p_values(self._regions_of(table.take(rows)), entry, rows.size)
-        return out
 
     # ---- persistence (cover.calibrate.calibrator_file) -------------------------------
     def to_dict(self) -> dict[str, Any]:

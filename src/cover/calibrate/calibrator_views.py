@@ -1,10 +1,12 @@
 """What a fitted :class:`cover.calibrate.calibrator.Calibrator` shows: the one-group,
 one-parameter attributes of split conformal (``threshold_``, ``k_``, ``n_``), the
-start/end widening ratio of per-boundary rules, ``k/(n+1)`` and readable lines."""
+start/end widening ratio of per-boundary rules, ``k/(n+1)``, whether it is fitted, its
+alpha as a fraction, its sides and readable lines."""
 
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 from typing import Any
 
 from cover.calibrate.registry import Fallback, GroupThreshold, RuleSpec
@@ -18,12 +20,25 @@ class FittedViews:
     fallback_: list[Fallback]
     report_: dict[str, Any]
     _spec: RuleSpec
+    _alpha: Fraction
     rule: str
     groups: str
 
     def _require_fitted(self) -> None:
         if not self.thresholds_:
             raise RuntimeError("this Calibrator is not fitted: call fit(table) or load(path)")
+
+    @property
+    def fitted(self) -> bool:
+        return bool(self.thresholds_)
+
+    @property
+    def alpha_fraction(self) -> Fraction:
+        return self._alpha
+
+    @property
+    def sides(self) -> tuple[str, ...]:
+        return self._spec.sides
 
     def _single(self) -> tuple[float, int | None, int] | None:
         if len(self.thresholds_) != 1:
