@@ -16,57 +16,37 @@ Refused rows (no usable prediction for the family) score ``-inf``: their region 
 the whole video for every ``lam``, so they are always covered. Every score obeys
 the nestedness contract ``S <= lam  <=>  truth ⊆ C_lam`` (see :mod:`cover.regions`).
 
-Each family also names the input it needs (:data:`FAMILY_INPUT`): a file in which no row
-carries it is an error (:func:`require_family_input`), not a table of refusals.
+The family names, the truth targets and the input each family needs (a file with none of
+it is an error, not a table of refusals) are in :mod:`cover.families`, re-exported here.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal, get_args
 
 import numpy as np
 from numpy.typing import NDArray
 
 from cover.data.rules import BLOCK_ROWS
 from cover.data.table import ANSWERED, GroundingTable
-from cover.errors import InputError
+from cover.families import (  # noqa: F401  (re-exported: cover.scores.FAMILIES, ...)
+    ALL_FAMILIES,
+    DEFAULT_MIN_SCALE,
+    FAMILIES,
+    FAMILY_INPUT,
+    INTERVAL_FAMILIES,
+    TARGETS,
+    Family,
+    Target,
+    check_family,
+    check_target,
+    missing_family_input,
+    refused_for,
+    require_family_input,
+    require_inputs,
+)
 from cover.intervals import CONTAINMENT_ATOL, Intervals
 from cover.ragged import Ragged, offsets_from_lengths, row_ids, segment_max
-
-Family = Literal["norm", "sec", "sls", "sigma"]
-Target = Literal["envelope", "windows"]
-#: The paper's families (what studies sweep); SIGMA needs std columns few grounders give.
-FAMILIES: tuple[Family, ...] = ("norm", "sec", "sls")
-ALL_FAMILIES: tuple[Family, ...] = get_args(Family)
-TARGETS: tuple[Target, ...] = get_args(Target)
-DEFAULT_MIN_SCALE = 1.0
-
-
-INTERVAL_FAMILIES: tuple[Family, ...] = ("norm", "sec", "sigma")
-
-
-def check_family(family: str) -> Family:
-    if family not in ALL_FAMILIES:
-        raise ValueError(
-            f"unknown score family {family!r}; choose one of {', '.join(ALL_FAMILIES)}")
-    return family
-
-
-def require_inputs(table: GroundingTable, family: Family) -> None:
-    """A family whose inputs the table lacks is an error (not a table of refusals)."""
-    if family == "sigma" and (table.start_std is None or table.end_std is None):
-        raise InputError(
-            f"{table.source}: score 'sigma' needs the boundary uncertainty columns start_std "
-            "and end_std, which these predictions do not have; use --score norm or sec"
-        )
-
-
-def check_target(target: str) -> Target:
-    if target not in TARGETS:
-        raise ValueError(f"unknown truth target {target!r}; choose one of {', '.join(TARGETS)}")
-    return target
-
 
 _NO_FLAGS: NDArray[np.bool_] = np.zeros(0, dtype=bool)
 
@@ -194,18 +174,6 @@ class Scores:
         }
 
 
-def refused_for(table: GroundingTable, family: Family) -> NDArray[np.bool_]:
-    """Rows with no usable prediction for ``family``: no interval (NORM/SEC), no interval
-    or no std (SIGMA), or no relevance signal (SLS)."""
-    if family == "sls":
-        return ~table.has_relevance
-    if family == "sigma":
-        require_inputs(table, family)
-        assert table.start_std is not None and table.end_std is not None
-        return ~table.has_interval | ~np.isfinite(table.start_std) | ~np.isfinite(table.end_std)
-    return ~table.has_interval
-
-
 def truth_target(table: GroundingTable, target: Target) -> Intervals:
     """The truth to cover: the envelope of the windows (paper) or every window."""
     truth = table.require_truth()
@@ -316,40 +284,3 @@ def _interval_scores(table: GroundingTable, fam: Family, ts: NDArray[np.float64]
     return Scores(fam, s, refused, floored, np.zeros(n, dtype=bool), s_start, s_end)
 
 
-# ---- which input each family needs (a file with none of it is an error) ----------------
-# A row without its family's input is a refusal (certified as the whole video). A file in
-# which *every* row lacks it (``--score sls`` on predictions without
-# ``pred_saliency_scores``) would refuse everything and report coverage 1.000, which says
-# nothing about the grounder: that is an error, not a result.
-#: The input field each family reads, in the words of the prediction file.
-FAMILY_INPUT: dict[str, str] = {
-    "norm": "a predicted window (pred_relevant_windows)",
-    "sec": "a predicted window (pred_relevant_windows)",
-    "sls": "a relevance signal (pred_saliency_scores)",
-    "sigma": "a predicted window with its uncertainty (start_std, end_std)",
-}
-
-
-def missing_family_input(table: GroundingTable, family: str) -> str | None:
-    """A message when no row of a non-empty ``table`` carries ``family``'s input, else None."""
-    fam = check_family(family)
-    if len(table) == 0:
-        return None
-    try:
-        if not refused_for(table, fam).all():
-            return None
-    except InputError as exc:  # the family's columns are absent altogether
-        return str(exc)
-    return (f"score family {fam} needs {FAMILY_INPUT[fam]}, and none of the {len(table)} "
-            "rows has one")
-
-
-def require_family_input(table: GroundingTable, family: str, source: str) -> None:
-    """Raise :class:`InputError` naming ``source`` when :func:`missing_family_input` says so."""
-    require_inputs(table, check_family(family))  # absent columns: the scores' own message
-    why = missing_family_input(table, family)
-    if why is not None:
-        others = ", ".join(f for f in FAMILY_INPUT
-                            if f != family and missing_family_input(table, f) is None)
-        hint = f"; choose another family ({others})" if others else ""
-        raise InputError(f"{source}: {why}{hint}")
