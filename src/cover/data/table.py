@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from cover.data.ids import TextIds, qid_text  # noqa: F401  (qid_text re-exported)
 from cover.data.rules import check_clip
 from cover.data.units import split_units
 from cover.errors import InputError, RowProblem
@@ -28,46 +29,6 @@ DEFAULT_CLIP_SECONDS = 2.0
 #: A mark of ``table.checked``: every row has a finite top-1 interval inside ``[0, T]``
 #: (no refusal) and a finite ``T > 0``, so scoring and widening skip those tests.
 ANSWERED = "answered"
-
-
-def qid_text(ids: ArrayLike) -> NDArray[np.str_]:
-    """Ids as text (the join key), 1-D. Integers take the narrowest ``<U{digits}`` instead of
-    numpy's ``<U21`` (``str(i)`` of each, a third of the bytes at 1e7 rows)."""
-    a = np.asarray(ids).reshape(-1)
-    if a.dtype.kind in "iu" and a.size:
-        lo, hi = int(a.min()), int(a.max())
-        width = max(len(str(lo)), len(str(hi)))
-        return a.astype(f"<U{width}")
-    return a.astype(str, copy=False)
-
-
-class TextIds:
-    """A column of ids kept as given (text or integers) and read as text (:func:`qid_text`),
-    converted on first read and cached: a table built from integer ids pays nothing for
-    text it never shows (calibrate and certify read no id)."""
-
-    def __set_name__(self, owner: type, name: str) -> None:
-        self.name = name
-        self.raw = f"_{name}_raw"
-        self.text = f"_{name}_text"
-
-    def __get__(self, obj: Any, objtype: type | None = None) -> Any:
-        if obj is None:
-            return self
-        cached = obj.__dict__.get(self.text)
-        if cached is None:
-            raw = obj.__dict__[self.raw]
-            if self.name == "vid" and raw is obj.__dict__.get("_qid_raw"):
-                cached = obj.qid  # video ids default to the query ids: one conversion
-            else:
-                cached = qid_text(raw)
-            obj.__dict__[self.text] = cached
-        return cached
-
-    def __set__(self, obj: Any, value: ArrayLike) -> None:
-        a = np.asarray(value)
-        obj.__dict__[self.raw] = a if a.ndim == 1 else a.reshape(-1)
-        obj.__dict__.pop(self.text, None)
 
 
 def raw_ids(table: GroundingTable, name: str = "qid") -> NDArray[Any]:
@@ -90,25 +51,6 @@ def replace_keeping_ids(table: GroundingTable, **changes: Any) -> GroundingTable
     return replace(table, qid=q, vid=q if v is q else v, **changes)
 
 
-def _per_row(values: ArrayLike, n: int, name: str,
-             bad: dict[int, tuple[str, str]]) -> NDArray[np.float64]:
-    """One float per row: a scalar is repeated, an array must have ``n`` values; an
-    entry that is not a number (a string, a boolean) is NaN and noted in ``bad``."""
-    from cover.data.validate import numbers
-
-    a, why = numbers(values, name)
-    if a.ndim == 0 or (a.shape == (1,) and n != 1):
-        out = np.full(n, float(a.reshape(-1)[0]))
-        for i in range(n) if why else ():
-            bad.setdefault(i, (name, why[0]))
-        return out
-    if a.shape != (n,):
-        raise InputError(f"{name} has shape {a.shape}; expected {n} values (one per qid)")
-    for i, w in why.items():
-        bad.setdefault(i, (name, w))
-    return a
-
-
 @dataclass(frozen=True)
 class GroundingTable:
     """Predictions (and optionally truth) for ``n`` queries.
@@ -117,7 +59,8 @@ class GroundingTable:
     ----------
     qid, vid : str arrays
         Query id (as text, the join key) and video id. Integer ids are kept as given
-        and converted to text on first read (:class:`TextIds`, :func:`raw_ids`).
+        and converted to text on first read (:class:`~cover.data.ids.TextIds`,
+        :func:`raw_ids`).
     duration : float array
         Video length T in seconds; NaN where unknown.
     pred_start, pred_end : float arrays
@@ -207,7 +150,10 @@ class GroundingTable:
         :class:`~cover.errors.CoverWarning`), or rejected with ``strict=True``.
         ``clip`` (seconds per relevance value) must be a finite number > 0.
         """
-        from cover.data.validate import validate_table  # it imports this module
+        from cover.data.validate import (  # it imports this module
+            per_row_numbers,
+            validate_table,
+        )
 
         if on_error not in ("raise", "reject"):
             raise ValueError(f"on_error must be 'raise' or 'reject', got {on_error!r}")
@@ -216,10 +162,11 @@ class GroundingTable:
         q = q if q.ndim == 1 else q.reshape(-1)
         n = q.size
         bad: dict[int, tuple[str, str]] = {}
-        t = _per_row(np.asarray(duration).reshape(-1), n, "duration", bad)
-        ps = np.full(n, np.nan) if pred_start is None else _per_row(pred_start, n,
-                                                                     "pred_start", bad)
-        pe = np.full(n, np.nan) if pred_end is None else _per_row(pred_end, n, "pred_end", bad)
+        t = per_row_numbers(np.asarray(duration).reshape(-1), n, "duration", bad)
+        ps = (np.full(n, np.nan) if pred_start is None
+              else per_row_numbers(pred_start, n, "pred_start", bad))
+        pe = (np.full(n, np.nan) if pred_end is None
+              else per_row_numbers(pred_end, n, "pred_end", bad))
         v = q if vid is None else np.asarray(vid).reshape(-1)  # never written in place
         if v.size != n:
             raise InputError(f"vid has {v.size} values; expected {n} (one per qid)")
@@ -235,8 +182,8 @@ class GroundingTable:
         if truth is None or isinstance(truth, Intervals):
             tr = truth
         else:
-            starts = _per_row(truth[0], n, "truth starts", bad)
-            ends = _per_row(truth[1], n, "truth ends", bad)
+            starts = per_row_numbers(truth[0], n, "truth starts", bad)
+            ends = per_row_numbers(truth[1], n, "truth ends", bad)
             tr = Intervals.single(starts, ends)
         if tr is not None and len(tr) != n:
             raise InputError(f"truth has {len(tr)} rows; expected {n} (one per qid)")

@@ -51,7 +51,7 @@ from cover.data.rules import (
 )
 from cover.data.table import ANSWERED, GroundingTable, raw_ids
 from cover.data.table import replace_keeping_ids as _replace
-from cover.errors import CoverWarning, RowProblem
+from cover.errors import CoverWarning, InputError, RowProblem
 
 #: What a table has been checked for: the row rules (and clipping), unique qids, and
 #: a known duration on every row. Fitting needs all three, certifying the first and last.
@@ -80,6 +80,24 @@ def numbers(values: ArrayLike, name: str) -> tuple[NDArray[np.float64], dict[int
         elif v is not None:
             bad[i] = f"{name} {not_a_number(v)}"
     return out.reshape(a.shape), bad
+
+
+def per_row_numbers(values: ArrayLike, n: int, name: str,
+                    bad: dict[int, tuple[str, str]]) -> NDArray[np.float64]:
+    """One float per row: a scalar is repeated, an array must have ``n`` values; an
+    entry that is not a number (a string, a boolean) is NaN and noted in ``bad`` (row ->
+    field, reason); a wrong count of values is an error naming the field."""
+    a, why = numbers(values, name)
+    if a.ndim == 0 or (a.shape == (1,) and n != 1):
+        out = np.full(n, float(a.reshape(-1)[0]))
+        for i in range(n) if why else ():
+            bad.setdefault(i, (name, why[0]))
+        return out
+    if a.shape != (n,):
+        raise InputError(f"{name} has shape {a.shape}; expected {n} values (one per qid)")
+    for i, w in why.items():
+        bad.setdefault(i, (name, w))
+    return a
 
 
 def validate_table(table: GroundingTable, *, on_error: OnError = "raise",
