@@ -11,7 +11,7 @@ and the batch is parsed again with that line replaced by an empty row (its qid k
 when it can be read), so rows stay aligned with lines and the caller rejects it with
 its reason. The streamed readers (:mod:`cover.stream.csv`,
 :mod:`cover.stream.evaluate_csv`) and the whole-file reader (:mod:`cover.io.generic`)
-share this.
+share this; the Arrow side is :mod:`cover.io.arrow_columns`.
 """
 
 from __future__ import annotations
@@ -25,9 +25,10 @@ import numpy as np
 from numpy.typing import NDArray
 
 from cover.errors import InputError
+from cover.io.arrow_columns import arrow_columns, arrow_source, pyarrow_modules
 from cover.io.columns import Columns
 from cover.io.jsonl import json_text, read_input_bytes
-from cover.io.opener import open_input
+from cover.io.opener import kind_suffix, open_input
 
 TEXT_FIELDS = ("qid", "vid", "query")
 NUMBER_FIELDS = ("duration", "start", "end")
@@ -89,8 +90,6 @@ def read_csv_file(path: str | Path, mapping: dict[str, str], delim: str
     import pyarrow as pa
     import pyarrow.csv as pcsv
 
-    from cover.io.generic import arrow_source
-
     name = str(path)
     with open_input(path) as fh:
         header = fh.readline().rstrip(b"\r\n")
@@ -119,8 +118,6 @@ def csv_columns(path: str | Path, m: dict[str, str], name: str
                 ) -> tuple[Columns, NDArray[np.object_], dict[int, str]]:
     """A CSV/TSV file's mapped columns, ids as written (:mod:`cover.io.csv_lines`); a
     line pyarrow cannot read is a row problem, not the file's."""
-    from cover.io.generic import arrow_columns, kind_suffix, pyarrow_modules
-
     pyarrow_modules()
     for f in ("windows", "saliency"):
         if f in m:

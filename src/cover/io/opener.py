@@ -22,6 +22,26 @@ from cover.errors import InputError
 
 GZIP_MAGIC = b"\x1f\x8b"
 BOM = b"\xef\xbb\xbf"
+CSV_SUFFIXES = (".csv", ".tsv")
+PARQUET_SUFFIXES = (".parquet", ".pq")
+TABLE_SUFFIXES = CSV_SUFFIXES + PARQUET_SUFFIXES
+
+
+def kind_suffix(path: str | Path) -> str:
+    """The suffix that names a file's kind, under a trailing ``.gz`` (``x.csv.gz`` ->
+    ``.csv``); lower case."""
+    p = Path(path)
+    s = p.suffix.lower()
+    return Path(p.stem).suffix.lower() if s == ".gz" else s
+
+
+def is_gzip(path: str | Path) -> bool:
+    """Whether the file starts with the gzip magic bytes (whatever it is called)."""
+    try:
+        with Path(path).open("rb") as fh:
+            return fh.read(2) == GZIP_MAGIC
+    except OSError:
+        return False
 
 
 def check_input(path: str | Path) -> Path:
