@@ -1,0 +1,212 @@
+"""A ``cover certify`` output read back for evaluation (the format is
+:mod:`cover.io.regions_jsonl`'s): each row's ``cover`` block checked and turned into
+regions.
+
+Rows certified as rejected are counted, not evaluated, except those rejected for an
+empty region (a miss). A row with no qid, no ``cover.region`` list, a status evaluate
+cannot read, a region that is not finite, has ``start > end`` or reaches outside
+``[0, cover.duration]``, or a repeated qid is rejected naming its line and why; a file
+whose rows come from two calibrators is an error naming the first row that differs.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from cover.data.rules import duplicate_reason
+from cover.data.table import GroundingTable
+from cover.errors import InputError, RowProblem
+from cover.intervals import Intervals
+from cover.io import fields
+from cover.io.jsonl import (
+    OnError,
+    RawRows,
+    check_ids,
+    check_unique_qids,
+    json_text,
+    number_value,
+    raise_on_rejections,
+    read_json_rows,
+)
+from cover.io.qvhighlights import top1
+from cover.io.regions_rules import (
+    Thresholds,
+    abstain_reasons,
+    block_of,
+    check_thresholds,
+    status_problems,
+    threshold_value,
+)
+from cover.io.seen import SeenLines
+from cover.ragged import Ragged, row_ids, segment_any
+from cover.regions import Regions
+from cover.row_status import empty_region_block
+
+#: Relative tolerance of the ``[0, T]`` check on regions read back (rounding only).
+REGION_ATOL = 1e-6
+
+
+@dataclass(frozen=True)
+class LoadedRegions:
+    """A ``cover certify`` output read back: the rows, their regions, and what was set aside."""
+
+    table: GroundingTable
+    regions: Regions
+    problems: list[RowProblem]
+    rejected_at_certify: int
+    meta: dict[str, Any]
+    #: Rows the calibrator was fitted on (``cover.in_calibration``), aligned with ``table``.
+    in_calibration: NDArray[np.bool_] | None = None
+    #: The line the calibrator fields (``meta``) were read from (None: no row).
+    meta_line: int | None = None
+
+
+def read_regions(path: str | Path, *, on_error: OnError = "raise") -> LoadedRegions:
+    """Read certified regions (the ``cover`` block of each row) for evaluation.
+
+    Rows certified as rejected are counted, not evaluated, except those rejected for an
+    empty region (``[]``): evaluated, a miss (:mod:`cover.row_status`). Regions are validated
+    (finite, ``s <= e``, inside ``[0, T]`` up to ``REGION_ATOL * max(1, T)``, one row per
+    qid) and normalized (sorted, merged); every row must come from
+    the same calibrator (score, rule, alpha, k, n_calibration), else the first row
+    that differs is named.
+    """
+    loaded = regions_from_rows(read_json_rows(path))
+    raise_on_rejections(loaded.problems, on_error, str(path))
+    return loaded
+
+
+def regions_from_rows(raw: RawRows, *, seen: SeenLines | None = None,
+                      first: tuple[dict[str, Any], int] | None = None,
+                      thresholds: Thresholds | None = None) -> LoadedRegions:
+    """The checks and arrays of :func:`read_regions` on parsed rows (a whole file, or one
+    batch of a streamed one), never raising on a bad row. For a batch: ``seen`` holds
+    the qids of earlier batches (a repeat is rejected, naming the first line) and
+    ``first`` the calibrator fields of the file's first row and its line.
+
+    Every path of ``cover evaluate`` (JSON lines, Parquet, CSV; streamed or whole) comes
+    here, so the regions rules live here and in :mod:`cover.io.regions_rules`: a status
+    evaluate reads and a ``refused`` flag that agrees with it, ids as every reader takes
+    them, and with ``thresholds`` (CSV regions, whose calibrator is given apart from
+    them) a ``cover.threshold`` that calibrator can give."""
+    # A row rejected for its empty region is evaluated (a miss): cover.row_status.
+    was_rejected = np.array([block_of(r).get("status") == "rejected"
+                             and not empty_region_block(block_of(r)) for r in raw.records],
+                            dtype=bool)
+    raw.records = [r for r, k in zip(raw.records, ~was_rejected, strict=True) if k]
+    raw.lines = raw.lines[~was_rejected]
+    fields.reject_rows(raw, fields.first_reason([
+        (np.array([r.get("qid") is None for r in raw.records], dtype=bool),
+         "missing field: qid"),
+        (np.array([not isinstance(block_of(r).get("region"), list) for r in raw.records],
+                  dtype=bool), "no cover.region list (is this the output of `cover certify`?)"),
+    ]))
+    fields.reject_rows(raw, status_problems(raw))
+    check_ids(raw)
+    check_unique_qids(raw)
+    if thresholds is not None:
+        check_thresholds(raw, thresholds)
+    if seen is not None:
+        _reject_repeats(raw, seen)
+    reg, roff = fields.ragged_field(raw, "cover.region", (2,), optional=False,
+                             get=lambda r: r["cover"]["region"])
+    reg = reg[:, :2]
+    dur, has_dur = fields.float_field(raw, "cover.duration",
+                                      get=lambda r: r["cover"].get("duration"))
+    keep = fields.reject_rows(raw, fields.first_reason(region_rules(reg, roff, dur, has_dur)))
+    reg, roff = fields.trim_ragged(keep, reg, roff)
+    dur = dur[keep]
+    meta, meta_line = _common_meta(raw, first)
+    refused = np.array([block_of(r).get("status") == "refused" for r in raw.records], dtype=bool)
+    abstained = abstain_reasons(raw.records)
+    thr = np.array([threshold_value(block_of(r).get("threshold")) for r in raw.records], np.float64)
+    before = raw.lines
+    win, woff = fields.ragged_field(raw, "pred_relevant_windows", (2, 3), optional=True)
+    if raw.lines.size != before.size:  # rows rejected for their windows: drop their region
+        kept = np.isin(before, raw.lines)
+        reg, roff = fields.trim_ragged(kept, reg, roff)
+        dur, refused, thr = dur[kept], refused[kept], thr[kept]
+        abstained = None if abstained is None else abstained[kept]
+    ps, pe = top1(win, woff)
+    table = fields.table_of(raw, duration=dur, pred_start=ps, pred_end=pe,
+                            pred_windows=Ragged(win, woff))
+    intervals = Intervals(reg[:, 0].copy(), reg[:, 1].copy(), roff).normalized()
+    alpha = meta.get("alpha")
+    a = number_value(alpha)
+    regions = Regions(intervals, dur, refused, thr, str(meta.get("score")),
+                      a if math.isfinite(a) else None, abstain_reason=abstained)
+    in_cal = np.array([block_of(r).get("in_calibration") is True for r in raw.records],
+                      dtype=bool)
+    return LoadedRegions(table, regions, raw.problems, int(was_rejected.sum()), meta, in_cal,
+                         meta_line)
+
+
+def region_rules(reg: NDArray[np.float64], roff: NDArray[np.int64],
+                 dur: NDArray[np.float64], has_dur: NDArray[np.bool_]
+                 ) -> list[tuple[NDArray[np.bool_], str]]:
+    """The rules a row's region and duration obey, as ``(bad rows, why)`` in the order
+    they are checked; the bulk read (:mod:`cover.io.regions_batch`) keeps a batch only
+    when no row breaks one."""
+    t = dur[row_ids(roff)]
+    tol = REGION_ATOL * np.maximum(1.0, t)
+    with np.errstate(invalid="ignore"):
+        outside = (reg[:, 0] < -tol) | (reg[:, 1] > t + tol)
+    return [
+        (segment_any(~np.isfinite(reg).all(axis=1), roff), "non-finite number in cover.region"),
+        (segment_any(reg[:, 0] > reg[:, 1], roff), "a region component has start > end"),
+        (~has_dur, "missing field: cover.duration"),
+        (fields.bad_number(dur, has_dur, positive=True),
+         "cover.duration must be a finite number > 0"),
+        (segment_any(outside, roff), "cover.region reaches outside [0, cover.duration]"),
+    ]
+
+
+def _reject_repeats(raw: RawRows, seen: SeenLines) -> None:
+    """Reject the rows whose qid an earlier batch had (as :func:`check_unique_qids`
+    does within one)."""
+    q = np.array([str(r["qid"]) for r in raw.records], dtype=str)
+    dup, first_line = seen.add_lines(q, raw.lines)
+    fields.reject_rows(raw, {int(i): duplicate_reason(int(first_line[i]))
+                             for i in np.flatnonzero(dup).tolist()})
+
+
+#: The ``cover`` block keys every row of one regions file shares (one calibrator wrote them).
+META_KEYS = ("score", "rule", "alpha", "k", "n_calibration", "calibration_sha256")
+#: Shared keys written only when set: ``relevance`` ("proposals": the SLS signal was built
+#: from the scored windows; absent: saliency).
+META_OPTIONAL = ("relevance",)
+
+
+def meta_of(block: dict[str, Any]) -> dict[str, Any]:
+    """The calibrator fields of one ``cover`` block: every :data:`META_KEYS` (None when
+    absent) and the :data:`META_OPTIONAL` ones it has."""
+    return {**{k: block.get(k) for k in META_KEYS},
+            **{k: block[k] for k in META_OPTIONAL if block.get(k) is not None}}
+
+
+def _common_meta(raw: RawRows, ref: tuple[dict[str, Any], int] | None = None
+                 ) -> tuple[dict[str, Any], int | None]:
+    """The calibrator fields shared by every row, and the line they were read from
+    (``ref``: those of an earlier batch); a file that mixes calibrators would make one
+    coverage number meaningless, so the first differing row is an error."""
+    if ref is None:
+        if not raw.records:
+            return dict.fromkeys(META_KEYS), None
+        ref = meta_of(block_of(raw.records[0])), int(raw.lines[0])
+    first, first_line = ref
+    for rec, line in zip(raw.records, raw.lines.tolist(), strict=True):
+        this = meta_of(block_of(rec))
+        if this != first:
+            key = next(k for k in (*META_KEYS, *META_OPTIONAL) if this.get(k) != first.get(k))
+            raise InputError(
+                f"{raw.path}:{line} (qid={rec.get('qid')}): cover.{key} is "
+                f"{json_text(this.get(key))} but {json_text(first.get(key))} on line "
+                f"{first_line}; evaluate the output of one calibrator at a time"
+            )
+    return first, first_line
