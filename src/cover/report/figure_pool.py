@@ -1,0 +1,140 @@
+"""Figures drawn beside the computation: a forked worker process imports matplotlib and
+draws each figure while the caller goes on with the next study.
+
+Rule: the worker draws, the caller writes. A figure function runs in the worker inside
+:func:`cover.report.style.capture_pngs`, so it hands back (path, PNG bytes) and the caller
+writes the files through the atomic writer, in the order submitted, when it calls
+:meth:`FigurePool.finish`; no file is written from the worker, and none is left behind when
+the run fails (:meth:`FigurePool.close` cancels what has not started). Same figures either
+way: the worker is a fork of the caller, with its modules and settings, and the drawing
+functions read only their arguments (:mod:`cover.report.style`), so the PNG bytes are those
+of an in-process run. Where ``fork`` is not available (Windows, macOS' default spawn would
+re-import everything) or a pool is asked not to fork, each figure is drawn in process when
+submitted; if the worker dies, the figures it did not hand back are drawn in process.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+from collections.abc import Callable
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from cover.io.output import write_bytes
+from cover.report.style import capture_pngs
+
+Draw = Callable[..., Path]
+
+
+def can_fork() -> bool:
+    """Whether this platform starts processes by ``fork`` (a copy of this one, at no
+    import cost)."""
+    return "fork" in multiprocessing.get_all_start_methods()
+
+
+def _warm() -> None:
+    """Worker start: import matplotlib and the figure modules before the first figure
+    arrives (the import is about half a second: the point of the worker)."""
+    from matplotlib.backends import backend_agg  # noqa: F401
+    from matplotlib.figure import Figure  # noqa: F401
+
+    from cover.report import figures, figures_studies  # noqa: F401
+
+
+def _ready() -> None:
+    """A no-op job: submitting it starts the worker at once."""
+
+
+def _draw(draw: Draw, args: tuple[Any, ...], kwargs: dict[str, Any]
+          ) -> list[tuple[Path, bytes]]:
+    """In the worker: run ``draw(*args, **kwargs)`` and hand back the PNGs it saved."""
+    with capture_pngs() as pngs:
+        draw(*args, **kwargs)
+    return pngs
+
+
+class FigurePool:
+    """Draw figures in one forked worker (``parallel`` and :func:`can_fork`) or in this
+    process; :meth:`finish` writes every submitted figure (see the module docstring)."""
+
+    def __init__(self, *, parallel: bool = True) -> None:
+        self._jobs: list[tuple[Draw, tuple[Any, ...], dict[str, Any],
+                               Future[list[tuple[Path, bytes]]]]] = []
+        self._pool: ProcessPoolExecutor | None = None
+        if parallel and can_fork():
+            self._pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork"),
+                                             initializer=_warm)
+            self._pool.submit(_ready)
+
+    def submit(self, draw: Draw, *args: Any, **kwargs: Any) -> None:
+        """Draw ``draw(*args, **kwargs)``: a figure function of :mod:`cover.report.figures`
+        or :mod:`cover.report.figures_studies` (module-level, so the worker can be sent
+        it), which saves its PNG through :func:`cover.report.style.save`."""
+        if self._pool is None:
+            draw(*args, **kwargs)
+            return
+        try:
+            future = self._pool.submit(_draw, draw, args, kwargs)
+        except BrokenProcessPool:
+            draw(*args, **kwargs)
+            return
+        self._jobs.append((draw, args, kwargs, future))
+
+    def study(self, study: str, data: dict[str, Any], extra: Any, folder: Path, *,
+              label: str, mean_duration: float | None) -> list[str]:
+        """Submit the figures of ``study`` on one pair (``data``: its ``StudyResult.data``;
+        ``extra``: the coverage study's ``ValidityResult``), written into ``folder``; their
+        names relative to the results folder (``folder``'s parent)."""
+        from cover.report import figures as fv
+        from cover.report import figures_studies as fs
+
+        # (file name, figure function, its arguments before the path, keyword arguments)
+        todo: list[tuple[str, Draw, tuple[Any, ...], dict[str, Any]]] = []
+        if study == "coverage" and extra is not None:
+            todo = [("coverage_vs_target.png", fv.coverage_vs_target, (extra,), {}),
+                    ("length_vs_target.png", fv.length_vs_target, (extra,),
+                     {"mean_duration": mean_duration}),
+                    ("frontier.png", fv.frontier, (extra,), {})]
+        elif study == "margins":
+            todo = [("margins.png", fs.margins_sweep, (data, label), {})]
+        elif study == "conditional":
+            todo = [("conditional.png", fs.conditional_strata, (data, label), {})]
+        elif study == "exchangeability":
+            todo = [("aci_rolling.png", fs.aci_rolling, (data, label), {})]
+        elif study == "calsize" and any(c["supported"] for c in data["cells"]):
+            todo = [("calsize.png", fs.calsize_spread, (data, label), {})]
+        for name, draw, args, kwargs in todo:
+            self.submit(draw, *args, folder / name, **kwargs)
+        return [f"{folder.name}/{name}" for name, *_ in todo]
+
+    def finish(self) -> None:
+        """Wait for the worker and write its figures; an error of a figure function is
+        raised here, as it would have been in process."""
+        jobs, self._jobs = self._jobs, []
+        try:
+            for draw, args, kwargs, future in jobs:
+                try:
+                    pngs = future.result()
+                except BrokenProcessPool:  # the worker died: draw what it did not
+                    draw(*args, **kwargs)
+                    continue
+                for path, data in pngs:
+                    write_bytes(path, data)
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        """Stop the worker; figures not yet drawn are dropped (nothing is written)."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
+
+    def __enter__(self) -> FigurePool:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
