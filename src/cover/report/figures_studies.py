@@ -69,7 +69,7 @@ def conditional_strata(data: dict[str, Any], name: str, path: Path) -> Path:
     finish(ax, "stratum of the test split (Mondrian bars: predicted-length terciles)",
            "realised coverage", f"Conditional coverage: {name}", legend=None)
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    return save(fig, path, tight=True)
+    return save(fig, path, beside=True)
 
 
 @study_figure
