@@ -108,3 +108,21 @@ def test_a_study_figure_does_not_restyle_the_next_validity_figure(tmp_path: Path
     first = coverage_vs_target(result, tmp_path / "first.png").read_bytes()
     figures_studies.margins_sweep(MARGINS, "g on d", tmp_path / "margins.png")
     assert coverage_vs_target(result, tmp_path / "second.png").read_bytes() == first
+
+
+def test_no_fork_from_a_process_running_other_threads(tmp_path: Path) -> None:
+    """A fork copies the locks another thread may hold: the pool draws in process."""
+    import threading
+
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait)
+    other.start()
+    try:
+        assert not figure_pool.can_fork()
+        with FigurePool() as pool:
+            pool.submit(figures_studies.margins_sweep, MARGINS, "g on d", tmp_path / "m.png")
+            assert (tmp_path / "m.png").exists()  # drawn when submitted
+            pool.finish()
+    finally:
+        stop.set()
+        other.join()

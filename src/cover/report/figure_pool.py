@@ -8,15 +8,17 @@ writes the files through the atomic writer, in the order submitted, when it call
 the run fails (:meth:`FigurePool.close` cancels what has not started). Same figures either
 way: the worker is a fork of the caller, with its modules and settings, and the drawing
 functions read only their arguments (:mod:`cover.report.style`), so the PNG bytes are those
-of an in-process run. Where ``fork`` is not available (Windows, macOS' default spawn would
-re-import everything) or a pool is asked not to fork, each figure is drawn in process when
-submitted; if the worker dies, the figures it did not hand back are drawn in process.
+of an in-process run. Where ``fork`` is not available (Windows; macOS' default spawn
+would re-import everything), in a process running other threads, or when a pool is asked
+not to fork, each figure is drawn in process when submitted; if the worker dies, the
+figures it did not hand back are drawn in process.
 """
 
 from __future__ import annotations
 
 import io
 import multiprocessing
+import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -31,9 +33,11 @@ Draw = Callable[..., Path]
 
 
 def can_fork() -> bool:
-    """Whether this platform starts processes by ``fork`` (a copy of this one, at no
-    import cost)."""
-    return "fork" in multiprocessing.get_all_start_methods()
+    """Whether a worker can be forked here: the platform has ``fork`` (a copy of this
+    process, at no import cost) and no other Python thread runs (a fork copies the locks
+    another thread may hold, and the child could wait on them for ever)."""
+    return ("fork" in multiprocessing.get_all_start_methods()
+            and threading.active_count() == 1)
 
 
 def _warm() -> None:
