@@ -17,25 +17,30 @@ figures it did not hand back are drawn in process.
 from __future__ import annotations
 
 import io
-import multiprocessing
 import threading
 from collections.abc import Callable
-from concurrent.futures import Future, ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cover.io.output import write_bytes
 from cover.report.style import capture_pngs
 
+if TYPE_CHECKING:
+    from concurrent.futures import Future, ProcessPoolExecutor
+
 Draw = Callable[..., Path]
+
+# multiprocessing and concurrent.futures are imported when a worker is forked, not with
+# this module: a run without figures (``cover study --no-report``) does not pay for them.
 
 
 def can_fork() -> bool:
     """Whether a worker can be forked here: the platform has ``fork`` (a copy of this
     process, at no import cost) and no other Python thread runs (a fork copies the locks
     another thread may hold, and the child could wait on them for ever)."""
+    import multiprocessing
+
     return ("fork" in multiprocessing.get_all_start_methods()
             and threading.active_count() == 1)
 
@@ -88,6 +93,9 @@ class FigurePool:
                                Future[list[tuple[Path, bytes]]]]] = []
         self._pool: ProcessPoolExecutor | None = None
         if parallel and can_fork():
+            import multiprocessing
+            from concurrent.futures import ProcessPoolExecutor
+
             self._pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork"),
                                              initializer=_warm)
             self._pool.submit(_ready)
@@ -99,6 +107,8 @@ class FigurePool:
         if self._pool is None:
             draw(*args, **kwargs)
             return
+        from concurrent.futures.process import BrokenProcessPool
+
         try:
             future = self._pool.submit(_draw, draw, args, kwargs)
         except BrokenProcessPool:
@@ -136,6 +146,8 @@ class FigurePool:
     def finish(self) -> None:
         """Wait for the worker and write its figures; an error of a figure function is
         raised here, as it would have been in process."""
+        from concurrent.futures.process import BrokenProcessPool
+
         jobs, self._jobs = self._jobs, []
         try:
             for draw, args, kwargs, future in jobs:
