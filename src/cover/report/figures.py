@@ -16,6 +16,7 @@ import numpy as np
 from cover.report.style import (
     FAMILY_STYLE,
     MISSING_PLOTTING,
+    TITLE_Y,
     MissingPlotting,
     save,
     subplots,
@@ -33,7 +34,7 @@ def _finish(ax: Any, xlabel: str, ylabel: str, title: str, legend: str = "upper 
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.grid(alpha=0.3)
-    ax.set_title(title, fontsize=10)
+    ax.set_title(title, fontsize=10, y=TITLE_Y)
     ax.legend(fontsize=8, loc=legend)
 
 

@@ -40,6 +40,12 @@ STUDY_RC: dict[Any, Any] = {"font.size": 9, "axes.titlesize": 10, "axes.labelsiz
 #: few per cent of the default level 6 in a fraction of the encoding time.
 PNG_COMPRESS_LEVEL = 1
 
+#: Titles sit at the top of their axes (plus the title pad). Given explicitly, so that
+#: matplotlib does not measure every tick label at each draw to see whether labels on top
+#: or an offset text would collide (none of these figures has either): about a fifth of
+#: a figure's drawing, and the same pixels.
+TITLE_Y = 1.0
+
 MISSING_PLOTTING = "figures need matplotlib: pip install 'cover-grounding[plot]'"
 
 # Set inside :func:`capture_pngs`: PNGs are collected there instead of written.
@@ -93,7 +99,7 @@ def study_figure(draw: Callable[_P, _R]) -> Callable[_P, _R]:
 def finish(ax: Any, xlabel: str, ylabel: str, title: str, legend: str | None = "best") -> None:
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
-    ax.set_title(title)
+    ax.set_title(title, y=TITLE_Y)
     ax.grid(alpha=0.3)
     if legend is not None and ax.get_legend_handles_labels()[0]:
         ax.legend(loc=legend)
