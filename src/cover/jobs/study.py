@@ -28,7 +28,7 @@ from cover.io.labelled import load_labelled
 from cover.io.output import check_results_folder, results_folder, write_json, write_text
 from cover.jobs.study_inputs import InputPair, slug
 from cover.jobs.study_overview import comparisons, overview_table
-from cover.report.figure_pool import FigurePool
+from cover.report.figure_pool import STUDIES_WITH_FIGURES, FigurePool
 from cover.studies.common import Missing, jsonify
 from cover.studies.context import Pair
 from cover.studies.minimum import check_enough_rows
@@ -109,10 +109,13 @@ def _run_pair(pair: Pair, inp: InputPair, wanted: Sequence[str], out: Path,
         "test_units": pair.split.n_units_test, "families": list(pair.families),
         "mean_duration": pair.mean_duration, "studies": {}, "figures": {},
     }
-    results = []
-    for study in wanted:
-        if study == "transfer" or study in skip:
-            continue
+    todo = [s for s in wanted if s != "transfer" and s not in skip]
+    # With figures, the studies that have some run first: the worker draws while the
+    # others are computed. Each study is seeded on its own, so the order changes no
+    # number; the results are filed in ``wanted`` order below.
+    done: dict[str, StudyResult] = {}
+    for study in (todo if figs is None
+                  else sorted(todo, key=lambda s: s not in STUDIES_WITH_FIGURES)):
         t0 = time.perf_counter()
         extra = None
         if study == "coverage":
@@ -135,13 +138,15 @@ def _run_pair(pair: Pair, inp: InputPair, wanted: Sequence[str], out: Path,
                                               mean_duration=pair.mean_duration))
         timings[f"write + figures {inp.id}"] = timings.get(
             f"write + figures {inp.id}", 0.0) + time.perf_counter() - t0
-        results.append(res)
+        done[study] = res
+    for key in ("studies", "figures"):
+        entry[key] = {s: entry[key][s] for s in todo}
     from cover.report.gallery_data import query_records
 
     write_json(folder / "queries.json", query_records(pair, gallery_alpha), inputs=all_inputs,
                indent=None)
     entry["queries"] = f"{inp.id}/queries.json"
-    return entry, results
+    return entry, [done[s] for s in todo]
 
 
 def run_studies(

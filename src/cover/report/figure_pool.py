@@ -31,6 +31,10 @@ if TYPE_CHECKING:
 
 Draw = Callable[..., Path]
 
+#: The per-pair studies that have figures (:meth:`FigurePool.study`).
+STUDIES_WITH_FIGURES = frozenset({"coverage", "margins", "conditional", "exchangeability",
+                                  "calsize"})
+
 # multiprocessing and concurrent.futures are imported when a worker is forked, not with
 # this module: a run without figures (``cover study --no-report``) does not pay for them.
 
