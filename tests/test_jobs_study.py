@@ -242,3 +242,28 @@ def test_no_report_writes_tables_without_figures(tmp_path: Path) -> None:
     assert man["pairs"][0]["studies"]["margins"].endswith("margins.json")
     assert man["pairs"][0]["figures"] == {"margins": []} and man["comparisons"] == []
     assert not list(out.rglob("*.png")) and not (out / "report.html").exists()
+
+
+def test_figures_change_no_number_nor_order(tmp_path: Path) -> None:
+    """With figures the studies that have some run first (the figure worker draws
+    meanwhile): every study's JSON and Markdown are the bytes of a run without figures,
+    and the manifest lists the studies in the same order."""
+    from cli_files import synthetic
+
+    preds, gt = synthetic(tmp_path, n=240)
+    runs = {}
+    for name, extra in (("figs", []), ("plain", ["--no-report"])):
+        out = tmp_path / name
+        assert main(["study", "all", "--preds", str(preds), "--gt", str(gt), "--out", str(out),
+                     "--resamples", "2", *extra]) == 0
+        runs[name] = out
+    man = {k: json.loads((v / "manifest.json").read_text()) for k, v in runs.items()}
+    studies = list(man["plain"]["pairs"][0]["studies"])
+    assert list(man["figs"]["pairs"][0]["studies"]) == studies
+    assert studies == [s for s in STUDIES if s in studies] and len(studies) > 5
+    assert list(man["figs"]["pairs"][0]["figures"]) == studies
+    assert man["figs"]["tables"] == man["plain"]["tables"]
+    pair = man["plain"]["pairs"][0]["id"]
+    for rel in sorted(p.relative_to(runs["plain"]) for p in (runs["plain"] / pair).iterdir()):
+        assert (runs["figs"] / rel).read_bytes() == (runs["plain"] / rel).read_bytes(), rel
+    assert list((runs["figs"] / pair).glob("*.png"))

@@ -181,13 +181,6 @@ def strict_json(doc: Any) -> Any:
     return doc
 
 
-def save_figure(fig: Any, path: PathLike, *, inputs: Iterable[PathLike | None] = ()) -> Path:
-    """Save a matplotlib figure as PNG through :func:`atomic_open`."""
-    with atomic_open(path, "wb", inputs=inputs) as fh:
-        fig.savefig(fh, format="png")
-    return Path(path)
-
-
 @contextlib.contextmanager
 def results_folder(path: PathLike, *, inputs: Iterable[PathLike | None] = ()
                    ) -> Iterator[Path]:

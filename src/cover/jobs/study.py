@@ -14,6 +14,7 @@ Layout of the results folder::
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -26,6 +27,7 @@ from cover.io.labelled import load_labelled
 from cover.io.output import check_results_folder, results_folder, write_json, write_text
 from cover.jobs.study_inputs import InputPair, slug
 from cover.jobs.study_overview import comparisons, overview_table
+from cover.report.figure_pool import STUDIES_WITH_FIGURES, FigurePool
 from cover.studies.common import Missing, jsonify
 from cover.studies.context import Pair
 from cover.studies.minimum import check_enough_rows
@@ -67,32 +69,6 @@ def per_pair_runners() -> dict[str, Callable[[Pair], StudyResult]]:
     return table
 
 
-def _figures(study: str, res: StudyResult, pair: Pair, folder: Path,
-             extra: Any = None) -> list[str]:
-    """Figures of one study on one pair (names relative to the results folder)."""
-    try:
-        from cover.report import figures_studies as fs
-    except ImportError:  # pragma: no cover - matplotlib missing
-        return []
-    out: list[Path] = []
-    d = res.data
-    if study == "coverage" and extra is not None:
-        from cover.report.figures import coverage_vs_target, frontier, length_vs_target
-
-        out = [coverage_vs_target(extra, folder / "coverage_vs_target.png"),
-               length_vs_target(extra, folder / "length_vs_target.png", pair.mean_duration),
-               frontier(extra, folder / "frontier.png")]
-    elif study == "margins":
-        out = [fs.margins_sweep(d, pair.label, folder / "margins.png")]
-    elif study == "conditional":
-        out = [fs.conditional_strata(d, pair.label, folder / "conditional.png")]
-    elif study == "exchangeability":
-        out = [fs.aci_rolling(d, pair.label, folder / "aci_rolling.png")]
-    elif study == "calsize" and any(c["supported"] for c in d["cells"]):
-        out = [fs.calsize_spread(d, pair.label, folder / "calsize.png")]
-    return [str(p.relative_to(folder.parent)) for p in out]
-
-
 def _load(inputs: Sequence[InputPair], timings: dict[str, float],
           read: dict[str, Any] | None = None) -> list[tuple[GroundingTable, dict[str, int]]]:
     """Every labelled table, with the counts of its input problems (reported as read);
@@ -110,10 +86,10 @@ def _load(inputs: Sequence[InputPair], timings: dict[str, float],
 
 def _run_pair(pair: Pair, inp: InputPair, wanted: Sequence[str], out: Path,
               all_inputs: list[Path], timings: dict[str, float], skip: set[str],
-              gallery_alpha: float, figures: bool = True
+              gallery_alpha: float, figs: FigurePool | None
               ) -> tuple[dict[str, Any], list[StudyResult]]:
-    """Every wanted per-pair study on one pair: JSON, Markdown, figures (when
-    ``figures``), gallery data."""
+    """Every wanted per-pair study on one pair: JSON, Markdown, figures (to ``figs``,
+    when given), gallery data."""
     folder = out / inp.id
     folder.mkdir(exist_ok=True)
     entry: dict[str, Any] = {
@@ -123,10 +99,13 @@ def _run_pair(pair: Pair, inp: InputPair, wanted: Sequence[str], out: Path,
         "test_units": pair.split.n_units_test, "families": list(pair.families),
         "mean_duration": pair.mean_duration, "studies": {}, "figures": {},
     }
-    results = []
-    for study in wanted:
-        if study == "transfer" or study in skip:
-            continue
+    todo = [s for s in wanted if s != "transfer" and s not in skip]
+    # With figures, the studies that have some run first: the worker draws while the
+    # others are computed. Each study is seeded on its own, so the order changes no
+    # number; the results are filed in ``wanted`` order below.
+    done: dict[str, StudyResult] = {}
+    for study in (todo if figs is None
+                  else sorted(todo, key=lambda s: s not in STUDIES_WITH_FIGURES)):
         t0 = time.perf_counter()
         extra = None
         if study == "coverage":
@@ -141,16 +120,21 @@ def _run_pair(pair: Pair, inp: InputPair, wanted: Sequence[str], out: Path,
         write_json(folder / f"{stem}.json", res.to_dict(), inputs=all_inputs)
         write_text(folder / f"{stem}.md", res.markdown(), inputs=all_inputs)
         entry["studies"][study] = f"{inp.id}/{stem}.json"
-        entry["figures"][study] = _figures(study, res, pair, folder, extra) if figures else []
+        entry["figures"][study] = ([] if figs is None else
+                                   figs.study(study, res.data, extra, folder,
+                                              label=pair.label,
+                                              mean_duration=pair.mean_duration))
         timings[f"write + figures {inp.id}"] = timings.get(
             f"write + figures {inp.id}", 0.0) + time.perf_counter() - t0
-        results.append(res)
+        done[study] = res
+    for key in ("studies", "figures"):
+        entry[key] = {s: entry[key][s] for s in todo}
     from cover.report.gallery_data import query_records
 
     write_json(folder / "queries.json", query_records(pair, gallery_alpha), inputs=all_inputs,
                indent=None)
     entry["queries"] = f"{inp.id}/queries.json"
-    return entry, results
+    return entry, [done[s] for s in todo]
 
 
 def run_studies(
@@ -184,16 +168,26 @@ def run_studies(
     check_results_folder(out, all_inputs)
     t_start = time.perf_counter()
     timings: dict[str, float] = {}
-    loaded = _load(inputs, timings, read)
-    any_std = any(t.start_std is not None for t, _ in loaded)
-    skips = [{"uncertainty"} if any_std and t.start_std is None else set() for t, _ in loaded]
-    # Too few rows for a study: an error before the results folder is made.
-    for inp, (table, _), skip in zip(inputs, loaded, skips, strict=True):
-        check_enough_rows(table.units, protocol, [s for s in wanted if s not in skip],
-                          what=str(inp.preds), flags=STUDY_FLAGS)
+    # The figure worker starts before the inputs are read: it imports matplotlib while
+    # this process reads and computes (cover.report.figure_pool).
+    figs = FigurePool() if figures else None
+    try:
+        loaded = _load(inputs, timings, read)
+        any_std = any(t.start_std is not None for t, _ in loaded)
+        skips = [{"uncertainty"} if any_std and t.start_std is None else set()
+                 for t, _ in loaded]
+        # Too few rows for a study: an error before the results folder is made.
+        for inp, (table, _), skip in zip(inputs, loaded, skips, strict=True):
+            check_enough_rows(table.units, protocol, [s for s in wanted if s not in skip],
+                              what=str(inp.preds), flags=STUDY_FLAGS)
+    except BaseException:
+        if figs is not None:
+            figs.close()
+        raise
     # The folder is built beside --out and renamed into place once complete
-    # (cover.io.folders): ``out`` names the temporary folder inside this block.
-    with results_folder(out, inputs=all_inputs) as out:
+    # (cover.io.folders): ``out`` names the temporary folder inside this block. The
+    # pool's exit stops its worker on every path.
+    with figs or contextlib.nullcontext(), results_folder(out, inputs=all_inputs) as out:
         pairs: list[Pair] = []
         manifest_pairs: list[dict[str, Any]] = []
         results: list[StudyResult] = []
@@ -201,7 +195,7 @@ def run_studies(
             pair = Pair(inp.name, inp.dataset, table, protocol, min_scale, target)
             pairs.append(pair)
             entry, res = _run_pair(pair, inp, wanted, out, all_inputs, timings, skip,
-                                   gallery_alpha, figures=figures)
+                                   gallery_alpha, figs)
             entry["problems"] = problems
             if split_seeds:
                 res += _split_seeds(pair, inp, wanted, skip, split_seeds, entry, out, all_inputs,
@@ -209,9 +203,11 @@ def run_studies(
             manifest_pairs.append(entry)
             results += res
             say(f"cover: {pair.label}: {', '.join(s for s in wanted if s not in skip)} done")
-        transfers = (_run_transfers(pairs, out, all_inputs, results, figures=figures)
+        transfers = (_run_transfers(pairs, out, all_inputs, results, figs)
                      if "transfer" in wanted else [])
-        figs_across = comparisons(results, pairs, out, figures=figures)
+        figs_across = comparisons(results, pairs, out, figs)
+        if figs is not None:
+            figs.finish()  # every PNG written before the manifest that lists it
         if humans_dir is not None:
             from cover.studies.humans import humans
 
@@ -273,7 +269,8 @@ def _split_seeds(pair: Pair, inp: InputPair, wanted: Sequence[str], skip: set[st
 
 
 def _run_transfers(pairs: list[Pair], out: Path, all_inputs: list[Path],
-                   results: list[StudyResult], figures: bool = True) -> list[dict[str, Any]]:
+                   results: list[StudyResult], figs: FigurePool | None
+                   ) -> list[dict[str, Any]]:
     """Transfer for every grounder name that appears on two datasets (first two)."""
     from cover.report.figures_studies import transfer_ks
     from cover.studies.transfer import transfer
@@ -293,11 +290,12 @@ def _run_transfers(pairs: list[Pair], out: Path, all_inputs: list[Path],
         folder.mkdir(exist_ok=True)
         write_json(folder / "transfer.json", res.to_dict(), inputs=all_inputs)
         write_text(folder / "transfer.md", res.markdown(), inputs=all_inputs)
-        fig = transfer_ks(res.data, name, folder / "transfer_ks.png") if figures else None
+        if figs is not None:
+            figs.submit(transfer_ks, res.data, name, folder / "transfer_ks.png")
         results.append(res)
         done.append({"name": name, "datasets": [a.dataset, b.dataset],
                      "json": f"{folder.name}/transfer.json",
-                     "figures": [] if fig is None else [str(fig.relative_to(out))]})
+                     "figures": [] if figs is None else [f"{folder.name}/transfer_ks.png"]})
     if not done:
         results.append(StudyResult("transfer", "Cross-dataset transfer", "no pair", {}, [], [
             Missing("Cross-dataset transfer", "one grounder (same --name) on two datasets")]))

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from cover.report.figure_pool import FigurePool
 from cover.studies.context import Pair
 from cover.studies.result import StudyResult, Table
 
@@ -62,18 +63,16 @@ def overview_table(results: Sequence[StudyResult], target: float = 0.9) -> Table
                  tuple(rows))
 
 
-def comparisons(results: list[StudyResult], pairs: list[Pair], out: Path, *,
-                figures: bool = True) -> list[dict[str, str]]:
-    """Comparison figures across pairs, each with the section it belongs to: coverage with
-    bands and cost at the 0.9 target (overview), hand-picked margins (margins); none
-    without ``figures``."""
+def comparisons(results: list[StudyResult], pairs: list[Pair], out: Path,
+                pool: FigurePool | None) -> list[dict[str, str]]:
+    """Comparison figures across pairs (submitted to ``pool``), each with the section it
+    belongs to: coverage with bands and cost at the 0.9 target (overview), hand-picked
+    margins (margins); none without a ``pool``."""
     figs: list[dict[str, str]] = []
-    if not figures:
+    if pool is None:
         return figs
-    try:
-        from cover.report import figures_studies as fs
-    except ImportError:  # pragma: no cover
-        return figs
+    from cover.report import figures_studies as fs
+
     by = {s: [r for r in results if r.study == s] for s in ("coverage", "efficiency",
                                                             "margins")}
     if len(by["coverage"]) > 1:
@@ -85,18 +84,18 @@ def comparisons(results: list[StudyResult], pairs: list[Pair], out: Path, *,
                              "band_hi": cells[0]["band_hi"],
                              "coverage": {c["family"]: c["coverage_mean"] for c in cells}})
         if rows:
-            path = fs.compare_coverage(rows, 0.9, out / "compare_coverage.png")
-            figs.append({"study": "overview", "path": path.name})
+            pool.submit(fs.compare_coverage, rows, 0.9, out / "compare_coverage.png")
+            figs.append({"study": "overview", "path": "compare_coverage.png"})
     if len(by["efficiency"]) > 1:
         rows = [{"label": r.subject, "share": {c["family"]: c["length_frac_mean"]
                                                for c in r.data["cells"]
                                                if abs(c["target"] - 0.9) < 1e-9}}
                 for r in by["efficiency"]]
-        figs.append({"study": "overview",
-                     "path": fs.compare_length(rows, 0.9, out / "compare_length.png").name})
+        pool.submit(fs.compare_length, rows, 0.9, out / "compare_length.png")
+        figs.append({"study": "overview", "path": "compare_length.png"})
     if len(by["margins"]) > 1:
         rows = [{"label": r.subject, "lams": r.data["lams"], "coverage": r.data["coverage"]}
                 for r in by["margins"]]
-        figs.append({"study": "margins",
-                     "path": fs.compare_margins(rows, out / "compare_margins.png").name})
+        pool.submit(fs.compare_margins, rows, out / "compare_margins.png")
+        figs.append({"study": "margins", "path": "compare_margins.png"})
     return figs

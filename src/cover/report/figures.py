@@ -13,47 +13,28 @@ from typing import Any
 
 import numpy as np
 
-from cover.io.output import save_figure
-from cover.report.style import FAMILY_STYLE, fixed_layout
+from cover.report.style import (
+    FAMILY_STYLE,
+    MISSING_PLOTTING,
+    TITLE_Y,
+    MissingPlotting,
+    save,
+    subplots,
+)
 from cover.studies.coverage_validity import ValidityResult
 from cover.studies.result import family_label
 
 STYLE = FAMILY_STYLE  # one colour-blind-safe colour + marker per family (report.style)
 
-
-class MissingPlotting(ImportError):
-    """matplotlib (the ``plot`` extra) is not installed."""
-
-
-MISSING_PLOTTING = "figures need matplotlib: pip install 'cover-grounding[plot]'"
-
-
-def _plt() -> Any:
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        raise MissingPlotting(MISSING_PLOTTING) from None
-    return plt
-
-
-def _save(plt: Any, fig: Any, path: str | Path) -> Path:
-    """Save through the atomic writer (:func:`cover.io.output.save_figure`), laid out by
-    :func:`cover.report.style.fixed_layout` (no extra text-measuring pass)."""
-    fixed_layout(fig)
-    try:
-        return save_figure(fig, path)
-    finally:
-        plt.close(fig)
+__all__ = ["MISSING_PLOTTING", "MissingPlotting", "coverage_vs_target", "frontier",
+           "length_vs_target", "validity_figures"]
 
 
 def _finish(ax: Any, xlabel: str, ylabel: str, title: str, legend: str = "upper left") -> None:
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.grid(alpha=0.3)
-    ax.set_title(title, fontsize=10)
+    ax.set_title(title, fontsize=10, y=TITLE_Y)
     ax.legend(fontsize=8, loc=legend)
 
 
@@ -64,11 +45,10 @@ def _series(result: ValidityResult, family: str, attr: str) -> np.ndarray:
 def coverage_vs_target(result: ValidityResult, path: str | Path) -> Path:
     """Realised coverage (mean ± sd over resamples) against 1 - alpha, with the
     diagonal and the ``k/(n+1)`` test band."""
-    plt = _plt()
     target = 1 - np.array(result.protocol.alphas)
     order = np.argsort(target)
     fam0 = result.families[0]
-    fig, ax = plt.subplots(figsize=(5.6, 4.8), dpi=110)
+    fig, ax = subplots(figsize=(5.6, 4.8), dpi=110)
     lo, hi = _series(result, fam0, "band_lo"), _series(result, fam0, "band_hi")
     ax.fill_between(target[order], lo[order], hi[order], color="0.85",
                     label="95% test band")
@@ -85,16 +65,15 @@ def coverage_vs_target(result: ValidityResult, path: str | Path) -> Path:
     # The band and the points run along the diagonal: the legend goes bottom right.
     _finish(ax, "target coverage 1 - alpha", "realised coverage on test split",
             f"Coverage vs target: {result.name}", legend="lower right")
-    return _save(plt, fig, path)
+    return save(fig, path)
 
 
 def length_vs_target(result: ValidityResult, path: str | Path,
                      mean_duration: float | None = None) -> Path:
     """Mean region length (s, mean ± sd over resamples) against 1 - alpha."""
-    plt = _plt()
     target = 1 - np.array(result.protocol.alphas)
     order = np.argsort(target)
-    fig, ax = plt.subplots(figsize=(5.6, 4.8), dpi=110)
+    fig, ax = subplots(figsize=(5.6, 4.8), dpi=110)
     for fam in result.families:
         st = STYLE.get(fam, {})
         ax.errorbar(target[order], _series(result, fam, "length_mean")[order],
@@ -107,15 +86,14 @@ def length_vs_target(result: ValidityResult, path: str | Path,
     # Lengths rise to the right: the legend goes where the curves are not.
     _finish(ax, "target coverage 1 - alpha", "mean region length (s)",
             f"Region length vs target: {result.name}", legend="lower right")
-    return _save(plt, fig, path)
+    return save(fig, path)
 
 
 def frontier(results: Sequence[ValidityResult] | ValidityResult, path: str | Path) -> Path:
     """Coverage-length frontier: mean length against realised coverage; rings mark
     the 0.8 and 0.9 targets."""
-    plt = _plt()
     results = [results] if isinstance(results, ValidityResult) else list(results)
-    fig, ax = plt.subplots(figsize=(5.6, 4.8), dpi=110)
+    fig, ax = subplots(figsize=(5.6, 4.8), dpi=110)
     linestyles = ["-", "--", ":", "-."]
     for j, res in enumerate(results):
         alphas = np.array(res.protocol.alphas)
@@ -132,7 +110,7 @@ def frontier(results: Sequence[ValidityResult] | ValidityResult, path: str | Pat
     title = results[0].name if len(results) == 1 else f"{len(results)} grounders"
     _finish(ax, "realised coverage on test split", "mean region length (s)",
             f"Coverage-length frontier: {title}\n(rings mark targets 1 - alpha = 0.8 and 0.9)")
-    return _save(plt, fig, path)
+    return save(fig, path)
 
 
 def validity_figures(result: ValidityResult, out_dir: str | Path,

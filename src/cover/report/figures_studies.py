@@ -12,14 +12,22 @@ from typing import Any
 
 import numpy as np
 
-from cover.report.style import BAND_COLOR, FAMILY_STYLE, OKABE_ITO, finish, plt, save
+from cover.report.style import (
+    BAND_COLOR,
+    FAMILY_STYLE,
+    OKABE_ITO,
+    finish,
+    save,
+    study_figure,
+    subplots,
+)
 from cover.studies.result import family_label
 
 
+@study_figure
 def margins_sweep(data: dict[str, Any], name: str, path: Path) -> Path:
     """Coverage of hand-picked SEC margins (x: margin, s) vs the calibrated targets."""
-    p = plt()
-    fig, ax = p.subplots(figsize=(5.6, 4.0))
+    fig, ax = subplots(figsize=(5.6, 4.0))
     lams = np.array(data["lams"], dtype=float)
     ax.plot(lams, data["coverage"], marker="s", color=FAMILY_STYLE["sec"]["color"],
             label="fixed margin (uncalibrated)")
@@ -35,13 +43,13 @@ def margins_sweep(data: dict[str, Any], name: str, path: Path) -> Path:
     return save(fig, path)
 
 
+@study_figure
 def conditional_strata(data: dict[str, Any], name: str, path: Path) -> Path:
     """Coverage per stratum (diagnostic half; Mondrian when present) against the target."""
-    p = plt()
     cells = [c for c in data["cells"] if c["family"] in ("norm", "sec")]
     strata = list(dict.fromkeys(c["stratum"] for c in cells))
     series = list(dict.fromkeys((c["half"], c["family"]) for c in cells))
-    fig, ax = p.subplots(figsize=(7.6, 4.0))
+    fig, ax = subplots(figsize=(7.6, 4.0))
     width = 0.8 / max(len(series), 1)
     x = np.arange(len(strata))
     for i, (half, fam) in enumerate(series):
@@ -61,14 +69,14 @@ def conditional_strata(data: dict[str, Any], name: str, path: Path) -> Path:
     finish(ax, "stratum of the test split (Mondrian bars: predicted-length terciles)",
            "realised coverage", f"Conditional coverage: {name}", legend=None)
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    return save(fig, path, tight=True)
+    return save(fig, path, beside=True)
 
 
+@study_figure
 def calsize_spread(data: dict[str, Any], name: str, path: Path) -> Path:
     """Coverage mean ± sd vs calibration size (units), with the Beta prediction."""
-    p = plt()
     cells = [c for c in data["cells"] if c["supported"]]
-    fig, ax = p.subplots(figsize=(5.6, 4.0))
+    fig, ax = subplots(figsize=(5.6, 4.0))
     n = np.array([c["n_units"] for c in cells], dtype=float)
     mu = np.array([c["coverage_mean"] for c in cells])
     sd = np.array([c["coverage_sd"] for c in cells])
@@ -87,11 +95,11 @@ def calsize_spread(data: dict[str, Any], name: str, path: Path) -> Path:
     return save(fig, path)
 
 
+@study_figure
 def transfer_ks(data: dict[str, Any], name: str, path: Path) -> Path:
     """Cross-dataset KS per feature against the within-dataset noise floor."""
-    p = plt()
     shift = data["shift"]
-    fig, ax = p.subplots(figsize=(8.6, 4.0))
+    fig, ax = subplots(figsize=(8.6, 4.0))
     y = np.arange(len(shift))
     a, b = data["datasets"]
     ax.barh(y + 0.27, [r["cross"] for r in shift], height=0.26, color=OKABE_ITO[1],
@@ -109,10 +117,10 @@ def transfer_ks(data: dict[str, Any], name: str, path: Path) -> Path:
     return save(fig, path, tight=True)
 
 
+@study_figure
 def compare_margins(rows: Sequence[dict[str, Any]], path: Path) -> Path:
     """Coverage of the hand-picked SEC margins for every pair (one line each)."""
-    p = plt()
-    fig, ax = p.subplots(figsize=(8.0, 4.4))
+    fig, ax = subplots(figsize=(8.0, 4.4))
     markers = "osD^vP*Xh<>"
     ax.set_xscale("log", base=2)  # before the ticks: setting the scale resets them
     for j, r in enumerate(rows):
@@ -131,11 +139,11 @@ def compare_margins(rows: Sequence[dict[str, Any]], path: Path) -> Path:
     return save(fig, path, tight=True)
 
 
+@study_figure
 def compare_coverage(rows: Sequence[dict[str, Any]], target: float, path: Path) -> Path:
     """Realised coverage of every (grounder, dataset) and family at one target, with each
     pair's 95% test band."""
-    p = plt()
-    fig, ax = p.subplots(figsize=(8.0, 0.5 * len(rows) + 1.6))
+    fig, ax = subplots(figsize=(8.0, 0.5 * len(rows) + 1.6))
     y = np.arange(len(rows))
     for j, r in enumerate(rows):
         ax.plot([r["band_lo"], r["band_hi"]], [j, j], color=BAND_COLOR, lw=8,
@@ -155,10 +163,10 @@ def compare_coverage(rows: Sequence[dict[str, Any]], target: float, path: Path) 
     return save(fig, path, tight=True)
 
 
+@study_figure
 def compare_length(rows: Sequence[dict[str, Any]], target: float, path: Path) -> Path:
     """Mean region length per family for every pair at one target, as share of the video."""
-    p = plt()
-    fig, ax = p.subplots(figsize=(8.0, 0.6 * len(rows) + 1.6))
+    fig, ax = subplots(figsize=(8.0, 0.6 * len(rows) + 1.6))
     y = np.arange(len(rows))
     fams = list(dict.fromkeys(f for r in rows for f in r["share"]))
     h = 0.8 / max(len(fams), 1)
@@ -177,13 +185,13 @@ def compare_length(rows: Sequence[dict[str, Any]], target: float, path: Path) ->
     return save(fig, path, tight=True)
 
 
+@study_figure
 def aci_rolling(data: dict[str, Any], name: str, path: Path) -> Path:
     """Trailing-window miss rate of the fixed split threshold and of online ACI along the
     test stream, per stream order, against alpha."""
-    p = plt()
     online = data["online"]
     orders = list(online["orders"].items())
-    fig, axes = p.subplots(len(orders), 1, figsize=(6.4, 2.3 * len(orders) + 0.6), sharex=True,
+    fig, axes = subplots(len(orders), 1, figsize=(6.4, 2.3 * len(orders) + 0.6), sharex=True,
                            squeeze=False)
     for ax, (order, d) in zip(axes[:, 0], orders, strict=True):
         t = np.arange(1, len(d["rolling_aci"]) + 1)
