@@ -46,7 +46,7 @@ from cover.io.json_columns import (
     text_ids,
 )
 
-__all__ = ["raw_number_lists", "typed_chunk"]
+__all__ = ["raw_number_lists", "typed_chunk", "utf8_lines", "windows_column"]
 
 
 class _Row(msgspec.Struct):
@@ -98,7 +98,7 @@ def typed_chunk(lines: list[bytes], signal: bool) -> tuple[Any, ...] | None:
     decoded typed (the records are not kept), or None when any line needs the per-row
     reader. ``signal=False``: the saliency scores are checked, not read (the signal
     columns are empty)."""
-    if not all(map(bytes.isascii, lines)) and not _utf8(lines):
+    if not utf8_lines(lines):
         return None
     try:
         rows = list(map(_DECODE[signal], lines))
@@ -110,10 +110,7 @@ def typed_chunk(lines: list[bytes], signal: bool) -> tuple[Any, ...] | None:
         return None
     if UNSET in win and any(w is UNSET and s is UNSET for w, s in zip(win, sal, strict=True)):
         return None  # neither field: the per-row reader says which is missing
-    got = raw_windows(win) if UNSET not in win else None
-    if got is None:  # absent, null or unusual windows: decoded as lists
-        lists = _window_lists(win)
-        got = None if lists is None else flat_windows(lists, typed=True)
+    got = windows_column(win)
     if got is None:
         return None
     if signal:
@@ -162,6 +159,18 @@ def raw_windows(raws: Sequence[Raw]) -> tuple[NDArray[np.float64], NDArray[np.in
     return scored_windows(win, per_row), per_row
 
 
+def windows_column(raws: Sequence[Raw | UnsetType]
+                   ) -> tuple[NDArray[np.float64], NDArray[np.int64]] | None:
+    """:func:`raw_windows` of raw window lists (absent ones: ``[]``), read as typed lists
+    when they are absent, null or not written plainly; None when one is not a list of
+    windows of one width the per-row reader takes without a message."""
+    got = raw_windows(raws) if UNSET not in raws else None  # type: ignore[arg-type]
+    if got is None:  # absent, null or unusual windows: decoded as lists
+        lists = _window_lists(raws)
+        got = None if lists is None else flat_windows(lists, typed=True)
+    return got
+
+
 def _window_lists(raws: Sequence[Raw | UnsetType]) -> list[Any] | None:
     """Raw window lists decoded as lists of lists of floats (absent and null: ``[]``), or
     None when one is not."""
@@ -199,7 +208,11 @@ def _lists(vals: Sequence[Any]) -> Sequence[Any]:
     return vals
 
 
-def _utf8(lines: list[bytes]) -> bool:
+def utf8_lines(lines: list[bytes]) -> bool:
+    """Whether every line is UTF-8 text (msgspec does not look inside a skipped field;
+    the per-row reader rejects such a line)."""
+    if all(map(bytes.isascii, lines)):
+        return True
     try:
         for line in lines:
             line.decode("utf-8")
