@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cover.errors import InputError
+from cover.io.jsonl_typed import exact_values, pairs_column
 from cover.io.regions_batch import decode_regions, load_regions
-from cover.io.regions_typed import exact_values, region_column
 from cover.io.seen import SeenIds
 from test_io_regions_batch import FIRSTS, per_row, rows, same
 
@@ -147,10 +147,10 @@ def test_doubtful_lines_leave_the_batch_to_the_per_row_reader(old, new):
 
 def test_the_helpers_on_their_own():
     raw = msgspec.Raw
-    reg, per_row_ = region_column([raw(b"[[0, 1], [2, 3.5]]"), raw(b"[]"), raw(b"[[4,5]]")])
+    reg, per_row_ = pairs_column([raw(b"[[0, 1], [2, 3.5]]"), raw(b"[]"), raw(b"[[4,5]]")])
     assert reg.tolist() == [[0, 1], [2, 3.5], [4, 5]] and per_row_.tolist() == [2, 0, 1]
-    assert region_column([raw(b"[[0, 1]]"), raw(b"null")]) is None
-    assert region_column([msgspec.UNSET]) is None
+    assert pairs_column([raw(b"[[0, 1]]"), raw(b"null")]) is None
+    assert pairs_column([msgspec.UNSET]) is None
     assert exact_values(["a", 1.5, None, True, 2**64 - 1, -(2**63)])
     assert not exact_values([2**64]) and not exact_values([-(2**63) - 1])
     assert not exact_values([[1]]) and not exact_values([{"a": 1}])

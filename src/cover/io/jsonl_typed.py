@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Sequence
-from itertools import repeat
+from itertools import chain, repeat
 from operator import attrgetter
 from typing import Any
 
@@ -46,7 +46,8 @@ from cover.io.json_columns import (
     text_ids,
 )
 
-__all__ = ["raw_number_lists", "typed_chunk", "utf8_lines", "windows_column"]
+__all__ = ["exact_values", "pairs_column", "raw_number_lists", "typed_chunk", "utf8_lines",
+           "windows_column"]
 
 
 class _Row(msgspec.Struct):
@@ -75,6 +76,7 @@ _DECODE = {True: msgspec.json.Decoder(_WithSignal).decode,
 _NUMBER_LISTS = msgspec.json.Decoder(list[list[float] | None])
 _WINDOW_LISTS = msgspec.json.Decoder(list[list[list[float]] | None])
 _FLOATS = msgspec.json.Decoder(list[float])
+_PAIRS = msgspec.json.Decoder(list[list[tuple[float, float]]])
 _FIELDS = attrgetter("qid", "vid", "query", "duration", "start_std", "end_std",
                      "pred_relevant_windows", "pred_saliency_scores", "cover")
 
@@ -91,6 +93,9 @@ _SKELETON = bytes(b if chr(b) in "[],\n" else ord("x") for b in range(256))
 _NUMBER_CHARS = b"0123456789.-+eE \t\r"
 #: A run of this many digits may be a number beyond float range (1e309 has 310).
 _LONG_DIGITS = b"0" * 309
+#: The integers orjson reads as integers; beyond them it reads floats (msgspec: integers).
+_LOW, _HIGH = -(2**63), 2**64
+_PLAIN = frozenset({str, float, bool, type(None)})
 
 
 def typed_chunk(lines: list[bytes], signal: bool) -> tuple[Any, ...] | None:
@@ -169,6 +174,33 @@ def windows_column(raws: Sequence[Raw | UnsetType]
         lists = _window_lists(raws)
         got = None if lists is None else flat_windows(lists, typed=True)
     return got
+
+
+def pairs_column(raws: Sequence[Raw | UnsetType]
+                 ) -> tuple[NDArray[np.float64], NDArray[np.int64]] | None:
+    """``(pairs (m, 2), pairs per row)`` when every raw value is a list of ``[a, b]``
+    number pairs (a region, true windows), else None (absent, null, not pairs, a
+    boolean, a number beyond float range)."""
+    if UNSET in raws:
+        return None
+    try:
+        got = _PAIRS.decode(b"[" + b",".join(raws) + b"]")  # type: ignore[arg-type]
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return None
+    flat = array("d", chain.from_iterable(chain.from_iterable(got)))
+    return np.frombuffer(flat, dtype=np.float64).reshape(-1, 2), list_lengths(got)
+
+
+def exact_values(vals: Sequence[Any]) -> bool:
+    """Whether the values are plain scalars (text, numbers, booleans, null) that msgspec
+    and orjson read alike: no integer outside ``[-2**63, 2**64)``, no list or object."""
+    kinds = set(map(type, vals))
+    if not kinds - _PLAIN:
+        return True
+    if not kinds <= _PLAIN | {int}:
+        return False
+    ints = [v for v in vals if type(v) is int]
+    return _LOW <= min(ints) and max(ints) < _HIGH
 
 
 def _window_lists(raws: Sequence[Raw | UnsetType]) -> list[Any] | None:

@@ -31,7 +31,7 @@ from cover.intervals import Intervals
 from cover.io.json_columns import text_ids
 from cover.io.jsonl import number_value, object_column, parse_json_lines
 from cover.io.jsonl_batch import gc_paused, top1_finite
-from cover.io.jsonl_typed import windows_column
+from cover.io.jsonl_typed import exact_values, pairs_column, windows_column
 from cover.io.qvhighlights import top1
 from cover.io.regions_jsonl import (
     META_KEYS,
@@ -42,7 +42,7 @@ from cover.io.regions_jsonl import (
     regions_from_rows,
 )
 from cover.io.regions_rules import STATUSES, threshold_value
-from cover.io.regions_typed import Block, empty_region, exact_values, region_column, typed_rows
+from cover.io.regions_typed import Block, empty_region, typed_rows
 from cover.io.seen import SeenLines
 from cover.ragged import Ragged, offsets_from_lengths
 from cover.regions import Regions
@@ -144,7 +144,7 @@ def _regions(blocks: list[Block]) -> tuple[Any, Any, Any] | None:
     durs = list(map(attrgetter("duration"), blocks))
     if not set(map(type, durs)) <= _NUMBER or not exact_values(durs):
         return None
-    got = region_column(list(map(attrgetter("region"), blocks)))
+    got = pairs_column(list(map(attrgetter("region"), blocks)))
     if got is None:
         return None
     return got[0], offsets_from_lengths(got[1]), np.array(durs, dtype=np.float64)

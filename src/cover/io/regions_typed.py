@@ -5,36 +5,30 @@ Each line is decoded by msgspec into a small struct of what evaluate reads: ``qi
 ``vid``, ``query``, the predicted windows (kept as raw bytes and read as one column:
 :func:`cover.io.jsonl_typed.windows_column`) and the ``cover`` block's fields (its region
 kept as raw bytes too, read in one decode for the batch). Everything else, the echoed
-saliency scores first of all, is skipped without building a Python object: evaluate
-never reads a certified row's saliency (its highlight metrics read the truth's labels
-and the windows).
+saliency scores first of all, is skipped without building a Python object: the per-row
+reader does not read a certified row's saliency either.
 
 The fields read as any JSON value come out as the per-row reader's parse has them, with
-one exception this module guards: an integer outside ``[-2**63, 2**64)``, which orjson
-(the per-row reader's first parser) reads as a float; a batch with one where its value
-is kept (the calibrator fields, a duration, a threshold, a query, a reason) is left to
-the per-row reader. So is any batch msgspec refuses (a line that is not a JSON object,
-NaN, a number beyond float range in a field read) or that is not UTF-8 text (msgspec
-does not look inside a skipped string).
+one exception the bulk reader guards (:func:`cover.io.jsonl_typed.exact_values`): an
+integer outside ``[-2**63, 2**64)``, which orjson (the per-row reader's first parser)
+reads as a float; a batch with one where its value is kept (the calibrator fields, a
+duration, a threshold, a query, a reason) is left to the per-row reader. So is any
+batch msgspec refuses (a line that is not a JSON object, NaN, a number beyond float
+range in a field read) or that is not UTF-8 text (msgspec does not look inside a
+skipped string).
 """
 
 from __future__ import annotations
 
-from array import array
-from collections.abc import Sequence
-from itertools import chain
 from operator import attrgetter
 from typing import Any
 
 import msgspec
-import numpy as np
 from msgspec import UNSET, Raw, UnsetType
-from numpy.typing import NDArray
 
-from cover.io.json_columns import list_lengths
 from cover.io.jsonl_typed import utf8_lines
 
-__all__ = ["Block", "empty_region", "exact_values", "region_column", "typed_rows"]
+__all__ = ["Block", "empty_region", "typed_rows"]
 
 
 class Block(msgspec.Struct, gc=False):
@@ -69,11 +63,7 @@ class _Row(msgspec.Struct, gc=False):
 
 
 _DECODE = msgspec.json.Decoder(_Row).decode
-_REGIONS = msgspec.json.Decoder(list[list[tuple[float, float]]])
 _FIELDS = attrgetter("qid", "vid", "query", "pred_relevant_windows", "cover")
-#: The integers orjson reads as integers; beyond them it reads floats (msgspec: integers).
-_LOW, _HIGH = -(2**63), 2**64
-_PLAIN = frozenset({str, float, bool, type(None)})
 
 
 def typed_rows(lines: list[bytes]) -> tuple[list[Any], ...] | None:
@@ -90,34 +80,8 @@ def typed_rows(lines: list[bytes]) -> tuple[list[Any], ...] | None:
     return tuple(map(list, zip(*map(_FIELDS, rows), strict=True)))
 
 
-def region_column(raws: Sequence[Raw | UnsetType]
-                  ) -> tuple[NDArray[np.float64], NDArray[np.int64]] | None:
-    """``(components (m, 2), components per row)`` when every raw region is a list of
-    ``[start, end]`` number pairs, else None."""
-    if UNSET in raws:
-        return None
-    try:
-        regs = _REGIONS.decode(b"[" + b",".join(raws) + b"]")  # type: ignore[arg-type]
-    except (msgspec.DecodeError, msgspec.ValidationError):
-        return None  # null, not pairs, a boolean or a number beyond float range
-    flat = array("d", chain.from_iterable(chain.from_iterable(regs)))
-    return np.frombuffer(flat, dtype=np.float64).reshape(-1, 2), list_lengths(regs)
-
-
 def empty_region(block: Block) -> bool:
     """:func:`cover.row_status.empty_region_block` of a typed block: rejected, region
     ``[]`` (JSON blanks aside)."""
     return (block.status == "rejected" and block.region is not UNSET
             and bytes(block.region).translate(None, b" \t\r\n") == b"[]")
-
-
-def exact_values(vals: Sequence[Any]) -> bool:
-    """Whether the values are plain scalars (text, numbers, booleans, null) that both
-    parsers read alike: no integer outside ``[-2**63, 2**64)``, no list or object."""
-    kinds = set(map(type, vals))
-    if not kinds - _PLAIN:
-        return True
-    if not kinds <= _PLAIN | {int}:
-        return False
-    ints = [v for v in vals if type(v) is int]
-    return _LOW <= min(ints) and max(ints) < _HIGH
