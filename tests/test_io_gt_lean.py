@@ -112,3 +112,45 @@ def test_line_chunks_number_lines_as_the_whole_file_reader(tmp_path_factory, tex
     assert all(0 < len(c) <= size for c in chunks)
     want = [(n, line) for n, line in numbered_lines(text.encode()) if line.strip()]
     assert [x for c in chunks for x in c] == want
+
+
+clean_labels = st.integers(0, 3).flatmap(lambda k: st.fixed_dictionaries({
+    "relevant_clip_ids": st.lists(st.integers(0, 75), min_size=k, max_size=k),
+    "saliency_scores": st.lists(st.lists(st.integers(0, 4), min_size=3, max_size=3),
+                                min_size=k, max_size=k)}))
+odd_labels = st.sampled_from([
+    {"relevant_clip_ids": [1.0], "saliency_scores": [[1, 2, 3]]},
+    {"relevant_clip_ids": [-1], "saliency_scores": [[1, 2, 3]]},
+    {"relevant_clip_ids": [2**64], "saliency_scores": [[1, 2, 3]]},
+    {"relevant_clip_ids": [2**63], "saliency_scores": [[1, 2, 3]]},
+    {"relevant_clip_ids": [1], "saliency_scores": [[1, True, 3]]},
+    {"relevant_clip_ids": [1], "saliency_scores": [[1, 2]]},
+    {"relevant_clip_ids": [1, 2], "saliency_scores": [[1, 2, 3]]},
+    {"relevant_clip_ids": [1]}, {"saliency_scores": [[1, 2, 3]]},
+    {"relevant_clip_ids": None, "saliency_scores": None}, {"relevant_clip_ids": None},
+    {"relevant_clip_ids": "1", "saliency_scores": [[1, 2, 3]]}])
+#: Fields put first in a line (a later key of the same name wins, as in a dict).
+PREFIXES = [b"", b"", b'"x": [1e400], ', b'"note": "\xff", ', b'"note": "\\ud800", ',
+            b'"x": NaN, ', b'"qid": "zz", ', b'"relevant_windows": 5, ',
+            b'"duration": 18446744073709551616, ', b'"query": [18446744073709551616], ']
+
+
+@settings(max_examples=80, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.tuples(rows(clean=True), st.one_of(clean_labels, clean_labels, odd_labels),
+                          st.sampled_from(PREFIXES)), min_size=1, max_size=6).map(
+    lambda rs: [({**r, "qid": i}, lab, pre) for i, (r, lab, pre) in enumerate(rs)]))
+def test_typed_read_of_any_writing_and_labels_is_the_per_row_read(tmp_path_factory, parts):
+    """Lines written in any way JSON allows, with highlight labels clean and not: the
+    lean read (typed) is the per-row reader's table, or that reader itself."""
+    lines = [b"{" + pre + json.dumps({**r, **lab}).encode()[1:] for r, lab, pre in parts]
+    path = tmp_path_factory.mktemp("gt") / "gt.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    got, ref = both(path)
+    if isinstance(ref, str):
+        assert got == ref
+        return
+    same_tables(got.table, ref.table, skip=("records",))
+    assert (got.problems, got.rejected) == (ref.problems, ref.rejected)
+    if got.table.records is None:  # taken typed: no row the per-row reader rejects
+        assert ref.problems == []

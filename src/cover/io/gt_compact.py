@@ -219,8 +219,7 @@ def read_truth_compact(path: str | Path) -> CompactTruth | None:
 
 def _read(path: str | Path) -> CompactTruth | None:
     from cover.data.table import DEFAULT_CLIP_SECONDS
-    from cover.io.gt_lean import joined_labels, line_chunks, truth_chunk
-    from cover.io.jsonl_batch import CHUNK_LINES
+    from cover.io.gt_lean import CHUNK_LINES, joined_labels, line_chunks, truth_chunk
 
     cols = CompactColumns(str(path), DEFAULT_CLIP_SECONDS)
     labels: list[Ragged | None] = []

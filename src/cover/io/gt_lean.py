@@ -2,31 +2,35 @@
 
 :func:`cover.io.qvhighlights.read_ground_truth` holds every parsed row (a dict, its
 strings and window lists: ~640 bytes a row, 640 MB at 1e6 rows) while it checks them.
-:func:`read_ground_truth_lean` parses the lines 64 at a time, keeps only the columns
-(qid, vid, query, duration, the true windows) and checks them over the whole file at
-once. A file passes only when every row is plainly clean; on anything else (a line that
-is not a JSON object, a missing or mistyped field, a repeated qid, a bad duration, an
-empty, non-finite or reversed window, malformed highlight labels, a JSON array file)
-the whole file is read by :func:`~cover.io.qvhighlights.read_ground_truth`, so every
-rejection and message is
-its own. A file that passes gives its table, column for column, without ``records``.
+:func:`read_ground_truth_lean` decodes the lines typed, :data:`CHUNK_LINES` at a time
+(msgspec structs of only the fields it keeps: qid, vid, query, duration, the true
+windows and the highlight labels), and checks them over the whole file at once. A file
+passes only when every row is plainly clean; on anything else (a line that is not a
+JSON object, a missing or mistyped field, a repeated qid, a bad duration, an empty,
+non-finite or reversed window, malformed highlight labels, a JSON array file) the whole
+file is read by :func:`~cover.io.qvhighlights.read_ground_truth`, so every rejection and
+message is its own. A file that passes gives its table, column for column, without
+``records``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from itertools import chain, repeat
+from operator import attrgetter
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
+import msgspec
 import numpy as np
+from msgspec import UNSET, Raw, UnsetType
 from numpy.typing import NDArray
 
 from cover.data.table import GroundingTable
 from cover.intervals import Intervals
-from cover.io.json_columns import list_lengths, text_ids
+from cover.io.json_columns import text_ids
 from cover.io.jsonl import OnError, object_column
-from cover.io.jsonl_batch import CHUNK_LINES, flat_numbers, gc_paused, parse_objects
+from cover.io.jsonl_batch import TYPED_CHUNK_LINES, gc_paused
+from cover.io.jsonl_typed import exact_values, pairs_column, utf8_lines
 from cover.io.opener import open_input
 from cover.io.qvhighlights import Loaded, read_ground_truth, truth_rules
 from cover.io.saliency_labels import label_problems, saliency_labels
@@ -35,6 +39,8 @@ from cover.ragged import Ragged, offsets_from_lengths
 _NUMBER = frozenset({int, float})
 #: Bytes read at a time by :func:`line_chunks`.
 _READ_BYTES = 1 << 22
+#: Lines decoded at a time (typed rows are small: few, large chunks).
+CHUNK_LINES = TYPED_CHUNK_LINES
 
 
 def read_ground_truth_lean(path: str | Path, *, on_error: OnError = "raise") -> Loaded:
@@ -138,37 +144,68 @@ def joined_labels(parts: list[Ragged | None], sizes: list[int]) -> Ragged | None
     return Ragged(np.concatenate(values), offsets_from_lengths(np.concatenate(lengths)))
 
 
+class _Truth(msgspec.Struct, gc=False):
+    """The fields of a ground-truth row the lean read keeps (absent: None; the labels
+    UNSET, their presence being what the per-row reader looks at). Clip ids beyond
+    ``2**63`` (which orjson reads as floats from ``2**64``) are refused, as is any
+    label value the per-row reader might read otherwise: the chunk goes to it."""
+
+    qid: Any = None
+    vid: Any = None
+    query: Any = None
+    duration: Any = None
+    relevant_windows: Raw | UnsetType = UNSET
+    relevant_clip_ids: list[Annotated[int, msgspec.Meta(le=2**63 - 1)]] | UnsetType | None = UNSET
+    saliency_scores: list[list[float]] | UnsetType | None = UNSET
+
+
+_DECODE = msgspec.json.Decoder(_Truth).decode
+_FIELDS = attrgetter("qid", "vid", "query", "duration", "relevant_windows",
+                     "relevant_clip_ids", "saliency_scores")
+_LABELS = ("relevant_clip_ids", "saliency_scores")
+
+
 def truth_chunk(lines: list[bytes], cols: tuple[list[Any], ...]) -> bool:
     """Append the checked columns of a few lines to ``cols`` (qid and vid as numpy text,
     query, durations, windows, windows per row; the rows are dropped); False when any row
-    is not plainly clean."""
-    recs = parse_objects(lines)
-    if recs is None or label_problems(recs):
+    is not plainly clean. Lines are decoded typed (only these fields; msgspec refuses
+    what they cannot be), ids, durations and queries checked as the per-row reader
+    checks them."""
+    if not utf8_lines(lines):
+        return False  # msgspec does not look inside a skipped string
+    try:
+        recs = list(map(_DECODE, lines))
+    except (msgspec.DecodeError, msgspec.ValidationError):
         return False
-    qtext = text_ids(list(map(dict.get, recs, repeat("qid"))))
-    vtext = text_ids(list(map(dict.get, recs, repeat("vid"))))
-    durs = list(map(dict.get, recs, repeat("duration")))
-    wins: list[Any] = list(map(dict.get, recs, repeat("relevant_windows")))
+    qv, vv, query, durs, wins, ids, scores = map(list, zip(*map(_FIELDS, recs), strict=True))
+    labels = _label_rows(ids, scores)
+    if labels and label_problems(labels):
+        return False
+    qtext, vtext = text_ids(qv), text_ids(vv)
     if (qtext is None or vtext is None or not set(map(type, durs)) <= _NUMBER
-            or set(map(type, wins)) != {list}):
+            or not exact_values(durs) or not exact_values(query)):
         return False
-    per_row = list_lengths(wins)
-    comps = list(chain.from_iterable(wins))
-    if not (per_row > 0).all() or set(map(type, comps)) != {list}:
-        return False  # a row without a window, or a window that is not a list
-    flat = flat_numbers(comps) if (list_lengths(comps) == 2).all() else None
-    if flat is None:
-        return False
-    win, dur = flat[0].reshape(-1, 2), np.array(durs, dtype=np.float64)
+    got = pairs_column(wins)
+    if got is None or not (got[1] > 0).all():
+        return False  # a row without a window, or a window that is not a number pair
+    win, per_row = got
+    dur = np.array(durs, dtype=np.float64)
     if any(bad.any() for bad, _ in truth_rules(dur, win, offsets_from_lengths(per_row))):
         return False  # the per-row reader rejects the row, with its message
     # ids as numpy text at once: a chunk's strings are freed with it, where lists of
     # them kept to the end pinned ~140 bytes a row between the query strings.
     parts: tuple[list[Any], ...] = ([np.array(qtext, dtype=str)], [np.array(vtext, dtype=str)],
-                                    list(map(dict.get, recs, repeat("query"))),
-                                    [dur], [win], [per_row], [saliency_labels(recs)])
+                                    query, [dur], [win], [per_row],
+                                    [saliency_labels(labels) if labels else None])
     for col, part in zip(cols, parts, strict=True):
         col += part
     return True
 
 
+def _label_rows(ids: list[Any], scores: list[Any]) -> list[dict[str, Any]]:
+    """The highlight labels of each row as the per-row reader's rows hold them (only
+    the fields given); ``[]`` when no row gives any."""
+    if ids.count(UNSET) == len(ids) and scores.count(UNSET) == len(scores):
+        return []
+    return [{k: v for k, v in zip(_LABELS, pair, strict=True) if v is not UNSET}
+            for pair in zip(ids, scores, strict=True)]

@@ -40,9 +40,10 @@ from cover.io.qvhighlights import Loaded, prediction_rules, predictions_from_row
 from cover.ragged import Ragged, offsets_from_lengths
 
 #: Lines parsed into dicts at a time inside a batch by the bulk readers that walk dicts
-#: (regions, ground truth): their rows (a few MB) stay in cache and are freed before the
-#: next ones are parsed, where a whole batch's rows (60 MB at 16,384
-#: lines of 75 clips) cost fresh memory pages and cache misses: 3x the parse itself.
+#: (``--videos`` durations; regions and ground truth are decoded typed): their rows (a
+#: few MB) stay in cache and are freed before the next ones are parsed, where a whole
+#: batch's rows (60 MB at 16,384 lines of 75 clips) cost fresh memory pages and cache
+#: misses: 3x the parse itself.
 CHUNK_LINES = 64
 #: The same for the typed decode, whose rows are small (no dict): fewer, larger chunks.
 TYPED_CHUNK_LINES = 1024

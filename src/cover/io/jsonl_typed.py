@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Sequence
-from itertools import repeat
+from itertools import chain, repeat
 from operator import attrgetter
 from typing import Any
 
@@ -46,7 +46,8 @@ from cover.io.json_columns import (
     text_ids,
 )
 
-__all__ = ["raw_number_lists", "typed_chunk"]
+__all__ = ["exact_values", "pairs_column", "raw_number_lists", "typed_chunk", "utf8_lines",
+           "windows_column"]
 
 
 class _Row(msgspec.Struct):
@@ -75,6 +76,7 @@ _DECODE = {True: msgspec.json.Decoder(_WithSignal).decode,
 _NUMBER_LISTS = msgspec.json.Decoder(list[list[float] | None])
 _WINDOW_LISTS = msgspec.json.Decoder(list[list[list[float]] | None])
 _FLOATS = msgspec.json.Decoder(list[float])
+_PAIRS = msgspec.json.Decoder(list[list[tuple[float, float]]])
 _FIELDS = attrgetter("qid", "vid", "query", "duration", "start_std", "end_std",
                      "pred_relevant_windows", "pred_saliency_scores", "cover")
 
@@ -91,6 +93,9 @@ _SKELETON = bytes(b if chr(b) in "[],\n" else ord("x") for b in range(256))
 _NUMBER_CHARS = b"0123456789.-+eE \t\r"
 #: A run of this many digits may be a number beyond float range (1e309 has 310).
 _LONG_DIGITS = b"0" * 309
+#: The integers orjson reads as integers; beyond them it reads floats (msgspec: integers).
+_LOW, _HIGH = -(2**63), 2**64
+_PLAIN = frozenset({str, float, bool, type(None)})
 
 
 def typed_chunk(lines: list[bytes], signal: bool) -> tuple[Any, ...] | None:
@@ -98,7 +103,7 @@ def typed_chunk(lines: list[bytes], signal: bool) -> tuple[Any, ...] | None:
     decoded typed (the records are not kept), or None when any line needs the per-row
     reader. ``signal=False``: the saliency scores are checked, not read (the signal
     columns are empty)."""
-    if not all(map(bytes.isascii, lines)) and not _utf8(lines):
+    if not utf8_lines(lines):
         return None
     try:
         rows = list(map(_DECODE[signal], lines))
@@ -110,10 +115,7 @@ def typed_chunk(lines: list[bytes], signal: bool) -> tuple[Any, ...] | None:
         return None
     if UNSET in win and any(w is UNSET and s is UNSET for w, s in zip(win, sal, strict=True)):
         return None  # neither field: the per-row reader says which is missing
-    got = raw_windows(win) if UNSET not in win else None
-    if got is None:  # absent, null or unusual windows: decoded as lists
-        lists = _window_lists(win)
-        got = None if lists is None else flat_windows(lists, typed=True)
+    got = windows_column(win)
     if got is None:
         return None
     if signal:
@@ -162,6 +164,45 @@ def raw_windows(raws: Sequence[Raw]) -> tuple[NDArray[np.float64], NDArray[np.in
     return scored_windows(win, per_row), per_row
 
 
+def windows_column(raws: Sequence[Raw | UnsetType]
+                   ) -> tuple[NDArray[np.float64], NDArray[np.int64]] | None:
+    """:func:`raw_windows` of raw window lists (absent ones: ``[]``), read as typed lists
+    when they are absent, null or not written plainly; None when one is not a list of
+    windows of one width the per-row reader takes without a message."""
+    got = raw_windows(raws) if UNSET not in raws else None  # type: ignore[arg-type]
+    if got is None:  # absent, null or unusual windows: decoded as lists
+        lists = _window_lists(raws)
+        got = None if lists is None else flat_windows(lists, typed=True)
+    return got
+
+
+def pairs_column(raws: Sequence[Raw | UnsetType]
+                 ) -> tuple[NDArray[np.float64], NDArray[np.int64]] | None:
+    """``(pairs (m, 2), pairs per row)`` when every raw value is a list of ``[a, b]``
+    number pairs (a region, true windows), else None (absent, null, not pairs, a
+    boolean, a number beyond float range)."""
+    if UNSET in raws:
+        return None
+    try:
+        got = _PAIRS.decode(b"[" + b",".join(raws) + b"]")  # type: ignore[arg-type]
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return None
+    flat = array("d", chain.from_iterable(chain.from_iterable(got)))
+    return np.frombuffer(flat, dtype=np.float64).reshape(-1, 2), list_lengths(got)
+
+
+def exact_values(vals: Sequence[Any]) -> bool:
+    """Whether the values are plain scalars (text, numbers, booleans, null) that msgspec
+    and orjson read alike: no integer outside ``[-2**63, 2**64)``, no list or object."""
+    kinds = set(map(type, vals))
+    if not kinds - _PLAIN:
+        return True
+    if not kinds <= _PLAIN | {int}:
+        return False
+    ints = [v for v in vals if type(v) is int]
+    return _LOW <= min(ints) and max(ints) < _HIGH
+
+
 def _window_lists(raws: Sequence[Raw | UnsetType]) -> list[Any] | None:
     """Raw window lists decoded as lists of lists of floats (absent and null: ``[]``), or
     None when one is not."""
@@ -199,7 +240,11 @@ def _lists(vals: Sequence[Any]) -> Sequence[Any]:
     return vals
 
 
-def _utf8(lines: list[bytes]) -> bool:
+def utf8_lines(lines: list[bytes]) -> bool:
+    """Whether every line is UTF-8 text (msgspec does not look inside a skipped field;
+    the per-row reader rejects such a line)."""
+    if all(map(bytes.isascii, lines)):
+        return True
     try:
         for line in lines:
             line.decode("utf-8")
