@@ -11,6 +11,8 @@ like any other malformed ground-truth field.
 
 from __future__ import annotations
 
+import math
+import sys
 from typing import Any
 
 import numpy as np
@@ -20,10 +22,15 @@ from cover.ragged import Ragged, offsets_from_lengths
 #: Annotators per labelled clip in QVHighlights.
 ANNOTATORS = 3
 _IDS, _SCORES = "relevant_clip_ids", "saliency_scores"
+_FLOAT_MAX = int(sys.float_info.max)
 
 
 def _is_number(x: Any) -> bool:
-    return type(x) in (int, float) and np.isfinite(x)
+    """A finite float, or an int a float can hold (Python's ints have no bound: one past
+    ~1.8e308 would overflow the float array the scores become)."""
+    if type(x) is int:
+        return -_FLOAT_MAX <= x <= _FLOAT_MAX
+    return type(x) is float and math.isfinite(x)
 
 
 def _label_problem(rec: dict[str, Any]) -> str | None:
@@ -33,7 +40,7 @@ def _label_problem(rec: dict[str, Any]) -> str | None:
         return None
     if ids is None or scores is None:
         return f"{_SCORES if ids is None else _IDS} without {_IDS if ids is None else _SCORES}"
-    if type(ids) is not list or not all(type(i) is int and i >= 0 for i in ids):
+    if type(ids) is not list or not all(type(i) is int and 0 <= i <= _FLOAT_MAX for i in ids):
         return f"{_IDS} must be a list of clip indices (integers >= 0)"
     if type(scores) is not list or not all(
             type(r) is list and len(r) == ANNOTATORS and all(map(_is_number, r))
