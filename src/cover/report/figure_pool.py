@@ -16,7 +16,6 @@ figures it did not hand back are drawn in process.
 
 from __future__ import annotations
 
-import io
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -63,7 +62,7 @@ def _warm() -> None:
     if callable(getattr(matplotlib.artist, "kwdoc", None)):
         matplotlib.artist.kwdoc = lambda artist: ""
     from cover.report import figures, figures_studies  # noqa: F401
-    from cover.report.style import subplots
+    from cover.report.style import save, subplots
 
     # One tiny figure: fonts, markers, legend and PNG writer are set up while the worker
     # waits for the first study (their first use is about 0.07 s).
@@ -73,7 +72,8 @@ def _warm() -> None:
     ax.set_xscale("log")
     ax.set_title("a")
     ax.legend()
-    fig.savefig(io.BytesIO(), format="png")
+    with capture_pngs():  # encoded and dropped: nothing is written
+        save(fig, Path("warm-up.png"))
 
 
 def _ready() -> None:

@@ -61,6 +61,8 @@ def subplots(*args: Any, figsize: tuple[float, float], dpi: float | None = None,
     """A new figure on the Agg canvas and its axes (``Figure.subplots`` arguments), or
     :class:`MissingPlotting` naming the extra."""
     try:
+        # the package first: its submodules may be loaded while it is not importable
+        import matplotlib  # noqa: F401
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
     except ImportError:
