@@ -106,6 +106,7 @@ def test_bulk_and_row_by_row_reading_keep_the_same_scores(gt, qdetr_preds, score
     for key in ("values", "refused", "floored", "beyond_signal", "start", "end"):
         a, b = (getattr(g.scores, key) for g in got)
         assert (a is None and b is None) or np.array_equal(a, b, equal_nan=True), key
+    assert np.array_equal(got[0].vid_text(), got[1].vid_text())
     for key in ("qid", "vid", "duration", "pred_start", "pred_end"):
         assert np.array_equal(getattr(got[0].table, key), getattr(got[1].table, key),
                               equal_nan=key not in ("qid", "vid")), key
@@ -181,5 +182,5 @@ def test_kept_rows_name_their_qid_vid_and_duration_in_prediction_order(
     assert got.table.qid.tolist() == [str(q) for q in want]
     at = {q: i for i, q in enumerate(gt.qid.tolist())}
     rows = [at[str(q)] for q in want]
-    assert got.table.vid.tolist() == gt.vid[rows].tolist()
+    assert got.vid_text().tolist() == gt.vid[rows].tolist()
     assert got.table.duration.tolist() == gt.duration[rows].tolist()

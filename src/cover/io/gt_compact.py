@@ -13,14 +13,15 @@ every rejection and message is the per-row reader's own.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import NDArray
 
 from cover.data.table import GroundingTable
-from cover.errors import InputError
+from cover.errors import InputError, RowProblem
 from cover.io.truth_index import (
     CompactTruth,
     int_keys,
@@ -240,3 +241,42 @@ def _read(path: str | Path) -> CompactTruth | None:
     if cols.n == 0:
         return None  # an empty file: the per-row reader's case
     return cols.finish(joined_labels(labels, sizes))
+
+
+#: The ground-truth format read straight into compact columns.
+LEAN_FORMAT = "moment-detr-gt"
+
+
+@dataclass
+class TruthRead:
+    """A ground-truth file read as compact columns: the truth, the reader's problems, the
+    format's name, whether its qids are ids (not positions) and whether some query has
+    no relevant moment (Charades-RF)."""
+
+    truth: CompactTruth
+    problems: list[RowProblem]
+    format: str
+    native_qids: bool = True
+    no_moment: bool = False
+
+
+def read_truth(path: str | Path, *, format: str | None = None,
+               columns: str | dict[str, str] | None = None,
+               durations: str | Path | None = None,
+               on_error: Literal["raise", "reject"] = "raise") -> TruthRead:
+    """The ground truth of ``path`` as compact columns (what a stream holds): a
+    :data:`LEAN_FORMAT` file that is plainly clean straight into them
+    (:func:`read_truth_compact`), any other file or format as
+    :func:`cover.io.formats.read` reads it, then compacted (the table let go)."""
+    from cover.io import formats
+    from cover.io.charades_rf import no_moment_qids
+
+    lean = columns is None and format in (None, LEAN_FORMAT) and (
+        format is not None or formats.detect(path, "ground_truth")[0].name == LEAN_FORMAT)
+    truth = read_truth_compact(path) if lean else None
+    if truth is not None:
+        return TruthRead(truth, [], LEAN_FORMAT)
+    got = formats.read(path, "ground_truth", format=format, options=formats.Options(
+        on_error=on_error, durations=durations, columns=columns, keep_records=False))
+    return TruthRead(compact_truth(got.loaded.table), got.loaded.problems, got.format,
+                     got.native_qids, bool(no_moment_qids(got.loaded)))
