@@ -85,3 +85,24 @@ def test_empty_and_array_files_are_handed_on(tmp_path, text):
     path.write_text(text)
     assert read_truth_compact(path) is None
     assert read_truth_compact(tmp_path / "missing.jsonl") is None
+
+
+def test_read_truth_compacts_every_file_as_the_table_read(tmp_path, qvh_gt):
+    """``read_truth`` (the truth every stream holds): a plainly clean Moment-DETR file
+    straight into compact columns, no problems; any other file as ``formats.read``
+    reads it (its problems kept, under ``--on-error reject``), then compacted."""
+    from cover.io import formats
+    from cover.io.gt_compact import LEAN_FORMAT, read_truth
+
+    got = read_truth(qvh_gt)
+    assert (got.format, got.problems, got.native_qids, got.no_moment) == (
+        LEAN_FORMAT, [], True, False)
+    _same_table(got.truth.table(), read_ground_truth_lean(qvh_gt).table)
+    path = _write(tmp_path / "gt.jsonl", [*(_row(i) for i in range(6)),
+                                          _row(9, duration="150")])
+    got = read_truth(path, on_error="reject")
+    want = formats.read(path, "ground_truth", options=formats.Options(on_error="reject"))
+    assert got.format == want.format and len(got.truth) == 6
+    assert [(p.line, p.problem) for p in got.problems] == [
+        (p.line, p.problem) for p in want.loaded.problems] and got.problems
+    _same_table(got.truth.table(), compact_truth(want.loaded.table).table())

@@ -158,7 +158,6 @@ def join_batches(
     truth rows, and the qids seen are kept per truth row (:class:`TruthSeen`).
     """
     name = str(preds)
-    compact = isinstance(gt, CompactTruth)
     index = gt if isinstance(gt, CompactTruth) else KeyIndex(gt.qid)  # sorted once
     seen: SeenIds | TruthSeen = TruthSeen(gt) if isinstance(gt, CompactTruth) else SeenIds()
     wanted = None if qids is None else np.asarray(qids.wanted).astype(str)
@@ -178,14 +177,15 @@ def join_batches(
         found += loaded.problems
         table = loaded.table if wanted is None else loaded.table.select_qids(wanted)
         source = table.source or name
-        dup, first = seen.add_lines(table.qid, table.line)
+        j, hit = index.find(table.qid)
+        dup, first = (seen.add_lines(table.qid, table.line, (j, hit))
+                      if isinstance(seen, TruthSeen) else seen.add_lines(table.qid, table.line))
         if dup.any():
             at = table.line if table.line is not None else np.zeros(len(table), np.int64)
             found += [RowProblem(table.source, int(at[i]), str(table.qid[i]),
                                  duplicate_reason(int(first[i])), "rejected")
                       for i in np.flatnonzero(dup).tolist()]
-            table = table.take(~dup)
-        j, hit = index.find(table.qid)
+            table, j, hit = table.take(~dup), j[~dup], hit[~dup]
         hit &= listed[j]
         rows = np.unique(j[hit])
         predicted[rows] = True
@@ -202,9 +202,7 @@ def join_batches(
         problems += unknown_qids(qids.path, qids.wanted, qids.lines,
                                  _known(gt, seen, wanted), f"{preds} nor in {gt_name}")
     missing = np.flatnonzero(listed & ~predicted)
-    no_pred = _problems(gt.take(missing) if compact else gt,
-                        slice(None) if compact else missing,
-                        f"no prediction for this qid in {source}")
+    no_pred = _problems(gt.take(missing), slice(None), f"no prediction for this qid in {source}")
     problems += found + no_pred
     if no_pred and on_error == "raise":
         raise InputError(

@@ -27,7 +27,7 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import NDArray
 
-from cover.data.table import GroundingTable
+from cover.data.table import GroundingTable, qid_text
 from cover.intervals import Intervals
 from cover.ragged import Ragged, take_index
 from cover.utf8 import as_bytes, as_text
@@ -197,7 +197,7 @@ class CompactTruth:
         rows = np.asarray(rows, dtype=np.int64)
         m = rows.size
         keys = self.keys[rows]
-        qid = as_text(keys) if not self.int_qids else keys.astype(np.int64).astype(str)
+        qid = as_text(keys) if not self.int_qids else qid_text(keys)  # narrowest text
         if self.offsets is None:
             truth = Intervals.single(self.starts[rows].astype(np.float64),
                                      self.ends[rows].astype(np.float64))
@@ -263,15 +263,16 @@ class TruthSeen:
         return bool((self.first[j[hit]] > 0).any()) or self.other.any_of(
             q[~hit].tolist())
 
-    def add_lines(self, qids: NDArray[np.str_], lines: NDArray[np.int64] | None
+    def add_lines(self, qids: NDArray[np.str_], lines: NDArray[np.int64] | None,
+                  found: tuple[NDArray[np.int64], NDArray[np.bool_]] | None = None
                   ) -> tuple[NDArray[np.bool_], NDArray[np.int64]]:
         """``(dup, first)``: whether ``qids[i]`` was in an earlier batch and the line it was
         first seen on (0 where new), as :meth:`cover.io.seen.SeenIds.add_lines`; then the
-        new ids are added."""
+        new ids are added. ``found``: ``truth.find(qids)`` when the caller has it."""
         qids = np.asarray(qids)
         lines = (np.zeros(qids.size, dtype=np.int64) if lines is None
                  else np.asarray(lines, dtype=np.int64))
-        j, hit = self.truth.find(qids)
+        j, hit = self.truth.find(qids) if found is None else found
         first_line = np.zeros(qids.size, dtype=np.int64)
         at = np.flatnonzero(hit)
         first_line[at] = self.first[j[hit]]
