@@ -20,8 +20,9 @@ from cover.utf8 import as_bytes
 
 #: Rows per summed chunk; a stream holds at most this many values per sum between chunks.
 CHUNK = 65_536
-#: Per-unit sums of batches wait to be merged until there are this many (or as many as
-#: the units merged so far).
+#: Per-unit sums of batches wait to be merged until there are this many (or a quarter of
+#: the units merged so far: a merge copies the merged arrays once, so the pending parts
+#: stay small beside them at a few copies per unit in all).
 MERGE_UNITS = 65_536
 
 
@@ -98,7 +99,7 @@ class UnitSums:
         self._sums.append(np.bincount(inv, weights=y, minlength=keys.size).astype(np.int64))
         self._counts.append(np.bincount(inv, minlength=keys.size))
         self._pending += keys.size
-        if self._pending > max(self._merged, MERGE_UNITS):  # amortised: O(units) per merge
+        if self._pending > max(self._merged // 4, MERGE_UNITS):  # amortised: O(units)
             self._merge()
 
     def _merge(self) -> None:
@@ -123,10 +124,15 @@ class UnitSums:
             for total, part in ((self._sums[0], sums), (self._counts[0], counts)):
                 total[at[old]] += part[old]  # each unit once: no repeated index
             new = ~old
-            keys = np.insert(have, at[new], keys[new])
-            sums = np.insert(self._sums[0], at[new], sums[new])
-            counts = np.insert(self._counts[0], at[new], counts[new])
-        self._keys, self._sums, self._counts = [keys], [sums], [counts]
+            at = at[new]
+            # each merged column is let go as soon as its successor is made
+            self._keys = [np.insert(have, at, keys[new])]  # the widened keys
+            del have
+            self._sums = [np.insert(self._sums[0], at, sums[new])]
+            self._counts = [np.insert(self._counts[0], at, counts[new])]
+        else:
+            self._keys, self._sums, self._counts = [keys], [sums], [counts]
+        keys = self._keys[0]
         self._merged, self._pending = keys.size, 0
 
     def totals(self) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
