@@ -8,7 +8,10 @@ chunks (:func:`cover.io.gt_lean.truth_chunk`: the same rule for a plainly clean 
 only compact columns (:class:`CompactColumns`). It returns None whenever the lean
 reader would hand the file to the per-row reader (a row that is not plainly clean, a
 repeated qid, an empty file, a JSON array): the caller then reads it that way, so
-every rejection and message is the per-row reader's own.
+every rejection and message is the per-row reader's own. :func:`read_truth` is that
+choice, for every stream that holds a ground truth (``cover evaluate``, ``cover
+calibrate``): any other file or format is read as :func:`cover.io.formats.read` reads
+it, then compacted.
 """
 
 from __future__ import annotations
