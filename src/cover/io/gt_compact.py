@@ -17,6 +17,7 @@ it, then compacted.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from operator import itemgetter
 from pathlib import Path
 from typing import Any, Literal
 
@@ -137,8 +138,10 @@ class CompactColumns:
         values = list(query)
         if self.queries is not None and set(map(type, values)) <= {str, type(None)}:
             codes = self.queries
-            self.query_codes.append(narrow_int(np.fromiter(
-                (codes.setdefault(q, len(codes)) for q in values), dtype=np.int64, count=m)))
+            for q in dict.fromkeys(values):  # the batch's distinct queries, in order
+                codes.setdefault(q, len(codes))
+            self.query_codes.append(narrow_int(np.fromiter(  # a C-level lookup a row
+                map(codes.__getitem__, values), dtype=np.int64, count=m)))
             return
         part = np.empty(m, dtype=object)
         part[:] = values
@@ -253,7 +256,7 @@ def _read(path: str | Path) -> CompactTruth | None:
         win = np.concatenate(wins)
         cols.add(np.concatenate(qtext), np.concatenate(vtext), query,  # numpy text per chunk
                  np.concatenate(durs), win[:, 0], win[:, 1], np.concatenate(counts),
-                 np.fromiter((n for n, _ in batch), dtype=np.int64, count=len(batch)))
+                 np.fromiter(map(itemgetter(0), batch), dtype=np.int64, count=len(batch)))
         labels += labs
         sizes += [c.size for c in counts]
     if cols.n == 0:
