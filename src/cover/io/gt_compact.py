@@ -43,11 +43,13 @@ class Column:
     """One column grown in place (capacity x1.5 when full), so a batch leaves no array
     of its own behind: the Python objects of a batch's parsed rows are freed whole and
     their memory returns to the allocator, where a small array kept per batch would pin
-    a block of it each time (about 1 KB a row over a file)."""
+    a block of it each time (about 1 KB a row over a file). ``capacity``: the rows
+    expected (when known, the first buffer holds them all: no growth, no slack)."""
 
-    def __init__(self) -> None:
+    def __init__(self, capacity: int = 0) -> None:
         self.buf: NDArray[Any] | None = None
         self.n = 0
+        self.capacity = capacity
 
     def append(self, values: NDArray[Any]) -> None:
         need = self.n + values.size
@@ -55,7 +57,8 @@ class Column:
         if buf is None or need > buf.size or np.promote_types(buf.dtype, values.dtype) \
                 != buf.dtype:
             dtype = values.dtype if buf is None else np.promote_types(buf.dtype, values.dtype)
-            grown = np.empty(max(need, 0 if buf is None else buf.size * 3 // 2, 1024), dtype)
+            grown = np.empty(max(need, self.capacity if buf is None else buf.size * 3 // 2,
+                                 1024), dtype)
             if buf is not None:
                 grown[:self.n] = buf[:self.n]
             self.buf = buf = grown

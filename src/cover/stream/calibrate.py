@@ -55,11 +55,13 @@ class _Parts:
     concatenation at the end (each column is trimmed in place as it is taken)."""
 
     cols: dict[str, Column] = field(default_factory=dict)
+    #: Rows expected (a Parquet file's count): each column is sized for them at once.
+    rows: int = 0
 
     def add(self, **arrays: NDArray[np.generic] | None) -> None:
         for k, a in arrays.items():
             if a is not None:
-                self.cols.setdefault(k, Column()).append(a)
+                self.cols.setdefault(k, Column(self.rows)).append(a)
 
     def get(self, key: str, dtype: type) -> NDArray[Any]:
         col = self.cols.pop(key, None)
@@ -181,12 +183,14 @@ def score_columns(
         cols.line = lines
         return prediction_table(cols, clip=clip, on_error=on_error, reasons=unread)
 
+    parquet = parquet_file(preds) if kind_suffix(Path(preds)) in (".parquet", ".pq") else None
+
     def loaded() -> Iterator[Loaded]:
-        if kind_suffix(Path(preds)) in (".parquet", ".pq"):
+        if parquet is not None:
             import pyarrow as pa
 
             row = 1
-            for batch in parquet_file(preds).iter_batches(batch_size=batch_rows):
+            for batch in parquet.iter_batches(batch_size=batch_rows):
                 yield as_loaded(pa.Table.from_batches([batch]),
                                 np.arange(row, row + batch.num_rows, dtype=np.int64))
                 row += batch.num_rows
@@ -196,7 +200,8 @@ def score_columns(
 
     return score_batches(loaded(), name, gt, family=family, min_scale=min_scale,
                          target=target, qids=qids, clip=clip, strict=strict,
-                         on_error=on_error, gt_name=gt_name)
+                         on_error=on_error, gt_name=gt_name,
+                         rows=0 if parquet is None else parquet.metadata.num_rows)
 
 
 def score_batches(
@@ -212,14 +217,16 @@ def score_batches(
     strict: bool,
     on_error: OnError,
     gt_name: str | None = None,
+    rows: int = 0,
 ) -> StreamedFit:
     """The scores of prediction batches already read (any format) joined with ``gt``
     (:func:`cover.io.labelled.join_batches`, the join of every calibration input): the
-    loop behind :func:`score_jsonl` and :func:`score_columns`."""
+    loop behind :func:`score_jsonl` and :func:`score_columns`. ``rows``: the rows the
+    batches hold when known (what is kept per row is then sized once)."""
     if qids is not None and not isinstance(qids, QidList):
         qids = QidList(None, qids, np.zeros(len(qids), dtype=np.int64))
     truth = gt if isinstance(gt, CompactTruth) else compact_truth(gt)
-    parts = _Parts()
+    parts = _Parts(rows=rows)
     families: set[str] = set()
     n_batches = 0
     # Row numbers of the truth fit 4 bytes below 2**31 rows: the qid, vid and duration
@@ -245,12 +252,12 @@ def score_batches(
                     beyond_signal=parts.get("beyond", np.bool_),
                     start=parts.get("start", np.float64) if "start" in parts.cols else None,
                     end=parts.get("end", np.float64) if "end" in parts.cols else None)
-    rows = parts.get("row", row_type)
+    at = parts.get("row", row_type)
     # qids as integers when every one is written as one (the digest reads them as
     # text, :func:`cover.data.table.qid_text`), vids as codes into the truth's vids.
     slim = GroundingTable.from_arrays(
-        qid=truth.keys[rows].astype(np.int64) if truth.int_qids else as_text(truth.keys[rows]),
-        vid=truth.vid_code[rows], duration=truth.duration[rows].astype(np.float64),
+        qid=truth.keys[at].astype(np.int64) if truth.int_qids else as_text(truth.keys[at]),
+        vid=truth.vid_code[at], duration=truth.duration[at].astype(np.float64),
         pred_start=parts.get("ps", np.float64), pred_end=parts.get("pe", np.float64),
         clip=clip)
     return StreamedFit(scores, slim, problems, n_batches, families, vids=truth.vids)
