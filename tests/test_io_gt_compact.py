@@ -122,3 +122,18 @@ def test_sorted_unique_is_numpys_with_a_lower_peak(values, step):
     want, want_inv = np.unique(a, return_inverse=True)
     assert got.dtype == want.dtype and np.array_equal(got, want)
     assert np.array_equal(inv, want_inv.reshape(-1))
+
+
+def test_a_column_sized_for_its_rows_never_grows():
+    """``Column(capacity)`` (a Parquet file's row count): one buffer for every part,
+    trimmed in place to the rows appended (fewer when rows were rejected)."""
+    col = gt_compact.Column(5_000)
+    parts = [np.arange(a, a + 1_500, dtype=np.float64) for a in (0, 1_500, 3_000)]
+    col.append(parts[0])
+    first = col.buf
+    for p in parts[1:]:
+        col.append(p)
+    assert col.buf is first and first is not None and first.size == 5_000
+    got = col.array(np.float64)
+    assert got.size == 4_500 and np.array_equal(got, np.concatenate(parts))
+    assert gt_compact.Column().array(np.int8).dtype == np.int8
