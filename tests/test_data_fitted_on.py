@@ -21,3 +21,18 @@ def test_digest_hashed_in_slices_equals_the_whole_join(monkeypatch):
         assert got["qids"] == sorted(qids.tolist())
     assert mod.fitted_on(qids.tolist())["sha256"] == whole
     assert mod.fitted_on(np.array([], dtype=str))["sha256"] == hashlib.sha256(b"").hexdigest()
+
+
+def test_integer_qids_digest_as_their_text():
+    """Integer ids (a streamed calibration keeps plainly written qids as integers) are
+    sorted as ASCII bytes: the digest and the qids kept are those of their text, for
+    negatives, mixed widths and unsigned types alike."""
+    import numpy as np
+
+    from cover.data.fitted_on import fitted_on
+
+    for ids in (np.array([5, -3, 12, 100, -100, 0, 7, 10]), np.arange(-50, 6_000),
+                np.array([2**63 - 1, -(2**63), 9]), np.array([3, 1, 200], dtype=np.uint8),
+                np.array([], dtype=np.int64)):
+        text = [str(int(i)) for i in ids]
+        assert fitted_on(ids) == fitted_on(text) == fitted_on(np.array(text, dtype=str))

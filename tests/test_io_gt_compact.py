@@ -10,6 +10,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import cover.io.gt_compact as gt_compact
 from cover.io.gt_compact import compact_truth, read_truth_compact
@@ -85,3 +87,53 @@ def test_empty_and_array_files_are_handed_on(tmp_path, text):
     path.write_text(text)
     assert read_truth_compact(path) is None
     assert read_truth_compact(tmp_path / "missing.jsonl") is None
+
+
+def test_read_truth_compacts_every_file_as_the_table_read(tmp_path, qvh_gt):
+    """``read_truth`` (the truth every stream holds): a plainly clean Moment-DETR file
+    straight into compact columns, no problems; any other file as ``formats.read``
+    reads it (its problems kept, under ``--on-error reject``), then compacted."""
+    from cover.io import formats
+    from cover.io.gt_compact import LEAN_FORMAT, read_truth
+
+    got = read_truth(qvh_gt)
+    assert (got.format, got.problems, got.native_qids, got.no_moment) == (
+        LEAN_FORMAT, [], True, False)
+    _same_table(got.truth.table(), read_ground_truth_lean(qvh_gt).table)
+    path = _write(tmp_path / "gt.jsonl", [*(_row(i) for i in range(6)),
+                                          _row(9, duration="150")])
+    got = read_truth(path, on_error="reject")
+    want = formats.read(path, "ground_truth", options=formats.Options(on_error="reject"))
+    assert got.format == want.format and len(got.truth) == 6
+    assert [(p.line, p.problem) for p in got.problems] == [
+        (p.line, p.problem) for p in want.loaded.problems] and got.problems
+    _same_table(got.truth.table(), compact_truth(want.loaded.table).table())
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from(["a", "ab", "b", "", "é", "zz", "v1_0.0_150.0"]), max_size=40),
+       st.integers(1, 9))
+def test_sorted_unique_is_numpys_with_a_lower_peak(values, step):
+    """The vids' merge (:func:`gt_compact.sorted_unique`, neighbours compared a step at
+    a time) gives np.unique's distinct values and inverse."""
+    a = np.array([v.encode() for v in values], dtype="S12") if values else \
+        np.zeros(0, dtype="S1")
+    got, inv = gt_compact.sorted_unique(a, step)
+    want, want_inv = np.unique(a, return_inverse=True)
+    assert got.dtype == want.dtype and np.array_equal(got, want)
+    assert np.array_equal(inv, want_inv.reshape(-1))
+
+
+def test_a_column_sized_for_its_rows_never_grows():
+    """``Column(capacity)`` (a Parquet file's row count): one buffer for every part,
+    trimmed in place to the rows appended (fewer when rows were rejected)."""
+    col = gt_compact.Column(5_000)
+    parts = [np.arange(a, a + 1_500, dtype=np.float64) for a in (0, 1_500, 3_000)]
+    col.append(parts[0])
+    first = col.buf
+    for p in parts[1:]:
+        col.append(p)
+    assert col.buf is first and first is not None and first.size == 5_000
+    got = col.array(np.float64)
+    assert got.size == 4_500 and np.array_equal(got, np.concatenate(parts))
+    assert gt_compact.Column().array(np.int8).dtype == np.int8

@@ -152,3 +152,29 @@ def test_a_repeated_qid_finds_its_first_row_as_the_text_search_did():
     gt = gt.take(np.array([0, 3, 1, 3, 2, 1]))  # a table rekeyed on content may repeat
     j, hit = compact_truth(gt).find(gt.qid[[1, 2, 4]])
     assert hit.all() and j.tolist() == [1, 2, 4]
+
+
+def _plain_ints(text: np.ndarray) -> np.ndarray | None:
+    """The rule of :func:`int_keys` as written: numpy's parse, then its print back."""
+    try:
+        ints = text.astype(np.int64)
+    except (ValueError, OverflowError):
+        return None
+    return ints if bool((ints.astype(text.dtype) == text).all()) else None
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(
+    st.integers(-(2**63), 2**63 - 1).map(str),
+    st.text(alphabet="0123456789-+ _a\x00\u0663", max_size=5)), min_size=1, max_size=6))
+def test_int_keys_read_from_code_points_as_numpy_parses_them(values):
+    """The code-point reading of integer qids accepts exactly the plainly written ones
+    (no '+', leading zero, '-0', blank, NUL or other digit), with their values; 19
+    digits and more go through numpy's parse."""
+    from cover.io.truth_index import int_keys
+
+    text = np.array(values, dtype=str)
+    got, want = int_keys(text), _plain_ints(text)
+    assert (got is None) == (want is None)
+    if want is not None:
+        assert got is not None and got.dtype == np.int64 and np.array_equal(got, want)

@@ -66,3 +66,16 @@ def test_unit_sums_match_the_one_shot_cluster_sd(units, cuts, seed, merge):
     got = ms.cluster_sd_of(sums, counts, u.size)
     want = cluster_sd(y.astype(np.float64), u)
     assert (np.isnan(got) and np.isnan(want)) or got == want
+
+
+def test_unit_sums_merge_wider_units_into_narrower_ones(monkeypatch):
+    """Merged in place by binary search: a later unit wider than every merged one (as
+    UTF-8 bytes) widens the merged keys, never is cut to their width."""
+    monkeypatch.setattr(ms, "MERGE_UNITS", 0)  # a merge after every batch
+    acc = ms.UnitSums()
+    for batch in (["b", "a"], ["abc", "b"], ["ab", "a", "zzzz"], ["é"], ["b"]):
+        acc.add(np.array(batch), np.array([True, False, True][:len(batch)]))
+    sums, counts = acc.totals()
+    # a, ab, abc, b, zzzz, é (UTF-8 bytes sort as the text)
+    assert counts.tolist() == [2, 1, 1, 3, 1, 1]
+    assert sums.tolist() == [0, 1, 1, 2, 1, 1]

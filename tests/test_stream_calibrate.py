@@ -72,6 +72,42 @@ def test_cli_streams_and_writes_the_in_memory_calibrator(qdetr_preds, qvh_gt, tm
     assert out["stream"] == out["memory"]
 
 
+def test_cli_streamed_split_summary_and_band_equal_the_in_memory_ones(qdetr_preds, qvh_gt,
+                                                                     tmp_path, capsys):
+    """The streamed table keeps vid codes and ranks units by their text: the summary
+    (threshold, coverage band over source videos, design effect, ties) and the file are
+    those of the whole-table fit."""
+    got = {}
+    for mode in ("stream", "memory"):
+        extra = ["--in-memory"] if mode == "memory" else ["--batch-rows", "200"]
+        out = tmp_path / f"{mode}.json"
+        assert main(["calibrate", "--preds", str(qdetr_preds), "--gt", str(qvh_gt),
+                     "-o", str(out), *extra]) == 0
+        text = capsys.readouterr().out.replace(str(out), "OUT")
+        got[mode] = (text, out.read_bytes())
+    assert "source videos" in got["stream"][0] and got["stream"] == got["memory"]
+
+
+def test_unit_codes_rank_units_as_their_text(gt):
+    """Per vid, its unit's rank among the units (QVHighlights windows of one YouTube
+    video share one), as np.unique of the units' text orders them."""
+    from cover.bands import unit_design_effect
+    from cover.data.units import split_units
+    from cover.stream import calibrate as mod
+    from cover.utf8 import as_bytes
+
+    vids = np.unique(gt.vid)
+    for size in (1, 7, 1 << 16):
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(mod, "_UNIT_SLICE", size)
+            codes = mod.unit_codes(as_bytes(vids))
+        want = np.unique(split_units(vids), return_inverse=True)[1]
+        assert codes.tolist() == want.tolist()
+    rows = np.searchsorted(vids, gt.vid)
+    y = np.arange(len(gt)) % 3 > 0
+    assert unit_design_effect(y, codes[rows]) == unit_design_effect(y, gt.units)
+
+
 def test_problems_across_batches(qdetr_preds, gt, tmp_path):
     lines = qdetr_preds.read_bytes().splitlines()[:30]
     dup = tmp_path / "dup.jsonl"
@@ -106,6 +142,7 @@ def test_bulk_and_row_by_row_reading_keep_the_same_scores(gt, qdetr_preds, score
     for key in ("values", "refused", "floored", "beyond_signal", "start", "end"):
         a, b = (getattr(g.scores, key) for g in got)
         assert (a is None and b is None) or np.array_equal(a, b, equal_nan=True), key
+    assert np.array_equal(got[0].vid_text(), got[1].vid_text())
     for key in ("qid", "vid", "duration", "pred_start", "pred_end"):
         assert np.array_equal(getattr(got[0].table, key), getattr(got[1].table, key),
                               equal_nan=key not in ("qid", "vid")), key
@@ -181,5 +218,5 @@ def test_kept_rows_name_their_qid_vid_and_duration_in_prediction_order(
     assert got.table.qid.tolist() == [str(q) for q in want]
     at = {q: i for i, q in enumerate(gt.qid.tolist())}
     rows = [at[str(q)] for q in want]
-    assert got.table.vid.tolist() == gt.vid[rows].tolist()
+    assert got.vid_text().tolist() == gt.vid[rows].tolist()
     assert got.table.duration.tolist() == gt.duration[rows].tolist()

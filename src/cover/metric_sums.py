@@ -20,8 +20,9 @@ from cover.utf8 import as_bytes
 
 #: Rows per summed chunk; a stream holds at most this many values per sum between chunks.
 CHUNK = 65_536
-#: Per-unit sums of batches wait to be merged until there are this many (or as many as
-#: the units merged so far).
+#: Per-unit sums of batches wait to be merged until there are this many (or a quarter of
+#: the units merged so far: a merge copies the merged arrays once, so the pending parts
+#: stay small beside them at a few copies per unit in all).
 MERGE_UNITS = 65_536
 
 
@@ -98,16 +99,40 @@ class UnitSums:
         self._sums.append(np.bincount(inv, weights=y, minlength=keys.size).astype(np.int64))
         self._counts.append(np.bincount(inv, minlength=keys.size))
         self._pending += keys.size
-        if self._pending > max(self._merged, MERGE_UNITS):  # amortised: O(units) per merge
+        if self._pending > max(self._merged // 4, MERGE_UNITS):  # amortised: O(units)
             self._merge()
 
     def _merge(self) -> None:
-        keys, inv = np.unique(np.concatenate(self._keys), return_inverse=True)
-        self._sums = [np.bincount(inv, weights=np.concatenate(self._sums),
-                                  minlength=keys.size).astype(np.int64)]
-        self._counts = [np.bincount(inv, weights=np.concatenate(self._counts),
-                                    minlength=keys.size).astype(np.int64)]
-        self._keys = [keys]
+        """Fold the pending parts into the merged one. The pending parts are unioned
+        first (at most as many units as merged), then merged into the first part by a
+        binary search: units already there are added in place, new ones inserted. No
+        sort over every unit and no second copy of its sums, so the peak stays near the
+        merged arrays themselves (a merge by ``np.unique`` of every key held ~5 copies)."""
+        start = 1 if self._merged else 0
+        keys, inv = np.unique(np.concatenate(self._keys[start:]), return_inverse=True)
+        sums, counts = (np.bincount(inv, weights=np.concatenate(part[start:]),
+                                    minlength=keys.size).astype(np.int64)
+                        for part in (self._sums, self._counts))
+        del inv
+        if start:
+            have = self._keys[0]
+            width = max(have.dtype.itemsize, keys.dtype.itemsize)  # never cut a key
+            have, keys = have.astype(f"S{width}", copy=False), keys.astype(f"S{width}")
+            at = np.searchsorted(have, keys)
+            old = at < have.size
+            old[old] = have[at[old]] == keys[old]
+            for total, part in ((self._sums[0], sums), (self._counts[0], counts)):
+                total[at[old]] += part[old]  # each unit once: no repeated index
+            new = ~old
+            at = at[new]
+            # each merged column is let go as soon as its successor is made
+            self._keys = [np.insert(have, at, keys[new])]  # the widened keys
+            del have
+            self._sums = [np.insert(self._sums[0], at, sums[new])]
+            self._counts = [np.insert(self._counts[0], at, counts[new])]
+        else:
+            self._keys, self._sums, self._counts = [keys], [sums], [counts]
+        keys = self._keys[0]
         self._merged, self._pending = keys.size, 0
 
     def totals(self) -> tuple[NDArray[np.int64], NDArray[np.int64]]:

@@ -242,7 +242,9 @@ class Calibrator(RowThresholds):
         """Which rows the thresholds were fitted on (:func:`cover.data.fitted_on.fitted_on`):
         count, sha256 of the sorted qids, and the qids when few."""
         if self._fitted_on is None and self._fit_ids is not None:
-            self._fitted_on, self._fit_ids = fitted_on(qid_text(self._fit_ids)), None
+            ids = self._fit_ids  # integer ids as given: fitted_on sorts them as text
+            self._fitted_on, self._fit_ids = fitted_on(
+                ids if ids.dtype.kind in "iu" else qid_text(ids)), None
         return self._fitted_on
 
     @fitted_on_.setter

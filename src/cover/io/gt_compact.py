@@ -8,19 +8,24 @@ chunks (:func:`cover.io.gt_lean.truth_chunk`: the same rule for a plainly clean 
 only compact columns (:class:`CompactColumns`). It returns None whenever the lean
 reader would hand the file to the per-row reader (a row that is not plainly clean, a
 repeated qid, an empty file, a JSON array): the caller then reads it that way, so
-every rejection and message is the per-row reader's own.
+every rejection and message is the per-row reader's own. :func:`read_truth` is that
+choice, for every stream that holds a ground truth (``cover evaluate``, ``cover
+calibrate``): any other file or format is read as :func:`cover.io.formats.read` reads
+it, then compacted.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from operator import itemgetter
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import NDArray
 
 from cover.data.table import GroundingTable
-from cover.errors import InputError
+from cover.errors import InputError, RowProblem
 from cover.io.truth_index import (
     CompactTruth,
     int_keys,
@@ -38,11 +43,13 @@ class Column:
     """One column grown in place (capacity x1.5 when full), so a batch leaves no array
     of its own behind: the Python objects of a batch's parsed rows are freed whole and
     their memory returns to the allocator, where a small array kept per batch would pin
-    a block of it each time (about 1 KB a row over a file)."""
+    a block of it each time (about 1 KB a row over a file). ``capacity``: the rows
+    expected (when known, the first buffer holds them all: no growth, no slack)."""
 
-    def __init__(self) -> None:
+    def __init__(self, capacity: int = 0) -> None:
         self.buf: NDArray[Any] | None = None
         self.n = 0
+        self.capacity = capacity
 
     def append(self, values: NDArray[Any]) -> None:
         need = self.n + values.size
@@ -50,7 +57,8 @@ class Column:
         if buf is None or need > buf.size or np.promote_types(buf.dtype, values.dtype) \
                 != buf.dtype:
             dtype = values.dtype if buf is None else np.promote_types(buf.dtype, values.dtype)
-            grown = np.empty(max(need, 0 if buf is None else buf.size * 3 // 2, 1024), dtype)
+            grown = np.empty(max(need, self.capacity if buf is None else buf.size * 3 // 2,
+                                 1024), dtype)
             if buf is not None:
                 grown[:self.n] = buf[:self.n]
             self.buf = buf = grown
@@ -133,8 +141,10 @@ class CompactColumns:
         values = list(query)
         if self.queries is not None and set(map(type, values)) <= {str, type(None)}:
             codes = self.queries
-            self.query_codes.append(narrow_int(np.fromiter(
-                (codes.setdefault(q, len(codes)) for q in values), dtype=np.int64, count=m)))
+            for q in dict.fromkeys(values):  # the batch's distinct queries, in order
+                codes.setdefault(q, len(codes))
+            self.query_codes.append(narrow_int(np.fromiter(  # a C-level lookup a row
+                map(codes.__getitem__, values), dtype=np.int64, count=m)))
             return
         part = np.empty(m, dtype=object)
         part[:] = values
@@ -175,9 +185,8 @@ class CompactColumns:
     def _vids(self) -> tuple[NDArray[np.bytes_], NDArray[np.integer]]:
         """Every part's distinct vids merged once: sorted vids and each row's code."""
         parts = self.vids.array("S1")
-        vids, inv = np.unique(parts, return_inverse=True)
+        vids, inv = sorted_unique(parts)
         del parts
-        inv = inv.reshape(-1)
         codes = self.vid_codes.array(np.int8)  # its type holds every index into parts
         for a in range(0, codes.size, 1 << 20):  # in place: no second column of codes
             codes[a:a + (1 << 20)] = inv[codes[a:a + (1 << 20)]]
@@ -192,6 +201,22 @@ class CompactColumns:
         distinct = np.empty(len(self.queries), dtype=object)
         distinct[:] = list(self.queries)
         return distinct, narrow_int(self.query_codes.array(np.int32))
+
+
+def sorted_unique(a: NDArray[Any], step: int = 1 << 20) -> tuple[NDArray[Any], NDArray[Any]]:
+    """``np.unique(a, return_inverse=True)`` with a lower peak: the sorted copy of ``a``
+    is never made whole (the neighbours are compared ``step`` at a time through the
+    sort order) and the inverse is int32 when that holds every index (at 1e7 rows,
+    the ground truth's vids took ~250 MB beside the columns through np.unique)."""
+    order = np.argsort(a)
+    first = np.ones(a.size, dtype=bool)  # where a new value starts, in sorted order
+    for lo in range(1, a.size, step):
+        at = order[lo - 1:lo + step]
+        first[lo:lo + step] = a[at[1:]] != a[at[:-1]]
+    rank = np.cumsum(first, dtype=np.int32 if a.size < 2**31 else np.int64) - 1
+    inv = np.empty(a.size, dtype=rank.dtype)
+    inv[order] = rank
+    return a[order[first]], inv
 
 
 def compact_truth(gt: GroundingTable) -> CompactTruth:
@@ -233,9 +258,48 @@ def _read(path: str | Path) -> CompactTruth | None:
         win = np.concatenate(wins)
         cols.add(np.concatenate(qtext), np.concatenate(vtext), query,  # numpy text per chunk
                  np.concatenate(durs), win[:, 0], win[:, 1], np.concatenate(counts),
-                 np.fromiter((n for n, _ in batch), dtype=np.int64, count=len(batch)))
+                 np.fromiter(map(itemgetter(0), batch), dtype=np.int64, count=len(batch)))
         labels += labs
         sizes += [c.size for c in counts]
     if cols.n == 0:
         return None  # an empty file: the per-row reader's case
     return cols.finish(joined_labels(labels, sizes))
+
+
+#: The ground-truth format read straight into compact columns.
+LEAN_FORMAT = "moment-detr-gt"
+
+
+@dataclass
+class TruthRead:
+    """A ground-truth file read as compact columns: the truth, the reader's problems, the
+    format's name, whether its qids are ids (not positions) and whether some query has
+    no relevant moment (Charades-RF)."""
+
+    truth: CompactTruth
+    problems: list[RowProblem]
+    format: str
+    native_qids: bool = True
+    no_moment: bool = False
+
+
+def read_truth(path: str | Path, *, format: str | None = None,
+               columns: str | dict[str, str] | None = None,
+               durations: str | Path | None = None,
+               on_error: Literal["raise", "reject"] = "raise") -> TruthRead:
+    """The ground truth of ``path`` as compact columns (what a stream holds): a
+    :data:`LEAN_FORMAT` file that is plainly clean straight into them
+    (:func:`read_truth_compact`), any other file or format as
+    :func:`cover.io.formats.read` reads it, then compacted (the table let go)."""
+    from cover.io import formats
+    from cover.io.charades_rf import no_moment_qids
+
+    lean = columns is None and format in (None, LEAN_FORMAT) and (
+        format is not None or formats.detect(path, "ground_truth")[0].name == LEAN_FORMAT)
+    truth = read_truth_compact(path) if lean else None
+    if truth is not None:
+        return TruthRead(truth, [], LEAN_FORMAT)
+    got = formats.read(path, "ground_truth", format=format, options=formats.Options(
+        on_error=on_error, durations=durations, columns=columns, keep_records=False))
+    return TruthRead(compact_truth(got.loaded.table), got.loaded.problems, got.format,
+                     got.native_qids, bool(no_moment_qids(got.loaded)))

@@ -22,6 +22,7 @@ from cover.io.order_join import join_truth
 from cover.io.qids import read_qid_lines, unknown_qids
 from cover.io.qvhighlights import Loaded
 from cover.io.seen import SeenIds
+from cover.io.truth_index import CompactTruth, TruthSeen
 
 
 @dataclass(frozen=True)
@@ -144,7 +145,7 @@ class QidList:
 
 def join_batches(
     batches: Iterable[Loaded],
-    gt: GroundingTable,
+    gt: GroundingTable | CompactTruth,
     *,
     preds: str | Path,
     gt_name: str | Path,
@@ -168,46 +169,60 @@ def join_batches(
     biases calibration and the usual cause is calibrating on a subset without ``qids``.
     ``truth_rows``, when given, gets after each ``use`` the row of ``gt`` each joined
     row was joined with (its qid, vid and duration are that row's): a stream can keep
-    those row numbers instead of the text.
+    those row numbers instead of the text. A stream passes ``gt`` as compact columns
+    (:class:`cover.io.truth_index.CompactTruth`): each batch then takes only its own
+    truth rows, and the qids seen are kept per truth row (:class:`TruthSeen`).
     """
     name = str(preds)
-    base = None if qids is None else np.flatnonzero(
-        np.isin(gt.qid, np.asarray(qids.wanted).astype(str)))  # as select_qids keeps them
-    gtruth = gt if base is None else gt.take(base)
-    truth_index = KeyIndex(gtruth.qid)  # sorted once: each batch is a binary search
-    predicted = np.zeros(len(gtruth), dtype=bool)
-    seen = SeenIds()
+    index = gt if isinstance(gt, CompactTruth) else KeyIndex(gt.qid)  # sorted once
+    seen: SeenIds | TruthSeen = TruthSeen(gt) if isinstance(gt, CompactTruth) else SeenIds()
+    wanted = None if qids is None else np.asarray(qids.wanted).astype(str)
+    listed = np.ones(len(gt), dtype=bool)  # the truth rows a --qids list keeps
+    if wanted is not None:
+        if isinstance(gt, CompactTruth):
+            j, hit = gt.find(wanted)
+            listed[:] = False
+            listed[j[hit]] = True
+        else:
+            listed = np.isin(gt.qid, wanted)  # as select_qids keeps them
+    predicted = np.zeros(len(gt), dtype=bool)
     found: list[RowProblem] = []
     source, n_batches = name, 0
     for loaded in batches:
         n_batches += 1
         found += loaded.problems
-        table = loaded.table if qids is None else loaded.table.select_qids(qids.wanted)
+        table = loaded.table if wanted is None else loaded.table.select_qids(wanted)
         source = table.source or name
-        dup, first = seen.add_lines(table.qid, table.line)
+        j, hit = index.find(table.qid)
+        if not isinstance(seen, TruthSeen):
+            dup, first = seen.add_lines(table.qid, table.line)
+        elif table.line is None:  # every reader numbers its rows; the truth check needs it
+            raise ValueError(f"{source}: a batch of rows without line numbers")
+        else:
+            dup, first = seen.add_lines(table.qid, table.line, (j, hit))
         if dup.any():
             at = table.line if table.line is not None else np.zeros(len(table), np.int64)
             found += [RowProblem(table.source, int(at[i]), str(table.qid[i]),
                                  duplicate_reason(int(first[i])), "rejected")
                       for i in np.flatnonzero(dup).tolist()]
-            table = table.take(~dup)
-        j, hit = truth_index.find(table.qid)
+            table, j, hit = table.take(~dup), j[~dup], hit[~dup]
+        hit &= listed[j]
         rows = np.unique(j[hit])
         predicted[rows] = True
-        joined, more = attach_truth(table, gtruth.take(rows), strict=strict)
+        joined, more = attach_truth(table, gt.take(rows), strict=strict)
         found += more
         use(joined)
         if truth_rows is not None:
-            at = truth_index.find(joined.qid)[0]
-            truth_rows(at if base is None else base[at])
+            truth_rows(index.find(joined.qid)[0])
     if n_batches == 0:
         raise InputError(f"{name}: no prediction lines")
     problems = list(head or [])
     if qids is not None and qids.path is not None:
+        assert wanted is not None
         problems += unknown_qids(qids.path, qids.wanted, qids.lines,
-                                 np.union1d(seen.array(), gt.qid), f"{preds} nor in {gt_name}")
-    no_pred = _problems(gtruth, ~predicted,
-                        f"no prediction for this qid in {source}")
+                                 _known(gt, seen, wanted), f"{preds} nor in {gt_name}")
+    missing = np.flatnonzero(listed & ~predicted)
+    no_pred = _problems(gt.take(missing), slice(None), f"no prediction for this qid in {source}")
     problems += found + no_pred
     if no_pred and on_error == "raise":
         raise InputError(
@@ -220,6 +235,16 @@ def join_batches(
     return problems
 
 
+def _known(gt: GroundingTable | CompactTruth, seen: SeenIds | TruthSeen,
+           wanted: NDArray[np.str_]) -> NDArray[np.str_]:
+    """The ``wanted`` qids some prediction or truth row has (any other is unknown)."""
+    if isinstance(seen, SeenIds):
+        assert isinstance(gt, GroundingTable)
+        return np.union1d(seen.array(), gt.qid)
+    assert isinstance(gt, CompactTruth)
+    return np.union1d(seen.other.array(), wanted[gt.find(wanted)[1]])
+
+
 def _translate(wanted: np.ndarray, old: np.ndarray, new: np.ndarray, *,
                keep: np.ndarray) -> np.ndarray:
     """``wanted`` qids that are ground-truth qids renamed by the content join, in their
@@ -230,7 +255,7 @@ def _translate(wanted: np.ndarray, old: np.ndarray, new: np.ndarray, *,
     return np.where(hit, new[order][pos], wanted)
 
 
-def _problems(t: GroundingTable, rows: NDArray[np.bool_], why: str,
+def _problems(t: GroundingTable, rows: NDArray[Any] | slice, why: str,
               action: Literal["rejected", "noted"] = "rejected") -> list[RowProblem]:
     """A problem at each of ``t``'s ``rows``, naming its file, line and qid."""
     lines = t.line if t.line is not None else np.zeros(len(t), dtype=np.int64)

@@ -22,12 +22,12 @@ it are unchanged. :class:`TruthSeen` is the streamed duplicate check keyed by tr
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import NDArray
 
-from cover.data.table import GroundingTable
+from cover.data.table import GroundingTable, qid_text
 from cover.intervals import Intervals
 from cover.ragged import Ragged, take_index
 from cover.utf8 import as_bytes, as_text
@@ -38,11 +38,48 @@ def int_keys(text: NDArray[np.str_]) -> NDArray[np.int64] | None:
     == q``: no sign ``+``, leading zero, blank or ``_``), else None."""
     if text.size == 0:
         return np.zeros(0, dtype=np.int64)
+    if text.dtype.kind == "U" and text.dtype.itemsize:
+        got = _digit_keys(text)
+        if got is not False:
+            return got
     try:
         ints = text.astype(np.int64)
     except (ValueError, OverflowError):
         return None
     return ints if bool((ints.astype(text.dtype) == text).all()) else None
+
+
+#: Powers of ten that fit int64 (an 18-digit number never overflows).
+_POW10 = 10 ** np.arange(18, dtype=np.int64)
+
+
+def _digit_keys(text: NDArray[np.str_]) -> NDArray[np.int64] | Literal[False] | None:
+    """:func:`int_keys` read from the code points themselves: a few array passes
+    instead of numpy's parse of each string and its print back (several times
+    faster); False when some entry is longer than 18 characters (it may overflow)."""
+    c = np.ascontiguousarray(text.reshape(-1)).view(np.uint32)
+    c = c.reshape(-1, text.dtype.itemsize // 4)
+    pad = c == 0
+    size = c.shape[1] - pad.sum(axis=1)  # characters written (padding only at the end)
+    most = int(size.max())
+    if most > 18:
+        return False
+    if most == 0 or not bool((pad[:, :-1] <= pad[:, 1:]).all()):
+        return None  # every entry blank, or a NUL before the end
+    c, pad = c[:, :most], pad[:, :most]
+    neg = c[:, 0] == ord("-")
+    digit = (c >= ord("0")) & (c <= ord("9"))
+    lead = np.where(neg, c[:, min(1, most - 1)], c[:, 0])
+    sign = np.zeros_like(digit)
+    sign[:, 0] = neg
+    if not (bool((digit | pad | sign).all()) and bool((size > neg).all())
+            and not bool(((lead == ord("0")) & (size > neg + 1)).any())
+            and not bool((neg & (lead == ord("0"))).any())):
+        return None  # blank, a sign alone, a leading zero ("-0" too), or not a digit
+    places = size[:, None] - 1 - np.arange(most)  # each digit's power of ten
+    d = np.where(digit, c.astype(np.int64) - ord("0"), 0)
+    values = (d * _POW10[np.clip(places, 0, None)]).sum(axis=1)
+    return np.where(neg, -values, values)
 
 
 def _int_lookup(qid: NDArray[np.str_], dtype: np.dtype[Any]
@@ -160,7 +197,7 @@ class CompactTruth:
         rows = np.asarray(rows, dtype=np.int64)
         m = rows.size
         keys = self.keys[rows]
-        qid = as_text(keys) if not self.int_qids else keys.astype(np.int64).astype(str)
+        qid = as_text(keys) if not self.int_qids else qid_text(keys)  # narrowest text
         if self.offsets is None:
             truth = Intervals.single(self.starts[rows].astype(np.float64),
                                      self.ends[rows].astype(np.float64))
@@ -226,17 +263,19 @@ class TruthSeen:
         return bool((self.first[j[hit]] > 0).any()) or self.other.any_of(
             q[~hit].tolist())
 
-    def add_lines(self, qids: NDArray[np.str_], lines: NDArray[np.int64]
+    def add_lines(self, qids: NDArray[np.str_], lines: NDArray[np.int64],
+                  found: tuple[NDArray[np.int64], NDArray[np.bool_]] | None = None
                   ) -> tuple[NDArray[np.bool_], NDArray[np.int64]]:
         """``(dup, first)``: whether ``qids[i]`` was in an earlier batch and the line it was
         first seen on (0 where new), as :meth:`cover.io.seen.SeenIds.add_lines`; then the
         new ids are added. The lines (1-based) are required: a truth row counts as seen
-        by the line it was first seen on, so an id added without one would stay unseen."""
+        by the line it was first seen on, so an id added without one would stay unseen.
+        ``found``: ``truth.find(qids)`` when the caller has it."""
         qids = np.asarray(qids)
         lines = np.asarray(lines, dtype=np.int64)
         if lines.size and lines.min() < 1:
             raise ValueError("TruthSeen.add_lines: line numbers start at 1")
-        j, hit = self.truth.find(qids)
+        j, hit = self.truth.find(qids) if found is None else found
         first_line = np.zeros(qids.size, dtype=np.int64)
         at = np.flatnonzero(hit)
         first_line[at] = self.first[j[hit]]

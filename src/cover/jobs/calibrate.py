@@ -10,7 +10,7 @@ same problems report and the same fit follow.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -94,39 +94,34 @@ def _labelled(job: CalibrateJob) -> StreamedFit:
     a time (:mod:`cover.stream.calibrate`) when :func:`stream_kind` allows and the
     ground truth numbers its queries natively (the join is by qid), else the files read
     whole as one batch (``whole`` is then the joined table)."""
-    from cover.io import formats
-    from cover.io.charades_rf import no_moment_qids
+    from cover.io.gt_compact import read_truth
     from cover.io.labelled import QidList, read_labelled
     from cover.io.qids import read_qid_lines
     from cover.stream.calibrate import score_columns, score_jsonl
 
     kw = job.formats
     kind = stream_kind(job)
-    g = None if kind is None else formats.read(
-        job.gt, "ground_truth", format=kw.get("gt_format"), options=formats.Options(
-            on_error=job.on_error, durations=kw.get("gt_durations"),
-            columns=kw.get("gt_columns"), keep_records=False))
-    if g is None or not g.native_qids or no_moment_qids(g.loaded):
+    g = None if kind is None else read_truth(
+        job.gt, format=kw.get("gt_format"), columns=kw.get("gt_columns"),
+        durations=kw.get("gt_durations"), on_error=job.on_error)
+    if g is None or not g.native_qids or g.no_moment:
         whole = read_labelled(job.preds, job.gt, qids=job.qids, clip=job.clip,
                               strict=job.strict, on_error=job.on_error, log=say, **kw)
         return StreamedFit(None, whole.table, whole.problems, 1, whole=whole.table,
                            relevance=whole.relevance)
-    # Held for the whole stream: drop what the join never reads (the rows as parsed
-    # dicts, the rejected rows' text), as evaluate does.
-    g = replace(g, loaded=replace(g.loaded, table=replace(g.loaded.table, records=None),
-                                  rejected={}))
+    # Held for the whole stream as compact columns (no text per row, no records).
     args: dict[str, Any] = dict(
         family=job.score, min_scale=job.min_scale, target=job.target, clip=job.clip,
         qids=None if job.qids is None else QidList(job.qids, *read_qid_lines(job.qids)),
         strict=job.strict, on_error=job.on_error, gt_name=job.gt,
         relevance=kw.get("relevance_from") or SALIENCY)
     if kind == "columns":
-        got = score_columns(job.preds, g.loaded.table, columns=kw["columns"],
+        got = score_columns(job.preds, g.truth, columns=kw["columns"],
                             batch_rows=job.batch_rows, **args)
     else:
-        got = score_jsonl(job.preds, g.loaded.table, batch_lines=job.batch_rows, **args)
+        got = score_jsonl(job.preds, g.truth, batch_lines=job.batch_rows, **args)
     say(f"{job.preds}: streamed in {got.batches} batch(es) of up to {job.batch_rows} lines")
-    got.problems = g.loaded.problems + got.problems
+    got.problems = g.problems + got.problems
     return got
 
 
@@ -193,7 +188,7 @@ def calibrate(job: CalibrateJob, group_settings: GroupSettings) -> list[str]:
     else:
         from cover.bands import CoverageBands, unit_design_effect
 
-        deff, g = unit_design_effect(scores() <= cal.threshold_, table.units)
+        deff, g = unit_design_effect(scores() <= cal.threshold_, got.row_units())
         bands = CoverageBands.of(cal.n_ or 0, cal.k_ or 0, calibration_deff=deff,
                                  calibration_units=g)
         out.append(f"expected coverage k/(n+1) = {bands.expected:.4f}; {bands.describe()}")

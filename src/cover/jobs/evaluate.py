@@ -119,28 +119,13 @@ def _check_relevance(job: EvaluateFiles, meta: dict[str, Any]) -> None:
 
 def _read_truth(job: EvaluateFiles) -> tuple[CompactTruth, list[RowProblem]]:
     """The ground truth as compact columns (held for the whole run) and the reader's
-    problems. A QVHighlights-style JSON-lines file that is plainly clean is read straight
-    into them (:func:`cover.io.gt_compact.read_truth_compact`); any other file or format
-    is read as :func:`cover.io.formats.read` reads it, then compacted."""
-    from cover.io import formats
-    from cover.io.gt_compact import compact_truth, read_truth_compact
+    problems (:func:`cover.io.gt_compact.read_truth`)."""
+    from cover.io.gt_compact import read_truth
 
-    lean = job.gt_columns is None and job.gt_format in (None, _LEAN_FORMAT) and (
-        job.gt_format is not None or formats.detect(job.gt, "ground_truth")[0].name
-        == _LEAN_FORMAT)
-    truth = read_truth_compact(job.gt) if lean else None
-    if truth is not None:
-        say(f"{job.gt}: {_LEAN_FORMAT} ({len(truth)} rows)")
-        return truth, []
-    got = formats.read(job.gt, "ground_truth", format=job.gt_format, options=formats.Options(
-        on_error=job.on_error, durations=job.gt_durations, columns=job.gt_columns,
-        keep_records=False))
-    say(f"{job.gt}: {got.format} ({len(got.loaded.table)} rows)")
-    return compact_truth(got.loaded.table), got.loaded.problems
-
-
-#: The ground-truth format read straight into compact columns.
-_LEAN_FORMAT = "moment-detr-gt"
+    got = read_truth(job.gt, format=job.gt_format, columns=job.gt_columns,
+                     durations=job.gt_durations, on_error=job.on_error)
+    say(f"{job.gt}: {got.format} ({len(got.truth)} rows)")
+    return got.truth, got.problems
 
 
 def _diagnostics(job: EvaluateFiles, ev: Evaluation, res: StreamedEvaluation) -> Any:

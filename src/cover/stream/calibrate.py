@@ -6,11 +6,13 @@ each batch of lines is parsed, joined with the ground truth of its own qids, sco
 and dropped. What is kept per row is the score (8 bytes, 24 with per-side scores),
 its refusal flags, the predicted window (for a Mondrian grouping fitted on the
 calibration rows) and the number of its ground-truth row (4 bytes), which gives its
-qid, vid and duration at the end (for the ``fitted_on`` digest and the grouping); the
-relevance signals, the truth and the records are not. The ground truth is
-held whole: it is a few hundred bytes per query and usually far smaller than the
-predictions. The thresholds are those of :meth:`Calibrator.fit` on the whole joined
-table (:meth:`Calibrator.fit_scores`).
+qid, vid code, unit and duration at the end (for the ``fitted_on`` digest, the
+grouping and the coverage band); the relevance signals, the truth and the records are
+not. The ground truth is held as compact columns, indexed by qid once
+(:class:`cover.io.truth_index.CompactTruth`, as ``cover evaluate`` holds it: a few tens
+of bytes a row, no text per row), and the qids seen as a line number per truth row
+(:class:`cover.io.truth_index.TruthSeen`). The thresholds are those of
+:meth:`Calibrator.fit` on the whole joined table (:meth:`Calibrator.fit_scores`).
 """
 
 from __future__ import annotations
@@ -25,13 +27,16 @@ from numpy.typing import NDArray
 
 from cover.calibrate.calibrator import Calibrator
 from cover.data.relevance import PROPOSALS, SALIENCY, rebuild_relevance
-from cover.data.table import DEFAULT_CLIP_SECONDS, GroundingTable
+from cover.data.table import DEFAULT_CLIP_SECONDS, GroundingTable, raw_ids
+from cover.data.units import split_units
 from cover.errors import InputError, RowProblem
+from cover.io.gt_compact import Column, compact_truth
 from cover.io.jsonl import OnError
 from cover.io.jsonl_batch import gc_paused, load_batch
 from cover.io.labelled import QidList, join_batches
 from cover.io.opener import parquet_file
 from cover.io.qvhighlights import Loaded
+from cover.io.truth_index import CompactTruth, narrow_int
 from cover.scores import (
     FAMILY_INPUT,
     Scores,
@@ -41,23 +46,27 @@ from cover.scores import (
     require_family_input,
 )
 from cover.stream.jsonl import DEFAULT_BATCH_LINES, line_batches
+from cover.utf8 import as_bytes, as_text
 
 
 @dataclass
 class _Parts:
-    """Per-batch arrays, concatenated once at the end (each column's parts are dropped
-    as it is concatenated, so a column is never held twice)."""
+    """Per-batch arrays appended to one growing column each (:class:`Column`): no list
+    of small arrays pinning the allocator's blocks a batch at a time, and no
+    concatenation at the end (each column is trimmed in place as it is taken)."""
 
-    cols: dict[str, list[NDArray[np.generic]]] = field(default_factory=dict)
+    cols: dict[str, Column] = field(default_factory=dict)
+    #: Rows expected (a Parquet file's count): each column is sized for them at once.
+    rows: int = 0
 
     def add(self, **arrays: NDArray[np.generic] | None) -> None:
         for k, a in arrays.items():
             if a is not None:
-                self.cols.setdefault(k, []).append(a)
+                self.cols.setdefault(k, Column(self.rows)).append(a)
 
     def get(self, key: str, dtype: type) -> NDArray[Any]:
-        parts = self.cols.pop(key, None)
-        return np.concatenate(parts) if parts else np.empty(0, dtype=dtype)
+        col = self.cols.pop(key, None)
+        return np.empty(0, dtype=dtype) if col is None else col.array(dtype)
 
 
 @dataclass
@@ -76,6 +85,23 @@ class StreamedFit:
     whole: GroundingTable | None = None
     #: Where the relevance signal of the rows came from (what the calibrator records).
     relevance: str = SALIENCY
+    #: When given, the table's vids are codes into these (sorted, distinct, UTF-8): a
+    #: stream keeps 1-4 bytes a row, not the text (:meth:`vid_text`, :meth:`row_units`).
+    vids: NDArray[np.bytes_] | None = None
+
+    def vid_text(self) -> NDArray[np.str_]:
+        """The vid of each row of ``table`` as text."""
+        if self.vids is None:
+            return self.table.vid
+        return as_text(self.vids[raw_ids(self.table, "vid")])
+
+    def row_units(self) -> NDArray[Any]:
+        """The unit of each row of ``table`` (:attr:`GroundingTable.units`): text, or, when
+        the vids are codes, the rank of each unit's text (grouped and ordered alike, so
+        every sum over units is the same)."""
+        if self.vids is None:
+            return self.table.units
+        return unit_codes(self.vids)[raw_ids(self.table, "vid")]
 
     def require_family(self, family: str, source: str) -> None:
         """An :class:`InputError` naming ``source`` when no row carries ``family``'s
@@ -92,7 +118,7 @@ class StreamedFit:
 
 def score_jsonl(
     preds: str | Path,
-    gt: GroundingTable,
+    gt: GroundingTable | CompactTruth,
     *,
     family: str,
     min_scale: float,
@@ -132,7 +158,7 @@ def score_jsonl(
 
 def score_columns(
     preds: str | Path,
-    gt: GroundingTable,
+    gt: GroundingTable | CompactTruth,
     *,
     columns: dict[str, str] | str,
     family: str,
@@ -162,12 +188,14 @@ def score_columns(
         cols.line = lines
         return prediction_table(cols, clip=clip, on_error=on_error, reasons=unread)
 
+    parquet = parquet_file(preds) if kind_suffix(Path(preds)) in (".parquet", ".pq") else None
+
     def loaded() -> Iterator[Loaded]:
-        if kind_suffix(Path(preds)) in (".parquet", ".pq"):
+        if parquet is not None:
             import pyarrow as pa
 
             row = 1
-            for batch in parquet_file(preds).iter_batches(batch_size=batch_rows):
+            for batch in parquet.iter_batches(batch_size=batch_rows):
                 yield as_loaded(pa.Table.from_batches([batch]),
                                 np.arange(row, row + batch.num_rows, dtype=np.int64))
                 row += batch.num_rows
@@ -177,13 +205,14 @@ def score_columns(
 
     return score_batches(loaded(), name, gt, family=family, min_scale=min_scale,
                          target=target, qids=qids, clip=clip, strict=strict,
-                         on_error=on_error, gt_name=gt_name, relevance=relevance)
+                         on_error=on_error, gt_name=gt_name, relevance=relevance,
+                         rows=0 if parquet is None else parquet.metadata.num_rows)
 
 
 def score_batches(
     batches: Iterable[Loaded],
     name: str,
-    gt: GroundingTable,
+    gt: GroundingTable | CompactTruth,
     *,
     family: str,
     min_scale: float,
@@ -194,20 +223,23 @@ def score_batches(
     on_error: OnError,
     gt_name: str | None = None,
     relevance: str = SALIENCY,
+    rows: int = 0,
 ) -> StreamedFit:
     """The scores of prediction batches already read (any format) joined with ``gt``
     (:func:`cover.io.labelled.join_batches`, the join of every calibration input): the
     loop behind :func:`score_jsonl` and :func:`score_columns`. ``relevance="proposals"``
     builds each joined batch's relevance from its scored windows over ``[0, T]`` (T from
-    the truth), as the whole read does."""
+    the truth), as the whole read does. ``rows``: the rows the batches hold when known
+    (what is kept per row is then sized once)."""
     if qids is not None and not isinstance(qids, QidList):
         qids = QidList(None, qids, np.zeros(len(qids), dtype=np.int64))
-    parts = _Parts()
+    truth = gt if isinstance(gt, CompactTruth) else compact_truth(gt)
+    parts = _Parts(rows=rows)
     families: set[str] = set()
     n_batches = 0
-    # Row numbers of gt fit 4 bytes below 2**31 rows: the qid, vid and duration of a
-    # joined row are its truth row's, so 4 bytes stand for ~100 of text per row.
-    row_type = np.int32 if len(gt) < 2**31 else np.int64
+    # Row numbers of the truth fit 4 bytes below 2**31 rows: the qid, vid and duration
+    # of a joined row are its truth row's, so 4 bytes stand for ~100 of text per row.
+    row_type = np.int32 if len(truth) < 2**31 else np.int64
 
     def use(joined: GroundingTable) -> None:
         nonlocal n_batches
@@ -221,7 +253,7 @@ def score_batches(
                   beyond=s.beyond_signal, start=s.start, end=s.end, ps=joined.pred_start,
                   pe=joined.pred_end)
 
-    problems = join_batches(batches, gt, preds=name, gt_name=gt_name or gt.source,
+    problems = join_batches(batches, truth, preds=name, gt_name=gt_name or truth.source,
                             qids=qids, strict=strict, on_error=on_error, use=use,
                             truth_rows=lambda rows: parts.add(row=rows.astype(row_type)))
     scores = Scores(check_family(family), values=parts.get("values", np.float64),
@@ -230,18 +262,36 @@ def score_batches(
                     beyond_signal=parts.get("beyond", np.bool_),
                     start=parts.get("start", np.float64) if "start" in parts.cols else None,
                     end=parts.get("end", np.float64) if "end" in parts.cols else None)
-    got_rows = parts.get("row", row_type)
-    rows: NDArray[Any] | slice = got_rows
-    if got_rows.size == len(gt) and (got_rows == np.arange(len(gt))).all():
-        rows = slice(None)  # every truth row, in its order (the usual case): no copies
+    at = parts.get("row", row_type)
+    # qids as integers when every one is written as one (the digest reads them as
+    # text, :func:`cover.data.table.qid_text`), vids as codes into the truth's vids.
     slim = GroundingTable.from_arrays(
-        qid=gt.qid[rows], vid=gt.vid[rows], duration=gt.duration[rows],
+        qid=truth.keys[at].astype(np.int64) if truth.int_qids else as_text(truth.keys[at]),
+        vid=truth.vid_code[at], duration=truth.duration[at].astype(np.float64),
         pred_start=parts.get("ps", np.float64), pred_end=parts.get("pe", np.float64),
         clip=clip)
-    return StreamedFit(scores, slim, problems, n_batches, families, relevance=relevance)
+    return StreamedFit(scores, slim, problems, n_batches, families, relevance=relevance,
+                       vids=truth.vids)
 
 
-def calibrate_jsonl(cal: Calibrator, preds: str | Path, gt: GroundingTable, **kw: object
+#: Vids made text (4 bytes a character) this many at a time.
+_UNIT_SLICE = 1 << 16
+
+
+def unit_codes(vids: NDArray[np.bytes_]) -> NDArray[np.integer]:
+    """Per vid (UTF-8), its unit (:func:`cover.data.units.split_units`) as the rank of
+    the unit among the units of ``vids``: grouped and ordered as the text would be (byte
+    order is code-point order). Vids are made text a slice at a time."""
+    units = [as_bytes(split_units(as_text(vids[a:a + _UNIT_SLICE])))
+             for a in range(0, vids.size, _UNIT_SLICE)]
+    width = max((u.dtype.itemsize for u in units), default=1)
+    joined = np.concatenate([u.astype(f"S{width}") for u in units]) if units else \
+        np.zeros(0, dtype="S1")
+    return narrow_int(np.unique(joined, return_inverse=True)[1].reshape(-1))
+
+
+def calibrate_jsonl(cal: Calibrator, preds: str | Path, gt: GroundingTable | CompactTruth,
+                    **kw: object
                     ) -> tuple[Calibrator, StreamedFit]:
     """Fit ``cal`` on ``preds`` streamed against ``gt`` (:func:`score_jsonl` takes the
     keywords); the thresholds equal those of ``cal.fit`` on the whole joined table."""

@@ -1,6 +1,6 @@
 """``cover evaluate``'s one implementation: a certified regions file, a batch of rows at a time.
 
-The ground truth is held whole (a few numbers per query); the regions file (JSON lines
+The ground truth is held as compact columns (a few numbers per query); the regions file (JSON lines
 as ``cover certify`` writes them, echoed or ``--compact``, Parquet or CSV) is read
 ``batch_rows`` rows at a time. Each batch goes through the checks of
 :func:`cover.io.regions_jsonl.regions_from_rows`, is joined to the truth of its own qids
