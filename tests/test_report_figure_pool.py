@@ -47,21 +47,104 @@ def _draw_all(tmp: Path, parallel: bool) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in sorted(tmp.iterdir())}
 
 
-def test_worker_draws_the_bytes_of_an_in_process_run(tmp_path: Path) -> None:
-    assert figure_pool.can_fork()  # the platform of these tests forks
-    forked = _draw_all(tmp_path / "forked", parallel=True)
-    local = _draw_all(tmp_path / "local", parallel=False)
+# ---- with a worker: run in a fresh process ------------------------------------------
+# The pool forks only from a process running no other thread (see can_fork), and a test
+# process is not one: other tests leave daemon threads behind (tqdm's monitor, AnyIO's
+# worker, Ray's). So these scenarios run in one spawned process, where the pool forks.
+
+def _same_bytes(tmp: Path) -> None:
+    forked = _draw_all(tmp / "forked", parallel=True)
+    local = _draw_all(tmp / "local", parallel=False)
     assert list(forked) == ["compare_margins.png", "margins.png"]
     assert forked == local
     assert all(b.startswith(b"\x89PNG") for b in forked.values())
 
 
-def test_nothing_is_written_before_finish_nor_after_close(tmp_path: Path) -> None:
+def _nothing_written_before_finish_nor_after_close(tmp: Path) -> None:
     with FigurePool() as pool:
-        pool.submit(figures_studies.margins_sweep, MARGINS, "g on d", tmp_path / "m.png")
-        assert not list(tmp_path.iterdir())  # the worker hands bytes back, writes nothing
+        pool.submit(figures_studies.margins_sweep, MARGINS, "g on d", tmp / "m.png")
+        assert not list(tmp.iterdir())  # the worker hands bytes back, writes nothing
         pool.close()  # a failed run: the figure is dropped
-    assert not list(tmp_path.iterdir())
+    assert not list(tmp.iterdir())
+
+
+def _dead_worker(tmp: Path) -> None:
+    with FigurePool() as pool:
+        pool.submit(_dies_in_worker, MARGINS, "g on d", tmp / "m.png")
+        pool.submit(figures_studies.margins_sweep, MARGINS, "g on d", tmp / "n.png")
+        pool.finish()
+    assert (tmp / "m.png").read_bytes() == (tmp / "n.png").read_bytes()
+
+
+def _error_at_finish(tmp: Path) -> None:
+    bad = {k: v for k, v in MARGINS.items() if k != "calibrated"}
+    with FigurePool() as pool:
+        pool.submit(figures_studies.margins_sweep, MARGINS, "g on d", tmp / "ok.png")
+        pool.submit(figures_studies.margins_sweep, bad, "g on d", tmp / "bad.png")
+        with pytest.raises(KeyError, match="calibrated"):
+            pool.finish()
+    assert not (tmp / "bad.png").exists()
+
+
+WITH_WORKER = {"same bytes": _same_bytes,
+               "nothing written": _nothing_written_before_finish_nor_after_close,
+               "dead worker": _dead_worker, "error at finish": _error_at_finish}
+
+
+def _run_with_worker(tmp: str, reply: Any) -> None:
+    """In the spawned process: send each scenario's outcome, ``ok`` or its traceback."""
+    import traceback
+
+    out = {"can fork": "ok" if figure_pool.can_fork() else "can_fork() is False"}
+    for name, scenario in WITH_WORKER.items():
+        d = Path(tmp) / name.replace(" ", "_")
+        d.mkdir()
+        try:
+            scenario(d)
+            out[name] = "ok"
+        except BaseException as exc:  # reported to the test process
+            out[name] = "".join(traceback.format_exception(exc))
+    reply.send(out)
+
+
+@pytest.fixture(scope="module")
+def with_worker(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("spawn")  # a pool's processes may not fork
+    got, reply = ctx.Pipe(duplex=False)
+    fresh = ctx.Process(target=_run_with_worker,
+                        args=(str(tmp_path_factory.mktemp("pool")), reply))
+    fresh.start()
+    try:
+        if not got.poll(120):
+            raise AssertionError("the fresh process sent nothing in 120 s")
+        out: dict[str, str] = got.recv()
+    finally:
+        fresh.join(10)
+        if fresh.is_alive():
+            fresh.kill()
+    return out
+
+
+def test_worker_draws_the_bytes_of_an_in_process_run(with_worker: dict[str, str]) -> None:
+    assert with_worker["can fork"] == "ok"  # the platform of these tests forks
+    assert with_worker["same bytes"] == "ok", with_worker["same bytes"]
+
+
+def test_nothing_is_written_before_finish_nor_after_close(with_worker: dict[str, str]
+                                                          ) -> None:
+    assert with_worker["nothing written"] == "ok", with_worker["nothing written"]
+
+
+def test_a_dead_worker_leaves_its_figures_to_this_process(with_worker: dict[str, str]
+                                                          ) -> None:
+    assert with_worker["dead worker"] == "ok", with_worker["dead worker"]
+
+
+def test_a_figure_error_is_raised_at_finish_and_nothing_is_written(
+        with_worker: dict[str, str]) -> None:
+    assert with_worker["error at finish"] == "ok", with_worker["error at finish"]
 
 
 def test_without_fork_each_figure_is_drawn_when_submitted(tmp_path: Path,
@@ -72,24 +155,6 @@ def test_without_fork_each_figure_is_drawn_when_submitted(tmp_path: Path,
         pool.submit(figures_studies.margins_sweep, MARGINS, "g on d", tmp_path / "m.png")
         assert (tmp_path / "m.png").read_bytes().startswith(b"\x89PNG")
         pool.finish()
-
-
-def test_a_dead_worker_leaves_its_figures_to_this_process(tmp_path: Path) -> None:
-    with FigurePool() as pool:
-        pool.submit(_dies_in_worker, MARGINS, "g on d", tmp_path / "m.png")
-        pool.submit(figures_studies.margins_sweep, MARGINS, "g on d", tmp_path / "n.png")
-        pool.finish()
-    assert (tmp_path / "m.png").read_bytes() == (tmp_path / "n.png").read_bytes()
-
-
-def test_a_figure_error_is_raised_at_finish_and_nothing_is_written(tmp_path: Path) -> None:
-    bad = {k: v for k, v in MARGINS.items() if k != "calibrated"}
-    with FigurePool() as pool:
-        pool.submit(figures_studies.margins_sweep, MARGINS, "g on d", tmp_path / "ok.png")
-        pool.submit(figures_studies.margins_sweep, bad, "g on d", tmp_path / "bad.png")
-        with pytest.raises(KeyError, match="calibrated"):
-            pool.finish()
-    assert not (tmp_path / "bad.png").exists()
 
 
 def test_a_study_figure_does_not_restyle_the_next_validity_figure(tmp_path: Path) -> None:
