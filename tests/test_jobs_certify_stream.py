@@ -200,3 +200,32 @@ def test_csv_cannot_carry_proposals(files: dict[str, Path], tmp_path: Path,
                   cols, "--score", "sls", "--relevance-from", "proposals", "-o",
                   str(tmp_path / "c.json")], capsys)
     assert err == f"{src}: {why} (--relevance-from proposals)"
+
+
+def test_only_a_qids_list_builds_the_seen_ids_as_text(files: dict[str, Path], tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch,
+                                                      capsys: pytest.CaptureFixture[str]
+                                                      ) -> None:
+    """Every id seen, as sorted text, is asked for only to name the listed qids no row
+    has: without --qids a stream never builds it (it was ~60 bytes a row at the end)."""
+    from cover.io.seen import SeenIds
+
+    calls: list[int] = []
+    array = SeenIds.array
+
+    def counted(self: SeenIds) -> Any:
+        calls.append(1)
+        return array(self)
+
+    monkeypatch.setattr(SeenIds, "array", counted)
+    base = ["certify", "--calibrator", str(files["cal_norm"]), "--preds", str(files["preds"]),
+            "--batch-rows", "16"]
+    assert main([*base, "-o", str(tmp_path / "all.jsonl")]) == 0
+    assert calls == []
+    listed = tmp_path / "q.txt"
+    listed.write_text("1\n3\n999\n")
+    capsys.readouterr()
+    assert main([*base, "--qids", str(listed), "--on-error", "reject",
+                 "-o", str(tmp_path / "some.jsonl")]) == 0
+    assert calls == [1]
+    assert f"{listed}:3 (qid=999): qid not found in {files['preds']}" in capsys.readouterr().err
