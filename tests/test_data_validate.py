@@ -203,6 +203,26 @@ def test_repeats_are_the_rows_after_a_first_occurrence(keys, text):
         (i, f) for i, f in want if i != f]
 
 
+@given(st.lists(st.integers(-3, 40), max_size=40), st.integers(1, 5))
+def test_increasing_is_the_strict_order_across_block_edges(keys, block):
+    """The blocked test of strictly increasing ids (one scratch mask, blocks of
+    ``block`` rows overlapping by one) is ``all(k[i] < k[i + 1])``, also when the only
+    pair out of order straddles two blocks."""
+    from unittest import mock
+
+    from cover.data import rules
+
+    k = np.array(keys, dtype=np.int64)
+    with mock.patch.object(rules, "BLOCK_ROWS", block):
+        got = rules.increasing(k)
+    assert got == bool(np.all(k[1:] > k[:-1]))
+    edge = np.arange(4 * block + 2, dtype=np.int64)
+    edge[block] = edge[block - 1]  # a repeat between the first block's last row and the next
+    with mock.patch.object(rules, "BLOCK_ROWS", block):
+        assert not rules.increasing(edge)
+        assert rules.increasing(np.arange(4 * block + 2))
+
+
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.text(alphabet=["a", " ", "\t", "\x1c", "\u3000", "\u3001", "é",
                                   "\u2028", "\U0001f600", "\x00", "\ud800", "\udfff"],

@@ -155,17 +155,21 @@ def check_clip(clip: Any) -> float:
 
 #: Rows per block of the whole-column passes that run in blocks (the validator's plain
 #: check, the increasing-ids test, NORM/SEC scores and widening): the temporaries of a
-#: block (0.5 MB a float column) stay in the processor's cache instead of making fresh
-#: full-length arrays.
-BLOCK_ROWS = 1 << 16
+#: block (256 kB a float column) stay in the processor's cache instead of making fresh
+#: full-length arrays. The five columns of a labelled table's check, or scoring's
+#: inputs and scratch, fit a 2 MB L2 cache at this size (1e6 rows: scoring and
+#: widening 7-10 % faster than at 1 << 16, the check about 10 %).
+BLOCK_ROWS = 1 << 15
 
 
 def increasing(k: NDArray[Any]) -> bool:
-    """Whether ``k`` is strictly increasing, block by block (no full-length mask; stops
-    at the first block that is not)."""
+    """Whether ``k`` is strictly increasing, block by block into one scratch mask (no
+    full-length mask, no fresh one per block: half the time of a new mask each time;
+    stops at the first block that is not)."""
+    ok = np.empty(min(max(k.size - 1, 0), BLOCK_ROWS), dtype=bool)
     for i in range(0, k.size - 1, BLOCK_ROWS):
         a = k[i:i + BLOCK_ROWS + 1]
-        if not bool((a[1:] > a[:-1]).all()):
+        if not np.greater(a[1:], a[:-1], out=ok[:a.size - 1]).all():
             return False
     return True
 
