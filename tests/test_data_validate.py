@@ -335,3 +335,39 @@ def test_the_plain_fast_path_and_the_rule_by_rule_check_agree(n, seed, hits, wit
     if with_truth:
         kw["truth"] = (cols["truth starts"], cols["truth ends"])
     assert _outcome(kw, fast=True) == _outcome(kw, fast=False)
+
+
+@settings(max_examples=40, deadline=None, derandomize=True, database=None)
+@given(n=st.integers(1, 40), seed=st.integers(0, 2**16), family=st.sampled_from(["norm", "sec"]),
+       outside=st.booleans())
+def test_the_callers_arrays_are_kept_as_given_and_never_written(n, seed, family, outside):
+    """``from_arrays``, ``fit`` and ``certify`` read the caller's arrays without copying
+    them (1-D, float64 columns, integer qids: the table's columns are those very arrays)
+    and never write to them: every array is read-only here, so a write anywhere would
+    raise. A window reaching outside ``[0, T]`` is clipped into new arrays."""
+    rng = np.random.default_rng(seed)
+    t = rng.choice([60.0, 150.0], n)
+    ps = rng.uniform(0, 30, n)
+    pe = ps + rng.uniform(0, 25, n)
+    ts = rng.uniform(0, 30, n)
+    te = ts + rng.uniform(0, 25, n)
+    if outside:
+        pe[0], ts[-1] = t[0] + 5.0, -1.0
+    ids = np.arange(n) * 2
+    cols = (t, ps, pe, ts, te, ids)
+    before = [c.copy() for c in cols]
+    for c in cols:
+        c.flags.writeable = False
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CoverWarning)
+        cal = GroundingTable.from_arrays(qid=ids, duration=t, pred_start=ps, pred_end=pe,
+                                         truth=(ts, te))
+        test = GroundingTable.from_arrays(qid=ids + 1, duration=t, pred_start=ps, pred_end=pe)
+        Calibrator(score=family, alpha=0.5).fit(cal).certify(test)
+    assert all(np.array_equal(c, b) for c, b in zip(cols, before, strict=True))
+    if not outside:
+        from cover.data.table import raw_ids
+
+        assert raw_ids(cal) is ids and cal.pred_start is ps and cal.pred_end is pe
+        assert cal.truth is not None and cal.truth.starts is ts and cal.truth.ends is te
+        assert np.shares_memory(cal.duration, t) and test.pred_start is ps

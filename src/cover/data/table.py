@@ -149,6 +149,9 @@ class GroundingTable:
         ``[0, T]`` are clipped and counted (``table.problems``, one
         :class:`~cover.errors.CoverWarning`), or rejected with ``strict=True``.
         ``clip`` (seconds per relevance value) must be a finite number > 0.
+        The arrays are kept as given, never copied when they are already 1-D numbers
+        (integer or text qids, float64 columns), and never written: whatever COVER
+        changes (clipped windows, rejected rows, scores, regions) goes to new arrays.
         """
         from cover.data.validate import (  # it imports this module
             per_row_numbers,
