@@ -154,11 +154,11 @@ def check_clip(clip: Any) -> float:
 
 
 #: Rows per block of the whole-column passes that run in blocks (the validator's plain
-#: check, the increasing-ids test, NORM/SEC scores and widening): the temporaries of a
-#: block (256 kB a float column) stay in the processor's cache instead of making fresh
-#: full-length arrays. The five columns of a labelled table's check, or scoring's
-#: inputs and scratch, fit a 2 MB L2 cache at this size (1e6 rows: scoring and
-#: widening 7-10 % faster than at 1 << 16, the check about 10 %).
+#: check, the increasing-ids test, widening, the sampled select; NORM/SEC scoring uses
+#: half, :data:`cover.scores.BLOCK_ROWS`): the temporaries of a block (256 kB a float
+#: column) stay in the processor's cache instead of making fresh full-length arrays.
+#: The five columns of a labelled table's check fit a 2 MB L2 cache at this size (1e6
+#: rows: the check about 10 % faster than at 1 << 16, widening 7 %).
 BLOCK_ROWS = 1 << 15
 
 
