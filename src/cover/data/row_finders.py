@@ -119,18 +119,22 @@ def plainly_valid(table: GroundingTable) -> bool:
     if tr is not None and not tr.is_single:
         return False
     t, ps, pe = table.duration, table.pred_start, table.pred_end
+    sides = [(ps, pe)] + ([] if tr is None else [(tr.starts, tr.ends)])
     ok = np.empty(min(len(table), BLOCK_ROWS), dtype=bool)
+    # The ufuncs' own reductions: a block costs about a dozen calls, and the array
+    # methods' Python wrappers added some 8 % to the pass.
+    low, high, every = np.minimum.reduce, np.maximum.reduce, np.logical_and.reduce
+    le = np.less_equal
     with np.errstate(invalid="ignore"):
         for i in range(0, len(table), BLOCK_ROWS):
-            b = slice(i, i + BLOCK_ROWS)
-            d = t[b]
-            if not (d.min() > 0 and d.max() < np.inf):  # NaN fails the min
+            j = i + BLOCK_ROWS
+            d = t[i:j]
+            if not (low(d) > 0 and high(d) < np.inf):  # NaN fails the min
                 return False
-            m = d.size
-            sides = [(ps[b], pe[b])] + ([] if tr is None else [(tr.starts[b], tr.ends[b])])
+            o = ok[:d.size]
             for s, e in sides:  # 0 <= s (a NaN minimum fails), s <= e, e <= T
-                if not (s.min() >= 0.0 and np.less_equal(s, e, out=ok[:m]).all()
-                        and np.less_equal(e, d, out=ok[:m]).all()):
+                s, e = s[i:j], e[i:j]
+                if not (low(s) >= 0.0 and every(le(s, e, out=o)) and every(le(e, d, out=o))):
                     return False
     return True
 
