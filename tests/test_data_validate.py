@@ -205,9 +205,9 @@ def test_repeats_are_the_rows_after_a_first_occurrence(keys, text):
 
 @given(st.lists(st.integers(-3, 40), max_size=40), st.integers(1, 5))
 def test_increasing_is_the_strict_order_across_block_edges(keys, block):
-    """The blocked test of strictly increasing ids (one scratch mask, blocks of
-    ``block`` rows overlapping by one) is ``all(k[i] < k[i + 1])``, also when the only
-    pair out of order straddles two blocks."""
+    """The blocked test of strictly increasing ids (blocks of ``block`` rows
+    overlapping by one) is ``all(k[i] < k[i + 1])``, also when the only pair out of
+    order straddles two blocks."""
     from unittest import mock
 
     from cover.data import rules
