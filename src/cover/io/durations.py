@@ -16,7 +16,7 @@ character; numpy text takes four) beside float64 durations, looked up a batch at
 from __future__ import annotations
 
 from dataclasses import dataclass
-from itertools import repeat
+from itertools import chain, repeat
 from pathlib import Path
 from typing import Any
 
@@ -153,46 +153,58 @@ def _lines_lean(path: str | Path) -> VideoIndex | None:
     id or duration of another type, a duration that is not finite and > 0, two
     durations for one video): :func:`read_durations` then says which.
 
-    Each chunk's videos (UTF-8 bytes, lowest and highest duration) wait until they are a
-    quarter of those held, then are merged into them (:func:`_fold`): the held columns
-    stay one row per video, and a merge's temporaries are the pending part and one new
-    copy of the held columns."""
+    Ids and durations are gathered as Python values (references to the parsed ones) and
+    made columns :data:`_GATHER` rows at a time (UTF-8 bytes and float64); those wait
+    until they are a quarter of the videos held (at least :data:`_GATHER`), then are
+    merged into them (:func:`_fold`): the held columns stay one row per video, and a
+    merge's temporaries are the pending rows and one new copy of the held columns."""
     from cover.io.gt_lean import line_chunks
     from cover.io.json_columns import text_ids
     from cover.io.jsonl_batch import CHUNK_LINES, gc_paused, parse_objects
 
     held = _Spans(np.array([], dtype="S1"), np.array([]), np.array([]))
-    pending: list[_Spans] = []
+    pending: list[tuple[NDArray[np.bytes_], NDArray[np.float64]]] = []
     waiting = 0
+    vids: list[str] = []
+    durs: list[Any] = []
     with gc_paused():
-        for batch in line_chunks(path, CHUNK_LINES):
-            recs = parse_objects([line for _, line in batch])
-            if recs is None:
-                return None
-            pairs = [(v, d) for v, d in zip(map(dict.get, recs, repeat("vid")),
-                                            map(dict.get, recs, repeat("duration")),
-                                            strict=True)
-                     if v is not None and d is not None]
-            vids = text_ids([v for v, _ in pairs])
-            if vids is None or not {type(d) for _, d in pairs} <= {int, float}:
-                return None
+        for batch in chain(line_chunks(path, CHUNK_LINES), [None]):
+            if batch is not None:
+                recs = parse_objects([line for _, line in batch])
+                if recs is None:
+                    return None
+                pairs = [(v, d) for v, d in zip(map(dict.get, recs, repeat("vid")),
+                                                map(dict.get, recs, repeat("duration")),
+                                                strict=True)
+                         if v is not None and d is not None]
+                ids = text_ids([v for v, _ in pairs])
+                if ids is None or not {type(d) for _, d in pairs} <= {int, float}:
+                    return None
+                vids += ids
+                durs += [d for _, d in pairs]
+                if len(vids) < _GATHER:
+                    continue
             try:
-                t = np.array([d for _, d in pairs], dtype=np.float64)
+                t = np.array(durs, dtype=np.float64)
             except OverflowError:
                 return None
             if not (np.isfinite(t) & (t > 0)).all():
                 return None
             if t.size:
-                pending.append(_distinct(_utf8(np.array(vids, dtype=str)), t, t))
-                waiting += pending[-1].vid.size
-            if waiting > max(held.vid.size // 4, 1 << 16):
+                pending.append((_utf8(np.array(vids, dtype=str)), t))
+                waiting += t.size
+            vids, durs = [], []
+            if batch is None or waiting > max(held.vid.size // 4, _GATHER):
                 held, pending, waiting = _fold(held, pending), [], 0
                 if held.spread():
                     return None
-    held = _fold(held, pending)
-    if held.vid.size == 0 or held.spread():
+    if held.vid.size == 0:
         return None
     return VideoIndex(held.vid, held.lo)
+
+
+#: Rows of a JSON-lines durations file made columns at a time (:func:`_lines_lean`).
+_GATHER = 1 << 16
 
 
 @dataclass(frozen=True)
@@ -220,14 +232,16 @@ def _distinct(vid: NDArray[np.bytes_], lo: NDArray[np.float64], hi: NDArray[np.f
                   np.maximum.reduceat(hi[order], at))
 
 
-def _fold(held: _Spans, pending: list[_Spans]) -> _Spans:
-    """``pending`` merged into ``held``: known vids widen their span in place; new ones
-    are placed where a binary search puts them (no sort of the held columns)."""
+def _fold(held: _Spans, pending: list[tuple[NDArray[np.bytes_], NDArray[np.float64]]]
+          ) -> _Spans:
+    """The ``(vid, duration)`` rows of ``pending`` merged into ``held``: known vids widen
+    their span in place; new ones are placed where a binary search puts them (no sort of
+    the held columns)."""
     if not pending:
         return held
-    new = _distinct(np.concatenate([p.vid for p in pending]),
-                    np.concatenate([p.lo for p in pending]),
-                    np.concatenate([p.hi for p in pending]))
+    t = np.concatenate([d for _, d in pending])
+    new = _distinct(np.concatenate([v for v, _ in pending]), t, t)
+    del t
     pos = np.searchsorted(held.vid, new.vid)
     hit = np.zeros(new.vid.size, dtype=bool)
     inside = np.flatnonzero(pos < held.vid.size)
