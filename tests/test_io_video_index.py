@@ -68,9 +68,9 @@ _ROW = st.fixed_dictionaries({"vid": st.sampled_from([f"v{i}" for i in range(9)]
 @settings(max_examples=80, deadline=None, derandomize=True, database=None)
 @given(rows=st.lists(_ROW, min_size=2, max_size=40))
 def test_folding_small_parts_reads_as_the_per_row_reader(tmp_path_factory, rows):
-    """With lines read 2 at a time and a part made every 3 rows, folds happen often (videos met again in later
-    folds, spans widening across them): the result, or the per-row reader's message
-    for two durations of one video, is the per-row reader's."""
+    """With lines read 2 at a time and a part made every 3 rows, folds happen often
+    (videos met again in later folds, spans widening across them): the result, or the
+    per-row reader's message for two durations of one video, is the per-row reader's."""
     path = tmp_path_factory.mktemp("d") / "gt.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     with pytest.MonkeyPatch.context() as mp:

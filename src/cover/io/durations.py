@@ -62,10 +62,19 @@ class VideoIndex:
         """The distinct ``vid`` (text) that have a duration here, sorted, and their
         durations: what a batch needs of the index (a binary search of its own vids,
         no sort or copy of the index)."""
-        uniq = np.unique(np.asarray(vid).astype(str).reshape(-1))
+        v = np.asarray(vid).reshape(-1)
+        v = v if v.dtype.kind == "U" else v.astype(str)
+        if v.size > 1:  # a video's rows mostly come together: drop runs before the sort
+            run = np.ones(v.size, dtype=bool)
+            np.not_equal(v[1:], v[:-1], out=run[1:])
+            v = v[run]
+        uniq = np.unique(v)
         if uniq.size == 0 or self.vid.size == 0:
             return uniq[:0], self.t[:0]
-        key = _utf8(uniq)
+        try:  # ASCII at numpy speed (the keys are not held: their width may stay)
+            key = uniq.astype(np.bytes_)
+        except UnicodeEncodeError:
+            key = _utf8(uniq)
         pos = np.minimum(np.searchsorted(self.vid, key), self.vid.size - 1)
         hit = self.vid[pos] == key
         return uniq[hit], self.t[pos[hit]]
