@@ -89,3 +89,41 @@ def test_first_lines_are_those_a_dict_of_first_lines_gives(batches):
         assert at[dup].tolist() == [first[q] for q, d in zip(b, dup.tolist(), strict=True) if d]
         for q, ln in zip(b, lines.tolist(), strict=True):
             first.setdefault(q, ln)
+
+
+@settings(max_examples=60, deadline=None, derandomize=True, database=None)
+@given(batches=st.lists(st.lists(_IDS, max_size=12), max_size=14))
+def test_capped_blocks_still_answer_as_a_dict_of_first_lines(batches):
+    """With blocks capped at 4 ids, merges stop early and many blocks are searched: the
+    answers (repeat or not, first line) are still a dict's, and no merge passes the cap."""
+    import cover.io.seen as seen_mod
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(seen_mod, "_BLOCK_IDS", 4)
+        seen, first = SeenIds(), {}
+        line = 0
+        for raw in batches:
+            qids = np.array(raw, dtype=str)
+            b = qids.tolist()
+            lines = np.arange(line + 1, line + 1 + len(b), dtype=np.int64)
+            line += len(b)
+            dup, at = seen.add_lines(qids, lines)
+            assert dup.tolist() == [q in first for q in b]
+            assert at[dup].tolist() == [first[q] for q, d in zip(b, dup.tolist(), strict=True)
+                                        if d]
+            for q, ln in zip(b, lines.tolist(), strict=True):
+                first.setdefault(q, ln)
+            assert all(k.size <= max(4, len(first) // 8, 12)
+                       for blocks in seen._blocks for k, _ in blocks)
+        assert seen.array().tolist() == sorted(first)
+
+
+def test_lines_past_32_bits_are_kept_whole():
+    """First lines are held in 4 bytes only while they fit: a later line number past
+    2**32 is named exactly."""
+    seen = SeenIds()
+    big = np.array([2**33 + 5, 7], dtype=np.int64)
+    seen.add_lines(np.array(["a", "b"]), big)
+    seen.add_lines(np.array(["c"]), np.array([3], dtype=np.int64))  # merged with the above
+    dup, at = seen.add_lines(np.array(["a", "b", "c"]), np.array([9, 9, 9], dtype=np.int64))
+    assert dup.all() and at.tolist() == [2**33 + 5, 7, 3]

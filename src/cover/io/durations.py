@@ -9,12 +9,16 @@ A JSON-lines file is streamed a few thousand lines at a time and only ``(vid,
 duration)`` per video is kept (a 1e6-row ground-truth file held as parsed rows took
 ~840 MB); a file that is not plainly clean is read by
 :func:`~cover.io.qvhighlights.read_durations`, so its rejections and messages are its own.
+The videos are held as a :class:`VideoIndex`: sorted UTF-8 bytes (a byte an ASCII
+character; numpy text takes four) beside float64 durations, looked up a batch at a time.
 """
 
 from __future__ import annotations
 
-from itertools import repeat
+from dataclasses import dataclass
+from itertools import chain, repeat
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -22,17 +26,84 @@ from numpy.typing import NDArray
 from cover.errors import InputError
 from cover.io.document import load_document, read_bytes
 from cover.io.qvhighlights import read_durations
+from cover.utf8 import as_bytes, as_text
+
+
+@dataclass(frozen=True)
+class VideoIndex:
+    """Video durations as sorted UTF-8 ``vid`` bytes (byte order is code-point order, so
+    they sort as the text does) and each one's duration ``t``; equal vids keep the order
+    they were given in, so a lookup finds the first, as a stable sort of the text would."""
+
+    vid: NDArray[np.bytes_]
+    t: NDArray[np.float64]
+
+    @classmethod
+    def of(cls, vid: NDArray[Any], t: NDArray[Any]) -> VideoIndex:
+        """The index of ``(vid, t)`` in any order, vids as text or UTF-8 bytes."""
+        v = np.asarray(vid).reshape(-1)
+        v = v if v.dtype.kind == "S" else _utf8(v)
+        d = np.asarray(t, dtype=np.float64).reshape(-1)
+        if v.size > 1 and not (v[1:] >= v[:-1]).all():
+            order = np.argsort(v, kind="stable")
+            v, d = v[order], d[order]
+        return cls(v, d)
+
+    def texts(self) -> tuple[NDArray[np.str_], NDArray[np.float64]]:
+        """``(vid as text, t)``, sorted by vid."""
+        if self.vid.size == 0:
+            return np.array([], dtype=str), self.t
+        try:
+            return as_text(self.vid), self.t
+        except UnicodeDecodeError:  # a lone surrogate (:func:`_utf8`)
+            return np.char.decode(self.vid, "utf-8", "surrogatepass"), self.t
+
+    def known(self, vid: NDArray[Any]) -> tuple[NDArray[np.str_], NDArray[np.float64]]:
+        """The distinct ``vid`` (text) that have a duration here, sorted, and their
+        durations: what a batch needs of the index (a binary search of its own vids,
+        no sort or copy of the index)."""
+        v = np.asarray(vid).reshape(-1)
+        v = v if v.dtype.kind == "U" else v.astype(str)
+        if v.size > 1:  # a video's rows mostly come together: drop runs before the sort
+            run = np.ones(v.size, dtype=bool)
+            np.not_equal(v[1:], v[:-1], out=run[1:])
+            v = v[run]
+        uniq = np.unique(v)
+        if uniq.size == 0 or self.vid.size == 0:
+            return uniq[:0], self.t[:0]
+        try:  # ASCII at numpy speed (the keys are not held: their width may stay)
+            key = uniq.astype(np.bytes_)
+        except UnicodeEncodeError:
+            key = _utf8(uniq)
+        pos = np.minimum(np.searchsorted(self.vid, key), self.vid.size - 1)
+        hit = self.vid[pos] == key
+        return uniq[hit], self.t[pos[hit]]
+
+
+def _utf8(text: NDArray[Any]) -> NDArray[np.bytes_]:
+    """Text as UTF-8 bytes (:func:`cover.utf8.as_bytes`); a lone surrogate (which a JSON
+    document may hold) is kept as its three bytes, still in code-point order."""
+    try:
+        return as_bytes(text)
+    except UnicodeEncodeError:
+        raw = np.char.encode(np.asarray(text, dtype=str), "utf-8", "surrogatepass")
+        return raw.astype(f"S{max(int(np.char.str_len(raw).max(initial=1)), 1)}")
 
 
 def read_video_durations(path: str | Path) -> tuple[NDArray[np.str_], NDArray[np.float64]]:
     """``(vid, duration)`` sorted by vid, from either accepted shape."""
+    return read_video_index(path).texts()
+
+
+def read_video_index(path: str | Path) -> VideoIndex:
+    """The durations of ``path`` (either accepted shape) as a :class:`VideoIndex`."""
     shape = _shape(path)
     if shape != "document":
         lean = _lines_lean(path) if shape == "lines" else None
-        return lean if lean is not None else read_durations(path)
+        return lean if lean is not None else VideoIndex.of(*read_durations(path))
     doc = load_document(path, read_bytes(path))
     if not isinstance(doc, dict) or "vid" in doc:
-        return read_durations(path)
+        return VideoIndex.of(*read_durations(path))
     from cover.io import tacos
 
     if tacos.sniff(doc):  # frames + fps: T = num_frames / fps, vid without ".avi"
@@ -50,9 +121,7 @@ def read_video_durations(path: str | Path) -> tuple[NDArray[np.str_], NDArray[np
     if bad.size:
         raise InputError(f"{path}: video {vids[int(bad[0])]}: duration must be a finite "
                          f"number > 0, got {durs[int(bad[0])]}")
-    v = np.array(vids, dtype=str)
-    order = np.argsort(v, kind="stable")
-    return v[order], t[order]
+    return VideoIndex.of(np.array(vids, dtype=str), t)
 
 
 def lookup_durations(vid: NDArray[np.str_], known_vid: NDArray[np.str_],
@@ -87,56 +156,119 @@ def _shape(path: str | Path) -> str:
     return "document"
 
 
-def _lines_lean(path: str | Path) -> tuple[NDArray[np.str_], NDArray[np.float64]] | None:
-    """``(vid, duration)`` of a JSON-lines file as :func:`read_durations` gives them,
-    holding only per-video columns; None when any line is not plainly clean (not an
-    object, an id or duration of another type, a duration that is not finite and > 0,
-    two durations for one video): :func:`read_durations` then says which."""
+def _lines_lean(path: str | Path) -> VideoIndex | None:
+    """The durations of a JSON-lines file as :func:`read_durations` gives them, holding
+    only per-video columns; None when any line is not plainly clean (not an object, an
+    id or duration of another type, a duration that is not finite and > 0, two
+    durations for one video): :func:`read_durations` then says which.
+
+    Ids and durations are gathered as Python values (references to the parsed ones) and
+    made columns :data:`_GATHER` rows at a time (UTF-8 bytes and float64); those wait
+    until they are a quarter of the videos held (at least :data:`_GATHER`), then are
+    merged into them (:func:`_fold`): the held columns stay one row per video, and a
+    merge's temporaries are the pending rows and one new copy of the held columns."""
     from cover.io.gt_lean import line_chunks
     from cover.io.json_columns import text_ids
     from cover.io.jsonl_batch import CHUNK_LINES, gc_paused, parse_objects
 
-    parts: list[tuple[NDArray[np.str_], NDArray[np.float64], NDArray[np.float64]]] = []
-    pending = folded = 0
+    held = _Spans(np.array([], dtype="S1"), np.array([]), np.array([]))
+    pending: list[tuple[NDArray[np.bytes_], NDArray[np.float64]]] = []
+    waiting = 0
+    vids: list[str] = []
+    durs: list[Any] = []
     with gc_paused():
-        for batch in line_chunks(path, CHUNK_LINES):
-            recs = parse_objects([line for _, line in batch])
-            if recs is None:
-                return None
-            pairs = [(v, d) for v, d in zip(map(dict.get, recs, repeat("vid")),
-                                            map(dict.get, recs, repeat("duration")),
-                                            strict=True)
-                     if v is not None and d is not None]
-            vids = text_ids([v for v, _ in pairs])
-            if vids is None or not {type(d) for _, d in pairs} <= {int, float}:
-                return None
+        for batch in chain(line_chunks(path, CHUNK_LINES), [None]):
+            if batch is not None:
+                recs = parse_objects([line for _, line in batch])
+                if recs is None:
+                    return None
+                pairs = [(v, d) for v, d in zip(map(dict.get, recs, repeat("vid")),
+                                                map(dict.get, recs, repeat("duration")),
+                                                strict=True)
+                         if v is not None and d is not None]
+                ids = text_ids([v for v, _ in pairs])
+                if ids is None or not {type(d) for _, d in pairs} <= {int, float}:
+                    return None
+                vids += ids
+                durs += [d for _, d in pairs]
+                if len(vids) < _GATHER:
+                    continue
             try:
-                t = np.array([d for _, d in pairs], dtype=np.float64)
+                t = np.array(durs, dtype=np.float64)
             except OverflowError:
                 return None
             if not (np.isfinite(t) & (t > 0)).all():
                 return None
-            parts.append((np.array(vids, dtype=str), t, t))
-            pending += t.size
-            if pending > max(folded, 1 << 16):  # fold: held columns stay per video
-                parts = [_fold(parts)]
-                folded, pending = parts[0][0].size, 0
-    if not parts:
+            if t.size:
+                pending.append((_utf8(np.array(vids, dtype=str)), t))
+                waiting += t.size
+            vids, durs = [], []
+            if batch is None or waiting > max(held.vid.size // 4, _GATHER):
+                held, pending, waiting = _fold(held, pending), [], 0
+                if held.spread():
+                    return None
+    if held.vid.size == 0:
         return None
-    vid, lo, hi = _fold(parts)
-    if vid.size == 0 or (hi - lo > 1e-6).any():
-        return None
-    return vid, lo
+    return VideoIndex(held.vid, held.lo)
 
 
-def _fold(parts: list[tuple[NDArray[np.str_], NDArray[np.float64], NDArray[np.float64]]]
-          ) -> tuple[NDArray[np.str_], NDArray[np.float64], NDArray[np.float64]]:
-    """``(vid, lowest, highest duration)`` per distinct vid of ``parts``, sorted by vid."""
-    vid = np.concatenate([v for v, _, _ in parts])
-    uniq, inv = np.unique(vid, return_inverse=True)
-    del vid
-    lo = np.full(uniq.size, np.inf)
-    hi = np.full(uniq.size, -np.inf)
-    np.minimum.at(lo, inv, np.concatenate([a for _, a, _ in parts]))
-    np.maximum.at(hi, inv, np.concatenate([b for _, _, b in parts]))
-    return uniq, lo, hi
+#: Rows of a JSON-lines durations file made columns at a time (:func:`_lines_lean`).
+_GATHER = 1 << 16
+
+
+@dataclass(frozen=True)
+class _Spans:
+    """Distinct vids (UTF-8 bytes, sorted) with the lowest and highest duration met."""
+
+    vid: NDArray[np.bytes_]
+    lo: NDArray[np.float64]
+    hi: NDArray[np.float64]
+
+    def spread(self) -> bool:
+        """Whether some video was given two durations (more than 1e-6 s apart)."""
+        return bool((self.hi - self.lo > 1e-6).any())
+
+
+def _distinct(vid: NDArray[np.bytes_], lo: NDArray[np.float64], hi: NDArray[np.float64]
+              ) -> _Spans:
+    """``(vid, min lo, max hi)`` per distinct vid, sorted by vid (one sort)."""
+    order = np.argsort(vid, kind="stable")
+    v = vid[order]
+    head = np.ones(v.size, dtype=bool)
+    np.not_equal(v[1:], v[:-1], out=head[1:])
+    at = np.flatnonzero(head)
+    return _Spans(v[at], np.minimum.reduceat(lo[order], at),
+                  np.maximum.reduceat(hi[order], at))
+
+
+def _fold(held: _Spans, pending: list[tuple[NDArray[np.bytes_], NDArray[np.float64]]]
+          ) -> _Spans:
+    """The ``(vid, duration)`` rows of ``pending`` merged into ``held``: known vids widen
+    their span in place; new ones are placed where a binary search puts them (no sort of
+    the held columns)."""
+    if not pending:
+        return held
+    t = np.concatenate([d for _, d in pending])
+    new = _distinct(np.concatenate([v for v, _ in pending]), t, t)
+    del t
+    pos = np.searchsorted(held.vid, new.vid)
+    hit = np.zeros(new.vid.size, dtype=bool)
+    inside = np.flatnonzero(pos < held.vid.size)
+    hit[inside] = held.vid[pos[inside]] == new.vid[inside]
+    at = pos[hit]  # distinct vids: distinct places
+    held.lo[at] = np.minimum(held.lo[at], new.lo[hit])
+    held.hi[at] = np.maximum(held.hi[at], new.hi[hit])
+    fresh = np.flatnonzero(~hit)
+    if fresh.size == 0:
+        return held
+    n = held.vid.size + fresh.size
+    place = pos[fresh] + np.arange(fresh.size)  # after the new vids before it
+    old = np.ones(n, dtype=bool)
+    old[place] = False
+    out = _Spans(np.empty(n, dtype=np.result_type(held.vid, new.vid)), np.empty(n),
+                 np.empty(n))
+    for mine, theirs, merged in ((held.vid, new.vid, out.vid), (held.lo, new.lo, out.lo),
+                                 (held.hi, new.hi, out.hi)):
+        merged[place] = theirs[fresh]
+        merged[old] = mine
+    return out

@@ -27,14 +27,14 @@ class SeenIds:
     Held as sorted blocks of the ids themselves, exact (no hashing), in three kinds: an
     ASCII id of at most 8 characters as one 64-bit integer (its bytes; numbers sort and
     search far faster than text), a longer ASCII id as bytes (a byte a character), any
-    other as numpy text; beside each block, the first line of each of its ids (8 bytes
-    an id). A Python set holds ~80 bytes an id. Blocks merge when one is no more than
-    twice the size of the next (at most log2(ids / batch) blocks), so a batch costs
-    O(batch log ids)."""
+    other as numpy text; beside each block, the first line of each of its ids (4 bytes
+    an id while lines fit in 32 bits). A Python set holds ~80 bytes an id. Blocks merge
+    when one is no more than twice the size of the next, up to a cap (:func:`_push`: a
+    few dozen blocks at most), so a batch costs O(batch log ids)."""
 
     def __init__(self) -> None:
         # per kind (short, ascii, text): sorted key blocks and their first lines
-        self._blocks: tuple[list[tuple[NDArray[Any], NDArray[np.int64]]], ...] = ([], [], [])
+        self._blocks: tuple[list[tuple[NDArray[Any], NDArray[Any]]], ...] = ([], [], [])
         self._n = 0
 
     def add(self, qids: NDArray[np.str_]) -> NDArray[np.bool_]:
@@ -122,7 +122,7 @@ def _trimmed(codes: NDArray[np.uint32]) -> NDArray[np.uint32]:
     return codes[:, :max(int(used[-1]) + 1 if used.size else 0, 1)]
 
 
-def _member(blocks: list[tuple[NDArray[Any], NDArray[np.int64]]], keys: NDArray[Any]
+def _member(blocks: list[tuple[NDArray[Any], NDArray[Any]]], keys: NDArray[Any]
             ) -> tuple[NDArray[np.bool_], NDArray[np.int64]]:
     """Whether each of ``keys`` is in one of the sorted ``blocks`` (binary search), and
     its first line there (0 where not); an id is in one block at most."""
@@ -136,17 +136,47 @@ def _member(blocks: list[tuple[NDArray[Any], NDArray[np.int64]]], keys: NDArray[
     return hit, line
 
 
-def _push(blocks: list[tuple[NDArray[Any], NDArray[np.int64]]], new: NDArray[Any],
+#: Blocks grow by merging up to this many ids, or an eighth of all ids held if more: a
+#: merge holds both blocks and their merge at once, so capping them bounds that peak
+#: (about 24 bytes an id of the two merged) while the blocks stay few (a batch searches
+#: each one).
+_BLOCK_IDS = 1 << 22
+
+
+def _push(blocks: list[tuple[NDArray[Any], NDArray[Any]]], new: NDArray[Any],
           lines: NDArray[np.int64]) -> None:
     """Append the sorted block ``new`` (with its ids' lines), merging the last two blocks
-    while the older is at most twice the newer: block sizes then at least double
-    towards the front."""
+    while the older is at most twice the newer and both fit the cap (the larger of
+    :data:`_BLOCK_IDS` and an eighth of all ids): block sizes then at least double
+    towards the front, up to the cap. Lines are held in 4 bytes while they fit."""
+    if lines.size and int(lines.max()) <= np.iinfo(np.uint32).max and int(lines.min()) >= 0:
+        lines = lines.astype(np.uint32)
     blocks.append((new, lines))
-    while len(blocks) > 1 and blocks[-2][0].size <= 2 * blocks[-1][0].size:
-        (b2, l2), (b1, l1) = blocks.pop(), blocks[-1]
-        keys = np.concatenate([b1, b2])
-        order = np.argsort(keys, kind="stable")
-        blocks[-1] = (keys[order], np.concatenate([l1, l2])[order])
+    cap = max(_BLOCK_IDS, sum(b.size for b, _ in blocks) // 8)
+    while (len(blocks) > 1 and blocks[-2][0].size <= 2 * blocks[-1][0].size
+           and blocks[-2][0].size + blocks[-1][0].size <= cap):
+        (b2, l2), (b1, l1) = blocks.pop(), blocks.pop()
+        blocks.append(_merged(b1, l1, b2, l2))
+
+
+def _merged(b1: NDArray[Any], l1: NDArray[Any], b2: NDArray[Any], l2: NDArray[Any]
+            ) -> tuple[NDArray[Any], NDArray[Any]]:
+    """Two sorted blocks with no id in common as one: each id of ``b2`` goes where a
+    binary search in ``b1`` puts it (plus the ids of ``b2`` before it), the ids of ``b1``
+    fill the rest in order. No sort, and no temporaries beyond the merged arrays and
+    ``b2``'s positions (an argsort of the concatenation took three more copies)."""
+    n = b1.size + b2.size
+    at = np.searchsorted(b1, b2)
+    at += np.arange(b2.size)
+    rest = np.ones(n, dtype=bool)
+    rest[at] = False
+    keys = np.empty(n, dtype=np.result_type(b1, b2))
+    keys[at] = b2
+    keys[rest] = b1
+    lines = np.empty(n, dtype=np.result_type(l1, l2))
+    lines[at] = l2
+    lines[rest] = l1
+    return keys, lines
 
 
 class SeenLines(Protocol):

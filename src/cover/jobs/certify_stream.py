@@ -19,6 +19,7 @@ from numpy.typing import NDArray
 
 from cover.calibrate import Calibrator
 from cover.errors import CoverWarning, InputError, RowProblem, report_problems
+from cover.io.durations import VideoIndex
 from cover.io.mapping_guard import refuse_csv_proposals
 from cover.io.qids import read_qid_lines, unknown_qids
 
@@ -70,6 +71,14 @@ def videos_index(videos: str | Path) -> tuple[NDArray[np.str_], NDArray[np.float
     vids, durs = read_video_durations(videos)
     order = np.argsort(vids)
     return np.asarray(vids)[order], np.asarray(durs, dtype=np.float64)[order]
+
+
+def videos_lookup(videos: str | Path) -> VideoIndex:
+    """The ``--videos`` durations as the streamed certifiers hold them: sorted UTF-8
+    vids beside float64 durations (a quarter of the memory of the vids as text)."""
+    from cover.io.durations import read_video_index
+
+    return read_video_index(videos)
 
 
 def load_calibrator(path: str, max_p: float | None,
@@ -143,7 +152,7 @@ def certify_streaming(
     cal = load_calibrator(calibrator, max_p, relevance_from)
     refuse_csv_proposals(preds, cal.relevance, f"{calibrator} was fitted on it")
     inputs: list[str | Path | None] = [calibrator, videos, qids]
-    vd = videos_index(videos) if videos else None
+    vd = videos_lookup(videos) if videos else None
     source = videos or "--videos (not given)"
     if kind in ("parquet", "csv"):
         if qids:

@@ -31,7 +31,7 @@ from cover.io.opener import open_input
 from cover.io.output import atomic_open
 from cover.io.seen import SeenIds
 from cover.stream.jsonl_kernel import CertifyKernel, splice
-from cover.stream.stage import StreamCounts
+from cover.stream.stage import StreamCounts, Videos
 
 __all__ = ["DEFAULT_BATCH_LINES", "certify_jsonl", "line_batches", "numbered_lines", "splice"]
 
@@ -119,7 +119,7 @@ def certify_jsonl(
     src: str | Path,
     dst: str | Path,
     *,
-    videos: tuple[NDArray[np.str_], NDArray[np.float64]] | None = None,
+    videos: Videos | None = None,
     videos_source: str = "--videos",
     qids: NDArray[np.str_] | None = None,
     clip: float = 2.0,

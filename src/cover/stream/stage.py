@@ -43,12 +43,14 @@ from cover.data.rules import duplicate_reason
 from cover.data.table import GroundingTable, ids_as_given
 from cover.data.validate import id_reasons, ids_checked
 from cover.errors import RowProblem
+from cover.io.durations import VideoIndex
 from cover.io.qvhighlights import Loaded
 from cover.io.seen import SeenIds
 from cover.regions import Regions
 from cover.row_status import ABSTAINED, CERTIFIED, REFUSED, REJECTED, STATUSES
 
-Videos = tuple[NDArray[np.str_], NDArray[np.float64]]
+#: ``--videos`` durations: ``(vids, durations)`` in any order, or an index of them.
+Videos = tuple[NDArray[np.str_], NDArray[np.float64]] | VideoIndex
 
 
 @dataclass(frozen=True)
@@ -82,6 +84,8 @@ class CertifyStage:
     qids: NDArray[np.str_] | None
     strict: bool
     max_p: float | None = None
+    #: ``videos`` as sorted UTF-8 bytes: each batch looks up only its own vids
+    index: VideoIndex | None = None
 
     @classmethod
     def of(cls, cal: Calibrator, *, videos: Videos | None = None,
@@ -101,7 +105,9 @@ class CertifyStage:
         if cal.relevance != SALIENCY:  # recorded for evaluate; absent means saliency
             meta["relevance"] = cal.relevance
         fitted = None if fo.get("qids") is None else np.asarray(fo["qids"], dtype=str)
-        return cls(cal, meta, fitted, videos, videos_source, qids, strict, max_p)
+        index = videos if isinstance(videos, VideoIndex) or videos is None else \
+            VideoIndex.of(*videos)
+        return cls(cal, meta, fitted, videos, videos_source, qids, strict, max_p, index)
 
     @property
     def p_values(self) -> bool:
@@ -127,8 +133,14 @@ class CertifyStage:
                 found += _rejections(table, {int(i): duplicate_reason(int(first[i]))
                                              for i in np.flatnonzero(dup)}, table.source)
                 table = table.take(~dup)
-        table, filled = fill_durations(table, *(self.videos or (None, None)),
-                                       strict=self.strict, source=self.videos_source)
+        # The batch's known vids only: the same durations and messages, without
+        # sorting every video of --videos again for each batch (none known: as no
+        # --videos, whose message is the same).
+        known = (None, None) if self.index is None else self.index.known(table.vid)
+        if known[0] is not None and known[0].size == 0:
+            known = (None, None)
+        table, filled = fill_durations(table, *known, strict=self.strict,
+                                       source=self.videos_source)
         found += filled
         table = ids_checked(table)  # rule 1 held: the calibrator's gate need not judge ids
         bad = [p for p in [*loaded.problems, *found] if p.action == "rejected"]
