@@ -175,7 +175,7 @@ def test_parquet_and_csv_stream_to_the_whole_fit(whole, gt, table_files, kind, s
                                                  groups, batch):
     """Parquet and CSV read through --columns, a batch at a time, give the calibrator of
     the whole joined table, digest included."""
-    from cover.stream.calibrate import score_columns
+    from cover.stream.calibrate_columns import score_columns
 
     path, cols = table_files[kind]
     ref = cover.Calibrator(score=score, rule=rule, groups=groups).fit(whole)

@@ -97,7 +97,8 @@ def _labelled(job: CalibrateJob) -> StreamedFit:
     from cover.io.gt_compact import read_truth
     from cover.io.labelled import QidList, read_labelled
     from cover.io.qids import read_qid_lines
-    from cover.stream.calibrate import score_columns, score_jsonl
+    from cover.stream.calibrate import score_jsonl
+    from cover.stream.calibrate_columns import score_columns
 
     kw = job.formats
     kind = stream_kind(job)
@@ -114,7 +115,10 @@ def _labelled(job: CalibrateJob) -> StreamedFit:
         family=job.score, min_scale=job.min_scale, target=job.target, clip=job.clip,
         qids=None if job.qids is None else QidList(job.qids, *read_qid_lines(job.qids)),
         strict=job.strict, on_error=job.on_error, gt_name=job.gt,
-        relevance=kw.get("relevance_from") or SALIENCY)
+        relevance=kw.get("relevance_from") or SALIENCY,
+        # only a grouping by predicted length reads the predicted windows; the truth is
+        # this job's own: its windows go once the rows are joined
+        windows=job.groups == "pred_length", own_truth=True)
     if kind == "columns":
         got = score_columns(job.preds, g.truth, columns=kw["columns"],
                             batch_rows=job.batch_rows, **args)

@@ -34,9 +34,10 @@ from cover.io.gt_compact import Column, compact_truth
 from cover.io.jsonl import OnError
 from cover.io.jsonl_batch import gc_paused, load_batch
 from cover.io.labelled import QidList, join_batches
-from cover.io.opener import parquet_file
+from cover.io.narrow import narrow_int
 from cover.io.qvhighlights import Loaded
-from cover.io.truth_index import CompactTruth, narrow_int
+from cover.io.truth_index import CompactTruth
+from cover.ragged import Ragged
 from cover.scores import (
     FAMILY_INPUT,
     Scores,
@@ -131,6 +132,8 @@ def score_jsonl(
     fast: bool = True,
     gt_name: str | None = None,
     relevance: str = SALIENCY,
+    windows: bool = True,
+    own_truth: bool = False,
 ) -> StreamedFit:
     """Scores of ``family`` for every prediction line of ``preds`` joined with ``gt`` by
     qid (only the qids in ``qids`` when given), ``batch_lines`` lines at a time.
@@ -139,7 +142,8 @@ def score_jsonl(
     prediction without truth, a truth without prediction (after all batches), a vid,
     query or duration that disagrees, and a qid seen on an earlier line are rejected.
     Clean batches are read a batch at a time (:mod:`cover.io.jsonl_batch`); ``fast=False``
-    reads every batch row by row (same result). ``relevance``: :func:`score_batches`.
+    reads every batch row by row (same result). ``relevance``, ``windows``,
+    ``own_truth``: :func:`score_batches`.
     """
     if batch_lines < 1:
         raise ValueError(f"batch_lines must be >= 1, got {batch_lines}")
@@ -153,60 +157,8 @@ def score_jsonl(
 
     return score_batches(loaded(), name, gt, family=family, min_scale=min_scale,
                          target=target, qids=qids, clip=clip, strict=strict,
-                         on_error=on_error, gt_name=gt_name, relevance=relevance)
-
-
-def score_columns(
-    preds: str | Path,
-    gt: GroundingTable | CompactTruth,
-    *,
-    columns: dict[str, str] | str,
-    family: str,
-    min_scale: float,
-    target: str,
-    qids: QidList | NDArray[np.str_] | None = None,
-    clip: float = DEFAULT_CLIP_SECONDS,
-    strict: bool = False,
-    on_error: OnError = "raise",
-    batch_rows: int = DEFAULT_BATCH_LINES,
-    gt_name: str | None = None,
-    relevance: str = SALIENCY,
-) -> StreamedFit:
-    """:func:`score_jsonl` for a Parquet or CSV/TSV prediction file read through a column
-    mapping (``--columns``), ``batch_rows`` rows at a time; rows are numbered as the
-    whole-file reader numbers them (a CSV's header is line 1)."""
-    from cover.io.columns import prediction_table
-    from cover.io.generic import arrow_columns, kind_suffix, parse_columns
-    from cover.stream.csv import csv_batches
-
-    name = str(preds)
-    mapping = parse_columns(columns)
-
-    def as_loaded(arrow: Any, lines: NDArray[np.int64],
-                  unread: dict[int, str] | None = None) -> Loaded:
-        cols, _ = arrow_columns(arrow, mapping, name, with_records=False)
-        cols.line = lines
-        return prediction_table(cols, clip=clip, on_error=on_error, reasons=unread)
-
-    parquet = parquet_file(preds) if kind_suffix(Path(preds)) in (".parquet", ".pq") else None
-
-    def loaded() -> Iterator[Loaded]:
-        if parquet is not None:
-            import pyarrow as pa
-
-            row = 1
-            for batch in parquet.iter_batches(batch_size=batch_rows):
-                yield as_loaded(pa.Table.from_batches([batch]),
-                                np.arange(row, row + batch.num_rows, dtype=np.int64))
-                row += batch.num_rows
-        else:
-            for _, arrow, lines, unread in csv_batches(preds, mapping, batch_rows):
-                yield as_loaded(arrow, lines, unread)
-
-    return score_batches(loaded(), name, gt, family=family, min_scale=min_scale,
-                         target=target, qids=qids, clip=clip, strict=strict,
                          on_error=on_error, gt_name=gt_name, relevance=relevance,
-                         rows=0 if parquet is None else parquet.metadata.num_rows)
+                         windows=windows, own_truth=own_truth)
 
 
 def score_batches(
@@ -224,17 +176,25 @@ def score_batches(
     gt_name: str | None = None,
     relevance: str = SALIENCY,
     rows: int = 0,
+    windows: bool = True,
+    own_truth: bool = False,
 ) -> StreamedFit:
     """The scores of prediction batches already read (any format) joined with ``gt``
     (:func:`cover.io.labelled.join_batches`, the join of every calibration input): the
-    loop behind :func:`score_jsonl` and :func:`score_columns`. ``relevance="proposals"``
+    loop behind :func:`score_jsonl` and
+    :func:`cover.stream.calibrate_columns.score_columns`. ``relevance="proposals"``
     builds each joined batch's relevance from its scored windows over ``[0, T]`` (T from
     the truth), as the whole read does. ``rows``: the rows the batches hold when known
-    (what is kept per row is then sized once)."""
+    (what is kept per row is then sized once). ``windows=False``: the predicted windows
+    are not kept (only a grouping by predicted length reads them; the table's are NaN).
+    ``own_truth``: ``gt`` is the caller's no more: its windows and queries are let go
+    once the join is done (:meth:`CompactTruth.release`), before the table is built."""
     if qids is not None and not isinstance(qids, QidList):
         qids = QidList(None, qids, np.zeros(len(qids), dtype=np.int64))
     truth = gt if isinstance(gt, CompactTruth) else compact_truth(gt)
-    parts = _Parts(rows=rows)
+    # Each kept row joined its own truth row: the truth's row count bounds what is kept
+    # (untouched pages of a column sized for it cost no memory; it is trimmed at the end).
+    parts = _Parts(rows=min(rows, len(truth)) if rows else len(truth))
     families: set[str] = set()
     n_batches = 0
     # Row numbers of the truth fit 4 bytes below 2**31 rows: the qid, vid and duration
@@ -250,8 +210,9 @@ def score_batches(
             joined = rebuild_relevance(joined)
         s = compute_scores(joined, family, min_scale=min_scale, target=target)
         parts.add(values=s.values, refused=s.refused, floored=s.floored,
-                  beyond=s.beyond_signal, start=s.start, end=s.end, ps=joined.pred_start,
-                  pe=joined.pred_end)
+                  beyond=s.beyond_signal, start=s.start, end=s.end)
+        if windows:
+            parts.add(ps=joined.pred_start, pe=joined.pred_end)
 
     problems = join_batches(batches, truth, preds=name, gt_name=gt_name or truth.source,
                             qids=qids, strict=strict, on_error=on_error, use=use,
@@ -263,13 +224,20 @@ def score_batches(
                     start=parts.get("start", np.float64) if "start" in parts.cols else None,
                     end=parts.get("end", np.float64) if "end" in parts.cols else None)
     at = parts.get("row", row_type)
-    # qids as integers when every one is written as one (the digest reads them as
-    # text, :func:`cover.data.table.qid_text`), vids as codes into the truth's vids.
-    slim = GroundingTable.from_arrays(
-        qid=truth.keys[at].astype(np.int64) if truth.int_qids else as_text(truth.keys[at]),
-        vid=truth.vid_code[at], duration=truth.duration[at].astype(np.float64),
-        pred_start=parts.get("ps", np.float64), pred_end=parts.get("pe", np.float64),
-        clip=clip)
+    if own_truth:
+        truth.release()
+    n = at.size
+    nan = np.broadcast_to(np.float64(np.nan), (n,))  # no window kept: one NaN for every row
+    # The rows were checked by the join: the table is built as it stands. Qids as
+    # integers when every one is written as one (the digest reads them as text,
+    # :func:`cover.data.table.qid_text`), vids as codes into the truth's vids.
+    slim = GroundingTable(
+        qid=truth.keys[at] if truth.int_qids else as_text(truth.keys[at]),
+        vid=truth.vid_code[at], duration=truth.durations(at),
+        pred_start=parts.get("ps", np.float64) if windows else nan,
+        pred_end=parts.get("pe", np.float64) if windows else nan,
+        relevance=Ragged.empty(n), clip=clip, truth=None)
+    del at
     return StreamedFit(scores, slim, problems, n_batches, families, relevance=relevance,
                        vids=truth.vids)
 
