@@ -165,16 +165,18 @@ class CompactColumns:
             if unique and bool((ranked[1:] == ranked[:-1]).any()):
                 return None  # a repeated qid: the per-row reader names its line
             del ranked
-        vids, vid_code = self._vids()
-        queries, query_code = self._query_columns()
+        # every column trimmed before the vids are merged (the read's largest transient)
         dur, starts, ends = (c.array(np.float32) for c in self.floats)
-        dur, by_vid = per_vid(dur, vid_code, vids.size)
         counts = self.counts.array(np.int8)
-        one = bool((counts == 1).all())
+        offsets = None if bool((counts == 1).all()) else offsets_from_lengths(counts)
+        del counts
         lines = self.lines.array(np.int8)
+        queries, query_code = self._query_columns()
+        vids, vid_code = self._vids()
+        dur, by_vid = per_vid(dur, vid_code, vids.size)
         return CompactTruth(
             keys=keys, order=order, vids=vids, vid_code=vid_code, duration=dur,
-            starts=starts, ends=ends, offsets=None if one else offsets_from_lengths(counts),
+            starts=starts, ends=ends, offsets=offsets,
             line=None if self.from_one or self.no_lines else lines,
             lines_from_one=self.from_one and not self.no_lines, queries=queries,
             query_code=query_code, saliency=saliency, source=self.source, clip=self.clip,

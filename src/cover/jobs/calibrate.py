@@ -94,6 +94,8 @@ def _labelled(job: CalibrateJob) -> StreamedFit:
     a time (:mod:`cover.stream.calibrate`) when :func:`stream_kind` allows and the
     ground truth numbers its queries natively (the join is by qid), else the files read
     whole as one batch (``whole`` is then the joined table)."""
+    from cover._memory import map_large_blocks
+    from cover.calibrate.registry import get_rule
     from cover.io.gt_compact import read_truth
     from cover.io.labelled import QidList, read_labelled
     from cover.io.qids import read_qid_lines
@@ -102,6 +104,8 @@ def _labelled(job: CalibrateJob) -> StreamedFit:
 
     kw = job.formats
     kind = stream_kind(job)
+    if kind is not None:  # a stream frees large columns as it goes: give them back
+        map_large_blocks()
     g = None if kind is None else read_truth(
         job.gt, format=kw.get("gt_format"), columns=kw.get("gt_columns"),
         durations=kw.get("gt_durations"), on_error=job.on_error)
@@ -118,7 +122,8 @@ def _labelled(job: CalibrateJob) -> StreamedFit:
         relevance=kw.get("relevance_from") or SALIENCY,
         # only a grouping by predicted length reads the predicted windows; the truth is
         # this job's own: its windows go once the rows are joined
-        windows=job.groups == "pred_length", own_truth=True)
+        windows=job.groups == "pred_length", own_truth=True,
+        sides=bool(get_rule(job.rule).needs & {"sides"}))  # as Calibrator.fit scores
     if kind == "columns":
         got = score_columns(job.preds, g.truth, columns=kw["columns"],
                             batch_rows=job.batch_rows, **args)

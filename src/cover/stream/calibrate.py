@@ -134,6 +134,7 @@ def score_jsonl(
     relevance: str = SALIENCY,
     windows: bool = True,
     own_truth: bool = False,
+    sides: bool = True,
 ) -> StreamedFit:
     """Scores of ``family`` for every prediction line of ``preds`` joined with ``gt`` by
     qid (only the qids in ``qids`` when given), ``batch_lines`` lines at a time.
@@ -143,7 +144,7 @@ def score_jsonl(
     query or duration that disagrees, and a qid seen on an earlier line are rejected.
     Clean batches are read a batch at a time (:mod:`cover.io.jsonl_batch`); ``fast=False``
     reads every batch row by row (same result). ``relevance``, ``windows``,
-    ``own_truth``: :func:`score_batches`.
+    ``own_truth``, ``sides``: :func:`score_batches`.
     """
     if batch_lines < 1:
         raise ValueError(f"batch_lines must be >= 1, got {batch_lines}")
@@ -158,7 +159,7 @@ def score_jsonl(
     return score_batches(loaded(), name, gt, family=family, min_scale=min_scale,
                          target=target, qids=qids, clip=clip, strict=strict,
                          on_error=on_error, gt_name=gt_name, relevance=relevance,
-                         windows=windows, own_truth=own_truth)
+                         windows=windows, own_truth=own_truth, sides=sides)
 
 
 def score_batches(
@@ -178,6 +179,7 @@ def score_batches(
     rows: int = 0,
     windows: bool = True,
     own_truth: bool = False,
+    sides: bool = True,
 ) -> StreamedFit:
     """The scores of prediction batches already read (any format) joined with ``gt``
     (:func:`cover.io.labelled.join_batches`, the join of every calibration input): the
@@ -187,7 +189,9 @@ def score_batches(
     the truth), as the whole read does. ``rows``: the rows the batches hold when known
     (what is kept per row is then sized once). ``windows=False``: the predicted windows
     are not kept (only a grouping by predicted length reads them; the table's are NaN).
-    ``own_truth``: ``gt`` is the caller's no more: its windows and queries are let go
+    ``sides=False``: the per-side scores are not kept (16 bytes a row; only a rule that
+    needs them reads them, as :meth:`Calibrator.fit` computes them). ``own_truth``: ``gt``
+    is the caller's no more: its windows and queries are let go
     once the join is done (:meth:`CompactTruth.release`), before the table is built."""
     if qids is not None and not isinstance(qids, QidList):
         qids = QidList(None, qids, np.zeros(len(qids), dtype=np.int64))
@@ -208,7 +212,7 @@ def score_batches(
                         and missing_family_input(joined, f) is None)
         if relevance == PROPOSALS:
             joined = rebuild_relevance(joined)
-        s = compute_scores(joined, family, min_scale=min_scale, target=target)
+        s = compute_scores(joined, family, min_scale=min_scale, target=target, sides=sides)
         parts.add(values=s.values, refused=s.refused, floored=s.floored,
                   beyond=s.beyond_signal, start=s.start, end=s.end)
         if windows:

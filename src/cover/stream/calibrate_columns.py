@@ -38,6 +38,7 @@ def score_columns(
     relevance: str = SALIENCY,
     windows: bool = True,
     own_truth: bool = False,
+    sides: bool = True,
 ) -> StreamedFit:
     """:func:`cover.stream.calibrate.score_jsonl` for a Parquet or CSV/TSV prediction
     file read through a column mapping (``--columns``), ``batch_rows`` rows at a time;
@@ -74,4 +75,4 @@ def score_columns(
                          target=target, qids=qids, clip=clip, strict=strict,
                          on_error=on_error, gt_name=gt_name, relevance=relevance,
                          rows=0 if parquet is None else parquet.metadata.num_rows,
-                         windows=windows, own_truth=own_truth)
+                         windows=windows, own_truth=own_truth, sides=sides)
