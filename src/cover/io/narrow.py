@@ -84,7 +84,8 @@ def narrow_float(a: NDArray[np.floating]) -> NDArray[Any]:
         for t in (np.int8, np.int16):
             if np.iinfo(t).min <= lo and hi <= np.iinfo(t).max:
                 return a.astype(t)
-    b = a.astype(np.float32)
+    with np.errstate(over="ignore"):  # a value beyond float32's range stays float64
+        b = a.astype(np.float32)
     return b if np.array_equal(b.astype(np.float64), a) else a
 
 
