@@ -102,9 +102,14 @@ class CompactTruth:
         return self._used
 
     def durations(self, rows: NDArray[np.integer]) -> NDArray[np.float64]:
-        """The duration of each of ``rows`` (float64)."""
-        at = self.vid_code[rows] if self.duration_by_vid else rows
-        return self.duration[at].astype(np.float64)
+        """The duration of each of ``rows`` (float64), gathered a slice at a time (no
+        full-length index or narrow copy beside the result)."""
+        out = np.empty(len(rows), dtype=np.float64)
+        for a in range(0, out.size, 1 << 20):
+            part = rows[a:a + (1 << 20)]
+            out[a:a + part.size] = self.duration[self.vid_code[part] if self.duration_by_vid
+                                                 else part]
+        return out
 
     def release(self) -> None:
         """Let go of the windows, lines, queries and labels: a stream done joining reads

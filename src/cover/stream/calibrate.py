@@ -213,20 +213,23 @@ def score_batches(
         if relevance == PROPOSALS:
             joined = rebuild_relevance(joined)
         s = compute_scores(joined, family, min_scale=min_scale, target=target, sides=sides)
-        parts.add(values=s.values, refused=s.refused, floored=s.floored,
-                  beyond=s.beyond_signal, start=s.start, end=s.end)
+        # the three refusal flags of a row in one byte
+        flags = (s.refused.astype(np.uint8) | s.floored.astype(np.uint8) << 1
+                 | s.beyond_signal.astype(np.uint8) << 2)
+        parts.add(values=s.values, flags=flags, start=s.start, end=s.end)
         if windows:
             parts.add(ps=joined.pred_start, pe=joined.pred_end)
 
     problems = join_batches(batches, truth, preds=name, gt_name=gt_name or truth.source,
                             qids=qids, strict=strict, on_error=on_error, use=use,
                             truth_rows=lambda rows: parts.add(row=rows.astype(row_type)))
+    flags = parts.get("flags", np.uint8)
     scores = Scores(check_family(family), values=parts.get("values", np.float64),
-                    refused=parts.get("refused", np.bool_),
-                    floored=parts.get("floored", np.bool_),
-                    beyond_signal=parts.get("beyond", np.bool_),
+                    refused=(flags & 1) > 0, floored=(flags & 2) > 0,
+                    beyond_signal=(flags & 4) > 0,
                     start=parts.get("start", np.float64) if "start" in parts.cols else None,
                     end=parts.get("end", np.float64) if "end" in parts.cols else None)
+    del flags
     at = parts.get("row", row_type)
     if own_truth:
         truth.release()

@@ -56,7 +56,8 @@ def score_columns(
         cols.line = lines
         return prediction_table(cols, clip=clip, on_error=on_error, reasons=unread)
 
-    parquet = parquet_file(preds) if kind_suffix(Path(preds)) in (".parquet", ".pq") else None
+    is_parquet = kind_suffix(Path(preds)) in (".parquet", ".pq")
+    parquet = parquet_file(preds, pre_buffer=False) if is_parquet else None  # no read-ahead kept
 
     def loaded() -> Iterator[Loaded]:
         if parquet is not None:
