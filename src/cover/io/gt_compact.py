@@ -24,6 +24,7 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import NDArray
 
+from cover._memory import trim
 from cover.data.table import GroundingTable
 from cover.errors import InputError, RowProblem
 from cover.io.narrow import int_keys, narrow_float, narrow_int, per_vid, sorted_unique
@@ -200,7 +201,10 @@ class CompactColumns:
             return values, np.arange(values.size, dtype=np.int64)
         distinct = np.empty(len(self.queries), dtype=object)
         distinct[:] = list(self.queries)
-        return distinct, narrow_int(self.query_codes.array(np.int32))
+        codes = self.query_codes.array(np.int32)
+        if distinct.size == 1:  # one query for every row: one code shared by all (read only)
+            return distinct, np.broadcast_to(np.int8(0), codes.shape)
+        return distinct, narrow_int(codes)
 
 
 def compact_truth(gt: GroundingTable) -> CompactTruth:
@@ -281,6 +285,7 @@ def read_truth(path: str | Path, *, format: str | None = None,
     lean = columns is None and format in (None, LEAN_FORMAT) and (
         format is not None or formats.detect(path, "ground_truth")[0].name == LEAN_FORMAT)
     truth = read_truth_compact(path) if lean else None
+    trim()  # what the read freed goes back before the stream starts
     if truth is not None:
         return TruthRead(truth, [], LEAN_FORMAT)
     got = formats.read(path, "ground_truth", format=format, options=formats.Options(

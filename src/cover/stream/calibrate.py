@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from cover._memory import trim
 from cover.calibrate.calibrator import Calibrator
 from cover.data.relevance import PROPOSALS, SALIENCY, rebuild_relevance
 from cover.data.table import DEFAULT_CLIP_SECONDS, GroundingTable, raw_ids
@@ -208,6 +209,7 @@ def score_batches(
     def use(joined: GroundingTable) -> None:
         nonlocal n_batches
         n_batches += 1
+        trim()  # the previous batch's pages go back before this one is scored
         families.update(f for f in FAMILY_INPUT if f not in families and len(joined)
                         and missing_family_input(joined, f) is None)
         if relevance == PROPOSALS:

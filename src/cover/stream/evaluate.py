@@ -33,6 +33,7 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import NDArray
 
+from cover._memory import trim
 from cover.data.join import attach_truth, index_of
 from cover.data.table import GroundingTable
 from cover.errors import InputError, RowProblem
@@ -177,6 +178,7 @@ def evaluate_stream(
     n_joined = 0
     for read in _batch_readers(path, batch_rows, columns, calibrator, whole):
         out.batches += 1
+        trim()  # the previous batch's pages go back before this one is read
         loaded = read(seen=seen, first=ref)
         if ref is None and loaded.meta_line is not None:
             ref = loaded.meta, loaded.meta_line
