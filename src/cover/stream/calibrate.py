@@ -35,7 +35,7 @@ from cover.io.gt_compact import Column, compact_truth
 from cover.io.jsonl import OnError
 from cover.io.jsonl_batch import gc_paused, load_batch
 from cover.io.labelled import QidList, join_batches
-from cover.io.narrow import narrow_int
+from cover.io.narrow import narrow_int, sorted_unique
 from cover.io.qvhighlights import Loaded
 from cover.io.truth_index import CompactTruth
 from cover.ragged import Ragged
@@ -262,9 +262,13 @@ def unit_codes(vids: NDArray[np.bytes_]) -> NDArray[np.integer]:
     units = [as_bytes(split_units(as_text(vids[a:a + _UNIT_SLICE])))
              for a in range(0, vids.size, _UNIT_SLICE)]
     width = max((u.dtype.itemsize for u in units), default=1)
-    joined = np.concatenate([u.astype(f"S{width}") for u in units]) if units else \
-        np.zeros(0, dtype="S1")
-    return narrow_int(np.unique(joined, return_inverse=True)[1].reshape(-1))
+    joined = np.zeros(vids.size, dtype=f"S{width}")
+    at = 0
+    while units:  # each slice let go once copied
+        u = units.pop(0)
+        joined[at:at + u.size] = u
+        at += u.size
+    return narrow_int(sorted_unique(joined)[1])  # np.unique's inverse at a lower peak
 
 
 def calibrate_jsonl(cal: Calibrator, preds: str | Path, gt: GroundingTable | CompactTruth,
