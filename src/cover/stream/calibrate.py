@@ -3,9 +3,9 @@ or Parquet / CSV read through a column mapping.
 
 A split-conformal fit needs one score per calibration row (SPEC §4), not the rows:
 each batch of lines is parsed, joined with the ground truth of its own qids, scored,
-and dropped. What is kept per row is the score (8 bytes, 24 with per-side scores),
-its refusal flags, the predicted window (for a Mondrian grouping fitted on the
-calibration rows) and the number of its ground-truth row (4 bytes), which gives its
+and dropped. What is kept per row is the score (8 bytes; 24 with per-side scores, for
+a rule that reads them), its refusal flags (1 byte), the predicted window (only for a
+grouping by predicted length) and the number of its ground-truth row (4 bytes), which gives its
 qid, vid code, unit and duration at the end (for the ``fitted_on`` digest, the
 grouping and the coverage band); the relevance signals, the truth and the records are
 not. The ground truth is held as compact columns, indexed by qid once
