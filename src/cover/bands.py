@@ -67,16 +67,19 @@ def unit_design_effect(y: NDArray[np.bool_], units: NDArray[Any]) -> tuple[float
     n = int(y.size)
     if n == 0:
         return 1.0, 0
-    u = np.asarray(units)
-    if u.dtype.kind in "iu" and int(u.min()) >= 0 and int(u.max()) < 2 * n + 1024:
+    u, yy = np.asarray(units), np.asarray(y)
+    sums: NDArray[Any]
+    if (u.dtype.kind in "iu" and yy.dtype == np.bool_ and int(u.min()) >= 0
+            and int(u.max()) < 2 * n + 1024):
         # codes (ranks of the units, e.g. a stream's): counted by code, the units with
         # rows kept in code order; np.unique over every row would hold ~20 bytes a row
         counts = np.bincount(u)
-        have = counts > 0
-        sums, counts = np.bincount(u, weights=y)[have], counts[have]
+        have = counts > 0  # sums of a 0/1 y: counts of its true rows (exact as floats)
+        sums = np.bincount(u[yy], minlength=counts.size)[have].astype(np.float64)
+        counts = counts[have]
     else:
         _, inv = np.unique(u, return_inverse=True)
-        sums, counts = np.bincount(inv, weights=y), np.bincount(inv)
+        sums, counts = np.bincount(inv, weights=yy), np.bincount(inv)
     g = int(counts.size)
     sd = cluster_sd_of(sums, counts, n) * cr1_factor(g)
     return design_effect(sd, float(np.mean(y)), n), g

@@ -120,9 +120,10 @@ def _labelled(job: CalibrateJob) -> StreamedFit:
         qids=None if job.qids is None else QidList(job.qids, *read_qid_lines(job.qids)),
         strict=job.strict, on_error=job.on_error, gt_name=job.gt,
         relevance=kw.get("relevance_from") or SALIENCY,
-        # only a grouping by predicted length reads the predicted windows; the truth is
-        # this job's own: its windows go once the rows are joined
-        windows=job.groups == "pred_length", own_truth=True,
+        # only a grouping by predicted length reads the predicted windows, one by duration
+        # the durations; the truth is this job's own: its windows go once rows are joined
+        windows=job.groups == "pred_length", durations=job.groups == "duration",
+        own_truth=True,
         sides=bool(get_rule(job.rule).needs & {"sides"}))  # as Calibrator.fit scores
     if kind == "columns":
         got = score_columns(job.preds, g.truth, columns=kw["columns"],

@@ -136,6 +136,7 @@ def score_jsonl(
     windows: bool = True,
     own_truth: bool = False,
     sides: bool = True,
+    durations: bool = True,
 ) -> StreamedFit:
     """Scores of ``family`` for every prediction line of ``preds`` joined with ``gt`` by
     qid (only the qids in ``qids`` when given), ``batch_lines`` lines at a time.
@@ -145,7 +146,7 @@ def score_jsonl(
     query or duration that disagrees, and a qid seen on an earlier line are rejected.
     Clean batches are read a batch at a time (:mod:`cover.io.jsonl_batch`); ``fast=False``
     reads every batch row by row (same result). ``relevance``, ``windows``,
-    ``own_truth``, ``sides``: :func:`score_batches`.
+    ``own_truth``, ``sides``, ``durations``: :func:`score_batches`.
     """
     if batch_lines < 1:
         raise ValueError(f"batch_lines must be >= 1, got {batch_lines}")
@@ -160,7 +161,8 @@ def score_jsonl(
     return score_batches(loaded(), name, gt, family=family, min_scale=min_scale,
                          target=target, qids=qids, clip=clip, strict=strict,
                          on_error=on_error, gt_name=gt_name, relevance=relevance,
-                         windows=windows, own_truth=own_truth, sides=sides)
+                         windows=windows, own_truth=own_truth, sides=sides,
+                         durations=durations)
 
 
 def score_batches(
@@ -181,6 +183,7 @@ def score_batches(
     windows: bool = True,
     own_truth: bool = False,
     sides: bool = True,
+    durations: bool = True,
 ) -> StreamedFit:
     """The scores of prediction batches already read (any format) joined with ``gt``
     (:func:`cover.io.labelled.join_batches`, the join of every calibration input): the
@@ -190,10 +193,12 @@ def score_batches(
     the truth), as the whole read does. ``rows``: the rows the batches hold when known
     (what is kept per row is then sized once). ``windows=False``: the predicted windows
     are not kept (only a grouping by predicted length reads them; the table's are NaN).
-    ``sides=False``: the per-side scores are not kept (16 bytes a row; only a rule that
-    needs them reads them, as :meth:`Calibrator.fit` computes them). ``own_truth``: ``gt``
-    is the caller's no more: its windows and queries are let go
-    once the join is done (:meth:`CompactTruth.release`), before the table is built."""
+    ``durations=False``: the table's durations are NaN (only a grouping by duration
+    reads them; 8 bytes a row at the fit). ``sides=False``: the per-side scores are not
+    kept (16 bytes a row; only a rule that needs them reads them, as
+    :meth:`Calibrator.fit` computes them). ``own_truth``: ``gt`` is the caller's no
+    more: its windows and queries are let go once the join is done
+    (:meth:`CompactTruth.release`), before the table is built."""
     if qids is not None and not isinstance(qids, QidList):
         qids = QidList(None, qids, np.zeros(len(qids), dtype=np.int64))
     truth = gt if isinstance(gt, CompactTruth) else compact_truth(gt)
@@ -242,7 +247,7 @@ def score_batches(
     # :func:`cover.data.table.qid_text`), vids as codes into the truth's vids.
     slim = GroundingTable(
         qid=truth.keys[at] if truth.int_qids else as_text(truth.keys[at]),
-        vid=truth.vid_code[at], duration=truth.durations(at),
+        vid=truth.vid_code[at], duration=truth.durations(at) if durations else nan,
         pred_start=parts.get("ps", np.float64) if windows else nan,
         pred_end=parts.get("pe", np.float64) if windows else nan,
         relevance=Ragged.empty(n), clip=clip, truth=None)

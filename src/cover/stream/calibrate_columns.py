@@ -39,6 +39,7 @@ def score_columns(
     windows: bool = True,
     own_truth: bool = False,
     sides: bool = True,
+    durations: bool = True,
 ) -> StreamedFit:
     """:func:`cover.stream.calibrate.score_jsonl` for a Parquet or CSV/TSV prediction
     file read through a column mapping (``--columns``), ``batch_rows`` rows at a time;
@@ -64,7 +65,8 @@ def score_columns(
             import pyarrow as pa
 
             row = 1
-            for batch in parquet.iter_batches(batch_size=batch_rows):
+            # one thread: a decoder pool per thread held ~20 MB more for a 2% faster read
+            for batch in parquet.iter_batches(batch_size=batch_rows, use_threads=False):
                 yield as_loaded(pa.Table.from_batches([batch]),
                                 np.arange(row, row + batch.num_rows, dtype=np.int64))
                 row += batch.num_rows
@@ -76,4 +78,5 @@ def score_columns(
                          target=target, qids=qids, clip=clip, strict=strict,
                          on_error=on_error, gt_name=gt_name, relevance=relevance,
                          rows=0 if parquet is None else parquet.metadata.num_rows,
-                         windows=windows, own_truth=own_truth, sides=sides)
+                         windows=windows, own_truth=own_truth, sides=sides,
+                         durations=durations)
