@@ -10,7 +10,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cover.bands import CALIBRATION_BAND, TEST_BAND, CoverageBands, design_effect
+from cover.bands import (
+    CALIBRATION_BAND,
+    TEST_BAND,
+    CoverageBands,
+    design_effect,
+    unit_design_effect,
+)
 from cover.calibrate.split import beta_band, beta_sd
 from cover.studies.band_simulation import Scenario, simulate
 
@@ -76,3 +82,15 @@ def test_with_one_query_per_video_every_band_holds() -> None:
                  r.test_clustered):
         assert rate >= 0.91
     assert np.isfinite(r.test_clustered)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 12), st.booleans()), min_size=1, max_size=60))
+def test_design_effect_of_unit_codes_is_that_of_their_text(rows):
+    """Units given as codes (ranks of their text, as a stream keeps them) are counted by
+    code: the same (deff, G), bit for bit, as the text read through np.unique."""
+    codes = np.array([c for c, _ in rows], dtype=np.int32)
+    y = np.array([b for _, b in rows], dtype=bool)
+    text = np.array([f"u{c:03d}" for c in codes.tolist()])  # sorts as the codes do
+    got, want = unit_design_effect(y, codes), unit_design_effect(y, text)
+    assert got[1] == want[1] and (got[0] == want[0] or (np.isnan(got[0]) and np.isnan(want[0])))

@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import cover.io.gt_compact as gt_compact
+import cover.io.narrow as narrow
 from cover.io.gt_compact import compact_truth, read_truth_compact
 from cover.io.gt_lean import read_ground_truth_lean
 from test_io_truth_index import _same_table
@@ -114,11 +115,11 @@ def test_read_truth_compacts_every_file_as_the_table_read(tmp_path, qvh_gt):
 @given(st.lists(st.sampled_from(["a", "ab", "b", "", "é", "zz", "v1_0.0_150.0"]), max_size=40),
        st.integers(1, 9))
 def test_sorted_unique_is_numpys_with_a_lower_peak(values, step):
-    """The vids' merge (:func:`gt_compact.sorted_unique`, neighbours compared a step at
+    """The vids' merge (:func:`narrow.sorted_unique`, neighbours compared a step at
     a time) gives np.unique's distinct values and inverse."""
     a = np.array([v.encode() for v in values], dtype="S12") if values else \
         np.zeros(0, dtype="S1")
-    got, inv = gt_compact.sorted_unique(a, step)
+    got, inv = narrow.sorted_unique(a, step)
     want, want_inv = np.unique(a, return_inverse=True)
     assert got.dtype == want.dtype and np.array_equal(got, want)
     assert np.array_equal(inv, want_inv.reshape(-1))

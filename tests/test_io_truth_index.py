@@ -178,3 +178,24 @@ def test_int_keys_read_from_code_points_as_numpy_parses_them(values):
     assert (got is None) == (want is None)
     if want is not None:
         assert got is not None and got.dtype == np.int64 and np.array_equal(got, want)
+
+
+def test_a_duration_shared_by_every_row_of_a_video_is_kept_once_per_video():
+    """One duration per vid (QVHighlights: every query of a clip has its length): held
+    once per vid, taken back per row as the table holds it; a vid whose rows disagree
+    keeps one per row."""
+    n = 30
+    vid = np.array([f"v{i // 3}" for i in range(n)])
+    same = np.repeat(np.arange(10) * 10.0 + 60.0, 3)
+    for dur, by_vid in ((same, True), (np.where(np.arange(n) == 4, 61.5, same), False)):
+        t = GroundingTable(
+            qid=np.arange(n).astype(str), vid=vid, duration=dur,
+            pred_start=np.full(n, np.nan), pred_end=np.full(n, np.nan),
+            relevance=Ragged(np.empty(0), np.zeros(n + 1, dtype=np.int64)),
+            truth=Intervals.single(np.zeros(n), np.full(n, 2.0)), source="gt.jsonl",
+            line=np.arange(1, n + 1) * 2)
+        c = compact_truth(t)
+        assert c.duration_by_vid == by_vid and c.duration.size == (10 if by_vid else n)
+        rows = np.array([29, 0, 4, 5])
+        _same_table(c.take(rows), t.take(rows))
+        assert c.durations(rows).tolist() == dur[rows].tolist()

@@ -79,3 +79,24 @@ def test_unit_sums_merge_wider_units_into_narrower_ones(monkeypatch):
     # a, ab, abc, b, zzzz, é (UTF-8 bytes sort as the text)
     assert counts.tolist() == [2, 1, 1, 3, 1, 1]
     assert sums.tolist() == [0, 1, 1, 2, 1, 1]
+
+
+@settings(max_examples=60, deadline=None)
+@given(units=st.lists(st.sampled_from(["a", "ab", "b", "v1", "v10", "v2", "é", "😀"]),
+                      max_size=40),
+       cuts=st.lists(st.integers(0, 40), max_size=6), seed=st.integers(0, 99),
+       extra=st.integers(0, 3))
+def test_code_unit_sums_equal_the_text_ones(units, cuts, seed, extra):
+    """Units given as their rank among every unit's sorted text (some with no row at
+    all): the same per-unit sums and counts, in the same order, as the text merge."""
+    u = np.array(units, dtype=str)
+    y = np.random.default_rng(seed).random(u.size) < 0.6
+    universe = np.unique(np.append(u, [f"zz{i}" for i in range(extra)]))  # units of the truth
+    codes = np.searchsorted(universe, u)
+    bounds = [0, *sorted(c for c in cuts if c <= u.size), u.size]
+    text, coded = ms.UnitSums(), ms.CodeUnitSums(universe.size)
+    for a, b in itertools.pairwise(bounds):
+        text.add(u[a:b], y[a:b])
+        coded.add(codes[a:b], y[a:b])
+    for got, want in zip(coded.totals(), text.totals(), strict=True):
+        assert got.dtype == want.dtype == np.int64 and got.tolist() == want.tolist()

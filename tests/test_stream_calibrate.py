@@ -175,7 +175,7 @@ def test_parquet_and_csv_stream_to_the_whole_fit(whole, gt, table_files, kind, s
                                                  groups, batch):
     """Parquet and CSV read through --columns, a batch at a time, give the calibrator of
     the whole joined table, digest included."""
-    from cover.stream.calibrate import score_columns
+    from cover.stream.calibrate_columns import score_columns
 
     path, cols = table_files[kind]
     ref = cover.Calibrator(score=score, rule=rule, groups=groups).fit(whole)
@@ -220,3 +220,27 @@ def test_kept_rows_name_their_qid_vid_and_duration_in_prediction_order(
     rows = [at[str(q)] for q in want]
     assert got.vid_text().tolist() == gt.vid[rows].tolist()
     assert got.table.duration.tolist() == gt.duration[rows].tolist()
+
+
+@pytest.mark.parametrize(("score", "rule", "groups"), [
+    ("norm", "split", "all"), ("sec", "split", "duration"), ("norm", "bonferroni", "all")])
+def test_lean_stream_keeps_only_what_the_fit_reads(whole, gt, qdetr_preds, score, rule,
+                                                   groups):
+    """Without the predicted windows (no grouping by predicted length) and without the
+    per-side scores (a rule that needs none), with the truth let go once joined: the
+    fit is the whole fit's, and what was dropped is not there."""
+    from cover.calibrate.registry import get_rule
+    from cover.io.gt_compact import compact_truth
+
+    ref = cover.Calibrator(score=score, rule=rule, groups=groups).fit(whole)
+    sides = bool(get_rule(rule).needs & {"sides"})
+    truth = compact_truth(gt)
+    cal, got = calibrate_jsonl(cover.Calibrator(score=score, rule=rule, groups=groups),
+                               qdetr_preds, truth, batch_lines=211, windows=False,
+                               sides=sides, own_truth=True)
+    assert _doc(cal) == _doc(ref) and cal.fitted_on_ == ref.fitted_on_
+    assert got.scores is not None and (got.scores.start is None) == (not sides)
+    assert bool(np.isnan(got.table.pred_start).all() and np.isnan(got.table.pred_end).all())
+    assert truth.starts.size == 0 and truth.query_code is None  # let go
+    assert got.vid_text().tolist() == whole.vid.tolist()  # ids and durations kept
+    assert got.table.duration.tolist() == whole.duration.tolist()

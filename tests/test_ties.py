@@ -39,3 +39,14 @@ def test_upper_bound_needs_at_most_one_score_at_the_threshold() -> None:
                                        "1/(n+1) = 0.9000)")
     assert free.describe(split=False) == ("calibration scores: 4 distinct values in 4 rows; "
                                           "1 at the threshold")
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.sampled_from([0.0, -0.0, 1.5, 2.0, float("inf"), -float("inf"),
+                                 float("nan"), 7.25]), min_size=1, max_size=40))
+def test_all_rows_count_the_runs_as_one_resample_of_every_row_does(values: list[float]) -> None:
+    """Without masks the distinct values are counted from the sorted scores alone: the
+    count of one all-true resample (-0.0 equals 0.0; each NaN is its own value)."""
+    s = np.array(values)
+    every = np.ones((1, s.size), dtype=bool)
+    assert distinct_counts(s).tolist() == distinct_counts(s, every).tolist()

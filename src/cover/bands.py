@@ -60,6 +60,10 @@ def design_effect(clustered_sd: float, p: float, n: int) -> float:
     return max(1.0, clustered_sd**2 / iid_var)
 
 
+#: Unit codes counted this many rows at a time.
+_CODE_SLICE = 1 << 21
+
+
 def unit_design_effect(y: NDArray[np.bool_], units: NDArray[Any]) -> tuple[float, int]:
     """``(deff, G)`` of the mean of indicators ``y`` clustered by ``units`` (CR1 sd)."""
     from cover.metric_sums import cluster_sd_of
@@ -67,8 +71,24 @@ def unit_design_effect(y: NDArray[np.bool_], units: NDArray[Any]) -> tuple[float
     n = int(y.size)
     if n == 0:
         return 1.0, 0
-    _, inv = np.unique(units, return_inverse=True)
-    sums, counts = np.bincount(inv, weights=y), np.bincount(inv)
+    u, yy = np.asarray(units), np.asarray(y)
+    sums: NDArray[Any]
+    if (u.dtype.kind in "iu" and yy.dtype == np.bool_ and int(u.min()) >= 0
+            and int(u.max()) < 2 * n + 1024):
+        # codes (ranks of the units, e.g. a stream's): counted by code, the units with
+        # rows kept in code order; np.unique over every row would hold ~20 bytes a row
+        m = int(u.max()) + 1
+        counts, trues = np.zeros(m, dtype=np.int64), np.zeros(m, dtype=np.int64)
+        for a in range(0, n, _CODE_SLICE):  # a slice at a time: bincount copies to int64
+            part = u[a:a + _CODE_SLICE]
+            counts += np.bincount(part, minlength=m)
+            trues += np.bincount(part[yy[a:a + _CODE_SLICE]], minlength=m)
+        have = counts > 0  # sums of a 0/1 y: counts of its true rows (exact as floats)
+        sums, counts = trues[have].astype(np.float64), counts[have]
+        del trues, have
+    else:
+        _, inv = np.unique(u, return_inverse=True)
+        sums, counts = np.bincount(inv, weights=yy), np.bincount(inv)
     g = int(counts.size)
     sd = cluster_sd_of(sums, counts, n) * cr1_factor(g)
     return design_effect(sd, float(np.mean(y)), n), g

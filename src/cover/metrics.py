@@ -14,7 +14,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from cover.data.table import GroundingTable
-from cover.metric_sums import ChunkedSum, UnitSums, cluster_sd_of
+from cover.metric_sums import ChunkedSum, CodeUnitSums, UnitSums, cluster_sd_of
 from cover.ragged import segment_max
 from cover.regions import Regions
 from cover.scores import Target, check_target, truth_target
@@ -175,10 +175,13 @@ class EvaluationSums:
         self.rows = self.refused = self.covered = self.abstained = 0
         self.answered = MetricSums()
         self.point_iou: ChunkedSum | None = ChunkedSum() if base_iou else None
-        self.units: UnitSums | None = UnitSums() if units else None
+        self.units: UnitSums | CodeUnitSums | None = UnitSums() if units else None
 
-    def add(self, regions: Regions, table: GroundingTable) -> NDArray[np.bool_]:
-        """Add the rows of ``regions`` scored against ``table``; returns ``covered``."""
+    def add(self, regions: Regions, table: GroundingTable,
+            unit_codes: NDArray[np.integer] | None = None) -> NDArray[np.bool_]:
+        """Add the rows of ``regions`` scored against ``table``; returns ``covered``.
+        ``unit_codes``: each row's unit as a code, when ``units`` is a
+        :class:`~cover.metric_sums.CodeUnitSums` (else the table's units are read)."""
         if len(regions) != len(table):
             raise ValueError(f"{len(regions)} regions for {len(table)} rows")
         truth = truth_target(table, self.target)
@@ -202,7 +205,12 @@ class EvaluationSums:
         if self.point_iou is not None:
             self.point_iou.add(point_iou(table))
         if self.units is not None:
-            self.units.add(table.units[everyone], covered[everyone])
+            if isinstance(self.units, UnitSums):
+                self.units.add(table.units[everyone], covered[everyone])
+            elif unit_codes is None:
+                raise ValueError("per-code unit sums need each row's unit_codes")
+            else:
+                self.units.add(unit_codes[everyone], covered[everyone])
         return covered
 
     def finish(self, calibration: tuple[int, int] | None = None) -> Evaluation:

@@ -30,7 +30,9 @@ def fitted_on(qids: NDArray[Any] | list[str]) -> dict[str, Any]:
         # digit: 1e7 qids as numpy text would take 4x that, twice (the sort's copy).
         a = qids.reshape(-1)
         width = max(len(str(int(a.min()))), len(str(int(a.max())))) if a.size else 1
-        return _digest(np.sort(a.astype(f"S{width}")), lambda part: part)
+        text = a.astype(f"S{width}")
+        text.sort()  # in place: no second copy of every qid
+        return _digest(text, lambda part: part)
     if isinstance(qids, np.ndarray) and qids.dtype.kind == "U":
         # numpy orders text by code point as Python does: the same list, sorted in C,
         # hashed a slice at a time (1e7 qids as Python strings would take ~600 MB).

@@ -24,14 +24,11 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import NDArray
 
+from cover._memory import trim
 from cover.data.table import GroundingTable
 from cover.errors import InputError, RowProblem
-from cover.io.truth_index import (
-    CompactTruth,
-    int_keys,
-    narrow_float,
-    narrow_int,
-)
+from cover.io.narrow import int_keys, narrow_float, narrow_int, per_vid, sorted_unique
+from cover.io.truth_index import CompactTruth
 from cover.ragged import Ragged, offsets_from_lengths
 from cover.utf8 import as_bytes
 
@@ -169,18 +166,22 @@ class CompactColumns:
             if unique and bool((ranked[1:] == ranked[:-1]).any()):
                 return None  # a repeated qid: the per-row reader names its line
             del ranked
-        vids, vid_code = self._vids()
-        queries, query_code = self._query_columns()
+        # every column trimmed before the vids are merged (the read's largest transient)
         dur, starts, ends = (c.array(np.float32) for c in self.floats)
         counts = self.counts.array(np.int8)
-        one = bool((counts == 1).all())
+        offsets = None if bool((counts == 1).all()) else offsets_from_lengths(counts)
+        del counts
         lines = self.lines.array(np.int8)
+        queries, query_code = self._query_columns()
+        vids, vid_code = self._vids()
+        dur, by_vid = per_vid(dur, vid_code, vids.size)
         return CompactTruth(
             keys=keys, order=order, vids=vids, vid_code=vid_code, duration=dur,
-            starts=starts, ends=ends, offsets=None if one else offsets_from_lengths(counts),
+            starts=starts, ends=ends, offsets=offsets,
             line=None if self.from_one or self.no_lines else lines,
             lines_from_one=self.from_one and not self.no_lines, queries=queries,
-            query_code=query_code, saliency=saliency, source=self.source, clip=self.clip)
+            query_code=query_code, saliency=saliency, source=self.source, clip=self.clip,
+            duration_by_vid=by_vid)
 
     def _vids(self) -> tuple[NDArray[np.bytes_], NDArray[np.integer]]:
         """Every part's distinct vids merged once: sorted vids and each row's code."""
@@ -200,23 +201,10 @@ class CompactColumns:
             return values, np.arange(values.size, dtype=np.int64)
         distinct = np.empty(len(self.queries), dtype=object)
         distinct[:] = list(self.queries)
-        return distinct, narrow_int(self.query_codes.array(np.int32))
-
-
-def sorted_unique(a: NDArray[Any], step: int = 1 << 20) -> tuple[NDArray[Any], NDArray[Any]]:
-    """``np.unique(a, return_inverse=True)`` with a lower peak: the sorted copy of ``a``
-    is never made whole (the neighbours are compared ``step`` at a time through the
-    sort order) and the inverse is int32 when that holds every index (at 1e7 rows,
-    the ground truth's vids took ~250 MB beside the columns through np.unique)."""
-    order = np.argsort(a)
-    first = np.ones(a.size, dtype=bool)  # where a new value starts, in sorted order
-    for lo in range(1, a.size, step):
-        at = order[lo - 1:lo + step]
-        first[lo:lo + step] = a[at[1:]] != a[at[:-1]]
-    rank = np.cumsum(first, dtype=np.int32 if a.size < 2**31 else np.int64) - 1
-    inv = np.empty(a.size, dtype=rank.dtype)
-    inv[order] = rank
-    return a[order[first]], inv
+        codes = self.query_codes.array(np.int32)
+        if distinct.size == 1:  # one query for every row: one code shared by all (read only)
+            return distinct, np.broadcast_to(np.int8(0), codes.shape)
+        return distinct, narrow_int(codes)
 
 
 def compact_truth(gt: GroundingTable) -> CompactTruth:
@@ -297,6 +285,7 @@ def read_truth(path: str | Path, *, format: str | None = None,
     lean = columns is None and format in (None, LEAN_FORMAT) and (
         format is not None or formats.detect(path, "ground_truth")[0].name == LEAN_FORMAT)
     truth = read_truth_compact(path) if lean else None
+    trim()  # what the read freed goes back before the stream starts
     if truth is not None:
         return TruthRead(truth, [], LEAN_FORMAT)
     got = formats.read(path, "ground_truth", format=format, options=formats.Options(

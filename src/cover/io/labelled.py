@@ -177,15 +177,17 @@ def join_batches(
     index = gt if isinstance(gt, CompactTruth) else KeyIndex(gt.qid)  # sorted once
     seen: SeenIds | TruthSeen = TruthSeen(gt) if isinstance(gt, CompactTruth) else SeenIds()
     wanted = None if qids is None else np.asarray(qids.wanted).astype(str)
-    listed = np.ones(len(gt), dtype=bool)  # the truth rows a --qids list keeps
+    listed: NDArray[np.bool_] | None = None  # the truth rows a --qids list keeps (all)
     if wanted is not None:
         if isinstance(gt, CompactTruth):
             j, hit = gt.find(wanted)
-            listed[:] = False
+            listed = np.zeros(len(gt), dtype=bool)
             listed[j[hit]] = True
         else:
             listed = np.isin(gt.qid, wanted)  # as select_qids keeps them
-    predicted = np.zeros(len(gt), dtype=bool)
+    # The truth rows some batch predicted; per truth row, those TruthSeen saw (it sees
+    # only the listed qids' rows, each first in a row that is no repeat).
+    predicted = None if isinstance(seen, TruthSeen) else np.zeros(len(gt), dtype=bool)
     found: list[RowProblem] = []
     source, n_batches = name, 0
     for loaded in batches:
@@ -206,9 +208,11 @@ def join_batches(
                                  duplicate_reason(int(first[i])), "rejected")
                       for i in np.flatnonzero(dup).tolist()]
             table, j, hit = table.take(~dup), j[~dup], hit[~dup]
-        hit &= listed[j]
+        if listed is not None:
+            hit &= listed[j]
         rows = np.unique(j[hit])
-        predicted[rows] = True
+        if predicted is not None:
+            predicted[rows] = True
         joined, more = attach_truth(table, gt.take(rows), strict=strict)
         found += more
         use(joined)
@@ -221,7 +225,9 @@ def join_batches(
         assert wanted is not None
         problems += unknown_qids(qids.path, qids.wanted, qids.lines,
                                  _known(gt, seen, wanted), f"{preds} nor in {gt_name}")
-    missing = np.flatnonzero(listed & ~predicted)
+    done = seen.first > 0 if isinstance(seen, TruthSeen) else predicted
+    assert done is not None
+    missing = np.flatnonzero(~done if listed is None else listed & ~done)
     no_pred = _problems(gt.take(missing), slice(None), f"no prediction for this qid in {source}")
     problems += found + no_pred
     if no_pred and on_error == "raise":

@@ -10,9 +10,10 @@ each in the narrowest exact form:
   (:meth:`find` is a binary search either way);
 * vid: a code into the sorted distinct vids (UTF-8 bytes); query: a code into the
   distinct query values;
-* duration and windows: float32 where that is exact for every value, else float64;
-  offsets only when some row has more than one window; lines only when they are not
-  ``1..n``.
+* duration and windows in their narrowest exact form (:func:`cover.io.narrow.narrow_float`:
+  whole seconds in 2 bytes); the duration once per vid when every row of a vid has the
+  same one; offsets only when some row has more than one window; lines only when they
+  are not ``1..n``.
 
 :meth:`take` gives the rows asked for as a table equal, column for column, to the
 table's own ``take`` (the ``records`` dropped), so the join and every number built on
@@ -22,64 +23,16 @@ it are unchanged. :class:`TruthSeen` is the streamed duplicate check keyed by tr
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from cover.data.table import GroundingTable, qid_text
 from cover.intervals import Intervals
+from cover.io.narrow import int_keys
 from cover.ragged import Ragged, take_index
 from cover.utf8 import as_bytes, as_text
-
-
-def int_keys(text: NDArray[np.str_]) -> NDArray[np.int64] | None:
-    """``text`` as int64 when every entry is an integer written plainly (``str(int(q))
-    == q``: no sign ``+``, leading zero, blank or ``_``), else None."""
-    if text.size == 0:
-        return np.zeros(0, dtype=np.int64)
-    if text.dtype.kind == "U" and text.dtype.itemsize:
-        got = _digit_keys(text)
-        if got is not False:
-            return got
-    try:
-        ints = text.astype(np.int64)
-    except (ValueError, OverflowError):
-        return None
-    return ints if bool((ints.astype(text.dtype) == text).all()) else None
-
-
-#: Powers of ten that fit int64 (an 18-digit number never overflows).
-_POW10 = 10 ** np.arange(18, dtype=np.int64)
-
-
-def _digit_keys(text: NDArray[np.str_]) -> NDArray[np.int64] | Literal[False] | None:
-    """:func:`int_keys` read from the code points themselves: a few array passes
-    instead of numpy's parse of each string and its print back (several times
-    faster); False when some entry is longer than 18 characters (it may overflow)."""
-    c = np.ascontiguousarray(text.reshape(-1)).view(np.uint32)
-    c = c.reshape(-1, text.dtype.itemsize // 4)
-    pad = c == 0
-    size = c.shape[1] - pad.sum(axis=1)  # characters written (padding only at the end)
-    most = int(size.max())
-    if most > 18:
-        return False
-    if most == 0 or not bool((pad[:, :-1] <= pad[:, 1:]).all()):
-        return None  # every entry blank, or a NUL before the end
-    c, pad = c[:, :most], pad[:, :most]
-    neg = c[:, 0] == ord("-")
-    digit = (c >= ord("0")) & (c <= ord("9"))
-    lead = np.where(neg, c[:, min(1, most - 1)], c[:, 0])
-    sign = np.zeros_like(digit)
-    sign[:, 0] = neg
-    if not (bool((digit | pad | sign).all()) and bool((size > neg).all())
-            and not bool(((lead == ord("0")) & (size > neg + 1)).any())
-            and not bool((neg & (lead == ord("0"))).any())):
-        return None  # blank, a sign alone, a leading zero ("-0" too), or not a digit
-    places = size[:, None] - 1 - np.arange(most)  # each digit's power of ten
-    d = np.where(digit, c.astype(np.int64) - ord("0"), 0)
-    values = (d * _POW10[np.clip(places, 0, None)]).sum(axis=1)
-    return np.where(neg, -values, values)
 
 
 def _int_lookup(qid: NDArray[np.str_], dtype: np.dtype[Any]
@@ -115,23 +68,6 @@ def _fit_bytes(raw: NDArray[np.bytes_], dtype: np.dtype[Any]
     return raw.astype(dtype), ok
 
 
-def narrow_int(a: NDArray[np.integer]) -> NDArray[np.integer]:
-    """The narrowest of int8, int16, int32 holding every value, else ``a`` as int64."""
-    a = np.asarray(a)
-    lo, hi = (int(a.min()), int(a.max())) if a.size else (0, 0)
-    for t in (np.int8, np.int16, np.int32):
-        if np.iinfo(t).min <= lo and hi <= np.iinfo(t).max:
-            return a.astype(t)
-    return a.astype(np.int64)
-
-
-def narrow_float(a: NDArray[np.floating]) -> NDArray[np.floating]:
-    """float32 when it holds every value exactly, else float64."""
-    a = np.asarray(a, dtype=np.float64)
-    b = a.astype(np.float32)
-    return b if np.array_equal(b.astype(np.float64), a) else a
-
-
 @dataclass(eq=False)
 class CompactTruth:
     """The ground truth of ``n`` rows as compact columns (see the module doc)."""
@@ -151,10 +87,38 @@ class CompactTruth:
     saliency: Ragged | None
     source: str
     clip: float
+    #: ``duration`` holds one value per vid (indexed by ``vid_code``), not per row.
+    duration_by_vid: bool = False
 
     def __post_init__(self) -> None:
-        self.used = np.zeros(len(self), dtype=bool)
+        self._used: NDArray[np.bool_] | None = None
         self._content: tuple[NDArray[Any], NDArray[np.int64]] | None = None
+
+    @property
+    def used(self) -> NDArray[np.bool_]:
+        """Which rows a stream matched (made on first use: only ``cover evaluate`` marks them)."""
+        if self._used is None:
+            self._used = np.zeros(len(self), dtype=bool)
+        return self._used
+
+    def durations(self, rows: NDArray[np.integer]) -> NDArray[np.float64]:
+        """The duration of each of ``rows`` (float64), gathered a slice at a time (no
+        full-length index or narrow copy beside the result)."""
+        out = np.empty(len(rows), dtype=np.float64)
+        for a in range(0, out.size, 1 << 20):
+            part = rows[a:a + (1 << 20)]
+            out[a:a + part.size] = self.duration[self.vid_code[part] if self.duration_by_vid
+                                                 else part]
+        return out
+
+    def release(self) -> None:
+        """Let go of the windows, lines, queries and labels: a stream done joining reads
+        only ids and durations (:meth:`find`, ``vid_code``, :meth:`durations`) after it;
+        :meth:`take` is then wrong."""
+        empty = np.zeros(0, dtype=np.float32)
+        self.starts = self.ends = empty
+        self.offsets = self.line = self.query_code = None
+        self.saliency, self._used, self._content = None, None, None
 
     def __len__(self) -> int:
         return int(self.vid_code.size)
@@ -211,7 +175,7 @@ class CompactTruth:
                  else self.queries[self.query_code[rows]])
         return GroundingTable(
             qid=qid, vid=as_text(self.vids[self.vid_code[rows]]),
-            duration=self.duration[rows].astype(np.float64),
+            duration=self.durations(rows),
             pred_start=np.full(m, np.nan), pred_end=np.full(m, np.nan),
             relevance=Ragged(np.empty(0), np.zeros(m + 1, dtype=np.int64)),
             clip=self.clip, truth=truth, line=line, source=self.source, query=query,

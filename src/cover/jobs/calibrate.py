@@ -94,13 +94,18 @@ def _labelled(job: CalibrateJob) -> StreamedFit:
     a time (:mod:`cover.stream.calibrate`) when :func:`stream_kind` allows and the
     ground truth numbers its queries natively (the join is by qid), else the files read
     whole as one batch (``whole`` is then the joined table)."""
+    from cover._memory import map_large_blocks
+    from cover.calibrate.registry import get_rule
     from cover.io.gt_compact import read_truth
     from cover.io.labelled import QidList, read_labelled
     from cover.io.qids import read_qid_lines
-    from cover.stream.calibrate import score_columns, score_jsonl
+    from cover.stream.calibrate import score_jsonl
+    from cover.stream.calibrate_columns import score_columns
 
     kw = job.formats
     kind = stream_kind(job)
+    if kind is not None:  # a stream frees large columns as it goes: give them back
+        map_large_blocks()
     g = None if kind is None else read_truth(
         job.gt, format=kw.get("gt_format"), columns=kw.get("gt_columns"),
         durations=kw.get("gt_durations"), on_error=job.on_error)
@@ -114,7 +119,12 @@ def _labelled(job: CalibrateJob) -> StreamedFit:
         family=job.score, min_scale=job.min_scale, target=job.target, clip=job.clip,
         qids=None if job.qids is None else QidList(job.qids, *read_qid_lines(job.qids)),
         strict=job.strict, on_error=job.on_error, gt_name=job.gt,
-        relevance=kw.get("relevance_from") or SALIENCY)
+        relevance=kw.get("relevance_from") or SALIENCY,
+        # only a grouping by predicted length reads the predicted windows, one by duration
+        # the durations; the truth is this job's own: its windows go once rows are joined
+        windows=job.groups == "pred_length", durations=job.groups == "duration",
+        own_truth=True,
+        sides=bool(get_rule(job.rule).needs & {"sides"}))  # as Calibrator.fit scores
     if kind == "columns":
         got = score_columns(job.preds, g.truth, columns=kw["columns"],
                             batch_rows=job.batch_rows, **args)

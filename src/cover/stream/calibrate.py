@@ -3,9 +3,9 @@ or Parquet / CSV read through a column mapping.
 
 A split-conformal fit needs one score per calibration row (SPEC §4), not the rows:
 each batch of lines is parsed, joined with the ground truth of its own qids, scored,
-and dropped. What is kept per row is the score (8 bytes, 24 with per-side scores),
-its refusal flags, the predicted window (for a Mondrian grouping fitted on the
-calibration rows) and the number of its ground-truth row (4 bytes), which gives its
+and dropped. What is kept per row is the score (8 bytes; 24 with per-side scores, for
+a rule that reads them), its refusal flags (1 byte), the predicted window (only for a
+grouping by predicted length) and the number of its ground-truth row (4 bytes), which gives its
 qid, vid code, unit and duration at the end (for the ``fitted_on`` digest, the
 grouping and the coverage band); the relevance signals, the truth and the records are
 not. The ground truth is held as compact columns, indexed by qid once
@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from cover._memory import trim
 from cover.calibrate.calibrator import Calibrator
 from cover.data.relevance import PROPOSALS, SALIENCY, rebuild_relevance
 from cover.data.table import DEFAULT_CLIP_SECONDS, GroundingTable, raw_ids
@@ -34,9 +35,10 @@ from cover.io.gt_compact import Column, compact_truth
 from cover.io.jsonl import OnError
 from cover.io.jsonl_batch import gc_paused, load_batch
 from cover.io.labelled import QidList, join_batches
-from cover.io.opener import parquet_file
+from cover.io.narrow import narrow_int, sorted_unique
 from cover.io.qvhighlights import Loaded
-from cover.io.truth_index import CompactTruth, narrow_int
+from cover.io.truth_index import CompactTruth
+from cover.ragged import Ragged
 from cover.scores import (
     FAMILY_INPUT,
     Scores,
@@ -131,6 +133,10 @@ def score_jsonl(
     fast: bool = True,
     gt_name: str | None = None,
     relevance: str = SALIENCY,
+    windows: bool = True,
+    own_truth: bool = False,
+    sides: bool = True,
+    durations: bool = True,
 ) -> StreamedFit:
     """Scores of ``family`` for every prediction line of ``preds`` joined with ``gt`` by
     qid (only the qids in ``qids`` when given), ``batch_lines`` lines at a time.
@@ -139,7 +145,8 @@ def score_jsonl(
     prediction without truth, a truth without prediction (after all batches), a vid,
     query or duration that disagrees, and a qid seen on an earlier line are rejected.
     Clean batches are read a batch at a time (:mod:`cover.io.jsonl_batch`); ``fast=False``
-    reads every batch row by row (same result). ``relevance``: :func:`score_batches`.
+    reads every batch row by row (same result). ``relevance``, ``windows``,
+    ``own_truth``, ``sides``, ``durations``: :func:`score_batches`.
     """
     if batch_lines < 1:
         raise ValueError(f"batch_lines must be >= 1, got {batch_lines}")
@@ -153,60 +160,9 @@ def score_jsonl(
 
     return score_batches(loaded(), name, gt, family=family, min_scale=min_scale,
                          target=target, qids=qids, clip=clip, strict=strict,
-                         on_error=on_error, gt_name=gt_name, relevance=relevance)
-
-
-def score_columns(
-    preds: str | Path,
-    gt: GroundingTable | CompactTruth,
-    *,
-    columns: dict[str, str] | str,
-    family: str,
-    min_scale: float,
-    target: str,
-    qids: QidList | NDArray[np.str_] | None = None,
-    clip: float = DEFAULT_CLIP_SECONDS,
-    strict: bool = False,
-    on_error: OnError = "raise",
-    batch_rows: int = DEFAULT_BATCH_LINES,
-    gt_name: str | None = None,
-    relevance: str = SALIENCY,
-) -> StreamedFit:
-    """:func:`score_jsonl` for a Parquet or CSV/TSV prediction file read through a column
-    mapping (``--columns``), ``batch_rows`` rows at a time; rows are numbered as the
-    whole-file reader numbers them (a CSV's header is line 1)."""
-    from cover.io.columns import prediction_table
-    from cover.io.generic import arrow_columns, kind_suffix, parse_columns
-    from cover.stream.csv import csv_batches
-
-    name = str(preds)
-    mapping = parse_columns(columns)
-
-    def as_loaded(arrow: Any, lines: NDArray[np.int64],
-                  unread: dict[int, str] | None = None) -> Loaded:
-        cols, _ = arrow_columns(arrow, mapping, name, with_records=False)
-        cols.line = lines
-        return prediction_table(cols, clip=clip, on_error=on_error, reasons=unread)
-
-    parquet = parquet_file(preds) if kind_suffix(Path(preds)) in (".parquet", ".pq") else None
-
-    def loaded() -> Iterator[Loaded]:
-        if parquet is not None:
-            import pyarrow as pa
-
-            row = 1
-            for batch in parquet.iter_batches(batch_size=batch_rows):
-                yield as_loaded(pa.Table.from_batches([batch]),
-                                np.arange(row, row + batch.num_rows, dtype=np.int64))
-                row += batch.num_rows
-        else:
-            for _, arrow, lines, unread in csv_batches(preds, mapping, batch_rows):
-                yield as_loaded(arrow, lines, unread)
-
-    return score_batches(loaded(), name, gt, family=family, min_scale=min_scale,
-                         target=target, qids=qids, clip=clip, strict=strict,
                          on_error=on_error, gt_name=gt_name, relevance=relevance,
-                         rows=0 if parquet is None else parquet.metadata.num_rows)
+                         windows=windows, own_truth=own_truth, sides=sides,
+                         durations=durations)
 
 
 def score_batches(
@@ -224,17 +180,31 @@ def score_batches(
     gt_name: str | None = None,
     relevance: str = SALIENCY,
     rows: int = 0,
+    windows: bool = True,
+    own_truth: bool = False,
+    sides: bool = True,
+    durations: bool = True,
 ) -> StreamedFit:
     """The scores of prediction batches already read (any format) joined with ``gt``
     (:func:`cover.io.labelled.join_batches`, the join of every calibration input): the
-    loop behind :func:`score_jsonl` and :func:`score_columns`. ``relevance="proposals"``
+    loop behind :func:`score_jsonl` and
+    :func:`cover.stream.calibrate_columns.score_columns`. ``relevance="proposals"``
     builds each joined batch's relevance from its scored windows over ``[0, T]`` (T from
     the truth), as the whole read does. ``rows``: the rows the batches hold when known
-    (what is kept per row is then sized once)."""
+    (what is kept per row is then sized once). ``windows=False``: the predicted windows
+    are not kept (only a grouping by predicted length reads them; the table's are NaN).
+    ``durations=False``: the table's durations are NaN (only a grouping by duration
+    reads them; 8 bytes a row at the fit). ``sides=False``: the per-side scores are not
+    kept (16 bytes a row; only a rule that needs them reads them, as
+    :meth:`Calibrator.fit` computes them). ``own_truth``: ``gt`` is the caller's no
+    more: its windows and queries are let go once the join is done
+    (:meth:`CompactTruth.release`), before the table is built."""
     if qids is not None and not isinstance(qids, QidList):
         qids = QidList(None, qids, np.zeros(len(qids), dtype=np.int64))
     truth = gt if isinstance(gt, CompactTruth) else compact_truth(gt)
-    parts = _Parts(rows=rows)
+    # Each kept row joined its own truth row: the truth's row count bounds what is kept
+    # (untouched pages of a column sized for it cost no memory; it is trimmed at the end).
+    parts = _Parts(rows=min(rows, len(truth)) if rows else len(truth))
     families: set[str] = set()
     n_batches = 0
     # Row numbers of the truth fit 4 bytes below 2**31 rows: the qid, vid and duration
@@ -244,32 +214,44 @@ def score_batches(
     def use(joined: GroundingTable) -> None:
         nonlocal n_batches
         n_batches += 1
+        trim()  # the previous batch's pages go back before this one is scored
         families.update(f for f in FAMILY_INPUT if f not in families and len(joined)
                         and missing_family_input(joined, f) is None)
         if relevance == PROPOSALS:
             joined = rebuild_relevance(joined)
-        s = compute_scores(joined, family, min_scale=min_scale, target=target)
-        parts.add(values=s.values, refused=s.refused, floored=s.floored,
-                  beyond=s.beyond_signal, start=s.start, end=s.end, ps=joined.pred_start,
-                  pe=joined.pred_end)
+        s = compute_scores(joined, family, min_scale=min_scale, target=target, sides=sides)
+        # the three refusal flags of a row in one byte
+        flags = (s.refused.astype(np.uint8) | s.floored.astype(np.uint8) << 1
+                 | s.beyond_signal.astype(np.uint8) << 2)
+        parts.add(values=s.values, flags=flags, start=s.start, end=s.end)
+        if windows:
+            parts.add(ps=joined.pred_start, pe=joined.pred_end)
 
     problems = join_batches(batches, truth, preds=name, gt_name=gt_name or truth.source,
                             qids=qids, strict=strict, on_error=on_error, use=use,
                             truth_rows=lambda rows: parts.add(row=rows.astype(row_type)))
+    flags = parts.get("flags", np.uint8)
     scores = Scores(check_family(family), values=parts.get("values", np.float64),
-                    refused=parts.get("refused", np.bool_),
-                    floored=parts.get("floored", np.bool_),
-                    beyond_signal=parts.get("beyond", np.bool_),
+                    refused=(flags & 1) > 0, floored=(flags & 2) > 0,
+                    beyond_signal=(flags & 4) > 0,
                     start=parts.get("start", np.float64) if "start" in parts.cols else None,
                     end=parts.get("end", np.float64) if "end" in parts.cols else None)
+    del flags
     at = parts.get("row", row_type)
-    # qids as integers when every one is written as one (the digest reads them as
-    # text, :func:`cover.data.table.qid_text`), vids as codes into the truth's vids.
-    slim = GroundingTable.from_arrays(
-        qid=truth.keys[at].astype(np.int64) if truth.int_qids else as_text(truth.keys[at]),
-        vid=truth.vid_code[at], duration=truth.duration[at].astype(np.float64),
-        pred_start=parts.get("ps", np.float64), pred_end=parts.get("pe", np.float64),
-        clip=clip)
+    if own_truth:
+        truth.release()
+    n = at.size
+    nan = np.broadcast_to(np.float64(np.nan), (n,))  # no window kept: one NaN for every row
+    # The rows were checked by the join: the table is built as it stands. Qids as
+    # integers when every one is written as one (the digest reads them as text,
+    # :func:`cover.data.table.qid_text`), vids as codes into the truth's vids.
+    slim = GroundingTable(
+        qid=truth.keys[at] if truth.int_qids else as_text(truth.keys[at]),
+        vid=truth.vid_code[at], duration=truth.durations(at) if durations else nan,
+        pred_start=parts.get("ps", np.float64) if windows else nan,
+        pred_end=parts.get("pe", np.float64) if windows else nan,
+        relevance=Ragged.empty(n), clip=clip, truth=None)
+    del at
     return StreamedFit(scores, slim, problems, n_batches, families, relevance=relevance,
                        vids=truth.vids)
 
@@ -285,9 +267,13 @@ def unit_codes(vids: NDArray[np.bytes_]) -> NDArray[np.integer]:
     units = [as_bytes(split_units(as_text(vids[a:a + _UNIT_SLICE])))
              for a in range(0, vids.size, _UNIT_SLICE)]
     width = max((u.dtype.itemsize for u in units), default=1)
-    joined = np.concatenate([u.astype(f"S{width}") for u in units]) if units else \
-        np.zeros(0, dtype="S1")
-    return narrow_int(np.unique(joined, return_inverse=True)[1].reshape(-1))
+    joined = np.zeros(vids.size, dtype=f"S{width}")
+    at = 0
+    while units:  # each slice let go once copied
+        u = units.pop(0)
+        joined[at:at + u.size] = u
+        at += u.size
+    return narrow_int(sorted_unique(joined)[1])  # np.unique's inverse at a lower peak
 
 
 def calibrate_jsonl(cal: Calibrator, preds: str | Path, gt: GroundingTable | CompactTruth,

@@ -9,7 +9,8 @@ as ``cover certify`` writes them, echoed or ``--compact``, Parquet or CSV) is re
 the numbers are the same bit for bit for any batching. Memory is one batch plus the
 truth as compact columns (:class:`cover.io.truth_index.CompactTruth`, a few tens of
 bytes a row), the qids seen (the duplicate check: a line number per truth row,
-:class:`~cover.io.truth_index.TruthSeen`), per-video sums (the cluster sd) and, for
+:class:`~cover.io.truth_index.TruthSeen`), per-video sums (the cluster sd; a slot per
+unit of the truth, :class:`~cover.metric_sums.CodeUnitSums`) and, for
 ``--diagnostics``, each row's covered flag and covariates.
 
 ``whole=True`` (``--in-memory``, a JSON array file) reads the file as one batch through
@@ -32,6 +33,7 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import NDArray
 
+from cover._memory import trim
 from cover.data.join import attach_truth, index_of
 from cover.data.table import GroundingTable
 from cover.errors import InputError, RowProblem
@@ -43,7 +45,9 @@ from cover.io.jsonl import RawRows, read_json_rows
 from cover.io.order_join import order_qids
 from cover.io.regions_jsonl import LoadedRegions, regions_from_rows
 from cover.io.truth_index import CompactTruth, TruthSeen
+from cover.metric_sums import CodeUnitSums
 from cover.metrics import EvaluationSums
+from cover.stream.calibrate import unit_codes
 
 RegionsKind = Literal["jsonl", "parquet", "csv"]
 #: Rows per batch: as ``cover certify``'s JSON-lines default (~1.1 KB per echoed line).
@@ -163,12 +167,18 @@ def evaluate_stream(
     ref: tuple[dict[str, Any], int] | None = None
     out = StreamedEvaluation(EvaluationSums(target=target, refusal_policy=refusal_policy,
                                             units=True), GroundingSums(), {})
+    # Streamed, each row's video is its truth row's: per-video sums by code, one slot a
+    # unit (a sorted merge of unit text held several copies of every unit at its peak).
+    unit_of_vid = None if whole else unit_codes(truth.vids)
+    if unit_of_vid is not None:
+        out.sums.units = CodeUnitSums(int(unit_of_vid.max()) + 1 if unit_of_vid.size else 0)
     agree = bound = 0
     n_cal: int | None = None
     digest_qids: list[NDArray[np.str_]] | None = []
     n_joined = 0
     for read in _batch_readers(path, batch_rows, columns, calibrator, whole):
         out.batches += 1
+        trim()  # the previous batch's pages go back before this one is read
         loaded = read(seen=seen, first=ref)
         if ref is None and loaded.meta_line is not None:
             ref = loaded.meta, loaded.meta_line
@@ -204,7 +214,9 @@ def evaluate_stream(
         if loaded.in_calibration is not None:
             out.in_calibration += int(loaded.in_calibration[idx].sum())
         regions = replace(loaded.regions.take(idx), duration=joined.duration)
-        covered = out.sums.add(regions, joined)
+        codes = None if unit_of_vid is None else \
+            unit_of_vid[truth.vid_code[truth.find(joined.qid)[0]]]
+        covered = out.sums.add(regions, joined, codes)
         if covariates:
             out.covered.append(covered)
             out.covariates.append(covariate_matrix(joined, covariates))

@@ -27,7 +27,7 @@ def parquet_region_batches(path: str | Path, batch_rows: int, columns: str | Non
     pyarrow_modules()
     import pyarrow as pa
     name = str(path)
-    reader = parquet_file(path)
+    reader = parquet_file(path, pre_buffer=False)  # a stream: no read-ahead kept
     schema = reader.schema_arrow
     raw_meta = (schema.metadata or {}).get(b"cover.calibrator")
     if "cover" not in schema.names or raw_meta is None:
