@@ -177,8 +177,13 @@ def test_evaluate_json_is_strict_json(files, tmp_path):
 
 
 _PAUSE_WRITER = textwrap.dedent("""
-    import sys, time
+    import signal, sys, time
     import cover.io.regions_jsonl as rj
+
+    # Ctrl-C as a terminal gives it: a process started with SIGINT ignored keeps it ignored
+    # (Python then installs no KeyboardInterrupt), and a test worker may have inherited
+    # that from a library another test started in it.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
     import cover.stream.jsonl_kernel as sj
 
