@@ -63,19 +63,10 @@ def json_array(path: str | Path) -> bool:
         return False  # the whole-file reader says what is wrong with the file
 
 
-def videos_index(videos: str | Path) -> tuple[NDArray[np.str_], NDArray[np.float64]]:
-    """``(vids sorted, their durations)`` of a ``--videos`` file, as the streamed
-    certifiers look durations up."""
-    from cover.io.durations import read_video_durations
-
-    vids, durs = read_video_durations(videos)
-    order = np.argsort(vids)
-    return np.asarray(vids)[order], np.asarray(durs, dtype=np.float64)[order]
-
-
-def videos_lookup(videos: str | Path) -> VideoIndex:
-    """The ``--videos`` durations as the streamed certifiers hold them: sorted UTF-8
-    vids beside float64 durations (a quarter of the memory of the vids as text)."""
+def videos_index(videos: str | Path) -> VideoIndex:
+    """The ``--videos`` durations as every certify path holds them (streamed, whole
+    read, service): sorted UTF-8 vids beside float64 durations, a quarter of the memory
+    of the vids as text (:func:`cover.io.durations.read_video_index`)."""
     from cover.io.durations import read_video_index
 
     return read_video_index(videos)
@@ -152,7 +143,7 @@ def certify_streaming(
     cal = load_calibrator(calibrator, max_p, relevance_from)
     refuse_csv_proposals(preds, cal.relevance, f"{calibrator} was fitted on it")
     inputs: list[str | Path | None] = [calibrator, videos, qids]
-    vd = videos_lookup(videos) if videos else None
+    vd = videos_index(videos) if videos else None
     source = videos or "--videos (not given)"
     if kind in ("parquet", "csv"):
         if qids:

@@ -17,10 +17,10 @@ from types import MappingProxyType
 from typing import Any
 
 import numpy as np
-from numpy.typing import NDArray
 
 from cover.calibrate.calibrator import Calibrator
 from cover.errors import InputError
+from cover.io.durations import VideoIndex
 from cover.stream.jsonl_kernel import CertifyKernel
 
 
@@ -74,7 +74,7 @@ class Sources:
     """Where the calibrators come from and how rows are read: fixed for the process."""
 
     calibrators: tuple[tuple[str, str], ...]
-    videos: tuple[NDArray[np.str_], NDArray[np.float64]] | None
+    videos: VideoIndex | None
     videos_source: str
     clip: float
     strict: bool

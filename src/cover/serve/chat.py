@@ -13,6 +13,7 @@ import numpy as np
 
 from cover.grounders.parse import answers_to_predictions, parse_answer
 from cover.grounders.parse.batch import columns_of
+from cover.io.durations import VideoIndex
 from cover.io.seen import SeenIds
 from cover.serve.calibrators import Loaded
 from cover.serve.certify import SOURCE, RequestError
@@ -72,14 +73,13 @@ def content(message: Any) -> str:
     return c if isinstance(c, str) else ""
 
 
-def certify_answer(loaded: Loaded, fields: CoverFields, text: str, videos: Any) -> dict[str, Any]:
+def certify_answer(loaded: Loaded, fields: CoverFields, text: str,
+                   videos: VideoIndex | None) -> dict[str, Any]:
     """The ``cover`` object of one answer ``text`` (see the module docstring)."""
     T = fields.duration
     if T is None and fields.vid is not None and videos is not None:
-        from cover.data.join import index_of
-
-        j, hit = index_of(videos[0], np.array([fields.vid]))
-        T = float(videos[1][j[0]]) if hit[0] else None
+        _, known = videos.known(np.array([fields.vid]))  # the lookup of every path
+        T = float(known[0]) if known.size else None
     parsed = parse_answer(text, duration=T, prompt_examples=fields.examples)
     extra = {"calibrator": loaded.name, **({"qid": fields.qid} if fields.qid else {}),
              "parse": parsed.status, "parse_reason": parsed.reason,

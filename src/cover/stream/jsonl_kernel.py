@@ -23,7 +23,6 @@ from numpy.typing import NDArray
 from cover.calibrate.calibrator import Calibrator
 from cover.data.table import GroundingTable
 from cover.errors import RowProblem
-from cover.io.durations import VideoIndex
 from cover.io.jsonl import RawRows
 from cover.io.jsonl_batch import Batch, load_batch
 from cover.io.regions_jsonl import certified_rows, echo_line
@@ -100,12 +99,6 @@ class CertifyKernel:
     @property
     def cal(self) -> Calibrator:
         return self.stage.cal
-
-    @property
-    def videos(self) -> tuple[NDArray[np.str_], NDArray[np.float64]] | None:
-        """The ``--videos`` durations as ``(vids, durations)`` (text)."""
-        v = self.stage.videos
-        return v.texts() if isinstance(v, VideoIndex) else v
 
     @property
     def videos_source(self) -> str:

@@ -17,7 +17,6 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from numpy.typing import NDArray
 
 from cover.calibrate.calibrator import Calibrator
 from cover.errors import InputError
@@ -28,19 +27,19 @@ class BatchCertifier:
 
     def __init__(self, calibrator: dict[str, Any], columns: dict[str, str] | None = None,
                  videos: tuple[list[str], list[float]] | None = None) -> None:
+        from cover.stream.stage import CertifyStage
+
         self.cal = Calibrator.from_dict(calibrator, source="<calibrator sent to the worker>")
         self.columns = columns
-        self.videos: tuple[NDArray[np.str_], NDArray[np.float64]] | None = None
-        if videos is not None:
-            vid = np.asarray(videos[0]).astype(str)
-            order = np.argsort(vid)
-            self.videos = vid[order], np.asarray(videos[1], dtype=np.float64)[order]
+        # One stage per worker: the --videos index is built once, not for every batch.
+        self.stage = CertifyStage.of(self.cal, videos=None if videos is None else (
+            np.asarray(videos[0]).astype(str), np.asarray(videos[1], dtype=np.float64)))
 
     def __call__(self, batch: Any) -> Any:
         from cover.stream.arrow import certify_batch
 
         out, _problems = certify_batch(self.cal, batch, columns=self.columns,
-                                       videos=self.videos, source="<ray batch>")
+                                       stage=self.stage, source="<ray batch>")
         return out
 
 

@@ -79,13 +79,12 @@ class CertifyStage:
     cal: Calibrator
     meta: dict[str, Any]
     fitted: NDArray[np.str_] | None
-    videos: Videos | None
+    #: ``--videos`` as sorted UTF-8 bytes: each batch looks up only its own vids
+    index: VideoIndex | None
     videos_source: str
     qids: NDArray[np.str_] | None
     strict: bool
     max_p: float | None = None
-    #: ``videos`` as sorted UTF-8 bytes: each batch looks up only its own vids
-    index: VideoIndex | None = None
 
     @classmethod
     def of(cls, cal: Calibrator, *, videos: Videos | None = None,
@@ -107,7 +106,18 @@ class CertifyStage:
         fitted = None if fo.get("qids") is None else np.asarray(fo["qids"], dtype=str)
         index = videos if isinstance(videos, VideoIndex) or videos is None else \
             VideoIndex.of(*videos)
-        return cls(cal, meta, fitted, videos, videos_source, qids, strict, max_p, index)
+        return cls(cal, meta, fitted, index, videos_source, qids, strict, max_p)
+
+    def known_durations(self, vid: NDArray[Any]
+                        ) -> tuple[NDArray[np.str_], NDArray[np.float64]] | tuple[None, None]:
+        """The ``--videos`` durations a batch of ``vid`` needs, for
+        :func:`cover.data.join.fill_durations`: the batch's own known vids (sorted)
+        and their durations, or ``(None, None)`` when none is known (the same message
+        as no ``--videos``), without sorting every video again for each batch."""
+        if self.index is None:
+            return None, None
+        known = self.index.known(vid)
+        return (None, None) if known[0].size == 0 else known
 
     @property
     def p_values(self) -> bool:
@@ -133,14 +143,8 @@ class CertifyStage:
                 found += _rejections(table, {int(i): duplicate_reason(int(first[i]))
                                              for i in np.flatnonzero(dup)}, table.source)
                 table = table.take(~dup)
-        # The batch's known vids only: the same durations and messages, without
-        # sorting every video of --videos again for each batch (none known: as no
-        # --videos, whose message is the same).
-        known = (None, None) if self.index is None else self.index.known(table.vid)
-        if known[0] is not None and known[0].size == 0:
-            known = (None, None)
-        table, filled = fill_durations(table, *known, strict=self.strict,
-                                       source=self.videos_source)
+        table, filled = fill_durations(table, *self.known_durations(table.vid),
+                                       strict=self.strict, source=self.videos_source)
         found += filled
         table = ids_checked(table)  # rule 1 held: the calibrator's gate need not judge ids
         bad = [p for p in [*loaded.problems, *found] if p.action == "rejected"]
