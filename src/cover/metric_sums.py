@@ -145,7 +145,6 @@ class UnitSums:
         return self._sums[0], self._counts[0]
 
 
-
 class CodeUnitSums:
     """:class:`UnitSums` when every unit is known up front as a code, its rank among the
     units' sorted text (:func:`cover.stream.calibrate.unit_codes`): one count and one

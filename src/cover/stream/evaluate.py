@@ -214,8 +214,8 @@ def evaluate_stream(
         if loaded.in_calibration is not None:
             out.in_calibration += int(loaded.in_calibration[idx].sum())
         regions = replace(loaded.regions.take(idx), duration=joined.duration)
-        codes = None if unit_of_vid is None else \
-            unit_of_vid[truth.vid_code[truth.find(joined.qid)[0]]]
+        # a joined row's truth row is its input row's (j; found once, above)
+        codes = None if unit_of_vid is None else unit_of_vid[truth.vid_code[j[idx]]]
         covered = out.sums.add(regions, joined, codes)
         if covariates:
             out.covered.append(covered)
