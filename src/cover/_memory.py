@@ -13,41 +13,38 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+from functools import cache
 
 #: Blocks of at least this size get their own mapping.
 MAP_BYTES = 1 << 20
 #: ``M_MMAP_THRESHOLD`` of glibc's ``mallopt``.
 _M_MMAP_THRESHOLD = -3
-_done = False
 
 
+@cache
+def _glibc() -> ctypes.CDLL | None:
+    """The C library when it is glibc (it has ``mallopt`` and ``malloc_trim``), else None."""
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        libc.mallopt  # noqa: B018  (glibc only)
+        libc.malloc_trim  # noqa: B018
+    except (OSError, AttributeError):
+        return None
+    return libc
+
+
+@cache
 def map_large_blocks() -> bool:
     """Fix glibc's mapping threshold at :data:`MAP_BYTES` (once per process); whether it
     was set (False off glibc)."""
-    global _done
-    if _done:
-        return True
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        _done = bool(libc.mallopt(_M_MMAP_THRESHOLD, MAP_BYTES))
-    except (OSError, AttributeError):  # not glibc: its own allocator stays as it is
-        return False
-    return _done
+    libc = _glibc()
+    return libc is not None and bool(libc.mallopt(_M_MMAP_THRESHOLD, MAP_BYTES))
 
 
 def trim() -> None:
     """Hand the free pages of glibc's heap back to the system (``malloc_trim(0)``: the
     pages freed between live blocks, not only at the top); nothing off glibc. A stream
     calls it between batches: what one batch freed is not kept resident for the next."""
-    global _libc
-    if _libc is None:
-        try:
-            _libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-            _libc.malloc_trim  # noqa: B018  (glibc only)
-        except (OSError, AttributeError):
-            _libc = False
-    if isinstance(_libc, ctypes.CDLL):
-        _libc.malloc_trim(0)
-
-
-_libc: ctypes.CDLL | bool | None = None
+    libc = _glibc()
+    if libc is not None:
+        libc.malloc_trim(0)

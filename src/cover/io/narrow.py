@@ -60,7 +60,6 @@ def _digit_keys(text: NDArray[np.str_]) -> NDArray[np.int64] | Literal[False] | 
     return np.where(neg, -values, values)
 
 
-
 def narrow_int(a: NDArray[np.integer]) -> NDArray[np.integer]:
     """The narrowest of int8, int16, int32 holding every value, else ``a`` as int64."""
     a = np.asarray(a)
