@@ -171,15 +171,13 @@ class Scores:
     end: NDArray[np.float64] | None = None
 
     def counts(self) -> dict[str, int]:
-        """Rows, and the rows of each mask; a mask known to be all False when the scores
-        were made (``_zero``, not a field: a copy or a take counts again) is not read."""
-        zero = self.__dict__.get("_zero", ())
-
-        def rows(name: str) -> int:
-            return 0 if name in zero else int(np.count_nonzero(getattr(self, name)))
-
-        return {"rows": int(self.values.size), "refused": rows("refused"),
-                "min_scale_floored": rows("floored"), "beyond_signal": rows("beyond_signal")}
+        """Rows, and the rows of each mask."""
+        return {
+            "rows": int(self.values.size),
+            "refused": int(np.count_nonzero(self.refused)),
+            "min_scale_floored": int(np.count_nonzero(self.floored)),
+            "beyond_signal": int(np.count_nonzero(self.beyond_signal)),
+        }
 
 
 def truth_target(table: GroundingTable, target: Target) -> Intervals:
@@ -289,9 +287,6 @@ def _interval_scores(table: GroundingTable, fam: Family, ts: NDArray[np.float64]
                 a[~ok] = -np.inf
                 z[~ok] = -np.inf
             np.maximum(a, z, out=s[b])
-    # Interval scores never need the signal; with no refusal the refused mask stays unset.
-    out = Scores(fam, s, refused, floored, np.zeros(n, dtype=bool), s_start, s_end)
-    out.__dict__["_zero"] = ("beyond_signal", "refused") if answered else ("beyond_signal",)
-    return out
+    return Scores(fam, s, refused, floored, np.zeros(n, dtype=bool), s_start, s_end)
 
 
