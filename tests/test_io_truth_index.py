@@ -199,3 +199,8 @@ def test_a_duration_shared_by_every_row_of_a_video_is_kept_once_per_video():
         rows = np.array([29, 0, 4, 5])
         _same_table(c.take(rows), t.take(rows))
         assert c.durations(rows).tolist() == dur[rows].tolist()
+        c.release()  # a stream done joining: ids and durations stay, windows go
+        assert c.durations(rows).tolist() == dur[rows].tolist()
+        assert c.find(np.array(["4"]))[1].all()
+        with pytest.raises(RuntimeError, match="released"):
+            c.take(rows)

@@ -92,6 +92,7 @@ class CompactTruth:
 
     def __post_init__(self) -> None:
         self._used: NDArray[np.bool_] | None = None
+        self._released = False
         self._content: tuple[NDArray[Any], NDArray[np.int64]] | None = None
 
     @property
@@ -114,7 +115,8 @@ class CompactTruth:
     def release(self) -> None:
         """Let go of the windows, lines, queries and labels: a stream done joining reads
         only ids and durations (:meth:`find`, ``vid_code``, :meth:`durations`) after it;
-        :meth:`take` is then wrong."""
+        :meth:`take` then raises rather than give rows without their windows."""
+        self._released = True
         empty = np.zeros(0, dtype=np.float32)
         self.starts = self.ends = empty
         self.offsets = self.line = self.query_code = None
@@ -158,6 +160,8 @@ class CompactTruth:
 
     def take(self, rows: NDArray[np.int64]) -> GroundingTable:
         """The table of ``rows`` (as ``GroundingTable.take`` of the table read)."""
+        if self._released:
+            raise RuntimeError("the truth's windows were released: take() needs them")
         rows = np.asarray(rows, dtype=np.int64)
         m = rows.size
         keys = self.keys[rows]
