@@ -87,3 +87,25 @@ def test_folding_small_parts_reads_as_the_per_row_reader(tmp_path_factory, rows)
     assert index.vid.dtype.kind == "S"  # bytes, not 4-byte text
     vid, t = index.texts()
     assert vid.tolist() == want[0].tolist() and t.tolist() == want[1].tolist()
+
+
+@pytest.mark.parametrize("rel", [
+    "lighthouse/charades_test_release.jsonl",  # JSON lines, read lean
+    "lighthouse/activitynet_val_release.jsonl",
+    "qvhighlights/annotations/highlight_val_release.jsonl",
+    "charades_sta/annotations/charades.json",  # a document: vid -> {"duration": ...}
+])
+def test_real_durations_files_index_as_their_readers_read_them(data_dir, rel):
+    """Golden: the index of a real --videos file holds every video of the per-row reader
+    (or the document), sorted, with the same durations bit for bit."""
+    path = data_dir / rel
+    got = read_video_index(path)
+    vid, t = got.texts()
+    if path.suffix == ".json":
+        doc = json.loads(path.read_text())
+        want = sorted((v, float(d["duration"])) for v, d in doc.items())
+    else:
+        v, d = qvhighlights.read_durations(path)
+        want = sorted(zip(v.tolist(), d.tolist(), strict=True))
+    assert list(zip(vid.tolist(), t.tolist(), strict=True)) == want
+    assert got.vid.dtype.kind == "S"  # held as UTF-8 bytes, not numpy text
