@@ -6,6 +6,8 @@ import platform
 import subprocess
 import sys
 
+from cover._memory import LARGE_INPUT
+
 
 def test_the_threshold_is_set_once_on_glibc_and_trim_runs():
     # In a child: the setting is process-wide and stays for the process's life.
@@ -15,3 +17,21 @@ def test_the_threshold_is_set_once_on_glibc_and_trim_runs():
                          check=True).stdout.split()
     glibc = platform.libc_ver()[0] == "glibc"
     assert out == [str(glibc), str(glibc)]
+
+
+def test_only_a_large_input_sets_the_threshold(tmp_path):
+    # A small run pays no page fault per fresh block; a path that is not there is left to
+    # the reader to name.
+    small = tmp_path / "gt.jsonl"
+    small.write_text("{}\n")
+    code = ("import sys; from cover._memory import map_large_blocks_for; "
+            "print(map_large_blocks_for(sys.argv[1]), map_large_blocks_for(sys.argv[2]))")
+    out = subprocess.run([sys.executable, "-c", code, str(small), str(tmp_path / "none")],
+                         capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["False", "False"]
+    big = tmp_path / "big.jsonl"  # sparse: its size without its bytes
+    with big.open("wb") as fh:
+        fh.truncate(LARGE_INPUT)
+    out = subprocess.run([sys.executable, "-c", code, str(big), str(small)],
+                         capture_output=True, text=True, check=True).stdout.split()
+    assert out == [str(platform.libc_ver()[0] == "glibc"), "False"]

@@ -6,7 +6,10 @@ arrays again and again then leaves freed blocks stranded between live ones, whic
 in its resident memory (~80 MB reading a ground truth of 1e7 rows). A fixed threshold
 maps every block of :data:`MAP_BYTES` or more on its own, so freeing it returns it at
 once; smaller blocks (a batch's columns of 16k rows) stay on the heap. Anything else
-than glibc: nothing is changed.
+than glibc: nothing is changed. The threshold is set only for a ground truth of
+:data:`LARGE_INPUT` bytes or more (:func:`map_large_blocks_for`): it costs a page fault
+per fresh block, which a small run pays for nothing, and it stays for the process's life
+(a library caller's process too).
 """
 
 from __future__ import annotations
@@ -14,9 +17,12 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 from functools import cache
+from pathlib import Path
 
 #: Blocks of at least this size get their own mapping.
 MAP_BYTES = 1 << 20
+#: Inputs this large (bytes) set the threshold (a 1e6-row ground truth is ~136 MB).
+LARGE_INPUT = 256 << 20
 #: ``M_MMAP_THRESHOLD`` of glibc's ``mallopt``.
 _M_MMAP_THRESHOLD = -3
 
@@ -39,6 +45,17 @@ def map_large_blocks() -> bool:
     was set (False off glibc)."""
     libc = _glibc()
     return libc is not None and bool(libc.mallopt(_M_MMAP_THRESHOLD, MAP_BYTES))
+
+
+def map_large_blocks_for(path: str | Path) -> bool:
+    """:func:`map_large_blocks` when ``path`` is a file of :data:`LARGE_INPUT` bytes or
+    more; True when it is and the threshold is set (False for a smaller file, whatever
+    an earlier call set)."""
+    try:
+        large = Path(path).stat().st_size >= LARGE_INPUT
+    except (OSError, ValueError):  # the reader says what is wrong with the path
+        return False
+    return map_large_blocks() if large else False
 
 
 def trim() -> None:

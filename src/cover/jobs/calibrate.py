@@ -94,7 +94,7 @@ def _labelled(job: CalibrateJob) -> StreamedFit:
     a time (:mod:`cover.stream.calibrate`) when :func:`stream_kind` allows and the
     ground truth numbers its queries natively (the join is by qid), else the files read
     whole as one batch (``whole`` is then the joined table)."""
-    from cover._memory import map_large_blocks
+    from cover._memory import map_large_blocks_for
     from cover.calibrate.registry import get_rule
     from cover.io.gt_compact import read_truth
     from cover.io.labelled import QidList, read_labelled
@@ -104,8 +104,8 @@ def _labelled(job: CalibrateJob) -> StreamedFit:
 
     kw = job.formats
     kind = stream_kind(job)
-    if kind is not None:  # a stream frees large columns as it goes: give them back
-        map_large_blocks()
+    if kind is not None:  # a large stream frees large columns as it goes: give them back
+        map_large_blocks_for(job.gt)
     g = None if kind is None else read_truth(
         job.gt, format=kw.get("gt_format"), columns=kw.get("gt_columns"),
         durations=kw.get("gt_durations"), on_error=job.on_error)

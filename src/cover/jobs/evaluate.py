@@ -54,10 +54,10 @@ class EvaluateFiles:
 
 def evaluate_files(job: EvaluateFiles) -> dict[str, Any]:
     """Run ``cover evaluate``: print the summary, write ``job.json``; returns the metrics."""
-    from cover._memory import map_large_blocks
+    from cover._memory import map_large_blocks_for
     from cover.stream.evaluate import evaluate_stream, regions_kind
 
-    map_large_blocks()  # the truth and the per-video sums are built by growing columns
+    map_large_blocks_for(job.gt)  # a large truth and its per-video sums: growing columns
     truth, problems = _read_truth(job)
     kind = regions_kind(job.regions)
     if job.calibrator is not None and kind != "csv":
