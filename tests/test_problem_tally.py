@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from itertools import pairwise
 
 import numpy as np
 import pytest
@@ -74,7 +75,7 @@ def test_lines_from_a_tally_are_those_of_the_full_list(problems, cuts, limit):
     the report, the --on-error raise message and the no-rows message are the old
     full-list rule's, byte for byte; counts are exact and at most ``keep`` are kept."""
     bounds = [0, *sorted(min(c, len(problems)) for c in cuts), len(problems)]
-    chunks = [problems[a:b] for a, b in zip(bounds, bounds[1:], strict=False)]
+    chunks = [problems[a:b] for a, b in pairwise(bounds)]
     by_batch = ProblemTally()
     for chunk in chunks:
         by_batch.add(chunk)
