@@ -191,7 +191,7 @@ def test_batches_and_whole_file_join_alike(tmp_path: Path) -> None:
     gt = read_ground_truth(g).table
     got = score_jsonl(p, gt, family="norm", min_scale=1e-3, target="envelope",
                       qids=QidList(q, *read_qid_lines(q)), on_error="reject", batch_lines=2,
-                      gt_name=g, fast=False)
+                      gt_name=g, fast=False, keep_problems=None)
     with pytest.raises(Exception, match="duplicate qid"):  # the whole-file reader's words
         load_labelled(p, g, qids=q)
     whole, problems = load_labelled(p, g, qids=q, on_error="reject")
@@ -199,7 +199,7 @@ def test_batches_and_whole_file_join_alike(tmp_path: Path) -> None:
     def seen(found: list) -> list[tuple]:
         return [(x.path, x.line, x.qid, x.problem.split(" (")[0], x.action) for x in found]
 
-    assert sorted(seen(got.problems)) == sorted(seen(problems))
+    assert sorted(seen(got.problems.kept)) == sorted(seen(problems))
     with pytest.raises(Exception, match="ground-truth row\\(s\\) have no prediction"):
         score_jsonl(p, gt, family="norm", min_scale=1e-3, target="envelope",
                     qids=QidList(q, *read_qid_lines(q)), batch_lines=2, gt_name=g)

@@ -116,13 +116,18 @@ def test_problems_across_batches(qdetr_preds, gt, tmp_path):
     with pytest.raises(InputError, match="duplicate qid"):
         calibrate_jsonl(cover.Calibrator(), dup, sub, batch_lines=7)
     cal, got = calibrate_jsonl(cover.Calibrator(), dup, sub, batch_lines=7, on_error="reject")
-    assert [p.line for p in got.problems if p.action == "rejected"] == [31]
+    assert [p.line for p in got.problems.examples("rejected")] == [31]
     assert cal.n_ == 30
     few = tmp_path / "few.jsonl"
     few.write_bytes(b"\n".join(lines[:20]) + b"\n")
-    _, got = calibrate_jsonl(cover.Calibrator(), few, sub, batch_lines=7, on_error="reject")
-    orphans = [p for p in got.problems if "no prediction for this qid" in p.problem]
+    _, got = calibrate_jsonl(cover.Calibrator(), few, sub, batch_lines=7, on_error="reject",
+                             keep_problems=None)
+    orphans = [p for p in got.problems.kept if "no prediction for this qid" in p.problem]
     assert len(orphans) == 10 and all(p.path == sub.source for p in orphans)
+    # By default the 10 are counted and the first 5 kept, in the same order.
+    _, tally = calibrate_jsonl(cover.Calibrator(), few, sub, batch_lines=7, on_error="reject")
+    assert tally.problems.count("rejected") == 10 and \
+        tally.problems.examples("rejected") == orphans[:5]
 
 
 def test_fit_scores_refuses_rules_that_need_the_table(whole):

@@ -108,7 +108,7 @@ def test_a_bad_region_cell_is_rejected_naming_its_line(certified, qvh_gt, tmp_pa
     gt = cover.io.qvhighlights.read_ground_truth(qvh_gt).table
     got = evaluate_stream(bad, gt, batch_rows=4, calibrator=str(certified / "cal.json"))
     assert got is not None
-    assert [(p.line, p.problem) for p in got.read_problems] == [
+    assert [(p.line, p.problem) for p in got.read_problems.kept] == [
         (6, "a region component has start > end")]
     assert got.sums.rows == len(lines) - 2
 
@@ -129,6 +129,6 @@ def test_a_line_pyarrow_cannot_read_is_a_rejected_row(certified, qvh_gt, tmp_pat
     got = evaluate_stream(bad, gt, batch_rows=4, calibrator=str(certified / "cal.json"),
                           whole=whole)
     assert got is not None and got.batches == (1 if whole else (len(lines) + 2) // 4)
-    assert [(p.line, p.qid, p.problem) for p in got.read_problems] == [
+    assert [(p.line, p.qid, p.problem) for p in got.read_problems.kept] == [
         (6, qid, "cannot read as CSV: 4 field(s), the header has 14")]  # with cover_in_calibration
     assert got.sums.rows == len(lines) - 2

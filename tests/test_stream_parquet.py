@@ -131,4 +131,4 @@ def test_repeats_of_increasing_integer_qids_name_the_first_row(tmp_path, batch_r
     assert counts.rejected == 2
     assert reason == [None] * 6 + ["duplicate qid (first seen on line 2)", None, None,
                                    "duplicate qid (first seen on line 4)", None]
-    assert [p.line for p in counts.found] == [7, 10]
+    assert [p.line for p in counts.tally.kept] == [7, 10] and counts.tally.count("rejected") == 2

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import sys
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Literal
 
 Action = Literal["rejected", "clipped", "floored", "noted"]
@@ -84,16 +86,120 @@ class ProblemLog:
         return len(self.problems)
 
 
-def report_lines(problems: list[RowProblem], *, what: str, limit: int = 3) -> list[str]:
-    """Human lines about clipped and rejected rows: a count per kind, then examples."""
+_ACTION_KIND = attrgetter("action", "problem")
+
+#: Problems of each action a bounded :class:`ProblemTally` keeps as examples: as many as
+#: any message shows (:func:`summarize`'s default, ``StreamCounts.examples``).
+KEEP = 5
+
+
+@dataclass
+class ProblemTally:
+    """Problems counted, not kept: per action its count and a count per kind (problem
+    text, in the order first found), and the first ``keep`` problems of each action in
+    the order found (``kept``; every problem when ``keep`` is None). Bounded memory
+    whatever the number of rows: what a streamed command holds instead of a list."""
+
+    keep: int | None = KEEP
+    kept: list[RowProblem] = field(default_factory=list)
+    counts: dict[str, int] = field(default_factory=dict)
+    kinds: dict[str, Counter[str]] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, problems: Iterable[RowProblem], keep: int | None = KEEP) -> ProblemTally:
+        out = cls(keep)
+        out.add(problems)
+        return out
+
+    def add(self, problems: Iterable[RowProblem]) -> None:
+        """Count ``problems`` after those already added; keep the first of each action."""
+        problems = problems if isinstance(problems, list) else list(problems)
+        if not problems:
+            return
+        # One pass in C over (action, kind) pairs: per action, kinds in first-found order.
+        here: set[str] = set()
+        for (action, kind), n in Counter(map(_ACTION_KIND, problems)).items():
+            self.counts[action] = self.counts.get(action, 0) + n
+            self.kinds.setdefault(action, Counter())[kind] += n
+            here.add(action)
+        if self.keep is None:
+            self.kept += problems
+            return
+        stored = self._stored()
+        need = {a: self.keep - stored.get(a, 0) for a in here
+                if stored.get(a, 0) < self.keep}
+        if not need:  # the usual case once every action has its examples: no pass
+            return
+        for p in problems:  # stops once every action still short has its examples
+            if need.get(p.action, 0) > 0:
+                self.kept.append(p)
+                need[p.action] -= 1
+                if not any(need.values()):
+                    break
+
+    def _stored(self) -> dict[str, int]:
+        return dict(Counter(p.action for p in self.kept))
+
+    def __add__(self, other: ProblemTally) -> ProblemTally:
+        """``self``'s problems then ``other``'s, as if added in that order (``keep``:
+        ``self``'s; ``other`` must keep at least as many, or its others are gone)."""
+        if other.keep is not None and (self.keep is None or other.keep < self.keep):
+            raise ValueError(f"a tally keeping {other.keep} example(s) cannot be added to "
+                             f"one keeping {self.keep}")
+        out = ProblemTally(self.keep, list(self.kept), dict(self.counts),
+                           {a: Counter(c) for a, c in self.kinds.items()})
+        for action, n in other.counts.items():
+            out.counts[action] = out.counts.get(action, 0) + n
+            out.kinds.setdefault(action, Counter()).update(other.kinds[action])
+        if out.keep is None:
+            out.kept += other.kept
+            return out
+        have = out._stored()
+        for p in other.kept:
+            if have.get(p.action, 0) < out.keep:
+                out.kept.append(p)
+                have[p.action] = have.get(p.action, 0) + 1
+        return out
+
+    def count(self, action: Action) -> int:
+        """How many problems of ``action`` were added."""
+        return self.counts.get(action, 0)
+
+    def examples(self, action: Action, limit: int | None = None) -> list[RowProblem]:
+        """The first ``limit`` (default: all kept) problems of ``action``, in the order
+        found; asking for more than are kept is an error (they are gone)."""
+        if limit is not None and self.keep is not None and limit > self.keep:
+            raise ValueError(f"{limit} examples asked of a tally that keeps {self.keep}")
+        these = [p for p in self.kept if p.action == action]
+        return these if limit is None else these[:limit]
+
+    def __len__(self) -> int:
+        return sum(self.counts.values())
+
+
+def as_tally(problems: list[RowProblem] | ProblemTally, keep: int) -> ProblemTally:
+    """``problems`` as a tally keeping at least ``keep`` examples of each action (a list is
+    tallied; a tally keeping fewer is an error: its other problems are gone)."""
+    if isinstance(problems, ProblemTally):
+        if problems.keep is not None and problems.keep < keep:
+            raise ValueError(f"{keep} examples asked of a tally that keeps {problems.keep}")
+        return problems
+    return ProblemTally.of(problems, keep)
+
+
+def report_lines(problems: list[RowProblem] | ProblemTally, *, what: str, limit: int = 3
+                 ) -> list[str]:
+    """Human lines about clipped and rejected rows: per action, its count and its four
+    most common kinds (ties in the order first found), then its first ``limit`` rows.
+    A list is tallied first (:class:`ProblemTally`): one rule for both."""
+    tally = as_tally(problems, limit)
     out: list[str] = []
     for action in ("clipped", "rejected"):
-        these = [p for p in problems if p.action == action]
-        if these:
-            kinds = Counter(p.problem for p in these)
-            out.append(f"cover: {len(these)} row(s) {action} in {what}: " +
-                       "; ".join(f"{k} ({v})" for k, v in kinds.most_common(4)))
-            out.append(summarize(these, limit=limit))
+        n = tally.count(action)
+        if n:
+            out.append(f"cover: {n} row(s) {action} in {what}: " +
+                       "; ".join(f"{k} ({v})" for k, v in tally.kinds[action].most_common(4)))
+            out.append(summarize(tally.examples(action, limit), limit=limit, total=n))
     return out
 
 
@@ -103,25 +209,30 @@ def say(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
 
-def report_problems(problems: list[RowProblem], *, what: str, limit: int = 3) -> None:
+def report_problems(problems: list[RowProblem] | ProblemTally, *, what: str, limit: int = 3
+                    ) -> None:
     """Say the clipped and rejected rows of ``what`` (a file name): :func:`report_lines`."""
     for line in report_lines(problems, what=what, limit=limit):
         say(line)
 
 
-def summarize(problems: list[RowProblem], *, limit: int = 5) -> str:
-    """A readable multi-line summary: the first ``limit`` problems and how many more."""
+def summarize(problems: list[RowProblem], *, limit: int = 5, total: int | None = None) -> str:
+    """A readable multi-line summary: the first ``limit`` problems and how many more of
+    ``total`` (by default ``len(problems)``: ``problems`` may be only the first few)."""
+    total = len(problems) if total is None else total
     lines = [f"  {p}" for p in problems[:limit]]
-    if len(problems) > limit:
-        lines.append(f"  ... and {len(problems) - limit} more")
+    if total > limit:
+        lines.append(f"  ... and {total - limit} more")
     return "\n".join(lines)
 
 
-def no_rows_left(preds: object, gt: object, problems: list[RowProblem]) -> str:
-    """The message when validation leaves no calibration row: which files, and why."""
-    rejected = [p for p in problems if p.action == "rejected"]
-    kinds = Counter(p.problem for p in rejected).most_common(3)
+def no_rows_left(preds: object, gt: object, problems: list[RowProblem] | ProblemTally
+                 ) -> str:
+    """The message when validation leaves no calibration row: which files, and why (the
+    three most common kinds of rejection)."""
+    tally = as_tally(problems, 0)
+    kinds = tally.kinds.get("rejected", Counter()).most_common(3)
     why = ("; ".join(f"{k} ({v})" for k, v in kinds) if kinds
            else "the files share no query id")
     return (f"no calibration rows left after validation of {preds} joined with {gt}: "
-            f"{len(rejected)} row(s) rejected ({why})")
+            f"{tally.count('rejected')} row(s) rejected ({why})")

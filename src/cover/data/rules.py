@@ -19,7 +19,7 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from cover.errors import InputError, RowProblem, summarize
+from cover.errors import KEEP, InputError, ProblemTally, RowProblem, as_tally, summarize
 from cover.ragged import segment_any
 
 #: Reasons shared word for word by the readers and the API.
@@ -92,12 +92,18 @@ def id_problem(value: Any, key: str = "qid") -> str | None:
     return f"{key} must be an integer or a string, got {json_kind(value)}"
 
 
-def raise_on_rejections(problems: list[RowProblem], on_error: OnError, what: str) -> None:
-    """Under ``on_error='raise'``, turn rejected rows into one clear :class:`InputError`."""
-    rejected = [p for p in problems if p.action == "rejected"]
-    if rejected and on_error == "raise":
+def raise_on_rejections(problems: list[RowProblem] | ProblemTally, on_error: OnError,
+                        what: str) -> None:
+    """Under ``on_error='raise'``, turn rejected rows into one clear :class:`InputError`:
+    their count and the first five (a list or a :class:`~cover.errors.ProblemTally`)."""
+    if on_error != "raise":
+        return
+    tally = as_tally(problems, KEEP)
+    n = tally.count("rejected")
+    if n:
         raise InputError(
-            f"{len(rejected)} bad row(s) in {what}:\n{summarize(rejected)}\n"
+            f"{n} bad row(s) in {what}:\n"
+            f"{summarize(tally.examples('rejected', KEEP), limit=KEEP, total=n)}\n"
             "Fix these rows, or pass --on-error reject (API: on_error='reject') to set them "
             "aside with their reasons and go on."
         )

@@ -14,7 +14,7 @@ from cover.data.join import KeyIndex, attach_truth, index_of
 from cover.data.relevance import PROPOSALS, rebuild_relevance
 from cover.data.rules import duplicate_reason
 from cover.data.table import DEFAULT_CLIP_SECONDS, GroundingTable
-from cover.errors import InputError, RowProblem
+from cover.errors import KEEP, InputError, ProblemTally, RowProblem
 from cover.io import formats
 from cover.io.charades_rf import NO_MOMENT, no_moment_qids
 from cover.io.jsonl import OnError, raise_on_rejections
@@ -124,7 +124,7 @@ def read_labelled(
     problems = join_batches([Loaded(ptab, [], {})], gtab, preds=preds, gt_name=gt,
                             qids=listed, strict=strict, on_error=on_error,
                             head=p.loaded.problems + g.loaded.problems + problems,
-                            use=kept.append)
+                            use=kept.append, keep=None).kept  # one batch: all are here
     table = kept[0]
     if p.loaded.relevance == PROPOSALS:  # asked for, or the mapping's default
         table = rebuild_relevance(table)  # over [0, T] now that T is known
@@ -155,11 +155,13 @@ def join_batches(
     head: list[RowProblem] | None = None,
     use: Callable[[GroundingTable], None],
     truth_rows: Callable[[NDArray[np.int64]], None] | None = None,
-) -> list[RowProblem]:
+    keep: int | None = KEEP,
+) -> ProblemTally:
     """Join prediction batches (a whole file is one batch) with ``gt`` by qid, handing
-    each joined batch to ``use``; returns every problem: ``head`` (the readers'), a
-    listed qid found in neither file, the batches' own, then ground-truth rows no batch
-    predicted.
+    each joined batch to ``use``; returns the problems tallied in this order: ``head``
+    (the readers'), a listed qid found in neither file, the batches' own, then
+    ground-truth rows no batch predicted. The tally keeps the first ``keep`` problems of
+    each action (None: every one, in that order), so a stream's memory stays bounded.
 
     The rules are those of :func:`cover.data.join.attach_truth` on the whole file, for
     any number of batches: a qid seen on an earlier line is rejected, and a truth row
@@ -188,11 +190,11 @@ def join_batches(
     # The truth rows some batch predicted; per truth row, those TruthSeen saw (it sees
     # only the listed qids' rows, each first in a row that is no repeat).
     predicted = None if isinstance(seen, TruthSeen) else np.zeros(len(gt), dtype=bool)
-    found: list[RowProblem] = []
+    found = ProblemTally(keep)
     source, n_batches = name, 0
     for loaded in batches:
         n_batches += 1
-        found += loaded.problems
+        found.add(loaded.problems)
         table = loaded.table if wanted is None else loaded.table.select_qids(wanted)
         source = table.source or name
         j, hit = index.find(table.qid)
@@ -204,9 +206,9 @@ def join_batches(
             dup, first = seen.add_lines(table.qid, table.line, (j, hit))
         if dup.any():
             at = table.line if table.line is not None else np.zeros(len(table), np.int64)
-            found += [RowProblem(table.source, int(at[i]), str(table.qid[i]),
-                                 duplicate_reason(int(first[i])), "rejected")
-                      for i in np.flatnonzero(dup).tolist()]
+            found.add([RowProblem(table.source, int(at[i]), str(table.qid[i]),
+                                  duplicate_reason(int(first[i])), "rejected")
+                       for i in np.flatnonzero(dup).tolist()])
             table, j, hit = table.take(~dup), j[~dup], hit[~dup]
         if listed is not None:
             hit &= listed[j]
@@ -214,31 +216,38 @@ def join_batches(
         if predicted is not None:
             predicted[rows] = True
         joined, more = attach_truth(table, gt.take(rows), strict=strict)
-        found += more
+        found.add(more)
         use(joined)
         if truth_rows is not None:
             truth_rows(index.find(joined.qid)[0])
     if n_batches == 0:
         raise InputError(f"{name}: no prediction lines")
-    problems = list(head or [])
+    problems = ProblemTally.of(head or [], keep)
     if qids is not None and qids.path is not None:
         assert wanted is not None
-        problems += unknown_qids(qids.path, qids.wanted, qids.lines,
-                                 _known(gt, seen, wanted), f"{preds} nor in {gt_name}")
+        problems.add(unknown_qids(qids.path, qids.wanted, qids.lines,
+                                  _known(gt, seen, wanted), f"{preds} nor in {gt_name}"))
     done = seen.first > 0 if isinstance(seen, TruthSeen) else predicted
     assert done is not None
     missing = np.flatnonzero(~done if listed is None else listed & ~done)
-    no_pred = _problems(gt.take(missing), slice(None), f"no prediction for this qid in {source}")
-    problems += found + no_pred
+    no_pred = ProblemTally(keep)
+    why = f"no prediction for this qid in {source}"
+    for a in range(0, missing.size, _CHUNK):  # a chunk of problems at a time: bounded
+        no_pred.add(_problems(gt.take(missing[a:a + _CHUNK]), slice(None), why))
+    problems = problems + found + no_pred
     if no_pred and on_error == "raise":
         raise InputError(
-            f"{len(no_pred)} ground-truth row(s) have no prediction, e.g. {no_pred[0]}.\n"
+            f"{len(no_pred)} ground-truth row(s) have no prediction, e.g. {no_pred.kept[0]}.\n"
             "A silently dropped query would bias calibration. If you calibrate on a subset "
             "on purpose, pass --qids FILE (e.g. from `cover split`); to set them aside, "
             "pass --on-error reject."
         )
     raise_on_rejections(problems, on_error, f"{preds} joined with {gt_name}")
     return problems
+
+
+#: Ground-truth rows without a prediction made problems this many at a time.
+_CHUNK = 1 << 16
 
 
 def _known(gt: GroundingTable | CompactTruth, seen: SeenIds | TruthSeen,

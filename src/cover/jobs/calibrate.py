@@ -18,7 +18,7 @@ import numpy as np
 
 from cover.data.relevance import SALIENCY
 from cover.data.table import GroundingTable
-from cover.errors import InputError, no_rows_left, report_problems, say
+from cover.errors import InputError, ProblemTally, no_rows_left, report_problems, say
 from cover.stream.calibrate import StreamedFit
 
 #: ``(Calibrator keyword settings, fit keyword arguments, notes)`` of the grouping flags
@@ -112,8 +112,8 @@ def _labelled(job: CalibrateJob) -> StreamedFit:
     if g is None or not g.native_qids or g.no_moment:
         whole = read_labelled(job.preds, job.gt, qids=job.qids, clip=job.clip,
                               strict=job.strict, on_error=job.on_error, log=say, **kw)
-        return StreamedFit(None, whole.table, whole.problems, 1, whole=whole.table,
-                           relevance=whole.relevance)
+        return StreamedFit(None, whole.table, ProblemTally.of(whole.problems), 1,
+                           whole=whole.table, relevance=whole.relevance)
     # Held for the whole stream as compact columns (no text per row, no records).
     args: dict[str, Any] = dict(
         family=job.score, min_scale=job.min_scale, target=job.target, clip=job.clip,
@@ -131,7 +131,7 @@ def _labelled(job: CalibrateJob) -> StreamedFit:
     else:
         got = score_jsonl(job.preds, g.truth, batch_lines=job.batch_rows, **args)
     say(f"{job.preds}: streamed in {got.batches} batch(es) of up to {job.batch_rows} lines")
-    got.problems = g.problems + got.problems
+    got.problems = ProblemTally.of(g.problems) + got.problems
     return got
 
 

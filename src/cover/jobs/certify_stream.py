@@ -167,10 +167,11 @@ def certify_streaming(
         counts, _ = certify_jsonl(
             cal, preds, output, videos=vd, videos_source=source, qids=wanted, clip=clip,
             strict=strict, compact=compact, on_error=on_error, batch_lines=batch_rows,
-            inputs=inputs, before_commit=unknown if qids else None, max_p=max_p)
+            inputs=inputs, before_commit=unknown if qids else None, max_p=max_p,
+            every_problem=False)
     calibration_warning(counts.in_calibration,
                         counts.certified + counts.refused + counts.abstained)
-    report_problems(counts.found, what=preds)
+    report_problems(counts.tally, what=preds)
     abst = f"abstained (whole video) {counts.abstained}, " if counts.abstained else ""
     return [f"certified {counts.certified}, refused (whole video) {counts.refused}, {abst}"
             f"rejected {counts.rejected} of {counts.rows} input rows (streamed in "

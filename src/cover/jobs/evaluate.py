@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from cover.errors import CoverWarning, InputError, RowProblem, report_problems, say
+from cover.errors import CoverWarning, InputError, ProblemTally, RowProblem, report_problems, say
 from cover.grounding_metrics import GroundingMetrics
 from cover.io.jsonl import OnError, raise_on_rejections
 from cover.jobs.certify_stream import json_array
@@ -83,7 +83,7 @@ def evaluate_files(job: EvaluateFiles) -> dict[str, Any]:
         say(f"joined on (vid, query text): {matched} of {rows} regions matched ({by_qid} "
             "by qid)")
     raise_on_rejections(res.join_problems, job.on_error, f"{job.regions} joined with {job.gt}")
-    report_problems(res.read_problems + problems + res.join_problems,
+    report_problems(res.read_problems + ProblemTally.of(problems) + res.join_problems,
                     what=job.regions)
     n = res.sums.rows
     _warn_overlap(res.in_calibration, res.same_as_calibration, n)
@@ -91,8 +91,8 @@ def evaluate_files(job: EvaluateFiles) -> dict[str, Any]:
     field = res.grounding.finish() if res.windows else None
     counts = {
         "rejected_at_certify": res.rejected_at_certify,
-        "rejected_here": sum(p.action == "rejected" for p in res.read_problems
-                             + res.join_problems),
+        "rejected_here": res.read_problems.count("rejected")
+                         + res.join_problems.count("rejected"),
         "ground_truth_not_certified": res.ground_truth_not_certified,
         "in_calibration": res.in_calibration or (n if res.same_as_calibration else 0),
     }

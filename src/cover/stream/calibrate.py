@@ -30,7 +30,7 @@ from cover.calibrate.calibrator import Calibrator
 from cover.data.relevance import PROPOSALS, SALIENCY, rebuild_relevance
 from cover.data.table import DEFAULT_CLIP_SECONDS, GroundingTable, raw_ids
 from cover.data.units import split_units
-from cover.errors import InputError, RowProblem
+from cover.errors import KEEP, InputError, ProblemTally
 from cover.io.gt_compact import Column, compact_truth
 from cover.io.jsonl import OnError
 from cover.io.jsonl_batch import gc_paused, load_batch
@@ -74,11 +74,12 @@ class _Parts:
 @dataclass
 class StreamedFit:
     """What a streamed calibration kept: the scores, the slim table they belong to
-    (qid, vid, duration, predicted window) and every problem found on the way."""
+    (qid, vid, duration, predicted window) and the problems found on the way, tallied
+    (:class:`~cover.errors.ProblemTally`: counts and the first few, bounded memory)."""
 
     scores: Scores | None
     table: GroundingTable
-    problems: list[RowProblem]
+    problems: ProblemTally
     batches: int
     #: The score families some row has the input of (:mod:`cover.scores`).
     families: set[str] = field(default_factory=set)
@@ -137,6 +138,7 @@ def score_jsonl(
     own_truth: bool = False,
     sides: bool = True,
     durations: bool = True,
+    keep_problems: int | None = KEEP,
 ) -> StreamedFit:
     """Scores of ``family`` for every prediction line of ``preds`` joined with ``gt`` by
     qid (only the qids in ``qids`` when given), ``batch_lines`` lines at a time.
@@ -146,7 +148,7 @@ def score_jsonl(
     query or duration that disagrees, and a qid seen on an earlier line are rejected.
     Clean batches are read a batch at a time (:mod:`cover.io.jsonl_batch`); ``fast=False``
     reads every batch row by row (same result). ``relevance``, ``windows``,
-    ``own_truth``, ``sides``, ``durations``: :func:`score_batches`.
+    ``own_truth``, ``sides``, ``durations``, ``keep_problems``: :func:`score_batches`.
     """
     if batch_lines < 1:
         raise ValueError(f"batch_lines must be >= 1, got {batch_lines}")
@@ -162,7 +164,7 @@ def score_jsonl(
                          target=target, qids=qids, clip=clip, strict=strict,
                          on_error=on_error, gt_name=gt_name, relevance=relevance,
                          windows=windows, own_truth=own_truth, sides=sides,
-                         durations=durations)
+                         durations=durations, keep_problems=keep_problems)
 
 
 def score_batches(
@@ -184,6 +186,7 @@ def score_batches(
     own_truth: bool = False,
     sides: bool = True,
     durations: bool = True,
+    keep_problems: int | None = KEEP,
 ) -> StreamedFit:
     """The scores of prediction batches already read (any format) joined with ``gt``
     (:func:`cover.io.labelled.join_batches`, the join of every calibration input): the
@@ -198,7 +201,8 @@ def score_batches(
     kept (16 bytes a row; only a rule that needs them reads them, as
     :meth:`Calibrator.fit` computes them). ``own_truth``: ``gt`` is the caller's no
     more: its windows and queries are let go once the join is done
-    (:meth:`CompactTruth.release`), before the table is built."""
+    (:meth:`CompactTruth.release`), before the table is built. ``keep_problems``: the
+    problems of each action kept as examples (None: every one); all are counted."""
     if qids is not None and not isinstance(qids, QidList):
         qids = QidList(None, qids, np.zeros(len(qids), dtype=np.int64))
     truth = gt if isinstance(gt, CompactTruth) else compact_truth(gt)
@@ -229,7 +233,8 @@ def score_batches(
 
     problems = join_batches(batches, truth, preds=name, gt_name=gt_name or truth.source,
                             qids=qids, strict=strict, on_error=on_error, use=use,
-                            truth_rows=lambda rows: parts.add(row=rows.astype(row_type)))
+                            truth_rows=lambda rows: parts.add(row=rows.astype(row_type)),
+                            keep=keep_problems)
     flags = parts.get("flags", np.uint8)
     scores = Scores(check_family(family), values=parts.get("values", np.float64),
                     refused=(flags & 1) > 0, floored=(flags & 2) > 0,

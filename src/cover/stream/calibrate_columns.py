@@ -12,6 +12,7 @@ from numpy.typing import NDArray
 
 from cover.data.relevance import SALIENCY
 from cover.data.table import DEFAULT_CLIP_SECONDS, GroundingTable
+from cover.errors import KEEP
 from cover.io.jsonl import OnError
 from cover.io.labelled import QidList
 from cover.io.opener import parquet_file
@@ -40,10 +41,12 @@ def score_columns(
     own_truth: bool = False,
     sides: bool = True,
     durations: bool = True,
+    keep_problems: int | None = KEEP,
 ) -> StreamedFit:
     """:func:`cover.stream.calibrate.score_jsonl` for a Parquet or CSV/TSV prediction
     file read through a column mapping (``--columns``), ``batch_rows`` rows at a time;
-    rows are numbered as the whole-file reader numbers them (a CSV's header is line 1)."""
+    rows are numbered as the whole-file reader numbers them (a CSV's header is line 1);
+    ``keep_problems``: :func:`~cover.stream.calibrate.score_batches`."""
     from cover.io.columns import prediction_table
     from cover.io.generic import arrow_columns, kind_suffix, parse_columns
     from cover.stream.csv import csv_batches
@@ -79,4 +82,4 @@ def score_columns(
                          on_error=on_error, gt_name=gt_name, relevance=relevance,
                          rows=0 if parquet is None else parquet.metadata.num_rows,
                          windows=windows, own_truth=own_truth, sides=sides,
-                         durations=durations)
+                         durations=durations, keep_problems=keep_problems)

@@ -36,7 +36,7 @@ from numpy.typing import NDArray
 from cover._memory import trim
 from cover.data.join import attach_truth, index_of
 from cover.data.table import GroundingTable
-from cover.errors import InputError, RowProblem
+from cover.errors import KEEP, InputError, ProblemTally
 from cover.grounding_metrics import GroundingSums
 from cover.io.content_join import known_vids
 from cover.io.generic import PARQUET_SUFFIXES
@@ -118,13 +118,15 @@ def _collected(path: str | Path, batches: Iterator[RawRows]) -> RawRows:
 
 @dataclass
 class StreamedEvaluation:
-    """What :func:`evaluate_stream` kept: the sums, the counts and every problem."""
+    """What :func:`evaluate_stream` kept: the sums, the counts and the problems found
+    reading the rows and joining them to the truth, tallied
+    (:class:`~cover.errors.ProblemTally`: counts and the first few, bounded memory)."""
 
     sums: EvaluationSums
     grounding: GroundingSums
     meta: dict[str, Any]
-    read_problems: list[RowProblem] = field(default_factory=list)
-    join_problems: list[RowProblem] = field(default_factory=list)
+    read_problems: ProblemTally = field(default_factory=ProblemTally)
+    join_problems: ProblemTally = field(default_factory=ProblemTally)
     rejected_at_certify: int = 0
     ground_truth_not_certified: int = 0
     in_calibration: int = 0
@@ -150,6 +152,7 @@ def evaluate_stream(
     whole: bool = False,
     covariates: tuple[str, ...] = (),
     on_meta: Callable[[dict[str, Any]], None] | None = None,
+    keep_problems: int | None = KEEP,
 ) -> StreamedEvaluation | None:
     """The sums of ``cover evaluate`` over ``path`` against ``gt``, one batch at a time,
     or the whole file as one batch (``whole``), see the module doc; None when a join on
@@ -157,7 +160,8 @@ def evaluate_stream(
     and ``covariates`` are kept when some are asked for (``--diagnostics``). Bad rows
     are collected, never raised: the caller applies ``--on-error``. ``on_meta`` gets the
     calibrator fields the rows share once the first batch has them (a check that may
-    stop the run before the rest is read)."""
+    stop the run before the rest is read). ``keep_problems``: the problems of each action
+    kept as examples (None: every one); all are counted."""
     from cover.calibrate.covariates import covariate_matrix
     from cover.io.order_join import align_truth
 
@@ -166,7 +170,8 @@ def evaluate_stream(
     seen = None if whole else TruthSeen(truth)
     ref: tuple[dict[str, Any], int] | None = None
     out = StreamedEvaluation(EvaluationSums(target=target, refusal_policy=refusal_policy,
-                                            units=True), GroundingSums(), {})
+                                            units=True), GroundingSums(), {},
+                             ProblemTally(keep_problems), ProblemTally(keep_problems))
     # Streamed, each row's video is its truth row's: per-video sums by code, one slot a
     # unit (a sorted merge of unit text held several copies of every unit at its peak).
     unit_of_vid = None if whole else unit_codes(truth.vids)
@@ -185,7 +190,7 @@ def evaluate_stream(
             n_cal = loaded.meta.get("n_calibration")
             if on_meta is not None:
                 on_meta(loaded.meta)
-        out.read_problems += loaded.problems
+        out.read_problems.add(loaded.problems)
         out.rejected_at_certify += loaded.rejected_at_certify
         j, hit = truth.find(loaded.table.qid)
         rtab = loaded.table
@@ -209,7 +214,7 @@ def evaluate_stream(
         truth.used[j[hit]] = True
         joined, problems = attach_truth(rtab, truth.take(np.sort(j[hit])),
                                         strict=False)
-        out.join_problems += problems
+        out.join_problems.add(problems)
         idx, _ = index_of(loaded.table.qid, joined.qid)
         if loaded.in_calibration is not None:
             out.in_calibration += int(loaded.in_calibration[idx].sum())

@@ -131,10 +131,14 @@ def certify_jsonl(
     before_commit: Callable[[NDArray[np.str_]], list[RowProblem]] | None = None,
     fast: bool = True,
     max_p: float | None = None,
+    every_problem: bool = True,
 ) -> tuple[StreamCounts, list[RowProblem]]:
     """Stream ``src`` into ``dst`` (atomically), one output line per input line (only the
-    rows in ``qids`` when given, like the in-memory path). Returns the counts and every
-    problem found (rejected and clipped rows, with file, line and qid). Under
+    rows in ``qids`` when given, like the in-memory path). Returns the counts (the
+    problems tallied in bounded memory: ``counts.tally``) and every problem found
+    (rejected and clipped rows, with file, line and qid), a list that grows with the
+    rows found wanting; ``every_problem=False`` leaves it empty (``cover certify``: its
+    messages read the tally, and the output names each rejected row's reason). Under
     ``on_error="raise"`` the first batch with a rejected row stops the run, and ``dst``
     is left as it was. ``before_commit(seen qids)`` runs before the output is renamed
     into place; the problems it returns count like the rows' (e.g. listed qids that
@@ -148,6 +152,7 @@ def certify_jsonl(
                               clip=clip, strict=strict, compact=compact, fast=fast,
                               max_p=max_p)
     counts = StreamCounts()
+    every: list[RowProblem] = []
     seen = SeenIds()
     # Collection paused: each batch's rows are freed by reference counting (they hold
     # no cycles); rescanning them as they age costs more than parsing them.
@@ -158,11 +163,15 @@ def certify_jsonl(
             raise_on_rejections(done.bad, on_error, name)  # before the rename: dst untouched
             counts.add(done.status, done.found)
             counts.in_calibration += done.in_calibration
+            if every_problem:
+                every += done.found
         if before_commit is not None:
             late = before_commit(seen.array())
             raise_on_rejections(late, on_error, name)
-            counts.found += late
-    return counts, counts.found
+            counts.tally.add(late)
+            if every_problem:
+                every += late
+    return counts, every
 
 
 def numbered_lines(data: bytes) -> list[tuple[int, bytes]]:

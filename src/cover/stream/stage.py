@@ -42,7 +42,7 @@ from cover.data.relevance import SALIENCY
 from cover.data.rules import duplicate_reason
 from cover.data.table import GroundingTable, ids_as_given
 from cover.data.validate import id_reasons, ids_checked
-from cover.errors import RowProblem
+from cover.errors import KEEP, ProblemTally, RowProblem
 from cover.io.durations import VideoIndex
 from cover.io.qvhighlights import Loaded
 from cover.io.seen import SeenIds
@@ -172,8 +172,9 @@ def _rejections(table: GroundingTable, rows: dict[int, str], name: str) -> list[
 
 @dataclass
 class StreamCounts:
-    """What happened to every input row: the counts, every problem found (``found``:
-    rejected and clipped rows) and the most common reasons (for messages)."""
+    """What happened to every input row: the counts, and the problems found (rejected and
+    clipped rows) tallied (:class:`~cover.errors.ProblemTally`: a count per action and
+    kind and the first few of each, not every problem: memory stays bounded)."""
 
     rows: int = 0
     certified: int = 0
@@ -182,9 +183,17 @@ class StreamCounts:
     abstained: int = 0
     batches: int = 0
     in_calibration: int = 0
-    examples: list[RowProblem] = field(default_factory=list)
-    found: list[RowProblem] = field(default_factory=list)
-    reasons: Counter[str] = field(default_factory=Counter)
+    tally: ProblemTally = field(default_factory=ProblemTally)
+
+    @property
+    def examples(self) -> list[RowProblem]:
+        """The first five rejected rows (fewer if the tally keeps fewer), in file order."""
+        return self.tally.examples("rejected")[:KEEP]
+
+    @property
+    def reasons(self) -> Counter[str]:
+        """How many rows were rejected for each reason."""
+        return self.tally.kinds.get("rejected", Counter())
 
     def add(self, status: NDArray[np.object_], problems: list[RowProblem]) -> None:
         """Count one batch: each written row's status, and what was found in it."""
@@ -198,10 +207,7 @@ class StreamCounts:
         self.refused += by_status.get(REFUSED, 0)
         self.rejected += by_status.get(REJECTED, 0)
         self.abstained += by_status.get(ABSTAINED, 0)
-        bad = [p for p in problems if p.action == "rejected"]
-        self.reasons.update(p.problem for p in bad)
-        self.examples += bad[: max(0, 5 - len(self.examples))]
-        self.found += problems
+        self.tally.add(problems)
 
     def add_block(self, block: Any, problems: list[RowProblem]) -> None:
         """Count one Arrow batch by its ``cover`` struct column

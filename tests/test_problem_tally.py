@@ -1,0 +1,200 @@
+"""ProblemTally: the messages of a list of problems from counts and the first few, so a
+streamed command holds a bounded tally, never every problem."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from itertools import pairwise
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import cover
+from cover.cli import main
+from cover.data.rules import raise_on_rejections
+from cover.errors import (
+    KEEP,
+    InputError,
+    ProblemTally,
+    RowProblem,
+    no_rows_left,
+    report_lines,
+)
+from cover.stream import certify_jsonl, certify_parquet
+
+
+def old_report_lines(problems: list[RowProblem], *, what: str, limit: int = 3) -> list[str]:
+    """The rule before the tally, on the full list: the oracle."""
+    out: list[str] = []
+    for action in ("clipped", "rejected"):
+        these = [p for p in problems if p.action == action]
+        if these:
+            kinds = Counter(p.problem for p in these)
+            out.append(f"cover: {len(these)} row(s) {action} in {what}: " +
+                       "; ".join(f"{k} ({v})" for k, v in kinds.most_common(4)))
+            lines = [f"  {p}" for p in these[:limit]]
+            if len(these) > limit:
+                lines.append(f"  ... and {len(these) - limit} more")
+            out.append("\n".join(lines))
+    return out
+
+
+def old_bad_rows(problems: list[RowProblem], what: str) -> str | None:
+    """The --on-error raise message before the tally (None: nothing rejected)."""
+    rejected = [p for p in problems if p.action == "rejected"]
+    if not rejected:
+        return None
+    lines = [f"  {p}" for p in rejected[:5]]
+    if len(rejected) > 5:
+        lines.append(f"  ... and {len(rejected) - 5} more")
+    return f"{len(rejected)} bad row(s) in {what}:\n" + "\n".join(lines)
+
+
+def old_no_rows_left(problems: list[RowProblem]) -> str:
+    rejected = [p for p in problems if p.action == "rejected"]
+    kinds = Counter(p.problem for p in rejected).most_common(3)
+    why = "; ".join(f"{k} ({v})" for k, v in kinds) if kinds else "the files share no query id"
+    return (f"no calibration rows left after validation of p joined with g: "
+            f"{len(rejected)} row(s) rejected ({why})")
+
+
+# Few kinds and actions: ties in the counts of kinds and repeats are common.
+problem = st.builds(RowProblem, path=st.sampled_from(["a.jsonl", "b.csv"]),
+                    line=st.integers(0, 30), qid=st.one_of(st.none(), st.text(max_size=3)),
+                    problem=st.sampled_from(["k0", "k1", "k2", "k3", "k4", "k5 (x)"]),
+                    action=st.sampled_from(["rejected", "clipped", "floored", "noted"]))
+
+
+@given(problems=st.lists(problem, max_size=60), cuts=st.lists(st.integers(0, 60), max_size=6),
+       limit=st.integers(0, KEEP))
+def test_lines_from_a_tally_are_those_of_the_full_list(problems, cuts, limit):
+    """Whether the problems come whole, batch by batch, or as tallies added together,
+    the report, the --on-error raise message and the no-rows message are the old
+    full-list rule's, byte for byte; counts are exact and at most ``keep`` are kept."""
+    bounds = [0, *sorted(min(c, len(problems)) for c in cuts), len(problems)]
+    chunks = [problems[a:b] for a, b in pairwise(bounds)]
+    by_batch = ProblemTally()
+    for chunk in chunks:
+        by_batch.add(chunk)
+    summed = ProblemTally()
+    for chunk in chunks:
+        summed = summed + ProblemTally.of(chunk)
+    want = old_report_lines(problems, what="f", limit=limit)
+    for tally in (by_batch, summed, ProblemTally.of(problems, keep=limit)):
+        assert report_lines(tally, what="f", limit=limit) == want
+        assert {a: tally.count(a) for a in tally.counts} == dict(
+            Counter(p.action for p in problems))
+        for action in ("rejected", "clipped", "floored", "noted"):
+            these = [p for p in problems if p.action == action]
+            assert tally.examples(action) == these[:tally.keep]
+            assert list(tally.kinds.get(action, {}).items()) == list(
+                Counter(p.problem for p in these).items())  # kinds in first-found order
+    assert report_lines(problems, what="f", limit=limit) == want
+    assert ProblemTally.of(problems, keep=None).kept == problems
+    assert no_rows_left("p", "g", by_batch) == no_rows_left("p", "g", problems) == \
+        old_no_rows_left(problems)
+    bad = old_bad_rows(problems, "f")
+    for given_as in (problems, by_batch, summed):
+        raise_on_rejections(given_as, "reject", "f")
+        if bad is None:
+            raise_on_rejections(given_as, "raise", "f")
+        else:
+            with pytest.raises(InputError) as got:
+                raise_on_rejections(given_as, "raise", "f")
+            assert str(got.value).startswith(bad + "\nFix these rows")
+
+
+def test_a_tally_refuses_to_show_examples_it_did_not_keep():
+    p = RowProblem("f", 1, "q", "k", "clipped")
+    tally = ProblemTally.of([p] * 9, keep=2)
+    assert tally.count("clipped") == 9 and tally.kept == [p, p]
+    with pytest.raises(ValueError, match="keeps 2"):
+        report_lines(tally, what="f", limit=3)
+    with pytest.raises(ValueError, match="cannot be added"):
+        ProblemTally(keep=None) + tally
+
+
+def _cal() -> cover.Calibrator:
+    n = 99
+    t = cover.GroundingTable.from_arrays(
+        qid=np.arange(n), duration=150.0, pred_start=np.full(n, 40.0),
+        pred_end=np.full(n, 60.0), truth=(np.full(n, 45.0), 60.0 + np.arange(n) / 4))
+    return cover.Calibrator(score="sec", alpha=0.1).fit(t)
+
+
+def _overshooting(path, rows: int) -> None:
+    """Every row's window reaches past its 150 s video (clipped); every 997th line is
+    not JSON (rejected)."""
+    line = '{"qid": %d, "vid": "v%d", "duration": 150, "pred_relevant_windows": [[140, 170, 1]]}'
+    path.write_text("".join(("{bad\n" if i % 997 == 996 else line % (i, i // 3) + "\n")
+                            for i in range(rows)))
+
+
+@pytest.mark.parametrize("rows", [5_000, 50_000])
+def test_streamed_certify_keeps_a_bounded_tally_with_exact_counts(tmp_path, capsys, rows):
+    """Many clipped rows in small batches: the tally keeps five of each action whatever
+    the number of rows, its counts are exact, and ``cover certify`` says what the full
+    list would have made it say."""
+    src = tmp_path / "p.jsonl"
+    _overshooting(src, rows)
+    cal = _cal()
+    bad = rows // 997
+    counts, every = certify_jsonl(cal, src, tmp_path / "o.jsonl", batch_lines=500,
+                                  every_problem=False)
+    assert every == [] and counts.batches == -(-rows // 500)
+    assert (counts.tally.count("clipped"), counts.tally.count("rejected")) == (rows - bad, bad)
+    assert len(counts.tally.kept) == 2 * KEEP
+    assert [p.line for p in counts.examples] == [997 * (i + 1) for i in range(KEEP)]
+    assert sum(counts.reasons.values()) == bad and counts.examples[0].problem in counts.reasons
+    full, every = certify_jsonl(cal, src, tmp_path / "f.jsonl", batch_lines=500)
+    assert len(every) == rows and full.tally == counts.tally
+    cal.save(tmp_path / "cal.json")
+    args = ["certify", "--calibrator", str(tmp_path / "cal.json"), "--preds", str(src),
+            "-o", str(tmp_path / "cli.jsonl"), "--batch-rows", "500", "--on-error", "reject"]
+    if rows == 5_000:  # the command's words, from the tally, are the full list's
+        capsys.readouterr()
+        assert main(args) == 0
+        assert "\n".join(report_lines(every, what=str(src))) in capsys.readouterr().err
+        assert (tmp_path / "cli.jsonl").read_bytes() == (tmp_path / "o.jsonl").read_bytes()
+
+
+def test_streamed_parquet_certify_tallies_every_batch(tmp_path):
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+
+    n = 20_000
+    start = np.full(n, 140.0)
+    start[::7] = 200.0  # wholly outside: rejected
+    pq.write_table(pa.table({"qid": np.arange(n), "duration": np.full(n, 150.0),
+                             "start": start, "end": np.full(n, 170.0)}), tmp_path / "p.parquet")
+    counts = certify_parquet(_cal(), tmp_path / "p.parquet", tmp_path / "o.parquet",
+                             batch_rows=300,
+                             columns="qid=qid,duration=duration,start=start,end=end")
+    rejected = len(range(0, n, 7))
+    assert counts.rejected == counts.tally.count("rejected") == rejected
+    assert counts.tally.count("clipped") == n - rejected and len(counts.tally.kept) == 2 * KEEP
+    assert [p.line for p in counts.tally.examples("clipped")] == [2, 3, 4, 5, 6]
+
+
+def test_streamed_calibrate_tallies_as_the_full_list(tmp_path):
+    """Streamed calibration of clipped rows: the bounded tally reports what every problem
+    (``keep_problems=None``) reports, with exact counts."""
+    from cover.stream.calibrate import calibrate_jsonl
+
+    n = 3_000
+    src = tmp_path / "p.jsonl"
+    src.write_text("".join(json.dumps({"qid": i, "vid": f"v{i // 3}", "duration": 150,
+                                       "pred_relevant_windows": [[140, 170 + i % 5, 1]]})
+                           + "\n" for i in range(n)))
+    m = n + 7  # 7 truth rows without a prediction: rejected
+    gt = cover.GroundingTable.from_arrays(qid=np.arange(m), vid=[f"v{i // 3}" for i in range(m)],
+                                          duration=150.0, truth=(np.full(m, 140.0), 150.0))
+    got = [calibrate_jsonl(cover.Calibrator(), src, gt, batch_lines=128, on_error="reject",
+                           keep_problems=keep)[1].problems for keep in (None, KEEP)]
+    assert len(got[0].kept) == m and len(got[1].kept) == 2 * KEEP
+    assert got[1].count("clipped") == n and got[1].count("rejected") == 7
+    assert report_lines(got[1], what="f") == report_lines(got[0].kept, what="f")
+    assert no_rows_left("p", "g", got[1]) == no_rows_left("p", "g", got[0].kept)
