@@ -15,7 +15,9 @@ Parquet NORM, JSON lines with ``--videos``) and ``evaluate`` (the NORM regions a
 the truth). The time is the whole command (imports included); the peak is the process's
 ``VmHWM``, read as the command ends. The Markdown lists the exact commands and, per
 command, the growth of time and peak from one size to the next (goal: time x10-11 per
-tenfold rows, peak bounded).
+tenfold rows, peak bounded). The ``all clipped`` commands run the same rows with every
+window ending past its video: every row is a row problem, which must not make the peak
+grow (problems are counted, not kept).
 """
 
 from __future__ import annotations
@@ -48,6 +50,14 @@ COMMANDS: dict[str, str] = {
                               "--videos {p}_gt.jsonl -o {d}/out-videos.jsonl",
     "evaluate jsonl": "evaluate --regions {d}/out-norm.jsonl --gt {p}_gt.jsonl "
                       "--json {d}/eval.json",
+    # The same rows with every window (prediction and truth) ending past the video: each
+    # row is clipped, so each is a row problem (counted, not kept: memory stays bounded).
+    "calibrate jsonl all clipped": "calibrate --preds {p}_past.jsonl --gt {p}_past_gt.jsonl "
+                                    "-o {d}/cal-past.json",
+    "certify jsonl NORM all clipped": "certify --calibrator {d}/cal-norm.json --preds "
+                                       "{p}_past.jsonl -o {d}/out-past.jsonl",
+    "evaluate jsonl all clipped": "evaluate --regions {d}/out-past.jsonl --gt "
+                                   "{p}_past_gt.jsonl --json {d}/eval-past.json",
 }
 
 
@@ -70,10 +80,13 @@ def make_parquet(src: Path, dst: Path) -> None:
                 "start": [t[0] for t in top], "end": [t[1] for t in top]}, schema=schema))
 
 
-def prepare(where: Path, size: int) -> Path:
-    """The files of one size (written once) and the certify calibrators; returns the
-    predictions' stem."""
+def prepare(where: Path, size: int, past_end: bool) -> Path:
+    """The files of one size (written once; ``past_end``: also the all-clipped ones) and
+    the certify calibrators; returns the predictions' stem."""
     stem = where / f"preds_{size}"
+    if past_end and not Path(f"{stem}_past.jsonl").exists():
+        make_jsonl(Path(f"{stem}_past.jsonl"), size, past_end=True)
+        make_gt(Path(f"{stem}_past_gt.jsonl"), size, past_end=True)
     if not stem.with_suffix(".jsonl").exists():
         print(f"writing {stem}.jsonl ...", file=sys.stderr)
         make_jsonl(stem.with_suffix(".jsonl"), size)
@@ -137,7 +150,7 @@ def main() -> int:
     args.dir.mkdir(parents=True, exist_ok=True)
     res: dict[str, dict[int, dict[str, float]]] = {n: {} for n in names}
     for size in sizes:
-        stem = prepare(args.dir, size)
+        stem = prepare(args.dir, size, any("clipped" in n for n in names))
         for name in names:
             res[name][size] = run(COMMANDS[name].format(p=stem, d=args.dir))
             r = res[name][size]
@@ -145,7 +158,8 @@ def main() -> int:
                   file=sys.stderr)
     load = os.getloadavg()
     lines = [f"Command: `.venv/bin/python bench/scaling_files.py --sizes {args.sizes}"
-             f"{'' if args.max_rows == float('inf') else f' --max-rows {args.max_rows:g}'}`",
+             f"{'' if args.max_rows == float('inf') else f' --max-rows {args.max_rows:g}'}"
+             f"{f' --only {chr(34)}{args.only}{chr(34)}' if args.only else ''}`",
              "", f"{os.cpu_count()} cores, load average {load[0]:.1f} / {load[1]:.1f} / "
              f"{load[2]:.1f} at the end; one fresh process per run; time = the whole "
              "command (imports included); peak = VmHWM", "",

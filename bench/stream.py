@@ -73,8 +73,9 @@ def make_file(path: Path, rows: int, seed: int = 0) -> None:
                                     "start": s, "end": e}, schema=schema))
 
 
-def make_jsonl(path: Path, rows: int, seed: int = 0) -> None:
-    """QD-DETR-shaped lines: saliency in steps of 1/128 as the model writes them."""
+def make_jsonl(path: Path, rows: int, seed: int = 0, past_end: bool = False) -> None:
+    """QD-DETR-shaped lines: saliency in steps of 1/128 as the model writes them
+    (``past_end``: every window ends past the 150 s video, so every row is clipped)."""
     import orjson
 
     from cover.io.output import atomic_open
@@ -86,6 +87,8 @@ def make_jsonl(path: Path, rows: int, seed: int = 0) -> None:
             m = min(chunk, rows - a)
             s = rng.uniform(0, 110, (m, 10)).round() // 2 * 2
             e = np.minimum(s + rng.uniform(2, 40, (m, 10)).round() // 2 * 2 + 2, 150.0)
+            if past_end:
+                s, e = s // 4 + 110, 152 + rng.uniform(0, 30, (m, 10)).round() // 2 * 2
             sc = np.sort(rng.uniform(0, 1, (m, 10)).round(4), axis=1)[:, ::-1]
             win = np.stack([s, e, sc], axis=2).tolist()
             sal = (np.round(rng.normal(-10, 2, (m, 75)) * 128) / 128).tolist()
@@ -96,8 +99,9 @@ def make_jsonl(path: Path, rows: int, seed: int = 0) -> None:
                 + b"\n" for i in range(m)))
 
 
-def make_gt(path: Path, rows: int, seed: int = 2) -> None:
-    """The ground truth of :func:`make_jsonl`'s queries: one window per query."""
+def make_gt(path: Path, rows: int, seed: int = 2, past_end: bool = False) -> None:
+    """The ground truth of :func:`make_jsonl`'s queries: one window per query
+    (``past_end``: every one ends past the 150 s video)."""
     import orjson
 
     from cover.io.output import atomic_open
@@ -110,6 +114,8 @@ def make_gt(path: Path, rows: int, seed: int = 2) -> None:
             ts = (rng.uniform(0, 110, m).round() // 2 * 2).tolist()
             te = np.minimum(np.asarray(ts) + rng.uniform(2, 40, m).round() // 2 * 2 + 2,
                             150.0).tolist()
+            if past_end:
+                te = (152 + rng.uniform(0, 30, m).round() // 2 * 2).tolist()
             fh.write(b"".join(orjson.dumps(
                 {"qid": a + i, "query": "a person does something in the video",
                  "vid": f"v{(a + i) // 3}_0.0_150.0", "duration": 150,
