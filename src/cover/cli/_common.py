@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import inspect
 import math
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any, TypeVar
 
 # The commands speak through cover.errors; cli.formats still takes say from here.
 from cover.errors import say as say
+
+J = TypeVar("J")
 
 #: What ``add_subparsers()`` returns; each command module's ``add_parser`` takes it.
 Subparsers = argparse._SubParsersAction
@@ -175,12 +181,79 @@ def writes_stdout(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
     return any(path == "-" for _, path in declared_paths(parser, args)[1])
 
 
+#: ``--on-error``'s help where a command does not word it its own way.
+ON_ERROR_HELP = "bad rows: stop with an error, or set them aside with reasons and go on"
+
+
+def _flag_table() -> dict[str, tuple[tuple[str, ...], dict[str, Any]]]:
+    """dest -> (option strings, ``add_argument`` keywords) of the flags several commands
+    declare alike (built when first asked: the choices come from the library)."""
+    from cover.scores import ALL_FAMILIES, TARGETS
+
+    return {
+        "preds": (("--preds",), dict(required=True, type=InputPath,
+                                     help="predictions (any format of `cover formats`)")),
+        "gt": (("--gt",), dict(required=True, type=InputPath,
+                               help="ground truth (any format of `cover formats`)")),
+        "qids": (("--qids",), dict(type=InputPath)),
+        "out": (("--out",), dict(required=True, type=OutputFolder, help=RESULTS_FOLDER_HELP)),
+        "json": (("--json",), dict(type=OutputOrStdout)),
+        "score": (("--score",), dict(choices=ALL_FAMILIES, default="norm", help="score family")),
+        "alpha": (("--alpha",), dict(type=alpha_text, default="0.1",
+                                     help="miscoverage level in (0, 1)")),
+        "seed": (("--seed",), dict(type=int, default=42)),
+        "cal_frac": (("--cal-frac",), dict(type=float, default=0.4)),
+        "resamples": (("--resamples",), dict(type=positive_int, default=50,
+                                             help="calibration resamples per cell")),
+        "min_scale": (("--min-scale",), dict(type=positive_float, default=1.0,
+                                             help="NORM scale floor, s")),
+        "target": (("--target",), dict(
+            choices=TARGETS, default="envelope",
+            help="cover the envelope of multi-window truth, or every window")),
+        "in_memory": (("--in-memory",), dict(action="store_true")),
+        "batch_rows": (("--batch-rows",), dict(
+            type=positive_int, default=16_384,
+            help="rows per batch when streaming (memory is bounded by one batch)")),
+        "strict": (("--strict",), dict(action="store_true", help="reject rows whose windows "
+                                       "reach outside [0, T] instead of clipping")),
+        "on_error": (("--on-error",), dict(choices=("raise", "reject"), default="raise",
+                                           help=ON_ERROR_HELP)),
+        "clip": (("--clip",), dict(type=positive_float, default=2.0,
+                                   help="relevance clip length in seconds (> 0)")),
+    }
+
+
+def add_flags(p: argparse.ArgumentParser, *names: str, **own: str | dict[str, Any]) -> None:
+    """Declare the shared flags ``names`` (dests, in help order) on ``p``; ``own[dest]``
+    is the command's own help text (a str) or keywords (a dict) over the shared ones."""
+    table = _flag_table()
+    if set(own) - set(names):
+        raise TypeError(f"own wording for flags not declared: {sorted(set(own) - set(names))}")
+    for name in names:
+        flags, kwargs = table[name]
+        mine = own.get(name, {})
+        p.add_argument(*flags, **kwargs | ({"help": mine} if isinstance(mine, str) else mine))
+
+
 def add_input_flags(p: argparse.ArgumentParser) -> None:
     """The flags every command that reads prediction rows shares (``--strict``,
     ``--on-error``, ``--clip``, ...)."""
-    p.add_argument("--strict", action="store_true",
-                   help="reject rows whose windows reach outside [0, T] instead of clipping")
-    p.add_argument("--on-error", choices=("raise", "reject"), default="raise",
-                   help="bad rows: stop with an error, or set them aside with reasons and go on")
-    p.add_argument("--clip", type=positive_float, default=2.0,
-                   help="relevance clip length in seconds (> 0)")
+    add_flags(p, "strict", "on_error", "clip")
+
+
+def job_of(job: Callable[..., J], args: argparse.Namespace, *, paths: Iterable[str] = (),
+           **given: Any) -> J:
+    """``job`` (a job's dataclass or function) called with every parsed flag named as one
+    of its parameters (those in ``paths`` as :class:`~pathlib.Path`, an absent one None),
+    and ``given``, what the command worked out, over them."""
+    names = inspect.signature(job).parameters
+    flags = {k: v for k, v in vars(args).items() if k in names}
+    flags |= {k: Path(flags[k]) if flags[k] else None for k in paths}
+    return job(**flags | given)
+
+
+def printed(lines: Iterable[str]) -> int:
+    """Print a job's summary lines; the exit status of a command that got this far (0)."""
+    for line in lines:
+        print(line)
+    return 0
