@@ -235,12 +235,6 @@ def add_flags(p: argparse.ArgumentParser, *names: str, **own: str | dict[str, An
         p.add_argument(*flags, **kwargs | ({"help": mine} if isinstance(mine, str) else mine))
 
 
-def add_input_flags(p: argparse.ArgumentParser) -> None:
-    """The flags every command that reads prediction rows shares (``--strict``,
-    ``--on-error``, ``--clip``, ...)."""
-    add_flags(p, "strict", "on_error", "clip")
-
-
 def job_of(job: Callable[..., J], args: argparse.Namespace, *, paths: Iterable[str] = (),
            **given: Any) -> J:
     """``job`` (a job's dataclass or function) called with every parsed flag named as one

@@ -10,7 +10,6 @@ from cover.cli._common import (
     Subparsers,
     add_command,
     add_flags,
-    add_input_flags,
     job_of,
     printed,
 )
@@ -63,7 +62,7 @@ def add_parser(sub: Subparsers) -> None:
     p.add_argument("--no-band", action="store_true",
                    help="skip the Beta band of realised coverage (its quantiles need scipy, "
                    "about 0.15 s to import)")
-    add_input_flags(p)
+    add_flags(p, "strict", "on_error", "clip")
     add_format_flags(p, gt=True)
     add_relevance_flag(p)
     add_group_flags(p)

@@ -11,7 +11,6 @@ from cover.cli._common import (
     Subparsers,
     add_command,
     add_flags,
-    add_input_flags,
     job_of,
     printed,
 )
@@ -44,9 +43,8 @@ def add_parser(sub: Subparsers) -> None:
                    "P; needs a calibrator fitted with --keep-scores")
     p.add_argument("--compact", action="store_true",
                    help="write only qid, vid and the cover block (streamed inputs)")
-    add_flags(p, "in_memory", "batch_rows",
+    add_flags(p, "in_memory", "batch_rows", "strict", "on_error", "clip",
               in_memory="read the whole input even when it could be streamed")
-    add_input_flags(p)
     add_format_flags(p, gt=False)
     add_relevance_flag(p, calibrated=True)
     p.set_defaults(func=run)

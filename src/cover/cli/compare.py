@@ -6,15 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from cover.cli._common import (
-    InputPath,
-    OutputPath,
-    Subparsers,
-    add_command,
-    add_flags,
-    add_input_flags,
-    job_of,
-)
+from cover.cli._common import InputPath, OutputPath, Subparsers, add_command, add_flags, job_of
 from cover.cli.formats import add_format_flags, format_kwargs
 from cover.errors import InputError
 
@@ -50,7 +42,7 @@ def add_parser(sub: Subparsers) -> None:
               cal_frac="share of source videos that calibrate, in (0, 1)",
               json="write the comparison here as (strict) JSON (- for standard output)")
     p.add_argument("--html", type=OutputPath, help="write a self-contained HTML report here")
-    add_input_flags(p)
+    add_flags(p, "strict", "on_error", "clip")
     add_format_flags(p, gt=True)
     p.set_defaults(func=run)
 

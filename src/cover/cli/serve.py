@@ -10,7 +10,7 @@ from cover.cli._common import (
     OutputPath,
     Subparsers,
     add_command,
-    add_input_flags,
+    add_flags,
     alpha_text,
     job_of,
     positive_float,
@@ -102,7 +102,7 @@ def add_parser(sub: Subparsers) -> None:
     p.add_argument("--log-level", default="warning",
                    choices=("critical", "error", "warning", "info", "debug"),
                    help="uvicorn's log level")
-    add_input_flags(p)
+    add_flags(p, "strict", "on_error", "clip")
     p.set_defaults(func=run)
 
 

@@ -5,14 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from cover.cli._common import (
-    Subparsers,
-    add_command,
-    add_flags,
-    add_input_flags,
-    job_of,
-    positive_int,
-)
+from cover.cli._common import Subparsers, add_command, add_flags, job_of, positive_int
 from cover.cli.formats import add_format_flags, add_selection_flags, format_kwargs
 from cover.errors import InputError
 
@@ -47,7 +40,7 @@ def add_parser(sub: Subparsers) -> None:
     p.add_argument("--split-seeds", type=positive_int, default=0, metavar="N",
                    help="also repeat the unit-level split with seeds 0..N-1 and report each "
                    "cell's spread over seeds (split_seeds.json / .md)")
-    add_input_flags(p)
+    add_flags(p, "strict", "on_error", "clip")
     add_format_flags(p, gt=True)
     add_selection_flags(p)
     p.set_defaults(func=run)
