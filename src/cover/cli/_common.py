@@ -181,45 +181,36 @@ def writes_stdout(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
     return any(path == "-" for _, path in declared_paths(parser, args)[1])
 
 
-#: ``--on-error``'s help where a command does not word it its own way.
-ON_ERROR_HELP = "bad rows: stop with an error, or set them aside with reasons and go on"
-
-
-def _flag_table() -> dict[str, tuple[tuple[str, ...], dict[str, Any]]]:
-    """dest -> (option strings, ``add_argument`` keywords) of the flags several commands
-    declare alike (built when first asked: the choices come from the library)."""
+def _flag_table() -> dict[str, dict[str, Any]]:
+    """dest -> ``add_argument`` keywords of the flags several commands declare alike, each
+    ``--dest`` with ``-`` for ``_`` (built when first asked: choices from the library)."""
     from cover.scores import ALL_FAMILIES, TARGETS
 
     return {
-        "preds": (("--preds",), dict(required=True, type=InputPath,
-                                     help="predictions (any format of `cover formats`)")),
-        "gt": (("--gt",), dict(required=True, type=InputPath,
-                               help="ground truth (any format of `cover formats`)")),
-        "qids": (("--qids",), dict(type=InputPath)),
-        "out": (("--out",), dict(required=True, type=OutputFolder, help=RESULTS_FOLDER_HELP)),
-        "json": (("--json",), dict(type=OutputOrStdout)),
-        "score": (("--score",), dict(choices=ALL_FAMILIES, default="norm", help="score family")),
-        "alpha": (("--alpha",), dict(type=alpha_text, default="0.1",
-                                     help="miscoverage level in (0, 1)")),
-        "seed": (("--seed",), dict(type=int, default=42)),
-        "cal_frac": (("--cal-frac",), dict(type=float, default=0.4)),
-        "resamples": (("--resamples",), dict(type=positive_int, default=50,
-                                             help="calibration resamples per cell")),
-        "min_scale": (("--min-scale",), dict(type=positive_float, default=1.0,
-                                             help="NORM scale floor, s")),
-        "target": (("--target",), dict(
-            choices=TARGETS, default="envelope",
-            help="cover the envelope of multi-window truth, or every window")),
-        "in_memory": (("--in-memory",), dict(action="store_true")),
-        "batch_rows": (("--batch-rows",), dict(
-            type=positive_int, default=16_384,
-            help="rows per batch when streaming (memory is bounded by one batch)")),
-        "strict": (("--strict",), dict(action="store_true", help="reject rows whose windows "
-                                       "reach outside [0, T] instead of clipping")),
-        "on_error": (("--on-error",), dict(choices=("raise", "reject"), default="raise",
-                                           help=ON_ERROR_HELP)),
-        "clip": (("--clip",), dict(type=positive_float, default=2.0,
-                                   help="relevance clip length in seconds (> 0)")),
+        "preds": dict(required=True, type=InputPath,
+                      help="predictions (any format of `cover formats`)"),
+        "gt": dict(required=True, type=InputPath,
+                   help="ground truth (any format of `cover formats`)"),
+        "qids": dict(type=InputPath),
+        "out": dict(required=True, type=OutputFolder, help=RESULTS_FOLDER_HELP),
+        "json": dict(type=OutputOrStdout),
+        "score": dict(choices=ALL_FAMILIES, default="norm", help="score family"),
+        "alpha": dict(type=alpha_text, default="0.1", help="miscoverage level in (0, 1)"),
+        "seed": dict(type=int, default=42),
+        "cal_frac": dict(type=float, default=0.4),
+        "resamples": dict(type=positive_int, default=50, help="calibration resamples per cell"),
+        "min_scale": dict(type=positive_float, default=1.0, help="NORM scale floor, s"),
+        "target": dict(choices=TARGETS, default="envelope",
+                       help="cover the envelope of multi-window truth, or every window"),
+        "in_memory": dict(action="store_true"),
+        "batch_rows": dict(type=positive_int, default=16_384,
+                           help="rows per batch when streaming (memory is bounded by one batch)"),
+        "strict": dict(action="store_true",
+                       help="reject rows whose windows reach outside [0, T] instead of clipping"),
+        "on_error": dict(choices=("raise", "reject"), default="raise", help="bad rows: stop "
+                         "with an error, or set them aside with reasons and go on"),
+        "clip": dict(type=positive_float, default=2.0,
+                     help="relevance clip length in seconds (> 0)"),
     }
 
 
@@ -230,9 +221,9 @@ def add_flags(p: argparse.ArgumentParser, *names: str, **own: str | dict[str, An
     if set(own) - set(names):
         raise TypeError(f"own wording for flags not declared: {sorted(set(own) - set(names))}")
     for name in names:
-        flags, kwargs = table[name]
         mine = own.get(name, {})
-        p.add_argument(*flags, **kwargs | ({"help": mine} if isinstance(mine, str) else mine))
+        p.add_argument("--" + name.replace("_", "-"),
+                       **table[name] | ({"help": mine} if isinstance(mine, str) else mine))
 
 
 def job_of(job: Callable[..., J], args: argparse.Namespace, *, paths: Iterable[str] = (),
