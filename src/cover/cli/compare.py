@@ -4,11 +4,9 @@ paired differences with video-clustered intervals."""
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from cover.cli._common import InputPath, OutputPath, Subparsers, add_command, add_flags, job_of
 from cover.cli.formats import add_format_flags, format_kwargs
-from cover.errors import InputError
 
 #: Rules ``compare`` can run with their defaults (``weighted`` needs a shift target).
 COMPARABLE_RULES = ("asymmetric", "bonferroni", "buckets", "crc", "mondrian", "rcps", "split")
@@ -47,27 +45,10 @@ def add_parser(sub: Subparsers) -> None:
     p.set_defaults(func=run)
 
 
-def _name(path: str, given: str | None) -> str:
-    return given or Path(path).parent.name or Path(path).stem
-
-
 def run(args: argparse.Namespace) -> int:
-    from cover.jobs.calibrate_job import DEFAULT_GROUPS
-    from cover.jobs.compare import CompareSpec, Side, run_compare
+    from cover.jobs.compare import CompareSpec, run_compare, sides
 
-    b = args.b or args.a
-    score_b, rule_b = args.score_b or args.score, args.rule_b or args.rule
-    if args.b is None and (score_b, rule_b) == (args.score, args.rule):
-        raise InputError("nothing to compare: give a second prediction file B, or "
-                         "--score-b / --rule-b for a second choice on A")
-    name_a, name_b = _name(args.a, args.name_a), _name(b, args.name_b)
-    if name_a == name_b and args.name_b is None:
-        # One file (or two files in one folder): say what differs.
-        name_a = f"{name_a} {args.score.upper()}/{args.rule}"
-        name_b = f"{name_b} {score_b.upper()}/{rule_b}"
-    run_compare(job_of(
-        CompareSpec, args, paths=("gt", "json", "html"),
-        a=Side(Path(args.a), name_a, args.score, args.rule, DEFAULT_GROUPS.get(args.rule, "all")),
-        b=Side(Path(b), name_b, score_b, rule_b, DEFAULT_GROUPS.get(rule_b, "all")),
-        read_options={k: v for k, v in format_kwargs(args).items() if v is not None}))
+    a, b = job_of(sides, args)
+    run_compare(job_of(CompareSpec, args, paths=("gt", "json", "html"), a=a, b=b, read_options={
+        k: v for k, v in format_kwargs(args).items() if v is not None}))
     return 0

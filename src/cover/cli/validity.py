@@ -7,7 +7,6 @@ from pathlib import Path
 
 from cover.cli._common import Subparsers, add_command, add_flags, job_of, positive_int
 from cover.cli.formats import add_format_flags, add_selection_flags, format_kwargs
-from cover.errors import InputError
 
 
 def add_parser(sub: Subparsers) -> None:
@@ -49,10 +48,7 @@ def add_parser(sub: Subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     from cover.jobs.validity import run_validity
 
-    names = args.name or []
-    if names and len(names) != len(args.preds):
-        raise InputError("give one --name per --preds")
     job_of(run_validity, args, paths=("gt", "out", "qids"), preds=[Path(p) for p in args.preds],
-           names=names or None, families=tuple(args.families), n_resamples=args.resamples,
+           names=args.name, families=tuple(args.families), n_resamples=args.resamples,
            alphas=tuple(float(a) for a in args.alphas), read_options=format_kwargs(args))
     return 0

@@ -134,6 +134,8 @@ def run_validity(
     ``split_seeds`` > 0 adds each grounder's split-seed spread (coverage and length per
     cell over seeds ``0 .. N - 1``; :mod:`cover.jobs.study_seeds`).
     """
+    if names and len(names) != len(preds):
+        raise InputError("give one --name per --preds")
     check_split_seeds(split_seeds, target)
     protocol = Protocol(cal_frac=cal_frac, seed=seed, n_resamples=n_resamples, alphas=alphas)
     display, folders = grounder_names(preds, names)
