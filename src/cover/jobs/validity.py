@@ -3,7 +3,6 @@ HTML report of study 1 (coverage validity) out."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -24,7 +23,7 @@ from cover.io.output import (
     write_json,
     write_text,
 )
-from cover.jobs.study_inputs import guess_dataset
+from cover.jobs.study_inputs import guess_dataset, slug
 from cover.jobs.study_seeds import check_split_seeds, run_spread
 from cover.report.tables import multi_validity_table, render, validity_summary, validity_table
 from cover.scores import missing_family_input
@@ -49,10 +48,6 @@ CHECKS_SECTION: tuple[str, str, str, Sequence[Path]] = (
     "What this checks", WHAT_IT_CHECKS.removeprefix("What this checks: "), "", ())
 
 
-def slug(name: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or "grounder"
-
-
 def grounder_names(preds: Sequence[Path], names: Sequence[str] | None = None
                    ) -> tuple[list[str], list[str]]:
     """Display names and output folder names, both unique, one per prediction file.
@@ -71,10 +66,10 @@ def grounder_names(preds: Sequence[Path], names: Sequence[str] | None = None
     display: list[str] = []
     folders: list[str] = []
     for name in shown:
-        d, f, i = name, slug(name), 1
+        d, f, i = name, slug(name, "grounder"), 1
         while d in display or f in folders:
             i += 1
-            d, f = f"{name} ({i})", f"{slug(name)}-{i}"
+            d, f = f"{name} ({i})", f"{slug(name, 'grounder')}-{i}"
         display.append(d)
         folders.append(f)
     return display, folders
