@@ -49,6 +49,6 @@ def run(args: argparse.Namespace) -> int:
     from cover.jobs.compare import CompareSpec, run_compare, sides
 
     a, b = job_of(sides, args)
-    run_compare(job_of(CompareSpec, args, paths=("gt", "json", "html"), a=a, b=b, read_options={
-        k: v for k, v in format_kwargs(args).items() if v is not None}))
+    run_compare(job_of(CompareSpec, args, paths=("gt", "json", "html"), a=a, b=b,
+                       read_options=format_kwargs(args)))
     return 0

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from cover.cli._common import InputPath, Subparsers, add_command, add_flags, positive_int
+from cover.cli._common import InputPath, Subparsers, add_command, add_flags, job_of, positive_int
 from cover.cli.formats import add_format_flags, add_selection_flags, format_kwargs
 
 
@@ -55,27 +55,20 @@ def add_parser(sub: Subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     from cover.jobs.study import run_studies
     from cover.jobs.study_inputs import command_line, input_pairs
-    from cover.jobs.study_seeds import check_split_seeds
     from cover.studies.protocol import Protocol
 
-    protocol = Protocol(cal_frac=args.cal_frac, seed=args.seed, n_resamples=args.resamples,
-                        resample_frac=args.resample_frac,
-                        alphas=tuple(float(a) for a in args.alphas))
-    out = Path(args.out)
-    humans = Path(args.humans) if args.humans else None
+    protocol = job_of(Protocol, args, n_resamples=args.resamples,
+                      alphas=tuple(float(a) for a in args.alphas))
     inputs = input_pairs([Path(p) for p in args.preds], [Path(g) for g in args.gt],
                          args.name, args.dataset)
-    read = {k: v for k, v in format_kwargs(args).items() if v is not None}
-    if args.on_error != "raise":
-        read["on_error"] = args.on_error
-    check_split_seeds(args.split_seeds, args.target)
-    command = command_line(args.study, inputs, out, protocol, min_scale=args.min_scale,
-                           target=args.target, humans=humans, read=read,
-                           split_seeds=args.split_seeds)
-    run_studies(studies=[args.study], inputs=inputs, out=out, protocol=protocol,
-                min_scale=args.min_scale, target=args.target, command=command,
-                humans_dir=humans, read=read, split_seeds=args.split_seeds,
-                report=not args.no_report, figures=not args.no_report)
-    print(f"wrote {out}/ (manifest.json, tables.md, per-pair folders"
+    read = format_kwargs(args) | ({} if args.on_error == "raise" else {"on_error": args.on_error})
+    # Both take min_scale, target and split_seeds from the flags of those names.
+    command = job_of(command_line, args, paths=("out", "humans"), inputs=inputs,
+                     protocol=protocol, read=read)
+    job_of(run_studies, args, paths=("out",), studies=[args.study], inputs=inputs,
+           protocol=protocol, read=read, command=command,
+           humans_dir=Path(args.humans) if args.humans else None,
+           report=not args.no_report, figures=not args.no_report)
+    print(f"wrote {Path(args.out)}/ (manifest.json, tables.md, per-pair folders"
           f"{'' if args.no_report else ', report.html'})")
     return 0
