@@ -69,36 +69,55 @@ def test_printed_prints_every_line_and_exits_0(capsys):
     assert capsys.readouterr().out == "one\ntwo\n"
 
 
-#: command -> (its job, the arguments of a minimal command line, the flags the command
-#: itself turns into other job fields).
+#: command -> (its jobs, the arguments of a minimal command line, the flags the command
+#: itself turns into other job parameters).
 JOBS = {
-    "calibrate": ("cover.jobs.calibrate_job:CalibrateJob",
+    "calibrate": (["cover.jobs.calibrate_job:CalibrateJob"],
                   ["--preds", "p", "--gt", "g", "-o", "o"],
                   {"pred_format", "columns", "gt_format", "gt_columns", "gt_durations",
                    "relevance_from"}),  # -> formats
-    "certify": ("cover.jobs.certify:CertifyJob", ["--calibrator", "c", "--preds", "p",
-                                                  "-o", "o"], set()),
-    "evaluate": ("cover.jobs.evaluate:EvaluateFiles", ["--regions", "r", "--gt", "g"], set()),
-    "serve": ("cover.serve:ServeOptions", ["--calibrator", "c.json"],
+    "certify": (["cover.jobs.certify:CertifyJob"], ["--calibrator", "c", "--preds", "p",
+                                                    "-o", "o"], set()),
+    "evaluate": (["cover.jobs.evaluate:EvaluateFiles"], ["--regions", "r", "--gt", "g"],
+                 set()),
+    "serve": (["cover.serve:ServeOptions"], ["--calibrator", "c.json"],
               {"calibrator", "drift_delta"}),  # -> calibrators, delta
-    "compare": ("cover.jobs.compare:CompareSpec", ["a", "--gt", "g"],
-                {"a", "b", "name_a", "name_b", "score", "score_b", "rule", "rule_b",
-                 "pred_format", "columns", "gt_format", "gt_columns", "gt_durations"}),
+    "compare": (["cover.jobs.compare:CompareSpec", "cover.jobs.compare:sides"],
+                ["a", "--gt", "g"],
+                {"pred_format", "columns", "gt_format", "gt_columns", "gt_durations"}),
+    "validity": (["cover.jobs.validity:run_validity"], ["--preds", "p", "--gt", "g", "--out",
+                                                        "o"],
+                 {"name", "resamples", "pred_format", "columns", "gt_format", "gt_columns",
+                  "gt_durations", "relevance_from", "max_duration"}),
+    "study": (["cover.jobs.study:run_studies", "cover.jobs.study_inputs:command_line",
+               "cover.studies.protocol:Protocol"], ["all", "--preds", "p", "--gt", "g",
+                                                    "--out", "o"],
+              {"preds", "gt", "name", "dataset", "resamples", "no_report", "pred_format",
+               "columns", "gt_format", "gt_columns", "gt_durations", "relevance_from",
+               "max_duration", "on_error"}),
+    "online": (["cover.jobs.online:run_online"], ["--preds", "p", "--gt", "g", "--out-dir",
+                                                  "o"],
+               {"out_dir", "no_figure", "name", "switch_name"}),
+    "ground": (["cover.grounders.endpoint:ChatClient", "cover.jobs.ground:run_ground"],
+               ["--endpoint", "e", "--model", "m", "--videos", "v", "--queries", "q",
+                "-o", "o"], {"endpoint", "frames", "api_key_env"}),
 }
 
 
 @pytest.mark.parametrize("command", sorted(JOBS))
 def test_every_flag_of_a_job_backed_command_reaches_its_job(command):
-    """A flag added to one of these commands without a job field of its name would be
-    parsed and then dropped by ``job_of``: each flag is a job field, or one the command
-    turns into another field itself."""
+    """A flag added to one of these commands without a job parameter of its name would
+    be parsed and then dropped by ``job_of``: each flag is a parameter of one of its
+    jobs, or one the command turns into another parameter itself."""
     import importlib
 
-    where, argv, turned = JOBS[command]
-    module, name = where.split(":")
-    job = getattr(importlib.import_module(module), name)
+    jobs, argv, turned = JOBS[command]
     parser = dict((" ".join(path), p) for path, p in command_parsers())[command]
     dests = set(vars(parser.parse_args(argv))) - {"func"}
-    fields = set(inspect.signature(job).parameters)
-    assert dests - fields - turned == set()
+    params = set()
+    for where in jobs:
+        module, name = where.split(":")
+        params |= set(inspect.signature(getattr(importlib.import_module(module), name))
+                      .parameters)
+    assert dests - params - turned == set()
     assert turned <= dests

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from cover.cli._common import InputPath, OutputPath, Subparsers, add_command, add_flags
+from cover.cli._common import InputPath, OutputPath, Subparsers, add_command, add_flags, job_of
 from cover.errors import report_problems
 
 
@@ -63,8 +63,7 @@ def run_train(args: argparse.Namespace) -> int:
     if loaded.table.truth is None:
         from cover.errors import InputError
         raise InputError(f"{args.train}: training needs labelled rows (relevant_windows)")
-    model = BlindGrounder(alpha=args.alpha, bins=args.bins, max_features=args.max_features,
-                          prior_only=args.prior_only).fit(loaded.table)
+    model = job_of(BlindGrounder, args).fit(loaded.table)
     model.save(args.output, inputs=[args.train])
     kind = "length prior" if args.prior_only else f"{len(model.vocabulary_)} terms"
     print(f"trained the blind grounder ({kind}) on {model.n_train_} queries; wrote "
