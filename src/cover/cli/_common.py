@@ -9,6 +9,8 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, TypeVar
 
+from cover.calibrate.quantile import as_fraction
+
 # The commands speak through cover.errors; cli.formats still takes say from here.
 from cover.errors import say as say
 
@@ -39,15 +41,21 @@ def add_command(sub: Subparsers, name: str, *, help: str, description: str,
     return p
 
 
-def alpha_text(text: str) -> str:
-    """argparse type: keep alpha as the user's decimal text (exact arithmetic later)."""
-    from cover.calibrate.quantile import as_fraction
+def checked_text(check: Callable[[str], object]) -> Callable[[str], str]:
+    """argparse type: the number as the user wrote it (exact arithmetic later), once
+    ``check`` reads it; the ValueError it raises is the usage error."""
+    def parse(text: str) -> str:
+        try:
+            check(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+        return text
 
-    try:
-        as_fraction(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-    return text
+    return parse
+
+
+#: argparse type: alpha as the user's decimal text.
+alpha_text = checked_text(as_fraction)
 
 
 def positive_float(text: str) -> float:

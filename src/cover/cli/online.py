@@ -6,22 +6,19 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from cover.cli._common import InputPath, OutputFolder, Subparsers, add_command, add_flags, job_of
-
-
-def _gamma(text: str) -> str:
-    """argparse type: the step size as written (exact arithmetic later)."""
-    from cover.calibrate.online import as_gamma
-
-    try:
-        as_gamma(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-    return text
+from cover.cli._common import (
+    InputPath,
+    OutputFolder,
+    Subparsers,
+    add_command,
+    add_flags,
+    checked_text,
+    job_of,
+)
 
 
 def add_parser(sub: Subparsers) -> None:
-    from cover.calibrate.online import DEFAULT_GAMMA
+    from cover.calibrate.online import DEFAULT_GAMMA, as_gamma
     from cover.jobs.online import DEFAULT_WINDOW, ORDERS
     from cover.scores import FAMILIES
 
@@ -38,7 +35,7 @@ def add_parser(sub: Subparsers) -> None:
     p.add_argument("--out-dir", required=True, type=OutputFolder, help="output folder")
     add_flags(p, "score", "alpha", score={"choices": FAMILIES},
               alpha="target miss rate in (0, 1)")
-    p.add_argument("--gamma", type=_gamma, default=DEFAULT_GAMMA,
+    p.add_argument("--gamma", type=checked_text(as_gamma), default=DEFAULT_GAMMA,
                    help=f"ACI step size in (0, 1) (default {DEFAULT_GAMMA})")
     p.add_argument("--order", choices=ORDERS, default="file",
                    help="stream order of the non-calibration rows")
