@@ -1,4 +1,5 @@
-"""Helpers shared by the command modules: messages, argument types, common flags."""
+"""Helpers shared by the command modules: argument types, the shared flags, a job built
+from the flags and its summary printed."""
 
 from __future__ import annotations
 
@@ -10,9 +11,6 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from cover.calibrate.quantile import as_fraction
-
-# The commands speak through cover.errors; cli.formats still takes say from here.
-from cover.errors import say as say
 
 J = TypeVar("J")
 

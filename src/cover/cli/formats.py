@@ -6,7 +6,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from cover.cli._common import InputPath, Subparsers, add_command, say
+from cover.cli._common import InputPath, Subparsers, add_command
+from cover.errors import say
 
 
 def add_parser(sub: Subparsers) -> None:
