@@ -235,8 +235,8 @@ def add_flags(p: argparse.ArgumentParser, *names: str, **own: str | dict[str, An
 def job_of(job: Callable[..., J], args: argparse.Namespace, *, paths: Iterable[str] = (),
            **given: Any) -> J:
     """``job`` (a job's dataclass or function) called with every parsed flag named as one
-    of its parameters (those in ``paths`` as :class:`~pathlib.Path`, an absent one None),
-    and ``given``, what the command worked out, over them."""
+    of its parameters, and ``given``, what the command worked out, over them. ``paths``
+    are optional path flags: a :class:`~pathlib.Path`, or None when absent or empty."""
     names = inspect.signature(job).parameters
     flags = {k: v for k, v in vars(args).items() if k in names}
     flags |= {k: Path(flags[k]) if flags[k] else None for k in paths}

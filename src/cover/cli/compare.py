@@ -4,6 +4,7 @@ paired differences with video-clustered intervals."""
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from cover.cli._common import InputPath, OutputPath, Subparsers, add_command, add_flags, job_of
 from cover.cli.formats import add_format_flags, format_kwargs
@@ -49,6 +50,6 @@ def run(args: argparse.Namespace) -> int:
     from cover.jobs.compare import CompareSpec, run_compare, sides
 
     a, b = job_of(sides, args)
-    run_compare(job_of(CompareSpec, args, paths=("gt", "json", "html"), a=a, b=b,
+    run_compare(job_of(CompareSpec, args, gt=Path(args.gt), paths=("json", "html"), a=a, b=b,
                        read_options=format_kwargs(args)))
     return 0

@@ -59,9 +59,9 @@ def add_parser(sub: Subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     from cover.jobs.online import run_online
 
-    res = job_of(run_online, args, paths=("preds", "gt", "cal_qids", "switch_preds"),
-                 out=Path(args.out_dir), figure=not args.no_figure,
-                 names=(args.name, args.switch_name))
+    res = job_of(run_online, args, preds=Path(args.preds), gt=Path(args.gt),
+                 out=Path(args.out_dir), paths=("cal_qids", "switch_preds"),
+                 figure=not args.no_figure, names=(args.name, args.switch_name))
     s = res.summary()
     print(f"replayed {s['steps']} rows (order={args.order}) against {s['n_calibration']} "
           f"calibration rows at alpha={args.alpha}, gamma={args.gamma}")

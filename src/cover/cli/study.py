@@ -63,12 +63,13 @@ def run(args: argparse.Namespace) -> int:
                          args.name, args.dataset)
     read = format_kwargs(args) | ({} if args.on_error == "raise" else {"on_error": args.on_error})
     # Both take min_scale, target and split_seeds from the flags of those names.
-    command = job_of(command_line, args, paths=("out", "humans"), inputs=inputs,
+    out = Path(args.out)
+    command = job_of(command_line, args, out=out, paths=("humans",), inputs=inputs,
                      protocol=protocol, read=read)
-    job_of(run_studies, args, paths=("out",), studies=[args.study], inputs=inputs,
+    job_of(run_studies, args, out=out, studies=[args.study], inputs=inputs,
            protocol=protocol, read=read, command=command,
            humans_dir=Path(args.humans) if args.humans else None,
            report=not args.no_report, figures=not args.no_report)
-    print(f"wrote {Path(args.out)}/ (manifest.json, tables.md, per-pair folders"
+    print(f"wrote {out}/ (manifest.json, tables.md, per-pair folders"
           f"{'' if args.no_report else ', report.html'})")
     return 0

@@ -48,7 +48,8 @@ def add_parser(sub: Subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     from cover.jobs.validity import run_validity
 
-    job_of(run_validity, args, paths=("gt", "out", "qids"), preds=[Path(p) for p in args.preds],
-           names=args.name, families=tuple(args.families), n_resamples=args.resamples,
+    job_of(run_validity, args, preds=[Path(p) for p in args.preds], gt=Path(args.gt),
+           out=Path(args.out), paths=("qids",), names=args.name,
+           families=tuple(args.families), n_resamples=args.resamples,
            alphas=tuple(float(a) for a in args.alphas), read_options=format_kwargs(args))
     return 0
