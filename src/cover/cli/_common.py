@@ -4,6 +4,7 @@ from the flags and its summary printed."""
 from __future__ import annotations
 
 import argparse
+import functools
 import inspect
 import math
 from collections.abc import Callable, Iterable
@@ -187,6 +188,7 @@ def writes_stdout(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
     return any(path == "-" for _, path in declared_paths(parser, args)[1])
 
 
+@functools.cache
 def _flag_table() -> dict[str, dict[str, Any]]:
     """dest -> ``add_argument`` keywords of the flags several commands declare alike, each
     ``--dest`` with ``-`` for ``_`` (built when first asked: choices from the library)."""
