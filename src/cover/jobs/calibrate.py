@@ -110,11 +110,11 @@ def calibrate(job: CalibrateJob) -> list[str]:
     from cover.scores import compute_scores
     from cover.ties import Ties
 
-    rule = rule_params(job)  # a flag of another rule is refused before any reading
+    given = rule_params(job)  # a flag of another rule is refused before any reading
     inputs: list[Any] = [job.preds, job.gt, job.qids, job.formats.get("gt_durations"),
                          job.shift_to]
     Calibrator(score=job.score, alpha=job.alpha, min_scale=job.min_scale,  # checks the rule
-               target=job.target, rule=job.rule, params=rule)
+               target=job.target, rule=job.rule, params=given)
     refuse_csv_proposals(job.preds, job.formats.get("relevance_from"),
                          "--relevance-from proposals")
     got = _labelled(job)
@@ -129,7 +129,7 @@ def calibrate(job: CalibrateJob) -> list[str]:
     if relevance != SALIENCY:
         out.append(f"SLS relevance from the {relevance} (recorded in the calibrator: cover "
                    "certify builds it the same way)")
-    params = {**rule, **(settings.pop("params") or {})}
+    params = {**given, **(settings.pop("params") or {})}
     cal = Calibrator(score=job.score, alpha=job.alpha, min_scale=job.min_scale,
                      target=job.target, rule=job.rule, params=params,
                      keep_scores=job.keep_scores, relevance=relevance, **settings)
