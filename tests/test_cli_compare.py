@@ -10,6 +10,7 @@ import pytest
 
 from cli_files import leftovers, snapshot, synthetic, synthetic_rows, write_jsonl
 from cover.cli import main
+from cover.errors import InputError
 
 
 def _by_metric(doc: dict) -> dict[str, dict]:
@@ -87,3 +88,18 @@ def test_queries_only_one_file_predicts_are_dropped_and_named(
     q = json.loads(out.read_text())["queries"]
     assert (q["common"], q["only_a"], q["only_b"]) == (84, 6, 0)
     assert f"6 only in {a} (qid 84, 85, 86, 87, 88, ...)" in err
+
+
+def test_sides_names_each_side_and_says_what_differs_when_names_agree():
+    from cover.jobs.compare import sides
+
+    a, b = sides("qd/preds.jsonl", "md/preds.jsonl", "norm", None, "mondrian", None)
+    assert (a.name, b.name) == ("qd", "md")
+    assert (b.score, b.rule, b.groups) == ("norm", "mondrian", "pred_length")  # A's choices
+    a, b = sides("qd/preds.jsonl", None, "norm", "sec", "split", None)
+    assert (a.name, b.name) == ("qd NORM/split", "qd SEC/split")
+    assert b.preds == a.preds
+    a, b = sides("qd/preds.jsonl", None, "norm", "sec", "split", None, name_b="other")
+    assert (a.name, b.name) == ("qd", "other")
+    with pytest.raises(InputError, match="nothing to compare"):
+        sides("qd/preds.jsonl", None, "norm", None, "split", "split")

@@ -1,12 +1,19 @@
-"""Helpers shared by the command modules: messages, argument types, common flags."""
+"""Helpers shared by the command modules: argument types, the shared flags, a job built
+from the flags and its summary printed."""
 
 from __future__ import annotations
 
 import argparse
+import functools
+import inspect
 import math
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any, TypeVar
 
-# The commands speak through cover.errors; cli.formats still takes say from here.
-from cover.errors import say as say
+from cover.calibrate.quantile import as_fraction
+
+J = TypeVar("J")
 
 #: What ``add_subparsers()`` returns; each command module's ``add_parser`` takes it.
 Subparsers = argparse._SubParsersAction
@@ -33,15 +40,21 @@ def add_command(sub: Subparsers, name: str, *, help: str, description: str,
     return p
 
 
-def alpha_text(text: str) -> str:
-    """argparse type: keep alpha as the user's decimal text (exact arithmetic later)."""
-    from cover.calibrate.quantile import as_fraction
+def checked_text(check: Callable[[str], object]) -> Callable[[str], str]:
+    """argparse type: the number as the user wrote it (exact arithmetic later), once
+    ``check`` reads it; the ValueError it raises is the usage error."""
+    def parse(text: str) -> str:
+        try:
+            check(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+        return text
 
-    try:
-        as_fraction(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-    return text
+    return parse
+
+
+#: argparse type: alpha as the user's decimal text.
+alpha_text = checked_text(as_fraction)
 
 
 def positive_float(text: str) -> float:
@@ -175,12 +188,65 @@ def writes_stdout(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
     return any(path == "-" for _, path in declared_paths(parser, args)[1])
 
 
-def add_input_flags(p: argparse.ArgumentParser) -> None:
-    """The flags every command that reads prediction rows shares (``--strict``,
-    ``--on-error``, ``--clip``, ...)."""
-    p.add_argument("--strict", action="store_true",
-                   help="reject rows whose windows reach outside [0, T] instead of clipping")
-    p.add_argument("--on-error", choices=("raise", "reject"), default="raise",
-                   help="bad rows: stop with an error, or set them aside with reasons and go on")
-    p.add_argument("--clip", type=positive_float, default=2.0,
-                   help="relevance clip length in seconds (> 0)")
+@functools.cache
+def _flag_table() -> dict[str, dict[str, Any]]:
+    """dest -> ``add_argument`` keywords of the flags several commands declare alike, each
+    ``--dest`` with ``-`` for ``_`` (built when first asked: choices from the library)."""
+    from cover.scores import ALL_FAMILIES, TARGETS
+
+    return {
+        "preds": dict(required=True, type=InputPath,
+                      help="predictions (any format of `cover formats`)"),
+        "gt": dict(required=True, type=InputPath,
+                   help="ground truth (any format of `cover formats`)"),
+        "qids": dict(type=InputPath),
+        "out": dict(required=True, type=OutputFolder, help=RESULTS_FOLDER_HELP),
+        "json": dict(type=OutputOrStdout),
+        "score": dict(choices=ALL_FAMILIES, default="norm", help="score family"),
+        "alpha": dict(type=alpha_text, default="0.1", help="miscoverage level in (0, 1)"),
+        "seed": dict(type=int, default=42),
+        "cal_frac": dict(type=float, default=0.4),
+        "resamples": dict(type=positive_int, default=50, help="calibration resamples per cell"),
+        "min_scale": dict(type=positive_float, default=1.0, help="NORM scale floor, s"),
+        "target": dict(choices=TARGETS, default="envelope",
+                       help="cover the envelope of multi-window truth, or every window"),
+        "in_memory": dict(action="store_true"),
+        "batch_rows": dict(type=positive_int, default=16_384,
+                           help="rows per batch when streaming (memory is bounded by one batch)"),
+        "strict": dict(action="store_true",
+                       help="reject rows whose windows reach outside [0, T] instead of clipping"),
+        "on_error": dict(choices=("raise", "reject"), default="raise", help="bad rows: stop "
+                         "with an error, or set them aside with reasons and go on"),
+        "clip": dict(type=positive_float, default=2.0,
+                     help="relevance clip length in seconds (> 0)"),
+    }
+
+
+def add_flags(p: argparse.ArgumentParser, *names: str, **own: str | dict[str, Any]) -> None:
+    """Declare the shared flags ``names`` (dests, in help order) on ``p``; ``own[dest]``
+    is the command's own help text (a str) or keywords (a dict) over the shared ones."""
+    table = _flag_table()
+    if set(own) - set(names):
+        raise TypeError(f"own wording for flags not declared: {sorted(set(own) - set(names))}")
+    for name in names:
+        mine = own.get(name, {})
+        p.add_argument("--" + name.replace("_", "-"),
+                       **table[name] | ({"help": mine} if isinstance(mine, str) else mine))
+
+
+def job_of(job: Callable[..., J], args: argparse.Namespace, *, paths: Iterable[str] = (),
+           **given: Any) -> J:
+    """``job`` (a job's dataclass or function) called with every parsed flag named as one
+    of its parameters, and ``given``, what the command worked out, over them. ``paths``
+    are optional path flags: a :class:`~pathlib.Path`, or None when absent or empty."""
+    names = inspect.signature(job).parameters
+    flags = {k: v for k, v in vars(args).items() if k in names}
+    flags |= {k: Path(flags[k]) if flags[k] else None for k in paths}
+    return job(**flags | given)
+
+
+def printed(lines: Iterable[str]) -> int:
+    """Print a job's summary lines; the exit status of a command that got this far (0)."""
+    for line in lines:
+        print(line)
+    return 0

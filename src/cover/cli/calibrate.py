@@ -3,26 +3,22 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
 
 from cover.cli._common import (
     InputPath,
     OutputOrStdout,
     Subparsers,
     add_command,
-    add_input_flags,
-    alpha_text,
-    positive_float,
-    positive_int,
+    add_flags,
+    job_of,
+    printed,
 )
-from cover.cli._groups import add_group_flags, group_settings
 from cover.cli.formats import add_format_flags, add_relevance_flag, format_kwargs
-from cover.errors import InputError
+from cover.jobs.calibrate_job import DEFAULT_GROUPS
 
 
 def add_parser(sub: Subparsers) -> None:
     from cover.calibrate.registry import RULES
-    from cover.scores import ALL_FAMILIES, TARGETS
 
     p = add_command(
         sub, "calibrate", help="fit a calibrator on labelled predictions",
@@ -30,11 +26,7 @@ def add_parser(sub: Subparsers) -> None:
         "with its ground truth by qid) and save it as a small versioned JSON file.",
         example="cover calibrate --preds preds.jsonl --gt gt.jsonl --qids "
         "splits/calibration_qids.txt --score norm --alpha 0.1 -o calibrator.json")
-    p.add_argument("--preds", required=True, type=InputPath,
-                   help="predictions (any format of `cover formats`)")
-    p.add_argument("--gt", required=True, type=InputPath,
-                   help="ground truth (any format of `cover formats`)")
-    p.add_argument("--score", choices=ALL_FAMILIES, default="norm", help="score family")
+    add_flags(p, "preds", "gt", "score")
     p.add_argument("--rule", choices=sorted(RULES), default="split",
                    help="calibration rule; each runs with its defaults")
     p.add_argument("--delta", type=float, help="rcps, ltt: 1 - confidence, in (0, 1) (default "
@@ -59,81 +51,57 @@ def add_parser(sub: Subparsers) -> None:
     p.add_argument("--keep-scores", action="store_true",
                    help="keep the calibration scores in the calibrator (a sketch beyond 5000 "
                    "rows), so that certify writes each row's conformal p-value")
-    p.add_argument("--alpha", type=alpha_text, default="0.1", help="miscoverage level in (0, 1) "
-                   "(ltt: the miss rate among answered queries)")
-    p.add_argument("--qids", type=InputPath,
-                   help="calibrate only on these query ids (e.g. from cover split)")
-    p.add_argument("--min-scale", type=positive_float, default=1.0,
-                   help="NORM scale floor, s")
-    p.add_argument("--target", choices=TARGETS, default="envelope",
-                   help="cover the envelope of multi-window truth, or every window")
+    add_flags(p, "alpha", "qids", "min_scale", "target",
+              alpha="miscoverage level in (0, 1) (ltt: the miss rate among answered queries)",
+              qids="calibrate only on these query ids (e.g. from cover split)")
     p.add_argument("-o", "--output", required=True, type=OutputOrStdout,
                    help="calibrator JSON to write (- for standard output)")
-    p.add_argument("--in-memory", action="store_true",
-                   help="read the whole prediction file even when it could be streamed")
-    p.add_argument("--batch-rows", type=positive_int, default=16_384,
-                   help="prediction lines per batch when streaming")
+    add_flags(p, "in_memory", "batch_rows",
+              in_memory="read the whole prediction file even when it could be streamed",
+              batch_rows="prediction lines per batch when streaming")
     p.add_argument("--no-band", action="store_true",
                    help="skip the Beta band of realised coverage (its quantiles need scipy, "
                    "about 0.15 s to import)")
-    add_input_flags(p)
+    add_flags(p, "strict", "on_error", "clip")
     add_format_flags(p, gt=True)
     add_relevance_flag(p)
     add_group_flags(p)
     p.set_defaults(func=run)
 
 
-def _rule_params(args: argparse.Namespace) -> dict[str, Any]:
-    """The rule options given on the command line (a flag of another rule is an error)."""
-    given = {"delta": args.delta, "bound": args.bound, "weights": args.side_weights,
-             "covariates": args.covariates,
-             "max_share": args.max_share, "max_abstain": args.max_abstain,
-             "score_cutoffs": args.score_cutoffs}
-    wants = {"rcps": {"delta", "bound"}, "asymmetric": {"weights"},
-             "conditional": {"covariates"},
-             "ltt": {"delta", "bound", "max_share", "max_abstain", "score_cutoffs"}
-             }.get(args.rule, set())
-    stray = sorted(k for k, v in given.items() if v is not None and k not in wants)
-    if stray:
-        flags = {k: "--" + k.replace("_", "-") for k in given} | {"weights": "--side-weights"}
-        raise InputError(f"{', '.join(flags[k] for k in stray)} does not apply to --rule "
-                         f"{args.rule}")
-    params: dict[str, Any] = {k: v for k, v in given.items() if v is not None}
-    if "weights" in params:
-        try:
-            ws, we = (float(x) for x in params["weights"].split(","))
-        except ValueError:
-            raise InputError(f"--side-weights must be two numbers WS,WE, got "
-                             f"{params['weights']!r}") from None
-        params["weights"] = {"start": ws, "end": we}
-    if "covariates" in params:
-        from cover.calibrate.covariates import parse_covariates
+def _edges(text: str) -> list[float]:
+    try:
+        return [float(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"edges must be numbers separated by commas, "
+                                         f"got {text!r}") from None
 
-        try:
-            params["covariates"] = parse_covariates(params["covariates"])
-        except ValueError as exc:
-            raise InputError(str(exc)) from None
-    if "score_cutoffs" in params:
-        try:
-            params["score_cutoffs"] = [float(x) for x in params["score_cutoffs"].split(",")]
-        except ValueError:
-            raise InputError(f"--score-cutoffs must be numbers C1,C2,.., got "
-                             f"{params['score_cutoffs']!r}") from None
-    return params
+
+def add_group_flags(p: argparse.ArgumentParser) -> None:
+    """The flags of the group-conditional and shift-aware rules (mondrian, buckets,
+    weighted), in their own help section."""
+    g = p.add_argument_group("groups and covariate shift (rules mondrian, buckets, weighted)")
+    g.add_argument("--groups", help="grouping: all, pred_length (terciles), duration "
+                   "(buckets), key (--group-key), covariate_cells; default per rule: "
+                   + ", ".join(f"{r} -> {k}" for r, k in DEFAULT_GROUPS.items()))
+    g.add_argument("--group-key", help="field or column to group by (--groups key)")
+    g.add_argument("--edges", type=_edges, help="duration bucket edges in seconds, e.g. 60,120 "
+                   "(default: 2 equal-count buckets of the calibration durations)")
+    g.add_argument("--fallback", choices=("pool", "inf"), default=None,
+                   help="mondrian: a group too small for its own threshold uses the pooled "
+                   "threshold (default) or +inf")
+    g.add_argument("--min-group-rows", type=int, default=None,
+                   help="mondrian/buckets: groups with fewer calibration rows fall back too")
+    g.add_argument("--shift-to", type=InputPath,
+                   help="weighted: unlabelled target rows to reweight toward "
+                   "(jsonl with vid + duration, or predictions for --covariate pred_length)")
+    g.add_argument("--covariate", choices=("duration", "pred_length"), default="duration",
+                   help="weighted: the covariate of the likelihood ratio (default duration)")
 
 
 def run(args: argparse.Namespace) -> int:
-    from cover.cli._groups import DEFAULT_GROUPS
-    from cover.jobs.calibrate import CalibrateJob, calibrate
+    from cover.jobs.calibrate import calibrate
+    from cover.jobs.calibrate_job import CalibrateJob
 
-    job = CalibrateJob(
-        preds=args.preds, gt=args.gt, output=args.output, score=args.score, alpha=args.alpha,
-        min_scale=args.min_scale, target=args.target, rule=args.rule,
-        params=_rule_params(args), bound=args.bound, qids=args.qids, clip=args.clip,
-        strict=args.strict, on_error=args.on_error, keep_scores=args.keep_scores,
-        in_memory=args.in_memory, batch_rows=args.batch_rows, no_band=args.no_band,
-        groups=args.groups or DEFAULT_GROUPS.get(args.rule, "all"),
-        formats=format_kwargs(args), shift_to=args.shift_to)
-    for line in calibrate(job, lambda table: group_settings(args, table)):
-        print(line)
-    return 0
+    return printed(calibrate(job_of(CalibrateJob, args, formats=format_kwargs(args),
+                                    groups=args.groups or DEFAULT_GROUPS.get(args.rule, "all"))))

@@ -10,8 +10,9 @@ from cover.cli._common import (
     OutputOrStdout,
     Subparsers,
     add_command,
-    add_input_flags,
-    positive_int,
+    add_flags,
+    job_of,
+    printed,
 )
 from cover.cli.formats import add_format_flags, add_relevance_flag
 
@@ -26,12 +27,11 @@ def add_parser(sub: Subparsers) -> None:
         "--videos gt.jsonl --qids splits/test_qids.txt -o regions.jsonl")
     p.add_argument("--calibrator", required=True, type=InputPath,
                    help="calibrator JSON from cover calibrate")
-    p.add_argument("--preds", required=True, type=InputPath,
-                   help="predictions (any format of `cover formats`)")
+    add_flags(p, "preds")
     p.add_argument("--videos", type=InputPath,
                    help="video durations when preds lack them: any jsonl with vid "
                    "and duration, or a JSON object vid -> {duration} (charades.json)")
-    p.add_argument("--qids", type=InputPath, help="certify only these query ids")
+    add_flags(p, "qids", qids="certify only these query ids")
     p.add_argument("-o", "--output", required=True, type=OutputOrStdout,
                    help="regions to write (- for standard output); the name sets the "
                    "format: .parquet (from a Parquet input with --columns), .csv/.tsv "
@@ -43,11 +43,8 @@ def add_parser(sub: Subparsers) -> None:
                    "P; needs a calibrator fitted with --keep-scores")
     p.add_argument("--compact", action="store_true",
                    help="write only qid, vid and the cover block (streamed inputs)")
-    p.add_argument("--in-memory", action="store_true",
-                   help="read the whole input even when it could be streamed")
-    p.add_argument("--batch-rows", type=positive_int, default=16_384,
-                   help="rows per batch when streaming (memory is bounded by one batch)")
-    add_input_flags(p)
+    add_flags(p, "in_memory", "batch_rows", "strict", "on_error", "clip",
+              in_memory="read the whole input even when it could be streamed")
     add_format_flags(p, gt=False)
     add_relevance_flag(p, calibrated=True)
     p.set_defaults(func=run)
@@ -67,12 +64,4 @@ def _unit_interval(text: str) -> float:
 def run(args: argparse.Namespace) -> int:
     from cover.jobs.certify import CertifyJob, certify
 
-    for line in certify(CertifyJob(
-            calibrator=args.calibrator, preds=args.preds, output=args.output,
-            videos=args.videos, qids=args.qids, columns=args.columns,
-            pred_format=args.pred_format, clip=args.clip, strict=args.strict,
-            on_error=args.on_error, max_p=args.max_p, compact=args.compact,
-            in_memory=args.in_memory, batch_rows=args.batch_rows,
-            relevance_from=args.relevance_from)):
-        print(line)
-    return 0
+    return printed(certify(job_of(CertifyJob, args)))

@@ -5,14 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from cover.cli._common import (
-    RESULTS_FOLDER_HELP,
-    InputPath,
-    OutputFolder,
-    Subparsers,
-    add_command,
-    positive_int,
-)
+from cover.cli._common import InputPath, Subparsers, add_command, add_flags
 
 
 def add_parser(sub: Subparsers) -> None:
@@ -22,12 +15,11 @@ def add_parser(sub: Subparsers) -> None:
         "certified regions, the coverage-validity table, JSON, Markdown, figures and an "
         "HTML report out.",
         example="cover demo --out cover-demo --data-dir ../shared/data")
-    p.add_argument("--out", default="cover-demo", type=OutputFolder, help=RESULTS_FOLDER_HELP)
+    add_flags(p, "out", out={"required": False, "default": "cover-demo"})
     p.add_argument("--data-dir", type=InputPath,
                    help="folder holding qvhighlights/... (default: $COVER_DATA_DIR, then "
                    "../shared/data)")
-    p.add_argument("--resamples", type=positive_int, default=50,
-                   help="calibration resamples per cell")
+    add_flags(p, "resamples")
     p.set_defaults(func=run)
 
 

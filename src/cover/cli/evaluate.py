@@ -4,19 +4,11 @@ from __future__ import annotations
 
 import argparse
 
-from cover.cli._common import (
-    InputPath,
-    OutputOrStdout,
-    Subparsers,
-    add_command,
-    positive_int,
-)
+from cover.cli._common import InputPath, Subparsers, add_command, add_flags, job_of
 from cover.cli.formats import add_format_flags, add_relevance_flag
 
 
 def add_parser(sub: Subparsers) -> None:
-    from cover.scores import TARGETS
-
     p = add_command(
         sub, "evaluate", help="coverage, length, IoU of certified regions",
         description="Score the output of cover certify against ground truth: coverage, "
@@ -28,16 +20,11 @@ def add_parser(sub: Subparsers) -> None:
         example="cover evaluate --regions regions.jsonl --gt gt.jsonl --json metrics.json")
     p.add_argument("--regions", required=True, type=InputPath,
                    help="output of cover certify (JSON lines, Parquet, or CSV/TSV)")
-    p.add_argument("--gt", required=True, type=InputPath,
-                   help="ground truth (any format of `cover formats`)")
-    p.add_argument("--json", type=OutputOrStdout,
-                   help="write the metrics here as (strict) JSON (- for standard output)")
-    p.add_argument("--target", choices=TARGETS, default="envelope",
-                   help="cover the envelope of multi-window truth, or every window")
+    add_flags(p, "gt", "json", "target",
+              json="write the metrics here as (strict) JSON (- for standard output)")
     p.add_argument("--refusal-policy", choices=("whole-video", "miss", "drop"),
                    default="whole-video", help="how refused rows count in the metrics")
-    p.add_argument("--on-error", choices=("raise", "reject"), default="raise",
-                   help="bad rows: stop with an error, or set them aside with reasons and go on")
+    add_flags(p, "on_error")
     p.add_argument("--columns", metavar="MAP",
                    help="Parquet or CSV regions: the column mapping they were certified "
                    "with (qid=COL[,vid=..,windows=..|start=..,end=..,query=..]; default: "
@@ -45,10 +32,8 @@ def add_parser(sub: Subparsers) -> None:
     p.add_argument("--calibrator", metavar="FILE", type=InputPath,
                    help="CSV regions: the calibrator they were certified with (score, "
                    "alpha, k, n for the test band; without it the band is not known)")
-    p.add_argument("--in-memory", action="store_true",
-                   help="read the whole regions file instead of streaming it")
-    p.add_argument("--batch-rows", type=positive_int, default=16_384,
-                   help="rows per batch when streaming (memory is bounded by one batch)")
+    add_flags(p, "in_memory", "batch_rows",
+              in_memory="read the whole regions file instead of streaming it")
     p.add_argument("--diagnostics", metavar="NAMES",
                    help="conditional-coverage diagnostics over these covariates, comma-"
                    "separated (duration, pred_length, pred_center, query_words, "
@@ -70,10 +55,5 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise InputError(str(exc)) from None
 
-    evaluate_files(EvaluateFiles(
-        regions=args.regions, gt=args.gt, json=args.json, gt_format=args.gt_format,
-        gt_columns=args.gt_columns, gt_durations=args.gt_durations, columns=args.columns,
-        target=args.target, refusal_policy=args.refusal_policy, on_error=args.on_error,
-        in_memory=args.in_memory, batch_rows=args.batch_rows, calibrator=args.calibrator,
-        diagnostics=names, relevance_from=args.relevance_from))
+    evaluate_files(job_of(EvaluateFiles, args, diagnostics=names))
     return 0

@@ -6,7 +6,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from cover.cli._common import InputPath, Subparsers, add_command, say
+from cover.cli._common import InputPath, Subparsers, add_command
+from cover.errors import say
 
 
 def add_parser(sub: Subparsers) -> None:
@@ -62,13 +63,11 @@ def add_format_flags(p: argparse.ArgumentParser, *, gt: bool, preds: bool = True
 
 
 def format_kwargs(args: argparse.Namespace) -> dict[str, Any]:
-    """The :func:`cover.io.labelled.load_labelled` keyword arguments of those flags."""
-    out: dict[str, Any] = {}
-    for key in ("pred_format", "columns", "gt_format", "gt_columns", "gt_durations",
-                "relevance_from", "max_duration"):
-        if hasattr(args, key):
-            out[key] = getattr(args, key)
-    return out
+    """The :func:`cover.io.labelled.load_labelled` keyword arguments of those flags, the
+    ones given (a flag not given is the reader's default, None)."""
+    keys = ("pred_format", "columns", "gt_format", "gt_columns", "gt_durations",
+            "relevance_from", "max_duration")
+    return {k: v for k in keys if (v := getattr(args, k, None)) is not None}
 
 
 def _detect(path: str) -> str:

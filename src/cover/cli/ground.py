@@ -12,6 +12,7 @@ from cover.cli._common import (
     OutputPath,
     Subparsers,
     add_command,
+    job_of,
     nonnegative_float,
     nonnegative_int,
     positive_float,
@@ -83,12 +84,9 @@ def run(args: argparse.Namespace) -> int:
         key = os.environ.get(args.api_key_env)
         if not key:
             raise InputError(f"environment variable {args.api_key_env} is not set")
-    with ChatClient(args.endpoint, args.model, timeout=args.timeout, retries=args.retries,
-                    backoff=args.backoff, max_tokens=args.max_tokens, api_key=key,
-                    max_response_bytes=args.max_response_bytes or MAX_RESPONSE_BYTES) as client:
-        s = run_ground(args.queries, args.videos, args.output, client, n_frames=args.frames,
-                       max_side=args.max_side, concurrency=args.concurrency, log=args.log,
-                       on_error=args.on_error)
+    with job_of(ChatClient, args, url=args.endpoint, api_key=key,
+                max_response_bytes=args.max_response_bytes or MAX_RESPONSE_BYTES) as client:
+        s = job_of(run_ground, args, client=client, n_frames=args.frames)
     report_problems(s.problems, what=args.queries)
     print(f"{s.queries} queries: {s.from_log} answered in an earlier run (log), {s.asked} "
           f"asked now; {s.unanswered} without an answer (request or video failed for good; "

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from cover.cli._common import InputPath, OutputPath, Subparsers, add_command
+from cover.cli._common import InputPath, OutputPath, Subparsers, add_command, add_flags, job_of
 from cover.errors import report_problems
 
 
@@ -33,9 +33,8 @@ def add_parser(sub: Subparsers) -> None:
     t.add_argument("--durations", type=InputPath,
                    help="video durations file, for formats that lack them "
                    "(Charades-STA)")
-    t.add_argument("--on-error", choices=("raise", "reject"), default="reject",
-                   help="training rows with bad windows: set aside and counted (default) or "
-                        "stop")
+    add_flags(t, "on_error", on_error={"default": "reject", "help": "training rows with bad "
+                                        "windows: set aside and counted (default) or stop"})
     t.set_defaults(func=run_train)
     q = add_command(inner, "predict", help="predict a window and per-clip relevance per query",
                     description="Predict a window and a per-clip relevance signal per query "
@@ -51,8 +50,7 @@ def add_parser(sub: Subparsers) -> None:
                    help="prediction jsonl to write")
     q.add_argument("--durations", type=InputPath,
                    help="video durations file, for formats that lack them")
-    q.add_argument("--on-error", choices=("raise", "reject"), default="raise",
-                   help="bad rows: stop with an error, or set them aside with reasons and go on")
+    add_flags(q, "on_error")
     q.set_defaults(func=run_predict)
 
 
@@ -65,8 +63,7 @@ def run_train(args: argparse.Namespace) -> int:
     if loaded.table.truth is None:
         from cover.errors import InputError
         raise InputError(f"{args.train}: training needs labelled rows (relevant_windows)")
-    model = BlindGrounder(alpha=args.alpha, bins=args.bins, max_features=args.max_features,
-                          prior_only=args.prior_only).fit(loaded.table)
+    model = job_of(BlindGrounder, args).fit(loaded.table)
     model.save(args.output, inputs=[args.train])
     kind = "length prior" if args.prior_only else f"{len(model.vocabulary_)} terms"
     print(f"trained the blind grounder ({kind}) on {model.n_train_} queries; wrote "

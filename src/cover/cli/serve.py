@@ -10,8 +10,9 @@ from cover.cli._common import (
     OutputPath,
     Subparsers,
     add_command,
-    add_input_flags,
+    add_flags,
     alpha_text,
+    job_of,
     positive_float,
     positive_int,
 )
@@ -101,7 +102,7 @@ def add_parser(sub: Subparsers) -> None:
     p.add_argument("--log-level", default="warning",
                    choices=("critical", "error", "warning", "info", "debug"),
                    help="uvicorn's log level")
-    add_input_flags(p)
+    add_flags(p, "strict", "on_error", "clip")
     p.set_defaults(func=run)
 
 
@@ -114,10 +115,5 @@ def run(args: argparse.Namespace) -> int:
     if dup:
         raise InputError(f"--calibrator: the name {dup[0]} is given twice; name each "
                          "calibrator NAME=FILE")
-    return serve(ServeOptions(
-        calibrators=tuple((c.label, str(c)) for c in args.calibrator), host=args.host,
-        port=args.port, token_env=args.token_env, max_body_bytes=args.max_body_bytes,
-        videos=args.videos, clip=args.clip, strict=args.strict, on_error=args.on_error,
-        state=args.state, gamma=args.gamma, window=args.window, delta=args.drift_delta,
-        log_level=args.log_level, upstream=args.upstream,
-        upstream_timeout=args.upstream_timeout, upstream_token_env=args.upstream_token_env))
+    return serve(job_of(ServeOptions, args, delta=args.drift_delta,
+                        calibrators=tuple((c.label, str(c)) for c in args.calibrator)))

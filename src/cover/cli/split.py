@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from cover.cli._common import InputPath, OutputFolder, Subparsers, add_command
+from cover.cli._common import InputPath, OutputFolder, Subparsers, add_command, add_flags
 from cover.cli.formats import add_format_flags
 from cover.errors import report_problems, say
 
@@ -19,13 +19,11 @@ def add_parser(sub: Subparsers) -> None:
         example="cover split --gt gt.jsonl --cal-frac 0.4 --seed 42 --out-dir splits")
     p.add_argument("--gt", required=True, type=InputPath,
                    help="ground-truth jsonl (QVHighlights format)")
-    p.add_argument("--cal-frac", type=float, default=0.4,
-                   help="share of source videos in the calibration set, in (0, 1)")
-    p.add_argument("--seed", type=int, default=42, help="random seed")
+    add_flags(p, "cal_frac", "seed", seed="random seed",
+              cal_frac="share of source videos in the calibration set, in (0, 1)")
     p.add_argument("--out-dir", default=".", type=OutputFolder,
                    help="where to write the two qid lists")
-    p.add_argument("--on-error", choices=("raise", "reject"), default="raise",
-                   help="bad rows: stop with an error, or set them aside with reasons and go on")
+    add_flags(p, "on_error")
     add_format_flags(p, gt=True, preds=False)
     p.set_defaults(func=run)
 

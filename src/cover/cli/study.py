@@ -5,20 +5,12 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from cover.cli._common import (
-    RESULTS_FOLDER_HELP,
-    InputPath,
-    OutputFolder,
-    Subparsers,
-    add_command,
-    positive_int,
-)
+from cover.cli._common import InputPath, Subparsers, add_command, add_flags, job_of, positive_int
 from cover.cli.formats import add_format_flags, add_selection_flags, format_kwargs
 
 
 def add_parser(sub: Subparsers) -> None:
     from cover.jobs.study import STUDIES
-    from cover.scores import TARGETS
     from cover.studies.protocol import PAPER_ALPHAS
 
     p = add_command(sub, "study", help="the paper's studies: tables, figures and an HTML report",
@@ -30,26 +22,22 @@ def add_parser(sub: Subparsers) -> None:
                    help="which study; rcps's main table uses the paper's hoeffding bound, "
                         "while `cover calibrate --rule rcps` defaults to binomial (both are "
                         "in rcps's bounds table)")
-    p.add_argument("--preds", required=True, action="append", type=InputPath,
-                   help="prediction file; repeat for more pairs")
-    p.add_argument("--gt", required=True, action="append", type=InputPath,
-                   help="ground truth; one for all --preds or one per --preds")
+    add_flags(p, "preds", "gt",
+              preds={"action": "append", "help": "prediction file; repeat for more pairs"},
+              gt={"action": "append",
+                  "help": "ground truth; one for all --preds or one per --preds"})
     p.add_argument("--name", action="append", help="grounder name per --preds "
                    "(default: the prediction file's folder)")
     p.add_argument("--dataset", action="append", help="dataset name per --preds "
                    "(default: guessed from the --gt file name)")
-    p.add_argument("--out", required=True, type=OutputFolder, help=RESULTS_FOLDER_HELP)
+    add_flags(p, "out")
     p.add_argument("--alphas", nargs="+", type=float, default=list(PAPER_ALPHAS),
                    help="alpha grid (default: the paper's)")
-    p.add_argument("--resamples", type=positive_int, default=50, help="calibration resamples")
+    add_flags(p, "resamples", resamples="calibration resamples")
     p.add_argument("--resample-frac", type=float, default=0.5,
                    help="share of the pool's units per resample")
-    p.add_argument("--seed", type=int, default=42, help="split and resample seed")
-    p.add_argument("--cal-frac", type=float, default=0.4,
-                   help="share of units in the calibration pool")
-    p.add_argument("--min-scale", type=float, default=1.0, help="NORM scale floor, s")
-    p.add_argument("--target", choices=TARGETS, default="envelope",
-                   help="cover the envelope of multi-window truth, or every window")
+    add_flags(p, "seed", "cal_frac", "min_scale", "target", seed="split and resample seed",
+              cal_frac="share of units in the calibration pool", min_scale={"type": float})
     p.add_argument("--humans", type=InputPath, metavar="DATA_DIR",
                    help="add the human-grounder table from the re-annotations under DATA_DIR")
     p.add_argument("--split-seeds", type=positive_int, default=0, metavar="N",
@@ -59,36 +47,29 @@ def add_parser(sub: Subparsers) -> None:
                    help="skip report.html and the figures it shows (tables and JSON only)")
     add_format_flags(p, gt=True)  # one reading of every --preds / --gt
     add_selection_flags(p)
-    p.add_argument("--on-error", choices=("raise", "reject"), default="raise",
-                   help="bad rows (and ground truth without a prediction): stop with an error "
-                        "(default) or set them aside with reasons")
+    add_flags(p, "on_error", on_error="bad rows (and ground truth without a prediction): "
+              "stop with an error (default) or set them aside with reasons")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from cover.jobs.study import run_studies
     from cover.jobs.study_inputs import command_line, input_pairs
-    from cover.jobs.study_seeds import check_split_seeds
     from cover.studies.protocol import Protocol
 
-    protocol = Protocol(cal_frac=args.cal_frac, seed=args.seed, n_resamples=args.resamples,
-                        resample_frac=args.resample_frac,
-                        alphas=tuple(float(a) for a in args.alphas))
-    out = Path(args.out)
-    humans = Path(args.humans) if args.humans else None
+    protocol = job_of(Protocol, args, n_resamples=args.resamples,
+                      alphas=tuple(float(a) for a in args.alphas))
     inputs = input_pairs([Path(p) for p in args.preds], [Path(g) for g in args.gt],
                          args.name, args.dataset)
-    read = {k: v for k, v in format_kwargs(args).items() if v is not None}
-    if args.on_error != "raise":
-        read["on_error"] = args.on_error
-    check_split_seeds(args.split_seeds, args.target)
-    command = command_line(args.study, inputs, out, protocol, min_scale=args.min_scale,
-                           target=args.target, humans=humans, read=read,
-                           split_seeds=args.split_seeds)
-    run_studies(studies=[args.study], inputs=inputs, out=out, protocol=protocol,
-                min_scale=args.min_scale, target=args.target, command=command,
-                humans_dir=humans, read=read, split_seeds=args.split_seeds,
-                report=not args.no_report, figures=not args.no_report)
+    read = format_kwargs(args) | ({} if args.on_error == "raise" else {"on_error": args.on_error})
+    # Both take min_scale, target and split_seeds from the flags of those names.
+    out = Path(args.out)
+    command = job_of(command_line, args, out=out, paths=("humans",), inputs=inputs,
+                     protocol=protocol, read=read)
+    job_of(run_studies, args, out=out, studies=[args.study], inputs=inputs,
+           protocol=protocol, read=read, command=command,
+           humans_dir=Path(args.humans) if args.humans else None,
+           report=not args.no_report, figures=not args.no_report)
     print(f"wrote {out}/ (manifest.json, tables.md, per-pair folders"
           f"{'' if args.no_report else ', report.html'})")
     return 0

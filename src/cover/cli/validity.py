@@ -5,23 +5,13 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from cover.cli._common import (
-    RESULTS_FOLDER_HELP,
-    InputPath,
-    OutputFolder,
-    Subparsers,
-    add_command,
-    add_input_flags,
-    positive_float,
-    positive_int,
-)
+from cover.cli._common import Subparsers, add_command, add_flags, job_of, positive_int
 from cover.cli.formats import add_format_flags, add_selection_flags, format_kwargs
-from cover.errors import InputError
 
 
 def add_parser(sub: Subparsers) -> None:
     from cover.jobs.validity import WHAT_IT_CHECKS
-    from cover.scores import FAMILIES, TARGETS
+    from cover.scores import FAMILIES
     from cover.studies.protocol import PAPER_ALPHAS
 
     p = add_command(
@@ -32,32 +22,24 @@ def add_parser(sub: Subparsers) -> None:
         "grounder when there are several).",
         example="cover validity --preds qd_detr/best_hl_val_preds.jsonl --preds "
         "eatr/best_hl_val_preds.jsonl --gt gt.jsonl --out validity-out")
-    p.add_argument("--preds", required=True, action="append", type=InputPath,
-                   help="prediction jsonl; repeat for more grounders")
+    add_flags(p, "preds", preds={"action": "append",
+                                 "help": "prediction jsonl; repeat for more grounders"})
     p.add_argument("--name", action="append",
                    help="display name per --preds (default: the file name, with its folder "
                    "when file names repeat)")
-    p.add_argument("--gt", required=True, type=InputPath,
-                   help="ground-truth jsonl (QVHighlights format)")
-    p.add_argument("--qids", type=InputPath, help="study only these query ids (one per line)")
-    p.add_argument("--out", required=True, type=OutputFolder, help=RESULTS_FOLDER_HELP)
+    add_flags(p, "gt", "qids", "out", gt="ground-truth jsonl (QVHighlights format)",
+              qids="study only these query ids (one per line)")
     p.add_argument("--families", nargs="+", choices=FAMILIES, default=list(FAMILIES),
                    help="score families (a family whose input a file lacks is skipped)")
     p.add_argument("--alphas", nargs="+", type=float, default=list(PAPER_ALPHAS),
                    help="miscoverage levels in (0, 1)")
-    p.add_argument("--resamples", type=positive_int, default=50,
-                   help="calibration resamples per cell")
-    p.add_argument("--seed", type=int, default=42, help="random seed of split and resamples")
-    p.add_argument("--cal-frac", type=float, default=0.4,
-                   help="share of source videos in the calibration pool, in (0, 1)")
-    p.add_argument("--min-scale", type=positive_float, default=1.0,
-                   help="NORM scale floor, s")
-    p.add_argument("--target", choices=TARGETS, default="envelope",
-                   help="cover the envelope of multi-window truth, or every window")
+    add_flags(p, "resamples", "seed", "cal_frac", "min_scale", "target",
+              seed="random seed of split and resamples",
+              cal_frac="share of source videos in the calibration pool, in (0, 1)")
     p.add_argument("--split-seeds", type=positive_int, default=0, metavar="N",
                    help="also repeat the unit-level split with seeds 0..N-1 and report each "
                    "cell's spread over seeds (split_seeds.json / .md)")
-    add_input_flags(p)
+    add_flags(p, "strict", "on_error", "clip")
     add_format_flags(p, gt=True)
     add_selection_flags(p)
     p.set_defaults(func=run)
@@ -66,15 +48,8 @@ def add_parser(sub: Subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     from cover.jobs.validity import run_validity
 
-    names = args.name or []
-    if names and len(names) != len(args.preds):
-        raise InputError("give one --name per --preds")
-    run_validity(
-        preds=[Path(p) for p in args.preds], gt=Path(args.gt), out=Path(args.out),
-        names=names or None, families=tuple(args.families),
-        alphas=tuple(float(a) for a in args.alphas), n_resamples=args.resamples,
-        seed=args.seed, cal_frac=args.cal_frac, min_scale=args.min_scale, target=args.target,
-        qids=Path(args.qids) if args.qids else None, on_error=args.on_error, clip=args.clip,
-        strict=args.strict, read_options=format_kwargs(args), split_seeds=args.split_seeds,
-    )
+    job_of(run_validity, args, preds=[Path(p) for p in args.preds], gt=Path(args.gt),
+           out=Path(args.out), paths=("qids",), names=args.name,
+           families=tuple(args.families), n_resamples=args.resamples,
+           alphas=tuple(float(a) for a in args.alphas), read_options=format_kwargs(args))
     return 0

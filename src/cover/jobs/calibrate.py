@@ -9,48 +9,15 @@ same problems report and the same fit follow.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 
 from cover.data.relevance import SALIENCY
-from cover.data.table import GroundingTable
 from cover.errors import InputError, ProblemTally, no_rows_left, report_problems, say
+from cover.jobs.calibrate_job import CalibrateJob, group_settings, rule_params
 from cover.stream.calibrate import StreamedFit
-
-#: ``(Calibrator keyword settings, fit keyword arguments, notes)`` of the grouping flags
-#: for a table (:func:`cover.cli._groups.group_settings`).
-GroupSettings = Callable[[GroundingTable], tuple[dict[str, Any], dict[str, Any], list[str]]]
-
-
-@dataclass(frozen=True)
-class CalibrateJob:
-    """The arguments of one ``cover calibrate`` run."""
-
-    preds: str
-    gt: str
-    output: str
-    score: str
-    alpha: str
-    min_scale: float
-    target: str
-    rule: str
-    params: dict[str, Any]
-    groups: str
-    bound: str | None = None
-    qids: str | None = None
-    clip: float = 2.0
-    strict: bool = False
-    on_error: Literal["raise", "reject"] = "raise"
-    keep_scores: bool = False
-    in_memory: bool = False
-    batch_rows: int = 16_384
-    no_band: bool = False
-    formats: dict[str, Any] = field(default_factory=dict)
-    shift_to: str | None = None
 
 
 def rcps_bound_line(given: str | None) -> str:
@@ -135,7 +102,7 @@ def _labelled(job: CalibrateJob) -> StreamedFit:
     return got
 
 
-def calibrate(job: CalibrateJob, group_settings: GroupSettings) -> list[str]:
+def calibrate(job: CalibrateJob) -> list[str]:
     """Fit and save the calibrator of ``job``; returns the summary lines (notes on the
     grouping, the thresholds, the coverage band, the file written)."""
     from cover.calibrate import Calibrator
@@ -143,10 +110,11 @@ def calibrate(job: CalibrateJob, group_settings: GroupSettings) -> list[str]:
     from cover.scores import compute_scores
     from cover.ties import Ties
 
+    given = rule_params(job)  # a flag of another rule is refused before any reading
     inputs: list[Any] = [job.preds, job.gt, job.qids, job.formats.get("gt_durations"),
                          job.shift_to]
     Calibrator(score=job.score, alpha=job.alpha, min_scale=job.min_scale,  # checks the rule
-               target=job.target, rule=job.rule, params=job.params)
+               target=job.target, rule=job.rule, params=given)
     refuse_csv_proposals(job.preds, job.formats.get("relevance_from"),
                          "--relevance-from proposals")
     got = _labelled(job)
@@ -156,12 +124,12 @@ def calibrate(job: CalibrateJob, group_settings: GroupSettings) -> list[str]:
         raise InputError(no_rows_left(job.preds, job.gt, got.problems))
     got.require_family(job.score, job.preds)
     relevance = got.relevance if job.score == "sls" else SALIENCY
-    settings, fit_kw, notes = group_settings(table)
+    settings, fit_kw, notes = group_settings(job, table)
     out = list(notes)
     if relevance != SALIENCY:
         out.append(f"SLS relevance from the {relevance} (recorded in the calibrator: cover "
                    "certify builds it the same way)")
-    params = {**job.params, **(settings.pop("params") or {})}
+    params = {**given, **(settings.pop("params") or {})}
     cal = Calibrator(score=job.score, alpha=job.alpha, min_scale=job.min_scale,
                      target=job.target, rule=job.rule, params=params,
                      keep_scores=job.keep_scores, relevance=relevance, **settings)

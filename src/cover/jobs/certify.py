@@ -7,7 +7,8 @@ written as is an error naming ``-o``. Whichever path reads the rows, they go thr
 the one certify stage (:mod:`cover.stream.stage`): the same ids, durations, clipping,
 duplicate check, calibrator, ``--max-p`` and calibration-row marks on every format.
 The whole read (any format of ``cover formats``, ``--in-memory``) is one batch through
-that stage; the streamed paths are in :mod:`cover.jobs.certify_stream`.
+that stage (:func:`certify_whole`); the streamed ones send it batch after batch
+(:func:`certify_streaming`); what both share is in :mod:`cover.jobs.certify_stream`.
 """
 
 from __future__ import annotations
@@ -15,9 +16,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+from numpy.typing import NDArray
+
 from cover.data.rules import OnError
 from cover.errors import InputError, RowProblem, report_problems, say
-from cover.jobs.certify_stream import Stream, calibration_warning, certify_streaming, streamable
+from cover.io.mapping_guard import refuse_csv_proposals
+from cover.io.qids import read_qid_lines, unknown_qids
+from cover.jobs.certify_stream import (
+    Stream,
+    calibration_warning,
+    load_calibrator,
+    streamable,
+    videos_index,
+)
 
 
 @dataclass(frozen=True)
@@ -78,28 +90,66 @@ def certify(job: CertifyJob) -> list[str]:
     written)."""
     kind = route(job)
     if kind is not None:
-        return certify_streaming(kind, calibrator=job.calibrator, preds=job.preds,
-                                 output=job.output, videos=job.videos, qids=job.qids,
-                                 columns=job.columns, clip=job.clip, strict=job.strict,
-                                 on_error=job.on_error, compact=job.compact,
-                                 batch_rows=job.batch_rows, max_p=job.max_p,
-                                 relevance_from=job.relevance_from)
+        return certify_streaming(kind, job)
     if job.compact:
         raise InputError("--compact applies to streamed inputs (Moment-DETR JSON lines, "
                          "Parquet with --columns, CSV with --columns written to .csv)")
     return certify_whole(job)
 
 
+def certify_streaming(kind: Stream, job: CertifyJob) -> list[str]:
+    """Certify ``job.preds`` into ``job.output`` batch by batch, every batch through the
+    one certify stage (:class:`cover.stream.stage.CertifyStage`); reports the problems on
+    standard error and returns the summary lines."""
+    from cover.stream import certify_jsonl, certify_parquet
+    from cover.stream.csv import certify_csv
+    from cover.stream.stage import CertifyStage
+
+    calibrator, preds, output, videos, qids = (job.calibrator, job.preds, job.output,
+                                               job.videos, job.qids)
+    cal = load_calibrator(calibrator, job.max_p, job.relevance_from)
+    refuse_csv_proposals(preds, cal.relevance, f"{calibrator} was fitted on it")
+    inputs: list[str | Path | None] = [calibrator, videos, qids]
+    vd = videos_index(videos) if videos else None
+    source = videos or "--videos (not given)"
+    if kind in ("parquet", "csv"):
+        if qids:
+            raise InputError(f"--qids is not supported when streaming {kind}; filter the "
+                             "file first, or certify it as JSON lines")
+        stage = CertifyStage.of(cal, videos=vd, videos_source=source, strict=job.strict,
+                                max_p=job.max_p)
+        assert job.columns is not None  # streamable() streams a table only with a mapping
+        counts = (certify_parquet if kind == "parquet" else certify_csv)(
+            cal, preds, output, columns=job.columns, batch_rows=job.batch_rows,
+            compact=job.compact, on_error=job.on_error, inputs=inputs, stage=stage)
+    else:
+        wanted, lines = read_qid_lines(qids) if qids else (None, None)
+
+        def unknown(seen: NDArray[np.str_]) -> list[RowProblem]:
+            assert qids is not None and wanted is not None and lines is not None
+            return unknown_qids(qids, wanted, lines, seen, preds)
+
+        # Only a --qids list asks which ids were seen: every id as text, sorted, would
+        # otherwise be built at the end for nothing (about 60 bytes a row at its peak).
+        counts, _ = certify_jsonl(
+            cal, preds, output, videos=vd, videos_source=source, qids=wanted, clip=job.clip,
+            strict=job.strict, compact=job.compact, on_error=job.on_error,
+            batch_lines=job.batch_rows, inputs=inputs,
+            before_commit=unknown if qids else None, max_p=job.max_p, every_problem=False)
+    calibration_warning(counts.in_calibration,
+                        counts.certified + counts.refused + counts.abstained)
+    report_problems(counts.tally, what=preds)
+    abst = f"abstained (whole video) {counts.abstained}, " if counts.abstained else ""
+    return [f"certified {counts.certified}, refused (whole video) {counts.refused}, {abst}"
+            f"rejected {counts.rejected} of {counts.rows} input rows (streamed in "
+            f"{counts.batches} batch(es) of up to {job.batch_rows} rows)", f"wrote {output}"]
+
+
 def certify_whole(job: CertifyJob) -> list[str]:
     """The whole input as one batch through the certify stage, written as JSON lines."""
-    import numpy as np
-
     from cover.io import formats
     from cover.io.jsonl import raise_on_rejections
-    from cover.io.mapping_guard import refuse_csv_proposals
-    from cover.io.qids import read_qid_lines, unknown_qids
     from cover.io.regions_jsonl import certified_rows, write_certified
-    from cover.jobs.certify_stream import load_calibrator, videos_index
     from cover.row_status import ABSTAINED, CERTIFIED, REFUSED, REJECTED, row_status
     from cover.stream.stage import CertifyStage
 

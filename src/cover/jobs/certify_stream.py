@@ -1,5 +1,6 @@
-"""The streamed paths of ``cover certify`` (:mod:`cover.jobs.certify`): files of any
-size in bounded memory.
+"""What every path of ``cover certify`` (:mod:`cover.jobs.certify`) shares: which
+input streams (:func:`streamable`), the calibrator and its flag checks, the ``--videos``
+index, the calibration-rows warning.
 
 ``cover certify`` streams when it can: Moment-DETR / Lighthouse JSON lines (every
 input line echoed byte for byte, :func:`cover.stream.certify_jsonl`), Parquet given a
@@ -14,14 +15,9 @@ import warnings
 from pathlib import Path
 from typing import Literal
 
-import numpy as np
-from numpy.typing import NDArray
-
 from cover.calibrate import Calibrator
-from cover.errors import CoverWarning, InputError, RowProblem, report_problems
+from cover.errors import CoverWarning, InputError
 from cover.io.durations import VideoIndex
-from cover.io.mapping_guard import refuse_csv_proposals
-from cover.io.qids import read_qid_lines, unknown_qids
 
 Stream = Literal["jsonl", "parquet", "csv"]
 
@@ -114,65 +110,3 @@ def calibration_warning(marked: int, certified: int) -> None:
             f"{marked} of the {certified} rows certified are rows the calibrator was "
             "fitted on (marked cover.in_calibration); coverage measured on them does not "
             "test the guarantee"), stacklevel=2)
-
-
-def certify_streaming(
-    kind: Stream,
-    *,
-    calibrator: str,
-    preds: str,
-    output: str,
-    videos: str | None,
-    qids: str | None,
-    columns: str | None,
-    clip: float,
-    strict: bool,
-    on_error: Literal["raise", "reject"],
-    compact: bool,
-    batch_rows: int,
-    max_p: float | None = None,
-    relevance_from: str | None = None,
-) -> list[str]:
-    """Certify ``preds`` into ``output`` batch by batch, every batch through the one
-    certify stage (:class:`cover.stream.stage.CertifyStage`); reports the problems on
-    standard error and returns the summary lines."""
-    from cover.stream import certify_jsonl, certify_parquet
-    from cover.stream.csv import certify_csv
-    from cover.stream.stage import CertifyStage
-
-    cal = load_calibrator(calibrator, max_p, relevance_from)
-    refuse_csv_proposals(preds, cal.relevance, f"{calibrator} was fitted on it")
-    inputs: list[str | Path | None] = [calibrator, videos, qids]
-    vd = videos_index(videos) if videos else None
-    source = videos or "--videos (not given)"
-    if kind in ("parquet", "csv"):
-        if qids:
-            raise InputError(f"--qids is not supported when streaming {kind}; filter the "
-                             "file first, or certify it as JSON lines")
-        stage = CertifyStage.of(cal, videos=vd, videos_source=source, strict=strict,
-                                max_p=max_p)
-        assert columns is not None  # streamable() streams a table only with a mapping
-        counts = (certify_parquet if kind == "parquet" else certify_csv)(
-            cal, preds, output, columns=columns, batch_rows=batch_rows, compact=compact,
-            on_error=on_error, inputs=inputs, stage=stage)
-    else:
-        wanted, lines = read_qid_lines(qids) if qids else (None, None)
-
-        def unknown(seen: NDArray[np.str_]) -> list[RowProblem]:
-            assert qids is not None and wanted is not None and lines is not None
-            return unknown_qids(qids, wanted, lines, seen, preds)
-
-        # Only a --qids list asks which ids were seen: every id as text, sorted, would
-        # otherwise be built at the end for nothing (about 60 bytes a row at its peak).
-        counts, _ = certify_jsonl(
-            cal, preds, output, videos=vd, videos_source=source, qids=wanted, clip=clip,
-            strict=strict, compact=compact, on_error=on_error, batch_lines=batch_rows,
-            inputs=inputs, before_commit=unknown if qids else None, max_p=max_p,
-            every_problem=False)
-    calibration_warning(counts.in_calibration,
-                        counts.certified + counts.refused + counts.abstained)
-    report_problems(counts.tally, what=preds)
-    abst = f"abstained (whole video) {counts.abstained}, " if counts.abstained else ""
-    return [f"certified {counts.certified}, refused (whole video) {counts.refused}, {abst}"
-            f"rejected {counts.rejected} of {counts.rows} input rows (streamed in "
-            f"{counts.batches} batch(es) of up to {batch_rows} rows)", f"wrote {output}"]

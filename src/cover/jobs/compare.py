@@ -57,6 +57,28 @@ class CompareSpec:
     html: Path | None = None
 
 
+def sides(a: str, b: str | None, score: str, score_b: str | None, rule: str,
+          rule_b: str | None, name_a: str | None = None, name_b: str | None = None
+          ) -> tuple[Side, Side]:
+    """Side A, and side B: file ``b``, or A again, with ``score_b`` / ``rule_b`` (default:
+    A's; the same file with the same choices is an error). Each is named ``name_*``, else
+    by its file's folder, with score and rule added when the two names would agree."""
+    from cover.jobs.calibrate_job import DEFAULT_GROUPS
+
+    path_b, score_b, rule_b = b or a, score_b or score, rule_b or rule
+    if b is None and (score_b, rule_b) == (score, rule):
+        raise InputError("nothing to compare: give a second prediction file B, or "
+                         "--score-b / --rule-b for a second choice on A")
+    shown_a, shown_b = (given or Path(path).parent.name or Path(path).stem
+                        for path, given in ((a, name_a), (path_b, name_b)))
+    if shown_a == shown_b and name_b is None:
+        # One file (or two files in one folder): say what differs.
+        shown_a = f"{shown_a} {score.upper()}/{rule}"
+        shown_b = f"{shown_b} {score_b.upper()}/{rule_b}"
+    return (Side(Path(a), shown_a, score, rule, DEFAULT_GROUPS.get(rule, "all")),
+            Side(Path(path_b), shown_b, score_b, rule_b, DEFAULT_GROUPS.get(rule_b, "all")))
+
+
 def metric_specs(mean_duration: float) -> list[dict[str, Any]]:
     """The compared metrics, their units, what a difference can be, and which way is
     better (a length difference per query lies in ``[-T, T]``, so its mean in

@@ -25,7 +25,7 @@ from cover.io.output import (
 )
 from cover.io.qids import write_qids
 from cover.io.regions_jsonl import certified_rows, write_certified
-from cover.jobs.validity import WHAT_IT_CHECKS, note_problems, write_validity
+from cover.jobs.validity import CHECKS_SECTION, WHAT_IT_CHECKS, note_problems, write_validity
 from cover.metrics import evaluate
 from cover.report.tables import validity_summary, validity_table
 from cover.studies.coverage_validity import coverage_validity, n_steps
@@ -116,8 +116,6 @@ def _write_demo(out: Path, table: GroundingTable, inputs: list[Path],
         res = coverage_validity(table, name=f"{DEMO_GROUNDER} on QVHighlights val",
                                 families=families, protocol=protocol, progress=prog)
     figs = write_validity(res, out, float(np.mean(table.duration)), inputs=inputs)
-    print(f"\n{validity_summary(res)}\n")
-    print(validity_table(res))
     certified = certified_table(evaluation)
     print("\nAt alpha = 0.1, calibrated on the whole pool and certified on the test split:")
     print(certified)
@@ -146,7 +144,7 @@ def _write_demo(out: Path, table: GroundingTable, inputs: list[Path],
         f"![frontier](frontier.png)\n\n## Certified at alpha = 0.1\n\n{note}\n\n"
         f"{certified_md}\n", inputs=inputs)
     write_html(out / "report.html", f"COVER demo: {title}",
-               [("What this checks", WHAT_IT_CHECKS.removeprefix("What this checks: "), "", []),
+               [CHECKS_SECTION,
                 ("Coverage validity", f"{validity_summary(res)} {resampled}",
                  validity_table(res, markdown=True), figs),
                 ("Certified at alpha = 0.1", note, certified_md, [])],

@@ -27,6 +27,7 @@ from cover.io.labelled import load_labelled
 from cover.io.output import check_results_folder, results_folder, write_json, write_text
 from cover.jobs.study_inputs import InputPair, slug
 from cover.jobs.study_overview import comparisons, overview_table
+from cover.jobs.study_seeds import STEM, check_split_seeds, run_spread
 from cover.report.figure_pool import STUDIES_WITH_FIGURES, FigurePool
 from cover.studies.common import Missing, jsonify
 from cover.studies.context import Pair
@@ -163,6 +164,7 @@ def run_studies(
     ``split_seeds`` > 0 adds the split-seed spread of studies 1, 2 and 4 per pair
     (:mod:`cover.jobs.study_seeds`).
     """
+    check_split_seeds(split_seeds, target)
     wanted = list(STUDIES) if "all" in studies else [s for s in STUDIES if s in studies]
     all_inputs = [p for x in inputs for p in (x.preds, x.gt)]
     check_results_folder(out, all_inputs)
@@ -253,8 +255,6 @@ def _split_seeds(pair: Pair, inp: InputPair, wanted: Sequence[str], skip: set[st
                  n_seeds: int, entry: dict[str, Any], out: Path, all_inputs: list[Path],
                  timings: dict[str, float]) -> list[StudyResult]:
     """The pair's split-seed spread, filed in the manifest entry like a study."""
-    from cover.jobs.study_seeds import STEM, run_spread
-
     t0 = time.perf_counter()
     spread = run_spread(pair.table, name=pair.name, dataset=pair.dataset,
                         protocol=pair.protocol, n_seeds=n_seeds, families=pair.families,

@@ -14,8 +14,10 @@ from cover.errors import InputError
 from cover.studies.protocol import Protocol
 
 
-def slug(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "x"
+def slug(text: str, empty: str = "x") -> str:
+    """``text`` as a folder name: lower-case letters and digits, ``-`` between runs of
+    them (``empty`` when none is left)."""
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or empty
 
 
 _DATASETS = (("highlight_", "QVHighlights"), ("qvhighlights", "QVHighlights"),

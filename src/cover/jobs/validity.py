@@ -3,7 +3,6 @@ HTML report of study 1 (coverage validity) out."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -24,7 +23,7 @@ from cover.io.output import (
     write_json,
     write_text,
 )
-from cover.jobs.study_inputs import guess_dataset
+from cover.jobs.study_inputs import guess_dataset, slug
 from cover.jobs.study_seeds import check_split_seeds, run_spread
 from cover.report.tables import multi_validity_table, render, validity_summary, validity_table
 from cover.scores import missing_family_input
@@ -44,10 +43,9 @@ WHAT_IT_CHECKS = (
     "set, clustered by source video), "
     "at every alpha; shorter regions at the same coverage are better."
 )
-
-
-def slug(name: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or "grounder"
+#: The same, as the first section of an HTML report (title, text, table, figures).
+CHECKS_SECTION: tuple[str, str, str, Sequence[Path]] = (
+    "What this checks", WHAT_IT_CHECKS.removeprefix("What this checks: "), "", ())
 
 
 def grounder_names(preds: Sequence[Path], names: Sequence[str] | None = None
@@ -68,10 +66,10 @@ def grounder_names(preds: Sequence[Path], names: Sequence[str] | None = None
     display: list[str] = []
     folders: list[str] = []
     for name in shown:
-        d, f, i = name, slug(name), 1
+        d, f, i = name, slug(name, "grounder"), 1
         while d in display or f in folders:
             i += 1
-            d, f = f"{name} ({i})", f"{slug(name)}-{i}"
+            d, f = f"{name} ({i})", f"{slug(name, 'grounder')}-{i}"
         display.append(d)
         folders.append(f)
     return display, folders
@@ -80,7 +78,8 @@ def grounder_names(preds: Sequence[Path], names: Sequence[str] | None = None
 def write_validity(result: ValidityResult, out: Path, mean_duration: float, *,
                    inputs: Sequence[Path | str | None] = ()) -> list[Path]:
     """JSON + Markdown + figures of one grounder's coverage-validity run (every file
-    through the atomic writer; figures skipped with one line when matplotlib is absent)."""
+    through the atomic writer; figures skipped with one line when matplotlib is absent),
+    then its summary and table printed."""
     make_folder(out)
     write_json(out / "validity.json", strict_json(result.to_dict()), inputs=inputs)
     md = (f"# Coverage validity: {result.name}\n\n{WHAT_IT_CHECKS}\n\n"
@@ -93,10 +92,13 @@ def write_validity(result: ValidityResult, out: Path, mean_duration: float, *,
     from cover.report.figures import MissingPlotting, validity_figures
 
     try:
-        return validity_figures(result, out, mean_duration)
+        figs = validity_figures(result, out, mean_duration)
     except MissingPlotting as exc:
         say(f"cover: skipping figures: {exc}")
-        return []
+        figs = []
+    print(f"\n{validity_summary(result)}\n")
+    print(validity_table(result))
+    return figs
 
 
 def run_validity(
@@ -127,6 +129,8 @@ def run_validity(
     ``split_seeds`` > 0 adds each grounder's split-seed spread (coverage and length per
     cell over seeds ``0 .. N - 1``; :mod:`cover.jobs.study_seeds`).
     """
+    if names and len(names) != len(preds):
+        raise InputError("give one --name per --preds")
     check_split_seeds(split_seeds, target)
     protocol = Protocol(cal_frac=cal_frac, seed=seed, n_resamples=n_resamples, alphas=alphas)
     display, folders = grounder_names(preds, names)
@@ -145,7 +149,7 @@ def run_validity(
     # that fails half-way leaves no folder (or the previous one) behind.
     with results_folder(out, inputs=inputs) as work:
         results: list[ValidityResult] = []
-        sections: list[tuple[str, str, str, list[Path]]] = []
+        sections: list[tuple[str, str, str, Sequence[Path]]] = []
         for path, name, sub, table in zip(preds, display, folders, tables, strict=True):
             fams = []
             for fam in families:
@@ -168,8 +172,6 @@ def run_validity(
             results.append(res)
             folder = work if len(preds) == 1 else work / sub
             figs = write_validity(res, folder, float(np.mean(table.duration)), inputs=inputs)
-            print(f"\n{validity_summary(res)}\n")
-            print(validity_table(res))
             sections.append((name, validity_summary(res), validity_table(res, markdown=True),
                              figs))
             if split_seeds:
@@ -187,8 +189,7 @@ def run_validity(
             _write_overview(results, work, inputs)
         from cover.report.html import write_html
 
-        sections.insert(0, ("What this checks",
-                            WHAT_IT_CHECKS.removeprefix("What this checks: "), "", []))
+        sections.insert(0, CHECKS_SECTION)
         write_html(work / "report.html", "COVER coverage validity", sections, inputs=inputs)
         where = "" if len(preds) == 1 else f", one folder per grounder: {', '.join(folders)}"
         seeds = ", split_seeds.json, split_seeds.md" if split_seeds else ""

@@ -1,0 +1,123 @@
+"""The command modules' shared pieces (``cover.cli._common``): the table of flags several
+commands declare alike, a job built from the flags named as its parameters, and every
+flag of a job-backed command reaching its job."""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from cli_files import command_parsers
+from cover.cli._common import add_flags, job_of, printed
+
+
+def _action(p: argparse.ArgumentParser, dest: str) -> argparse.Action:
+    return next(a for a in p._actions if a.dest == dest)
+
+
+def test_add_flags_declares_the_shared_flag_with_the_commands_own_wording():
+    p = argparse.ArgumentParser()
+    add_flags(p, "seed", "target", "on_error", seed="my seed",
+              on_error={"default": "reject", "help": "mine"})
+    seed, target, on_error = (_action(p, d) for d in ("seed", "target", "on_error"))
+    assert (seed.option_strings, seed.type, seed.default, seed.help) == (
+        ["--seed"], int, 42, "my seed")
+    assert target.default == "envelope" and "windows" in (target.choices or ())
+    assert (on_error.default, on_error.help) == ("reject", "mine")
+    assert [a.dest for a in p._actions][1:] == ["seed", "target", "on_error"]  # in order
+    q = argparse.ArgumentParser()
+    add_flags(q, "on_error")
+    assert _action(q, "on_error").default == "raise"  # one command's wording stays its own
+    assert p.parse_args(["--seed", "7"]).seed == 7
+
+
+def test_add_flags_refuses_wording_for_a_flag_it_does_not_declare():
+    with pytest.raises(TypeError, match="cal_frac"):
+        add_flags(argparse.ArgumentParser(), "seed", cal_frac="share")
+
+
+@dataclass(frozen=True)
+class _Job:
+    a: str
+    b: int = 1
+    path: Path | None = None
+    other: str = "default"
+
+
+@given(a=st.text(max_size=5), b=st.integers(), path=st.sampled_from([None, "", "x/y"]),
+       extra=st.dictionaries(st.sampled_from(["func", "command", "unrelated"]),
+                             st.integers()),
+       other=st.one_of(st.none(), st.text(max_size=3)))
+def test_job_of_takes_the_flags_named_as_parameters(a, b, path, extra, other):
+    args = argparse.Namespace(a=a, b=b, path=path, **extra)
+    given_ = {} if other is None else {"other": other, "b": b + 1}
+    job = job_of(_Job, args, paths=("path",), **given_)
+    assert job.a == a
+    assert job.b == (b if other is None else b + 1)  # what the command gives wins
+    assert job.path == (Path(path) if path else None)  # an empty optional path: absent
+    assert job.other == ("default" if other is None else other)
+
+
+def test_printed_prints_every_line_and_exits_0(capsys):
+    assert printed(iter(["one", "two"])) == 0
+    assert capsys.readouterr().out == "one\ntwo\n"
+
+
+#: command -> (its jobs, the arguments of a minimal command line, the flags the command
+#: itself turns into other job parameters).
+JOBS = {
+    "calibrate": (["cover.jobs.calibrate_job:CalibrateJob"],
+                  ["--preds", "p", "--gt", "g", "-o", "o"],
+                  {"pred_format", "columns", "gt_format", "gt_columns", "gt_durations",
+                   "relevance_from"}),  # -> formats
+    "certify": (["cover.jobs.certify:CertifyJob"], ["--calibrator", "c", "--preds", "p",
+                                                    "-o", "o"], set()),
+    "evaluate": (["cover.jobs.evaluate:EvaluateFiles"], ["--regions", "r", "--gt", "g"],
+                 set()),
+    "serve": (["cover.serve:ServeOptions"], ["--calibrator", "c.json"],
+              {"calibrator", "drift_delta"}),  # -> calibrators, delta
+    "compare": (["cover.jobs.compare:CompareSpec", "cover.jobs.compare:sides"],
+                ["a", "--gt", "g"],
+                {"pred_format", "columns", "gt_format", "gt_columns", "gt_durations"}),
+    "validity": (["cover.jobs.validity:run_validity"], ["--preds", "p", "--gt", "g", "--out",
+                                                        "o"],
+                 {"name", "resamples", "pred_format", "columns", "gt_format", "gt_columns",
+                  "gt_durations", "relevance_from", "max_duration"}),
+    "study": (["cover.jobs.study:run_studies", "cover.jobs.study_inputs:command_line",
+               "cover.studies.protocol:Protocol"], ["all", "--preds", "p", "--gt", "g",
+                                                    "--out", "o"],
+              {"preds", "gt", "name", "dataset", "resamples", "no_report", "pred_format",
+               "columns", "gt_format", "gt_columns", "gt_durations", "relevance_from",
+               "max_duration", "on_error"}),
+    "online": (["cover.jobs.online:run_online"], ["--preds", "p", "--gt", "g", "--out-dir",
+                                                  "o"],
+               {"out_dir", "no_figure", "name", "switch_name"}),
+    "ground": (["cover.grounders.endpoint:ChatClient", "cover.jobs.ground:run_ground"],
+               ["--endpoint", "e", "--model", "m", "--videos", "v", "--queries", "q",
+                "-o", "o"], {"endpoint", "frames", "api_key_env"}),
+}
+
+
+@pytest.mark.parametrize("command", sorted(JOBS))
+def test_every_flag_of_a_job_backed_command_reaches_its_job(command):
+    """A flag added to one of these commands without a job parameter of its name would
+    be parsed and then dropped by ``job_of``: each flag is a parameter of one of its
+    jobs, or one the command turns into another parameter itself."""
+    import importlib
+
+    jobs, argv, turned = JOBS[command]
+    parser = dict((" ".join(path), p) for path, p in command_parsers())[command]
+    dests = set(vars(parser.parse_args(argv))) - {"func"}
+    params = set()
+    for where in jobs:
+        module, name = where.split(":")
+        params |= set(inspect.signature(getattr(importlib.import_module(module), name))
+                      .parameters)
+    assert dests - params - turned == set()
+    assert turned <= dests
