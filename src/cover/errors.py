@@ -1,4 +1,4 @@
-"""Errors, warnings and the row-level problem log.
+"""Errors, warnings and row problems (each one, or a bounded tally of them).
 
 Every problem with an input row is recorded as a :class:`RowProblem` that names
 the file, the 1-based line, the query id and what is wrong, so that a user can
@@ -61,29 +61,6 @@ class RowProblem:
             "problem": self.problem,
             "action": self.action,
         }
-
-
-@dataclass
-class ProblemLog:
-    """Problems found while reading and validating, grouped by action."""
-
-    problems: list[RowProblem] = field(default_factory=list)
-
-    def add(self, problem: RowProblem) -> None:
-        self.problems.append(problem)
-
-    def extend(self, problems: list[RowProblem]) -> None:
-        self.problems.extend(problems)
-
-    def of(self, action: Action) -> list[RowProblem]:
-        return [p for p in self.problems if p.action == action]
-
-    def counts(self) -> dict[str, int]:
-        """Counts per action, e.g. ``{"rejected": 2, "clipped": 5}``."""
-        return dict(Counter(p.action for p in self.problems))
-
-    def __len__(self) -> int:
-        return len(self.problems)
 
 
 _ACTION_KIND = attrgetter("action", "problem")
