@@ -44,8 +44,12 @@ def _write(path: Path, rows: list[dict | str], blank: str = "") -> Path:
 @pytest.mark.parametrize("blank", ["", "every", "late"])
 def test_the_compact_read_is_the_per_row_table(tmp_path, monkeypatch, blank):
     monkeypatch.setattr(gt_lean, "BATCH_LINES", 7)  # several batches
+    monkeypatch.setattr(gt_lean, "CHUNK_LINES", 3)  # of several chunks
     rows = [_row(i) for i in range(30)]
+    rows[2]["qid"] = -7  # integer qids decoded as integers, not text
+    rows[4]["qid"] = "13"  # the text of an integer: an integer key all the same
     rows[5]["qid"] = "clip-é5"  # text qids from here on: the integer parts turn to text
+    rows[12]["qid"] = 2**64  # an integer beyond int64: text
     rows[9]["query"] = None
     path = _write(tmp_path / "gt.jsonl", rows, blank)
     got = read_truth_compact(path)

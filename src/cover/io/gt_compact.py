@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from cover.data.ids import qid_text
 from cover.data.table import GroundingTable
 from cover.io.narrow import int_keys, narrow_float, narrow_int, per_vid, sorted_unique
 from cover.io.truth_index import CompactTruth
@@ -74,21 +75,21 @@ class CompactColumns:
         self.no_lines = False
         self.n = 0
 
-    def add(self, qid: NDArray[np.str_], vid: NDArray[np.str_],
+    def add(self, qid: NDArray[Any], vid: NDArray[np.str_],
             query: NDArray[np.object_] | list[Any] | None, duration: NDArray[np.float64],
             starts: NDArray[np.float64], ends: NDArray[np.float64],
             counts: NDArray[np.int64], line: NDArray[np.int64] | None) -> None:
-        """Append rows: qid and vid text, query values (None: the table has none),
-        durations, the windows flat with their count per row, file lines (or None)."""
+        """Append rows: qid (text or integers) and vid text, query values (None: the table
+        has none), durations, the windows flat with their count per row, file lines (or None)."""
         m = qid.size
-        keys = int_keys(qid) if self.int_qids else None
+        keys = (qid if qid.dtype.kind == "i" else int_keys(qid)) if self.int_qids else None
         if keys is None and self.int_qids:  # from now on every qid is kept as text
             self.int_qids = False
             text = self.qids.array(np.int8).astype(str)
             self.qids = Column()
             if text.size:
                 self.qids.append(as_bytes(text))
-        self.qids.append(narrow_int(keys) if keys is not None else as_bytes(qid))
+        self.qids.append(narrow_int(keys) if keys is not None else as_bytes(qid_text(qid)))
         uniq, inv = np.unique(as_bytes(vid), return_inverse=True)
         self.vid_codes.append(narrow_int(inv.reshape(-1) + self.vids.n))
         self.vids.append(uniq)

@@ -26,8 +26,10 @@ from typing import Annotated, Any
 import msgspec
 import numpy as np
 from msgspec import UNSET, Raw, UnsetType
+from numpy.typing import NDArray
 
 from cover._memory import trim
+from cover.data.ids import qid_text
 from cover.data.table import DEFAULT_CLIP_SECONDS
 from cover.errors import InputError
 from cover.io.gt_compact import CompactColumns
@@ -76,11 +78,13 @@ def _read(path: str | Path) -> CompactTruth | None:
     for batch in line_chunks(path, BATCH_LINES):  # the file's bytes are never held whole
         got: tuple[list[Any], ...] = ([], [], [], [], [], [], [])
         for a in range(0, len(batch), CHUNK_LINES):
-            if not truth_chunk([ln for _, ln in batch[a:a + CHUNK_LINES]], got):
+            if not truth_chunk(list(map(itemgetter(1), batch[a:a + CHUNK_LINES])), got):
                 return None
-        qtext, vtext, query, durs, wins, counts, labs = got
+        qids, vtext, query, durs, wins, counts, labs = got
+        if len({q.dtype.kind for q in qids}) > 1:  # integer chunks among text ones
+            qids = [qid_text(q) for q in qids]
         win = np.concatenate(wins)
-        cols.add(np.concatenate(qtext), np.concatenate(vtext), query,  # numpy text per chunk
+        cols.add(np.concatenate(qids), np.concatenate(vtext), query,  # numpy text per chunk
                  np.concatenate(durs), win[:, 0], win[:, 1], np.concatenate(counts),
                  np.fromiter(map(itemgetter(0), batch), dtype=np.int64, count=len(batch)))
         labels += labs
@@ -138,8 +142,8 @@ def truth_chunk(lines: list[bytes], cols: tuple[list[Any], ...]) -> bool:
     labels = _label_rows(ids, scores)
     if labels and label_problems(labels):
         return False
-    qtext, vtext = text_ids(qv), text_ids(vv)
-    if (qtext is None or vtext is None or not set(map(type, durs)) <= _NUMBER
+    qid, vtext = _qid_column(qv), text_ids(vv)
+    if (qid is None or vtext is None or not set(map(type, durs)) <= _NUMBER
             or not exact_values(durs) or not exact_values(query)):
         return False
     got = pairs_column(wins)
@@ -151,12 +155,25 @@ def truth_chunk(lines: list[bytes], cols: tuple[list[Any], ...]) -> bool:
         return False  # the per-row reader rejects the row, with its message
     # ids as numpy text at once: a chunk's strings are freed with it, where lists of
     # them kept to the end pinned ~140 bytes a row between the query strings.
-    parts: tuple[list[Any], ...] = ([np.array(qtext, dtype=str)], [np.array(vtext, dtype=str)],
+    parts: tuple[list[Any], ...] = ([qid], [np.array(vtext, dtype=str)],
                                     query, [dur], [win], [per_row],
                                     [saliency_labels(labels) if labels else None])
     for col, part in zip(cols, parts, strict=True):
         col += part
     return True
+
+
+def _qid_column(qv: list[Any]) -> NDArray[Any] | None:
+    """The qids as int64 when every one is a JSON integer in its range (no text made: the
+    compact columns key them so), else as numpy text; None when one is not an id
+    (:func:`cover.io.json_columns.text_ids`)."""
+    if set(map(type, qv)) == {int}:
+        try:
+            return np.array(qv, dtype=np.int64)
+        except OverflowError:  # beyond int64: kept as text, as the compact keys keep it
+            pass
+    text = text_ids(qv)
+    return None if text is None else np.array(text, dtype=str)
 
 
 def _label_rows(ids: list[Any], scores: list[Any]) -> list[dict[str, Any]]:

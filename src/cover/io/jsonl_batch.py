@@ -191,8 +191,10 @@ def line_chunks(path: str | Path, size: int) -> Iterator[list[tuple[int, bytes]]
                 continue
             lines = b"".join([*pending, block]).split(b"\n")
             pending = [lines.pop()] if block else []
-            kept = [(n, line) for n, line in enumerate(lines, start=lineno + 1)
-                    if line.strip()]
+            numbered = zip(range(lineno + 1, lineno + 1 + len(lines)), lines, strict=True)
+            # no blank line (the usual block): numbered without a Python step per line
+            kept = list(numbered) if all(map(bytes.strip, lines)) else [
+                (n, line) for n, line in numbered if line.strip()]
             lineno += len(lines)
             for a in range(0, len(kept), size):
                 yield kept[a:a + size]
