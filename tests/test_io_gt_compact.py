@@ -50,6 +50,7 @@ def test_the_compact_read_is_the_per_row_table(tmp_path, monkeypatch, blank):
     rows[4]["qid"] = "13"  # the text of an integer: an integer key all the same
     rows[5]["qid"] = "clip-é5"  # text qids from here on: the integer parts turn to text
     rows[12]["qid"] = 2**64  # an integer beyond int64: text
+    rows[13]["vid"] = "vidé_13"  # a vid that is not ASCII: UTF-8 bytes
     rows[9]["query"] = None
     path = _write(tmp_path / "gt.jsonl", rows, blank)
     got = read_truth_compact(path)

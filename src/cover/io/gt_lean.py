@@ -80,21 +80,21 @@ def _read(path: str | Path) -> CompactTruth | None:
         for a in range(0, len(batch), CHUNK_LINES):
             if not truth_chunk(list(map(itemgetter(1), batch[a:a + CHUNK_LINES])), got):
                 return None
-        qids, vtext, query, durs, wins, counts, labs = got
+        qids, vids, query, durs, wins, counts, labs = got
         if len({q.dtype.kind for q in qids}) > 1:  # integer chunks among text ones
             qids = [qid_text(q) for q in qids]
         win = np.concatenate(wins)
-        cols.add(np.concatenate(qids), np.concatenate(vtext), query,  # numpy text per chunk
+        cols.add(np.concatenate(qids), np.concatenate(vids), query,  # numpy text per chunk
                  np.concatenate(durs), win[:, 0], win[:, 1], np.concatenate(counts),
                  np.fromiter(map(itemgetter(0), batch), dtype=np.int64, count=len(batch)))
         labels += labs
         sizes += [c.size for c in counts]
     if cols.n == 0:
         return None  # an empty file: the per-row reader's case
-    return cols.finish(joined_labels(labels, sizes))
+    return cols.finish(_joined_labels(labels, sizes))
 
 
-def joined_labels(parts: list[Ragged | None], sizes: list[int]) -> Ragged | None:
+def _joined_labels(parts: list[Ragged | None], sizes: list[int]) -> Ragged | None:
     """The highlight labels of every chunk as one :class:`Ragged` (None when no chunk
     had any; a chunk without labels gives empty rows)."""
     if all(p is None for p in parts):
@@ -127,11 +127,11 @@ _LABELS = ("relevant_clip_ids", "saliency_scores")
 
 
 def truth_chunk(lines: list[bytes], cols: tuple[list[Any], ...]) -> bool:
-    """Append the checked columns of a few lines to ``cols`` (qid and vid as numpy text,
-    query, durations, windows, windows per row; the rows are dropped); False when any row
-    is not plainly clean. Lines are decoded typed (only these fields; msgspec refuses
-    what they cannot be), ids, durations and queries checked as the per-row reader
-    checks them."""
+    """Append the checked columns of a few lines to ``cols`` (qid as int64 or numpy text,
+    vid as numpy text, query, durations, windows, windows per row; the rows are
+    dropped); False when any row is not plainly clean. Lines are decoded typed (only
+    these fields; msgspec refuses what they cannot be), ids, durations and queries
+    checked as the per-row reader checks them."""
     if not utf8_lines(lines):
         return False  # msgspec does not look inside a skipped string
     try:
