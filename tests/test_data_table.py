@@ -22,6 +22,22 @@ def test_integer_qids_are_their_decimal_text(ids, dtype):
     assert text.tolist() == a.astype(str).tolist()  # the former <U21 conversion
 
 
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.one_of(st.integers(0, 12), st.integers(0, 10**18 - 1)), max_size=30),
+       st.sampled_from([np.int64, np.int32, np.uint64, np.uint16]), st.integers(1, 7))
+def test_digits_built_at_once_are_numpys_text(ids, dtype, step):
+    """Non-negative integers below 10**18 made text from their digits, a few rows at a
+    time: numpy's own text, dtype included."""
+    from cover.data.ids import decimal_text
+
+    a = np.array([i for i in ids if i <= np.iinfo(dtype).max], dtype=dtype)
+    width = max((len(str(int(i))) for i in a), default=1)
+    got = decimal_text(a, width, step)
+    want = a.astype(f"<U{width}")
+    assert got.dtype == want.dtype and got.tolist() == want.tolist()
+    assert qid_text(a).tolist() == want.tolist()
+
+
 def test_table_ids_join_as_text():
     t = GroundingTable.from_arrays(qid=np.array([7, 12, 100]), duration=60.0)
     assert t.qid.tolist() == ["7", "12", "100"] and t.vid.tolist() == t.qid.tolist()

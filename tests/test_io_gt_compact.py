@@ -1,5 +1,6 @@
-"""The ground truth read straight into compact columns (cover.io.gt_compact) is the
-lean reader's table, and every file the lean reader hands on is handed on too."""
+"""The ground truth read straight into compact columns (cover.io.gt_lean, built by
+cover.io.gt_compact) is the table of a table's compaction, and every file the per-row
+reader must read is handed on."""
 
 from __future__ import annotations
 
@@ -14,9 +15,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import cover.io.gt_compact as gt_compact
+import cover.io.gt_lean as gt_lean
 import cover.io.narrow as narrow
-from cover.io.gt_compact import compact_truth, read_truth_compact
-from cover.io.gt_lean import read_ground_truth_lean
+from cover.io.gt_compact import compact_truth
+from cover.io.gt_lean import read_truth_compact
+from cover.io.qvhighlights import read_ground_truth
 from test_io_truth_index import _same_table
 
 
@@ -39,27 +42,32 @@ def _write(path: Path, rows: list[dict | str], blank: str = "") -> Path:
 
 
 @pytest.mark.parametrize("blank", ["", "every", "late"])
-def test_the_compact_read_is_the_lean_table(tmp_path, monkeypatch, blank):
-    monkeypatch.setattr(gt_compact, "BATCH_LINES", 7)  # several batches
+def test_the_compact_read_is_the_per_row_table(tmp_path, monkeypatch, blank):
+    monkeypatch.setattr(gt_lean, "BATCH_LINES", 7)  # several batches
+    monkeypatch.setattr(gt_lean, "CHUNK_LINES", 3)  # of several chunks
     rows = [_row(i) for i in range(30)]
+    rows[2]["qid"] = -7  # integer qids decoded as integers, not text
+    rows[4]["qid"] = "13"  # the text of an integer: an integer key all the same
     rows[5]["qid"] = "clip-é5"  # text qids from here on: the integer parts turn to text
+    rows[12]["qid"] = 2**64  # an integer beyond int64: text
+    rows[13]["vid"] = "vidé_13"  # a vid that is not ASCII: UTF-8 bytes
     rows[9]["query"] = None
     path = _write(tmp_path / "gt.jsonl", rows, blank)
     got = read_truth_compact(path)
-    lean = read_ground_truth_lean(path).table
+    rows = read_ground_truth(path).table
     assert got is not None and len(got) == 30
     every = np.arange(30)
-    _same_table(got.table(), lean.take(every))
-    _same_table(got.table(), compact_truth(lean).table())
+    _same_table(got.table(), rows.take(every))
+    _same_table(got.table(), compact_truth(rows).table())
 
 
-def test_the_real_qvhighlights_truth_reads_as_the_lean_table(qvh_gt):
+def test_the_real_qvhighlights_truth_reads_as_the_per_row_table(qvh_gt):
     got = read_truth_compact(qvh_gt)
-    lean = read_ground_truth_lean(qvh_gt).table
-    assert got is not None and got.saliency is not None and lean.truth_saliency is not None
-    rows = np.arange(len(lean))
-    _same_table(got.table(), lean.take(rows))
-    assert np.array_equal(got.take(rows).truth_saliency.values, lean.truth_saliency.values)
+    ref = read_ground_truth(qvh_gt).table
+    assert got is not None and got.saliency is not None and ref.truth_saliency is not None
+    rows = np.arange(len(ref))
+    _same_table(got.table(), ref.take(rows))
+    assert np.array_equal(got.take(rows).truth_saliency.values, ref.truth_saliency.values)
 
 
 def test_a_gzipped_file_reads_as_the_plain_one(tmp_path):
@@ -76,7 +84,7 @@ def test_a_gzipped_file_reads_as_the_plain_one(tmp_path):
     json.dumps(_row(0, relevant_windows=[[5, 2]])), json.dumps(_row(0, relevant_windows=[])),
     json.dumps(_row(2)),  # a repeated qid
 ])
-def test_a_file_the_lean_reader_hands_on_is_handed_on(tmp_path, bad):
+def test_a_file_not_plainly_clean_is_handed_on(tmp_path, bad):
     rows: list[dict | str] = [_row(i) for i in range(4)]
     path = _write(tmp_path / "gt.jsonl", [*rows, bad])
     assert read_truth_compact(path) is None
@@ -95,12 +103,12 @@ def test_read_truth_compacts_every_file_as_the_table_read(tmp_path, qvh_gt):
     straight into compact columns, no problems; any other file as ``formats.read``
     reads it (its problems kept, under ``--on-error reject``), then compacted."""
     from cover.io import formats
-    from cover.io.gt_compact import LEAN_FORMAT, read_truth
+    from cover.io.formats import LEAN_FORMAT, read_truth
 
     got = read_truth(qvh_gt)
     assert (got.format, got.problems, got.native_qids, got.no_moment) == (
         LEAN_FORMAT, [], True, False)
-    _same_table(got.truth.table(), read_ground_truth_lean(qvh_gt).table)
+    _same_table(got.truth.table(), read_ground_truth(qvh_gt).table)
     path = _write(tmp_path / "gt.jsonl", [*(_row(i) for i in range(6)),
                                           _row(9, duration="150")])
     got = read_truth(path, on_error="reject")

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from bulk_rows import same_tables
 from cover.errors import InputError
-from cover.io import gt_lean
+from cover.io import gt_lean, jsonl_batch
 from cover.io.gt_lean import read_ground_truth_lean
 from cover.io.qvhighlights import read_ground_truth
 
@@ -107,8 +107,8 @@ def test_line_chunks_number_lines_as_the_whole_file_reader(tmp_path_factory, tex
 
     path = tmp_path_factory.mktemp("l") / "f.jsonl"
     path.write_bytes(text.encode())
-    monkeypatch.setattr(gt_lean, "_READ_BYTES", block)
-    chunks = list(gt_lean.line_chunks(path, size))
+    monkeypatch.setattr(jsonl_batch, "_READ_BYTES", block)
+    chunks = list(jsonl_batch.line_chunks(path, size))
     assert all(0 < len(c) <= size for c in chunks)
     want = [(n, line) for n, line in numbered_lines(text.encode()) if line.strip()]
     assert [x for c in chunks for x in c] == want

@@ -27,6 +27,18 @@ def as_bytes(text: NDArray[Any]) -> NDArray[np.bytes_]:
 def as_text(raw: NDArray[np.bytes_]) -> NDArray[np.str_]:
     """The inverse of :func:`as_bytes`."""
     try:
-        return raw.astype(np.str_)
+        text = _ascii_text(raw)
+        return raw.astype(np.str_) if text is None else text
     except UnicodeDecodeError:
         return np.char.decode(raw, "utf-8")
+
+
+def _ascii_text(raw: NDArray[Any]) -> NDArray[np.str_] | None:
+    """Bytes as text by widening each byte to a code point, when every byte is ASCII
+    (< 128); None otherwise. numpy's cast decodes each string alone: 10x slower."""
+    if raw.dtype.kind != "S" or not raw.size or not raw.dtype.itemsize:
+        return None
+    codes = np.ascontiguousarray(raw).view(np.uint8).reshape(raw.size, -1)
+    if int(codes.max()) >= 128:
+        return None
+    return codes.astype(np.uint32).view(f"U{codes.shape[1]}").reshape(raw.shape)

@@ -17,8 +17,30 @@ def qid_text(ids: ArrayLike) -> NDArray[np.str_]:
     if a.dtype.kind in "iu" and a.size:
         lo, hi = int(a.min()), int(a.max())
         width = max(len(str(lo)), len(str(hi)))
-        return a.astype(f"<U{width}")
+        return decimal_text(a, width) if lo >= 0 and width <= 18 else a.astype(f"<U{width}")
     return a.astype(str, copy=False)
+
+
+def decimal_text(a: NDArray[np.integer], width: int, step: int = 1 << 16
+                 ) -> NDArray[np.str_]:
+    """Integers ``0 <= a < 10**width`` (``width <= 18``) as ``a.astype(f"<U{width}")``
+    gives them, built from code points: the ``k`` digits of ``x`` are ``x // 10**(k-1-j)
+    % 10``, found for every row of ``k`` digits at once (numpy formats each integer
+    alone: twice slower); ``step`` rows at a time, so the digit arrays stay small."""
+    out = np.zeros((a.size, width), dtype=np.uint32)
+    powers = 10 ** np.arange(1, width, dtype=np.int64)
+    for lo in range(0, a.size, step):
+        x = a[lo:lo + step].astype(np.int64)
+        k = np.searchsorted(powers, x, side="right") + 1  # digits of each
+        part = out[lo:lo + step]
+        for d in np.unique(k).tolist():
+            rows = np.flatnonzero(k == d)
+            y = x[rows]
+            digits = np.empty((rows.size, d), dtype=np.uint32)
+            for j in range(d - 1, -1, -1):  # least significant first
+                y, digits[:, j] = np.divmod(y, 10)
+            part[rows, :d] = digits + ord("0")
+    return out.view(f"<U{width}").reshape(-1)
 
 
 class TextIds:

@@ -5,14 +5,18 @@ a sniff function, a reader and an example row) are :mod:`cover.io.format_catalog
 re-exported here with :class:`Options`. :func:`detect` returns the first format whose
 sniff accepts the file; a valid JSON file of no known shape is "unrecognised format:
 expected one of ...", with the first row's keys, never "malformed JSON".
+:func:`read_truth` reads a ground truth as the compact columns a stream holds.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
-from cover.errors import InputError
+from cover._memory import trim
+from cover.errors import InputError, RowProblem
+from cover.io.charades_rf import no_moment_qids
 from cover.io.format_catalogue import (  # noqa: F401  (re-exported here)
     COLUMNS_EXAMPLE,
     COLUMNS_FORMAT,
@@ -22,10 +26,13 @@ from cover.io.format_catalogue import (  # noqa: F401  (re-exported here)
     Reader,
     Role,
 )
+from cover.io.gt_compact import compact_truth
+from cover.io.gt_lean import read_truth_compact
 from cover.io.mapping import Mapping
 from cover.io.opener import TABLE_SUFFIXES, kind_suffix
 from cover.io.peek import Peek, peek
 from cover.io.qvhighlights import Loaded
+from cover.io.truth_index import CompactTruth
 
 
 def by_name(name: str) -> Format:
@@ -119,3 +126,42 @@ def _read_columns(path: str | Path, role: Role, o: Options) -> Read:
                                                 on_error=o.on_error,
                                                 relevance_from=o.relevance_from)
     return Read(loaded, COLUMNS_FORMAT, native, vid_given=vid_given, mapping=m)
+
+
+#: The ground-truth format read straight into compact columns.
+LEAN_FORMAT = "moment-detr-gt"
+
+
+@dataclass
+class TruthRead:
+    """A ground-truth file read as compact columns: the truth, the reader's problems, the
+    format's name, whether its qids are ids (not positions) and whether some query has
+    no relevant moment (Charades-RF)."""
+
+    truth: CompactTruth
+    problems: list[RowProblem]
+    format: str
+    native_qids: bool = True
+    no_moment: bool = False
+
+
+def read_truth(path: str | Path, *, format: str | None = None,
+               columns: str | dict[str, str] | None = None,
+               durations: str | Path | None = None,
+               on_error: Literal["raise", "reject"] = "raise") -> TruthRead:
+    """The ground truth of ``path`` as compact columns (what a stream holds): a
+    :data:`LEAN_FORMAT` file that is plainly clean straight into them
+    (:func:`read_truth_compact`), any other file or format as
+    :func:`read` reads it, then compacted (the table let go)."""
+    lean = columns is None and format in (None, LEAN_FORMAT) and (
+        format is not None or detect(path, "ground_truth")[0].name == LEAN_FORMAT)
+    truth = read_truth_compact(path) if lean else None
+    trim()  # what the read freed goes back before the stream starts
+    if truth is not None:
+        return TruthRead(truth, [], LEAN_FORMAT)
+    # the per-row reader's rows are dropped by the compaction; a lean file not plainly
+    # clean goes to that reader at once (not through the typed read a second time)
+    got = read(path, "ground_truth", format=format, options=Options(
+        on_error=on_error, durations=durations, columns=columns, keep_records=lean))
+    return TruthRead(compact_truth(got.loaded.table), got.loaded.problems, got.format,
+                     got.native_qids, bool(no_moment_qids(got.loaded)))

@@ -1,39 +1,22 @@
-"""QVHighlights-style ground truth read straight into compact columns, a batch of lines
-at a time (:class:`cover.io.truth_index.CompactTruth`, what ``cover evaluate`` holds).
-
-:func:`cover.io.gt_lean.read_ground_truth_lean` holds the file's bytes and every row's
-strings until the end (over 1 GB at 1e7 rows). :func:`read_truth_compact` reads the
-lines :data:`BATCH_LINES` at a time, checks each batch as the lean reader checks its
-chunks (:func:`cover.io.gt_lean.truth_chunk`: the same rule for a plainly clean row) and keeps
-only compact columns (:class:`CompactColumns`). It returns None whenever the lean
-reader would hand the file to the per-row reader (a row that is not plainly clean, a
-repeated qid, an empty file, a JSON array): the caller then reads it that way, so
-every rejection and message is the per-row reader's own. :func:`read_truth` is that
-choice, for every stream that holds a ground truth (``cover evaluate``, ``cover
-calibrate``): any other file or format is read as :func:`cover.io.formats.read` reads
-it, then compacted.
+"""The compact columns of a ground truth (:class:`cover.io.truth_index.CompactTruth`,
+what a stream holds), built a batch of rows at a time (:class:`CompactColumns`: by the
+typed read of a QVHighlights-style file, :func:`cover.io.gt_lean.read_truth_compact`) or
+from a table read in memory (:func:`compact_truth`: every other format).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from operator import itemgetter
-from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from cover._memory import trim
+from cover.data.ids import qid_text
 from cover.data.table import GroundingTable
-from cover.errors import InputError, RowProblem
 from cover.io.narrow import int_keys, narrow_float, narrow_int, per_vid, sorted_unique
 from cover.io.truth_index import CompactTruth
 from cover.ragged import Ragged, offsets_from_lengths
 from cover.utf8 import as_bytes
-
-#: Lines decoded, checked and compacted at a time.
-BATCH_LINES = 16_384
 
 
 class Column:
@@ -92,21 +75,21 @@ class CompactColumns:
         self.no_lines = False
         self.n = 0
 
-    def add(self, qid: NDArray[np.str_], vid: NDArray[np.str_],
+    def add(self, qid: NDArray[Any], vid: NDArray[np.str_],
             query: NDArray[np.object_] | list[Any] | None, duration: NDArray[np.float64],
             starts: NDArray[np.float64], ends: NDArray[np.float64],
             counts: NDArray[np.int64], line: NDArray[np.int64] | None) -> None:
-        """Append rows: qid and vid text, query values (None: the table has none),
-        durations, the windows flat with their count per row, file lines (or None)."""
+        """Append rows: qid (text or integers) and vid text, query values (None: the table
+        has none), durations, the windows flat with their count per row, file lines (or None)."""
         m = qid.size
-        keys = int_keys(qid) if self.int_qids else None
+        keys = (qid if qid.dtype.kind == "i" else int_keys(qid)) if self.int_qids else None
         if keys is None and self.int_qids:  # from now on every qid is kept as text
             self.int_qids = False
             text = self.qids.array(np.int8).astype(str)
             self.qids = Column()
             if text.size:
                 self.qids.append(as_bytes(text))
-        self.qids.append(narrow_int(keys) if keys is not None else as_bytes(qid))
+        self.qids.append(narrow_int(keys) if keys is not None else as_bytes(qid_text(qid)))
         uniq, inv = np.unique(as_bytes(vid), return_inverse=True)
         self.vid_codes.append(narrow_int(inv.reshape(-1) + self.vids.n))
         self.vids.append(uniq)
@@ -216,79 +199,3 @@ def compact_truth(gt: GroundingTable) -> CompactTruth:
     out = cols.finish(gt.truth_saliency, unique=False)
     assert out is not None  # repeated qids are allowed here
     return out
-
-
-def read_truth_compact(path: str | Path) -> CompactTruth | None:
-    """The ground-truth JSON-lines file ``path`` as a :class:`CompactTruth`, or None
-    when the per-row reader must read it (see the module doc)."""
-    from cover.io.jsonl_batch import gc_paused
-
-    try:
-        with gc_paused():
-            return _read(path)
-    except (OverflowError, InputError):  # the per-row reader says what is wrong
-        return None
-
-
-def _read(path: str | Path) -> CompactTruth | None:
-    from cover.data.table import DEFAULT_CLIP_SECONDS
-    from cover.io.gt_lean import CHUNK_LINES, joined_labels, line_chunks, truth_chunk
-
-    cols = CompactColumns(str(path), DEFAULT_CLIP_SECONDS)
-    labels: list[Ragged | None] = []
-    sizes: list[int] = []
-    for batch in line_chunks(path, BATCH_LINES):
-        got: tuple[list[Any], ...] = ([], [], [], [], [], [], [])
-        for a in range(0, len(batch), CHUNK_LINES):
-            if not truth_chunk([ln for _, ln in batch[a:a + CHUNK_LINES]], got):
-                return None
-        qtext, vtext, query, durs, wins, counts, labs = got
-        win = np.concatenate(wins)
-        cols.add(np.concatenate(qtext), np.concatenate(vtext), query,  # numpy text per chunk
-                 np.concatenate(durs), win[:, 0], win[:, 1], np.concatenate(counts),
-                 np.fromiter(map(itemgetter(0), batch), dtype=np.int64, count=len(batch)))
-        labels += labs
-        sizes += [c.size for c in counts]
-    if cols.n == 0:
-        return None  # an empty file: the per-row reader's case
-    return cols.finish(joined_labels(labels, sizes))
-
-
-#: The ground-truth format read straight into compact columns.
-LEAN_FORMAT = "moment-detr-gt"
-
-
-@dataclass
-class TruthRead:
-    """A ground-truth file read as compact columns: the truth, the reader's problems, the
-    format's name, whether its qids are ids (not positions) and whether some query has
-    no relevant moment (Charades-RF)."""
-
-    truth: CompactTruth
-    problems: list[RowProblem]
-    format: str
-    native_qids: bool = True
-    no_moment: bool = False
-
-
-def read_truth(path: str | Path, *, format: str | None = None,
-               columns: str | dict[str, str] | None = None,
-               durations: str | Path | None = None,
-               on_error: Literal["raise", "reject"] = "raise") -> TruthRead:
-    """The ground truth of ``path`` as compact columns (what a stream holds): a
-    :data:`LEAN_FORMAT` file that is plainly clean straight into them
-    (:func:`read_truth_compact`), any other file or format as
-    :func:`cover.io.formats.read` reads it, then compacted (the table let go)."""
-    from cover.io import formats
-    from cover.io.charades_rf import no_moment_qids
-
-    lean = columns is None and format in (None, LEAN_FORMAT) and (
-        format is not None or formats.detect(path, "ground_truth")[0].name == LEAN_FORMAT)
-    truth = read_truth_compact(path) if lean else None
-    trim()  # what the read freed goes back before the stream starts
-    if truth is not None:
-        return TruthRead(truth, [], LEAN_FORMAT)
-    got = formats.read(path, "ground_truth", format=format, options=formats.Options(
-        on_error=on_error, durations=durations, columns=columns, keep_records=False))
-    return TruthRead(compact_truth(got.loaded.table), got.loaded.problems, got.format,
-                     got.native_qids, bool(no_moment_qids(got.loaded)))

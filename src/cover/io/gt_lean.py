@@ -1,22 +1,25 @@
-"""QVHighlights-style ground truth read without keeping its parsed rows.
+"""QVHighlights-style ground truth read typed, a batch of lines at a time, without its
+parsed rows: one read for a stream's compact columns and for the table in memory.
 
 :func:`cover.io.qvhighlights.read_ground_truth` holds every parsed row (a dict, its
 strings and window lists: ~640 bytes a row, 640 MB at 1e6 rows) while it checks them.
-:func:`read_ground_truth_lean` decodes the lines typed, :data:`CHUNK_LINES` at a time
+:func:`read_truth_compact` decodes the lines typed, :data:`CHUNK_LINES` at a time
 (msgspec structs of only the fields it keeps: qid, vid, query, duration, the true
-windows and the highlight labels), and checks them over the whole file at once. A file
-passes only when every row is plainly clean; on anything else (a line that is not a
-JSON object, a missing or mistyped field, a repeated qid, a bad duration, an empty,
-non-finite or reversed window, malformed highlight labels, a JSON array file) the whole
-file is read by :func:`~cover.io.qvhighlights.read_ground_truth`, so every rejection and
-message is its own. A file that passes gives its table, column for column, without
-``records``.
+windows and the highlight labels), checks them as the per-row reader does
+(:func:`truth_chunk`) and keeps, :data:`BATCH_LINES` rows at a time, only compact
+columns (:class:`cover.io.gt_compact.CompactColumns`). A file passes only when every row
+is plainly clean; on anything else (a line that is not a JSON object, a missing or
+mistyped field, a repeated qid, a bad duration, an empty, non-finite or reversed window,
+malformed highlight labels, an empty file, a JSON array file) the read gives None and
+the whole file is read by :func:`~cover.io.qvhighlights.read_ground_truth`, so every
+rejection and message is its own. :func:`read_ground_truth_lean` is that read in
+memory: the compact columns' table (their narrow numbers widen back exactly), column
+for column the per-row reader's, without ``records``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from operator import attrgetter
+from operator import attrgetter, itemgetter
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -25,115 +28,73 @@ import numpy as np
 from msgspec import UNSET, Raw, UnsetType
 from numpy.typing import NDArray
 
-from cover.data.table import GroundingTable
-from cover.intervals import Intervals
+from cover._memory import trim
+from cover.data.ids import qid_text
+from cover.data.table import DEFAULT_CLIP_SECONDS
+from cover.errors import InputError
+from cover.io.gt_compact import CompactColumns
 from cover.io.json_columns import text_ids
-from cover.io.jsonl import OnError, object_column
-from cover.io.jsonl_batch import TYPED_CHUNK_LINES, gc_paused
+from cover.io.jsonl import OnError
+from cover.io.jsonl_batch import TYPED_CHUNK_LINES, gc_paused, line_chunks
 from cover.io.jsonl_typed import exact_values, pairs_column, utf8_lines
-from cover.io.opener import open_input
 from cover.io.qvhighlights import Loaded, read_ground_truth, truth_rules
 from cover.io.saliency_labels import label_problems, saliency_labels
+from cover.io.truth_index import CompactTruth
 from cover.ragged import Ragged, offsets_from_lengths
 
 _NUMBER = frozenset({int, float})
-#: Bytes read at a time by :func:`line_chunks`.
-_READ_BYTES = 1 << 22
 #: Lines decoded at a time (typed rows are small: few, large chunks).
 CHUNK_LINES = TYPED_CHUNK_LINES
+#: Lines checked and compacted at a time.
+BATCH_LINES = 16_384
 
 
 def read_ground_truth_lean(path: str | Path, *, on_error: OnError = "raise") -> Loaded:
     """:func:`~cover.io.qvhighlights.read_ground_truth` without the parsed rows (the
     table's ``records`` is None) when every row is clean, else exactly it."""
-    try:
-        with gc_paused():
-            got = _decode(path)
-    except OverflowError:  # a number beyond float range: the per-row reader says so
-        got = None
-    return got if got is not None else read_ground_truth(path, on_error=on_error)
-
-
-def _decode(path: str | Path) -> Loaded | None:
-    cols: tuple[list[Any], ...] = ([], [], [], [], [], [], [])
-    numbers: list[NDArray[np.int64]] = []
-    for batch in line_chunks(path, CHUNK_LINES):  # the file's bytes are never held whole
-        if not numbers and batch[0][1].lstrip()[:1] == b"[":
-            return None  # a JSON array: the per-row reader's case
-        if not truth_chunk([line for _, line in batch], cols):
-            return None
-        numbers.append(np.fromiter((n for n, _ in batch), np.int64, len(batch)))
-    if not numbers:
-        return None  # empty: the per-row reader's case
-    qparts, vparts, query, durs, wins, counts, labels = cols
-    qtext = _joined(qparts)
-    ordered = np.sort(qtext)  # a sort: numpy's hashed unique of text is 3x slower
-    if (ordered[1:] == ordered[:-1]).any():
-        return None  # a repeated qid: the per-row reader names the first line
-    del ordered
-    saliency = joined_labels(labels, [c.size for c in counts])
-    vtext, dur, win, per_row = _joined(vparts), _joined(durs), _joined(wins), _joined(counts)
-    n = len(qtext)
-    truth = Intervals(win[:, 0].copy(), win[:, 1].copy(), offsets_from_lengths(per_row))
-    del win, per_row
-    table = GroundingTable(
-        qid=qtext, vid=vtext, duration=dur,
-        pred_start=np.full(n, np.nan), pred_end=np.full(n, np.nan),
-        relevance=Ragged(np.empty(0), np.zeros(n + 1, dtype=np.int64)),
-        line=_joined(numbers), source=str(path),
-        query=object_column(query), records=None, truth=truth, truth_saliency=saliency)
+    truth = read_truth_compact(path)
+    if truth is None:
+        return read_ground_truth(path, on_error=on_error)
+    table = truth.table()
+    del truth
+    trim()  # what the read freed goes back before the command goes on
     return Loaded(table, [], {})
 
 
-def line_chunks(path: str | Path, size: int) -> Iterator[list[tuple[int, bytes]]]:
-    """The non-blank ``(line number, bytes)`` of a file, at most ``size`` at a time, read a
-    few MB at a time (gzip and a byte-order mark as :func:`cover.io.opener.open_input` takes
-    them); lines are numbered at ``\\n``, as :func:`cover.io.jsonl.numbered_lines`
-    numbers them."""
-    pending: list[bytes] = []  # the unended line so far: joined once it ends
-    lineno = 0
-    with open_input(path) as fh:
-        while True:
-            block = fh.read(_READ_BYTES)
-            if block and b"\n" not in block:
-                pending.append(block)
-                continue
-            lines = b"".join([*pending, block]).split(b"\n")
-            pending = [lines.pop()] if block else []
-            kept = [(n, line) for n, line in enumerate(lines, start=lineno + 1)
-                    if line.strip()]
-            lineno += len(lines)
-            for a in range(0, len(kept), size):
-                yield kept[a:a + size]
-            if not block:
-                return
-
-
-def _give_back_free_memory() -> None:
-    """Return the C heap's free pages to the system (glibc's ``malloc_trim``; nothing
-    elsewhere). The chunks' small arrays, freed once joined, leave holes below the
-    table's columns that the heap cannot shrink past: ~140 MB of a 1e6-row file, held
-    for the whole run of a command that then streams its predictions."""
-    import ctypes
-
+def read_truth_compact(path: str | Path) -> CompactTruth | None:
+    """The ground-truth JSON-lines file ``path`` as a :class:`CompactTruth`, or None
+    when the per-row reader must read it (see the module doc)."""
     try:
-        trim = ctypes.CDLL(None).malloc_trim
-    except (OSError, AttributeError):  # not glibc: nothing to give back this way
-        return
-    trim(0)
+        with gc_paused():
+            return _read(path)
+    except (OverflowError, InputError):  # the per-row reader says what is wrong
+        return None
 
 
-def _joined(parts: list[NDArray[Any]]) -> NDArray[Any]:
-    """The chunks' ``parts`` as one array; the list is emptied as it is joined (and the
-    memory it held given back), so a column is never held twice while the next one is
-    joined."""
-    whole = np.concatenate(parts)
-    parts.clear()
-    _give_back_free_memory()
-    return whole
+def _read(path: str | Path) -> CompactTruth | None:
+    cols = CompactColumns(str(path), DEFAULT_CLIP_SECONDS)
+    labels: list[Ragged | None] = []
+    sizes: list[int] = []
+    for batch in line_chunks(path, BATCH_LINES):  # the file's bytes are never held whole
+        got: tuple[list[Any], ...] = ([], [], [], [], [], [], [])
+        for a in range(0, len(batch), CHUNK_LINES):
+            if not truth_chunk(list(map(itemgetter(1), batch[a:a + CHUNK_LINES])), got):
+                return None
+        qids, vids, query, durs, wins, counts, labs = got
+        if len({q.dtype.kind for q in qids}) > 1:  # integer chunks among text ones
+            qids = [qid_text(q) for q in qids]
+        win = np.concatenate(wins)
+        cols.add(np.concatenate(qids), np.concatenate(vids), query,  # numpy text per chunk
+                 np.concatenate(durs), win[:, 0], win[:, 1], np.concatenate(counts),
+                 np.fromiter(map(itemgetter(0), batch), dtype=np.int64, count=len(batch)))
+        labels += labs
+        sizes += [c.size for c in counts]
+    if cols.n == 0:
+        return None  # an empty file: the per-row reader's case
+    return cols.finish(_joined_labels(labels, sizes))
 
 
-def joined_labels(parts: list[Ragged | None], sizes: list[int]) -> Ragged | None:
+def _joined_labels(parts: list[Ragged | None], sizes: list[int]) -> Ragged | None:
     """The highlight labels of every chunk as one :class:`Ragged` (None when no chunk
     had any; a chunk without labels gives empty rows)."""
     if all(p is None for p in parts):
@@ -166,11 +127,11 @@ _LABELS = ("relevant_clip_ids", "saliency_scores")
 
 
 def truth_chunk(lines: list[bytes], cols: tuple[list[Any], ...]) -> bool:
-    """Append the checked columns of a few lines to ``cols`` (qid and vid as numpy text,
-    query, durations, windows, windows per row; the rows are dropped); False when any row
-    is not plainly clean. Lines are decoded typed (only these fields; msgspec refuses
-    what they cannot be), ids, durations and queries checked as the per-row reader
-    checks them."""
+    """Append the checked columns of a few lines to ``cols`` (qid as int64 or numpy text,
+    vid as numpy text, query, durations, windows, windows per row; the rows are
+    dropped); False when any row is not plainly clean. Lines are decoded typed (only
+    these fields; msgspec refuses what they cannot be), ids, durations and queries
+    checked as the per-row reader checks them."""
     if not utf8_lines(lines):
         return False  # msgspec does not look inside a skipped string
     try:
@@ -181,8 +142,8 @@ def truth_chunk(lines: list[bytes], cols: tuple[list[Any], ...]) -> bool:
     labels = _label_rows(ids, scores)
     if labels and label_problems(labels):
         return False
-    qtext, vtext = text_ids(qv), text_ids(vv)
-    if (qtext is None or vtext is None or not set(map(type, durs)) <= _NUMBER
+    qid, vtext = _qid_column(qv), text_ids(vv)
+    if (qid is None or vtext is None or not set(map(type, durs)) <= _NUMBER
             or not exact_values(durs) or not exact_values(query)):
         return False
     got = pairs_column(wins)
@@ -194,12 +155,25 @@ def truth_chunk(lines: list[bytes], cols: tuple[list[Any], ...]) -> bool:
         return False  # the per-row reader rejects the row, with its message
     # ids as numpy text at once: a chunk's strings are freed with it, where lists of
     # them kept to the end pinned ~140 bytes a row between the query strings.
-    parts: tuple[list[Any], ...] = ([np.array(qtext, dtype=str)], [np.array(vtext, dtype=str)],
+    parts: tuple[list[Any], ...] = ([qid], [np.array(vtext, dtype=str)],
                                     query, [dur], [win], [per_row],
                                     [saliency_labels(labels) if labels else None])
     for col, part in zip(cols, parts, strict=True):
         col += part
     return True
+
+
+def _qid_column(qv: list[Any]) -> NDArray[Any] | None:
+    """The qids as int64 when every one is a JSON integer in its range (no text made: the
+    compact columns key them so), else as numpy text; None when one is not an id
+    (:func:`cover.io.json_columns.text_ids`)."""
+    if set(map(type, qv)) == {int}:
+        try:
+            return np.array(qv, dtype=np.int64)
+        except OverflowError:  # beyond int64: kept as text, as the compact keys keep it
+            pass
+    text = text_ids(qv)
+    return None if text is None else np.array(text, dtype=str)
 
 
 def _label_rows(ids: list[Any], scores: list[Any]) -> list[dict[str, Any]]:

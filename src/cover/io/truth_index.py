@@ -158,8 +158,10 @@ class CompactTruth:
         """Every truth vid as text, sorted (:func:`cover.io.content_join.known_vids`)."""
         return as_text(self.vids)
 
-    def take(self, rows: NDArray[np.int64]) -> GroundingTable:
-        """The table of ``rows`` (as ``GroundingTable.take`` of the table read)."""
+    def take(self, rows: NDArray[np.int64], *, vid_text: NDArray[np.str_] | None = None
+             ) -> GroundingTable:
+        """The table of ``rows`` (as ``GroundingTable.take`` of the table read);
+        ``vid_text``: every vid as text, when ``rows`` hold them all (each decoded once)."""
         if self._released:
             raise RuntimeError("the truth's windows were released: take() needs them")
         rows = np.asarray(rows, dtype=np.int64)
@@ -178,7 +180,8 @@ class CompactTruth:
         query = (None if self.queries is None or self.query_code is None
                  else self.queries[self.query_code[rows]])
         return GroundingTable(
-            qid=qid, vid=as_text(self.vids[self.vid_code[rows]]),
+            qid=qid, vid=as_text(self.vids[self.vid_code[rows]]) if vid_text is None
+            else vid_text[self.vid_code[rows]],
             duration=self.durations(rows),
             pred_start=np.full(m, np.nan), pred_end=np.full(m, np.nan),
             relevance=Ragged(np.empty(0), np.zeros(m + 1, dtype=np.int64)),
@@ -187,8 +190,10 @@ class CompactTruth:
             else self.saliency.take(rows))
 
     def table(self) -> GroundingTable:
-        """Every row as one table (the whole-file join on content needs it)."""
-        return self.take(np.arange(len(self), dtype=np.int64))
+        """Every row as one table (the whole-file join on content needs it; the in-memory
+        read of a ground truth is this table). Each distinct vid is decoded once: every
+        one is in some row, so the text's width is the one a decode per row gives."""
+        return self.take(np.arange(len(self), dtype=np.int64), vid_text=as_text(self.vids))
 
     def content_hits(self, t: GroundingTable) -> int:
         """Rows of ``t`` whose (vid, normalised query) some truth row has: an upper bound

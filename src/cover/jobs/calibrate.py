@@ -63,7 +63,7 @@ def _labelled(job: CalibrateJob) -> StreamedFit:
     whole as one batch (``whole`` is then the joined table)."""
     from cover._memory import map_large_blocks_for
     from cover.calibrate.registry import get_rule
-    from cover.io.gt_compact import read_truth
+    from cover.io.formats import read_truth
     from cover.io.labelled import QidList, read_labelled
     from cover.io.qids import read_qid_lines
     from cover.stream.calibrate import score_jsonl

@@ -121,8 +121,8 @@ def _check_relevance(job: EvaluateFiles, meta: dict[str, Any]) -> None:
 
 def _read_truth(job: EvaluateFiles) -> tuple[CompactTruth, list[RowProblem]]:
     """The ground truth as compact columns (held for the whole run) and the reader's
-    problems (:func:`cover.io.gt_compact.read_truth`)."""
-    from cover.io.gt_compact import read_truth
+    problems (:func:`cover.io.formats.read_truth`)."""
+    from cover.io.formats import read_truth
 
     got = read_truth(job.gt, format=job.gt_format, columns=job.gt_columns,
                      durations=job.gt_durations, on_error=job.on_error)
