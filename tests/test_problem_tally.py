@@ -13,6 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import cover
+from cli_files import sec_calibrator
 from cover.cli import main
 from cover.data.rules import raise_on_rejections
 from cover.errors import (
@@ -117,12 +118,6 @@ def test_a_tally_refuses_to_show_examples_it_did_not_keep():
         ProblemTally(keep=None) + tally
 
 
-def _cal() -> cover.Calibrator:
-    n = 99
-    t = cover.GroundingTable.from_arrays(
-        qid=np.arange(n), duration=150.0, pred_start=np.full(n, 40.0),
-        pred_end=np.full(n, 60.0), truth=(np.full(n, 45.0), 60.0 + np.arange(n) / 4))
-    return cover.Calibrator(score="sec", alpha=0.1).fit(t)
 
 
 def _overshooting(path, rows: int) -> None:
@@ -140,7 +135,7 @@ def test_streamed_certify_keeps_a_bounded_tally_with_exact_counts(tmp_path, caps
     list would have made it say."""
     src = tmp_path / "p.jsonl"
     _overshooting(src, rows)
-    cal = _cal()
+    cal = sec_calibrator()
     bad = rows // 997
     counts, every = certify_jsonl(cal, src, tmp_path / "o.jsonl", batch_lines=500,
                                   every_problem=False)
@@ -170,7 +165,7 @@ def test_streamed_parquet_certify_tallies_every_batch(tmp_path):
     start[::7] = 200.0  # wholly outside: rejected
     pq.write_table(pa.table({"qid": np.arange(n), "duration": np.full(n, 150.0),
                              "start": start, "end": np.full(n, 170.0)}), tmp_path / "p.parquet")
-    counts = certify_parquet(_cal(), tmp_path / "p.parquet", tmp_path / "o.parquet",
+    counts = certify_parquet(sec_calibrator(), tmp_path / "p.parquet", tmp_path / "o.parquet",
                              batch_rows=300,
                              columns="qid=qid,duration=duration,start=start,end=end")
     rejected = len(range(0, n, 7))

@@ -11,6 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import cover
+from cli_files import sec_calibrator
 from cover.cli import main
 from cover.errors import InputError
 from cover.stream import certify_jsonl
@@ -50,12 +51,6 @@ def _rows(tmp_path, lines: list[str]):
     return src
 
 
-def _cal() -> cover.Calibrator:
-    n = 99
-    t = cover.GroundingTable.from_arrays(
-        qid=np.arange(n), duration=150.0, pred_start=np.full(n, 40.0),
-        pred_end=np.full(n, 60.0), truth=(np.full(n, 45.0), 60.0 + np.arange(n) / 4))
-    return cover.Calibrator(score="sec", alpha=0.1).fit(t)
 
 
 GOOD = '{"qid": %d, "vid": "v", "duration": 150, "pred_relevant_windows": [[40, 60, 0.9]]}'
@@ -72,7 +67,7 @@ def test_every_line_comes_back_with_its_fate(tmp_path):
         '{"qid": 5, "vid": "w", "pred_relevant_windows": [[1, 2, 0.5]]}',
     ])
     videos = (np.array(["v"]), np.array([150.0]))
-    counts, problems = certify_jsonl(_cal(), src, tmp_path / "o.jsonl", videos=videos,
+    counts, problems = certify_jsonl(sec_calibrator(), src, tmp_path / "o.jsonl", videos=videos,
                                      batch_lines=2)
     out = [json.loads(x) for x in (tmp_path / "o.jsonl").read_text().splitlines()]
     assert [r["cover"]["status"] for r in out] == ["certified", "rejected", "rejected",
@@ -89,7 +84,7 @@ def test_every_line_comes_back_with_its_fate(tmp_path):
 
 def test_compact_writes_ids_and_block_only(tmp_path):
     src = _rows(tmp_path, [GOOD % 7])
-    certify_jsonl(_cal(), src, tmp_path / "o.jsonl", compact=True)
+    certify_jsonl(sec_calibrator(), src, tmp_path / "o.jsonl", compact=True)
     row = json.loads((tmp_path / "o.jsonl").read_text())
     assert set(row) == {"qid", "vid", "cover"} and row["cover"]["region"] == [[17.75, 82.25]]
 
@@ -100,9 +95,9 @@ def test_gzip_input_and_on_error_raise_keeps_previous_output(tmp_path):
     dst = tmp_path / "o.jsonl"
     dst.write_text("previous\n")
     with pytest.raises(InputError, match="bad row"):
-        certify_jsonl(_cal(), src, dst, on_error="raise")
+        certify_jsonl(sec_calibrator(), src, dst, on_error="raise")
     assert dst.read_text() == "previous\n"
-    counts, _ = certify_jsonl(_cal(), src, dst)
+    counts, _ = certify_jsonl(sec_calibrator(), src, dst)
     assert (counts.certified, counts.rejected) == (1, 1)
 
 
@@ -110,7 +105,7 @@ def test_a_json_array_is_not_streamed(tmp_path):
     src = tmp_path / "a.json"
     src.write_text("[" + GOOD % 1 + "]")
     with pytest.raises(InputError, match="JSON array"):
-        certify_jsonl(_cal(), src, tmp_path / "o.jsonl")
+        certify_jsonl(sec_calibrator(), src, tmp_path / "o.jsonl")
 
 
 @given(st.lists(st.sampled_from([b'{"a": 1}', b"", b"  ", b"\r", b"x\r", b"y\r\r", b"[1]",
