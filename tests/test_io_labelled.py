@@ -172,7 +172,7 @@ def test_batches_and_whole_file_join_alike(tmp_path: Path) -> None:
     whole give the same rows and the same problems (a repeated qid, a prediction without
     truth, a truth row without prediction, a listed qid in neither file), and under
     ``on_error='raise'`` the same message."""
-    from cover.io.labelled import QidList
+    from cover.io.batch_join import QidList
     from cover.io.qids import read_qid_lines
     from cover.io.qvhighlights import read_ground_truth
     from cover.stream.calibrate import score_jsonl

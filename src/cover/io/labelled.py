@@ -2,27 +2,24 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
-from numpy.typing import NDArray
 
-from cover.data.join import KeyIndex, attach_truth, index_of
+from cover.data.join import index_of
 from cover.data.relevance import PROPOSALS, rebuild_relevance
-from cover.data.rules import duplicate_reason
 from cover.data.table import DEFAULT_CLIP_SECONDS, GroundingTable
-from cover.errors import KEEP, InputError, ProblemTally, RowProblem
+from cover.errors import InputError, RowProblem
 from cover.io import formats
+from cover.io.batch_join import QidList, join_batches, row_problems
 from cover.io.charades_rf import NO_MOMENT, no_moment_qids
-from cover.io.jsonl import OnError, raise_on_rejections
+from cover.io.jsonl import OnError
 from cover.io.order_join import join_truth
-from cover.io.qids import read_qid_lines, unknown_qids
+from cover.io.qids import read_qid_lines
 from cover.io.qvhighlights import Loaded
-from cover.io.seen import SeenIds
-from cover.io.truth_index import CompactTruth, TruthSeen
 
 
 @dataclass(frozen=True)
@@ -95,7 +92,7 @@ def read_labelled(
     empty = no_moment_qids(g.loaded)
     if empty:
         drop = np.isin(ptab.qid, np.array(sorted(empty), dtype=str))
-        problems += _problems(ptab, drop, NO_MOMENT, "noted")
+        problems += row_problems(ptab, drop, NO_MOMENT, "noted")
         ptab = ptab.take(~drop)
         say(f"{gt}: {len(empty)} queries have no relevant moment; set aside "
             f"({int(drop.sum())} predictions for them)")
@@ -133,133 +130,6 @@ def read_labelled(
     return Labelled(table, problems, p.loaded.relevance)
 
 
-@dataclass(frozen=True)
-class QidList:
-    """The query ids of a ``--qids`` file and the line each is on (``path`` None: ids
-    given in code, not checked against the files)."""
-
-    path: str | Path | None
-    wanted: NDArray[np.str_]
-    lines: NDArray[np.int64]
-
-
-def join_batches(
-    batches: Iterable[Loaded],
-    gt: GroundingTable | CompactTruth,
-    *,
-    preds: str | Path,
-    gt_name: str | Path,
-    qids: QidList | None = None,
-    strict: bool = False,
-    on_error: OnError = "raise",
-    head: list[RowProblem] | None = None,
-    use: Callable[[GroundingTable], None],
-    truth_rows: Callable[[NDArray[np.int64]], None] | None = None,
-    keep: int | None = KEEP,
-) -> ProblemTally:
-    """Join prediction batches (a whole file is one batch) with ``gt`` by qid, handing
-    each joined batch to ``use``; returns the problems tallied in this order: ``head``
-    (the readers'), a listed qid found in neither file, the batches' own, then
-    ground-truth rows no batch predicted. The tally keeps the first ``keep`` problems of
-    each action (None: every one, in that order), so a stream's memory stays bounded.
-
-    The rules are those of :func:`cover.data.join.attach_truth` on the whole file, for
-    any number of batches: a qid seen on an earlier line is rejected, and a truth row
-    without a prediction is known only after the last batch. Under
-    ``on_error='raise'`` a rejected row raises once every batch is read; a ground-truth
-    row without a prediction gets its own message, because a silently dropped query
-    biases calibration and the usual cause is calibrating on a subset without ``qids``.
-    ``truth_rows``, when given, gets after each ``use`` the row of ``gt`` each joined
-    row was joined with (its qid, vid and duration are that row's): a stream can keep
-    those row numbers instead of the text. A stream passes ``gt`` as compact columns
-    (:class:`cover.io.truth_index.CompactTruth`): each batch then takes only its own
-    truth rows, and the qids seen are kept per truth row (:class:`TruthSeen`).
-    """
-    name = str(preds)
-    index = gt if isinstance(gt, CompactTruth) else KeyIndex(gt.qid)  # sorted once
-    seen: SeenIds | TruthSeen = TruthSeen(gt) if isinstance(gt, CompactTruth) else SeenIds()
-    wanted = None if qids is None else np.asarray(qids.wanted).astype(str)
-    listed: NDArray[np.bool_] | None = None  # the truth rows a --qids list keeps (all)
-    if wanted is not None:
-        if isinstance(gt, CompactTruth):
-            j, hit = gt.find(wanted)
-            listed = np.zeros(len(gt), dtype=bool)
-            listed[j[hit]] = True
-        else:
-            listed = np.isin(gt.qid, wanted)  # as select_qids keeps them
-    # The truth rows some batch predicted; per truth row, those TruthSeen saw (it sees
-    # only the listed qids' rows, each first in a row that is no repeat).
-    predicted = None if isinstance(seen, TruthSeen) else np.zeros(len(gt), dtype=bool)
-    found = ProblemTally(keep)
-    source, n_batches = name, 0
-    for loaded in batches:
-        n_batches += 1
-        found.add(loaded.problems)
-        table = loaded.table if wanted is None else loaded.table.select_qids(wanted)
-        source = table.source or name
-        j, hit = index.find(table.qid)
-        if not isinstance(seen, TruthSeen):
-            dup, first = seen.add_lines(table.qid, table.line)
-        elif table.line is None:  # every reader numbers its rows; the truth check needs it
-            raise ValueError(f"{source}: a batch of rows without line numbers")
-        else:
-            dup, first = seen.add_lines(table.qid, table.line, (j, hit))
-        if dup.any():
-            at = table.line if table.line is not None else np.zeros(len(table), np.int64)
-            found.add([RowProblem(table.source, int(at[i]), str(table.qid[i]),
-                                  duplicate_reason(int(first[i])), "rejected")
-                       for i in np.flatnonzero(dup).tolist()])
-            table, j, hit = table.take(~dup), j[~dup], hit[~dup]
-        if listed is not None:
-            hit &= listed[j]
-        rows = np.unique(j[hit])
-        if predicted is not None:
-            predicted[rows] = True
-        joined, more = attach_truth(table, gt.take(rows), strict=strict)
-        found.add(more)
-        use(joined)
-        if truth_rows is not None:
-            truth_rows(index.find(joined.qid)[0])
-    if n_batches == 0:
-        raise InputError(f"{name}: no prediction lines")
-    problems = ProblemTally.of(head or [], keep)
-    if qids is not None and qids.path is not None:
-        assert wanted is not None
-        problems.add(unknown_qids(qids.path, qids.wanted, qids.lines,
-                                  _known(gt, seen, wanted), f"{preds} nor in {gt_name}"))
-    done = seen.first > 0 if isinstance(seen, TruthSeen) else predicted
-    assert done is not None
-    missing = np.flatnonzero(~done if listed is None else listed & ~done)
-    no_pred = ProblemTally(keep)
-    why = f"no prediction for this qid in {source}"
-    for a in range(0, missing.size, _CHUNK):  # a chunk of problems at a time: bounded
-        no_pred.add(_problems(gt.take(missing[a:a + _CHUNK]), slice(None), why))
-    problems = problems + found + no_pred
-    if no_pred and on_error == "raise":
-        raise InputError(
-            f"{len(no_pred)} ground-truth row(s) have no prediction, e.g. {no_pred.kept[0]}.\n"
-            "A silently dropped query would bias calibration. If you calibrate on a subset "
-            "on purpose, pass --qids FILE (e.g. from `cover split`); to set them aside, "
-            "pass --on-error reject."
-        )
-    raise_on_rejections(problems, on_error, f"{preds} joined with {gt_name}")
-    return problems
-
-
-#: Ground-truth rows without a prediction made problems this many at a time.
-_CHUNK = 1 << 16
-
-
-def _known(gt: GroundingTable | CompactTruth, seen: SeenIds | TruthSeen,
-           wanted: NDArray[np.str_]) -> NDArray[np.str_]:
-    """The ``wanted`` qids some prediction or truth row has (any other is unknown)."""
-    if isinstance(seen, SeenIds):
-        assert isinstance(gt, GroundingTable)
-        return np.union1d(seen.array(), gt.qid)
-    assert isinstance(gt, CompactTruth)
-    return np.union1d(seen.other.array(), wanted[gt.find(wanted)[1]])
-
-
 def _translate(wanted: np.ndarray, old: np.ndarray, new: np.ndarray, *,
                keep: np.ndarray) -> np.ndarray:
     """``wanted`` qids that are ground-truth qids renamed by the content join, in their
@@ -268,14 +138,6 @@ def _translate(wanted: np.ndarray, old: np.ndarray, new: np.ndarray, *,
     pos = np.minimum(np.searchsorted(old[order], wanted), max(old.size - 1, 0))
     hit = (old.size > 0) & (old[order][pos] == wanted) & ~np.isin(wanted, keep)
     return np.where(hit, new[order][pos], wanted)
-
-
-def _problems(t: GroundingTable, rows: NDArray[Any] | slice, why: str,
-              action: Literal["rejected", "noted"] = "rejected") -> list[RowProblem]:
-    """A problem at each of ``t``'s ``rows``, naming its file, line and qid."""
-    lines = t.line if t.line is not None else np.zeros(len(t), dtype=np.int64)
-    return [RowProblem(t.source, int(ln), str(q), why, action)
-            for ln, q in zip(lines[rows].tolist(), t.qid[rows].tolist(), strict=True)]
 
 
 def _vid_from_truth(ptab: GroundingTable, gtab: GroundingTable, why: str, gt: str | Path,

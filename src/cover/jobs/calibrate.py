@@ -1,7 +1,7 @@
 """``cover calibrate`` as one job: read (streamed or whole), fit, save, summarise.
 
 The labelled rows are prediction batches joined with the ground truth by one join
-(:func:`cover.io.labelled.join_batches`): a large file under a rule that needs only the
+(:func:`cover.io.batch_join.join_batches`): a large file under a rule that needs only the
 scores is streamed (:mod:`cover.stream.calibrate`), anything else is read whole as
 one batch (:func:`cover.io.labelled.load_labelled`). Either way the same checks, the
 same problems report and the same fit follow.
@@ -57,14 +57,15 @@ def stream_kind(job: CalibrateJob) -> str | None:
 
 def _labelled(job: CalibrateJob) -> StreamedFit:
     """The joined calibration rows and their scores, joined by
-    :func:`cover.io.labelled.join_batches`: a large prediction file streamed a batch at
+    :func:`cover.io.batch_join.join_batches`: a large prediction file streamed a batch at
     a time (:mod:`cover.stream.calibrate`) when :func:`stream_kind` allows and the
     ground truth numbers its queries natively (the join is by qid), else the files read
     whole as one batch (``whole`` is then the joined table)."""
     from cover._memory import map_large_blocks_for
     from cover.calibrate.registry import get_rule
+    from cover.io.batch_join import QidList
     from cover.io.formats import read_truth
-    from cover.io.labelled import QidList, read_labelled
+    from cover.io.labelled import read_labelled
     from cover.io.qids import read_qid_lines
     from cover.stream.calibrate import score_jsonl
     from cover.stream.calibrate_columns import score_columns

@@ -31,10 +31,10 @@ from cover.data.relevance import PROPOSALS, SALIENCY, rebuild_relevance
 from cover.data.table import DEFAULT_CLIP_SECONDS, GroundingTable, raw_ids
 from cover.data.units import split_units
 from cover.errors import KEEP, InputError, ProblemTally
+from cover.io.batch_join import QidList, join_batches
 from cover.io.gt_compact import Column, compact_truth
 from cover.io.jsonl import OnError
 from cover.io.jsonl_batch import gc_paused, load_batch
-from cover.io.labelled import QidList, join_batches
 from cover.io.narrow import narrow_int, sorted_unique
 from cover.io.qvhighlights import Loaded
 from cover.io.truth_index import CompactTruth
@@ -189,7 +189,7 @@ def score_batches(
     keep_problems: int | None = KEEP,
 ) -> StreamedFit:
     """The scores of prediction batches already read (any format) joined with ``gt``
-    (:func:`cover.io.labelled.join_batches`, the join of every calibration input): the
+    (:func:`cover.io.batch_join.join_batches`, the join of every calibration input): the
     loop behind :func:`score_jsonl` and
     :func:`cover.stream.calibrate_columns.score_columns`. ``relevance="proposals"``
     builds each joined batch's relevance from its scored windows over ``[0, T]`` (T from

@@ -13,8 +13,8 @@ from numpy.typing import NDArray
 from cover.data.relevance import SALIENCY
 from cover.data.table import DEFAULT_CLIP_SECONDS, GroundingTable
 from cover.errors import KEEP
+from cover.io.batch_join import QidList
 from cover.io.jsonl import OnError
-from cover.io.labelled import QidList
 from cover.io.opener import parquet_file
 from cover.io.qvhighlights import Loaded
 from cover.io.truth_index import CompactTruth
