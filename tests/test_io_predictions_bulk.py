@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import gzip
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -33,26 +35,31 @@ def same_loaded(a: Loaded, b: Loaded) -> None:
     assert a.relevance == b.relevance
 
 
-def write(lines: list[bytes], blank_at: list[int], *, gz: bool = False,
-          bom: bool = False) -> Path:
+@contextmanager
+def written(lines: list[bytes], blank_at: list[int], *, gz: bool = False,
+            bom: bool = False, crlf: bool = False) -> Iterator[Path]:
+    """A file of ``lines`` (blank lines put in at ``blank_at``), removed afterwards."""
     for i in sorted(blank_at, reverse=True):
         lines.insert(min(i, len(lines)), b"")
-    data = (b"\xef\xbb\xbf" if bom else b"") + b"\n".join(lines) + b"\n"
-    path = Path(tempfile.mkdtemp(prefix="cover-bulk-")) / "p.jsonl"
-    path.write_bytes(gzip.compress(data) if gz else data)
-    return path
+    end = b"\r\n" if crlf else b"\n"
+    data = (b"\xef\xbb\xbf" if bom else b"") + end.join(lines) + end
+    with tempfile.TemporaryDirectory(prefix="cover-bulk-") as folder:
+        path = Path(folder) / "p.jsonl"
+        path.write_bytes(gzip.compress(data) if gz else data)
+        yield path
 
 
 @settings(max_examples=60, deadline=None)
 @given(st.lists(rows(clean=True), min_size=1, max_size=12).map(
            lambda rs: [{**r, "qid": i} for i, r in enumerate(rs)]),
        st.sampled_from([1, 2, 3, 5, 64]), st.lists(st.integers(0, 12), max_size=3),
-       st.booleans(), st.booleans())
-def test_a_clean_file_read_in_batches_is_the_per_row_read(recs, size, blank_at, gz, bom):
-    path = write([encode(r) for r in recs], blank_at, gz=gz, bom=bom)
-    got = bulk_predictions(path, clip=2.0, batch_lines=size)
-    assert got is not None
-    same_loaded(got, per_row(path))
+       st.booleans(), st.booleans(), st.booleans())
+def test_a_clean_file_read_in_batches_is_the_per_row_read(recs, size, blank_at, gz, bom,
+                                                           crlf):
+    with written([encode(r) for r in recs], blank_at, gz=gz, bom=bom, crlf=crlf) as path:
+        got = bulk_predictions(path, clip=2.0, batch_lines=size)
+        assert got is not None
+        same_loaded(got, per_row(path))
     assert got.table.records.tolist() == recs
 
 
@@ -62,19 +69,20 @@ def test_a_clean_file_read_in_batches_is_the_per_row_read(recs, size, blank_at, 
                 max_size=1),
        st.sampled_from([1, 3, 64]), st.lists(st.integers(0, 10), max_size=2))
 def test_a_dirty_file_is_left_to_the_per_row_read(recs, extra, size, blank_at):
-    path = write([encode(r) for r in recs] + extra, blank_at)
-    ref = per_row(path)
-    got = bulk_predictions(path, clip=2.0, batch_lines=size)
-    if got is not None:  # only a file the per-row read takes whole
-        assert ref.problems == [] and ref.rejected == {}
-        same_loaded(got, ref)
-    same_loaded(read_predictions(path, on_error="reject"), ref)
+    with written([encode(r) for r in recs] + extra, blank_at) as path:
+        ref = per_row(path)
+        got = bulk_predictions(path, clip=2.0, batch_lines=size)
+        if got is not None:  # only a file the per-row read takes whole
+            assert ref.problems == [] and ref.rejected == {}
+            same_loaded(got, ref)
+        same_loaded(read_predictions(path, on_error="reject"), ref)
 
 
-def test_a_qid_repeated_in_a_later_batch_is_the_per_row_reads_rejection():
+def test_a_qid_repeated_in_a_later_batch_is_the_per_row_reads_rejection(tmp_path):
     recs = [{"qid": i % 5, "vid": "v", "pred_relevant_windows": [[0, 1, 0.5]]}
             for i in range(6)]
-    path = write([encode(r) for r in recs], [])
+    path = tmp_path / "p.jsonl"
+    path.write_bytes(b"\n".join(map(encode, recs)))
     assert bulk_predictions(path, batch_lines=5) is None
     assert bulk_predictions(path, batch_lines=6) is None
     got = read_predictions(path, on_error="reject")
