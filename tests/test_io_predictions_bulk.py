@@ -161,3 +161,10 @@ def test_concat_refuses_tables_of_other_files(tmp_path):
     assert a is not None and b is not None
     with pytest.raises(ValueError, match="one file"):
         concat_tables([a.table, b.table])
+
+
+def test_a_join_of_nothing_is_an_error():
+    from cover.io.predictions_bulk import TableJoin
+
+    with pytest.raises(ValueError, match="no table"):
+        TableJoin().table()

@@ -13,6 +13,7 @@ file row by row, so every message and rejection is the per-row reader's.
 from __future__ import annotations
 
 import zlib
+from array import array
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +26,7 @@ from cover.io.jsonl import gc_paused
 from cover.io.jsonl_batch import decode_batch, line_chunks
 from cover.io.prediction_rows import Loaded
 from cover.io.seen import SeenIds
-from cover.ragged import Ragged
+from cover.ragged import Ragged, offsets_from_lengths
 
 #: Lines decoded at a time: the streams' batch (a few dozen MB of rows at 75 clips).
 BATCH_LINES = 16_384
@@ -43,69 +44,87 @@ def bulk_predictions(path: str | Path, *, clip: float = DEFAULT_CLIP_SECONDS,
     across batches, the file is empty or a JSON array, or it cannot be read (the
     per-row read then says why)."""
     name = str(path)
-    tables: list[GroundingTable] = []
+    join = TableJoin()
     seen = SeenIds()
     # the parsed rows of every batch stay alive (the table's records) and hold no cycles:
     # the collector would rescan them at every batch
     with gc_paused():
         try:
             for batch in line_chunks(path, batch_lines):
-                if not tables and batch[0][1].lstrip()[:1] == b"[":
+                if join.kind is None and batch[0][1].lstrip()[:1] == b"[":
                     return None  # a JSON array (or lines that are not objects)
                 got = decode_batch(name, batch, clip=clip, keep_records=True, keep_stds=True)
                 if got is None:
                     return None
-                table = got.loaded.table
-                if seen.add(table.qid).any():
+                if seen.add(got.loaded.table.qid).any():
                     return None  # the per-row reader names the repeat and its first line
-                tables.append(table)
+                join.add(got.loaded.table)
+                del got  # its columns are in the join now
         except (InputError, OSError, EOFError, zlib.error):
             return None  # a missing or damaged file: the per-row read's message
-        if not tables:
+        if join.kind is None:
             return None  # an empty file: an error the per-row read words
-        return Loaded(concat_tables(tables), [], {})
+        return Loaded(join.table(), [], {})
+
+
+class TableJoin:
+    """Decoded prediction batches of one file (same ``clip`` and ``source``, no truth)
+    joined as they are read (:meth:`add`, then :meth:`table`). The ragged values, most
+    of a table (75 clips a row), are appended to growing buffers (``array('d')``: a
+    large buffer grows by remapping its pages, not copying them), so the joined table
+    holds no second copy of them; the other columns are joined at the end.
+    ``start_std``/``end_std`` are NaN in a part without them, and both None when no
+    ``start_std`` is finite, as the per-row read makes them (a part's stds must then be
+    kept: ``decode_batch(..., keep_stds=True)``)."""
+
+    def __init__(self) -> None:
+        self.columns: dict[str, list[NDArray[Any]]] = {k: [] for k in (*_ARRAYS, *_STDS)}
+        self.values = {k: array("d") for k in _RAGGED}
+        self.lengths: dict[str, list[NDArray[np.int64]]] = {k: [] for k in _RAGGED}
+        self.shapes: dict[str, tuple[int, ...]] = {}
+        self.kind: tuple[float, str] | None = None
+
+    def add(self, table: GroundingTable) -> None:
+        """Append the rows of ``table`` (its columns are copied: it may be dropped)."""
+        kind = (table.clip, table.source)
+        if self.kind is None:
+            self.kind = kind
+        if kind != self.kind or table.truth is not None:
+            raise ValueError("TableJoin joins prediction batches of one file")
+        for k in _ARRAYS:
+            self.columns[k].append(raw_ids(table, k) if k in ("qid", "vid")
+                                   else getattr(table, k))
+        for k in _STDS:
+            col = getattr(table, k)
+            self.columns[k].append(np.full(len(table), np.nan) if col is None else col)
+        for k in _RAGGED:
+            r: Ragged = getattr(table, k)
+            self.shapes.setdefault(k, r.values.shape[1:])
+            self.values[k].frombytes(np.ascontiguousarray(
+                r.values[r.offsets[0]:r.offsets[-1]], dtype=np.float64).tobytes())
+            self.lengths[k].append(np.diff(r.offsets))
+
+    def table(self) -> GroundingTable:
+        """The joined table (the join is spent: its buffers are the table's)."""
+        if self.kind is None:
+            raise ValueError("TableJoin: no table was added")
+        out: dict[str, Any] = {k: np.concatenate(self.columns.pop(k)) for k in _ARRAYS}
+        for k in _RAGGED:
+            values = np.frombuffer(self.values.pop(k), dtype=np.float64)
+            out[k] = Ragged(values.reshape(-1, *self.shapes[k]),
+                            offsets_from_lengths(np.concatenate(self.lengths.pop(k))))
+        stds = [np.concatenate(self.columns.pop(k)) for k in _STDS]
+        has_std = bool(np.isfinite(stds[0]).any())  # the per-row read's rule, every row
+        out |= {k: c if has_std else None for k, c in zip(_STDS, stds, strict=True)}
+        return GroundingTable(clip=self.kind[0], source=self.kind[1], **out)
 
 
 def concat_tables(tables: list[GroundingTable]) -> GroundingTable:
-    """The rows of ``tables`` (decoded prediction batches of one file, same ``clip`` and
-    ``source``) one after the other: every array column joined, ragged offsets shifted
-    by the values before them; ``start_std``/``end_std`` are NaN in a part without them,
-    and both None when no ``start_std`` is finite, as the per-row read makes them (a
-    part's stds must then be kept: ``decode_batch(..., keep_stds=True)``). The parts' columns
-    are dropped as they are joined (``tables`` is emptied): one column is held twice at
-    a time, never the whole table."""
-    first = tables[0]
-    sizes = [len(t) for t in tables]
-    parts: dict[str, list[Any]] = {
-        "qid": [raw_ids(t) for t in tables], "vid": [raw_ids(t, "vid") for t in tables],
-        **{k: [getattr(t, k) for t in tables] for k in (*_ARRAYS[2:], *_RAGGED, *_STDS)}}
-    clip, source = first.clip, first.source
+    """The rows of ``tables`` one after the other (:class:`TableJoin`)."""
+    join = TableJoin()
     for t in tables:
-        if t.clip != clip or t.source != source or t.truth is not None:
-            raise ValueError("concat_tables joins prediction batches of one file")
-    tables.clear()
-    out: dict[str, Any] = {}
-    for k in _ARRAYS:
-        out[k] = np.concatenate(parts.pop(k))
-    for k in _RAGGED:
-        out[k] = _concat_ragged(parts.pop(k))
-    for k in _STDS:
-        cols = parts.pop(k)
-        out[k] = np.concatenate([np.full(n, np.nan) if c is None else c
-                                 for c, n in zip(cols, sizes, strict=True)])
-    if not np.isfinite(out["start_std"]).any():  # the per-row read's rule, over every row
-        out["start_std"] = out["end_std"] = None
-    return GroundingTable(clip=clip, source=source, **out)
+        join.add(t)
+    return join.table()
 
 
-def _concat_ragged(parts: list[Ragged]) -> Ragged:
-    """Ragged rows one after the other: values joined, each part's offsets moved past
-    the values before it."""
-    starts = np.cumsum([0] + [int(r.offsets[-1] - r.offsets[0]) for r in parts])
-    offsets: list[NDArray[np.int64]] = [np.zeros(1, dtype=np.int64)]
-    offsets += [r.offsets[1:] - r.offsets[0] + s for r, s in zip(parts, starts, strict=False)]
-    values = np.concatenate([r.values[r.offsets[0]:r.offsets[-1]] for r in parts])
-    return Ragged(values, np.concatenate(offsets))
-
-
-__all__ = ["BATCH_LINES", "bulk_predictions", "concat_tables"]
+__all__ = ["BATCH_LINES", "TableJoin", "bulk_predictions", "concat_tables"]
