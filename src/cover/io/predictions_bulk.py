@@ -1,6 +1,7 @@
 """A whole Moment-DETR prediction file read as the streams read it: a batch of lines at
-a time, decoded typed and checked column by column (:func:`cover.io.jsonl_batch.decode_batch`),
-the batch tables then joined (:func:`concat_tables`).
+a time, decoded typed and checked column by column
+(:func:`cover.io.jsonl_batch.decode_batch`), the batch tables joined as they are read
+(:class:`TableJoin`).
 
 The per-row reader (:func:`cover.io.prediction_rows.predictions_from_rows` over
 :func:`cover.io.jsonl.read_json_rows`) checks each row in Python, several times the cost
