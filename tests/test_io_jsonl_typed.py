@@ -9,10 +9,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bulk_rows import same_tables
+from bulk_rows import rows, same_tables
 from cover.io.jsonl_batch import decode_batch, load_batch
 from cover.io.jsonl_typed import raw_number_lists, raw_windows
-from test_io_jsonl_batch import as_batch, rows, slow
+from test_io_jsonl_batch import as_batch, slow
 
 ODD_LINES = [b"not json", b"[1, 2]", b'{"qid": NaN}', b'{"qid": 9, "vid": "v"}',
              b'{"qid": 9, "vid": "v", "pred_saliency_scores": [1e400]}',

@@ -38,7 +38,7 @@ from cover.io.json_columns import (
 )
 from cover.io.jsonl import OnError, RawRows, gc_paused, json_loads, object_column, parse_json_lines
 from cover.io.opener import open_input
-from cover.io.qvhighlights import Loaded, prediction_rules, predictions_from_rows
+from cover.io.prediction_rows import Loaded, prediction_rules, predictions_from_rows
 from cover.ragged import Ragged, offsets_from_lengths
 
 #: Lines parsed into dicts at a time inside a batch by the bulk readers that walk dicts
@@ -98,11 +98,13 @@ def load_batch(name: str, batch: Sequence[tuple[int, bytes]], *,
 
 def decode_batch(name: str, batch: Sequence[tuple[int, bytes]], *,
                  clip: float = DEFAULT_CLIP_SECONDS, keep_records: bool = True,
-                 signal: bool = True) -> Batch | None:
+                 signal: bool = True, keep_stds: bool = False) -> Batch | None:
     """The rows and table of a batch whose every row is clean, or None when any row
     needs the per-row reader (which then says what is wrong). The lines are decoded
     typed (:func:`cover.io.jsonl_typed.typed_chunk`); ``keep_records`` parses the rows
-    too (:func:`parse_objects`)."""
+    too (:func:`parse_objects`). ``keep_stds`` keeps ``start_std``/``end_std`` even
+    when no ``start_std`` of the batch is finite (where the table has none): a whole
+    file's read decides that over every batch."""
     lines = list(map(itemgetter(1), batch))  # a blank line fails the parse: per-row reader
     if not lines:
         return None
@@ -130,7 +132,7 @@ def decode_batch(name: str, batch: Sequence[tuple[int, bytes]], *,
     if recs is None:  # a line only the per-row reader's fallback parser reads
         return None
     raw = RawRows(name, recs, np.fromiter(map(itemgetter(0), batch), np.int64, len(batch)))
-    has_std = bool(np.isfinite(std_s).any())
+    has_std = keep_stds or bool(np.isfinite(std_s).any())
     ps, pe = top1_finite(win, woff)
     table = GroundingTable(
         qid=np.array(qtext, dtype=str), vid=np.array(list(map(str, vv)), dtype=str),

@@ -1,0 +1,142 @@
+"""Moment-DETR prediction rows already parsed, checked and made a table row by row
+(:func:`predictions_from_rows`): the rules every prediction read obeys, the one
+reference the bulk reads (:mod:`cover.io.jsonl_batch`) either equal or defer to.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from cover.data.relevance import SALIENCY
+from cover.data.rules import DURATION_RULE, PRED_REVERSED, reversed_windows
+from cover.data.table import DEFAULT_CLIP_SECONDS, GroundingTable
+from cover.errors import RowProblem
+from cover.io.fields import (
+    bad_number,
+    first_reason,
+    float_field,
+    ragged_field,
+    reject_rows,
+    table_of,
+    trim_ragged,
+)
+from cover.io.jsonl import (
+    OnError,
+    RawRows,
+    check_ids,
+    check_required,
+    check_unique_qids,
+    raise_on_rejections,
+)
+from cover.ragged import Ragged, row_ids, segment_any
+
+
+def top1(win: NDArray[np.float64], offsets: NDArray[np.int64]) -> tuple[
+    NDArray[np.float64], NDArray[np.float64]
+]:
+    """``(s_hat, e_hat)`` of the highest-scoring window per row (``win`` columns are
+    start, end, score); ties keep list order; NaN for rows without windows."""
+    n = offsets.size - 1
+    ps = np.full(n, np.nan)
+    pe = np.full(n, np.nan)
+    lengths = np.diff(offsets)
+    if win.shape[0] and int(lengths.max()) == 1:  # one window or none a row: no ranking
+        one = lengths == 1
+        ps[one], pe[one] = win[:, 0], win[:, 1]
+    elif win.shape[0]:
+        r = row_ids(offsets)
+        order = np.lexsort((np.arange(r.size), -win[:, 2], r))
+        first = order[np.r_[True, r[order][1:] != r[order][:-1]]]
+        ps[r[first]] = win[first, 0]
+        pe[r[first]] = win[first, 1]
+    return ps, pe
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """A table read from a file, what was wrong with it, and the rows set aside.
+
+    ``rejected`` maps line -> the original row (dict, or raw text when the line was
+    not JSON) of every rejected row, so writers can echo every input row back.
+    ``relevance`` says where the table's relevance signal came from: the file's own
+    saliency, or its scored proposals (:mod:`cover.data.relevance`).
+    """
+
+    table: GroundingTable
+    problems: list[RowProblem]
+    rejected: dict[int, Any]
+    relevance: str = SALIENCY
+
+    @property
+    def n_rejected(self) -> int:
+        return len(self.rejected)
+
+
+def predictions_from_rows(raw: RawRows, *, clip: float = DEFAULT_CLIP_SECONDS,
+                          on_error: OnError = "raise") -> Loaded:
+    """The checks and columns of :func:`cover.io.qvhighlights.read_predictions` on rows
+    already parsed (a whole file, or one batch of a streamed file)."""
+    check_required(raw, ("qid", "vid"))
+    check_ids(raw)
+    check_unique_qids(raw)
+    no_pred = np.array(
+        ["pred_relevant_windows" not in r and "pred_saliency_scores" not in r
+         for r in raw.records], dtype=bool)
+    reject_rows(raw, first_reason([
+        (no_pred, "missing field: pred_relevant_windows (and no pred_saliency_scores)")]))
+
+    win, woff = ragged_field(raw, "pred_relevant_windows", (2, 3), optional=True)
+    win_lines = raw.lines
+    sal, soff = ragged_field(raw, "pred_saliency_scores", (), optional=True)
+    sal = sal[:, 0]
+    if raw.lines.size != win_lines.size:  # rows rejected for their saliency: and windows
+        win, woff = trim_ragged(np.isin(win_lines, raw.lines), win, woff)
+    duration, has_dur = float_field(raw, "duration")
+    std_s, has_s = float_field(raw, "start_std")
+    std_e, has_e = float_field(raw, "end_std")
+    # Vectorised validity checks over all windows and clips at once.
+    keep = reject_rows(raw, first_reason(prediction_rules(
+        win, woff, sal, soff, (duration, has_dur), (std_s, has_s), (std_e, has_e))))
+    win, woff = trim_ragged(keep, win, woff)
+    sal2, soff = trim_ragged(keep, sal[:, None], soff)
+    has_std = bool(np.isfinite(std_s[keep]).any())
+
+    ps, pe = top1(win, woff)
+
+    table = table_of(
+        raw,
+        duration=duration[keep],
+        pred_start=ps,
+        pred_end=pe,
+        relevance=Ragged(sal2[:, 0], soff),
+        clip=float(clip),
+        start_std=std_s[keep] if has_std else None,
+        end_std=std_e[keep] if has_std else None,
+        pred_windows=Ragged(win, woff),
+    )
+    raise_on_rejections(raw.problems, on_error, raw.path)
+    return Loaded(table, raw.problems, raw.rejected)
+
+
+Column = tuple[NDArray[np.float64], NDArray[np.bool_]]
+
+
+def prediction_rules(win: NDArray[np.float64], woff: NDArray[np.int64],
+                     sal: NDArray[np.float64], soff: NDArray[np.int64], duration: Column,
+                     std_s: Column, std_e: Column) -> list[tuple[NDArray[np.bool_], str]]:
+    """The rules a prediction row's numbers obey, as ``(bad rows, why)`` in the order
+    they are checked; the bulk read (:mod:`cover.io.jsonl_batch`) keeps a batch only when
+    no row breaks one. ``duration`` and the stds are ``(values, present)``."""
+    return [
+        (segment_any(~np.isfinite(win).all(axis=1), woff),
+         "non-finite number (NaN/inf) in pred_relevant_windows"),
+        (segment_any(~np.isfinite(sal), soff), "non-finite number in pred_saliency_scores"),
+        (reversed_windows(win[:, 0], win[:, 1], woff), PRED_REVERSED),
+        (bad_number(*duration, positive=True), DURATION_RULE),
+        (bad_number(*std_s, positive=False), "start_std must be a finite number >= 0"),
+        (bad_number(*std_e, positive=False), "end_std must be a finite number >= 0"),
+    ]
