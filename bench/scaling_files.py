@@ -38,6 +38,8 @@ from stream import COLUMNS, make_gt, make_jsonl
 #: name -> the cover arguments, with {p} (predictions stem), {d} (folder) filled in.
 COMMANDS: dict[str, str] = {
     "calibrate jsonl": "calibrate --preds {p}.jsonl --gt {p}_gt.jsonl -o {d}/cal-jsonl.json",
+    "calibrate jsonl in memory": "calibrate --preds {p}.jsonl --gt {p}_gt.jsonl --in-memory "
+                                 "-o {d}/cal-inmem.json",
     "calibrate parquet": f"calibrate --preds {{p}}.parquet --columns {COLUMNS} "
                          "--gt {p}_gt.jsonl -o {d}/cal-parquet.json",
     "certify jsonl NORM": "certify --calibrator {d}/cal-norm.json --preds {p}.jsonl "

@@ -203,3 +203,38 @@ def test_batches_and_whole_file_join_alike(tmp_path: Path) -> None:
     with pytest.raises(Exception, match="ground-truth row\\(s\\) have no prediction"):
         score_jsonl(p, gt, family="norm", min_scale=1e-3, target="envelope",
                     qids=QidList(q, *read_qid_lines(q)), batch_lines=2, gt_name=g)
+
+
+def test_a_caller_without_records_gets_the_same_joined_table(qdetr_preds: Path,
+                                                             qvh_gt: Path) -> None:
+    """QD-DETR on QVHighlights val: ``keep_records=False`` (what ``cover calibrate
+    --in-memory`` passes unless it groups by a record field) reads the predictions
+    without their parsed rows and gives the same joined table and problems."""
+    from bulk_rows import same_tables
+    from cover.io.labelled import read_labelled
+
+    full = read_labelled(qdetr_preds, qvh_gt)
+    lean = read_labelled(qdetr_preds, qvh_gt, keep_records=False)
+    assert full.table.records is not None and lean.table.records is None
+    same_tables(lean.table, full.table, skip=("records",))
+    assert lean.problems == full.problems and lean.relevance == full.relevance
+
+
+def test_calibrate_in_memory_grouped_by_a_record_field_keeps_the_records(
+        tmp_path: Path) -> None:
+    """``--groups key --group-key camera`` reads a field only the input rows carry: the
+    whole read keeps them (a fit without them is refused), and the fit is the one of the
+    same rows read with every record (the file read row by row)."""
+    from cli_files import synthetic_rows, write_jsonl
+
+    preds, gts = synthetic_rows(120)
+    for i, r in enumerate(preds):
+        r["camera"] = "ab"[i % 2]
+    p = write_jsonl(tmp_path / "p.jsonl", list(preds))
+    g = write_jsonl(tmp_path / "g.jsonl", list(gts))
+    args = ["calibrate", "--preds", str(p), "--gt", str(g), "--in-memory", "--rule",
+            "mondrian", "--groups", "key", "--group-key", "camera", "--min-group-rows", "20"]
+    assert main([*args, "-o", str(tmp_path / "a.json")]) == 0
+    got = json.loads((tmp_path / "a.json").read_text())
+    assert got["groups"] == {"kind": "key", "field": "camera"}
+    assert sorted(got["thresholds"]) == ["a", "b"]

@@ -60,6 +60,10 @@ def test_a_clean_file_read_in_batches_is_the_per_row_read(recs, size, blank_at, 
         got = bulk_predictions(path, clip=2.0, batch_lines=size)
         assert got is not None
         same_loaded(got, per_row(path))
+        # Without the records: the same table, its parsed rows left out.
+        lean = bulk_predictions(path, clip=2.0, batch_lines=size, keep_records=False)
+        assert lean is not None and lean.table.records is None
+        same_tables(lean.table, got.table, skip=("records",))
     assert got.table.records.tolist() == recs
 
 

@@ -87,7 +87,8 @@ FORMATS: tuple[Format, ...] = (
            lambda p: p.first_row is not None and "qid" in p.first_row and (
                "pred_relevant_windows" in p.first_row or (
                    "pred_saliency_scores" in p.first_row and not timechat.sniff_vhd(p.first_row))),
-           lambda path, o, p: read_predictions(path, clip=o.clip, on_error=o.on_error),
+           lambda path, o, p: read_predictions(path, clip=o.clip, on_error=o.on_error,
+                                               keep_records=o.keep_records),
            '{"qid": 2579, "vid": "NUsG9BgSes0_210.0_360.0", "pred_relevant_windows": '
            '[[0, 70, 0.95]], "pred_saliency_scores": [-0.4, ...]}'),
     Format("timechat-tvg", "predictions",

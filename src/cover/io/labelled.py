@@ -56,6 +56,7 @@ def read_labelled(
     log: Callable[[str], None] | None = None,
     relevance_from: str | None = None,
     max_duration: float | None = None,
+    keep_records: bool = True,
 ) -> Labelled:
     """Read both files (format detected, or ``pred_format`` / ``gt_format``, or a
     ``columns`` mapping; :mod:`cover.io.formats`), keep the query ids in ``qids`` (a
@@ -71,6 +72,8 @@ def read_labelled(
     windows (:mod:`cover.data.relevance`), over ``[0, T]`` once T is known from the
     ground truth. ``max_duration`` keeps the queries on videos of at most that many
     seconds (ground-truth T; the COVER paper's ActivityNet protocol: 150), counted.
+    ``keep_records=False`` lets the prediction reader drop the parsed rows (the table's
+    ``records`` may be None): for a caller that reads none of their fields.
 
     Returns the joined table, every problem found on the way (a listed qid found in
     neither file is one) and the relevance source. Under ``on_error='raise'`` a
@@ -81,7 +84,8 @@ def read_labelled(
     say = log or (lambda _msg: None)
     p = formats.read(preds, "predictions", format=pred_format,
                      options=formats.Options(clip=clip, on_error=on_error, columns=columns,
-                                             relevance_from=relevance_from))
+                                             relevance_from=relevance_from,
+                                             keep_records=keep_records))
     g = formats.read(gt, "ground_truth", format=gt_format,
                      options=formats.Options(on_error=on_error, durations=gt_durations,
                                              columns=gt_columns))

@@ -39,11 +39,13 @@ _STDS = ("start_std", "end_std")
 
 
 def bulk_predictions(path: str | Path, *, clip: float = DEFAULT_CLIP_SECONDS,
-                     batch_lines: int = BATCH_LINES) -> Loaded | None:
+                     batch_lines: int = BATCH_LINES, keep_records: bool = True
+                     ) -> Loaded | None:
     """The table of :func:`cover.io.qvhighlights.read_predictions` read in batches of
     ``batch_lines`` lines, or None when a batch is not plainly clean, a qid repeats
     across batches, the file is empty or a JSON array, or it cannot be read (the
-    per-row read then says why)."""
+    per-row read then says why). ``keep_records=False``: the table's ``records`` is None
+    (the lines are not parsed a second time into rows)."""
     name = str(path)
     join = TableJoin()
     seen = SeenIds()
@@ -54,7 +56,8 @@ def bulk_predictions(path: str | Path, *, clip: float = DEFAULT_CLIP_SECONDS,
             for batch in line_chunks(path, batch_lines):
                 if join.kind is None and batch[0][1].lstrip()[:1] == b"[":
                     return None  # a JSON array (or lines that are not objects)
-                got = decode_batch(name, batch, clip=clip, keep_records=True, keep_stds=True)
+                got = decode_batch(name, batch, clip=clip, keep_records=keep_records,
+                                   keep_stds=True)
                 if got is None:
                     return None
                 if seen.add(got.loaded.table.qid).any():
@@ -93,8 +96,9 @@ class TableJoin:
         if kind != self.kind or table.truth is not None:
             raise ValueError("TableJoin joins prediction batches of one file")
         for k in _ARRAYS:
-            self.columns[k].append(raw_ids(table, k) if k in ("qid", "vid")
-                                   else getattr(table, k))
+            col = raw_ids(table, k) if k in ("qid", "vid") else getattr(table, k)
+            if col is not None:  # records: None when the batches dropped them
+                self.columns[k].append(col)
         for k in _STDS:
             col = getattr(table, k)
             self.columns[k].append(np.full(len(table), np.nan) if col is None else col)
@@ -109,7 +113,8 @@ class TableJoin:
         """The joined table (the join is spent: its buffers are the table's)."""
         if self.kind is None:
             raise ValueError("TableJoin: no table was added")
-        out: dict[str, Any] = {k: np.concatenate(self.columns.pop(k)) for k in _ARRAYS}
+        out: dict[str, Any] = {k: np.concatenate(parts) if parts else None
+                               for k, parts in ((k, self.columns.pop(k)) for k in _ARRAYS)}
         for k in _RAGGED:
             values = np.frombuffer(self.values.pop(k), dtype=np.float64)
             out[k] = Ragged(values.reshape(-1, *self.shapes[k]),

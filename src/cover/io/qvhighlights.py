@@ -54,7 +54,8 @@ from cover.io.saliency_labels import label_problems, saliency_labels
 
 
 def read_predictions(
-    path: str | Path, *, clip: float = DEFAULT_CLIP_SECONDS, on_error: OnError = "raise"
+    path: str | Path, *, clip: float = DEFAULT_CLIP_SECONDS, on_error: OnError = "raise",
+    keep_records: bool = True,
 ) -> Loaded:
     """Read a Moment-DETR-style prediction file into a :class:`GroundingTable`.
 
@@ -62,11 +63,13 @@ def read_predictions(
     non-finite number, a window with ``s > e``, a bad duration, a duplicate qid or a
     missing field are rejected with a reason; under ``on_error='raise'`` they raise.
     ``clip`` (seconds per relevance value) must be a finite number > 0.
+    ``keep_records=False`` lets a clean file's table drop its parsed rows (``records``
+    None); a file read row by row keeps them.
     """
     check_clip(clip)
     # A clean file is read as the streams read it (in batches, checked column by column);
     # anything else row by row, which words every message and rejection.
-    bulk = bulk_predictions(path, clip=clip)
+    bulk = bulk_predictions(path, clip=clip, keep_records=keep_records)
     if bulk is not None:
         return bulk
     return predictions_from_rows(read_json_rows(path), clip=clip, on_error=on_error)

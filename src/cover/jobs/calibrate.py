@@ -78,8 +78,11 @@ def _labelled(job: CalibrateJob) -> StreamedFit:
         job.gt, format=kw.get("gt_format"), columns=kw.get("gt_columns"),
         durations=kw.get("gt_durations"), on_error=job.on_error)
     if g is None or not g.native_qids or g.no_moment:
+        # The input rows are read only by a grouping keyed by one of their fields.
         whole = read_labelled(job.preds, job.gt, qids=job.qids, clip=job.clip,
-                              strict=job.strict, on_error=job.on_error, log=say, **kw)
+                              strict=job.strict, on_error=job.on_error, log=say,
+                              keep_records=job.groups not in ("all", "pred_length", "duration"),
+                              **kw)
         return StreamedFit(None, whole.table, ProblemTally.of(whole.problems), 1,
                            whole=whole.table, relevance=whole.relevance)
     # Held for the whole stream as compact columns (no text per row, no records).
