@@ -41,6 +41,14 @@ REFUSED = "refused"
 #: Table columns a ``key`` grouping can name directly; other names are read from the
 #: original input rows (``table.records``).
 TABLE_KEYS = ("vid", "qid", "unit")
+#: Groupings computed from table columns alone: a reader may drop the input rows.
+_FROM_COLUMNS = ("all", "pred_length", "duration")
+
+
+def reads_input_rows(groups: str) -> bool:
+    """Whether a calibrator grouped by ``groups`` may read the original input rows
+    (``table.records``): any grouping but those computed from the table's columns."""
+    return groups not in _FROM_COLUMNS
 
 
 def equal_count_edges(values: ArrayLike, n_bins: int, *, drop_empty: bool = True

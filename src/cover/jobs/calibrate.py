@@ -32,22 +32,19 @@ def rcps_bound_line(given: str | None) -> str:
             "use hoeffding, a looser bound: --bound hoeffding reproduces them")
 
 
-#: Groupings fitted from qid, vid, duration and the predicted window only.
-STREAM_GROUPINGS = ("all", "pred_length", "duration")
-
-
 def stream_kind(job: CalibrateJob) -> str | None:
     """How ``job.preds`` is streamed: ``jsonl`` (Moment-DETR lines) or ``columns``
     (Parquet or CSV/TSV with ``--columns``), when the rule fits from the scores alone
     (not ``crc``'s loss curve, not ``weighted``'s ratios, not a grouping that reads the
     records); None: read whole."""
+    from cover.calibrate.groups import reads_input_rows
     from cover.calibrate.registry import get_rule
     from cover.io.generic import kind_suffix
     from cover.jobs.certify_stream import streamable
 
     spec = get_rule(job.rule)
     fmt, columns = job.formats.get("pred_format"), job.formats.get("columns")
-    if (job.in_memory or job.groups not in STREAM_GROUPINGS or spec.per_row
+    if (job.in_memory or reads_input_rows(job.groups) or spec.per_row
             or spec.needs & {"loss", "weights", "table"}):
         return None
     if columns and kind_suffix(Path(job.preds)) in (".parquet", ".pq", ".csv", ".tsv"):
@@ -62,6 +59,7 @@ def _labelled(job: CalibrateJob) -> StreamedFit:
     ground truth numbers its queries natively (the join is by qid), else the files read
     whole as one batch (``whole`` is then the joined table)."""
     from cover._memory import map_large_blocks_for
+    from cover.calibrate.groups import reads_input_rows
     from cover.calibrate.registry import get_rule
     from cover.io.batch_join import QidList
     from cover.io.formats import read_truth
@@ -81,7 +79,7 @@ def _labelled(job: CalibrateJob) -> StreamedFit:
         # The input rows are read only by a grouping keyed by one of their fields.
         whole = read_labelled(job.preds, job.gt, qids=job.qids, clip=job.clip,
                               strict=job.strict, on_error=job.on_error, log=say,
-                              keep_records=job.groups not in ("all", "pred_length", "duration"),
+                              keep_records=reads_input_rows(job.groups),
                               **kw)
         return StreamedFit(None, whole.table, ProblemTally.of(whole.problems), 1,
                            whole=whole.table, relevance=whole.relevance)

@@ -21,6 +21,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from cover.calibrate.calibrator import Calibrator
+from cover.calibrate.groups import reads_input_rows
 from cover.data.table import GroundingTable
 from cover.errors import RowProblem
 from cover.io.jsonl import RawRows
@@ -92,7 +93,7 @@ class CertifyKernel:
                                 strict=strict, max_p=max_p)
         # Input rows are needed for a grouping keyed by one of their fields, and for rows
         # written one by one (then parsed again); the bulk reader otherwise drops them.
-        keep_records = cal.groups not in ("all", "pred_length", "duration")
+        keep_records = reads_input_rows(cal.groups)
         # Only SLS reads the saliency scores; the others have them checked, not decoded.
         return cls(stage, keep_records, clip, compact, fast, signal=cal.score == "sls")
 
