@@ -105,8 +105,9 @@ class TableJoin:
         for k in _RAGGED:
             r: Ragged = getattr(table, k)
             self.shapes.setdefault(k, r.values.shape[1:])
-            self.values[k].frombytes(np.ascontiguousarray(
-                r.values[r.offsets[0]:r.offsets[-1]], dtype=np.float64).tobytes())
+            part = np.ascontiguousarray(r.values[r.offsets[0]:r.offsets[-1]], dtype=np.float64)
+            if part.size:  # one copy, into the buffer (an empty view cannot be cast)
+                self.values[k].frombytes(part.reshape(-1).data.cast("B"))
             self.lengths[k].append(np.diff(r.offsets))
 
     def table(self) -> GroundingTable:
