@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from bulk_rows import encode, rows, same_tables
 from cover.errors import InputError
 from cover.io import qvhighlights
+from cover.io.datasets import QVH_VAL_PREDICTIONS
 from cover.io.jsonl import read_json_rows
 from cover.io.predictions_bulk import bulk_predictions, concat_tables
 from cover.io.qvhighlights import Loaded, predictions_from_rows, read_predictions
@@ -172,3 +173,18 @@ def test_a_join_of_nothing_is_an_error():
 
     with pytest.raises(ValueError, match="no table"):
         TableJoin().table()
+
+
+@pytest.mark.parametrize("name", sorted(QVH_VAL_PREDICTIONS))
+def test_real_prediction_files_are_read_in_batches_as_row_by_row(data_dir: Path,
+                                                                 name: str) -> None:
+    """Golden: every real QVHighlights val prediction file of the mirror is clean, so the
+    whole read takes the batched path (at a small batch, so several batches join), and
+    gives the per-row read's table, records included."""
+    path = data_dir / QVH_VAL_PREDICTIONS[name]
+    got = bulk_predictions(path, clip=2.0, batch_lines=500)
+    assert got is not None, f"{name}: a real file fell back to the per-row read"
+    same_loaded(got, per_row(path))
+    lean = bulk_predictions(path, clip=2.0, batch_lines=500, keep_records=False)
+    assert lean is not None and lean.table.records is None
+    same_tables(lean.table, got.table, skip=("records",))
