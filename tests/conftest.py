@@ -102,6 +102,32 @@ def demo_run(data_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[
     return code, out, printed.getvalue()
 
 
+@pytest.fixture(scope="session")
+def study_run(data_dir: Path, tmp_path_factory: pytest.TempPathFactory
+              ) -> tuple[Path, dict[str, Any]]:
+    """One ``cover study all`` run on real data, shared by the job and report tests (mark
+    them ``xdist_group("study_run")`` so one worker runs it once): QD-DETR and LA-DETR on
+    QVHighlights val, LA-DETR on Charades-STA; the results folder and its manifest."""
+    from cover.jobs.study import run_studies
+    from cover.jobs.study_inputs import command_line, input_pairs
+    from cover.studies.protocol import Protocol
+
+    q = data_dir / "qvhighlights"
+    gt = q / "annotations" / "highlight_val_release.jsonl"
+    preds = [q / "qd_detr" / "video_checkpoint_best_hl_val_preds.jsonl",
+             q / "la_detr" / "best_hl_val_preds.jsonl",
+             data_dir / "charades_sta" / "la_detr" / "hl_test_submission.jsonl"]
+    gts = [gt, gt, data_dir / "lighthouse" / "charades_test_release.jsonl"]
+    out = tmp_path_factory.mktemp("study") / "results"
+    inputs = input_pairs(preds, gts, None, None)
+    protocol = Protocol(n_resamples=20)
+    manifest = run_studies(studies=["all"], inputs=inputs, out=out, protocol=protocol,
+                           command=command_line("all", inputs, out, protocol,
+                                                humans=data_dir),
+                           humans_dir=data_dir)
+    return out, manifest
+
+
 @functools.cache
 def _calibrator_validator(rules: tuple[str, ...], groupings: tuple[str, ...],
                           keep_qids: int) -> Any:

@@ -12,7 +12,6 @@ from cover.cli import main
 from cover.errors import InputError
 from cover.jobs.study import STUDIES
 from cover.jobs.study_inputs import guess_dataset, input_pairs
-from study_results import study_run
 
 
 def test_input_pairs_names_and_datasets() -> None:
@@ -32,8 +31,8 @@ def test_input_pairs_names_and_datasets() -> None:
 
 
 @pytest.mark.xdist_group("study_run")  # one worker computes the shared run
-def test_study_all_fills_every_table(data_dir: Path) -> None:
-    out, man = study_run(data_dir)
+def test_study_all_fills_every_table(study_run: tuple[Path, dict]) -> None:
+    out, man = study_run
     assert man["studies"] == [*STUDIES, "humans"]
     assert [p["id"] for p in man["pairs"]] == ["qd-detr-qvhighlights", "la-detr-qvhighlights",
                                                "la-detr-charades-sta"]
@@ -55,8 +54,8 @@ def test_study_all_fills_every_table(data_dir: Path) -> None:
 
 
 @pytest.mark.xdist_group("study_run")  # one worker computes the shared run
-def test_findings_on_real_grounders(data_dir: Path) -> None:
-    out, _ = study_run(data_dir)
+def test_findings_on_real_grounders(study_run: tuple[Path, dict]) -> None:
+    out, _ = study_run
 
     def doc(pair: str, study: str) -> dict:
         return json.loads((out / pair / f"{study}.json").read_text())["data"]

@@ -13,7 +13,6 @@ from pathlib import Path
 import pytest
 
 from cover.report.build import build_report
-from study_results import study_run
 
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
                   "--disable-background-networking", "--disable-component-update",
@@ -24,8 +23,8 @@ CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run
 pytestmark = pytest.mark.xdist_group("study_run")
 
 @pytest.fixture(scope="module")
-def report(data_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out, _ = study_run(data_dir)
+def report(study_run: tuple[Path, dict], tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out, _ = study_run
     return build_report(out, tmp_path_factory.mktemp("report") / "report.html")
 
 
