@@ -154,6 +154,10 @@ def test_demo_writes_table_json_figures_and_report(demo_run):
     code, out, printed = demo_run
     assert code == 0
     assert "1-alpha" in printed and "NORM coverage" in printed and "0.90" in printed
+    # The console opens as the reports do: the misses first, in plain words.
+    assert printed.index("Where the guarantee falls short (2)") < printed.index(
+        "What holds, and what it costs") < printed.index("1-alpha")
+    assert "**" not in printed and "Long events" in printed
     doc = json.loads((out / "validity.json").read_text())
     assert len(doc["cells"]) == 18 and doc["rows"] == {"total": 1550, "pool": 623, "test": 927}
     for name in ("coverage_vs_target.png", "length_vs_target.png", "frontier.png"):

@@ -73,16 +73,17 @@ def demo_summary_html(title: str, evaluation: dict[str, Any], validity: dict[str
     return "".join(parts)
 
 
-def summary_markdown(html_box: str) -> str:
+def summary_markdown(html_box: str, *, plain: bool = False) -> str:
     """The summary box of :func:`demo_summary_html` (without the glossary) as Markdown,
-    for report.md: the same sentences, misses first."""
+    for report.md: the same sentences, misses first; ``plain``: without emphasis marks,
+    for the console."""
     import html
     import re
 
     box = html_box.split("</div>", 1)[0]
     text = re.sub(r"<li>", "\n* ", box)
-    text = re.sub(r"</?b[^>]*>", "**", text)
-    text = re.sub(r"</?i>", "*", text)
+    text = re.sub(r"</?b[^>]*>", "" if plain else "**", text)
+    text = re.sub(r"</?i>", "" if plain else "*", text)
     text = re.sub(r"<p[^>]*>", "\n\n", text)
     text = re.sub(r"<[^>]+>", "", text)
     return html.unescape(re.sub(r"\n{3,}", "\n\n", text)).strip() + "\n"
