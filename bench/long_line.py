@@ -1,6 +1,6 @@
 """One very long JSON line, streamed: time and peak memory against its length.
 
-The streamed JSON-lines reader (:func:`cover.stream.jsonl.line_batches`) reads 4 MB at a
+The streamed JSON-lines reader (:func:`cover.io.lines.line_batches`) reads 4 MB at a
 time. A line longer than that used to be re-joined on every read (quadratic: a 2 GB
 line took 1,164 s and 10.5 GB); its reads are now kept as chunks and joined once. This
 script writes a file whose middle line is ``SIZE`` MB (a JSON object with one long
@@ -28,7 +28,7 @@ from pathlib import Path
 
 _CHILD = """
 import resource, sys, time
-from cover.stream.jsonl import line_batches
+from cover.io.lines import line_batches
 path, parse = sys.argv[1], sys.argv[2] == "1"
 t = time.perf_counter()
 longest = 0

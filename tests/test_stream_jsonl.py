@@ -14,8 +14,8 @@ import cover
 from cli_files import sec_calibrator
 from cover.cli import main
 from cover.errors import InputError
+from cover.io.lines import line_batches
 from cover.stream import certify_jsonl
-from cover.stream.jsonl import line_batches
 
 
 @pytest.fixture(scope="module")
@@ -113,14 +113,14 @@ def test_a_json_array_is_not_streamed(tmp_path):
        st.booleans(), st.integers(1, 5), st.integers(1, 40))
 def test_line_batches_number_lines_as_iterating_the_file_does(tmp_path_factory, lines, ended,
                                                                batch, block):
-    from cover.stream import jsonl as sj
+    from cover.io import lines as sj
 
     path = tmp_path_factory.mktemp("lines") / "f.jsonl"
     path.write_bytes(b"\n".join(lines) + (b"\n" if ended else b""))
     want = [(n, ln.rstrip(b"\r\n")) for n, ln in enumerate(path.open("rb"), start=1)
             if ln.rstrip(b"\r\n").strip()]
-    old = sj._READ_BYTES
-    sj._READ_BYTES = block  # lines cut across reads
+    old = sj.READ_BYTES
+    sj.READ_BYTES = block  # lines cut across reads
     try:
         if want and want[0][0] == 1 and want[0][1].lstrip()[:1] == b"[":
             with pytest.raises(InputError, match="JSON array"):
@@ -128,7 +128,7 @@ def test_line_batches_number_lines_as_iterating_the_file_does(tmp_path_factory, 
             return
         got = list(line_batches(path, batch))
     finally:
-        sj._READ_BYTES = old
+        sj.READ_BYTES = old
     assert [x for b in got for x in b] == want
     assert [len(b) for b in got[:-1]] == [batch] * (len(got) - 1) and all(got)
 
@@ -137,9 +137,9 @@ def test_a_line_spanning_many_reads_is_read_whole(tmp_path, monkeypatch):
     """A line far longer than one read (here 7-byte reads, a 3,000-byte line) comes out
     whole and numbered, with the lines around it: its reads are joined once, when its
     newline arrives (linear time; bench/long_line.py measures it at 64 and 256 MB)."""
-    import cover.stream.jsonl as stream_jsonl
+    import cover.io.lines as io_lines
 
-    monkeypatch.setattr(stream_jsonl, "_READ_BYTES", 7)
+    monkeypatch.setattr(io_lines, "READ_BYTES", 7)
     long = json.dumps({"qid": 7, "pred_saliency_scores": [0.125] * 375}).encode()
     assert len(long) > 2_000
     p = tmp_path / "long.jsonl"
@@ -153,11 +153,11 @@ def test_reads_of_a_long_line_are_kept_not_rejoined(monkeypatch):
     in a list (a quadratic re-concatenation made a 2 GB line cost 20 minutes)."""
     import io
 
-    import cover.stream.jsonl as stream_jsonl
+    import cover.io.lines as io_lines
 
-    monkeypatch.setattr(stream_jsonl, "_READ_BYTES", 10)
+    monkeypatch.setattr(io_lines, "READ_BYTES", 10)
     line = b"x" * 1000
-    blocks = list(stream_jsonl._numbered_blocks(io.BytesIO(line + b"\nab\n")))
+    blocks = list(io_lines.numbered_blocks(io.BytesIO(line + b"\nab\n")))
     assert [ln for _, lines in blocks for ln in lines] == [(1, line), (2, b"ab")]
     assert len(blocks) <= 2  # one block for the long line, however many reads it took
 
@@ -172,10 +172,10 @@ def test_a_bom_is_skipped_when_streaming(tmp_path):
 def test_a_line_longer_than_the_limit_is_refused_with_its_number(tmp_path, monkeypatch):
     """A streamed read holds one line whole: past MAX_LINE_BYTES it stops, naming the
     file and the line, instead of growing without bound."""
-    import cover.stream.jsonl as sj
+    import cover.io.lines as sj
     from cover.errors import InputError
 
-    monkeypatch.setattr(sj, "_READ_BYTES", 64)
+    monkeypatch.setattr(sj, "READ_BYTES", 64)
     monkeypatch.setattr(sj, "MAX_LINE_BYTES", 1000)
     path = tmp_path / "long.jsonl"
     path.write_bytes(b'{"qid": 1}\n{"qid": 2}\n{"qid": 3, "pad": "' + b"x" * 5000 + b'"}\n')

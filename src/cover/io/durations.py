@@ -168,7 +168,8 @@ def _lines_lean(path: str | Path) -> VideoIndex | None:
     merged into them (:func:`_fold`): the held columns stay one row per video, and a
     merge's temporaries are the pending rows and one new copy of the held columns."""
     from cover.io.json_columns import text_ids
-    from cover.io.jsonl_batch import CHUNK_LINES, gc_paused, line_chunks, parse_objects
+    from cover.io.jsonl_batch import CHUNK_LINES, gc_paused, parse_objects
+    from cover.io.lines import line_chunks
 
     held = _Spans(np.array([], dtype="S1"), np.array([]), np.array([]))
     pending: list[tuple[NDArray[np.bytes_], NDArray[np.float64]]] = []

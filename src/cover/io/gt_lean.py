@@ -35,8 +35,9 @@ from cover.errors import InputError
 from cover.io.gt_compact import CompactColumns
 from cover.io.json_columns import text_ids
 from cover.io.jsonl import OnError
-from cover.io.jsonl_batch import TYPED_CHUNK_LINES, gc_paused, line_chunks
+from cover.io.jsonl_batch import TYPED_CHUNK_LINES, gc_paused
 from cover.io.jsonl_typed import exact_values, pairs_column, utf8_lines
+from cover.io.lines import line_chunks
 from cover.io.qvhighlights import Loaded, read_ground_truth, truth_rules
 from cover.io.saliency_labels import label_problems, saliency_labels
 from cover.io.truth_index import CompactTruth

@@ -22,10 +22,9 @@ while a batch is parsed (:func:`gc_paused`).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from operator import itemgetter
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -37,7 +36,6 @@ from cover.io.json_columns import (
     list_lengths,
 )
 from cover.io.jsonl import OnError, RawRows, gc_paused, json_loads, object_column, parse_json_lines
-from cover.io.opener import open_input
 from cover.io.prediction_rows import Loaded, prediction_rules, predictions_from_rows
 from cover.ragged import Ragged, offsets_from_lengths
 
@@ -49,8 +47,6 @@ from cover.ragged import Ragged, offsets_from_lengths
 CHUNK_LINES = 64
 #: The same for the typed decode, whose rows are small (no dict): fewer, larger chunks.
 TYPED_CHUNK_LINES = 1024
-#: Bytes read at a time by :func:`line_chunks`.
-_READ_BYTES = 1 << 22
 
 
 @dataclass
@@ -178,27 +174,3 @@ def flat_numbers(vals: list[Any]) -> tuple[NDArray[np.float64], NDArray[np.int64
     return None if flat is None else (flat, list_lengths(vals))
 
 
-def line_chunks(path: str | Path, size: int) -> Iterator[list[tuple[int, bytes]]]:
-    """The non-blank ``(line number, bytes)`` of a file, at most ``size`` at a time, read a
-    few MB at a time (gzip and a byte-order mark as :func:`cover.io.opener.open_input` takes
-    them); lines are numbered at ``\\n``, as :func:`cover.io.jsonl.numbered_lines`
-    numbers them."""
-    pending: list[bytes] = []  # the unended line so far: joined once it ends
-    lineno = 0
-    with open_input(path) as fh:
-        while True:
-            block = fh.read(_READ_BYTES)
-            if block and b"\n" not in block:
-                pending.append(block)
-                continue
-            lines = b"".join([*pending, block]).split(b"\n")
-            pending = [lines.pop()] if block else []
-            numbered = zip(range(lineno + 1, lineno + 1 + len(lines)), lines, strict=True)
-            # no blank line (the usual block): numbered without a Python step per line
-            kept = list(numbered) if all(map(bytes.strip, lines)) else [
-                (n, line) for n, line in numbered if line.strip()]
-            lineno += len(lines)
-            for a in range(0, len(kept), size):
-                yield kept[a:a + size]
-            if not block:
-                return

@@ -24,7 +24,8 @@ from numpy.typing import NDArray
 from cover.data.table import DEFAULT_CLIP_SECONDS, GroundingTable, raw_ids
 from cover.errors import InputError
 from cover.io.jsonl import gc_paused
-from cover.io.jsonl_batch import decode_batch, line_chunks
+from cover.io.jsonl_batch import decode_batch
+from cover.io.lines import line_chunks
 from cover.io.prediction_rows import Loaded
 from cover.io.seen import SeenIds
 from cover.ragged import Ragged, offsets_from_lengths

@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from cover.errors import InputError, RowProblem
+from cover.io.lines import nonblank_lines
 from cover.io.seen import SeenIds
 from cover.serve.calibrators import CalibratorSet
-from cover.stream.jsonl import numbered_lines
 
 if TYPE_CHECKING:
     from starlette.requests import Request
@@ -96,7 +96,7 @@ def parse_body(body: bytes, query: dict[str, str], *, on_error: str = "raise"
         elif doc is not None:
             lines = _json_rows([doc])
         else:
-            lines = numbered_lines(body)
+            lines = nonblank_lines(body)
     on_error = opts.get("on_error", on_error)
     if on_error not in ("raise", "reject"):
         raise RequestError(400, f"on_error: expected raise or reject, got {on_error!r}")

@@ -35,6 +35,7 @@ from cover.io.batch_join import QidList, join_batches
 from cover.io.gt_compact import Column, compact_truth
 from cover.io.jsonl import OnError
 from cover.io.jsonl_batch import gc_paused, load_batch
+from cover.io.lines import line_batches
 from cover.io.narrow import narrow_int, sorted_unique
 from cover.io.qvhighlights import Loaded
 from cover.io.truth_index import CompactTruth
@@ -47,7 +48,7 @@ from cover.scores import (
     missing_family_input,
     require_family_input,
 )
-from cover.stream.jsonl import DEFAULT_BATCH_LINES, line_batches
+from cover.stream.jsonl import DEFAULT_BATCH_LINES
 from cover.utf8 import as_bytes, as_text
 
 

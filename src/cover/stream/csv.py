@@ -29,10 +29,10 @@ from cover.errors import InputError
 from cover.io.csv_lines import column_types, header_names, parse_lines
 from cover.io.generic import kind_suffix, parse_columns
 from cover.io.jsonl import OnError, raise_on_rejections
+from cover.io.lines import line_batches
 from cover.io.output import atomic_open
 from cover.io.seen import repeated_rows
 from cover.stream.arrow import certify_batch, pa, repeat_reasons
-from cover.stream.jsonl import line_batches
 from cover.stream.stage import CertifyStage, StreamCounts
 
 #: The columns appended to every row: the ``cover`` block, flattened (region as JSON).

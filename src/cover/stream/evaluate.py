@@ -75,6 +75,7 @@ def _batch_readers(path: str | Path, batch_rows: int, columns: str | None,
     not known). ``whole``: one batch, the whole file (JSON lines or a JSON array parsed
     whole by :func:`cover.io.jsonl.read_json_rows`; Parquet and CSV batches collected).
     An empty file is an error."""
+    from cover.io.lines import line_batches
     from cover.io.regions_batch import load_regions
     from cover.stream.evaluate_csv import (
         calibrator_fields,
@@ -82,7 +83,6 @@ def _batch_readers(path: str | Path, batch_rows: int, columns: str | None,
         csv_region_batches,
     )
     from cover.stream.evaluate_parquet import parquet_region_batches
-    from cover.stream.jsonl import line_batches
 
     if batch_rows < 1:
         raise ValueError(f"batch_rows must be >= 1, got {batch_rows}")

@@ -13,105 +13,27 @@ of the in-memory path (:func:`cover.io.regions_jsonl.certified_rows`).
 
 from __future__ import annotations
 
-import io
-import os
-from collections.abc import Callable, Iterator
-from itertools import repeat
+from collections.abc import Callable
 from pathlib import Path
-from typing import IO
 
 import numpy as np
 from numpy.typing import NDArray
 
 from cover.calibrate.calibrator import Calibrator
-from cover.errors import InputError, RowProblem
+from cover.errors import RowProblem
 from cover.io.jsonl import OnError, raise_on_rejections
 from cover.io.jsonl_batch import gc_paused
-from cover.io.opener import open_input
+from cover.io.lines import line_batches
 from cover.io.output import atomic_open
 from cover.io.seen import SeenIds
 from cover.stream.jsonl_kernel import CertifyKernel, splice
 from cover.stream.stage import StreamCounts, Videos
 
-__all__ = ["DEFAULT_BATCH_LINES", "certify_jsonl", "line_batches", "numbered_lines", "splice"]
+__all__ = ["DEFAULT_BATCH_LINES", "certify_jsonl", "splice"]
 
 #: 16,384 lines of 75-clip saliency (~1.1 KB each) keep a 1e6-line certify under ~500 MB
 #: peak; 65,536 reached 1.3 GB (bench/results-stream.md).
 DEFAULT_BATCH_LINES = 16_384
-
-
-def line_batches(path: str | Path, batch_lines: int) -> Iterator[list[tuple[int, bytes]]]:
-    """Non-blank ``(line number, bytes)`` pairs, ``batch_lines`` at a time (gzip read
-    transparently, a byte-order mark skipped: :func:`cover.io.opener.open_input`). A JSON
-    array file cannot be streamed by lines: that is an error."""
-    batch: list[tuple[int, bytes]] = []
-    with open_input(path) as fh:
-        for first, lines in _numbered_blocks(fh, source=str(path)):
-            if first == 1 and lines and lines[0][0] == 1 and lines[0][1].lstrip()[:1] == b"[":
-                raise InputError(f"{path}: a JSON array, not JSON lines; it is read whole, "
-                                 "not streamed (drop --stream)")
-            batch += lines
-            start = 0
-            while len(batch) - start >= batch_lines:
-                yield batch[start:start + batch_lines]
-                start += batch_lines
-            del batch[:start]
-    if batch:
-        yield batch
-
-
-#: Bytes read at a time by :func:`line_batches`.
-_READ_BYTES = 1 << 22
-#: The longest line read (1 GiB; ``$COVER_MAX_LINE_BYTES`` changes it): one line is held
-#: whole to be parsed, about three times over at its peak (bench/long_line.py), so this
-#: bounds the memory a streamed read can take whatever the file holds.
-MAX_LINE_BYTES = int(os.environ.get("COVER_MAX_LINE_BYTES", 1 << 30))
-
-
-def _numbered_blocks(fh: IO[bytes], *, source: str = "<bytes>"
-                     ) -> Iterator[tuple[int, list[tuple[int, bytes]]]]:
-    """``(number of the block's first line, its non-blank lines)`` for blocks of a few MB:
-    lines split at newlines, trailing carriage returns dropped, as iterating the file
-    would. A block with no blank line and no line ending in a carriage return is
-    numbered without a Python step per line.
-
-    A line longer than a read costs time linear in its length: its reads are kept as a
-    list of chunks and joined once, when its newline (or the end) arrives; joining the
-    pending part on every read made a 2 GB line cost hours. Memory is that line about
-    twice over (its chunks, then the joined line), freed once the line is parsed; a line
-    longer than :data:`MAX_LINE_BYTES` is refused, naming its number."""
-    pending: list[bytes] = []  # the unended line so far, as the reads that hold it
-    held = 0
-    lineno = 0
-    while True:
-        data = fh.read(_READ_BYTES)
-        if data and b"\n" not in data:
-            pending.append(data)  # the line goes on: no copy until it ends
-            held += len(data)
-            if held > MAX_LINE_BYTES:
-                raise InputError(
-                    f"{source}: line {lineno + 1} is longer than {MAX_LINE_BYTES} bytes, the "
-                    "longest line COVER reads (one line is held whole to be parsed; set "
-                    "COVER_MAX_LINE_BYTES to allow more)")
-            continue
-        held = 0
-        joined = b"".join([*pending, data])
-        pending.clear()  # the chunks go before the split copies the line once more
-        parts = joined.split(b"\n")
-        del joined
-        pending = [parts.pop()] if data else []  # at the end: the last line, if unended
-        if parts == [b""] and not data:
-            return
-        numbered = zip(range(lineno + 1, lineno + 1 + len(parts)), parts, strict=True)
-        first, lineno = lineno + 1, lineno + len(parts)
-        if all(map(bytes.strip, parts)) and not any(map(bytes.endswith, parts,
-                                                         repeat(b"\r"))):
-            yield first, list(numbered)
-        else:
-            yield first, [(n, ln.rstrip(b"\r")) for n, ln in numbered
-                          if ln.rstrip(b"\r").strip()]
-        if not data:
-            return
 
 
 def certify_jsonl(
@@ -172,9 +94,3 @@ def certify_jsonl(
             if every_problem:
                 every += late
     return counts, every
-
-
-def numbered_lines(data: bytes) -> list[tuple[int, bytes]]:
-    """The non-blank ``(line number, bytes)`` pairs of ``data`` held in memory, numbered
-    and cut exactly as :func:`line_batches` cuts a file."""
-    return [pair for _, lines in _numbered_blocks(io.BytesIO(data)) for pair in lines]
