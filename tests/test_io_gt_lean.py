@@ -95,29 +95,6 @@ def test_many_chunks_and_the_real_file(qvh_gt, tmp_path, monkeypatch):
     assert got.table.records is not None and got.problems == ref.problems != []
 
 
-@settings(max_examples=60, deadline=None, derandomize=True, database=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(text=st.text(alphabet=st.sampled_from(["a", "{", " ", "\n", "\r"]), max_size=40),
-       block=st.integers(1, 7), size=st.integers(1, 5))
-def test_line_chunks_number_lines_as_the_whole_file_reader(tmp_path_factory, text, block,
-                                                          size, monkeypatch):
-    """Read a few bytes at a time, the non-blank lines and their numbers are those of
-    the whole file split at newlines (a trailing carriage return dropped), in chunks of
-    at most ``size``."""
-    from cover.io.jsonl import numbered_lines
-
-    path = tmp_path_factory.mktemp("l") / "f.jsonl"
-    path.write_bytes(text.encode())
-    from cover.io import lines
-
-    monkeypatch.setattr(lines, "READ_BYTES", block)
-    chunks = list(lines.line_chunks(path, size))
-    assert all(0 < len(c) <= size for c in chunks)
-    want = [(n, line.rstrip(b"\r")) for n, line in numbered_lines(text.encode())
-            if line.strip()]
-    assert [x for c in chunks for x in c] == want
-
-
 clean_labels = st.integers(0, 3).flatmap(lambda k: st.fixed_dictionaries({
     "relevant_clip_ids": st.lists(st.integers(0, 75), min_size=k, max_size=k),
     "saliency_scores": st.lists(st.lists(st.integers(0, 4), min_size=3, max_size=3),

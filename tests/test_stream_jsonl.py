@@ -7,14 +7,11 @@ import json
 
 import numpy as np
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 
 import cover
 from cli_files import sec_calibrator
 from cover.cli import main
 from cover.errors import InputError
-from cover.io.lines import line_batches
 from cover.stream import certify_jsonl
 
 
@@ -108,79 +105,3 @@ def test_a_json_array_is_not_streamed(tmp_path):
         certify_jsonl(sec_calibrator(), src, tmp_path / "o.jsonl")
 
 
-@given(st.lists(st.sampled_from([b'{"a": 1}', b"", b"  ", b"\r", b"x\r", b"y\r\r", b"[1]",
-                                 b"\t{}", b"z" * 9]), max_size=30),
-       st.booleans(), st.integers(1, 5), st.integers(1, 40))
-def test_line_batches_number_lines_as_iterating_the_file_does(tmp_path_factory, lines, ended,
-                                                               batch, block):
-    from cover.io import lines as sj
-
-    path = tmp_path_factory.mktemp("lines") / "f.jsonl"
-    path.write_bytes(b"\n".join(lines) + (b"\n" if ended else b""))
-    want = [(n, ln.rstrip(b"\r\n")) for n, ln in enumerate(path.open("rb"), start=1)
-            if ln.rstrip(b"\r\n").strip()]
-    old = sj.READ_BYTES
-    sj.READ_BYTES = block  # lines cut across reads
-    try:
-        if want and want[0][0] == 1 and want[0][1].lstrip()[:1] == b"[":
-            with pytest.raises(InputError, match="JSON array"):
-                list(line_batches(path, batch))
-            return
-        got = list(line_batches(path, batch))
-    finally:
-        sj.READ_BYTES = old
-    assert [x for b in got for x in b] == want
-    assert [len(b) for b in got[:-1]] == [batch] * (len(got) - 1) and all(got)
-
-
-def test_a_line_spanning_many_reads_is_read_whole(tmp_path, monkeypatch):
-    """A line far longer than one read (here 7-byte reads, a 3,000-byte line) comes out
-    whole and numbered, with the lines around it: its reads are joined once, when its
-    newline arrives (linear time; bench/long_line.py measures it at 64 and 256 MB)."""
-    import cover.io.lines as io_lines
-
-    monkeypatch.setattr(io_lines, "READ_BYTES", 7)
-    long = json.dumps({"qid": 7, "pred_saliency_scores": [0.125] * 375}).encode()
-    assert len(long) > 2_000
-    p = tmp_path / "long.jsonl"
-    p.write_bytes(b'{"qid": 1}\n\n' + long + b'\r\n{"qid": 2}')
-    got = [pair for batch in line_batches(p, 2) for pair in batch]
-    assert got == [(1, b'{"qid": 1}'), (3, long), (4, b'{"qid": 2}')]
-
-
-def test_reads_of_a_long_line_are_kept_not_rejoined(monkeypatch):
-    """The pending part of an unended line is never copied per read: the chunks wait
-    in a list (a quadratic re-concatenation made a 2 GB line cost 20 minutes)."""
-    import io
-
-    import cover.io.lines as io_lines
-
-    monkeypatch.setattr(io_lines, "READ_BYTES", 10)
-    line = b"x" * 1000
-    blocks = list(io_lines.numbered_blocks(io.BytesIO(line + b"\nab\n")))
-    assert [ln for _, lines in blocks for ln in lines] == [(1, line), (2, b"ab")]
-    assert len(blocks) <= 2  # one block for the long line, however many reads it took
-
-
-def test_a_bom_is_skipped_when_streaming(tmp_path):
-    p = tmp_path / "bom.jsonl"
-    p.write_bytes(b'\xef\xbb\xbf{"qid": 1}\n{"qid": 2}\n')
-    assert [pair for b in line_batches(p, 10) for pair in b] == [(1, b'{"qid": 1}'),
-                                                                  (2, b'{"qid": 2}')]
-
-
-def test_a_line_longer_than_the_limit_is_refused_with_its_number(tmp_path, monkeypatch):
-    """A streamed read holds one line whole: past MAX_LINE_BYTES it stops, naming the
-    file and the line, instead of growing without bound."""
-    import cover.io.lines as sj
-    from cover.errors import InputError
-
-    monkeypatch.setattr(sj, "READ_BYTES", 64)
-    monkeypatch.setattr(sj, "MAX_LINE_BYTES", 1000)
-    path = tmp_path / "long.jsonl"
-    path.write_bytes(b'{"qid": 1}\n{"qid": 2}\n{"qid": 3, "pad": "' + b"x" * 5000 + b'"}\n')
-    with pytest.raises(InputError) as exc:
-        list(sj.line_batches(path, 10))
-    assert str(exc.value).startswith(f"{path}: line 3 is longer than 1000 bytes")
-    path.write_bytes(b'{"qid": 1}\n{"qid": 3, "pad": "' + b"x" * 500 + b'"}\n')
-    assert [n for b in sj.line_batches(path, 10) for n, _ in b] == [1, 2]
