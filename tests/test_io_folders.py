@@ -4,9 +4,12 @@ a failed run leaves the previous folder (or none) and no temporary folder behind
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from cli_files import synthetic, write_jsonl
 from cover.cli import main
@@ -124,3 +127,14 @@ def test_an_interrupted_study_keeps_the_previous_folder(tmp_path: Path, monkeypa
     assert main(args) != 0
     assert "interrupted" in capsys.readouterr().err
     assert _tree(out) == before and _siblings(out) == []
+
+
+@given(st.text(max_size=20))
+def test_slug_is_lower_case_letters_and_digits_joined_by_dashes(text: str) -> None:
+    from cover.io.folders import slug
+
+    got = slug(text)
+    assert got == "x" or (re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", got)
+                          and got.replace("-", "") == re.sub(r"[^a-z0-9]", "", text.lower()))
+    assert slug("Charades-STA") == "charades-sta" and slug("held-out annotator 2") == \
+        "held-out-annotator-2" and slug(" ¿? ", "grounder") == "grounder"

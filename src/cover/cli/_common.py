@@ -78,6 +78,22 @@ def _finite(text: str, *, zero_ok: bool) -> float:
     return x
 
 
+def fraction_in(*, one: bool) -> Callable[[str], float]:
+    """argparse type: a number in (0, 1), or in (0, 1] when ``one`` is allowed."""
+    span = "(0, 1]" if one else "(0, 1)"
+
+    def parse(text: str) -> float:
+        try:
+            x = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a number, got {text}") from None
+        if not (0 < x < 1 or (one and x == 1)):
+            raise argparse.ArgumentTypeError(f"must be a number in {span}, got {text}")
+        return x
+
+    return parse
+
+
 def positive_int(text: str) -> int:
     """argparse type: a whole number >= 1."""
     return _int_at_least(text, 1)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import math
 
 from cover.cli._common import (
     InputPath,
@@ -11,6 +10,7 @@ from cover.cli._common import (
     Subparsers,
     add_command,
     add_flags,
+    fraction_in,
     job_of,
     printed,
 )
@@ -37,7 +37,7 @@ def add_parser(sub: Subparsers) -> None:
                    "format: .parquet (from a Parquet input with --columns), .csv/.tsv "
                    "(CSV rows with cover columns, from a CSV input with --columns), "
                    "anything else JSON lines")
-    p.add_argument("--max-p", type=_unit_interval, metavar="P",
+    p.add_argument("--max-p", type=fraction_in(one=True), metavar="P",
                    help="abstain on the rows whose conformal p-value (cover.p_value: the "
                    "smallest alpha at which the region is narrower than the video) is above "
                    "P; needs a calibrator fitted with --keep-scores")
@@ -48,17 +48,6 @@ def add_parser(sub: Subparsers) -> None:
     add_format_flags(p, gt=False)
     add_relevance_flag(p, calibrated=True)
     p.set_defaults(func=run)
-
-
-def _unit_interval(text: str) -> float:
-    """A number in (0, 1] (``--max-p``)."""
-    try:
-        v = float(text)
-    except ValueError:
-        v = math.nan
-    if not 0 < v <= 1:
-        raise argparse.ArgumentTypeError(f"must be a number in (0, 1], got {text!r}")
-    return v
 
 
 def run(args: argparse.Namespace) -> int:

@@ -12,6 +12,7 @@ from cover.cli._common import (
     add_command,
     add_flags,
     alpha_text,
+    fraction_in,
     job_of,
     positive_float,
     positive_int,
@@ -27,17 +28,6 @@ def _url(text: str) -> str:
         raise argparse.ArgumentTypeError(f"expected an http:// or https:// URL such as "
                                          f"http://127.0.0.1:8001/v1, got {text}")
     return text
-
-
-def _unit(text: str) -> float:
-    """argparse type: a number in (0, 1)."""
-    try:
-        x = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text}") from None
-    if not 0 < x < 1:
-        raise argparse.ArgumentTypeError(f"must be a number in (0, 1), got {text}")
-    return x
 
 
 class NamedCalibrator(InputPath):
@@ -87,7 +77,7 @@ def add_parser(sub: Subparsers) -> None:
                    help="ACI step size of the live threshold")
     p.add_argument("--window", type=positive_int, default=1000,
                    help="feedback scores the online thresholds are quantiles of")
-    p.add_argument("--drift-delta", type=_unit, default=0.01,
+    p.add_argument("--drift-delta", type=fraction_in(one=False), default=0.01,
                    help="false-alarm probability of the drift alarm (alarm at 1/delta)")
     p.add_argument("--upstream", type=_url, metavar="URL",
                    help="proxy mode: serve POST /v1/chat/completions, forwarded to "

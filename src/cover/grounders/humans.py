@@ -33,6 +33,7 @@ from cover.errors import InputError
 from cover.intervals import Intervals
 from cover.io.activitynet_captions import read_activitynet_captions
 from cover.io.charades_sta import read_charades_sta
+from cover.io.folders import slug
 from cover.io.jsonl import object_column
 from cover.io.otani import OtaniAnnotations, read_otani
 from cover.io.uag_oops import read_oops_onsets, read_uag_ground_truth
@@ -209,16 +210,13 @@ def write_human_grounders(data_dir: str | Path, out_dir: str | Path) -> list[Pat
 
     written: list[Path] = []
     for h in human_grounders(data_dir).values():
-        folder = Path(out_dir) / _slug(h.dataset)
+        folder = Path(out_dir) / slug(h.dataset)
         folder.mkdir(parents=True, exist_ok=True)
         write_jsonl(folder / "gt.jsonl", truth_rows(h.truth))
         written.append(folder / "gt.jsonl")
         for name, table in h.annotators.items():
-            path = folder / f"{_slug(name)}.jsonl"
+            path = folder / f"{slug(name)}.jsonl"
             write_jsonl(path, prediction_rows(table))
             written.append(path)
     return written
 
-
-def _slug(name: str) -> str:
-    return "-".join("".join(c if c.isalnum() else " " for c in name.lower()).split())

@@ -26,6 +26,7 @@ name is missing, but never half old, half new; the old folder is then deleted.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -36,6 +37,12 @@ PathLike = str | os.PathLike[str]
 #: A folder holding one of these files is taken for a COVER results folder, which a new
 #: run may replace whole.
 RESULTS_MARKERS = ("manifest.json", "report.html", "validity.json", "overview.json")
+
+
+def slug(text: str, empty: str = "x") -> str:
+    """``text`` as a file or folder name: lower-case letters and digits, ``-`` between
+    runs of them (``empty`` when none is left)."""
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or empty
 
 
 def check_folder(path: PathLike) -> Path:

@@ -23,9 +23,10 @@ from typing import Any
 from cover._version import __version__
 from cover.data.table import GroundingTable
 from cover.errors import report_problems, say
+from cover.io.folders import slug
 from cover.io.labelled import load_labelled
 from cover.io.output import check_results_folder, results_folder, write_json, write_text
-from cover.jobs.study_inputs import InputPair, slug
+from cover.jobs.study_inputs import InputPair
 from cover.jobs.study_overview import comparisons, overview_table
 from cover.jobs.study_seeds import STEM, check_split_seeds, run_spread
 from cover.report.figure_pool import STUDIES_WITH_FIGURES, FigurePool

@@ -3,7 +3,6 @@ dataset names, and the command line that reproduces a run."""
 
 from __future__ import annotations
 
-import re
 import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -11,14 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from cover.errors import InputError
+from cover.io.folders import slug
 from cover.studies.protocol import Protocol
-
-
-def slug(text: str, empty: str = "x") -> str:
-    """``text`` as a folder name: lower-case letters and digits, ``-`` between runs of
-    them (``empty`` when none is left)."""
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or empty
-
 
 _DATASETS = (("highlight_", "QVHighlights"), ("qvhighlights", "QVHighlights"),
              ("charades", "Charades-STA"), ("activitynet", "ActivityNet-Captions"),

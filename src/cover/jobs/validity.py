@@ -13,6 +13,7 @@ import numpy as np
 from cover._progress import Progress
 from cover.data.table import DEFAULT_CLIP_SECONDS
 from cover.errors import InputError, RowProblem, report_problems, say
+from cover.io.folders import slug
 from cover.io.jsonl import OnError
 from cover.io.labelled import load_labelled
 from cover.io.output import (
@@ -23,7 +24,7 @@ from cover.io.output import (
     write_json,
     write_text,
 )
-from cover.jobs.study_inputs import guess_dataset, slug
+from cover.jobs.study_inputs import guess_dataset
 from cover.jobs.study_seeds import check_split_seeds, run_spread
 from cover.report.tables import multi_validity_table, render, validity_summary, validity_table
 from cover.scores import missing_family_input
