@@ -23,14 +23,13 @@ from typing import Any
 from cover._version import __version__
 from cover.data.table import GroundingTable
 from cover.errors import report_problems, say
-from cover.io.folders import slug
 from cover.io.labelled import load_labelled
 from cover.io.output import check_results_folder, results_folder, write_json, write_text
 from cover.jobs.study_inputs import InputPair
-from cover.jobs.study_overview import comparisons, overview_table
-from cover.jobs.study_seeds import STEM, check_split_seeds, run_spread
+from cover.jobs.study_overview import comparisons, overview_table, run_transfers
+from cover.jobs.study_seeds import check_split_seeds, pair_spread
 from cover.report.figure_pool import STUDIES_WITH_FIGURES, FigurePool
-from cover.studies.common import Missing, jsonify
+from cover.studies.common import jsonify
 from cover.studies.context import Pair
 from cover.studies.minimum import check_enough_rows
 from cover.studies.protocol import Protocol
@@ -201,12 +200,12 @@ def run_studies(
                                    gallery_alpha, figs)
             entry["problems"] = problems
             if split_seeds:
-                res += _split_seeds(pair, inp, wanted, skip, split_seeds, entry, out, all_inputs,
+                res += pair_spread(pair, inp, wanted, skip, split_seeds, entry, out, all_inputs,
                                     timings)
             manifest_pairs.append(entry)
             results += res
             say(f"cover: {pair.label}: {', '.join(s for s in wanted if s not in skip)} done")
-        transfers = (_run_transfers(pairs, out, all_inputs, results, figs)
+        transfers = (run_transfers(pairs, out, all_inputs, results, figs)
                      if "transfer" in wanted else [])
         figs_across = comparisons(results, pairs, out, figs)
         if figs is not None:
@@ -250,54 +249,3 @@ def run_studies(
 
             build_report(out, out / "report.html")
     return dict(manifest)
-
-
-def _split_seeds(pair: Pair, inp: InputPair, wanted: Sequence[str], skip: set[str],
-                 n_seeds: int, entry: dict[str, Any], out: Path, all_inputs: list[Path],
-                 timings: dict[str, float]) -> list[StudyResult]:
-    """The pair's split-seed spread, filed in the manifest entry like a study."""
-    t0 = time.perf_counter()
-    spread = run_spread(pair.table, name=pair.name, dataset=pair.dataset,
-                        protocol=pair.protocol, n_seeds=n_seeds, families=pair.families,
-                        studies=[s for s in wanted if s not in skip], folder=out / inp.id,
-                        inputs=all_inputs, min_scale=pair.min_scale, target=pair.target)
-    timings[f"{STUDY_KEY} {inp.id}"] = time.perf_counter() - t0
-    if spread is None:
-        return []
-    entry["studies"][STUDY_KEY] = f"{inp.id}/{STEM}.json"
-    entry["figures"][STUDY_KEY] = []
-    return [spread.study_result()]
-
-
-def _run_transfers(pairs: list[Pair], out: Path, all_inputs: list[Path],
-                   results: list[StudyResult], figs: FigurePool | None
-                   ) -> list[dict[str, Any]]:
-    """Transfer for every grounder name that appears on two datasets (first two)."""
-    from cover.report.figures_studies import transfer_ks
-    from cover.studies.transfer import transfer
-
-    done = []
-    by_name: dict[str, list[Pair]] = {}
-    for p in pairs:
-        by_name.setdefault(p.name, []).append(p)
-    for name, group in by_name.items():
-        datasets = list(dict.fromkeys(p.dataset for p in group))
-        if len(datasets) < 2:
-            continue
-        a = next(p for p in group if p.dataset == datasets[0])
-        b = next(p for p in group if p.dataset == datasets[1])
-        res = transfer(a, b)
-        folder = out / f"transfer-{slug(name)}"
-        folder.mkdir(exist_ok=True)
-        write_json(folder / "transfer.json", res.to_dict(), inputs=all_inputs)
-        write_text(folder / "transfer.md", res.markdown(), inputs=all_inputs)
-        if figs is not None:
-            figs.submit(transfer_ks, res.data, name, folder / "transfer_ks.png")
-        results.append(res)
-        done.append({"name": name, "datasets": [a.dataset, b.dataset],
-                     "json": f"{folder.name}/transfer.json",
-                     "figures": [] if figs is None else [f"{folder.name}/transfer_ks.png"]})
-    if not done:
-        results.append(StudyResult("transfer", "Cross-dataset transfer", "no pair", {}, [], [
-            Missing("Cross-dataset transfer", "one grounder (same --name) on two datasets")]))
-    return done

@@ -1,5 +1,6 @@
 """Across pairs of a ``cover study`` run: the overview table (the field's point metrics
-next to what COVER certifies) and the comparison figures."""
+next to what COVER certifies), the comparison figures and the cross-dataset transfer of
+each grounder found on two datasets."""
 
 from __future__ import annotations
 
@@ -7,7 +8,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from cover.io.folders import slug
+from cover.io.output import write_json, write_text
 from cover.report.figure_pool import FigurePool
+from cover.studies.common import Missing
 from cover.studies.context import Pair
 from cover.studies.result import StudyResult, Table
 
@@ -99,3 +103,37 @@ def comparisons(results: list[StudyResult], pairs: list[Pair], out: Path,
         pool.submit(fs.compare_margins, rows, out / "compare_margins.png")
         figs.append({"study": "margins", "path": "compare_margins.png"})
     return figs
+
+
+def run_transfers(pairs: list[Pair], out: Path, all_inputs: list[Path],
+                   results: list[StudyResult], figs: FigurePool | None
+                   ) -> list[dict[str, Any]]:
+    """Transfer for every grounder name that appears on two datasets (first two)."""
+    from cover.report.figures_studies import transfer_ks
+    from cover.studies.transfer import transfer
+
+    done = []
+    by_name: dict[str, list[Pair]] = {}
+    for p in pairs:
+        by_name.setdefault(p.name, []).append(p)
+    for name, group in by_name.items():
+        datasets = list(dict.fromkeys(p.dataset for p in group))
+        if len(datasets) < 2:
+            continue
+        a = next(p for p in group if p.dataset == datasets[0])
+        b = next(p for p in group if p.dataset == datasets[1])
+        res = transfer(a, b)
+        folder = out / f"transfer-{slug(name)}"
+        folder.mkdir(exist_ok=True)
+        write_json(folder / "transfer.json", res.to_dict(), inputs=all_inputs)
+        write_text(folder / "transfer.md", res.markdown(), inputs=all_inputs)
+        if figs is not None:
+            figs.submit(transfer_ks, res.data, name, folder / "transfer_ks.png")
+        results.append(res)
+        done.append({"name": name, "datasets": [a.dataset, b.dataset],
+                     "json": f"{folder.name}/transfer.json",
+                     "figures": [] if figs is None else [f"{folder.name}/transfer_ks.png"]})
+    if not done:
+        results.append(StudyResult("transfer", "Cross-dataset transfer", "no pair", {}, [], [
+            Missing("Cross-dataset transfer", "one grounder (same --name) on two datasets")]))
+    return done

@@ -5,15 +5,20 @@ printed as a console table (:mod:`cover.studies.seed_spread`)."""
 from __future__ import annotations
 
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from cover.data.table import GroundingTable
 from cover.errors import InputError
 from cover.io.output import write_json, write_text
+from cover.jobs.study_inputs import InputPair
 from cover.report.tables import render
+from cover.studies.context import Pair
 from cover.studies.protocol import Protocol
-from cover.studies.seed_spread import SPREAD_STUDIES, SplitSpread, split_spread
+from cover.studies.result import StudyResult
+from cover.studies.seed_spread import SPREAD_STUDIES, STUDY_KEY, SplitSpread, split_spread
 
 #: The file stem of the spread in a results folder.
 STEM = "split_seeds"
@@ -54,3 +59,20 @@ def run_spread(table: GroundingTable, *, name: str, dataset: str, protocol: Prot
     write_text(folder / f"{STEM}.md", res.markdown(), inputs=inputs)
     print(f"\n{console_table(spread)}\n", flush=True)
     return spread
+
+
+def pair_spread(pair: Pair, inp: InputPair, wanted: Sequence[str], skip: set[str],
+                 n_seeds: int, entry: dict[str, Any], out: Path, all_inputs: list[Path],
+                 timings: dict[str, float]) -> list[StudyResult]:
+    """The pair's split-seed spread, filed in the manifest entry like a study."""
+    t0 = time.perf_counter()
+    spread = run_spread(pair.table, name=pair.name, dataset=pair.dataset,
+                        protocol=pair.protocol, n_seeds=n_seeds, families=pair.families,
+                        studies=[s for s in wanted if s not in skip], folder=out / inp.id,
+                        inputs=all_inputs, min_scale=pair.min_scale, target=pair.target)
+    timings[f"{STUDY_KEY} {inp.id}"] = time.perf_counter() - t0
+    if spread is None:
+        return []
+    entry["studies"][STUDY_KEY] = f"{inp.id}/{STEM}.json"
+    entry["figures"][STUDY_KEY] = []
+    return [spread.study_result()]
