@@ -48,12 +48,36 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     compileall.compile_dir(REPO / "src", quiet=1, workers=1)
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Heavy tests first (a stable sort: every other test keeps its order). xdist hands out
-    work in this order after its groups, so the long ones overlap the many short ones.
-    Only function-scoped tests are marked: moving a test away from its module's siblings
-    would set a module fixture up twice."""
+@pytest.hookimpl(trylast=True)  # after xdist's own hook has named each item's group
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under ``--dist loadgroup`` every test of an ``xdist_group`` must carry its group in
+    its node id, which is how xdist keeps the group on one worker (its shared fixture
+    computed once): a pytest that ignores the renaming would split every group
+    silently, so each test of a split group fails, saying why.
+
+    Then heavy tests first (a stable sort: every other test keeps its order). xdist
+    hands out work in this order after its groups, so the long ones overlap the many
+    short ones. Only function-scoped tests are marked: moving a test away from its
+    module's siblings would set a module fixture up twice."""
     items.sort(key=lambda item: item.get_closest_marker("heavy") is None)
+    if not getattr(config.option, "loadgroup", False):
+        return
+    why = (f"--dist loadgroup does not keep the tests of an xdist_group together with "
+           f"pytest {pytest.__version__} and this pytest-xdist: install the test extra's pins")
+    for item in items:
+        if item.get_closest_marker("xdist_group") and "@" not in item.nodeid:
+            # (an error raised here would crash the worker and hide the sentence)
+            item.stash[_SPLIT] = why
+
+
+_SPLIT = pytest.StashKey[str]()
+
+
+@pytest.fixture(autouse=True)
+def _group_kept(request: pytest.FixtureRequest) -> None:
+    """Fails a test of an xdist_group the run has split (see above)."""
+    if _SPLIT in request.node.stash:
+        pytest.fail(request.node.stash[_SPLIT], pytrace=False)
 
 
 @pytest.fixture(scope="session")
