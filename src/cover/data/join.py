@@ -13,7 +13,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from cover.data.rules import PRED_STRICT, outside_video, wholly_outside
-from cover.data.table import GroundingTable, ids_as_given, replace_keeping_ids
+from cover.data.shape import T, TableShape, ids_as_given, replace_keeping_ids
 from cover.errors import RowProblem
 from cover.ragged import segment_any
 
@@ -21,7 +21,7 @@ from cover.ragged import segment_any
 DURATION_TOLERANCE = 1e-6
 
 
-def _problems(table: GroundingTable, rows: NDArray[np.int64], why: str | list[str],
+def _problems(table: TableShape, rows: NDArray[np.int64], why: str | list[str],
               action: Any = "rejected") -> list[RowProblem]:
     if not rows.size:
         return []
@@ -34,7 +34,7 @@ def _problems(table: GroundingTable, rows: NDArray[np.int64], why: str | list[st
     ]
 
 
-def _query_of(table: GroundingTable, rows: NDArray[np.int64]) -> NDArray[np.object_]:
+def _query_of(table: TableShape, rows: NDArray[np.int64]) -> NDArray[np.object_]:
     if table.query is None:
         return np.full(rows.size, None, dtype=object)
     return table.query[rows]
@@ -66,8 +66,8 @@ def index_of(keys: NDArray[np.str_], wanted: NDArray[np.str_]) -> tuple[NDArray[
 
 
 def attach_truth(
-    preds: GroundingTable, gt: GroundingTable, *, strict: bool = False
-) -> tuple[GroundingTable, list[RowProblem]]:
+    preds: T, gt: TableShape, *, strict: bool = False
+) -> tuple[T, list[RowProblem]]:
     """Join ``gt`` onto ``preds`` by qid, checking that ``vid`` (and ``query``, when both
     files have it) agree, and take T from the ground truth.
 
@@ -117,9 +117,9 @@ def attach_truth(
     return joined, problems
 
 
-def clip_truth(table: GroundingTable, *, strict: bool = False,
+def clip_truth(table: T, *, strict: bool = False,
                truth_source: str | None = None, truth_lines: NDArray[np.int64] | None = None,
-               ) -> tuple[GroundingTable, list[RowProblem]]:
+               ) -> tuple[T, list[RowProblem]]:
     """Clip truth windows to ``[0, T]`` (counted), rejecting rows whose truth falls
     entirely outside, or any row reaching outside when ``strict``. With
     ``truth_source``/``truth_lines`` (where each row's truth was read), a clipped window
@@ -153,7 +153,7 @@ def clip_truth(table: GroundingTable, *, strict: bool = False,
     return (out.take(~reject) if reject.any() else out), problems
 
 
-def clip_predictions(table: GroundingTable, *, strict: bool = False) -> tuple[GroundingTable,
+def clip_predictions(table: T, *, strict: bool = False) -> tuple[T,
                                                                               list[RowProblem]]:
     """Clip top-1 intervals to ``[0, T]`` (counted), or reject them when ``strict``.
 
@@ -181,13 +181,13 @@ def clip_predictions(table: GroundingTable, *, strict: bool = False) -> tuple[Gr
 
 
 def fill_durations(
-    preds: GroundingTable,
+    preds: T,
     vids: NDArray[np.str_] | None,
     durations: NDArray[np.float64] | None,
     *,
     strict: bool = False,
     source: str = "--videos",
-) -> tuple[GroundingTable, list[RowProblem]]:
+) -> tuple[T, list[RowProblem]]:
     """Take T from the prediction rows when present, else look the vid up in
     ``(vids, durations)``. A row whose video has no known duration, or whose own
     duration contradicts the lookup, is rejected with a message naming it. Then

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from cover.data.ids import qid_text
 from cover.data.rules import (
     BLOCK_ROWS,
     PRED_REVERSED,
@@ -24,7 +25,7 @@ from cover.data.rules import (
     repeats,
     reversed_windows,
 )
-from cover.data.table import GroundingTable, qid_text, raw_ids
+from cover.data.shape import TableShape, raw_ids
 from cover.ragged import segment_any
 
 WHITESPACE = np.zeros(0x3001, dtype=bool)  # str.isspace() is False above U+3000
@@ -74,7 +75,7 @@ def id_why(value: Any, key: str) -> str | None:
     return id_problem(value, key)
 
 
-def duplicate_rows(table: GroundingTable) -> Found:
+def duplicate_rows(table: TableShape) -> Found:
     raw = raw_ids(table)
     keys = raw if raw.dtype.kind in "iuU" else qid_text(raw)
     rows, first = repeats(keys)
@@ -87,7 +88,7 @@ def duplicate_rows(table: GroundingTable) -> Found:
     return [(rows, "qid", whys)]
 
 
-def prediction_rows(table: GroundingTable) -> tuple[Found, bool]:
+def prediction_rows(table: TableShape) -> tuple[Found, bool]:
     """Rows whose top-1 interval is half missing, infinite or reversed, and whether one
     reaches outside ``[0, T]``. One pass finds the rows plainly inside ``[0, T]``; the
     rules look only at the others (refusals among them)."""
@@ -109,7 +110,7 @@ def prediction_rows(table: GroundingTable) -> tuple[Found, bool]:
     ], out
 
 
-def plainly_valid(table: GroundingTable) -> bool:
+def plainly_valid(table: TableShape) -> bool:
     """Whether every row plainly keeps the duration, prediction and truth rules: a finite
     ``T > 0``, ``0 <= pred_start <= pred_end <= T`` (no refusal), and one true window
     with ``0 <= start <= end <= T``. One pass in cache-sized blocks (no full-length
@@ -139,7 +140,7 @@ def plainly_valid(table: GroundingTable) -> bool:
     return True
 
 
-def truth_rows(table: GroundingTable, plain: bool = False) -> tuple[Found, bool]:
+def truth_rows(table: TableShape, plain: bool = False) -> tuple[Found, bool]:
     """Rows whose truth is empty, non-finite or reversed (and whether a window reaches
     outside ``[0, T]``); rows whose relevance holds a non-finite value. ``plain``: the
     windows are known to keep the rules (:func:`_plain`)."""

@@ -15,7 +15,12 @@ from numpy.typing import ArrayLike, NDArray
 
 from cover.data.ids import TextIds, qid_text  # noqa: F401  (qid_text re-exported)
 from cover.data.rules import check_clip
+from cover.data.shape import ANSWERED as ANSWERED
+from cover.data.shape import ids_as_given as ids_as_given
+from cover.data.shape import raw_ids as raw_ids
+from cover.data.shape import replace_keeping_ids as replace_keeping_ids
 from cover.data.units import split_units
+from cover.data.validate import per_row_numbers, validate_table
 from cover.errors import InputError, RowProblem
 from cover.intervals import Intervals
 from cover.ragged import Ragged
@@ -25,30 +30,6 @@ if TYPE_CHECKING:
 
 #: QVHighlights / Moment-DETR saliency clips are 2 s long.
 DEFAULT_CLIP_SECONDS = 2.0
-
-#: A mark of ``table.checked``: every row has a finite top-1 interval inside ``[0, T]``
-#: (no refusal) and a finite ``T > 0``, so scoring and widening skip those tests.
-ANSWERED = "answered"
-
-
-def raw_ids(table: GroundingTable, name: str = "qid") -> NDArray[Any]:
-    """The ``qid`` (or ``vid``) column as given to the table: text or integers."""
-    return table.__dict__[f"_{name}_raw"]
-
-
-def ids_as_given(table: GroundingTable, name: str = "qid") -> NDArray[Any]:
-    """The ``qid`` (or ``vid``) column for checks and messages row by row: integers as
-    given (an integer is always an id, and ``str`` of one is its text), else the text
-    column; a batch of integer ids is then never made text as a whole."""
-    raw = raw_ids(table, name)
-    return raw if raw.dtype.kind in "iu" else getattr(table, name)
-
-
-def replace_keeping_ids(table: GroundingTable, **changes: Any) -> GroundingTable:
-    """``dataclasses.replace`` keeping the ids as given: integers stay integers
-    (``replace`` reads each field, and reading ``qid`` makes it text)."""
-    q, v = raw_ids(table), raw_ids(table, "vid")
-    return replace(table, qid=q, vid=q if v is q else v, **changes)
 
 
 @dataclass(frozen=True)
@@ -153,11 +134,6 @@ class GroundingTable:
         (integer or text qids, float64 columns), and never written: whatever COVER
         changes (clipped windows, rejected rows, scores, regions) goes to new arrays.
         """
-        from cover.data.validate import (  # it imports this module
-            per_row_numbers,
-            validate_table,
-        )
-
         if on_error not in ("raise", "reject"):
             raise ValueError(f"on_error must be 'raise' or 'reject', got {on_error!r}")
         clip = check_clip(clip)

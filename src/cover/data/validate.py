@@ -49,8 +49,8 @@ from cover.data.rules import (
     not_a_number,
     raise_on_rejections,
 )
-from cover.data.table import ANSWERED, GroundingTable, raw_ids
-from cover.data.table import replace_keeping_ids as _replace
+from cover.data.shape import ANSWERED, T, TableShape, raw_ids
+from cover.data.shape import replace_keeping_ids as _replace
 from cover.errors import CoverWarning, InputError, RowProblem
 
 #: What a table has been checked for: the row rules (and clipping), unique qids, and
@@ -100,10 +100,10 @@ def per_row_numbers(values: ArrayLike, n: int, name: str,
     return a
 
 
-def validate_table(table: GroundingTable, *, on_error: OnError = "raise",
+def validate_table(table: T, *, on_error: OnError = "raise",
                    strict: bool = False, need: frozenset[str] = frozenset({ROWS, UNIQUE}),
                    bad: Found | None = None, what: str = "the table given"
-                   ) -> GroundingTable:
+                   ) -> T:
     """``table`` with its bad rows rejected (or an :class:`InputError` under ``"raise"``)
     and windows partly outside ``[0, T]`` clipped; the result is marked checked for
     ``need`` and carries what was found in ``problems``. ``bad`` adds rows the caller
@@ -167,7 +167,7 @@ def validate_table(table: GroundingTable, *, on_error: OnError = "raise",
     return work
 
 
-def ensure_valid(table: GroundingTable, need: frozenset[str], what: str) -> GroundingTable:
+def ensure_valid(table: T, need: frozenset[str], what: str) -> T:
     """``table`` when already checked for ``need`` (one set test), else validated
     (``on_error="raise"``; ``what`` names it, e.g. ``the table given to fit``): the gate
     at the top of :meth:`Calibrator.fit` and ``certify``."""
@@ -176,7 +176,7 @@ def ensure_valid(table: GroundingTable, need: frozenset[str], what: str) -> Grou
     return validate_table(table, need=need, what=what)
 
 
-def ids_checked(table: GroundingTable) -> GroundingTable:
+def ids_checked(table: T) -> T:
     """``table`` marked :data:`IDS` (a copy), for a caller that has rejected every row
     whose qid or vid :func:`id_reasons` refuses: :func:`validate_table` then does not
     judge them again. Only integer or text ids: those :func:`id_reasons` judges as
@@ -195,14 +195,14 @@ def id_reasons(ids: NDArray[Any], key: str = "qid") -> dict[int, str]:
             for i, why in zip(rows.tolist(), whys, strict=True)}
 
 
-def _named(table: GroundingTable, problems: list[RowProblem]) -> list[RowProblem]:
+def _named(table: TableShape, problems: list[RowProblem]) -> list[RowProblem]:
     """Problems of an in-memory table name the row index (``row 3``), not a line."""
     if table.line is not None:
         return problems
     return [RowProblem(f"row {p.line - 1}", 0, p.qid, p.problem, p.action) for p in problems]
 
 
-def _raise(table: GroundingTable, problems: list[RowProblem], what: str) -> None:
+def _raise(table: TableShape, problems: list[RowProblem], what: str) -> None:
     where = what if table.line is None else table.source
     raise_on_rejections(_named(table, problems), "raise", where)
 
@@ -217,7 +217,7 @@ def _first_reasons(found: Found) -> dict[int, tuple[str, str]]:
     return out
 
 
-def _problem(work: GroundingTable, i: int, field: str, why: str) -> RowProblem:
+def _problem(work: TableShape, i: int, field: str, why: str) -> RowProblem:
     """A problem at row ``i`` of ``work`` (whose ``line`` is set); the field is named
     unless the reason starts with it."""
     text = why if field in why else f"{field}: {why}"
@@ -227,7 +227,7 @@ def _problem(work: GroundingTable, i: int, field: str, why: str) -> RowProblem:
     return RowProblem(work.source, int(work.line[i]), qid, text, "rejected")  # type: ignore[index]
 
 
-def _clip(work: GroundingTable, strict: bool) -> tuple[GroundingTable, list[RowProblem]]:
+def _clip(work: T, strict: bool) -> tuple[T, list[RowProblem]]:
     """The join's clipping (:func:`clip_truth`, :func:`clip_predictions`) of windows
     reaching outside ``[0, T]``; rows of unknown T (NaN) are clipped at 0 only."""
     problems: list[RowProblem] = []
