@@ -68,6 +68,20 @@ def _nothing_written_before_finish_nor_after_close(tmp: Path) -> None:
     assert not list(tmp.iterdir())
 
 
+def _aborted(tmp: Path) -> None:
+    """A failed run does not wait for the worker's start (matplotlib's import) nor for a
+    figure nobody will write: the worker is killed, and nothing is written."""
+    import signal
+
+    pool = FigurePool()
+    pool.submit(figures_studies.margins_sweep, MARGINS, "g on d", tmp / "m.png")
+    workers = list(pool._pool._processes.values())  # type: ignore[union-attr]
+    assert workers
+    pool.close(abort=True)
+    assert [w.exitcode for w in workers] == [-signal.SIGKILL] * len(workers)
+    assert not list(tmp.iterdir())
+
+
 def _dead_worker(tmp: Path) -> None:
     with FigurePool() as pool:
         pool.submit(_dies_in_worker, MARGINS, "g on d", tmp / "m.png")
@@ -88,6 +102,7 @@ def _error_at_finish(tmp: Path) -> None:
 
 WITH_WORKER = {"same bytes": _same_bytes,
                "nothing written": _nothing_written_before_finish_nor_after_close,
+               "aborted": _aborted,
                "dead worker": _dead_worker, "error at finish": _error_at_finish}
 
 
@@ -135,6 +150,11 @@ def test_worker_draws_the_bytes_of_an_in_process_run(with_worker: dict[str, str]
 def test_nothing_is_written_before_finish_nor_after_close(with_worker: dict[str, str]
                                                           ) -> None:
     assert with_worker["nothing written"] == "ok", with_worker["nothing written"]
+
+
+def test_a_failed_run_kills_the_worker_and_writes_nothing(with_worker: dict[str, str]
+                                                          ) -> None:
+    assert with_worker["aborted"] == "ok", with_worker["aborted"]
 
 
 def test_a_dead_worker_leaves_its_figures_to_this_process(with_worker: dict[str, str]

@@ -184,7 +184,7 @@ def run_studies(
                               what=str(inp.preds), flags=STUDY_FLAGS)
     except BaseException:
         if figs is not None:
-            figs.close()
+            figs.close(abort=True)
         raise
     # The folder is built beside --out and renamed into place once complete
     # (cover.io.folders): ``out`` names the temporary folder inside this block. The

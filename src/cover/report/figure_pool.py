@@ -165,15 +165,26 @@ class FigurePool:
         finally:
             self.close()
 
-    def close(self) -> None:
-        """Stop the worker; figures not yet drawn are dropped (nothing is written)."""
-        if self._pool is not None:
-            self._pool.shutdown(wait=True, cancel_futures=True)
-            self._pool = None
+    def close(self, *, abort: bool = False) -> None:
+        """Stop the worker; figures not yet drawn are dropped (nothing is written).
+        ``abort`` (a failed run): the worker is killed at once, not waited for while it
+        imports matplotlib or draws a figure nobody will write."""
+        pool, self._pool = self._pool, None
+        if pool is None:
+            return
+        if abort:
+            kill = getattr(pool, "kill_workers", None)  # Python 3.14
+            # Before 3.14 the pool names its processes only in a private attribute: read
+            # it if it is there; without it the shutdown below waits, as it always did.
+            for process in ([] if kill else list(getattr(pool, "_processes", {}).values())):
+                process.kill()
+            if kill:
+                kill()
+        pool.shutdown(wait=True, cancel_futures=True)
 
     def __enter__(self) -> FigurePool:
         return self
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
-        self.close()
+        self.close(abort=kind is not None)
