@@ -12,7 +12,6 @@ from hypothesis import strategies as st
 
 from cover.errors import InputError
 from cover.io import lines as io_lines
-from cover.io.jsonl import numbered_lines
 from cover.io.lines import line_batches, nonblank_lines
 
 
@@ -104,7 +103,7 @@ def test_line_chunks_number_lines_as_the_whole_file_reader(tmp_path_factory, tex
     monkeypatch.setattr(io_lines, "READ_BYTES", block)
     chunks = list(io_lines.line_chunks(path, size))
     assert all(0 < len(c) <= size for c in chunks)
-    want = [(n, line.rstrip(b"\r")) for n, line in numbered_lines(text.encode())
+    want = [(n, line.rstrip(b"\r")) for n, line in enumerate(text.encode().split(b"\n"), 1)
             if line.strip()]
     assert [x for c in chunks for x in c] == want
 
@@ -113,7 +112,7 @@ def test_a_body_in_memory_is_cut_as_a_file_is(tmp_path):
     body = b'\xef\xbb\xbf{"qid": 1}\r\n\n  \n{"qid": 2}\r\n{"qid": 3}'
     path = tmp_path / "b.jsonl"
     path.write_bytes(body[3:])  # the service's body carries no byte-order mark
-    assert nonblank_lines(body[3:]) == [p for b in line_batches(path, 2) for p in b] == [
+    assert list(nonblank_lines(body[3:])) == [p for b in line_batches(path, 2) for p in b] == [
         (1, b'{"qid": 1}'), (4, b'{"qid": 2}'), (5, b'{"qid": 3}')]
 
 
@@ -129,3 +128,28 @@ def test_whole_file_chunks_take_a_line_past_the_streamed_limit(tmp_path, monkeyp
                                                                         (2, line)]
     with pytest.raises(InputError, match="line 2 is longer than 100 bytes"):
         list(line_batches(path, 10))
+
+
+@given(st.lists(st.sampled_from([b'{"qid": 1, "vid": "a", ', b'{"qid": 2 ', b"[1]", b"nul",
+                                 b'{"qid": 3, "vid": "b"}', b"", b"  "]), min_size=1,
+                max_size=8),
+       st.booleans(), st.integers(1, 9))
+def test_a_damaged_line_reads_alike_whole_or_in_batches(tmp_path_factory, lines, crlf,
+                                                        block):
+    """The whole-file reader and a streamed read cut the same lines (a CRLF's carriage
+    return dropped), so a damaged line gets the same number and the same message,
+    column included, on both."""
+    from cover.io.jsonl import parse_json_lines, read_json_rows
+
+    data = (b"\r\n" if crlf else b"\n").join(lines) + b"\n"
+    path = tmp_path_factory.mktemp("d") / "p.jsonl"
+    path.write_bytes(data)
+    if not data.strip() or data.lstrip()[:1] == b"[":
+        return  # an empty file is an error; a JSON array is read whole, never streamed
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(io_lines, "READ_BYTES", block)
+        whole = read_json_rows(path)
+        batches = [parse_json_lines(str(path), b) for b in line_batches(path, 2)]
+    assert [p for b in batches for p in b.problems] == whole.problems
+    assert {k: v for b in batches for k, v in b.rejected.items()} == whole.rejected
+    assert [n for b in batches for n in b.lines.tolist()] == whole.lines.tolist()

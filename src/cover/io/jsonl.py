@@ -18,6 +18,7 @@ from numpy.typing import NDArray
 
 from cover.data.rules import OnError, id_problem, json_kind, json_text, raise_on_rejections
 from cover.errors import InputError, RowProblem
+from cover.io.lines import nonblank_lines
 from cover.io.opener import BOM, GZIP_MAGIC, check_input
 from cover.io.output import atomic_open
 from cover.io.row_checks import RawRows, check_ids, check_required, check_unique_qids
@@ -62,7 +63,9 @@ def read_json_rows(path: str | Path) -> RawRows:
 
     Blank lines are skipped. A line that is not UTF-8, not JSON or not a JSON object
     becomes a rejected row whose problem names the line (and the qid when it can be
-    seen), never a silent drop. Lines are counted at ``\\n``, as editors count them.
+    seen), never a silent drop. Lines are counted at ``\\n``, as editors count them, a
+    trailing carriage return dropped, as every other read cuts them
+    (:mod:`cover.io.lines`).
     An empty file is an error.
     """
     name = str(path)
@@ -76,7 +79,7 @@ def read_json_rows(path: str | Path) -> RawRows:
     # Rows hold no reference cycles: with the collector on, it rescans the growing list
     # of parsed rows again and again (about half the read of a large file).
     with gc_paused():
-        return parse_json_lines(name, numbered_lines(data))
+        return parse_json_lines(name, nonblank_lines(data, capped=False))
 
 
 @contextmanager
@@ -89,25 +92,6 @@ def gc_paused() -> Iterator[None]:
     finally:
         if was:
             gc.enable()
-
-
-#: Bytes split into lines at a time by :func:`numbered_lines`.
-_SPLIT_BYTES = 1 << 22
-
-
-def numbered_lines(data: bytes) -> Iterator[tuple[int, bytes]]:
-    """``enumerate(data.split(b"\\n"), start=1)``, split a few MB at a time: the list
-    of every line at once would cost more memory than the file itself."""
-    lineno, start = 1, 0
-    while True:
-        end = data.find(b"\n", start + _SPLIT_BYTES)
-        last = end < 0
-        lines = (data[start:] if last else data[start:end]).split(b"\n")
-        yield from enumerate(lines, start=lineno)
-        if last:
-            return
-        lineno += len(lines)
-        start = end + 1
 
 
 def parse_json_lines(name: str, numbered: Iterable[tuple[int, bytes]]) -> RawRows:

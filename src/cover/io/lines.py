@@ -3,7 +3,9 @@ trailing carriage return dropped, blank lines left out (as iterating the file wo
 number and cut them), gzip and a byte-order mark taken by
 :func:`cover.io.opener.open_input`. One cutter for every batched reader: the streams'
 exact-sized batches (:func:`line_batches`), the whole-file bulk reads' per-block chunks
-(:func:`line_chunks`) and a body held in memory (:func:`nonblank_lines`)."""
+(:func:`line_chunks`), and bytes held in memory (:func:`nonblank_lines`: the whole-file
+per-row reader's, a service request's body). So a line gets the same number and the
+same bytes, and a damaged one the same message, on every path."""
 
 from __future__ import annotations
 
@@ -107,7 +109,10 @@ def line_chunks(path: str | Path, size: int) -> Iterator[Numbered]:
                 yield lines[a:a + size]
 
 
-def nonblank_lines(data: bytes) -> Numbered:
+def nonblank_lines(data: bytes, *, capped: bool = True) -> Iterator[tuple[int, bytes]]:
     """The non-blank ``(line number, bytes)`` pairs of ``data`` held in memory, numbered
-    and cut exactly as :func:`line_batches` cuts a file."""
-    return [pair for _, lines in numbered_blocks(io.BytesIO(data)) for pair in lines]
+    and cut exactly as :func:`line_batches` cuts a file, a few MB at a time (a list of
+    every line at once would cost more memory than the bytes); ``capped``: as
+    :func:`numbered_blocks`."""
+    for _, lines in numbered_blocks(io.BytesIO(data), capped=capped):
+        yield from lines

@@ -96,7 +96,7 @@ def parse_body(body: bytes, query: dict[str, str], *, on_error: str = "raise"
         elif doc is not None:
             lines = _json_rows([doc])
         else:
-            lines = nonblank_lines(body)
+            lines = list(nonblank_lines(body))
     on_error = opts.get("on_error", on_error)
     if on_error not in ("raise", "reject"):
         raise RequestError(400, f"on_error: expected raise or reject, got {on_error!r}")
