@@ -438,3 +438,55 @@ def test_a_repeated_qid_names_its_first_line_on_every_path(cal_path, tmp_path, c
     first = 2 if kind == "csv" else 1  # a CSV file's header is its line 1
     assert [f[1:4] for f in _fates(dst)][2] == (
         "rejected", None, f"duplicate qid (first seen on line {first})")
+
+
+def _jsonl_fates(cal_path: Path, src: Path, extra: list[str], out: Path,
+                 capsys: pytest.CaptureFixture[str]) -> tuple[list[object], list[str]]:
+    """Each output row's qid and cover block, and the problem lines printed."""
+    assert main(["certify", "--calibrator", str(cal_path), "--preds", str(src),
+                 "--on-error", "reject", *extra, "-o", str(out)]) == 0
+    err = capsys.readouterr().err
+    rows = [json.loads(ln) for ln in out.read_text().splitlines()]
+    return ([(r.get("qid"), r["cover"]) for r in rows],
+            [ln for ln in err.splitlines()
+             if str(src) in ln and not re.search(r": moment-detr \(\d+ rows\)$", ln)])
+
+
+@settings(max_examples=25, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.sampled_from(["plain", "bad_std", "outside"]), min_size=1, max_size=7),
+       st.integers(1, 4))
+def test_a_repeated_qid_gets_one_fate_whatever_the_batch_size(cal_path, tmp_path, capsys,
+                                                              kinds, batch):
+    """A qid on several lines, some rejected for their numbers: a row rejected for its
+    numbers still holds its qid, and every repeat names the qid's first line, streamed
+    in any batch size as read whole (the duplicate rule comes before the number rules)."""
+    row = {"qid": "q1", "vid": "v", "duration": T, "pred_relevant_windows": [[10, 20, 0.9]]}
+    variant = {"plain": {}, "bad_std": {"start_std": 1.0, "end_std": -1.0},
+               "outside": {"pred_relevant_windows": [[500, 600, 0.9]]}}
+    lines = [json.dumps({**row, **variant[k]}) for k in kinds]
+    lines += [json.dumps({**row, "qid": f"p{i}"}) for i in range(3)]
+    src = tmp_path / f"p{batch}.jsonl"
+    src.write_text("\n".join(lines) + "\n")
+    streamed = _jsonl_fates(cal_path, src, ["--batch-rows", str(batch)], tmp_path / "s.jsonl",
+                            capsys)
+    whole = _jsonl_fates(cal_path, src, ["--in-memory"], tmp_path / "w.jsonl", capsys)
+    assert streamed == whole
+    reasons = [c.get("reason") for q, c in whole[0] if q == "q1"]
+    assert reasons[1:] == ["duplicate qid (first seen on line 1)"] * (len(kinds) - 1)
+
+
+@pytest.mark.parametrize("wrap", ["gzip", "bom"])
+def test_a_json_array_is_read_whole_however_its_bytes_are_wrapped(cal_path, tmp_path, capsys,
+                                                                  wrap):
+    """A gzipped or byte-order-marked JSON array is an array (read whole), as a plain one
+    is: its first bytes are read through the readers' opener."""
+    import gzip
+
+    rows = [{"qid": f"p{i}", "vid": "v", "duration": T, "pred_relevant_windows": [[10, 20, 0.9]]}
+            for i in range(3)]
+    data = json.dumps(rows).encode()
+    src = tmp_path / ("p.json.gz" if wrap == "gzip" else "p.json")
+    src.write_bytes(gzip.compress(data) if wrap == "gzip" else b"\xef\xbb\xbf" + data)
+    got, printed = _jsonl_fates(cal_path, src, [], tmp_path / "o.jsonl", capsys)
+    assert [c["status"] for _, c in got] == ["certified"] * 3 and printed == []

@@ -249,3 +249,44 @@ def test_lean_stream_keeps_only_what_the_fit_reads(whole, gt, qdetr_preds, score
     assert truth.starts.size == 0 and truth.query_code is None  # let go
     assert got.vid_text().tolist() == whole.vid.tolist()  # ids and durations kept
     assert got.table.duration.tolist() == whole.duration.tolist()
+
+
+@settings(max_examples=20, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.sampled_from(["plain", "bad_std", "outside"]), min_size=1, max_size=5),
+       st.integers(1, 4))
+def test_a_repeated_qid_is_fitted_alike_whatever_the_batch_size(tmp_path, capsys, kinds,
+                                                                batch):
+    """A qid on several lines, some rejected for their numbers: streamed in any batch size,
+    the calibration rows, the calibrator and the problems printed are the whole read's
+    (a row rejected for its numbers still holds its qid; the repeats name line 1)."""
+    rows, gts = [], []
+    for q in range(1, 31):
+        rows.append({"qid": q, "vid": f"v{q}", "duration": 150,
+                     "pred_relevant_windows": [[10, 20 + q % 7, 0.9]]})
+        gts.append({"qid": q, "vid": f"v{q}", "duration": 150, "relevant_windows": [[12, 25]]})
+    variant = {"plain": {}, "bad_std": {"start_std": 1.0, "end_std": -1.0},
+               "outside": {"pred_relevant_windows": [[500, 600, 0.9]]}}
+    lines = [{**rows[0], **variant[k]} for k in kinds] + rows[1:]
+    preds, truth = tmp_path / f"p{batch}.jsonl", tmp_path / "g.jsonl"
+    preds.write_text("\n".join(map(json.dumps, lines)) + "\n")
+    truth.write_text("\n".join(map(json.dumps, gts)) + "\n")
+
+    def fit(*flags: str) -> tuple[dict, list[str]]:
+        out = tmp_path / "c.json"
+        assert main(["calibrate", "--preds", str(preds), "--gt", str(truth), "--on-error",
+                     "reject", *flags, "-o", str(out)]) == 0
+        err = capsys.readouterr().err
+        doc = json.loads(out.read_text())
+        return ({k: doc[k] for k in ("thresholds", "counts", "fitted_on")},
+                # the count of each reason (the rows shown as examples, and the order of
+                # reasons counted alike, may differ: the whole read lists the reader's
+                # problems before the join's)
+                sorted(part for ln in err.splitlines() if ln.startswith("cover: ")
+                       for head, _, why in [ln.partition(" input: ")]
+                       for part in [head, *why.split("; ")]))
+
+    streamed, whole = fit("--batch-rows", str(batch)), fit("--in-memory")
+    assert streamed == whole
+    # qid 1 is fitted only when its first line is plain
+    assert whole[0]["counts"]["rows"] == 29 + (kinds[0] == "plain")

@@ -20,6 +20,7 @@ from cover.data.rules import (
     PRED_REVERSED,
     TRUTH_NONFINITE,
     TRUTH_REVERSED,
+    duplicate_reason,
     id_problem,
     nonfinite_windows,
     repeats,
@@ -84,7 +85,7 @@ def duplicate_rows(table: TableShape) -> Found:
     if table.line is None:
         whys = [f"duplicate qid (first seen at row {f})" for f in first.tolist()]
     else:
-        whys = [f"duplicate qid (first seen on line {int(table.line[f])})" for f in first.tolist()]
+        whys = [duplicate_reason(int(table.line[f])) for f in first.tolist()]
     return [(rows, "qid", whys)]
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from operator import attrgetter
 from pathlib import Path
 from typing import Any, Literal
 
@@ -77,34 +78,23 @@ def join_batches(
             listed[j[hit]] = True
         else:
             listed = np.isin(gt.qid, wanted)  # as select_qids keeps them
-    # The truth rows some batch predicted; per truth row, those TruthSeen saw (it sees
-    # only the listed qids' rows, each first in a row that is no repeat).
-    predicted = None if isinstance(seen, TruthSeen) else np.zeros(len(gt), dtype=bool)
+    # The truth rows some kept prediction row joined (a byte a truth row): seen also
+    # holds the qids of rows rejected for their numbers, which predict nothing.
+    predicted = np.zeros(len(gt), dtype=bool)
     found = ProblemTally(keep)
     source, n_batches = name, 0
     for loaded in batches:
         n_batches += 1
-        found.add(loaded.problems)
-        table = loaded.table if wanted is None else loaded.table.select_qids(wanted)
+        # The duplicate rule on every row, listed or not, as a whole read applies it.
+        table, read, repeats = across_batches(loaded, loaded.table, seen)
+        found.add(sorted([*read, *repeats], key=attrgetter("line")))
+        table = table if wanted is None else table.select_qids(wanted)
         source = table.source or name
         j, hit = index.find(table.qid)
-        if not isinstance(seen, TruthSeen):
-            dup, first = seen.add_lines(table.qid, table.line)
-        elif table.line is None:  # every reader numbers its rows; the truth check needs it
-            raise ValueError(f"{source}: a batch of rows without line numbers")
-        else:
-            dup, first = seen.add_lines(table.qid, table.line, (j, hit))
-        if dup.any():
-            at = table.line if table.line is not None else np.zeros(len(table), np.int64)
-            found.add([RowProblem(table.source, int(at[i]), str(table.qid[i]),
-                                  duplicate_reason(int(first[i])), "rejected")
-                       for i in np.flatnonzero(dup).tolist()])
-            table, j, hit = table.take(~dup), j[~dup], hit[~dup]
         if listed is not None:
             hit &= listed[j]
         rows = np.unique(j[hit])
-        if predicted is not None:
-            predicted[rows] = True
+        predicted[rows] = True
         joined, more = attach_truth(table, gt.take(rows), strict=strict)
         found.add(more)
         use(joined)
@@ -117,9 +107,7 @@ def join_batches(
         assert wanted is not None
         problems.add(unknown_qids(qids.path, qids.wanted, qids.lines,
                                   _known(gt, seen, wanted), f"{preds} nor in {gt_name}"))
-    done = seen.first > 0 if isinstance(seen, TruthSeen) else predicted
-    assert done is not None
-    missing = np.flatnonzero(~done if listed is None else listed & ~done)
+    missing = np.flatnonzero(~predicted if listed is None else listed & ~predicted)
     no_pred = ProblemTally(keep)
     why = f"no prediction for this qid in {source}"
     for a in range(0, missing.size, _CHUNK):  # a chunk of problems at a time: bounded
@@ -134,6 +122,44 @@ def join_batches(
         )
     raise_on_rejections(problems, on_error, f"{preds} joined with {gt_name}")
     return problems
+
+
+def across_batches(loaded: Loaded, table: GroundingTable, seen: SeenIds | TruthSeen
+                   ) -> tuple[GroundingTable, list[RowProblem], list[RowProblem]]:
+    """The duplicate rule across the batches of a stream, as a whole read applies it:
+    ``(table`` without the rows repeating a qid of an earlier batch, the reader's
+    problems as a whole read words them, the repeats' own problems``)``. ``seen`` holds
+    the earlier batches' qids and gets this batch's claims (:attr:`Loaded.claims`: a row
+    the reader rejected for its numbers still holds its qid). A repeat is named with
+    the line its qid was first seen on: a rejected row's reason becomes the repeat (the
+    duplicate rule comes before the number rules), and so does a repeat within the
+    batch, whose first row here repeats an earlier batch's."""
+    q, lines = loaded.claims if loaded.claims is not None else (table.qid, table.line)
+    if lines is None:  # a table built in memory: its rows have no lines to name
+        if isinstance(seen, TruthSeen):  # it counts a truth row seen by its first line
+            raise ValueError(f"{table.source}: a batch of rows without line numbers")
+        dup, _ = seen.add_lines(table.qid, None)
+        return table.take(~dup), list(loaded.problems), [
+            RowProblem(table.source, 0, q, duplicate_reason(0), "rejected")
+            for q in table.qid[dup].tolist()]
+    dup, first = seen.add_lines(q, lines)
+    if not dup.any():
+        return table, list(loaded.problems), []
+    moved = dict(zip(lines[dup].tolist(), first[dup].tolist(), strict=True))
+    traced = {duplicate_reason(a): duplicate_reason(b) for a, b in moved.items()}
+
+    def whole(p: RowProblem) -> RowProblem:
+        why = (duplicate_reason(moved[p.line]) if p.line in moved else
+               traced.get(p.problem, p.problem))
+        return p if p.action != "rejected" or why == p.problem else RowProblem(
+            p.path, p.line, p.qid, why, p.action)
+
+    assert table.line is not None
+    hit = np.isin(table.line, np.fromiter(moved, dtype=np.int64, count=len(moved)))
+    repeats = [RowProblem(table.source, ln, q, duplicate_reason(moved[ln]), "rejected")
+               for ln, q in zip(table.line[hit].tolist(), table.qid[hit].tolist(),
+                                strict=True)]
+    return table.take(~hit), [whole(p) for p in loaded.problems], repeats
 
 
 #: Ground-truth rows without a prediction made problems this many at a time.

@@ -20,6 +20,7 @@ from cover.data.rules import (
     PRED_REVERSED,
     TRUTH_NONFINITE,
     TRUTH_REVERSED,
+    duplicate_reason,
     nonfinite_windows,
     repeats,
     reversed_windows,
@@ -65,7 +66,7 @@ class Columns:
 def duplicate_qids(qid: NDArray[np.str_], line: NDArray[np.int64]) -> dict[int, str]:
     """Row -> reason for every repeat of a qid after its first occurrence."""
     rows, first = repeats(qid)
-    return {i: f"duplicate qid (first seen on line {int(line[f])})"
+    return {i: duplicate_reason(int(line[f]))
             for i, f in zip(rows.tolist(), first.tolist(), strict=True)}
 
 
@@ -147,6 +148,8 @@ def prediction_table(c: Columns, *, clip: float = DEFAULT_CLIP_SECONDS,
     with np.errstate(invalid="ignore"):
         bad_t = ~np.isnan(c.duration) & ~(np.isfinite(c.duration) & (c.duration > 0))
     finite = np.isfinite(w)
+    first = (reasons := c.reasons | dict(reasons or {})) | _later(
+        duplicate_qids(c.qid, c.line), reasons)
     reasons = first_reason([
         (np.zeros(len(c), dtype=bool) if finite.all()  # one flat pass when all are
          else segment_any(~finite.all(axis=1), c.offsets),
@@ -154,9 +157,10 @@ def prediction_table(c: Columns, *, clip: float = DEFAULT_CLIP_SECONDS,
         (segment_any(~np.isfinite(sal.values), sal.offsets), "non-finite saliency value"),
         (reversed_windows(w[:, 0], w[:, 1], c.offsets), PRED_REVERSED),
         (bad_t, DURATION_RULE),
-    ], (reasons := c.reasons | dict(reasons or {})) | _later(duplicate_qids(c.qid, c.line),
-                                                              reasons))
+    ], dict(first))  # a copy: first_reason adds to the dict it is given
     keep = _reject(c, reasons)
+    claimed = np.ones(len(c), dtype=bool)  # the rows the id and duplicate rules kept
+    claimed[list(first)] = False
     rows = np.flatnonzero(keep)
     flat, off = take_index(c.offsets, rows)
     every = rows.size == len(c)
@@ -174,7 +178,8 @@ def prediction_table(c: Columns, *, clip: float = DEFAULT_CLIP_SECONDS,
         records=None if records is None else kept(records),
     )
     raise_on_rejections(c.problems, on_error, c.source)
-    return Loaded(table, c.problems, _rejected_rows(c, keep))
+    claims = None if every else (np.asarray(c.qid)[claimed].astype(str), c.line[claimed])
+    return Loaded(table, c.problems, _rejected_rows(c, keep), claims=claims)
 
 
 def value_ids(values: list[Any], key: str) -> dict[int, str]:

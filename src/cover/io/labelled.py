@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
@@ -124,7 +125,11 @@ def read_labelled(
     kept: list[GroundingTable] = []
     problems = join_batches([Loaded(ptab, [], {})], gtab, preds=preds, gt_name=gt,
                             qids=listed, strict=strict, on_error=on_error,
-                            head=p.loaded.problems + g.loaded.problems + problems,
+                            # as a stream tallies them: the truth's first, then the
+                            # rows' in line order
+                            head=[*g.loaded.problems, *sorted(p.loaded.problems,
+                                                              key=attrgetter("line")),
+                                  *problems],
                             use=kept.append, keep=None).kept  # one batch: all are here
     table = kept[0]
     if p.loaded.relevance == PROPOSALS:  # asked for, or the mapping's default

@@ -87,8 +87,8 @@ def line_batches(path: str | Path, batch_lines: int) -> Iterator[Numbered]:
     with open_input(path) as fh:
         for first, lines in numbered_blocks(fh, source=str(path)):
             if first == 1 and lines and lines[0][0] == 1 and lines[0][1].lstrip()[:1] == b"[":
-                raise InputError(f"{path}: a JSON array, not JSON lines; it is read whole, "
-                                 "not streamed (drop --stream)")
+                raise InputError(f"{path}: a JSON array, not JSON lines: it is read whole, "
+                                 "not a batch of lines at a time (--in-memory)")
             batch += lines
             start = 0
             while len(batch) - start >= batch_lines:

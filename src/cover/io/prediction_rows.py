@@ -63,13 +63,19 @@ class Loaded:
     ``rejected`` maps line -> the original row (dict, or raw text when the line was
     not JSON) of every rejected row, so writers can echo every input row back.
     ``relevance`` says where the table's relevance signal came from: the file's own
-    saliency, or its scored proposals (:mod:`cover.data.relevance`).
+    saliency, or its scored proposals (:mod:`cover.data.relevance`). ``claims``: the
+    ``(qids, lines)`` of every row the duplicate rule kept, rejected later or not (a
+    row rejected for its numbers still holds its qid: a later repeat of it is a
+    duplicate, as in a whole read), in line order; None: the table's rows (no row was
+    rejected after that rule). A stream applies the rule across batches with them
+    (:func:`cover.io.batch_join.across_batches`).
     """
 
     table: GroundingTable
     problems: list[RowProblem]
     rejected: dict[int, Any]
     relevance: str = SALIENCY
+    claims: tuple[NDArray[np.str_], NDArray[np.int64]] | None = None
 
     @property
     def n_rejected(self) -> int:
@@ -83,6 +89,7 @@ def predictions_from_rows(raw: RawRows, *, clip: float = DEFAULT_CLIP_SECONDS,
     check_required(raw, ("qid", "vid"))
     check_ids(raw)
     check_unique_qids(raw)
+    claims = (np.array([str(r["qid"]) for r in raw.records], dtype=str), raw.lines.copy())
     no_pred = np.array(
         ["pred_relevant_windows" not in r and "pred_saliency_scores" not in r
          for r in raw.records], dtype=bool)
@@ -119,7 +126,8 @@ def predictions_from_rows(raw: RawRows, *, clip: float = DEFAULT_CLIP_SECONDS,
         pred_windows=Ragged(win, woff),
     )
     raise_on_rejections(raw.problems, on_error, raw.path)
-    return Loaded(table, raw.problems, raw.rejected)
+    return Loaded(table, raw.problems, raw.rejected,
+                  claims=None if claims[1].size == len(table) else claims)
 
 
 Column = tuple[NDArray[np.float64], NDArray[np.bool_]]

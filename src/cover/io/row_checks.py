@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from cover.data.rules import id_problem, json_text, repeats
+from cover.data.rules import duplicate_reason, id_problem, json_text, repeats
 from cover.errors import RowProblem
 
 
@@ -98,5 +98,5 @@ def check_unique_qids(raw: RawRows) -> None:
     """Reject every repeat of a qid after its first occurrence, naming the first line."""
     q = np.array([str(r["qid"]) for r in raw.records], dtype=str)
     rows, first = repeats(q)
-    _reject(raw, {i: f"duplicate qid (first seen on line {int(raw.lines[f])})"
+    _reject(raw, {i: duplicate_reason(int(raw.lines[f]))
                   for i, f in zip(rows.tolist(), first.tolist(), strict=True)})

@@ -163,16 +163,16 @@ def certify_whole(job: CertifyJob) -> list[str]:
                                                relevance_from=cal.relevance))
     say(f"{job.preds}: {got.format} ({len(got.loaded.table)} rows)")
     preds = got.loaded
-    problems: list[RowProblem] = []
+    late: list[RowProblem] = []  # of the --qids list, after the rows' (as when streamed)
     wanted = None
     if job.qids:
         wanted, lines = read_qid_lines(job.qids)
-        problems += unknown_qids(job.qids, wanted, lines, preds.table.qid, job.preds)
+        late = unknown_qids(job.qids, wanted, lines, preds.table.qid, job.preds)
     stage = CertifyStage.of(cal, videos=videos_index(job.videos) if job.videos else None,
                             videos_source=job.videos or "--videos (not given)",
                             qids=wanted, strict=job.strict, max_p=job.max_p)
     done = stage.run(preds)
-    problems += done.found
+    problems = [*done.problems, *late]  # the reader's and the stage's, in line order
     no_duration = [p for p in problems if p.problem.startswith("no duration known")]
     if no_duration and not job.videos and job.on_error == "raise":
         raise InputError(
@@ -191,10 +191,10 @@ def certify_whole(job: CertifyJob) -> list[str]:
             rejected[p.line] = by_line[p.line]
     status = row_status(regions)  # an empty region is rejected, never certified
     calibration_warning(done.n_in_calibration, int((status != REJECTED).sum()))
-    rows = certified_rows(table, regions, stage.meta, rejected, preds.problems + problems,
+    rows = certified_rows(table, regions, stage.meta, rejected, problems,
                           in_calibration=done.in_calibration)
     write_certified(job.output, rows, inputs=[job.calibrator, job.preds, job.videos, job.qids])
-    report_problems(preds.problems + problems, what=job.preds)
+    report_problems(problems, what=job.preds)
     n_ref, n_empty = int((status == REFUSED).sum()), int((status == REJECTED).sum())
     n_abs = int((status == ABSTAINED).sum())
     return [f"certified {int((status == CERTIFIED).sum())}, refused (whole video) {n_ref}, "

@@ -51,11 +51,15 @@ def streamable(preds: str | Path, pred_format: str | None, columns: str | None,
 
 
 def json_array(path: str | Path) -> bool:
-    """Whether ``path`` starts with ``[`` (a JSON array: read whole, not by lines)."""
+    """Whether ``path``'s text starts with ``[`` (a JSON array: read whole, not by
+    lines), gzip and a byte-order mark taken as every reader takes them
+    (:func:`cover.io.opener.open_input`)."""
+    from cover.io.opener import open_input
+
     try:
-        with Path(path).open("rb") as fh:
+        with open_input(path) as fh:
             return fh.read(4096).lstrip()[:1] == b"["
-    except OSError:
+    except (InputError, OSError, EOFError):
         return False  # the whole-file reader says what is wrong with the file
 
 

@@ -30,6 +30,7 @@ from numpy.typing import NDArray
 
 from cover.calibrate.calibrator import Calibrator
 from cover.data.relevance import SALIENCY
+from cover.data.rules import duplicate_reason
 from cover.errors import InputError, RowProblem
 from cover.io.columns import prediction_table
 from cover.io.generic import arrow_columns, parse_columns, pyarrow_module
@@ -166,7 +167,7 @@ def certify_batch(
         assert regions.p_value is not None  # the calibrator kept its scores
         fields.append(per_row(regions.p_value))
     block = p.StructArray.from_arrays(fields, fields=list(cover_type(stage.p_values)))
-    return table.append_column("cover", block), [*loaded.problems, *done.found]
+    return table.append_column("cover", block), done.problems
 
 
 def _text_at(n: int, text: dict[int, str]) -> Any:
@@ -190,5 +191,5 @@ def repeat_reasons(repeats: tuple[NDArray[np.int64], NDArray[np.int64]],
     batch; ``line_of[row]`` is the line (or row number) messages name."""
     rows, first = repeats
     a, b = np.searchsorted(rows, [start, start + n])
-    return {int(r - start): f"duplicate qid (first seen on line {int(line_of[f])})"
+    return {int(r - start): duplicate_reason(int(line_of[f]))
             for r, f in zip(rows[a:b].tolist(), first[a:b].tolist(), strict=True)}

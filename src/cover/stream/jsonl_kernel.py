@@ -116,7 +116,7 @@ class CertifyKernel:
                          keep_records=self.keep_records, signal=self.signal)
         done = self.stage.run(got.loaded, seen)
         table, regions, in_cal = done.table, done.regions, done.in_calibration
-        found = [*got.loaded.problems, *done.found]
+        found = done.problems
         rejected = dict(got.loaded.rejected)
         meta = self.stage.meta
         text = (_fast_out(got, table, regions, meta, in_cal, self.compact)

@@ -10,8 +10,10 @@ one implementation:
 
 1. the id rule (:func:`cover.data.validate.id_reasons`: an empty or space-padded qid
    or vid is no id; a reader of typed values has already refused floats and booleans);
-2. the ``--qids`` filter;
-3. the duplicate check across batches (``seen``; within a batch the reader's);
+2. the duplicate check across batches (``seen``; within a batch the reader's), on every
+   row the reader kept or rejected for its numbers, as a whole read checks it
+   (:func:`cover.io.batch_join.across_batches`);
+3. the ``--qids`` filter;
 4. durations from the row or ``--videos`` (a contradiction, or none known, rejects the
    row) and clipping to ``[0, T]`` (counted; wholly outside, or ``--strict``, rejects):
    :func:`cover.data.join.fill_durations`;
@@ -30,6 +32,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
@@ -39,10 +42,10 @@ from cover.calibrate.calibrator import Calibrator
 from cover.calibrate.pvalues import abstain_above
 from cover.data.join import fill_durations
 from cover.data.relevance import SALIENCY
-from cover.data.rules import duplicate_reason
 from cover.data.table import GroundingTable, ids_as_given
 from cover.data.validate import id_reasons, ids_checked
 from cover.errors import KEEP, ProblemTally, RowProblem
+from cover.io.batch_join import across_batches
 from cover.io.durations import VideoIndex
 from cover.io.qvhighlights import Loaded
 from cover.io.seen import SeenIds
@@ -57,13 +60,17 @@ Videos = tuple[NDArray[np.str_], NDArray[np.float64]] | VideoIndex
 class Staged:
     """One batch after the stage: the kept rows and their regions, what the stage found
     (``found``, after the reader's own problems; ``bad``: every rejected row, the
-    reader's included) and which kept rows the calibrator was fitted on."""
+    reader's included; ``problems``: all of them) and which kept rows the calibrator
+    was fitted on."""
 
     table: GroundingTable
     regions: Regions
     found: list[RowProblem]
     bad: list[RowProblem]
     in_calibration: NDArray[np.bool_] | None
+    #: Every problem of the batch, the reader's and the stage's, in line order (so the
+    #: first ones shown are the same whatever the batch size).
+    problems: list[RowProblem]
 
     @property
     def n_in_calibration(self) -> int:
@@ -135,24 +142,23 @@ class CertifyStage:
             keep = np.ones(len(table), dtype=bool)
             keep[list(ids)] = False
             table = table.take(keep)
+        read = list(loaded.problems)
+        if seen is not None:  # before --qids: the rule holds for every row, listed or not
+            table, read, repeats = across_batches(loaded, table, seen)
+            found += repeats
         if self.qids is not None:
             table = table.select_qids(self.qids)
-        if seen is not None:
-            dup, first = seen.add_lines(table.qid, table.line)
-            if dup.any():
-                found += _rejections(table, {int(i): duplicate_reason(int(first[i]))
-                                             for i in np.flatnonzero(dup)}, table.source)
-                table = table.take(~dup)
         table, filled = fill_durations(table, *self.known_durations(table.vid),
                                        strict=self.strict, source=self.videos_source)
         found += filled
         table = ids_checked(table)  # rule 1 held: the calibrator's gate need not judge ids
-        bad = [p for p in [*loaded.problems, *found] if p.action == "rejected"]
+        problems = sorted([*read, *found], key=attrgetter("line"))
+        bad = [p for p in problems if p.action == "rejected"]
         in_cal = None if self.fitted is None else np.isin(table.qid, self.fitted)
         regions = self.cal.certify(table)
         if self.max_p is not None:
             regions = abstain_above(regions, self.max_p)
-        return Staged(table, regions, found, bad, in_cal)
+        return Staged(table, regions, found, bad, in_cal, problems)
 
 
 def _id_rows(table: GroundingTable) -> dict[int, str]:
