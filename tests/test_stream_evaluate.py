@@ -342,3 +342,58 @@ def test_a_json_array_and_diagnostics_are_the_streamed_evaluation(certified, qvh
     assert got == ref
     assert got_text.startswith(text[:text.index("rows: ")])
     assert "conditional diagnostics over duration, pred_length, grounder_score" in got_text
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.lists(st.sampled_from(["ok", "bad_duration", "no_region"]), min_size=1,
+                max_size=5), st.integers(1, 3))
+def test_a_repeated_qid_is_judged_alike_in_any_batch_size(kinds, batch):
+    """A certified row repeated, some copies damaged: streamed in any batch size, every
+    repeat is rejected naming the qid's first line, the metrics and the messages are the
+    whole read's (a damaged first row still holds its qid)."""
+    import contextlib
+    import io
+    import tempfile
+
+    from cli_files import synthetic
+
+    with tempfile.TemporaryDirectory() as folder:
+        d = Path(folder)
+        preds, gt = synthetic(d, n=12, saliency=False)
+        cal, regions = d / "c.json", d / "r.jsonl"
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(
+                io.StringIO()):
+            assert main(["calibrate", "--preds", str(preds), "--gt", str(gt), "-o",
+                         str(cal)]) == 0
+            assert main(["certify", "--calibrator", str(cal), "--preds", str(preds),
+                         "--videos", str(gt), "-o", str(regions)]) == 0
+        lines = regions.read_text().splitlines()
+        row = json.loads(lines[0])
+        copies = []
+        for k in kinds:
+            r = json.loads(json.dumps(row))
+            if k == "bad_duration":
+                r["cover"]["duration"] = -1
+            elif k == "no_region":
+                del r["cover"]["region"]
+            copies.append(json.dumps(r))
+        src = d / "rep.jsonl"
+        src.write_text("\n".join([*copies, *lines[1:]]) + "\n")
+
+        def run(*flags: str) -> tuple[dict, list[str]]:
+            out, err = io.StringIO(), io.StringIO()
+            metrics = d / "m.json"
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+                assert main(["evaluate", "--regions", str(src), "--gt", str(gt), "--json",
+                             str(metrics), "--on-error", "reject", *flags]) == 0
+            return json.loads(metrics.read_text()), [
+                ln for ln in err.getvalue().splitlines() if str(src) in ln
+                and "streamed in" not in ln and "(rows)" not in ln and " rows)" not in ln]
+
+        whole, streamed = run("--in-memory"), run("--batch-rows", str(batch))
+        assert streamed == whole
+        # (a row without a region is rejected for it before the duplicate rule: it holds
+        # no qid, so a later copy repeats the first copy that has one)
+        first = 1 + next((i for i, k in enumerate(kinds) if k != "no_region"), 0)
+        assert all(f"(first seen on line {first})" in ln for ln in whole[1]
+                   if "duplicate qid" in ln)

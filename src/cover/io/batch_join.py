@@ -87,7 +87,6 @@ def join_batches(
         n_batches += 1
         # The duplicate rule on every row, listed or not, as a whole read applies it.
         table, read, repeats = across_batches(loaded, loaded.table, seen)
-        found.add(sorted([*read, *repeats], key=attrgetter("line")))
         table = table if wanted is None else table.select_qids(wanted)
         source = table.source or name
         j, hit = index.find(table.qid)
@@ -96,7 +95,8 @@ def join_batches(
         rows = np.unique(j[hit])
         predicted[rows] = True
         joined, more = attach_truth(table, gt.take(rows), strict=strict)
-        found.add(more)
+        # A batch's problems in line order: the same first ones, whatever the batch size.
+        found.add(sorted([*read, *repeats, *more], key=attrgetter("line")))
         use(joined)
         if truth_rows is not None:
             truth_rows(index.find(joined.qid)[0])

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
@@ -123,13 +122,11 @@ def read_labelled(
             wanted = _translate(wanted, *renamed, keep=ptab.qid)
         listed = QidList(qids, wanted, lines)
     kept: list[GroundingTable] = []
-    problems = join_batches([Loaded(ptab, [], {})], gtab, preds=preds, gt_name=gt,
-                            qids=listed, strict=strict, on_error=on_error,
-                            # as a stream tallies them: the truth's first, then the
-                            # rows' in line order
-                            head=[*g.loaded.problems, *sorted(p.loaded.problems,
-                                                              key=attrgetter("line")),
-                                  *problems],
+    # One batch, its rows' problems with it (in line order, the join's among them), the
+    # truth's first: as a stream tallies them.
+    problems = join_batches([Loaded(ptab, p.loaded.problems, {})], gtab, preds=preds,
+                            gt_name=gt, qids=listed, strict=strict, on_error=on_error,
+                            head=[*g.loaded.problems, *problems],
                             use=kept.append, keep=None).kept  # one batch: all are here
     table = kept[0]
     if p.loaded.relevance == PROPOSALS:  # asked for, or the mapping's default

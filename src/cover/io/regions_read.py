@@ -109,11 +109,11 @@ def regions_from_rows(raw: RawRows, *, seen: SeenLines | None = None,
     ]))
     fields.reject_rows(raw, status_problems(raw))
     check_ids(raw)
+    if seen is not None:  # first: a repeat within the batch of a qid an earlier batch had
+        _reject_repeats(raw, seen)  # names the line that batch saw it on
     check_unique_qids(raw)
     if thresholds is not None:
         check_thresholds(raw, thresholds)
-    if seen is not None:
-        _reject_repeats(raw, seen)
     reg, roff = fields.ragged_field(raw, "cover.region", (2,), optional=False,
                              get=lambda r: r["cover"]["region"])
     reg = reg[:, :2]
@@ -168,8 +168,9 @@ def region_rules(reg: NDArray[np.float64], roff: NDArray[np.int64],
 
 
 def _reject_repeats(raw: RawRows, seen: SeenLines) -> None:
-    """Reject the rows whose qid an earlier batch had (as :func:`check_unique_qids`
-    does within one)."""
+    """Reject the rows whose qid an earlier batch had, every one of them in this batch
+    (as :func:`check_unique_qids` does within one), naming its first line; the batch's
+    new qids are added with the line of their first row here."""
     q = np.array([str(r["qid"]) for r in raw.records], dtype=str)
     dup, first_line = seen.add_lines(q, raw.lines)
     fields.reject_rows(raw, {int(i): duplicate_reason(int(first_line[i]))

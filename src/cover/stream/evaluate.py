@@ -27,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from functools import partial
+from operator import attrgetter
 from pathlib import Path
 from typing import Any, Literal
 
@@ -190,7 +191,9 @@ def evaluate_stream(
             n_cal = loaded.meta.get("n_calibration")
             if on_meta is not None:
                 on_meta(loaded.meta)
-        out.read_problems.add(loaded.problems)
+        # In line order (the reader's rules each name their rows): the same first ones
+        # whatever the batch size, and as a whole read lists them.
+        out.read_problems.add(sorted(loaded.problems, key=attrgetter("line")))
         out.rejected_at_certify += loaded.rejected_at_certify
         j, hit = truth.find(loaded.table.qid)
         rtab = loaded.table
@@ -214,7 +217,7 @@ def evaluate_stream(
         truth.used[j[hit]] = True
         joined, problems = attach_truth(rtab, truth.take(np.sort(j[hit])),
                                         strict=False)
-        out.join_problems.add(problems)
+        out.join_problems.add(sorted(problems, key=attrgetter("line")))
         idx, _ = index_of(loaded.table.qid, joined.qid)
         if loaded.in_calibration is not None:
             out.in_calibration += int(loaded.in_calibration[idx].sum())
