@@ -284,11 +284,26 @@ ROW = st.tuples(st.floats(-80, 260, allow_nan=False), st.floats(0, 120, allow_na
 
 @settings(max_examples=12, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(st.lists(ROW, min_size=1, max_size=6))
-def test_random_rows_get_one_fate_on_every_path(cal_path, tmp_path, capsys, rows):
-    cases = [(f"r{i}", s, s + w, t) for i, (s, w, t) in enumerate(rows)]
+@given(st.lists(st.tuples(ROW, st.integers(0, 3)), min_size=1, max_size=6),
+       st.integers(1, 3))
+def test_random_rows_get_one_fate_on_every_path(cal_path, tmp_path, capsys, rows, batch):
+    """Random rows, their qids repeating (a repeat of a row rejected for its window is
+    a repeat too), streamed in batches of a few rows: one fate on every path."""
+    cases = [(f"r{k}", s, s + w, t) for (s, w, t), k in rows]
     _write_inputs(tmp_path, cases)
-    _assert_same(_certify_all(tmp_path, cal_path, capsys, "--on-error", "reject"))
+    got = _certify_all(tmp_path, cal_path, capsys, "--on-error", "reject", "--batch-rows",
+                       str(batch))
+    for name in ("csv streamed", "csv whole"):  # a CSV's first row is on line 2
+        fates, counts, messages, *rest = got[name]
+        got[name] = ([(q, st_, reg, _row_lines(why), cal) for q, st_, reg, why, cal in fates],
+                     counts, [_row_lines(m) for m in messages], *rest)
+    _assert_same(got)
+
+
+def _row_lines(why: str | None) -> str | None:
+    """A CSV reason's line numbers as rows (its header is line 1)."""
+    return None if why is None else re.sub(r"line (\d+)", lambda m: f"line {int(m[1]) - 1}",
+                                           why)
 
 
 @pytest.mark.parametrize("max_p", [None, 0.3])
