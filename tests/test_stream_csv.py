@@ -228,3 +228,28 @@ def test_large_integer_qids_stay_exact_in_csv(qvh, tmp_path):
     p.write_text(f"qid,vid,duration,start,end\n{big},v,30,1,5\n007,v,30,2,6\n")
     got = read_table(p, COLS, role="predictions")
     assert got.table.qid.tolist() == [big, "007"]
+
+
+@pytest.mark.parametrize("batch_rows", [1, 2, 100])
+def test_a_repeat_whose_cell_is_unreadable_says_so_on_both_paths(qvh, tmp_path, batch_rows):
+    """A qid repeated on a later line whose cell cannot be read: the reader's own finding
+    comes first, streamed in any batch size as read whole (the repeat rule comes after
+    it, as the whole-file reader applies it)."""
+    from cover.stream.csv import certify_csv
+
+    src, _, cal, _ = qvh
+    lines = src.read_bytes().splitlines()[:6]
+    lines.append(_field(3, lambda v: b"abc")(lines[2]))  # line 3's qid again, start "abc"
+    lines.append(lines[3])  # line 4's row again, readable: a plain repeat
+    bad = tmp_path / "rep.csv"
+    bad.write_bytes(b"\n".join(lines) + b"\n")
+    out = tmp_path / "o.csv"
+    certify_csv(cal, bad, out, columns=COLS, batch_rows=batch_rows, on_error="reject")
+    streamed = [(r["cover_status"], r["cover_reason"]) for r in _rows(out)]
+    assert main(["certify", "--calibrator", str(qvh[3]), "--preds", str(bad), "--columns",
+                 COLS, "--on-error", "reject", "-o", str(tmp_path / "w.jsonl")]) == 0
+    whole = [(json.loads(ln)["cover"]["status"], json.loads(ln)["cover"].get("reason") or "")
+             for ln in (tmp_path / "w.jsonl").read_text().splitlines()]
+    assert streamed == whole
+    assert whole[-2:] == [("rejected", "column 'start' must hold a number, got \"abc\""),
+                          ("rejected", "duplicate qid (first seen on line 4)")]

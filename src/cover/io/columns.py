@@ -148,8 +148,10 @@ def prediction_table(c: Columns, *, clip: float = DEFAULT_CLIP_SECONDS,
     with np.errstate(invalid="ignore"):
         bad_t = ~np.isnan(c.duration) & ~(np.isfinite(c.duration) & (c.duration > 0))
     finite = np.isfinite(w)
-    first = (reasons := c.reasons | dict(reasons or {})) | _later(
-        duplicate_qids(c.qid, c.line), reasons)
+    # The reader's own findings first, then the caller's (a stream's: its repeats of
+    # earlier batches, its unread cells), then the repeats within: a whole read's order.
+    reasons = c.reasons | _later(dict(reasons or {}), c.reasons)
+    first = reasons | _later(duplicate_qids(c.qid, c.line), reasons)
     reasons = first_reason([
         (np.zeros(len(c), dtype=bool) if finite.all()  # one flat pass when all are
          else segment_any(~finite.all(axis=1), c.offsets),
