@@ -505,3 +505,28 @@ def test_a_json_array_is_read_whole_however_its_bytes_are_wrapped(cal_path, tmp_
     src.write_bytes(gzip.compress(data) if wrap == "gzip" else b"\xef\xbb\xbf" + data)
     got, printed = _jsonl_fates(cal_path, src, [], tmp_path / "o.jsonl", capsys)
     assert [c["status"] for _, c in got] == ["certified"] * 3 and printed == []
+
+
+@pytest.mark.parametrize("batch", ["1", "2", "100"])
+def test_an_id_that_is_no_id_is_named_first_on_every_table_path(cal_path, tmp_path, capsys,
+                                                                 batch):
+    """A space-padded qid on a row whose window is also bad: the id rule comes first,
+    streamed in any batch size as read whole, with or without a null elsewhere in the
+    column (the reader judges text ids itself, not only when a null makes it look)."""
+    for qids in ([" 4", "1", " 4"], [" 4", "1", None]):
+        src = tmp_path / "p.parquet"
+        pq.write_table(pa.table({
+            "qid": qids, "vid": ["v"] * 3, "duration": [T] * 3,
+            "start": [float("nan"), 10.0, 10.0], "end": [20.0, 20.0, 20.0]}), src)
+        fates = {}
+        for name, extra, out in (("streamed", ["--batch-rows", batch], "o.parquet"),
+                                 ("whole", ["--in-memory"], "o.jsonl")):
+            dst = tmp_path / out
+            dst.unlink(missing_ok=True)
+            assert main(["certify", "--calibrator", str(cal_path), "--preds", str(src),
+                         "--columns", COLS, "--on-error", "reject", *extra, "-o",
+                         str(dst)]) == 0
+            capsys.readouterr()
+            fates[name] = [(f[1], f[3]) for f in _fates(dst)]
+        assert fates["streamed"] == fates["whole"]
+        assert fates["whole"][0] == ("rejected", 'qid " 4" has leading or trailing spaces')

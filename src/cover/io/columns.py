@@ -26,6 +26,7 @@ from cover.data.rules import (
     reversed_windows,
 )
 from cover.data.table import DEFAULT_CLIP_SECONDS, GroundingTable
+from cover.data.validate import id_reasons as text_id_reasons
 from cover.errors import RowProblem
 from cover.intervals import Intervals
 from cover.io.arrow_text import arrow_text
@@ -126,10 +127,12 @@ def truth_table(c: Columns, *, on_error: OnError = "raise",
 def prediction_table(c: Columns, *, clip: float = DEFAULT_CLIP_SECONDS,
                      on_error: OnError = "raise",
                      records: NDArray[np.object_] | None = None,
-                     reasons: dict[int, str] | None = None) -> Loaded:
+                     reasons: dict[int, str] | None = None,
+                     repeats: dict[int, str] | None = None) -> Loaded:
     """Predictions from columns. The top-1 interval is the highest-scoring window
     (ties: list order, :func:`cover.io.qvhighlights.top1`); a row with no window is a
-    refusal. Rejected (``reasons``, a reader's own findings, first): a non-finite
+    refusal. Rejected (``reasons``, a reader's own findings, first; ``repeats``, rows
+    repeating an earlier batch's qid, after the columns' own findings): a non-finite
     window or saliency value, a window with start > end, a duration present but not a
     finite number > 0, a repeated qid."""
     w = c.windows
@@ -148,9 +151,11 @@ def prediction_table(c: Columns, *, clip: float = DEFAULT_CLIP_SECONDS,
     with np.errstate(invalid="ignore"):
         bad_t = ~np.isnan(c.duration) & ~(np.isfinite(c.duration) & (c.duration > 0))
     finite = np.isfinite(w)
-    # The reader's own findings first, then the caller's (a stream's: its repeats of
-    # earlier batches, its unread cells), then the repeats within: a whole read's order.
-    reasons = c.reasons | _later(dict(reasons or {}), c.reasons)
+    # A whole read's order: what the caller could not read (``reasons``), the reader's
+    # own findings, then the repeats (a stream's of earlier rows, ``repeats``; those
+    # within the batch).
+    reasons = c.reasons | dict(reasons or {})
+    reasons |= _later(dict(repeats or {}), reasons)
     first = reasons | _later(duplicate_qids(c.qid, c.line), reasons)
     reasons = first_reason([
         (np.zeros(len(c), dtype=bool) if finite.all()  # one flat pass when all are
@@ -220,7 +225,10 @@ def arrow_ids(col: Any, key: str, *, text: bool = True
     if pa.types.is_integer(t) and not col.null_count and not text:
         return np.asarray(col.to_numpy(zero_copy_only=False)), {}
     if (pa.types.is_string(t) or pa.types.is_large_string(t)) and not col.null_count:
-        return arrow_text(col), {}
+        text_ids = arrow_text(col)
+        # An empty or space-padded id is refused here, by the reader, as in a column
+        # with nulls (value_ids): before any other rule, whichever rows a batch holds.
+        return text_ids, text_id_reasons(text_ids, key)
     out = np.asarray(col.to_numpy(zero_copy_only=False)).astype(str)
     if pa.types.is_integer(t) and not col.null_count:
         return out, {}

@@ -103,6 +103,7 @@ def certify_batch(
     lines: NDArray[np.int64] | None = None,
     reasons: dict[int, str] | None = None,
     stage: CertifyStage | None = None,
+    repeats: dict[int, str] | None = None,
 ) -> tuple[Any, list[RowProblem]]:
     """``(batch + cover column, problems)`` for one Arrow ``RecordBatch`` or ``Table``.
 
@@ -112,9 +113,11 @@ def certify_batch(
     the calibration-row mark); ``stage`` is the run's, else one is made of ``cal`` and
     ``videos``. ``first_line`` numbers the batch's rows in messages (row ``i`` is line
     ``first_line + i``), or ``lines`` gives each row's line (increasing). ``reasons``
-    (row index -> why) rejects rows the caller found bad (e.g. a qid that repeats one of
-    an earlier batch, :func:`repeat_reasons`). Bad rows are rejected with a reason,
-    never raised; ``problems`` lists them and the clipped rows.
+    (row index -> why) rejects rows the caller found bad (e.g. a line it could not
+    read); ``repeats`` the rows repeating a qid of an earlier row
+    (:func:`repeat_reasons`), after the reader's own findings, as a whole read orders
+    them. Bad rows are rejected with a reason, never raised; ``problems`` lists them
+    and the clipped rows.
     """
     p = pa()
     stage = stage or CertifyStage.of(cal, videos=videos)
@@ -128,7 +131,7 @@ def certify_batch(
     cols.line = (np.arange(first_line, first_line + n, dtype=np.int64) if lines is None
                  else np.asarray(lines, dtype=np.int64))
     loaded = prediction_table(cols, clip=cal.clip_ or 2.0, on_error="reject",
-                              reasons=dict(reasons or {}))
+                              reasons=dict(reasons or {}), repeats=repeats)
     done = stage.run(loaded)
     regions = done.regions
     assert done.table.line is not None

@@ -135,8 +135,8 @@ def certify_csv(
         for batch, table, lines, unread in csv_in:
             done, problems = certify_batch(
                 cal, table, columns=csv_in.mapping, lines=lines, source=name, stage=stage,
-                # a cell that is not read says so before its row is judged a repeat
-                reasons=repeat_reasons(repeats, line_of, counts.rows, len(batch)) | unread)
+                reasons=unread,
+                repeats=repeat_reasons(repeats, line_of, counts.rows, len(batch)))
             lead = ([table.column(csv_in.mapping[f]) for f in ("qid", "vid")
                      if f in csv_in.mapping] if compact else [])
             cells = _cover_cells(done.column("cover").combine_chunks(), delim, lead)

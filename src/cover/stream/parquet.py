@@ -85,7 +85,7 @@ def certify_parquet(
                 table = p.Table.from_batches([batch])
                 out, problems = certify_batch(
                     cal, table, columns=mapping, first_line=counts.rows + 1, source=str(src),
-                    reasons=repeats.reasons(table, counts.rows), stage=stage)
+                    repeats=repeats.reasons(table, counts.rows), stage=stage)
                 out = out.select([*keep, "cover"])
                 raise_on_rejections([q for q in problems if q.action == "rejected"],
                                     on_error, str(src))  # before the rename: dst untouched
