@@ -88,8 +88,7 @@ def predictions_from_rows(raw: RawRows, *, clip: float = DEFAULT_CLIP_SECONDS,
     already parsed (a whole file, or one batch of a streamed file)."""
     check_required(raw, ("qid", "vid"))
     check_ids(raw)
-    check_unique_qids(raw)
-    claims = (np.array([str(r["qid"]) for r in raw.records], dtype=str), raw.lines.copy())
+    claims = (check_unique_qids(raw), raw.lines.copy())
     no_pred = np.array(
         ["pred_relevant_windows" not in r and "pred_saliency_scores" not in r
          for r in raw.records], dtype=bool)

@@ -94,9 +94,15 @@ def check_ids(raw: RawRows, keys: tuple[str, ...] = ("qid", "vid")) -> None:
     _reject(raw, reasons)
 
 
-def check_unique_qids(raw: RawRows) -> None:
-    """Reject every repeat of a qid after its first occurrence, naming the first line."""
+def check_unique_qids(raw: RawRows) -> NDArray[np.str_]:
+    """Reject every repeat of a qid after its first occurrence, naming the first line;
+    returns the qids (as text) of the rows kept, in order."""
     q = np.array([str(r["qid"]) for r in raw.records], dtype=str)
     rows, first = repeats(q)
     _reject(raw, {i: duplicate_reason(int(raw.lines[f]))
                   for i, f in zip(rows.tolist(), first.tolist(), strict=True)})
+    if not rows.size:
+        return q
+    keep = np.ones(q.size, dtype=bool)
+    keep[rows] = False
+    return q[keep]
