@@ -86,10 +86,15 @@ def join_batches(
     for loaded in batches:
         n_batches += 1
         # The duplicate rule on every row, listed or not, as a whole read applies it.
-        table, read, repeats = across_batches(loaded, loaded.table, seen)
-        table = table if wanted is None else table.select_qids(wanted)
+        # The truth rows of the batch's rows, looked up once when the rows are the claims.
+        pre = index.find(loaded.table.qid) if loaded.claims is None else None
+        table, read, repeats = across_batches(loaded, loaded.table, seen, found=pre)
+        j, hit = (pre if pre is not None and len(table) == len(loaded.table)
+                  else index.find(table.qid))
+        if wanted is not None:  # the rows select_qids keeps
+            kept = np.isin(table.qid, wanted)
+            table, j, hit = table.take(kept), j[kept], hit[kept]
         source = table.source or name
-        j, hit = index.find(table.qid)
         if listed is not None:
             hit &= listed[j]
         rows = np.unique(j[hit])
@@ -124,7 +129,8 @@ def join_batches(
     return problems
 
 
-def across_batches(loaded: Loaded, table: GroundingTable, seen: SeenIds | TruthSeen
+def across_batches(loaded: Loaded, table: GroundingTable, seen: SeenIds | TruthSeen, *,
+                   found: tuple[NDArray[np.int64], NDArray[np.bool_]] | None = None
                    ) -> tuple[GroundingTable, list[RowProblem], list[RowProblem]]:
     """The duplicate rule across the batches of a stream, as a whole read applies it:
     ``(table`` without the rows repeating a qid of an earlier batch, the reader's
@@ -133,7 +139,9 @@ def across_batches(loaded: Loaded, table: GroundingTable, seen: SeenIds | TruthS
     the reader rejected for its numbers still holds its qid). A repeat is named with
     the line its qid was first seen on: a rejected row's reason becomes the repeat (the
     duplicate rule comes before the number rules), and so does a repeat within the
-    batch, whose first row here repeats an earlier batch's."""
+    batch, whose first row here repeats an earlier batch's. ``found``: the truth rows of
+    ``table``'s qids when the caller has them (they are the claims then; a
+    :class:`TruthSeen` looks them up otherwise)."""
     q, lines = loaded.claims if loaded.claims is not None else (table.qid, table.line)
     if lines is None:  # a table built in memory: its rows have no lines to name
         if isinstance(seen, TruthSeen):  # it counts a truth row seen by its first line
@@ -142,7 +150,9 @@ def across_batches(loaded: Loaded, table: GroundingTable, seen: SeenIds | TruthS
         return table.take(~dup), list(loaded.problems), [
             RowProblem(table.source, 0, q, duplicate_reason(0), "rejected")
             for q in table.qid[dup].tolist()]
-    dup, first = seen.add_lines(q, lines)
+    dup, first = (seen.add_lines(q, lines, found)
+                  if isinstance(seen, TruthSeen) and loaded.claims is None
+                  else seen.add_lines(q, lines))
     if not dup.any():
         return table, list(loaded.problems), []
     moved = dict(zip(lines[dup].tolist(), first[dup].tolist(), strict=True))
