@@ -290,3 +290,37 @@ def test_a_repeated_qid_is_fitted_alike_whatever_the_batch_size(tmp_path, capsys
     assert streamed == whole
     # qid 1 is fitted only when its first line is plain
     assert whole[0]["counts"]["rows"] == 29 + (kinds[0] == "plain")
+
+
+@settings(max_examples=15, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.sampled_from(["plain", "bad_duration", "outside"]), min_size=1,
+                max_size=5), st.integers(1, 4))
+def test_a_repeated_qid_in_a_csv_is_fitted_alike_whatever_the_batch_size(tmp_path, capsys,
+                                                                         kinds, batch):
+    """The same through the column reader (``--columns``): a CSV row rejected for its
+    duration still holds its qid, streamed in any batch size as read whole."""
+    gts = [{"qid": q, "vid": f"v{q}", "duration": 150, "relevant_windows": [[12, 25]]}
+           for q in range(1, 31)]
+    cells = {"plain": "150,10,21", "bad_duration": "-5,10,21", "outside": "150,500,600"}
+    lines = ["qid,vid,duration,start,end", *(f"1,v1,{cells[k]}" for k in kinds),
+             *(f"{q},v{q},150,10,{20 + q % 7}" for q in range(2, 31))]
+    preds, truth = tmp_path / f"p{batch}.csv", tmp_path / "g.jsonl"
+    preds.write_text("\n".join(lines) + "\n")
+    truth.write_text("\n".join(map(json.dumps, gts)) + "\n")
+
+    def fit(*flags: str) -> tuple[dict, list[str]]:
+        out = tmp_path / "c.json"
+        assert main(["calibrate", "--preds", str(preds), "--columns",
+                     "qid=qid,vid=vid,duration=duration,start=start,end=end", "--gt",
+                     str(truth), "--on-error", "reject", *flags, "-o", str(out)]) == 0
+        err = capsys.readouterr().err
+        doc = json.loads(out.read_text())
+        return ({k: doc[k] for k in ("thresholds", "counts", "fitted_on")},
+                sorted(part for ln in err.splitlines() if ln.startswith("cover: ")
+                       for head, _, why in [ln.partition(" input: ")]
+                       for part in [head, *why.split("; ")]))
+
+    streamed, whole = fit("--batch-rows", str(batch)), fit("--in-memory")
+    assert streamed == whole
+    assert whole[0]["counts"]["rows"] == 29 + (kinds[0] == "plain")
