@@ -6,7 +6,8 @@ Run from the repository root, once per tree to compare (e.g. before and after a 
 
 Per size n (n_cal = m = n, NORM, alpha = 0.1): ``GroundingTable.from_arrays`` (both
 tables, ids made outside the timing) + ``Calibrator.fit`` + ``certify``, against the
-tuned in-place numpy script, the shortest correct script and the copy floor of
+tuned in-place numpy script (with ``np.partition``, and with the sampled select of
+``baselines.np_sampled_select``), the shortest correct script and the copy floor of
 ``bench/baselines.py``, in interleaved rounds; prints the median seconds and the
 median round-by-round ratio COVER / contender. Only the ``cover`` package comes from
 ``PYTHONPATH``: the numpy scripts and the data are this folder's, so two trees are
@@ -40,15 +41,17 @@ def cell(n: int, repeats: int) -> str:
         return cover.Calibrator(score="norm", alpha=0.1).fit(a).certify(b)
 
     cs = [Contender("cover", user), Contender("tuned", lambda: np_tuned(cal, test, 0.1)),
+          Contender("sampled", lambda: np_tuned(cal, test, 0.1, sampled=True)),
           Contender("shortest", lambda: np_shortest(cal, test, 0.1)),
           Contender("floor", lambda: np_copy_floor(cal, test))]
     t = interleaved(cs, repeats)
     got = cs[0].result.intervals
-    assert np.array_equal(got.starts, cs[1].result[0]) and np.array_equal(
-        got.ends, cs[1].result[1]), "COVER and the tuned script disagree"
+    for script in cs[1:3]:
+        assert np.array_equal(got.starts, script.result[0]) and np.array_equal(
+            got.ends, script.result[1]), f"COVER and the {script.name} script disagree"
     ref = t["cover"]
     cells = [f"{ref.median * 1e3:.1f} ms"]
-    for name in ("tuned", "shortest", "floor"):
+    for name in ("tuned", "sampled", "shortest", "floor"):
         cells += [f"{t[name].median * 1e3:.1f} ms", f"{ratio(ref, t[name])[1]:.2f}×"]
     return f"| {short(n)} | " + " | ".join(cells) + " |"
 
@@ -60,9 +63,9 @@ def main() -> int:
     args = ap.parse_args()
     print(f"cover from {os.path.dirname(cover.__file__)}; 1-minute load average "
           f"{os.getloadavg()[0]:.1f}")
-    print("| n | COVER user path | tuned | COVER / tuned | shortest | COVER / shortest | "
-          "floor | COVER / floor |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| n | COVER user path | tuned | COVER / tuned | tuned, sampled select | "
+          "COVER / tuned, sampled | shortest | COVER / shortest | floor | COVER / floor |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for n in (int(x) for x in args.sizes):
         print(cell(n, args.repeats), flush=True)
     return 0

@@ -248,20 +248,25 @@ def test_conformal_quantile_is_kth_order_statistic(xs, alpha):
     assert th.expected_coverage == min(k, n + 1) / (n + 1)
 
 
-def test_overwrite_selects_in_place_with_the_same_value() -> None:
-    """overwrite=True reorders the caller's float64 array in place (no copy) and gives the
-    value of the copying selection; without it the array is left as it was."""
+@pytest.mark.parametrize("n", [20_000, 60_000])
+def test_overwrite_gives_the_copying_selections_value(n: int) -> None:
+    """overwrite=True gives the value of the copying selection. Below SAMPLED_SELECT_MIN
+    it reorders the caller's float64 array in place (no copy); above, the sampled select
+    reads it without moving it (faster than an introselect in place). Without
+    overwrite the array is always left as it was."""
     import numpy as np
 
-    from cover.calibrate.quantile import kth_smallest
+    from cover.calibrate.quantile import SAMPLED_SELECT_MIN, kth_smallest
 
     rng = np.random.default_rng(4)
-    s = rng.normal(size=60_000)
+    s = rng.normal(size=n)
     before = s.copy()
-    want = kth_smallest(s, 54_001)
+    k = int(0.9 * n) + 1
+    want = kth_smallest(s, k)
     assert np.array_equal(s, before)
-    assert kth_smallest(s, 54_001, overwrite=True) == want == np.sort(before)[54_000]
-    assert not np.array_equal(s, before) and np.array_equal(np.sort(s), np.sort(before))
+    assert kth_smallest(s, k, overwrite=True) == want == np.sort(before)[k - 1]
+    assert np.array_equal(np.sort(s), np.sort(before))
+    assert np.array_equal(s, before) == (n >= SAMPLED_SELECT_MIN)
 
 
 @SETTINGS
@@ -269,12 +274,20 @@ def test_overwrite_selects_in_place_with_the_same_value() -> None:
 def test_overwrite_refuses_a_nan_anywhere_and_else_matches_sort(xs, data):
     """The in-place selection checks for NaN after selecting (NaN orders above every
     number, so only the values from rank k on are read): a NaN anywhere is still an
-    error, whatever k, and any other list gives the k-th smallest."""
+    error, whatever k, and any other list gives the k-th smallest. Drawn either way:
+    in place, or (SAMPLED_SELECT_MIN shrunk to 16) the sampled select on lists of 16-40."""
+    from cover.calibrate import quantile
+
     s = np.asarray(xs)
     k = data.draw(st.integers(-1, s.size + 2))
-    if np.isnan(s).any():
-        with pytest.raises(ValueError, match="scores contain NaN"):
-            kth_smallest(s.copy(), k, overwrite=True)
-    else:
-        want = kth_smallest(s, k)
-        assert kth_smallest(s.copy(), k, overwrite=True) == want
+    with pytest.MonkeyPatch.context() as mp:
+        if data.draw(st.booleans()):
+            mp.setattr(quantile, "_SAMPLE", 8)
+            mp.setattr(quantile, "SAMPLED_SELECT_MIN", 16)
+        if np.isnan(s).any():
+            with pytest.raises(ValueError, match="scores contain NaN"):
+                kth_smallest(s.copy(), k, overwrite=True)
+        else:
+            want = float(np.sort(s)[k - 1]) if 1 <= k <= s.size else (
+                -math.inf if k < 1 else math.inf)
+            assert kth_smallest(s.copy(), k, overwrite=True) == want

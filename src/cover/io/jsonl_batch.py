@@ -31,10 +31,6 @@ import numpy as np
 from numpy.typing import NDArray
 
 from cover.data.table import DEFAULT_CLIP_SECONDS, GroundingTable
-from cover.io.json_columns import (
-    flat_values,
-    list_lengths,
-)
 from cover.io.jsonl import OnError, RawRows, gc_paused, json_loads, object_column, parse_json_lines
 from cover.io.prediction_rows import Loaded, prediction_rules, predictions_from_rows
 from cover.ragged import Ragged, offsets_from_lengths
@@ -166,11 +162,3 @@ def top1_finite(win: NDArray[np.float64], offsets: NDArray[np.int64]
         first = np.minimum.reduceat(idx, at)
         ps[full], pe[full] = win[first, 0], win[first, 1]
     return ps, pe
-
-
-def flat_numbers(vals: list[Any]) -> tuple[NDArray[np.float64], NDArray[np.int64]] | None:
-    """Flat values and lengths of lists of JSON numbers, or None (one is not a number)."""
-    flat = flat_values(vals)
-    return None if flat is None else (flat, list_lengths(vals))
-
-
