@@ -21,7 +21,7 @@ short diff. Where each script is checked:
 
 | script | pages | checked by |
 |---|---|---|
-| docs/bench_numbers.py (no data) | README.md, scale.md, calibration-rules.md | the suite |
+| docs/bench_numbers.py | README.md, bench/README.md, scale.md, calibration-rules.md | the suite |
 | docs/metrics.py | metrics.md | the suite |
 | docs/human-grounders.py | human-grounders.md | the suite |
 | docs/ensembles.py | ensembles.md, README.md, calibration-rules.md | the suite |
@@ -76,8 +76,9 @@ Blocks = Callable[[Path], dict[str, str]]
 
 
 def pages() -> list[Path]:
-    """Every page that may hold generated blocks: docs/*.md and the README."""
-    return sorted(DOCS.glob("*.md")) + [ROOT / "README.md"]
+    """Every page that may hold generated blocks: docs/*.md, the README and the
+    benchmark's README."""
+    return sorted(DOCS.glob("*.md")) + [ROOT / "README.md", ROOT / "bench" / "README.md"]
 
 
 def scripts_of(page_text: str) -> list[str]:
