@@ -324,3 +324,29 @@ def test_a_repeated_qid_in_a_csv_is_fitted_alike_whatever_the_batch_size(tmp_pat
     streamed, whole = fit("--batch-rows", str(batch)), fit("--in-memory")
     assert streamed == whole
     assert whole[0]["counts"]["rows"] == 29 + (kinds[0] == "plain")
+
+
+@pytest.mark.parametrize("batch", [1, 3, 16384])
+def test_bad_rows_in_both_files_stop_at_the_ground_truth_on_either_path(tmp_path, capsys,
+                                                                        batch):
+    """With bad rows in both files (and --on-error raise, the default), streamed and
+    in-memory calibrate stop at the same file with the same message: the ground truth,
+    which a stream must read first. In-memory calibrate read the predictions first and
+    named their rows instead."""
+    preds, gt = tmp_path / "p.jsonl", tmp_path / "g.jsonl"
+    p = [{"qid": i, "vid": f"v{i // 2}", "duration": 150,
+          "pred_relevant_windows": [[10.0 + i, 30.0 + i, 0.9]]} for i in range(30)]
+    g = [{"qid": i, "vid": f"v{i // 2}", "duration": 150,
+          "relevant_windows": [[12.0 + i, 28.0 + i]]} for i in range(30)]
+    p[4]["pred_relevant_windows"] = [[50.0, 10.0, 0.9]]
+    g[7]["relevant_windows"] = [[60.0, 20.0]]
+    preds.write_text("".join(json.dumps(r) + "\n" for r in p))
+    gt.write_text("".join(json.dumps(r) + "\n" for r in g))
+    said = {}
+    for mode, extra in (("stream", ["--batch-rows", str(batch)]), ("memory", ["--in-memory"])):
+        assert main(["calibrate", "--preds", str(preds), "--gt", str(gt),
+                     "-o", str(tmp_path / "c.json"), *extra]) != 0
+        said[mode] = capsys.readouterr().err
+    assert f"{gt}:8 (qid=7): a true window has start > end" in said["stream"]
+    assert said["stream"] == said["memory"]
+    assert not (tmp_path / "c.json").exists()

@@ -82,13 +82,15 @@ def read_labelled(
     calibrating on a subset without ``qids``.
     """
     say = log or (lambda _msg: None)
+    # The ground truth first, as a stream must read it (its index before any batch): a
+    # bad row in both files stops the run at the same file on either path.
+    g = formats.read(gt, "ground_truth", format=gt_format,
+                     options=formats.Options(on_error=on_error, durations=gt_durations,
+                                             columns=gt_columns))
     p = formats.read(preds, "predictions", format=pred_format,
                      options=formats.Options(clip=clip, on_error=on_error, columns=columns,
                                              relevance_from=relevance_from,
                                              keep_records=keep_records))
-    g = formats.read(gt, "ground_truth", format=gt_format,
-                     options=formats.Options(on_error=on_error, durations=gt_durations,
-                                             columns=gt_columns))
     say(f"{preds}: {p.format} ({len(p.loaded.table)} rows)")
     say(f"{gt}: {g.format} ({len(g.loaded.table)} rows)")
     ptab, gtab = p.loaded.table, g.loaded.table
