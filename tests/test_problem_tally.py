@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 import cover
 from cli_files import sec_calibrator
 from cover.cli import main
-from cover.data.rules import raise_on_rejections
+from cover.data.rules import in_line_order, raise_on_rejections
 from cover.errors import (
     KEEP,
     InputError,
@@ -97,8 +97,14 @@ def test_lines_from_a_tally_are_those_of_the_full_list(problems, cuts, limit):
     assert ProblemTally.of(problems, keep=None).kept == problems
     assert no_rows_left("p", "g", by_batch) == no_rows_left("p", "g", problems) == \
         old_no_rows_left(problems)
-    bad = old_bad_rows(problems, "f")
-    for given_as in (problems, by_batch, summed):
+    # A tally names its rows in the order they were added (a stream adds them in line
+    # order); a list is put in line order within each file first, so a whole read names
+    # the rows a stream of any batch size names.
+    for given_as, bad in ((by_batch, old_bad_rows(problems, "f")),
+                          (summed, old_bad_rows(problems, "f")),
+                          (problems, old_bad_rows(in_line_order(problems), "f")),
+                          (ProblemTally.of(in_line_order(problems)),
+                           old_bad_rows(in_line_order(problems), "f"))):
         raise_on_rejections(given_as, "reject", "f")
         if bad is None:
             raise_on_rejections(given_as, "raise", "f")
@@ -106,6 +112,17 @@ def test_lines_from_a_tally_are_those_of_the_full_list(problems, cuts, limit):
             with pytest.raises(InputError) as got:
                 raise_on_rejections(given_as, "raise", "f")
             assert str(got.value).startswith(bad + "\nFix these rows")
+
+
+@given(problems=st.lists(problem, max_size=40))
+def test_in_line_order_sorts_by_line_within_each_file_in_first_seen_file_order(problems):
+    got = in_line_order(problems)
+    assert sorted(map(repr, got)) == sorted(map(repr, problems))  # the same problems
+    files = list(dict.fromkeys(p.path for p in problems))
+    assert [p.path for p in got] == sorted((p.path for p in problems), key=files.index)
+    for a, b in pairwise(got):
+        if a.path == b.path:
+            assert a.line <= b.line
 
 
 def test_a_tally_refuses_to_show_examples_it_did_not_keep():

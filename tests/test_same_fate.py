@@ -530,3 +530,30 @@ def test_an_id_that_is_no_id_is_named_first_on_every_table_path(cal_path, tmp_pa
             fates[name] = [(f[1], f[3]) for f in _fates(dst)]
         assert fates["streamed"] == fates["whole"]
         assert fates["whole"][0] == ("rejected", 'qid " 4" has leading or trailing spaces')
+
+
+@settings(max_examples=15, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.tuples(ROW, st.integers(0, 3)), min_size=1, max_size=7),
+       st.integers(1, 3))
+def test_on_error_raise_names_the_same_rows_on_every_path(cal_path, tmp_path, capsys, rows,
+                                                          batch):
+    """Under --on-error raise a stream reads every batch before it stops: the count of
+    bad rows and the first ones named (in line order) are the whole read's, on every
+    format and whatever the batch size; nothing is written. A stream used to stop at
+    its first bad batch, naming only that batch's rows."""
+    cases = [(f"r{k}", s, s + w, t) for (s, w, t), k in rows]
+    _write_inputs(tmp_path, cases)
+    said = {}
+    for name, kind, extra, out in PATHS:
+        src, dst = tmp_path / f"p.{kind}", tmp_path / f"raise_{out}"
+        dst.unlink(missing_ok=True)
+        rc = main(["certify", "--calibrator", str(cal_path), "--preds", str(src),
+                   "--videos", str(tmp_path / "videos.jsonl"), *extra, "--on-error", "raise",
+                   "--batch-rows", str(batch), "-o", str(dst)])
+        err = capsys.readouterr().err
+        assert dst.exists() == (rc == 0), name
+        said[name] = (rc, [_row_lines(m) if kind == "csv" else m
+                           for m in _messages(err, str(src), kind == "csv")])
+    first = said["jsonl whole"]
+    assert all(got == first for got in said.values()), said

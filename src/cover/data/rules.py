@@ -92,13 +92,23 @@ def id_problem(value: Any, key: str = "qid") -> str | None:
     return f"{key} must be an integer or a string, got {json_kind(value)}"
 
 
+def in_line_order(problems: list[RowProblem]) -> list[RowProblem]:
+    """``problems`` by line within each file, the files in the order they first appear:
+    what a stream, reading a file's lines in order, finds first."""
+    files: dict[str, int] = {}
+    return sorted(problems, key=lambda p: (files.setdefault(p.path, len(files)), p.line))
+
+
 def raise_on_rejections(problems: list[RowProblem] | ProblemTally, on_error: OnError,
                         what: str) -> None:
     """Under ``on_error='raise'``, turn rejected rows into one clear :class:`InputError`:
-    their count and the first five (a list or a :class:`~cover.errors.ProblemTally`)."""
+    their count and the first five by line (a list, or a
+    :class:`~cover.errors.ProblemTally` its stream filled in line order), whatever the
+    order the rules found them in."""
     if on_error != "raise":
         return
-    tally = as_tally(problems, KEEP)
+    tally = as_tally(in_line_order(problems) if isinstance(problems, list) else problems,
+                     KEEP)
     n = tally.count("rejected")
     if n:
         raise InputError(

@@ -14,7 +14,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from cover.data.join import KeyIndex, attach_truth
-from cover.data.rules import duplicate_reason
+from cover.data.rules import duplicate_reason, in_line_order
 from cover.data.table import GroundingTable
 from cover.errors import KEEP, InputError, ProblemTally, RowProblem
 from cover.io.jsonl import OnError, raise_on_rejections
@@ -82,6 +82,7 @@ def join_batches(
     # holds the qids of rows rejected for their numbers, which predict nothing.
     predicted = np.zeros(len(gt), dtype=bool)
     found = ProblemTally(keep)
+    read_bad = ProblemTally()  # the readers' rejections (a stream's reads set them aside)
     source, n_batches = name, 0
     for loaded in batches:
         n_batches += 1
@@ -102,11 +103,17 @@ def join_batches(
         joined, more = attach_truth(table, gt.take(rows), strict=strict)
         # A batch's problems in line order: the same first ones, whatever the batch size.
         found.add(sorted([*read, *repeats, *more], key=attrgetter("line")))
+        if on_error == "raise":
+            read_bad.add(in_line_order([p for p in (*read, *repeats)
+                                        if p.action == "rejected"]))
         use(joined)
         if truth_rows is not None:
             truth_rows(index.find(joined.qid)[0])
     if n_batches == 0:
         raise InputError(f"{name}: no prediction lines")
+    # A whole read stops at its reader's rejections before any join: a stream, having
+    # read every batch, names the same rows.
+    raise_on_rejections(read_bad, on_error, name)
     problems = ProblemTally.of(head or [], keep)
     if qids is not None and qids.path is not None:
         assert wanted is not None

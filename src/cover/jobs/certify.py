@@ -8,13 +8,17 @@ the one certify stage (:mod:`cover.stream.stage`): the same ids, durations, clip
 duplicate check, calibrator, ``--max-p`` and calibration-row marks on every format.
 The whole read (any format of ``cover formats``, ``--in-memory``) is one batch through
 that stage (:func:`certify_whole`); the streamed ones send it batch after batch
-(:func:`certify_streaming`); what both share is in :mod:`cover.jobs.certify_stream`.
+(:func:`certify_streaming`), and ``--in-memory`` JSON lines are the stream's one batch
+(the same bytes out); what both share is in :mod:`cover.jobs.certify_stream`. Under
+``--on-error raise`` every path reads every row before it stops, and names the same
+rows.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import NDArray
@@ -30,6 +34,12 @@ from cover.jobs.certify_stream import (
     streamable,
     videos_index,
 )
+
+if TYPE_CHECKING:
+    from cover.stream.stage import StreamCounts
+
+#: ``--in-memory`` JSON lines: every line in one batch of the stream.
+ONE_BATCH = 1 << 62
 
 
 @dataclass(frozen=True)
@@ -70,11 +80,14 @@ def route(job: CertifyJob) -> Stream | None:
     lines), or an :class:`InputError` naming ``-o`` when the output name asks for a
     format this input cannot be written as."""
     whole = job.in_memory
-    kind = None if whole else streamable(job.preds, job.pred_format, job.columns,
-                                         job.output)
+    kind = streamable(job.preds, job.pred_format, job.columns, job.output)
     want = output_kind(job.output)
     if want == "jsonl":
+        # --in-memory JSON lines are the stream's one batch (certify_streaming): the
+        # same path, so the same bytes out.
         return kind if kind == "jsonl" else None
+    if whole:
+        kind = None
     if kind == want:
         return kind
     why = ("--in-memory writes JSON lines" if whole else
@@ -134,15 +147,22 @@ def certify_streaming(kind: Stream, job: CertifyJob) -> list[str]:
         counts, _ = certify_jsonl(
             cal, preds, output, videos=vd, videos_source=source, qids=wanted, clip=job.clip,
             strict=job.strict, compact=job.compact, on_error=job.on_error,
-            batch_lines=job.batch_rows, inputs=inputs,
+            batch_lines=ONE_BATCH if job.in_memory else job.batch_rows, inputs=inputs,
             before_commit=unknown if qids else None, max_p=job.max_p, every_problem=False)
     calibration_warning(counts.in_calibration,
                         counts.certified + counts.refused + counts.abstained)
     report_problems(counts.tally, what=preds)
+    how = ("read whole" if job.in_memory else
+           f"streamed in {counts.batches} batch(es) of up to {job.batch_rows} rows")
+    return [summary_line(counts, how), f"wrote {output}"]
+
+
+def summary_line(counts: StreamCounts, how: str) -> str:
+    """What happened to the input rows, and the mean length of the regions written."""
     abst = f"abstained (whole video) {counts.abstained}, " if counts.abstained else ""
-    return [f"certified {counts.certified}, refused (whole video) {counts.refused}, {abst}"
-            f"rejected {counts.rejected} of {counts.rows} input rows (streamed in "
-            f"{counts.batches} batch(es) of up to {job.batch_rows} rows)", f"wrote {output}"]
+    return (f"certified {counts.certified}, refused (whole video) {counts.refused}, {abst}"
+            f"rejected {counts.rejected} of {counts.rows} input rows ({how}); mean region "
+            f"length {counts.mean_length:.1f} s")
 
 
 def certify_whole(job: CertifyJob) -> list[str]:
@@ -151,14 +171,17 @@ def certify_whole(job: CertifyJob) -> list[str]:
     from cover.io.jsonl import raise_on_rejections
     from cover.io.regions_jsonl import certified_rows, write_certified
     from cover.row_status import ABSTAINED, CERTIFIED, REFUSED, REJECTED, row_status
-    from cover.stream.stage import CertifyStage
+    from cover.stream.jsonl_kernel import region_length
+    from cover.stream.stage import CertifyStage, StreamCounts
 
     cal = load_calibrator(job.calibrator, job.max_p, job.relevance_from)
     refuse_csv_proposals(job.preds, cal.relevance, f"{job.calibrator} was fitted on it")
     # The calibrator's source, not a layout's default (the regions are rebuilt from the
     # proposals by Calibrator.certify once the durations are known).
+    # The reader sets its rejections aside: under --on-error raise they are raised with
+    # the stage's below, in line order, as a stream raises them once every batch is read.
     got = formats.read(job.preds, "predictions", format=job.pred_format,
-                       options=formats.Options(clip=job.clip, on_error=job.on_error,
+                       options=formats.Options(clip=job.clip, on_error="reject",
                                                columns=job.columns,
                                                relevance_from=cal.relevance))
     say(f"{job.preds}: {got.format} ({len(got.loaded.table)} rows)")
@@ -195,10 +218,9 @@ def certify_whole(job: CertifyJob) -> list[str]:
                           in_calibration=done.in_calibration)
     write_certified(job.output, rows, inputs=[job.calibrator, job.preds, job.videos, job.qids])
     report_problems(problems, what=job.preds)
-    n_ref, n_empty = int((status == REFUSED).sum()), int((status == REJECTED).sum())
-    n_abs = int((status == ABSTAINED).sum())
-    return [f"certified {int((status == CERTIFIED).sum())}, refused (whole video) {n_ref}, "
-            + (f"abstained (whole video) {n_abs}, " if n_abs else "")
-            + f"rejected {len(rejected) + n_empty} of {len(rows)} input rows; mean region "
-            f"length {regions.length.mean() if len(regions) else float('nan'):.1f} s",
-            f"wrote {job.output}"]
+    counts = StreamCounts(rows=len(rows), certified=int((status == CERTIFIED).sum()),
+                          refused=int((status == REFUSED).sum()),
+                          rejected=len(rejected) + int((status == REJECTED).sum()),
+                          abstained=int((status == ABSTAINED).sum()),
+                          length=region_length(regions))
+    return [summary_line(counts, "read whole"), f"wrote {job.output}"]

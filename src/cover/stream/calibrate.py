@@ -158,7 +158,9 @@ def score_jsonl(
     def loaded() -> Iterator[Loaded]:
         for batch in line_batches(preds, batch_lines):
             with gc_paused():  # see cover.stream.jsonl: the batch's rows hold no cycles
-                yield load_batch(name, batch, clip=clip, on_error=on_error, fast=fast,
+                # Rejected rows are set aside here; under on_error="raise" the join
+                # raises once every batch is read, as a whole read would.
+                yield load_batch(name, batch, clip=clip, on_error="reject", fast=fast,
                                  keep_records=False).loaded
 
     return score_batches(loaded(), name, gt, family=family, min_scale=min_scale,

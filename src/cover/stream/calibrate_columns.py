@@ -58,7 +58,8 @@ def score_columns(
                   unread: dict[int, str] | None = None) -> Loaded:
         cols, _ = arrow_columns(arrow, mapping, name, with_records=False)
         cols.line = lines
-        return prediction_table(cols, clip=clip, on_error=on_error, reasons=unread)
+        # Rejected rows set aside; under on_error="raise" the join raises at the end.
+        return prediction_table(cols, clip=clip, on_error="reject", reasons=unread)
 
     is_parquet = kind_suffix(Path(preds)) in (".parquet", ".pq")
     parquet = parquet_file(preds, pre_buffer=False) if is_parquet else None  # no read-ahead kept

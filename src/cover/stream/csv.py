@@ -25,7 +25,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from cover.calibrate.calibrator import Calibrator
-from cover.errors import InputError
+from cover.data.rules import in_line_order
+from cover.errors import InputError, ProblemTally
 from cover.io.csv_lines import column_types, header_names, parse_lines
 from cover.io.generic import kind_suffix, parse_columns
 from cover.io.jsonl import OnError, raise_on_rejections
@@ -120,7 +121,8 @@ def certify_csv(
     """Stream ``src`` into ``dst`` (atomically); ``rows == certified + refused + rejected``.
     A qid repeated on a later line is rejected there, whichever batch it falls in;
     ``stage`` is the run's certify stage (else one of ``cal`` and ``videos``).
-    Under ``on_error="raise"`` the first rejected row stops the run, ``dst`` untouched."""
+    Under ``on_error="raise"`` a rejected row stops the run once every batch is read (as
+    a whole read names them), ``dst`` untouched."""
     csv_in = csv_batches(src, columns, batch_rows)
     delim, name = csv_in.delim, csv_in.name
     pick = [csv_in.names.index(csv_in.mapping[f]) for f in ("qid", "vid")
@@ -129,6 +131,7 @@ def certify_csv(
     stage = stage or CertifyStage.of(cal, videos=videos)
     names = [*COVER_COLUMNS, *([P_VALUE_COLUMN] if stage.p_values else [])]
     repeats, line_of = _repeats(src, csv_in.mapping["qid"], batch_rows)
+    bad = ProblemTally()  # under on_error="raise": every rejected row, raised at the end
     with atomic_open(dst, "wb", inputs=[src, *(inputs or [])]) as out:
         head = _pick(csv_in.header, pick, delim) if compact else csv_in.header
         out.write(head + delim + delim.join(c.encode() for c in names) + b"\n")
@@ -137,6 +140,11 @@ def certify_csv(
                 cal, table, columns=csv_in.mapping, lines=lines, source=name, stage=stage,
                 reasons=unread,
                 repeats=repeat_reasons(repeats, line_of, counts.rows, len(batch)))
+            if on_error == "raise":
+                bad.add(in_line_order([p for p in problems if p.action == "rejected"]))
+            counts.add_block(done.column("cover").combine_chunks(), problems)
+            if bad:  # the output is dropped: nothing more to write
+                continue
             lead = ([table.column(csv_in.mapping[f]) for f in ("qid", "vid")
                      if f in csv_in.mapping] if compact else [])
             cells = _cover_cells(done.column("cover").combine_chunks(), delim, lead)
@@ -145,9 +153,8 @@ def certify_csv(
             else:
                 for (_, raw), tail in zip(batch, cells, strict=True):
                     out.write(raw + delim + tail + b"\n")
-            bad = [p for p in problems if p.action == "rejected"]
-            raise_on_rejections(bad, on_error, name)  # before the rename: dst untouched
-            counts.add_block(done.column("cover").combine_chunks(), problems)
+        # Every batch read, as a whole read reads every row; dst is left as it was.
+        raise_on_rejections(bad, on_error, name)
     return counts
 
 

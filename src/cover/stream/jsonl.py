@@ -20,7 +20,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from cover.calibrate.calibrator import Calibrator
-from cover.errors import RowProblem
+from cover.data.rules import in_line_order
+from cover.errors import ProblemTally, RowProblem
 from cover.io.jsonl import OnError, raise_on_rejections
 from cover.io.jsonl_batch import gc_paused
 from cover.io.lines import line_batches
@@ -61,8 +62,9 @@ def certify_jsonl(
     (rejected and clipped rows, with file, line and qid), a list that grows with the
     rows found wanting; ``every_problem=False`` leaves it empty (``cover certify``: its
     messages read the tally, and the output names each rejected row's reason). Under
-    ``on_error="raise"`` the first batch with a rejected row stops the run, and ``dst``
-    is left as it was. ``before_commit(seen qids)`` runs before the output is renamed
+    ``on_error="raise"`` a rejected row stops the run once every batch is read (the
+    count and the first rows named, as a whole read names them), and ``dst`` is left as
+    it was. ``before_commit(seen qids)`` runs before the output is renamed
     into place; the problems it returns count like the rows' (e.g. listed qids that
     no row has). ``fast=False`` reads and writes every batch row by row (the reference
     the batch-at-a-time path is tested against; the output is the same). ``max_p``:
@@ -76,21 +78,27 @@ def certify_jsonl(
     counts = StreamCounts()
     every: list[RowProblem] = []
     seen = SeenIds()
+    bad = ProblemTally()  # under on_error="raise": every rejected row, raised at the end
     # Collection paused: each batch's rows are freed by reference counting (they hold
     # no cycles); rescanning them as they age costs more than parsing them.
     with atomic_open(dst, "wb", inputs=[src, *(inputs or [])]) as out, gc_paused():
         for batch in line_batches(src, batch_lines):
             done = kernel.run(name, batch, seen)
-            out.write(b"".join(done.parts))  # one write: faster than writelines here
-            raise_on_rejections(done.bad, on_error, name)  # before the rename: dst untouched
-            counts.add(done.status, done.found)
+            if on_error == "raise" and done.bad:
+                bad.add(in_line_order(done.bad))
+            if not bad:  # once a row is bad the output is dropped: nothing more to write
+                out.write(b"".join(done.parts))  # one write: faster than writelines here
+            counts.add(done.status, done.found, done.length)
             counts.in_calibration += done.in_calibration
             if every_problem:
                 every += done.found
-        if before_commit is not None:
-            late = before_commit(seen.array())
-            raise_on_rejections(late, on_error, name)
-            counts.tally.add(late)
-            if every_problem:
-                every += late
+        late = [] if before_commit is None else before_commit(seen.array())
+        if on_error == "raise":
+            bad.add(late)
+        # Every batch read, as a whole read reads every row: the same count and the same
+        # first rows named, whatever the batch size; dst is left as it was.
+        raise_on_rejections(bad, on_error, name)
+        counts.tally.add(late)
+        if every_problem:
+            every += late
     return counts, every

@@ -16,7 +16,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from cover.calibrate.calibrator import Calibrator
-from cover.data.rules import increasing
+from cover.data.rules import in_line_order, increasing
+from cover.errors import ProblemTally
 from cover.io.generic import arrow_column, parse_columns
 from cover.io.jsonl import OnError, raise_on_rejections
 from cover.io.opener import parquet_file
@@ -53,8 +54,8 @@ def certify_parquet(
 ) -> StreamCounts:
     """Stream ``src`` through :func:`cover.stream.arrow.certify_batch` into ``dst``
     (``compact``: only the qid and vid columns and ``cover``); ``stage`` is the run's
-    certify stage (else one of ``cal`` and ``videos``). Under ``on_error="raise"`` the
-    first rejected row stops the run, ``dst`` untouched.
+    certify stage (else one of ``cal`` and ``videos``). Under ``on_error="raise"`` a
+    rejected row stops the run once every batch is read, ``dst`` untouched.
 
     Rows are numbered from 1 in file order in every message; ``rows == certified +
     refused + rejected`` always holds.
@@ -76,6 +77,7 @@ def certify_parquet(
                                            **calibrator_metadata(cal)})
     counts = StreamCounts()
     repeats = _Repeats(reader, mapping["qid"], str(src))
+    bad = ProblemTally()  # under on_error="raise": every rejected row, raised at the end
     with atomic_open(dst, "wb", inputs=[src, *(inputs or [])]) as fh:
         # Dictionary-encode only the status; trying it on float columns costs ~40% of a
         # write for nothing.
@@ -87,12 +89,15 @@ def certify_parquet(
                     cal, table, columns=mapping, first_line=counts.rows + 1, source=str(src),
                     repeats=repeats.reasons(table, counts.rows), stage=stage)
                 out = out.select([*keep, "cover"])
-                raise_on_rejections([q for q in problems if q.action == "rejected"],
-                                    on_error, str(src))  # before the rename: dst untouched
+                if on_error == "raise":
+                    bad.add(in_line_order([q for q in problems if q.action == "rejected"]))
                 counts.add_block(out.column("cover").combine_chunks(), problems)
-                writer.write_table(out.replace_schema_metadata(out_schema.metadata))
+                if not bad:  # else the output is dropped: nothing more to write
+                    writer.write_table(out.replace_schema_metadata(out_schema.metadata))
         finally:
             writer.close()
+        # Every batch read, as a whole read reads every row; dst is left as it was.
+        raise_on_rejections(bad, on_error, str(src))
     return counts
 
 

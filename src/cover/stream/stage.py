@@ -190,6 +190,15 @@ class StreamCounts:
     batches: int = 0
     in_calibration: int = 0
     tally: ProblemTally = field(default_factory=ProblemTally)
+    #: The summed length (seconds) of the regions written: certified, refused and
+    #: abstained rows (a rejected row has none).
+    length: float = 0.0
+
+    @property
+    def mean_length(self) -> float:
+        """Mean region length over the rows given one (NaN when none is)."""
+        n = self.certified + self.refused + self.abstained
+        return self.length / n if n else float("nan")
 
     @property
     def examples(self) -> list[RowProblem]:
@@ -201,14 +210,18 @@ class StreamCounts:
         """How many rows were rejected for each reason."""
         return self.tally.kinds.get("rejected", Counter())
 
-    def add(self, status: NDArray[np.object_], problems: list[RowProblem]) -> None:
-        """Count one batch: each written row's status, and what was found in it."""
-        self._add(status.size, {s: int((status == s).sum()) for s in STATUSES}, problems)
+    def add(self, status: NDArray[np.object_], problems: list[RowProblem],
+            length: float = 0.0) -> None:
+        """Count one batch: each written row's status, what was found in it, and the summed
+        length of its regions."""
+        self._add(status.size, {s: int((status == s).sum()) for s in STATUSES}, problems,
+                  length)
 
-    def _add(self, rows: int, by_status: dict[str, int], problems: list[RowProblem]
-             ) -> None:
+    def _add(self, rows: int, by_status: dict[str, int], problems: list[RowProblem],
+             length: float) -> None:
         self.batches += 1
         self.rows += rows
+        self.length += length
         self.certified += by_status.get(CERTIFIED, 0)
         self.refused += by_status.get(REFUSED, 0)
         self.rejected += by_status.get(REJECTED, 0)
@@ -222,5 +235,9 @@ class StreamCounts:
 
         by_status = {v["values"]: v["counts"]
                      for v in pc.value_counts(block.field("status")).to_pylist()}
-        self._add(len(block), by_status, problems)
+        # Every region's components flattened to s0, e0, s1, e1, ... (a rejected row's
+        # region is null): the summed length is sum(e) - sum(s).
+        ends = pc.list_flatten(pc.list_flatten(block.field("region"))).to_numpy()
+        self._add(len(block), by_status, problems,
+                  float(ends[1::2].sum() - ends[0::2].sum()))
         self.in_calibration += int(pc.sum(block.field("in_calibration")).as_py() or 0)
