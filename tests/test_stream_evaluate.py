@@ -303,7 +303,7 @@ def test_regions_keyed_by_position_are_joined_on_content_as_in_memory(data_dir, 
                  str(lighthouse), "--on-error", "reject", "-o", str(regions)]) == 0
     whole, text = _evaluate(regions, lighthouse, capsys, "--in-memory")
     got, got_text = _evaluate(regions, lighthouse, capsys)
-    assert "reading it whole to join on (vid, query text)" in _evaluate.err  # type: ignore
+    assert "reading it whole to choose the join" in _evaluate.err  # type: ignore
     assert got == whole and got_text == text
 
 

@@ -70,8 +70,8 @@ def evaluate_files(job: EvaluateFiles) -> dict[str, Any]:
     whole = job.in_memory or (kind == "jsonl" and json_array(job.regions))
     res = run(whole=whole)
     if res is None:
-        say(f"{job.regions}: qids do not all match {job.gt}; reading it whole to join on "
-            "(vid, query text)")
+        say(f"{job.regions}: qids do not all match {job.gt}; reading it whole to choose the "
+            "join (by qid, or on vid and query text when its qids are positions)")
         res = run(whole=True)
     elif not whole:
         say(f"{job.regions}: streamed in {res.batches} batch(es) of up to {job.batch_rows} "
