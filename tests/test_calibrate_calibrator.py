@@ -59,7 +59,7 @@ def test_fitted_on_is_taken_from_the_ids_when_first_asked() -> None:
     ps = rng.uniform(0, 50, n)
     table = GroundingTable.from_arrays(qid=np.arange(1000, 1000 + n), duration=100.0,
                                        pred_start=ps, pred_end=ps + 10,
-                                       truth=(ps + rng.normal(0, 2, n), ps + 12))
+                                       truth=(np.maximum(ps + rng.normal(0, 2, n), 0), ps + 12))
     cal = Calibrator(score="sec", alpha=0.1).fit(table)
     assert cal._fitted_on is None  # nothing hashed yet
     want = fitted_on(np.arange(1000, 1000 + n).astype(str))

@@ -24,7 +24,7 @@ def _table(n: int, seed: int = 0, shift: float = 0.0, refusals: int = 0) -> cove
     dur = np.exp(rng.uniform(np.log(20), np.log(300), n) + shift).clip(20, 600)
     length = rng.uniform(5, 60, n)
     s = rng.uniform(0, 1, n) * (dur - length).clip(0)
-    e = s + length
+    e = np.minimum(s + length, dur)  # inside the video (a short one cuts the length)
     err = np.abs(rng.standard_normal(n)) * (40 / length) * (dur / 100)
     ts, te = s + 1, np.minimum(e + err, dur)
     ps = np.where(np.arange(n) < refusals, np.nan, s)

@@ -506,7 +506,11 @@ def test_every_rule_and_family_writes_a_schema_valid_calibrator(rule: str, score
         with pytest.raises(ValueError, match="needs an interval score"):
             _fit_for_schema(score, rule)
         return
-    cal = _fit_for_schema(score, rule)
+    with warnings.catch_warnings():
+        # At alpha 0.2 on these 120 rows no ltt configuration passes its risk tests for
+        # some scores: the fit says so, and the file must still be valid.
+        warnings.filterwarnings("ignore", ".*every query will abstain", CoverWarning)
+        cal = _fit_for_schema(score, rule)
     check_calibrator_schema(cal.to_dict())
     doc = json.loads(saved(cal, tmp_path).read_text())
     assert _schema_errors(doc) == []

@@ -89,7 +89,7 @@ def test_mean_sd_and_rule_match_a_per_row_oracle(tables, data):
        st.sampled_from([0.05, 0.1, 0.2, 0.5]))
 def test_gaussian_region_is_mean_plus_minus_z_sd_clipped(s, d, ss, se, alpha):
     t = GroundingTable.from_arrays(qid=[0, 1], duration=120.0, pred_start=[s, np.nan],
-                                   pred_end=[s + d, np.nan])
+                                   pred_end=[min(s + d, 120.0), np.nan])  # inside T
     t = replace(t, start_std=np.array([ss, np.nan]), end_std=np.array([se, np.nan]))
     r = gaussian_region(t, alpha)
     z = gaussian_z(alpha)

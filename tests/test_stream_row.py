@@ -21,7 +21,8 @@ def _cal_table(n: int = 200, seed: int = 0) -> cover.GroundingTable:
     ts = rng.uniform(0, 110, n)
     rel = Ragged(rng.normal(0, 1, n * 75), np.arange(n + 1, dtype=np.int64) * 75)
     return cover.GroundingTable.from_arrays(
-        qid=np.arange(n), duration=150.0, pred_start=ts + rng.normal(0, 4, n),
+        qid=np.arange(n), duration=150.0,
+        pred_start=np.maximum(ts + rng.normal(0, 4, n), 0),  # inside the video
         pred_end=ts + 20 + rng.normal(0, 4, n), truth=(ts, ts + 20), relevance=rel)
 
 
