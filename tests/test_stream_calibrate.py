@@ -350,3 +350,61 @@ def test_bad_rows_in_both_files_stop_at_the_ground_truth_on_either_path(tmp_path
     assert f"{gt}:8 (qid=7): a true window has start > end" in said["stream"]
     assert said["stream"] == said["memory"]
     assert not (tmp_path / "c.json").exists()
+
+
+_PRED_DAMAGE = {
+    "reversed": {"pred_relevant_windows": [[50.0, 10.0, 0.9]]},
+    "bad_duration": {"duration": -1},
+    "outside": {"pred_relevant_windows": [[160.0, 170.0, 0.9]]},
+    "repeat": {"qid": 0},
+    "no_windows": {"pred_relevant_windows": []},
+    "not_json": None,
+}
+_GT_DAMAGE = {
+    "reversed": {"relevant_windows": [[60.0, 20.0]]},
+    "outside": {"relevant_windows": [[160.0, 170.0]]},
+    "shorter": {"duration": 120},
+    "dropped": None,
+}
+
+
+@settings(max_examples=20, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.one_of(st.none(), st.sampled_from(sorted(_PRED_DAMAGE))), min_size=8,
+                max_size=16),
+       st.lists(st.one_of(st.none(), st.sampled_from(sorted(_GT_DAMAGE))), min_size=16,
+                max_size=16),
+       st.sampled_from(["raise", "reject"]), st.integers(1, 3))
+def test_damaged_files_get_one_outcome_streamed_or_whole(tmp_path, capsys, pred_damage,
+                                                         gt_damage, on_error, batch):
+    """Both files damaged at random: streamed in batches of 1-3 lines or read whole,
+    calibrate prints the same lines (summary, counts, the rows named, in order) and
+    writes the same calibrator, or stops with the same error, under --on-error raise and
+    reject alike."""
+    preds, truth = tmp_path / "p.jsonl", tmp_path / "g.jsonl"
+    lines, gts = [], []
+    for q, how in enumerate(pred_damage):
+        row = {"qid": q, "vid": f"v{q // 2}", "duration": 150,
+               "pred_relevant_windows": [[10.0 + q, 30.0 + q, 0.9]]}
+        lines.append("{not json" if how == "not_json" else
+                     json.dumps({**row, **(_PRED_DAMAGE[how] if how else {})}))
+    for q, how in enumerate(gt_damage):
+        row = {"qid": q, "vid": f"v{q // 2}", "duration": 150,
+               "relevant_windows": [[12.0 + q, 28.0 + q]]}
+        if how != "dropped":
+            gts.append(json.dumps({**row, **(_GT_DAMAGE[how] if how else {})}))
+    preds.write_text("\n".join(lines) + "\n")
+    truth.write_text("\n".join(gts) + "\n")
+
+    def run(*flags: str) -> tuple[int, str, str, bytes | None]:
+        out = tmp_path / "c.json"
+        out.unlink(missing_ok=True)
+        rc = main(["calibrate", "--preds", str(preds), "--gt", str(truth), "--alpha", "0.3",
+                   "--no-band", "--on-error", on_error, *flags, "-o", str(out)])
+        cap = capsys.readouterr()
+        err = "\n".join(ln for ln in cap.err.splitlines()  # how each file was read
+                        if not ln.startswith((f"{preds}: ", f"{truth}: ")))
+        return rc, cap.out, err, out.read_bytes() if out.exists() else None
+
+    whole = run("--in-memory")
+    assert run("--batch-rows", str(batch)) == whole
