@@ -108,3 +108,17 @@ def test_a_line_that_is_not_json_comes_back_rejected(files, base):
     res = r.json()["results"]
     assert r.status_code == 200 and len(res) == 3
     assert res[1]["cover"]["status"] == "rejected"
+
+
+def test_the_first_bad_row_named_is_the_first_sent(files, base):
+    """Under on_error=raise the 422 names the first bad row of the request, whichever
+    rule found it (a duration the --videos file contradicts is found after a reversed
+    window), and lists the problems in row order, as the command line does."""
+    rows = [json.loads(line) for line in files["new"].read_text().splitlines()][:4]
+    rows[0]["duration"] = 1.0  # contradicts --videos: the certify stage's rule
+    rows[2]["pred_relevant_windows"] = [[9.0, 5.0, 0.9]]  # the reader's rule
+    r = httpx.post(f"{base}/v1/certify", json=rows)
+    assert r.status_code == 422
+    err = r.json()
+    assert err["error"].startswith(f"row 0 (qid={rows[0]['qid']}):"), err
+    assert [p["row"] for p in err["problems"]] == [0, 2]
