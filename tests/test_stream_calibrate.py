@@ -6,7 +6,7 @@ import json
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import cover
@@ -374,13 +374,17 @@ _GT_DAMAGE = {
                 max_size=16),
        st.lists(st.one_of(st.none(), st.sampled_from(sorted(_GT_DAMAGE))), min_size=16,
                 max_size=16),
-       st.sampled_from(["raise", "reject"]), st.integers(1, 3))
+       st.sampled_from(["raise", "reject"]), st.integers(1, 3), st.booleans())
+@example(pred_damage=[None] * 3 + ["bad_duration"] + [None] * 4,
+         gt_damage=[None] * 3 + ["reversed"] + [None] * 12, on_error="reject", batch=1,
+         listed=True)  # listed qid 3: both its rows rejected, yet in the files
 def test_damaged_files_get_one_outcome_streamed_or_whole(tmp_path, capsys, pred_damage,
-                                                         gt_damage, on_error, batch):
+                                                         gt_damage, on_error, batch, listed):
     """Both files damaged at random: streamed in batches of 1-3 lines or read whole,
     calibrate prints the same lines (summary, counts, the rows named, in order) and
     writes the same calibrator, or stops with the same error, under --on-error raise and
-    reject alike."""
+    reject alike, with or without a --qids list (a listed qid whose rows were rejected
+    is in the files: the whole read called it unknown)."""
     preds, truth = tmp_path / "p.jsonl", tmp_path / "g.jsonl"
     lines, gts = [], []
     for q, how in enumerate(pred_damage):
@@ -395,12 +399,15 @@ def test_damaged_files_get_one_outcome_streamed_or_whole(tmp_path, capsys, pred_
             gts.append(json.dumps({**row, **(_GT_DAMAGE[how] if how else {})}))
     preds.write_text("\n".join(lines) + "\n")
     truth.write_text("\n".join(gts) + "\n")
+    qids = tmp_path / "q.txt"
+    qids.write_text("".join(f"{q}\n" for q in (*range(0, 20, 3), 77)))
 
     def run(*flags: str) -> tuple[int, str, str, bytes | None]:
         out = tmp_path / "c.json"
         out.unlink(missing_ok=True)
         rc = main(["calibrate", "--preds", str(preds), "--gt", str(truth), "--alpha", "0.3",
-                   "--no-band", "--on-error", on_error, *flags, "-o", str(out)])
+                   "--no-band", "--on-error", on_error, *flags, "-o", str(out),
+                   *(["--qids", str(qids)] if listed else [])])
         cap = capsys.readouterr()
         err = "\n".join(ln for ln in cap.err.splitlines()  # how each file was read
                         if not ln.startswith((f"{preds}: ", f"{truth}: ")))

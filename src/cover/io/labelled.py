@@ -126,7 +126,10 @@ def read_labelled(
     kept: list[GroundingTable] = []
     # One batch, its rows' problems with it (in line order, the join's among them), the
     # truth's first: as a stream tallies them.
-    problems = join_batches([Loaded(ptab, p.loaded.problems, {})], gtab, preds=preds,
+    # The claims: a row rejected for its numbers still holds its qid (a listed qid it
+    # has is no unknown one), as in a stream.
+    problems = join_batches([Loaded(ptab, p.loaded.problems, {}, claims=p.loaded.claims)],
+                            gtab, preds=preds,
                             gt_name=gt, qids=listed, strict=strict, on_error=on_error,
                             head=[*g.loaded.problems, *problems],
                             use=kept.append, keep=None).kept  # one batch: all are here
