@@ -42,9 +42,11 @@ def add_parser(sub: Subparsers) -> None:
                    "smallest alpha at which the region is narrower than the video) is above "
                    "P; needs a calibrator fitted with --keep-scores")
     p.add_argument("--compact", action="store_true",
-                   help="write only qid, vid and the cover block (streamed inputs)")
+                   help="write only qid, vid and the cover block (Moment-DETR JSON lines, and "
+                   "Parquet or CSV with --columns written as such)")
     add_flags(p, "in_memory", "batch_rows", "strict", "on_error", "clip",
-              in_memory="read the whole input even when it could be streamed")
+              in_memory="read the whole input at once, even when it could be streamed "
+              "(JSON lines: as one batch, the same output)")
     add_format_flags(p, gt=False)
     add_relevance_flag(p, calibrated=True)
     p.set_defaults(func=run)
