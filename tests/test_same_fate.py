@@ -557,3 +557,25 @@ def test_on_error_raise_names_the_same_rows_on_every_path(cal_path, tmp_path, ca
                            for m in _messages(err, str(src), kind == "csv")])
     first = said["jsonl whole"]
     assert all(got == first for got in said.values()), said
+
+
+def test_rows_without_a_duration_say_to_pass_videos_on_every_path(cal_path, tmp_path,
+                                                                 capsys):
+    """Without --videos, rows with no duration stop every path under --on-error raise
+    with the same rows named and what to pass (the hint was the whole read's alone)."""
+    _write_inputs(tmp_path, [("a", 10.0, 20.0, None), ("b", 10.0, 20.0, T),
+                             ("c", 5.0, 9.0, None)])
+    said = {}
+    for name, kind, extra, out in PATHS:
+        src, dst = tmp_path / f"p.{kind}", tmp_path / f"nd_{out}"
+        rc = main(["certify", "--calibrator", str(cal_path), "--preds", str(src), *extra,
+                   "-o", str(dst)])
+        err = capsys.readouterr().err
+        assert rc == 2 and not dst.exists(), name
+        said[name] = [_row_lines(m) if kind == "csv" else m
+                      for m in _messages(err, str(src), kind == "csv")]
+    first = said["jsonl streamed"]
+    assert any(m.startswith("Rows without a duration: pass --videos FILE") for m in first)
+    assert "  FILE:3 (qid=c): no duration known for video 'vc' (not in the row, not in " \
+           "--videos (not given))" in first
+    assert all(got == first for got in said.values()), said

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from cover.data.rules import PRED_STRICT, outside_video, wholly_outside
+from cover.data.rules import NO_DURATION, PRED_STRICT, outside_video, wholly_outside
 from cover.data.shape import T, TableShape, ids_as_given, replace_keeping_ids
 from cover.errors import RowProblem
 from cover.ragged import segment_any
@@ -202,7 +202,7 @@ def fill_durations(
         clash = ~missing & hit & (np.abs(t - durations[j]) > 1e-6)
     unknown = ~np.isfinite(t)
     problems = _problems(preds, np.flatnonzero(unknown), [
-        f"no duration known for video {v!r} (not in the row, not in {source})"
+        f"{NO_DURATION} for video {v!r} (not in the row, not in {source})"
         for v in preds.vid[unknown].tolist()
     ] if unknown.any() else [])
     problems += _problems(preds, np.flatnonzero(clash), [

@@ -99,22 +99,34 @@ def in_line_order(problems: list[RowProblem]) -> list[RowProblem]:
     return sorted(problems, key=lambda p: (files.setdefault(p.path, len(files)), p.line))
 
 
+#: The reason of a prediction row whose video has no known duration starts so.
+NO_DURATION = "no duration known"
+#: What to pass when rows have no duration (certify without --videos).
+VIDEOS_HINT = ("Rows without a duration: pass --videos FILE, any jsonl with 'vid' and "
+               "'duration' fields (QVHighlights' highlight_*_release.jsonl files qualify; no "
+               "ground truth is needed).")
+
+
 def raise_on_rejections(problems: list[RowProblem] | ProblemTally, on_error: OnError,
-                        what: str) -> None:
+                        what: str, *, videos_given: bool = True) -> None:
     """Under ``on_error='raise'``, turn rejected rows into one clear :class:`InputError`:
     their count and the first five by line (a list, or a
     :class:`~cover.errors.ProblemTally` its stream filled in line order), whatever the
-    order the rules found them in."""
+    order the rules found them in. ``videos_given=False`` (certify without ``--videos``):
+    rows without a duration add what to pass."""
     if on_error != "raise":
         return
     tally = as_tally(in_line_order(problems) if isinstance(problems, list) else problems,
                      KEEP)
     n = tally.count("rejected")
     if n:
+        hint = not videos_given and any(
+            k.startswith(NO_DURATION) for k in tally.kinds.get("rejected", ()))
         raise InputError(
             f"{n} bad row(s) in {what}:\n"
             f"{summarize(tally.examples('rejected', KEEP), limit=KEEP, total=n)}\n"
-            "Fix these rows, or pass --on-error reject (API: on_error='reject') to set them "
+            + (VIDEOS_HINT + "\n" if hint else "")
+            + "Fix these rows, or pass --on-error reject (API: on_error='reject') to set them "
             "aside with their reasons and go on."
         )
 

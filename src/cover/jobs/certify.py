@@ -168,7 +168,6 @@ def summary_line(counts: StreamCounts, how: str) -> str:
 def certify_whole(job: CertifyJob) -> list[str]:
     """The whole input as one batch through the certify stage, written as JSON lines."""
     from cover.io import formats
-    from cover.io.jsonl import raise_on_rejections
     from cover.io.regions_jsonl import certified_rows, write_certified
     from cover.row_status import ABSTAINED, CERTIFIED, REFUSED, REJECTED, row_status
     from cover.stream.jsonl_kernel import region_length
@@ -196,14 +195,7 @@ def certify_whole(job: CertifyJob) -> list[str]:
                             qids=wanted, strict=job.strict, max_p=job.max_p)
     done = stage.run(preds)
     problems = [*done.problems, *late]  # the reader's and the stage's, in line order
-    no_duration = [p for p in problems if p.problem.startswith("no duration known")]
-    if no_duration and not job.videos and job.on_error == "raise":
-        raise InputError(
-            f"{len(no_duration)} prediction row(s) carry no duration, e.g. {no_duration[0]}.\n"
-            "Pass --videos FILE: any jsonl with 'vid' and 'duration' fields (QVHighlights' "
-            "highlight_*_release.jsonl files qualify; no ground truth is needed)."
-        )
-    raise_on_rejections(problems, job.on_error, job.preds)
+    stage.raise_on(problems, job.on_error, job.preds)
     table, regions = done.table, done.regions
     rejected = dict(preds.rejected)
     lines = preds.table.line if preds.table.line is not None else np.zeros(0, dtype=np.int64)

@@ -29,7 +29,7 @@ from cover.data.rules import in_line_order
 from cover.errors import InputError, ProblemTally
 from cover.io.csv_lines import column_types, header_names, parse_lines
 from cover.io.generic import kind_suffix, parse_columns
-from cover.io.jsonl import OnError, raise_on_rejections
+from cover.io.jsonl import OnError
 from cover.io.lines import line_batches
 from cover.io.output import atomic_open
 from cover.io.seen import repeated_rows
@@ -154,7 +154,7 @@ def certify_csv(
                 for (_, raw), tail in zip(batch, cells, strict=True):
                     out.write(raw + delim + tail + b"\n")
         # Every batch read, as a whole read reads every row; dst is left as it was.
-        raise_on_rejections(bad, on_error, name)
+        stage.raise_on(bad, on_error, name)
     return counts
 
 

@@ -22,7 +22,7 @@ from numpy.typing import NDArray
 from cover.calibrate.calibrator import Calibrator
 from cover.data.rules import in_line_order
 from cover.errors import ProblemTally, RowProblem
-from cover.io.jsonl import OnError, raise_on_rejections
+from cover.io.jsonl import OnError
 from cover.io.jsonl_batch import gc_paused
 from cover.io.lines import line_batches
 from cover.io.output import atomic_open
@@ -97,7 +97,7 @@ def certify_jsonl(
             bad.add(late)
         # Every batch read, as a whole read reads every row: the same count and the same
         # first rows named, whatever the batch size; dst is left as it was.
-        raise_on_rejections(bad, on_error, name)
+        kernel.stage.raise_on(bad, on_error, name)
         counts.tally.add(late)
         if every_problem:
             every += late

@@ -19,7 +19,7 @@ from cover.calibrate.calibrator import Calibrator
 from cover.data.rules import in_line_order, increasing
 from cover.errors import ProblemTally
 from cover.io.generic import arrow_column, parse_columns
-from cover.io.jsonl import OnError, raise_on_rejections
+from cover.io.jsonl import OnError
 from cover.io.opener import parquet_file
 from cover.io.output import atomic_open
 from cover.io.seen import repeated_rows
@@ -97,7 +97,7 @@ def certify_parquet(
         finally:
             writer.close()
         # Every batch read, as a whole read reads every row; dst is left as it was.
-        raise_on_rejections(bad, on_error, str(src))
+        stage.raise_on(bad, on_error, str(src))
     return counts
 
 

@@ -42,6 +42,7 @@ from cover.calibrate.calibrator import Calibrator
 from cover.calibrate.pvalues import abstain_above
 from cover.data.join import fill_durations
 from cover.data.relevance import SALIENCY
+from cover.data.rules import OnError, raise_on_rejections
 from cover.data.table import GroundingTable, ids_as_given
 from cover.data.validate import id_reasons, ids_checked
 from cover.errors import KEEP, ProblemTally, RowProblem
@@ -114,6 +115,13 @@ class CertifyStage:
         index = videos if isinstance(videos, VideoIndex) or videos is None else \
             VideoIndex.of(*videos)
         return cls(cal, meta, fitted, index, videos_source, qids, strict, max_p)
+
+    def raise_on(self, problems: list[RowProblem] | ProblemTally, on_error: OnError,
+                 what: str) -> None:
+        """Under ``on_error='raise'``, the rows this run rejected as one error, the same
+        on every path (:func:`cover.data.rules.raise_on_rejections`; without
+        ``--videos``, rows with no duration say what to pass)."""
+        raise_on_rejections(problems, on_error, what, videos_given=self.index is not None)
 
     def known_durations(self, vid: NDArray[Any]
                         ) -> tuple[NDArray[np.str_], NDArray[np.float64]] | tuple[None, None]:
