@@ -310,3 +310,33 @@ def test_tgn_proposals_calibrate_certify_evaluate_as_the_study_fits(
     m = json.loads(metrics.read_text())
     assert m["counts"]["rows"] == 2184
     assert 0.65 < m["marginal"]["coverage"] < 0.75  # alpha = 0.3
+
+
+def test_rows_rejected_in_either_file_are_reported_as_the_evaluation_input(tmp_path: Path,
+                                                                           capsys) -> None:
+    """A bad region row and a bad ground-truth row: one report of the evaluation input,
+    each row named with its own file (the report was headed by the regions file alone),
+    streamed and read whole alike."""
+    gt, _, _, regions = _certified_synthetic(tmp_path)
+    bad = _tamper(regions, 3, {"region": [[50.0, 10.0]]})
+    rows = [json.loads(x) for x in gt.read_text().splitlines()]
+    target = json.loads(regions.read_text().splitlines()[4])["qid"]
+    hit = next(i for i, r in enumerate(rows) if r["qid"] == target)
+    rows[hit]["relevant_windows"] = [[60.0, 20.0]]
+    gt_bad = tmp_path / "gt_bad.jsonl"
+    gt_bad.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    said = []
+    capsys.readouterr()
+    for flags in ([], ["--in-memory"], ["--batch-rows", "2"]):
+        assert main(["evaluate", "--regions", str(bad), "--gt", str(gt_bad), "--on-error",
+                     "reject", *flags]) == 0
+        err = capsys.readouterr().err
+        said.append([ln for ln in err.splitlines()
+                     if ln.startswith("cover: ") and " rejected in " in ln
+                     or ln.startswith("  ")])
+    head = said[0][0]
+    # the region row of the rejected truth row has no ground truth left: rejected too
+    assert head.startswith("cover: 3 row(s) rejected in evaluation input: "), head
+    assert any(f"{bad}:3" in ln for ln in said[0])
+    assert any(f"{gt_bad}:{hit + 1}" in ln for ln in said[0])
+    assert said[1] == said[0] == said[2]

@@ -83,8 +83,9 @@ def evaluate_files(job: EvaluateFiles) -> dict[str, Any]:
         say(f"joined on (vid, query text): {matched} of {rows} regions matched ({by_qid} "
             "by qid)")
     raise_on_rejections(res.join_problems, job.on_error, f"{job.regions} joined with {job.gt}")
+    # Both files' rows (each named with its file), as calibrate says "calibration input".
     report_problems(res.read_problems + ProblemTally.of(problems) + res.join_problems,
-                    what=job.regions)
+                    what="evaluation input")
     n = res.sums.rows
     _warn_overlap(res.in_calibration, res.same_as_calibration, n)
     ev = res.sums.finish(_calibration(res.meta))
