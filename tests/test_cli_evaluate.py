@@ -332,7 +332,7 @@ def test_rows_rejected_in_either_file_are_reported_as_the_evaluation_input(tmp_p
                      "reject", *flags]) == 0
         err = capsys.readouterr().err
         said.append([ln for ln in err.splitlines()
-                     if ln.startswith("cover: ") and " rejected in " in ln
+                     if (ln.startswith("cover: ") and " rejected in " in ln)
                      or ln.startswith("  ")])
     head = said[0][0]
     # the region row of the rejected truth row has no ground truth left: rejected too
