@@ -337,6 +337,7 @@ def test_rows_rejected_in_either_file_are_reported_as_the_evaluation_input(tmp_p
     head = said[0][0]
     # the region row of the rejected truth row has no ground truth left: rejected too
     assert head.startswith("cover: 3 row(s) rejected in evaluation input: "), head
+    assert f"its ground-truth row in {gt_bad} was rejected (1)" in head, head
     assert any(f"{bad}:3" in ln for ln in said[0])
     assert any(f"{gt_bad}:{hit + 1}" in ln for ln in said[0])
     assert said[1] == said[0] == said[2]

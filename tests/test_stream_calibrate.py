@@ -13,7 +13,7 @@ import cover
 from cover.cli import main
 from cover.errors import InputError
 from cover.io.qvhighlights import read_ground_truth
-from cover.stream.calibrate import calibrate_jsonl
+from cover.stream.calibrate import calibrate_jsonl, score_jsonl
 
 
 @pytest.fixture(scope="module")
@@ -415,3 +415,38 @@ def test_damaged_files_get_one_outcome_streamed_or_whole(tmp_path, capsys, pred_
 
     whole = run("--in-memory")
     assert run("--batch-rows", str(batch)) == whole
+
+
+@pytest.mark.parametrize("batch", [None, 1, 3])
+def test_a_row_whose_partner_was_rejected_says_so(tmp_path, batch):
+    """A prediction whose ground-truth row was rejected, and a ground-truth row whose
+    prediction was rejected, are set aside naming that (both were called 'no ground
+    truth / no prediction for this qid', though the file has a row for it), read whole
+    (``batch`` None) or streamed; a qid in one file only keeps its own reason."""
+    from cover.io.formats import read_truth
+
+    preds, truth = tmp_path / "p.jsonl", tmp_path / "g.jsonl"
+    p = [{"qid": q, "vid": f"v{q}", "duration": 150,
+          "pred_relevant_windows": [[10.0 + q, 30.0 + q, 0.9]]} for q in range(12)]
+    g = [{"qid": q, "vid": f"v{q}", "duration": 150,
+          "relevant_windows": [[12.0 + q, 28.0 + q]]} for q in range(12)]
+    p[2]["pred_relevant_windows"] = [[50.0, 10.0, 0.9]]  # rejected: truth 2 is alone
+    g[5]["relevant_windows"] = [[60.0, 20.0]]  # rejected: prediction 5 is alone
+    del g[9]  # prediction 9 has no truth row at all
+    preds.write_text("".join(json.dumps(r) + "\n" for r in p))
+    truth.write_text("".join(json.dumps(r) + "\n" for r in g))
+    if batch is None:
+        _, problems = cover.load_labelled(preds, truth, on_error="reject")
+    else:
+        from cover.io.batch_join import rejected_qids
+
+        t = read_truth(truth, on_error="reject")
+        got = score_jsonl(preds, t.truth, family="norm", min_scale=1e-3,
+                          target="envelope", on_error="reject", batch_lines=batch,
+                          keep_problems=None, truth_rejected=rejected_qids(t.problems))
+        problems = [*t.problems, *got.problems.kept]
+    why = {(x.path, x.line): x.problem for x in problems if x.action == "rejected"}
+    assert why[(str(truth), 3)] == f"its prediction row in {preds} was rejected"
+    assert why[(str(preds), 6)] == f"its ground-truth row in {truth} was rejected"
+    assert why[(str(preds), 10)] == f"no ground truth for this qid in {truth}"
+    assert len(why) == 5  # and the two rows rejected for their windows

@@ -4,7 +4,7 @@ or streamed (:mod:`cover.stream.calibrate`, :mod:`cover.stream.evaluate`)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from operator import attrgetter
 from pathlib import Path
@@ -47,6 +47,7 @@ def join_batches(
     use: Callable[[GroundingTable], None],
     truth_rows: Callable[[NDArray[np.int64]], None] | None = None,
     keep: int | None = KEEP,
+    truth_rejected: Collection[str] = (),
 ) -> ProblemTally:
     """Join prediction batches (a whole file is one batch) with ``gt`` by qid, handing
     each joined batch to ``use``; returns the problems tallied in this order: ``head``
@@ -62,7 +63,9 @@ def join_batches(
     biases calibration and the usual cause is calibrating on a subset without ``qids``.
     ``truth_rows``, when given, gets after each ``use`` the row of ``gt`` each joined
     row was joined with (its qid, vid and duration are that row's): a stream can keep
-    those row numbers instead of the text. A stream passes ``gt`` as compact columns
+    those row numbers instead of the text. ``truth_rejected``: the qids of ground-truth
+    rows the reader rejected (:func:`rejected_qids`; their predictions say so). A stream
+    passes ``gt`` as compact columns
     (:class:`cover.io.truth_index.CompactTruth`): each batch then takes only its own
     truth rows, and the qids seen are kept per truth row (:class:`TruthSeen`).
     """
@@ -100,7 +103,8 @@ def join_batches(
             hit &= listed[j]
         rows = np.unique(j[hit])
         predicted[rows] = True
-        joined, more = attach_truth(table, gt.take(rows), strict=strict)
+        joined, more = attach_truth(table, gt.take(rows), strict=strict,
+                                    truth_rejected=truth_rejected)
         # A batch's problems in line order: the same first ones, whatever the batch size.
         found.add(sorted([*read, *repeats, *more], key=attrgetter("line")))
         if on_error == "raise":
@@ -120,10 +124,19 @@ def join_batches(
         problems.add(unknown_qids(qids.path, qids.wanted, qids.lines,
                                   _known(gt, seen, wanted), f"{preds} nor in {gt_name}"))
     missing = np.flatnonzero(~predicted if listed is None else listed & ~predicted)
+    # A truth row whose qid a rejected prediction row claimed has a prediction, set aside.
+    if isinstance(seen, TruthSeen):
+        claimed = seen.first[missing] > 0
+    else:
+        assert isinstance(gt, GroundingTable)  # a SeenIds goes with a table (above)
+        claimed = np.isin(gt.qid[missing], seen.array())
     no_pred = ProblemTally(keep)
-    why = f"no prediction for this qid in {source}"
+    why = (f"no prediction for this qid in {source}",
+           f"its prediction row in {source} was rejected")
     for a in range(0, missing.size, _CHUNK):  # a chunk of problems at a time: bounded
-        no_pred.add(row_problems(gt.take(missing[a:a + _CHUNK]), slice(None), why))
+        part, gone = gt.take(missing[a:a + _CHUNK]), claimed[a:a + _CHUNK]
+        no_pred.add(in_line_order([*row_problems(part, ~gone, why[0]),
+                                   *row_problems(part, gone, why[1])]))
     problems = problems + found + no_pred
     if no_pred and on_error == "raise":
         raise InputError(
@@ -134,6 +147,11 @@ def join_batches(
         )
     raise_on_rejections(problems, on_error, f"{preds} joined with {gt_name}")
     return problems
+
+
+def rejected_qids(problems: Iterable[RowProblem]) -> frozenset[str]:
+    """The qids of the rows a reader rejected (a row without a readable qid has none)."""
+    return frozenset(p.qid for p in problems if p.action == "rejected" and p.qid is not None)
 
 
 def across_batches(loaded: Loaded, table: GroundingTable, seen: SeenIds | TruthSeen, *,

@@ -14,7 +14,7 @@ from cover.data.relevance import PROPOSALS, rebuild_relevance
 from cover.data.table import DEFAULT_CLIP_SECONDS, GroundingTable
 from cover.errors import InputError, RowProblem
 from cover.io import formats
-from cover.io.batch_join import QidList, join_batches, row_problems
+from cover.io.batch_join import QidList, join_batches, rejected_qids, row_problems
 from cover.io.charades_rf import NO_MOMENT, no_moment_qids
 from cover.io.jsonl import OnError
 from cover.io.order_join import join_truth
@@ -132,7 +132,8 @@ def read_labelled(
                             gtab, preds=preds,
                             gt_name=gt, qids=listed, strict=strict, on_error=on_error,
                             head=[*g.loaded.problems, *problems],
-                            use=kept.append, keep=None).kept  # one batch: all are here
+                            use=kept.append, keep=None,
+                            truth_rejected=rejected_qids(g.loaded.problems)).kept
     table = kept[0]
     if p.loaded.relevance == PROPOSALS:  # asked for, or the mapping's default
         table = rebuild_relevance(table)  # over [0, T] now that T is known

@@ -61,7 +61,7 @@ def _labelled(job: CalibrateJob) -> StreamedFit:
     from cover._memory import map_large_blocks_for
     from cover.calibrate.groups import reads_input_rows
     from cover.calibrate.registry import get_rule
-    from cover.io.batch_join import QidList
+    from cover.io.batch_join import QidList, rejected_qids
     from cover.io.formats import read_truth
     from cover.io.labelled import read_labelled
     from cover.io.qids import read_qid_lines
@@ -93,7 +93,8 @@ def _labelled(job: CalibrateJob) -> StreamedFit:
         # the durations; the truth is this job's own: its windows go once rows are joined
         windows=job.groups == "pred_length", durations=job.groups == "duration",
         own_truth=True,
-        sides=bool(get_rule(job.rule).needs & {"sides"}))  # as Calibrator.fit scores
+        sides=bool(get_rule(job.rule).needs & {"sides"}),  # as Calibrator.fit scores
+        truth_rejected=rejected_qids(g.problems))
     if kind == "columns":
         got = score_columns(job.preds, g.truth, columns=kw["columns"],
                             batch_rows=job.batch_rows, **args)

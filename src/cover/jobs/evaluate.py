@@ -55,6 +55,7 @@ class EvaluateFiles:
 def evaluate_files(job: EvaluateFiles) -> dict[str, Any]:
     """Run ``cover evaluate``: print the summary, write ``job.json``; returns the metrics."""
     from cover._memory import map_large_blocks_for
+    from cover.io.batch_join import rejected_qids
     from cover.stream.evaluate import evaluate_stream, regions_kind
 
     map_large_blocks_for(job.gt)  # a large truth and its per-video sums: growing columns
@@ -66,7 +67,8 @@ def evaluate_files(job: EvaluateFiles) -> dict[str, Any]:
     run = partial(evaluate_stream, job.regions, truth, target=job.target,
                   refusal_policy=job.refusal_policy, batch_rows=job.batch_rows,
                   columns=job.columns, calibrator=job.calibrator, covariates=job.diagnostics,
-                  on_meta=partial(_check_relevance, job))
+                  on_meta=partial(_check_relevance, job),
+                  truth_rejected=rejected_qids(problems))
     whole = job.in_memory or (kind == "jsonl" and json_array(job.regions))
     res = run(whole=whole)
     if res is None:

@@ -17,7 +17,7 @@ of bytes a row, no text per row), and the qids seen as a line number per truth r
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -140,6 +140,7 @@ def score_jsonl(
     sides: bool = True,
     durations: bool = True,
     keep_problems: int | None = KEEP,
+    truth_rejected: Collection[str] = (),
 ) -> StreamedFit:
     """Scores of ``family`` for every prediction line of ``preds`` joined with ``gt`` by
     qid (only the qids in ``qids`` when given), ``batch_lines`` lines at a time.
@@ -167,7 +168,8 @@ def score_jsonl(
                          target=target, qids=qids, clip=clip, strict=strict,
                          on_error=on_error, gt_name=gt_name, relevance=relevance,
                          windows=windows, own_truth=own_truth, sides=sides,
-                         durations=durations, keep_problems=keep_problems)
+                         durations=durations, keep_problems=keep_problems,
+                         truth_rejected=truth_rejected)
 
 
 def score_batches(
@@ -190,6 +192,7 @@ def score_batches(
     sides: bool = True,
     durations: bool = True,
     keep_problems: int | None = KEEP,
+    truth_rejected: Collection[str] = (),
 ) -> StreamedFit:
     """The scores of prediction batches already read (any format) joined with ``gt``
     (:func:`cover.io.batch_join.join_batches`, the join of every calibration input): the
@@ -237,7 +240,7 @@ def score_batches(
     problems = join_batches(batches, truth, preds=name, gt_name=gt_name or truth.source,
                             qids=qids, strict=strict, on_error=on_error, use=use,
                             truth_rows=lambda rows: parts.add(row=rows.astype(row_type)),
-                            keep=keep_problems)
+                            keep=keep_problems, truth_rejected=truth_rejected)
     flags = parts.get("flags", np.uint8)
     scores = Scores(check_family(family), values=parts.get("values", np.float64),
                     refused=(flags & 1) > 0, floored=(flags & 2) > 0,

@@ -3,7 +3,7 @@ mapping (``--columns``): the batches of :func:`cover.stream.calibrate.score_batc
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +42,7 @@ def score_columns(
     sides: bool = True,
     durations: bool = True,
     keep_problems: int | None = KEEP,
+    truth_rejected: Collection[str] = (),
 ) -> StreamedFit:
     """:func:`cover.stream.calibrate.score_jsonl` for a Parquet or CSV/TSV prediction
     file read through a column mapping (``--columns``), ``batch_rows`` rows at a time;
@@ -83,4 +84,5 @@ def score_columns(
                          on_error=on_error, gt_name=gt_name, relevance=relevance,
                          rows=0 if parquet is None else parquet.metadata.num_rows,
                          windows=windows, own_truth=own_truth, sides=sides,
-                         durations=durations, keep_problems=keep_problems)
+                         durations=durations, keep_problems=keep_problems,
+                         truth_rejected=truth_rejected)

@@ -24,7 +24,7 @@ returns None: the caller runs it again with ``whole=True``, where the join is de
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field, replace
 from functools import partial
 from operator import attrgetter
@@ -154,6 +154,7 @@ def evaluate_stream(
     covariates: tuple[str, ...] = (),
     on_meta: Callable[[dict[str, Any]], None] | None = None,
     keep_problems: int | None = KEEP,
+    truth_rejected: Collection[str] = (),
 ) -> StreamedEvaluation | None:
     """The sums of ``cover evaluate`` over ``path`` against ``gt``, one batch at a time,
     or the whole file as one batch (``whole``), see the module doc; None when a join on
@@ -162,7 +163,8 @@ def evaluate_stream(
     are collected, never raised: the caller applies ``--on-error``. ``on_meta`` gets the
     calibrator fields the rows share once the first batch has them (a check that may
     stop the run before the rest is read). ``keep_problems``: the problems of each action
-    kept as examples (None: every one); all are counted."""
+    kept as examples (None: every one); all are counted. ``truth_rejected``: the qids of
+    ground-truth rows the reader rejected (their regions say so)."""
     from cover.calibrate.covariates import covariate_matrix
     from cover.io.order_join import align_truth
 
@@ -216,7 +218,7 @@ def evaluate_stream(
                 return None  # a join on content might match more: the whole file decides
         truth.used[j[hit]] = True
         joined, problems = attach_truth(rtab, truth.take(np.sort(j[hit])),
-                                        strict=False)
+                                        strict=False, truth_rejected=truth_rejected)
         out.join_problems.add(sorted(problems, key=attrgetter("line")))
         idx, _ = index_of(loaded.table.qid, joined.qid)
         if loaded.in_calibration is not None:
