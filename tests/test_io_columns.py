@@ -45,3 +45,20 @@ def test_integer_ids_stay_integers_when_asked() -> None:
     assert arrow_ids(col, "qid")[0].tolist() == ["3", "1", "2"]
     assert arrow_ids(pa.array([3, None]), "qid", text=False)[1] == {
         1: "missing field(s): qid"}
+
+
+def test_a_window_side_that_is_no_number_says_so(tmp_path: Path) -> None:
+    """A CSV row with its start cell empty, or written inf, is rejected naming what a
+    column can hold there (it said "non-finite number", which an empty cell is not);
+    both cells empty is a refusal, certified as the whole video."""
+    from cover.io.formats import Options, read
+
+    path = tmp_path / "p.csv"
+    path.write_text("qid,vid,duration,start,end\n1,v1,150,,20\n2,v2,150,inf,20\n"
+                    "3,v3,150,,\n4,v4,150,5,20\n")
+    got = read(path, "predictions", options=Options(
+        on_error="reject", columns="qid=qid,vid=vid,duration=duration,start=start,end=end"))
+    why = {p.qid: p.problem for p in got.loaded.problems if p.action == "rejected"}
+    want = "a predicted window's start or end is no finite number (empty, null, NaN or inf)"
+    assert why == {"1": want, "2": want}
+    assert got.loaded.table.qid.tolist() == ["3", "4"]

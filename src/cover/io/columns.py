@@ -160,7 +160,8 @@ def prediction_table(c: Columns, *, clip: float = DEFAULT_CLIP_SECONDS,
     reasons = first_reason([
         (np.zeros(len(c), dtype=bool) if finite.all()  # one flat pass when all are
          else segment_any(~finite.all(axis=1), c.offsets),
-         "non-finite number in a predicted window"),
+         "a predicted window's start or end is no finite number (empty, null, NaN or "
+         "inf)"),
         (segment_any(~np.isfinite(sal.values), sal.offsets), "non-finite saliency value"),
         (reversed_windows(w[:, 0], w[:, 1], c.offsets), PRED_REVERSED),
         (bad_t, DURATION_RULE),
