@@ -74,8 +74,10 @@ KEEP = 5
 class ProblemTally:
     """Problems counted, not kept: per action its count and a count per kind (problem
     text, in the order first found), and the first ``keep`` problems of each action in
-    the order found (``kept``; every problem when ``keep`` is None). Bounded memory
-    whatever the number of rows: what a streamed command holds instead of a list."""
+    the order found (``kept``; every problem when ``keep`` is None): what a streamed
+    command holds instead of a list. Its memory grows with the number of distinct
+    problem texts, not of rows, except that a text naming a vid, a line or the numbers
+    involved (a missing duration, a repeated qid) is one text per video or row."""
 
     keep: int | None = KEEP
     kept: list[RowProblem] = field(default_factory=list)
