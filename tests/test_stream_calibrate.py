@@ -32,6 +32,20 @@ def _doc(cal: cover.Calibrator) -> dict:
     return d
 
 
+def _calibrate(capsys, preds, truth, *flags: str) -> tuple[int, str, str, bytes | None]:
+    """``cover calibrate`` of ``preds`` against ``truth`` (the calibrator written beside
+    them): the exit code, standard output, standard error without the lines saying how
+    each file was read (streamed or whole), and the calibrator's bytes (None: none)."""
+    out = preds.with_name("c.json")
+    out.unlink(missing_ok=True)
+    rc = main(["calibrate", "--preds", str(preds), "--gt", str(truth), *flags,
+               "-o", str(out)])
+    cap = capsys.readouterr()
+    err = "\n".join(ln for ln in cap.err.splitlines()
+                    if not ln.startswith((f"{preds}: ", f"{truth}: ")))
+    return rc, cap.out, err, out.read_bytes() if out.exists() else None
+
+
 @pytest.mark.parametrize(("score", "rule", "groups"), [
     ("norm", "split", "all"), ("sls", "split", "all"), ("sec", "bonferroni", "all"),
     ("norm", "mondrian", "pred_length"), ("sec", "buckets", "duration")])
@@ -272,24 +286,11 @@ def test_a_repeated_qid_is_fitted_alike_whatever_the_batch_size(tmp_path, capsys
     preds.write_text("\n".join(map(json.dumps, lines)) + "\n")
     truth.write_text("\n".join(map(json.dumps, gts)) + "\n")
 
-    def fit(*flags: str) -> tuple[dict, list[str]]:
-        out = tmp_path / "c.json"
-        assert main(["calibrate", "--preds", str(preds), "--gt", str(truth), "--on-error",
-                     "reject", *flags, "-o", str(out)]) == 0
-        err = capsys.readouterr().err
-        doc = json.loads(out.read_text())
-        return ({k: doc[k] for k in ("thresholds", "counts", "fitted_on")},
-                # the count of each reason (the rows shown as examples, and the order of
-                # reasons counted alike, may differ: the whole read lists the reader's
-                # problems before the join's)
-                sorted(part for ln in err.splitlines() if ln.startswith("cover: ")
-                       for head, _, why in [ln.partition(" input: ")]
-                       for part in [head, *why.split("; ")]))
-
-    streamed, whole = fit("--batch-rows", str(batch)), fit("--in-memory")
-    assert streamed == whole
+    whole = _calibrate(capsys, preds, truth, "--on-error", "reject", "--in-memory")
+    assert _calibrate(capsys, preds, truth, "--on-error", "reject",
+                      "--batch-rows", str(batch)) == whole
     # qid 1 is fitted only when its first line is plain
-    assert whole[0]["counts"]["rows"] == 29 + (kinds[0] == "plain")
+    assert json.loads(whole[3])["counts"]["rows"] == 29 + (kinds[0] == "plain")
 
 
 @settings(max_examples=15, deadline=None,
@@ -309,21 +310,11 @@ def test_a_repeated_qid_in_a_csv_is_fitted_alike_whatever_the_batch_size(tmp_pat
     preds.write_text("\n".join(lines) + "\n")
     truth.write_text("\n".join(map(json.dumps, gts)) + "\n")
 
-    def fit(*flags: str) -> tuple[dict, list[str]]:
-        out = tmp_path / "c.json"
-        assert main(["calibrate", "--preds", str(preds), "--columns",
-                     "qid=qid,vid=vid,duration=duration,start=start,end=end", "--gt",
-                     str(truth), "--on-error", "reject", *flags, "-o", str(out)]) == 0
-        err = capsys.readouterr().err
-        doc = json.loads(out.read_text())
-        return ({k: doc[k] for k in ("thresholds", "counts", "fitted_on")},
-                sorted(part for ln in err.splitlines() if ln.startswith("cover: ")
-                       for head, _, why in [ln.partition(" input: ")]
-                       for part in [head, *why.split("; ")]))
-
-    streamed, whole = fit("--batch-rows", str(batch)), fit("--in-memory")
-    assert streamed == whole
-    assert whole[0]["counts"]["rows"] == 29 + (kinds[0] == "plain")
+    flags = ("--columns", "qid=qid,vid=vid,duration=duration,start=start,end=end",
+             "--on-error", "reject")
+    whole = _calibrate(capsys, preds, truth, *flags, "--in-memory")
+    assert _calibrate(capsys, preds, truth, *flags, "--batch-rows", str(batch)) == whole
+    assert json.loads(whole[3])["counts"]["rows"] == 29 + (kinds[0] == "plain")
 
 
 @pytest.mark.parametrize("batch", [1, 3, 16384])
@@ -402,19 +393,10 @@ def test_damaged_files_get_one_outcome_streamed_or_whole(tmp_path, capsys, pred_
     qids = tmp_path / "q.txt"
     qids.write_text("".join(f"{q}\n" for q in (*range(0, 20, 3), 77)))
 
-    def run(*flags: str) -> tuple[int, str, str, bytes | None]:
-        out = tmp_path / "c.json"
-        out.unlink(missing_ok=True)
-        rc = main(["calibrate", "--preds", str(preds), "--gt", str(truth), "--alpha", "0.3",
-                   "--no-band", "--on-error", on_error, *flags, "-o", str(out),
-                   *(["--qids", str(qids)] if listed else [])])
-        cap = capsys.readouterr()
-        err = "\n".join(ln for ln in cap.err.splitlines()  # how each file was read
-                        if not ln.startswith((f"{preds}: ", f"{truth}: ")))
-        return rc, cap.out, err, out.read_bytes() if out.exists() else None
-
-    whole = run("--in-memory")
-    assert run("--batch-rows", str(batch)) == whole
+    flags = ("--alpha", "0.3", "--no-band", "--on-error", on_error,
+             *(["--qids", str(qids)] if listed else []))
+    whole = _calibrate(capsys, preds, truth, *flags, "--in-memory")
+    assert _calibrate(capsys, preds, truth, *flags, "--batch-rows", str(batch)) == whole
 
 
 @pytest.mark.parametrize("batch", [None, 1, 3])
