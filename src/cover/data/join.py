@@ -6,7 +6,6 @@ what happened to every other row (rejected) or value (clipped).
 
 from __future__ import annotations
 
-from collections.abc import Collection
 from dataclasses import replace
 from typing import Any
 
@@ -68,7 +67,7 @@ def index_of(keys: NDArray[np.str_], wanted: NDArray[np.str_]) -> tuple[NDArray[
 
 def attach_truth(
     preds: T, gt: TableShape, *, strict: bool = False,
-    truth_rejected: Collection[str] = (),
+    truth_rejected: NDArray[np.str_] | None = None,
 ) -> tuple[T, list[RowProblem]]:
     """Join ``gt`` onto ``preds`` by qid, checking that ``vid`` (and ``query``, when both
     files have it) agree, and take T from the ground truth.
@@ -76,15 +75,16 @@ def attach_truth(
     Predictions without ground truth and ground truth without predictions are both
     rejected (a silently dropped row would bias calibration). Truth windows and
     predictions reaching outside ``[0, T]`` are clipped and counted, or rejected
-    when ``strict``. ``truth_rejected``: qids whose ground-truth row the reader rejected
-    (a prediction of one has a truth row, set aside: its reason says so).
+    when ``strict``. ``truth_rejected``: qids whose ground-truth row the reader rejected,
+    as text (a prediction of one has a truth row, set aside: its reason says so).
     """
     problems: list[RowProblem] = []
     gt_truth = gt.require_truth()
     j, matched = index_of(gt.qid, preds.qid)
     alone = np.flatnonzero(~matched)
-    gone = (np.isin(preds.qid[alone].astype(str), np.array(list(truth_rejected), dtype=str))
-            if truth_rejected and alone.size else np.zeros(alone.size, dtype=bool))
+    gone = (np.isin(preds.qid[alone], truth_rejected)
+            if truth_rejected is not None and truth_rejected.size and alone.size
+            else np.zeros(alone.size, dtype=bool))
     problems += _problems(preds, alone[~gone], f"no ground truth for this qid in {gt.source}")
     problems += _problems(preds, alone[gone],
                           f"its ground-truth row in {gt.source} was rejected")

@@ -4,7 +4,7 @@ or streamed (:mod:`cover.stream.calibrate`, :mod:`cover.stream.evaluate`)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from operator import attrgetter
 from pathlib import Path
@@ -47,7 +47,7 @@ def join_batches(
     use: Callable[[GroundingTable], None],
     truth_rows: Callable[[NDArray[np.int64]], None] | None = None,
     keep: int | None = KEEP,
-    truth_rejected: Collection[str] = (),
+    truth_rejected: NDArray[np.str_] | None = None,
 ) -> ProblemTally:
     """Join prediction batches (a whole file is one batch) with ``gt`` by qid, handing
     each joined batch to ``use``; returns the problems tallied in this order: ``head``
@@ -149,9 +149,11 @@ def join_batches(
     return problems
 
 
-def rejected_qids(problems: Iterable[RowProblem]) -> frozenset[str]:
-    """The qids of the rows a reader rejected (a row without a readable qid has none)."""
-    return frozenset(p.qid for p in problems if p.action == "rejected" and p.qid is not None)
+def rejected_qids(problems: Iterable[RowProblem]) -> NDArray[np.str_]:
+    """The qids of the rows a reader rejected, as sorted unique text, made once for the
+    join of every batch (a row without a readable qid has none)."""
+    return np.unique(np.array([p.qid for p in problems
+                               if p.action == "rejected" and p.qid is not None], dtype=str))
 
 
 def across_batches(loaded: Loaded, table: GroundingTable, seen: SeenIds | TruthSeen, *,

@@ -170,7 +170,6 @@ def certify_whole(job: CertifyJob) -> list[str]:
     from cover.io import formats
     from cover.io.regions_jsonl import certified_rows, write_certified
     from cover.row_status import ABSTAINED, CERTIFIED, REFUSED, REJECTED, row_status
-    from cover.stream.jsonl_kernel import region_length
     from cover.stream.stage import CertifyStage, StreamCounts
 
     cal = load_calibrator(job.calibrator, job.max_p, job.relevance_from)
@@ -214,5 +213,5 @@ def certify_whole(job: CertifyJob) -> list[str]:
                           refused=int((status == REFUSED).sum()),
                           rejected=len(rejected) + int((status == REJECTED).sum()),
                           abstained=int((status == ABSTAINED).sum()),
-                          length=region_length(regions))
+                          length=float(regions.length.sum()))
     return [summary_line(counts, "read whole"), f"wrote {job.output}"]

@@ -17,7 +17,7 @@ of bytes a row, no text per row), and the qids seen as a line number per truth r
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -140,7 +140,7 @@ def score_jsonl(
     sides: bool = True,
     durations: bool = True,
     keep_problems: int | None = KEEP,
-    truth_rejected: Collection[str] = (),
+    truth_rejected: NDArray[np.str_] | None = None,
 ) -> StreamedFit:
     """Scores of ``family`` for every prediction line of ``preds`` joined with ``gt`` by
     qid (only the qids in ``qids`` when given), ``batch_lines`` lines at a time.
@@ -192,7 +192,7 @@ def score_batches(
     sides: bool = True,
     durations: bool = True,
     keep_problems: int | None = KEEP,
-    truth_rejected: Collection[str] = (),
+    truth_rejected: NDArray[np.str_] | None = None,
 ) -> StreamedFit:
     """The scores of prediction batches already read (any format) joined with ``gt``
     (:func:`cover.io.batch_join.join_batches`, the join of every calibration input): the

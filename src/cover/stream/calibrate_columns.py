@@ -3,7 +3,7 @@ mapping (``--columns``): the batches of :func:`cover.stream.calibrate.score_batc
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +42,7 @@ def score_columns(
     sides: bool = True,
     durations: bool = True,
     keep_problems: int | None = KEEP,
-    truth_rejected: Collection[str] = (),
+    truth_rejected: NDArray[np.str_] | None = None,
 ) -> StreamedFit:
     """:func:`cover.stream.calibrate.score_jsonl` for a Parquet or CSV/TSV prediction
     file read through a column mapping (``--columns``), ``batch_rows`` rows at a time;

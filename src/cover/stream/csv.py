@@ -25,7 +25,6 @@ import numpy as np
 from numpy.typing import NDArray
 
 from cover.calibrate.calibrator import Calibrator
-from cover.data.rules import in_line_order
 from cover.errors import InputError, ProblemTally
 from cover.io.csv_lines import column_types, header_names, parse_lines
 from cover.io.generic import kind_suffix, parse_columns
@@ -141,7 +140,7 @@ def certify_csv(
                 reasons=unread,
                 repeats=repeat_reasons(repeats, line_of, counts.rows, len(batch)))
             if on_error == "raise":
-                bad.add(in_line_order([p for p in problems if p.action == "rejected"]))
+                bad.add([p for p in problems if p.action == "rejected"])  # in line order
             counts.add_block(done.column("cover").combine_chunks(), problems)
             if bad:  # the output is dropped: nothing more to write
                 continue

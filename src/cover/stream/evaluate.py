@@ -24,7 +24,7 @@ returns None: the caller runs it again with ``whole=True``, where the join is de
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from functools import partial
 from operator import attrgetter
@@ -154,7 +154,7 @@ def evaluate_stream(
     covariates: tuple[str, ...] = (),
     on_meta: Callable[[dict[str, Any]], None] | None = None,
     keep_problems: int | None = KEEP,
-    truth_rejected: Collection[str] = (),
+    truth_rejected: NDArray[np.str_] | None = None,
 ) -> StreamedEvaluation | None:
     """The sums of ``cover evaluate`` over ``path`` against ``gt``, one batch at a time,
     or the whole file as one batch (``whole``), see the module doc; None when a join on

@@ -57,12 +57,6 @@ def _out_line(raw: bytes | None, row: dict[str, Any], rec: Any, compact: bool) -
     return echo_line(row).encode()  # a line that was not a JSON object: block with "raw"
 
 
-def region_length(regions: Regions) -> float:
-    """The summed length of ``regions`` over the rows given one (a rejected row's region
-    is empty: length 0)."""
-    return float(regions.length.sum())
-
-
 @dataclass(frozen=True)
 class BatchOut:
     """One certified batch: the output ``parts`` (written one after the other, each line
@@ -135,8 +129,9 @@ class CertifyKernel:
             status = _write_rows(buf, batch, got.raw, got.ensure_records(table), regions,
                                  meta, rejected, found, in_cal, self.compact)
             parts = [buf.getvalue()]
+        # A rejected row's region is empty (length 0): the sum is over the rows given one.
         return BatchOut(parts, status, found, done.bad, done.n_in_calibration,
-                        region_length(regions))
+                        float(regions.length.sum()))
 
 
 def _fast_out(got: Batch, table: GroundingTable, regions: Regions, meta: dict[str, Any],

@@ -16,7 +16,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from cover.calibrate.calibrator import Calibrator
-from cover.data.rules import in_line_order, increasing
+from cover.data.rules import increasing
 from cover.errors import ProblemTally
 from cover.io.generic import arrow_column, parse_columns
 from cover.io.jsonl import OnError
@@ -90,7 +90,7 @@ def certify_parquet(
                     repeats=repeats.reasons(table, counts.rows), stage=stage)
                 out = out.select([*keep, "cover"])
                 if on_error == "raise":
-                    bad.add(in_line_order([q for q in problems if q.action == "rejected"]))
+                    bad.add([q for q in problems if q.action == "rejected"])  # in line order
                 counts.add_block(out.column("cover").combine_chunks(), problems)
                 if not bad:  # else the output is dropped: nothing more to write
                     writer.write_table(out.replace_schema_metadata(out_schema.metadata))
