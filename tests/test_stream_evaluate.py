@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import cover
@@ -397,3 +397,83 @@ def test_a_repeated_qid_is_judged_alike_in_any_batch_size(kinds, batch):
         first = 1 + next((i for i, k in enumerate(kinds) if k != "no_region"), 0)
         assert all(f"(first seen on line {first})" in ln for ln in whole[1]
                    if "duplicate qid" in ln)
+
+
+@pytest.fixture(scope="module")
+def small_certified(tmp_path_factory) -> tuple[Path, Path]:
+    """40 synthetic rows: a calibrator on the first 20, the other 20 certified; the
+    certified lines and the whole ground truth."""
+    from cli_files import synthetic_rows, write_jsonl
+
+    d = tmp_path_factory.mktemp("evaluate_damage")
+    preds, gts = synthetic_rows(40, seed=3, saliency=False)
+    cal_p = write_jsonl(d / "cal.jsonl", list(preds[:20]))
+    test_p = write_jsonl(d / "test.jsonl", list(preds[20:]))
+    gt = write_jsonl(d / "gt.jsonl", list(gts))
+    assert main(["calibrate", "--preds", str(cal_p), "--gt", str(gt), "--qids",
+                 str(write_jsonl(d / "q.txt", [str(r["qid"]) for r in preds[:20]])),
+                 "--alpha", "0.3", "-o", str(d / "cal.json")]) == 0
+    assert main(["certify", "--calibrator", str(d / "cal.json"), "--preds", str(test_p),
+                 "--videos", str(gt), "-o", str(d / "regions.jsonl")]) == 0
+    return d / "regions.jsonl", gt
+
+
+_REGION_DAMAGE = {
+    "reversed": lambda r: r["cover"].update(region=[[50.0, 10.0]]),
+    "bad_duration": lambda r: r["cover"].update(duration=-3),
+    "refused_mismatch": lambda r: r["cover"].update(status="refused"),
+    "no_block": lambda r: r.pop("cover"),
+    "repeat": lambda r: r.update(qid=0),
+    "unknown_qid": lambda r: r.update(qid=999),
+}
+_TRUTH_DAMAGE = {
+    "reversed": lambda r: r.update(relevant_windows=[[60.0, 20.0]]),
+    "outside": lambda r: r.update(relevant_windows=[[160.0, 170.0]]),
+    "shorter": lambda r: r.update(duration=120),
+}
+
+
+@settings(max_examples=20, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.one_of(st.none(), st.sampled_from(sorted(_REGION_DAMAGE)), st.just("json")),
+                min_size=20, max_size=20),
+       st.lists(st.one_of(st.none(), st.sampled_from(sorted(_TRUTH_DAMAGE))), min_size=40,
+                max_size=40),
+       st.sampled_from(["raise", "reject"]), st.integers(1, 3))
+@example(region_damage=[None] * 18 + ["bad_duration", "json"], truth_damage=[None] * 40,
+         on_error="raise", batch=1)  # read whole, the reader found the broken line first
+def test_damaged_inputs_get_one_outcome_streamed_or_whole(small_certified, tmp_path, capsys,
+                                                          region_damage, truth_damage,
+                                                          on_error, batch):
+    """Certified lines and ground truth damaged at random: streamed in batches of 1-3
+    rows or read whole, evaluate prints the same lines and writes the same metrics, or
+    stops with the same error, under --on-error raise and reject alike."""
+    regions, gt = small_certified
+    lines = []
+    for line, how in zip(regions.read_text().splitlines(), region_damage, strict=True):
+        row = json.loads(line)
+        if how in _REGION_DAMAGE:
+            _REGION_DAMAGE[how](row)
+        lines.append("{broken" if how == "json" else json.dumps(row))
+    truth = []
+    for line, how in zip(gt.read_text().splitlines(), truth_damage, strict=True):
+        row = json.loads(line)
+        if how is not None:
+            _TRUTH_DAMAGE[how](row)
+        truth.append(json.dumps(row))
+    bad_regions, bad_truth = tmp_path / "r.jsonl", tmp_path / "g.jsonl"
+    bad_regions.write_text("\n".join(lines) + "\n")
+    bad_truth.write_text("\n".join(truth) + "\n")
+
+    def run(*flags: str) -> tuple[int, str, str, bytes | None]:
+        out = tmp_path / "e.json"
+        out.unlink(missing_ok=True)
+        rc = main(["evaluate", "--regions", str(bad_regions), "--gt", str(bad_truth),
+                   "--on-error", on_error, "--json", str(out), *flags])
+        cap = capsys.readouterr()
+        err = "\n".join(ln for ln in cap.err.splitlines()  # how each file was read
+                        if not ln.startswith((f"{bad_regions}: ", f"{bad_truth}: ")))
+        return rc, cap.out, err, out.read_bytes() if out.exists() else None
+
+    whole = run("--in-memory")
+    assert run("--batch-rows", str(batch)) == whole
