@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 
 import numpy as np
 import pytest
@@ -23,7 +24,7 @@ def qvh(qdetr_preds, qvh_gt):
 
 @pytest.mark.parametrize(("score", "batch"), [("norm", 333), ("sls", 5000)])
 def test_streamed_equals_in_memory_and_echoes_bytes(qvh, qdetr_preds, qvh_gt, tmp_path, score,
-                                                     batch):
+                                                     batch, capsys):
     table, videos = qvh
     cal = cover.Calibrator(score=score, alpha=0.1).fit(table.take(np.arange(600)))
     cal.save(tmp_path / "cal.json")
@@ -31,12 +32,20 @@ def test_streamed_equals_in_memory_and_echoes_bytes(qvh, qdetr_preds, qvh_gt, tm
                               batch_lines=batch)
     assert counts.rows == 1550 == counts.certified + counts.refused + counts.rejected
     assert counts.in_calibration == 600
-    assert main(["certify", "--calibrator", str(tmp_path / "cal.json"), "--preds",
-                 str(qdetr_preds), "--videos", str(qvh_gt), "-o", str(tmp_path / "m.jsonl"),
-                 "--in-memory"]) == 0
+    said = {}
+    for name, extra in (("m", ["--in-memory"]), ("c", ["--batch-rows", str(batch)])):
+        assert main(["certify", "--calibrator", str(tmp_path / "cal.json"), "--preds",
+                     str(qdetr_preds), "--videos", str(qvh_gt), "-o",
+                     str(tmp_path / f"{name}.jsonl"), *extra]) == 0
+        said[name] = capsys.readouterr().out.splitlines()[0]
     streamed = (tmp_path / "s.jsonl").read_bytes().splitlines()
     in_memory = (tmp_path / "m.jsonl").read_bytes().splitlines()
-    assert [json.loads(x) for x in streamed] == [json.loads(x) for x in in_memory]
+    # --in-memory is the stream's one batch: the same bytes, the same summary (the mean
+    # region length included) but for how the file was read
+    assert streamed == in_memory == (tmp_path / "c.jsonl").read_bytes().splitlines()
+    assert said["m"].replace("(read whole)", "(HOW)") == re.sub(
+        r"\(streamed in \d+ batch\(es\) of up to \d+ rows\)", "(HOW)", said["c"])
+    assert "; mean region length " in said["m"]
     src = qdetr_preds.read_bytes().splitlines()
     assert all(out.startswith(line.rstrip()[:-1]) for line, out in zip(src, streamed,
                                                                        strict=True))
