@@ -114,3 +114,19 @@ def test_a_json_array_is_not_streamed(tmp_path):
         certify_jsonl(sec_calibrator(), src, tmp_path / "o.jsonl")
 
 
+
+
+def test_rows_without_a_duration_say_what_to_pass_through_the_api(tmp_path):
+    """certify_jsonl without videos, under on_error='raise': the rows with no duration
+    are named, and the message says what to pass on the command line and in the API."""
+    cal = sec_calibrator()
+    src = tmp_path / "p.jsonl"
+    src.write_text("".join(json.dumps({"qid": q, "vid": f"v{q}",
+                                       "pred_relevant_windows": [[1.0, 5.0, 0.9]]}) + "\n"
+                           for q in range(3)))
+    with pytest.raises(InputError) as got:
+        certify_jsonl(cal, src, tmp_path / "o.jsonl", on_error="raise")
+    msg = str(got.value)
+    assert f"{src}:2 (qid=1): no duration known for video 'v1'" in msg
+    assert "pass --videos FILE (API: videos=)" in msg
+    assert not (tmp_path / "o.jsonl").exists()

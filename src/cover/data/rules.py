@@ -102,9 +102,9 @@ def in_line_order(problems: list[RowProblem]) -> list[RowProblem]:
 #: The reason of a prediction row whose video has no known duration starts so.
 NO_DURATION = "no duration known"
 #: What to pass when rows have no duration (certify without --videos).
-VIDEOS_HINT = ("Rows without a duration: pass --videos FILE, any jsonl with 'vid' and "
-               "'duration' fields (QVHighlights' highlight_*_release.jsonl files qualify; no "
-               "ground truth is needed).")
+VIDEOS_HINT = ("Rows without a duration: pass --videos FILE (API: videos=), any jsonl with "
+               "'vid' and 'duration' fields (QVHighlights' highlight_*_release.jsonl files "
+               "qualify; no ground truth is needed).")
 
 
 def raise_on_rejections(problems: list[RowProblem] | ProblemTally, on_error: OnError,
