@@ -151,7 +151,8 @@ def _certify_all(d: Path, cal_path: Path, capsys: pytest.CaptureFixture[str],
         cap = capsys.readouterr()
         assert rc == 0, cap.err
         counts = re.search(r"certified (\d+), refused \(whole video\) (\d+), (?:abstained "
-                           r"\(whole video\) (\d+), )?rejected (\d+) of (\d+)", cap.out)
+                           r"\(whole video\) (\d+), )?rejected (\d+) of (\d+) input rows "
+                           r"\(.*\); mean region length (\S+) s", cap.out)
         assert counts, cap.out
         marked = "calibrator was fitted on" in cap.err  # cover: warning: ...
         results[name] = (_fates(dst), counts.groups(),
