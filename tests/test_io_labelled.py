@@ -175,7 +175,7 @@ def test_batches_and_whole_file_join_alike(tmp_path: Path) -> None:
     from cover.io.batch_join import QidList
     from cover.io.qids import read_qid_lines
     from cover.io.qvhighlights import read_ground_truth
-    from cover.stream.calibrate import score_jsonl
+    from cover.stream.calibrate import score_file
 
     def row(q: int) -> str:
         return json.dumps({"qid": q, "vid": f"v{q}", "duration": 30.0,
@@ -189,8 +189,8 @@ def test_batches_and_whole_file_join_alike(tmp_path: Path) -> None:
     p, g, q = (str(tmp_path / n) for n in ("p.jsonl", "gt.jsonl", "q.txt"))
 
     gt = read_ground_truth(g).table
-    got = score_jsonl(p, gt, family="norm", min_scale=1e-3, target="envelope",
-                      qids=QidList(q, *read_qid_lines(q)), on_error="reject", batch_lines=2,
+    got = score_file(p, gt, family="norm", min_scale=1e-3, target="envelope",
+                      qids=QidList(q, *read_qid_lines(q)), on_error="reject", batch_rows=2,
                       gt_name=g, fast=False, keep_problems=None)
     with pytest.raises(Exception, match="duplicate qid"):  # the whole-file reader's words
         load_labelled(p, g, qids=q)
@@ -204,8 +204,8 @@ def test_batches_and_whole_file_join_alike(tmp_path: Path) -> None:
         load_labelled(p, g, qids=q)
     for batch in (1, 2, 7):  # the stream reads every batch, then names the same rows
         with pytest.raises(Exception) as streamed_error:
-            score_jsonl(p, gt, family="norm", min_scale=1e-3, target="envelope",
-                        qids=QidList(q, *read_qid_lines(q)), batch_lines=batch, gt_name=g)
+            score_file(p, gt, family="norm", min_scale=1e-3, target="envelope",
+                        qids=QidList(q, *read_qid_lines(q)), batch_rows=batch, gt_name=g)
         assert str(streamed_error.value) == str(whole_error.value)
 
 

@@ -194,7 +194,7 @@ def test_streamed_parquet_certify_tallies_every_batch(tmp_path):
 def test_streamed_calibrate_tallies_as_the_full_list(tmp_path):
     """Streamed calibration of clipped rows: the bounded tally reports what every problem
     (``keep_problems=None``) reports, with exact counts."""
-    from cover.stream.calibrate import calibrate_jsonl
+    from cover.stream.calibrate import calibrate_file
 
     n = 3_000
     src = tmp_path / "p.jsonl"
@@ -204,7 +204,7 @@ def test_streamed_calibrate_tallies_as_the_full_list(tmp_path):
     m = n + 7  # 7 truth rows without a prediction: rejected
     gt = cover.GroundingTable.from_arrays(qid=np.arange(m), vid=[f"v{i // 3}" for i in range(m)],
                                           duration=150.0, truth=(np.full(m, 140.0), 150.0))
-    got = [calibrate_jsonl(cover.Calibrator(), src, gt, batch_lines=128, on_error="reject",
+    got = [calibrate_file(cover.Calibrator(), src, gt, batch_rows=128, on_error="reject",
                            keep_problems=keep)[1].problems for keep in (None, KEEP)]
     assert len(got[0].kept) == m and len(got[1].kept) == 2 * KEEP
     assert got[1].count("clipped") == n and got[1].count("rejected") == 7

@@ -7,6 +7,7 @@ header line), because every path runs the one certify stage
 from __future__ import annotations
 
 import csv
+import gzip
 import io
 import json
 import re
@@ -580,3 +581,41 @@ def test_rows_without_a_duration_say_to_pass_videos_on_every_path(cal_path, tmp_
     assert "  FILE:3 (qid=c): no duration known for video 'vc' (not in the row, not in " \
            "--videos (not given))" in first
     assert all(got == first for got in said.values()), said
+
+
+def test_csv_rows_after_a_blank_line_keep_their_line_on_every_path(cal_path, tmp_path, capsys):
+    """A clean CSV read whole numbered its rows as if it had no blank line (a row on line
+    5 was named line 4), where the stream counted the lines: now both read the lines."""
+    _write_inputs(tmp_path, CASES)
+    text = (tmp_path / "p.csv").read_text().splitlines()
+    (tmp_path / "p.csv").write_text("\n".join([text[0], "", *text[1:], ""]) + "\n")
+    got = _certify_all(tmp_path, cal_path, capsys, "--on-error", "reject")
+    _assert_same({k: v for k, v in got.items() if k.startswith("csv")})
+    # the first data row is on line 3 (FILE:2 once the header's line is taken off)
+    assert any("FILE:2" in m and "wholly_after" in m for m in got["csv whole"][2]), got
+
+
+def test_a_truncated_gzip_input_is_named_on_every_path(cal_path, tmp_path, capsys):
+    """A gzip file cut short is an error naming it (not a traceback), streamed or read
+    whole, certified or calibrated."""
+    _write_inputs(tmp_path, CASES)
+    gt = tmp_path / "gt.jsonl"
+    gt.write_text("".join(json.dumps({"qid": q, "vid": f"v{q}", "duration": T,
+                                      "relevant_windows": [[1.0, 9.0]]}) + "\n"
+                          for q, *_ in CASES))
+    for kind in ("jsonl", "csv"):
+        data = gzip.compress((tmp_path / f"p.{kind}").read_bytes() * 50)
+        (tmp_path / f"cut.{kind}").write_bytes(data[: len(data) // 2])
+    runs = [["certify", "--calibrator", str(cal_path), "--preds", str(tmp_path / "cut.jsonl")],
+            ["certify", "--calibrator", str(cal_path), "--preds", str(tmp_path / "cut.csv"),
+             "--columns", COLS],
+            ["calibrate", "--preds", str(tmp_path / "cut.jsonl"), "--gt", str(gt)],
+            ["calibrate", "--preds", str(tmp_path / "cut.csv"), "--columns", COLS, "--gt",
+             str(gt)]]
+    for args in runs:
+        for extra in ([], ["--in-memory"]):
+            rc = main([*args, *extra, "-o", str(tmp_path / ("o.json" if args[0] == "calibrate"
+                                                            else "o.jsonl"))])
+            err = capsys.readouterr().err
+            assert rc != 0 and "damaged or truncated gzip file" in err, (args, extra, err)
+            assert args[args.index("--preds") + 1] in err and "Traceback" not in err, err

@@ -13,7 +13,7 @@ import cover
 from cover.cli import main
 from cover.errors import InputError
 from cover.io.qvhighlights import read_ground_truth
-from cover.stream.calibrate import calibrate_jsonl, score_jsonl
+from cover.stream.calibrate import calibrate_file, score_file
 
 
 @pytest.fixture(scope="module")
@@ -52,8 +52,8 @@ def _calibrate(capsys, preds, truth, *flags: str) -> tuple[int, str, str, bytes 
 def test_streamed_fit_equals_whole_fit_on_real_file(whole, gt, qdetr_preds, score, rule,
                                                     groups):
     ref = cover.Calibrator(score=score, rule=rule, groups=groups).fit(whole)
-    cal, got = calibrate_jsonl(cover.Calibrator(score=score, rule=rule, groups=groups),
-                               qdetr_preds, gt, batch_lines=97)
+    cal, got = calibrate_file(cover.Calibrator(score=score, rule=rule, groups=groups),
+                               qdetr_preds, gt, batch_rows=97)
     assert got.batches == 16 and len(got.table) == len(whole) == 1550
     assert _doc(cal) == _doc(ref)
     assert np.array_equal(np.sort(got.scores.values), np.sort(
@@ -67,8 +67,8 @@ def test_any_batch_size_and_qid_subset_gives_the_same_thresholds(whole, gt, qdet
                                                                   n):
     wanted = np.sort(whole.qid)[:n]
     ref = cover.Calibrator(score="norm", alpha=0.2).fit(whole.select_qids(wanted))
-    cal, got = calibrate_jsonl(cover.Calibrator(score="norm", alpha=0.2), qdetr_preds, gt,
-                               qids=wanted, batch_lines=batch)
+    cal, got = calibrate_file(cover.Calibrator(score="norm", alpha=0.2), qdetr_preds, gt,
+                               qids=wanted, batch_rows=batch)
     assert (cal.threshold_, cal.k_, cal.n_) == (ref.threshold_, ref.k_, ref.n_)
     assert cal.n_ == n == len(got.table) and got.batches == -(-1550 // batch)
     assert cal.fitted_on_ == ref.fitted_on_
@@ -128,18 +128,18 @@ def test_problems_across_batches(qdetr_preds, gt, tmp_path):
     dup.write_bytes(b"\n".join([*lines, lines[3]]) + b"\n")
     sub = gt.select_qids([json.loads(x)["qid"] for x in lines])
     with pytest.raises(InputError, match="duplicate qid"):
-        calibrate_jsonl(cover.Calibrator(), dup, sub, batch_lines=7)
-    cal, got = calibrate_jsonl(cover.Calibrator(), dup, sub, batch_lines=7, on_error="reject")
+        calibrate_file(cover.Calibrator(), dup, sub, batch_rows=7)
+    cal, got = calibrate_file(cover.Calibrator(), dup, sub, batch_rows=7, on_error="reject")
     assert [p.line for p in got.problems.examples("rejected")] == [31]
     assert cal.n_ == 30
     few = tmp_path / "few.jsonl"
     few.write_bytes(b"\n".join(lines[:20]) + b"\n")
-    _, got = calibrate_jsonl(cover.Calibrator(), few, sub, batch_lines=7, on_error="reject",
+    _, got = calibrate_file(cover.Calibrator(), few, sub, batch_rows=7, on_error="reject",
                              keep_problems=None)
     orphans = [p for p in got.problems.kept if "no prediction for this qid" in p.problem]
     assert len(orphans) == 10 and all(p.path == sub.source for p in orphans)
     # By default the 10 are counted and the first 5 kept, in the same order.
-    _, tally = calibrate_jsonl(cover.Calibrator(), few, sub, batch_lines=7, on_error="reject")
+    _, tally = calibrate_file(cover.Calibrator(), few, sub, batch_rows=7, on_error="reject")
     assert tally.problems.count("rejected") == 10 and \
         tally.problems.examples("rejected") == orphans[:5]
 
@@ -154,10 +154,10 @@ def test_fit_scores_refuses_rules_that_need_the_table(whole):
 
 @pytest.mark.parametrize("score", ["norm", "sls", "sec"])
 def test_bulk_and_row_by_row_reading_keep_the_same_scores(gt, qdetr_preds, score):
-    from cover.stream.calibrate import score_jsonl
+    from cover.stream.calibrate import score_file
 
-    got = [score_jsonl(qdetr_preds, gt, family=score, min_scale=1e-3, target="envelope",
-                       batch_lines=211, fast=fast) for fast in (True, False)]
+    got = [score_file(qdetr_preds, gt, family=score, min_scale=1e-3, target="envelope",
+                       batch_rows=211, fast=fast) for fast in (True, False)]
     for key in ("values", "refused", "floored", "beyond_signal", "start", "end"):
         a, b = (getattr(g.scores, key) for g in got)
         assert (a is None and b is None) or np.array_equal(a, b, equal_nan=True), key
@@ -194,11 +194,11 @@ def test_parquet_and_csv_stream_to_the_whole_fit(whole, gt, table_files, kind, s
                                                  groups, batch):
     """Parquet and CSV read through --columns, a batch at a time, give the calibrator of
     the whole joined table, digest included."""
-    from cover.stream.calibrate_columns import score_columns
+    from cover.stream.calibrate import score_file
 
     path, cols = table_files[kind]
     ref = cover.Calibrator(score=score, rule=rule, groups=groups).fit(whole)
-    got = score_columns(path, gt, columns=cols, family=score, min_scale=ref.min_scale,
+    got = score_file(path, gt, columns=cols, family=score, min_scale=ref.min_scale,
                         target="envelope", batch_rows=batch)
     cal = cover.Calibrator(score=score, rule=rule, groups=groups).fit_scores(got.scores,
                                                                              got.table)
@@ -222,7 +222,7 @@ def test_kept_rows_name_their_qid_vid_and_duration_in_prediction_order(
     """The slim table is built from each row's truth row number (shared with the truth
     when the predictions follow it row for row): the qid, vid and duration of each
     prediction line, in file order, whichever order the two files are in."""
-    from cover.stream.calibrate import score_jsonl
+    from cover.stream.calibrate import score_file
 
     by_qid = {str(json.loads(line)["qid"]): line.rstrip("\n") + "\n"
               for line in open(qdetr_preds, encoding="utf-8") if line.strip()}
@@ -231,8 +231,8 @@ def test_kept_rows_name_their_qid_vid_and_duration_in_prediction_order(
         lines = lines[::-1]
     preds = tmp_path / "preds.jsonl"
     preds.write_text("".join(lines), encoding="utf-8")
-    got = score_jsonl(preds, gt, family="norm", min_scale=1.0, target="envelope",
-                      batch_lines=300)
+    got = score_file(preds, gt, family="norm", min_scale=1.0, target="envelope",
+                      batch_rows=300)
     want = [json.loads(line)["qid"] for line in lines]
     assert got.table.qid.tolist() == [str(q) for q in want]
     at = {q: i for i, q in enumerate(gt.qid.tolist())}
@@ -254,8 +254,8 @@ def test_lean_stream_keeps_only_what_the_fit_reads(whole, gt, qdetr_preds, score
     ref = cover.Calibrator(score=score, rule=rule, groups=groups).fit(whole)
     sides = bool(get_rule(rule).needs & {"sides"})
     truth = compact_truth(gt)
-    cal, got = calibrate_jsonl(cover.Calibrator(score=score, rule=rule, groups=groups),
-                               qdetr_preds, truth, batch_lines=211, windows=False,
+    cal, got = calibrate_file(cover.Calibrator(score=score, rule=rule, groups=groups),
+                               qdetr_preds, truth, batch_rows=211, windows=False,
                                sides=sides, own_truth=True)
     assert _doc(cal) == _doc(ref) and cal.fitted_on_ == ref.fitted_on_
     assert got.scores is not None and (got.scores.start is None) == (not sides)
@@ -423,8 +423,8 @@ def test_a_row_whose_partner_was_rejected_says_so(tmp_path, batch):
         from cover.io.batch_join import rejected_qids
 
         t = read_truth(truth, on_error="reject")
-        got = score_jsonl(preds, t.truth, family="norm", min_scale=1e-3,
-                          target="envelope", on_error="reject", batch_lines=batch,
+        got = score_file(preds, t.truth, family="norm", min_scale=1e-3,
+                          target="envelope", on_error="reject", batch_rows=batch,
                           keep_problems=None, truth_rejected=rejected_qids(t.problems))
         problems = [*t.problems, *got.problems.kept]
     why = {(x.path, x.line): x.problem for x in problems if x.action == "rejected"}

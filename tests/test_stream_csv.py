@@ -122,19 +122,20 @@ def test_bad_csv_names_the_line(qvh, tmp_path):
 
 def test_batches_are_read_lazily(qvh, monkeypatch):
     """Bounded memory: the reader pulls a batch of lines only when it is certified."""
-    from cover.stream import csv as stream_csv
+    from cover.io import csv_lines
+    from cover.io.generic import parse_columns
 
     src = qvh[0]
     pulled = []
-    real = stream_csv.line_batches
+    real = csv_lines.line_batches
 
     def counting(path, n):
         for b in real(path, n):
             pulled.append(len(b))
             yield b
 
-    monkeypatch.setattr(stream_csv, "line_batches", counting)
-    it = iter(stream_csv.csv_batches(src, COLS, 50))
+    monkeypatch.setattr(csv_lines, "line_batches", counting)
+    it = iter(csv_lines.csv_batches(src, parse_columns(COLS), 50))
     next(it)
     assert len(pulled) == 1  # the header's batch, whose other lines are the first batch
     batches = 1 + sum(1 for _ in it)

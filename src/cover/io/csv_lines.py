@@ -9,15 +9,20 @@ UTF-8) is split in halves until the lines it refuses are found (a few parses per
 line, none when the batch is clean); each such line becomes a row problem naming why,
 and the batch is parsed again with that line replaced by an empty row (its qid kept
 when it can be read), so rows stay aligned with lines and the caller rejects it with
-its reason. The streamed readers (:mod:`cover.stream.csv`,
-:mod:`cover.stream.evaluate_csv`) and the whole-file reader (:mod:`cover.io.generic`)
-share this; the Arrow side is :mod:`cover.io.arrow_columns`.
+its reason. Every CSV read goes through :func:`csv_batches`: the streams
+(:mod:`cover.stream.csv`, :mod:`cover.stream.evaluate_csv`, streamed calibration), the
+batch reader :func:`cover.io.batches.iter_batches` and the whole-file read
+(:func:`csv_columns`, for :mod:`cover.io.generic`), so a line gets the same number and
+the same fate on every path; the Arrow side is :mod:`cover.io.arrow_columns`.
 """
 
 from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Iterator
+from dataclasses import dataclass
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -25,10 +30,11 @@ import numpy as np
 from numpy.typing import NDArray
 
 from cover.errors import InputError
-from cover.io.arrow_columns import arrow_columns, arrow_source, pyarrow_modules
+from cover.io.arrow_columns import arrow_columns, pyarrow_modules
 from cover.io.columns import Columns
-from cover.io.jsonl import json_text, read_input_bytes
-from cover.io.opener import kind_suffix, open_input
+from cover.io.jsonl import json_text
+from cover.io.lines import line_batches
+from cover.io.opener import kind_suffix
 
 TEXT_FIELDS = ("qid", "vid", "query")
 NUMBER_FIELDS = ("duration", "start", "end")
@@ -82,51 +88,89 @@ def parse_lines(header: bytes, raws: list[bytes], lines: NDArray[np.int64], deli
     return table, bad
 
 
-def read_csv_file(path: str | Path, mapping: dict[str, str], delim: str
-                  ) -> tuple[Any, NDArray[np.int64], dict[int, str]]:
-    """A whole CSV file's mapped columns: ``(table, each row's line, {row: why})``. One
-    pyarrow read of the file when it is clean (rows numbered from line 2); else its
-    lines, numbered as an editor numbers them, through :func:`parse_lines`."""
-    import pyarrow as pa
-    import pyarrow.csv as pcsv
+@dataclass
+class CsvBatches:
+    """A CSV file's header and its data lines a batch at a time, each batch also parsed:
+    ``(lines as (number, bytes), Arrow table of the mapped columns, line numbers)``."""
 
-    name = str(path)
-    with open_input(path) as fh:
-        header = fh.readline().rstrip(b"\r\n")
-    names = header_names(header, delim, name)
-    for col in mapping.values():
+    name: str
+    header: bytes
+    names: list[str]
+    delim: bytes
+    mapping: dict[str, str]
+    _rest: Iterator[list[tuple[int, bytes]]]
+
+    def __iter__(self) -> Iterator[tuple[list[tuple[int, bytes]], Any, NDArray[np.int64],
+                                         dict[int, str]]]:
+        """The batches with the mapped columns parsed (:meth:`parsed`)."""
+        return self.parsed(column_types(self.mapping))
+
+    def parsed(self, types: dict[str, Any]) -> Iterator[tuple[
+            list[tuple[int, bytes]], Any, NDArray[np.int64], dict[int, str]]]:
+        """``(lines, table, line numbers, {row: why})`` a batch at a time, the table of
+        the columns ``types`` names (column -> Arrow type): a line pyarrow cannot read
+        is an empty row of the table (its qid kept when readable) with its reason, for
+        the caller to reject (:func:`parse_lines`)."""
+        for batch in self._rest:
+            if batch:
+                lines = np.array([ln for ln, _ in batch], dtype=np.int64)
+                table, bad = parse_lines(self.header, [raw for _, raw in batch], lines,
+                                         self.delim.decode(), types, self.name,
+                                         self.mapping.get("qid"))
+                yield batch, table, lines, bad
+
+
+def csv_batches(src: str | Path, mapping: dict[str, str], batch_rows: int) -> CsvBatches:
+    """Open ``src`` (gzip read transparently; ``.tsv`` tab-separated) for batches of
+    ``batch_rows`` data lines (numbered as an editor numbers them, the header line 1,
+    blank lines skipped); the header must name every column of ``mapping``."""
+    if batch_rows < 1:
+        raise ValueError(f"batch_rows must be >= 1, got {batch_rows}")
+    for f in ("windows", "saliency"):
+        if f in mapping:
+            raise InputError(f"{src}: --columns {f}= needs list columns, which CSV cannot "
+                             "hold; map start= and end= (or convert the file to Parquet)")
+    delim = b"\t" if kind_suffix(Path(src)) == ".tsv" else b","
+    name = str(src)
+    batches = line_batches(src, batch_rows)
+    first = next(batches, [])
+    if not first or first[0][0] != 1:
+        raise InputError(f"{src}: no header line (a CSV file starts with its column names)")
+    header = first[0][1]
+    names = header_names(header, delim.decode(), name)
+    for f, col in mapping.items():
         if col not in names:
-            raise InputError(f"{name}: no column {col!r} (columns: {', '.join(names)})")
-    types = column_types(mapping)
-    try:
-        table = pcsv.read_csv(arrow_source(Path(path)),
-                              parse_options=pcsv.ParseOptions(delimiter=delim),
-                              convert_options=_convert(types))
-        return table, np.arange(2, table.num_rows + 2, dtype=np.int64), {}
-    except pa.ArrowInvalid:
-        pass  # a line pyarrow refuses: find it, line by line numbering
-    numbered = enumerate(read_input_bytes(path).split(b"\n"), start=1)
-    next(numbered)  # the header
-    body = [(i, ln.rstrip(b"\r")) for i, ln in numbered if ln.strip()]
-    lines = np.array([i for i, _ in body], dtype=np.int64)
-    table, bad = parse_lines(header, [ln for _, ln in body], lines, delim, types, name,
-                             mapping.get("qid"))
-    return table, lines, bad
+            raise InputError(f"{src}:1: no column {col!r} ({f}=) in the header "
+                             f"(columns: {', '.join(names[:20])})")
+    return CsvBatches(name, header, names, delim, mapping, chain([first[1:]], batches))
+
+
+#: Data lines parsed at a time when a whole file is read (a few hundred MB of text at most).
+WHOLE_FILE_LINES = 1 << 20
 
 
 def csv_columns(path: str | Path, m: dict[str, str], name: str
                 ) -> tuple[Columns, NDArray[np.object_], dict[int, str]]:
-    """A CSV/TSV file's mapped columns, ids as written (:mod:`cover.io.csv_lines`); a
-    line pyarrow cannot read is a row problem, not the file's."""
+    """A CSV/TSV file's mapped columns, ids as written, read whole as the streams read it
+    (:func:`csv_batches`, its batches joined); a line pyarrow cannot read is a row
+    problem, not the file's."""
+    import pyarrow as pa
+
     pyarrow_modules()
-    for f in ("windows", "saliency"):
-        if f in m:
-            raise InputError(f"{name}: --columns {f}= needs list columns, which CSV cannot "
-                             "hold; map start= and end= (or convert the file to Parquet)")
-    table, lines, reasons = read_csv_file(path, m, "\t" if kind_suffix(path) == ".tsv"
-                                          else ",")
-    c, records = arrow_columns(table, m, name)
-    c.line = lines
+    csv_in = csv_batches(path, m, WHOLE_FILE_LINES)
+    tables: list[Any] = []
+    lines: list[NDArray[np.int64]] = []
+    reasons: dict[int, str] = {}
+    done = 0
+    for _, table, ln, bad in csv_in:
+        tables.append(table)
+        lines.append(ln)
+        reasons |= {done + i: why for i, why in bad.items()}
+        done += ln.size
+    if not tables:  # a header and no data line: the columns, no row
+        tables = [_read(csv_in.header, [], csv_in.delim.decode(), column_types(m))]
+    c, records = arrow_columns(pa.concat_tables(tables), m, name)
+    c.line = np.concatenate(lines) if lines else np.zeros(0, np.int64)
     return c, records, reasons
 
 
@@ -174,7 +218,7 @@ def _convert(types: dict[str, Any]) -> Any:
 def _read(header: bytes, raws: list[bytes], delim: str, types: dict[str, Any]) -> Any:
     import pyarrow.csv as pcsv
 
-    return pcsv.read_csv(io.BytesIO(header + b"\n" + b"\n".join(raws)),
+    return pcsv.read_csv(io.BytesIO(b"\n".join(chain((header,), raws))),
                          parse_options=pcsv.ParseOptions(delimiter=delim),
                          convert_options=_convert(types))
 

@@ -9,8 +9,10 @@ same bytes, and a damaged one the same message, on every path."""
 
 from __future__ import annotations
 
+import gzip
 import io
 import os
+import zlib
 from collections.abc import Iterator
 from itertools import repeat
 from pathlib import Path
@@ -49,7 +51,12 @@ def numbered_blocks(fh: IO[bytes], *, source: str = "<bytes>", capped: bool = Tr
     held = 0
     lineno = 0
     while True:
-        data = fh.read(READ_BYTES)
+        try:
+            data = fh.read(READ_BYTES)
+        except (OSError, EOFError, zlib.error) as exc:  # gzip's errors, named as a file's
+            what = ("damaged or truncated gzip file" if isinstance(fh, gzip.GzipFile)
+                    else "cannot read the file")
+            raise InputError(f"{source}: {what} ({exc})") from None
         if data and b"\n" not in data:
             pending.append(data)  # the line goes on: no copy until it ends
             held += len(data)

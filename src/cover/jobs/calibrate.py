@@ -65,8 +65,7 @@ def _labelled(job: CalibrateJob) -> StreamedFit:
     from cover.io.formats import read_truth
     from cover.io.labelled import read_labelled
     from cover.io.qids import read_qid_lines
-    from cover.stream.calibrate import score_jsonl
-    from cover.stream.calibrate_columns import score_columns
+    from cover.stream.calibrate import score_file
 
     kw = job.formats
     kind = stream_kind(job)
@@ -95,11 +94,8 @@ def _labelled(job: CalibrateJob) -> StreamedFit:
         own_truth=True,
         sides=bool(get_rule(job.rule).needs & {"sides"}),  # as Calibrator.fit scores
         truth_rejected=rejected_qids(g.problems))
-    if kind == "columns":
-        got = score_columns(job.preds, g.truth, columns=kw["columns"],
-                            batch_rows=job.batch_rows, **args)
-    else:
-        got = score_jsonl(job.preds, g.truth, batch_lines=job.batch_rows, **args)
+    got = score_file(job.preds, g.truth, columns=kw["columns"] if kind == "columns" else None,
+                     batch_rows=job.batch_rows, **args)
     say(f"{job.preds}: streamed in {got.batches} batch(es) of up to {job.batch_rows} lines")
     got.problems = ProblemTally.of(g.problems) + got.problems
     return got

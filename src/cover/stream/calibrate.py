@@ -32,11 +32,15 @@ from cover.data.table import DEFAULT_CLIP_SECONDS, GroundingTable, raw_ids
 from cover.data.units import split_units
 from cover.errors import KEEP, InputError, ProblemTally
 from cover.io.batch_join import QidList, join_batches
+from cover.io.batches import column_batches
+from cover.io.columns import prediction_table
+from cover.io.generic import PARQUET_SUFFIXES, kind_suffix, parse_columns
 from cover.io.gt_compact import Column, compact_truth
 from cover.io.jsonl import OnError
 from cover.io.jsonl_batch import gc_paused, load_batch
 from cover.io.lines import line_batches
 from cover.io.narrow import narrow_int, sorted_unique
+from cover.io.opener import parquet_file
 from cover.io.qvhighlights import Loaded
 from cover.io.truth_index import CompactTruth
 from cover.ragged import Ragged
@@ -120,56 +124,56 @@ class StreamedFit:
                              f"and none of the {len(self.table)} rows has one{hint}")
 
 
-def score_jsonl(
+def score_file(
     preds: str | Path,
     gt: GroundingTable | CompactTruth,
     *,
     family: str,
     min_scale: float,
     target: str,
+    columns: dict[str, str] | str | None = None,
     qids: QidList | NDArray[np.str_] | None = None,
     clip: float = DEFAULT_CLIP_SECONDS,
     strict: bool = False,
     on_error: OnError = "raise",
-    batch_lines: int = DEFAULT_BATCH_LINES,
+    batch_rows: int = DEFAULT_BATCH_LINES,
     fast: bool = True,
-    gt_name: str | None = None,
-    relevance: str = SALIENCY,
-    windows: bool = True,
-    own_truth: bool = False,
-    sides: bool = True,
-    durations: bool = True,
-    keep_problems: int | None = KEEP,
-    truth_rejected: NDArray[np.str_] | None = None,
+    **settings: Any,
 ) -> StreamedFit:
-    """Scores of ``family`` for every prediction line of ``preds`` joined with ``gt`` by
-    qid (only the qids in ``qids`` when given), ``batch_lines`` lines at a time.
+    """Scores of ``family`` for every prediction row of ``preds`` joined with ``gt`` by
+    qid (only the qids in ``qids`` when given), ``batch_rows`` rows at a time: Moment-DETR
+    JSON lines, or any file read through the column mapping ``columns``
+    (:func:`cover.io.batches.column_batches`: Parquet, CSV/TSV, JSON lines).
 
     Row checks are those of :func:`cover.data.join.attach_truth` on the whole file: a
     prediction without truth, a truth without prediction (after all batches), a vid,
     query or duration that disagrees, and a qid seen on an earlier line are rejected.
-    Clean batches are read a batch at a time (:mod:`cover.io.jsonl_batch`); ``fast=False``
-    reads every batch row by row (same result). ``relevance``, ``windows``,
-    ``own_truth``, ``sides``, ``durations``, ``keep_problems``: :func:`score_batches`.
+    Clean batches of JSON lines are read in bulk (:mod:`cover.io.jsonl_batch`);
+    ``fast=False`` reads every batch row by row (same result). The other keywords
+    (``gt_name``, ``relevance``, ``windows``, ``own_truth``, ``sides``, ``durations``,
+    ``keep_problems``, ``truth_rejected``): :func:`score_batches`.
     """
-    if batch_lines < 1:
-        raise ValueError(f"batch_lines must be >= 1, got {batch_lines}")
+    if batch_rows < 1:
+        raise ValueError(f"batch_rows must be >= 1, got {batch_rows}")
     name = str(preds)
-
-    def loaded() -> Iterator[Loaded]:
-        for batch in line_batches(preds, batch_lines):
-            with gc_paused():  # see cover.stream.jsonl: the batch's rows hold no cycles
-                # Rejected rows are set aside here; under on_error="raise" the join
-                # raises once every batch is read, as a whole read would.
-                yield load_batch(name, batch, clip=clip, on_error="reject", fast=fast,
-                                 keep_records=False).loaded
-
-    return score_batches(loaded(), name, gt, family=family, min_scale=min_scale,
+    # Rejected rows are set aside as they are read; under on_error="raise" the join
+    # raises once every batch is read, as a whole read would.
+    if columns is None:
+        def loaded() -> Iterator[Loaded]:
+            for batch in line_batches(preds, batch_rows):
+                with gc_paused():  # see cover.stream.jsonl: the batch's rows hold no cycles
+                    yield load_batch(name, batch, clip=clip, on_error="reject", fast=fast,
+                                     keep_records=False).loaded
+        batches, rows = loaded(), 0
+    else:
+        batches = (prediction_table(c, clip=clip, on_error="reject", reasons=bad)
+                   for c, _, bad in column_batches(preds, parse_columns(columns), batch_rows,
+                                                   with_records=False))
+        rows = (parquet_file(preds).metadata.num_rows
+                if kind_suffix(Path(preds)) in PARQUET_SUFFIXES else 0)
+    return score_batches(batches, name, gt, family=family, min_scale=min_scale,
                          target=target, qids=qids, clip=clip, strict=strict,
-                         on_error=on_error, gt_name=gt_name, relevance=relevance,
-                         windows=windows, own_truth=own_truth, sides=sides,
-                         durations=durations, keep_problems=keep_problems,
-                         truth_rejected=truth_rejected)
+                         on_error=on_error, rows=rows, **settings)
 
 
 def score_batches(
@@ -196,8 +200,7 @@ def score_batches(
 ) -> StreamedFit:
     """The scores of prediction batches already read (any format) joined with ``gt``
     (:func:`cover.io.batch_join.join_batches`, the join of every calibration input): the
-    loop behind :func:`score_jsonl` and
-    :func:`cover.stream.calibrate_columns.score_columns`. ``relevance="proposals"``
+    loop behind :func:`score_file`. ``relevance="proposals"``
     builds each joined batch's relevance from its scored windows over ``[0, T]`` (T from
     the truth), as the whole read does. ``rows``: the rows the batches hold when known
     (what is kept per row is then sized once). ``windows=False``: the predicted windows
@@ -287,13 +290,12 @@ def unit_codes(vids: NDArray[np.bytes_]) -> NDArray[np.integer]:
     return narrow_int(sorted_unique(joined)[1])  # np.unique's inverse at a lower peak
 
 
-def calibrate_jsonl(cal: Calibrator, preds: str | Path, gt: GroundingTable | CompactTruth,
-                    **kw: object
-                    ) -> tuple[Calibrator, StreamedFit]:
-    """Fit ``cal`` on ``preds`` streamed against ``gt`` (:func:`score_jsonl` takes the
+def calibrate_file(cal: Calibrator, preds: str | Path, gt: GroundingTable | CompactTruth,
+                    **kw: Any) -> tuple[Calibrator, StreamedFit]:
+    """Fit ``cal`` on ``preds`` streamed against ``gt`` (:func:`score_file` takes the
     keywords); the thresholds equal those of ``cal.fit`` on the whole joined table."""
-    got = score_jsonl(preds, gt, family=cal.score, min_scale=cal.min_scale,
-                      target=cal.target, relevance=cal.relevance, **kw)  # type: ignore[arg-type]
+    got = score_file(preds, gt, family=cal.score, min_scale=cal.min_scale,
+                      target=cal.target, relevance=cal.relevance, **kw)
     if len(got.table) == 0:
         raise InputError("no calibration rows left after validation")
     assert got.scores is not None  # a streamed fit always scores its batches

@@ -15,9 +15,6 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Iterator
-from dataclasses import dataclass
-from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -25,11 +22,10 @@ import numpy as np
 from numpy.typing import NDArray
 
 from cover.calibrate.calibrator import Calibrator
-from cover.errors import InputError, ProblemTally
-from cover.io.csv_lines import column_types, header_names, parse_lines
-from cover.io.generic import kind_suffix, parse_columns
+from cover.errors import ProblemTally
+from cover.io.csv_lines import csv_batches
+from cover.io.generic import parse_columns
 from cover.io.jsonl import OnError
-from cover.io.lines import line_batches
 from cover.io.output import atomic_open
 from cover.io.seen import repeated_rows
 from cover.stream.arrow import certify_batch, pa, repeat_reasons
@@ -43,65 +39,6 @@ COVER_COLUMNS = ("cover_status", "cover_region", "cover_refused", "cover_duratio
 #: row's conformal p-value (``cover.p_value``), empty for a rejected row.
 P_VALUE_COLUMN = "cover_p_value"
 DEFAULT_BATCH_LINES = 131_072
-
-
-@dataclass
-class CsvBatches:
-    """A CSV file's header and its data lines a batch at a time, each batch also parsed:
-    ``(lines as (number, bytes), Arrow table of the mapped columns, line numbers)``."""
-
-    name: str
-    header: bytes
-    names: list[str]
-    delim: bytes
-    mapping: dict[str, str]
-    _rest: Iterator[list[tuple[int, bytes]]]
-
-    def __iter__(self) -> Iterator[tuple[list[tuple[int, bytes]], Any, NDArray[np.int64],
-                                         dict[int, str]]]:
-        """The batches with the mapped columns parsed (:meth:`parsed`)."""
-        return self.parsed(column_types(self.mapping))
-
-    def parsed(self, types: dict[str, Any]) -> Iterator[tuple[
-            list[tuple[int, bytes]], Any, NDArray[np.int64], dict[int, str]]]:
-        """``(lines, table, line numbers, {row: why})`` a batch at a time, the table of
-        the columns ``types`` names (column -> Arrow type): a line pyarrow cannot read
-        (too few fields, text in a number column, not UTF-8) is an empty row of the
-        table (its qid kept when readable) with its reason, for the caller to reject
-        (:func:`cover.io.csv_lines.parse_lines`)."""
-        for batch in self._rest:
-            if batch:
-                lines = np.array([ln for ln, _ in batch], dtype=np.int64)
-                table, bad = parse_lines(self.header, [raw for _, raw in batch], lines,
-                                         self.delim.decode(), types, self.name,
-                                         self.mapping.get("qid"))
-                yield batch, table, lines, bad
-
-
-def csv_batches(src: str | Path, columns: dict[str, str] | str, batch_rows: int
-                ) -> CsvBatches:
-    """Open ``src`` (gzip read transparently; ``.tsv`` tab-separated) for batches of
-    ``batch_rows`` data lines; the header must name every mapped column."""
-    if batch_rows < 1:
-        raise ValueError(f"batch_rows must be >= 1, got {batch_rows}")
-    mapping = parse_columns(columns)
-    for f in ("windows", "saliency"):
-        if f in mapping:
-            raise InputError(f"{src}: --columns {f}= needs list columns, which CSV cannot "
-                             "hold; map start= and end= (or convert the file to Parquet)")
-    delim = b"\t" if kind_suffix(Path(src)) == ".tsv" else b","
-    name = str(src)
-    batches = line_batches(src, batch_rows)
-    first = next(batches, [])
-    if not first or first[0][0] != 1:
-        raise InputError(f"{src}: no header line (a CSV file starts with its column names)")
-    header = first[0][1]
-    names = header_names(header, delim.decode(), name)
-    for f, col in mapping.items():
-        if col not in names:
-            raise InputError(f"{src}:1: no column {col!r} ({f}=) in the header "
-                             f"(columns: {', '.join(names[:20])})")
-    return CsvBatches(name, header, names, delim, mapping, chain([first[1:]], batches))
 
 
 def certify_csv(
@@ -122,7 +59,7 @@ def certify_csv(
     ``stage`` is the run's certify stage (else one of ``cal`` and ``videos``).
     Under ``on_error="raise"`` a rejected row stops the run once every batch is read (as
     a whole read names them), ``dst`` untouched."""
-    csv_in = csv_batches(src, columns, batch_rows)
+    csv_in = csv_batches(src, parse_columns(columns), batch_rows)
     delim, name = csv_in.delim, csv_in.name
     pick = [csv_in.names.index(csv_in.mapping[f]) for f in ("qid", "vid")
             if f in csv_in.mapping]

@@ -22,10 +22,11 @@ from pathlib import Path
 from typing import Any
 
 from cover.errors import InputError, RowProblem
+from cover.io.csv_lines import csv_batches
 from cover.io.generic import CSV_SUFFIXES, kind_suffix
 from cover.io.jsonl import RawRows
 from cover.io.regions_rules import Thresholds, calibrator_thresholds
-from cover.stream.csv import COVER_COLUMNS, csv_batches
+from cover.stream.csv import COVER_COLUMNS
 
 _STRINGS = ("cover_status", "cover_region", "cover_refused")
 #: ``cover_refused`` as certify writes it; any other text is kept for the reader to reject.
