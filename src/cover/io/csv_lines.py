@@ -23,6 +23,7 @@ import io
 from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import chain
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -113,8 +114,8 @@ class CsvBatches:
         the caller to reject (:func:`parse_lines`)."""
         for batch in self._rest:
             if batch:
-                lines = np.array([ln for ln, _ in batch], dtype=np.int64)
-                table, bad = parse_lines(self.header, [raw for _, raw in batch], lines,
+                lines = np.fromiter(map(itemgetter(0), batch), np.int64, len(batch))
+                table, bad = parse_lines(self.header, list(map(itemgetter(1), batch)), lines,
                                          self.delim.decode(), types, self.name,
                                          self.mapping.get("qid"))
                 yield batch, table, lines, bad
