@@ -24,7 +24,6 @@ are dropped and counted on both paths, except those rejected for an empty region
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from itertools import compress, repeat
 from operator import attrgetter, eq, is_, itemgetter
@@ -35,24 +34,24 @@ import numpy as np
 from msgspec import UNSET, Raw, UnsetType
 
 from cover.data.table import GroundingTable
-from cover.intervals import Intervals
 from cover.io.json_columns import text_ids
-from cover.io.jsonl import number_value, object_column, parse_json_lines
+from cover.io.jsonl import object_column, parse_json_lines
 from cover.io.jsonl_batch import gc_paused, top1_finite
 from cover.io.jsonl_typed import exact_values, pairs_column, utf8_lines, windows_column
 from cover.io.qvhighlights import top1
-from cover.io.regions_jsonl import (
+from cover.io.regions_read import (
     META_KEYS,
     META_OPTIONAL,
+    STATUSES,
     LoadedRegions,
     meta_of,
     region_rules,
     regions_from_rows,
+    regions_of,
+    threshold_value,
 )
-from cover.io.regions_rules import STATUSES, threshold_value
 from cover.io.seen import SeenLines
 from cover.ragged import Ragged, offsets_from_lengths
-from cover.regions import Regions
 
 
 class _Block(msgspec.Struct, gc=False):
@@ -149,11 +148,10 @@ def decode_regions(name: str, batch: Sequence[tuple[int, bytes]], *,
     for k in _META:  # list.count compares as the per-row dicts do
         if list(map(attrgetter(k), blocks)).count(meta[0].get(k)) != n:
             return None
-    regions_of = _regions(blocks)
-    win = windows_column(wins)
-    if regions_of is None or win is None:
+    got, win = _regions(blocks), windows_column(wins)
+    if got is None or win is None:
         return None
-    reg, roff, dur = regions_of
+    reg, roff, dur = got
     if any(bad.any() for bad, _ in region_rules(reg, roff, dur, np.ones(n, dtype=bool))):
         return None  # the per-row reader rejects the row, with its message
     thresholds, reasons = _thresholds(blocks), _abstain_reasons(blocks)
@@ -168,10 +166,7 @@ def decode_regions(name: str, batch: Sequence[tuple[int, bytes]], *,
         relevance=Ragged(np.empty(0), np.zeros(n + 1, dtype=np.int64)),
         pred_windows=Ragged(wv, woff), line=line_no, source=name,
         query=object_column(query), records=None)
-    alpha = number_value(meta[0].get("alpha"))
-    regions = Regions(Intervals(reg[:, 0].copy(), reg[:, 1].copy(), roff).normalized(), dur,
-                      _refused(blocks), thresholds, str(meta[0].get("score")),
-                      alpha if math.isfinite(alpha) else None, abstain_reason=reasons)
+    regions = regions_of(reg, roff, dur, _refused(blocks), thresholds, meta[0], reasons)
     if seen is not None:  # last: a batch handed to the per-row reader must not be seen yet
         seen.add_lines(table.qid, line_no)
     in_cal = np.fromiter(map(is_, map(attrgetter("in_calibration"), blocks), repeat(True)),
@@ -209,7 +204,7 @@ def _regions(blocks: list[_Block]) -> tuple[Any, Any, Any] | None:
 def _plain_status(blocks: list[_Block]) -> bool:
     """Every status is one evaluate reads (``rejected``: left only for an empty region)
     and every ``refused`` (when given) the boolean that agrees with it
-    (:func:`cover.io.regions_rules.status_problems` finds nothing)."""
+    (:func:`cover.io.regions_read.status_problems` finds nothing)."""
     status = list(map(_STATUS, blocks))
     if not set(status) <= {*STATUSES, "rejected"}:
         return False
@@ -224,7 +219,7 @@ def _refused(blocks: list[_Block]) -> Any:
 
 
 def _abstain_reasons(blocks: list[_Block]) -> Any:
-    """:func:`cover.io.regions_rules.abstain_reasons` of typed blocks; False for a reason
+    """:func:`cover.io.regions_read.abstain_reasons` of typed blocks; False for a reason
     the two parsers read apart."""
     if "abstained" not in map(_STATUS, blocks):
         return None

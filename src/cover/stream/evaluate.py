@@ -221,8 +221,7 @@ def evaluate_stream(
                                         strict=False, truth_rejected=truth_rejected)
         out.join_problems.add(sorted(problems, key=attrgetter("line")))
         idx, _ = index_of(loaded.table.qid, joined.qid)
-        if loaded.in_calibration is not None:
-            out.in_calibration += int(loaded.in_calibration[idx].sum())
+        out.in_calibration += int(loaded.in_calibration[idx].sum())
         regions = replace(loaded.regions.take(idx), duration=joined.duration)
         # a joined row's truth row is its input row's (j; found once, above)
         codes = None if unit_of_vid is None else unit_of_vid[truth.vid_code[j[idx]]]

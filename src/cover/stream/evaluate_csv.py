@@ -21,10 +21,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from cover.errors import InputError, RowProblem
 from cover.io.generic import CSV_SUFFIXES, kind_suffix
 from cover.io.jsonl import RawRows
-from cover.io.regions_rules import Thresholds, calibrator_thresholds
+from cover.io.regions_read import Thresholds
 from cover.stream.csv import COVER_COLUMNS, csv_batches
 
 _STRINGS = ("cover_status", "cover_region", "cover_refused")
@@ -73,7 +75,9 @@ def calibrator_thresholds_of(path: str | Path | None) -> Thresholds | None:
     cal = Calibrator.load(path)
     if get_rule(cal.rule).per_row is not None:
         return None
-    return calibrator_thresholds(cal, str(path))
+    # cover.threshold of a row is the start side's, as certify writes it
+    lams = [lam_start for lam_start, _ in cal.group_lams().values()]
+    return Thresholds(np.unique(np.array(lams, dtype=np.float64)), str(path))
 
 
 def csv_region_batches(path: str | Path, batch_rows: int, columns: str | None,
