@@ -10,7 +10,7 @@ line, none when the batch is clean); each such line becomes a row problem naming
 and the batch is parsed again with that line replaced by an empty row (its qid kept
 when it can be read), so rows stay aligned with lines and the caller rejects it with
 its reason. The streamed readers (:mod:`cover.stream.csv`,
-:mod:`cover.stream.evaluate_csv`) and the whole-file reader (:mod:`cover.io.generic`)
+:mod:`cover.stream.evaluate_tables`) and the whole-file reader (:mod:`cover.io.generic`)
 share this; the Arrow side is :mod:`cover.io.arrow_columns`.
 """
 
