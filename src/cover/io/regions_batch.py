@@ -94,14 +94,13 @@ _META = (*META_KEYS, *META_OPTIONAL)
 
 def load_regions(name: str, batch: Sequence[tuple[int, bytes]], *,
                  seen: SeenLines | None = None,
-                 first: tuple[dict[str, Any], int] | None = None,
-                 fast: bool = True) -> LoadedRegions:
+                 first: tuple[dict[str, Any], int] | None = None) -> LoadedRegions:
     """:func:`~cover.io.regions_jsonl.regions_from_rows` of the ``(line number, bytes)``
-    pairs ``batch``: in bulk when the batch is clean (and ``fast``), else row by row.
-    The bulk read keeps no parsed rows (the table's ``records`` is None)."""
+    pairs ``batch``: in bulk when the batch is clean, else row by row. The bulk read
+    keeps no parsed rows (the table's ``records`` is None)."""
     with gc_paused():
         try:
-            got = decode_regions(name, batch, seen=seen, first=first) if fast else None
+            got = decode_regions(name, batch, seen=seen, first=first)
         except OverflowError:  # a number beyond float range: the per-row reader says so
             got = None
         if got is not None:
@@ -166,7 +165,8 @@ def decode_regions(name: str, batch: Sequence[tuple[int, bytes]], *,
         relevance=Ragged(np.empty(0), np.zeros(n + 1, dtype=np.int64)),
         pred_windows=Ragged(wv, woff), line=line_no, source=name,
         query=object_column(query), records=None)
-    regions = regions_of(reg, roff, dur, _refused(blocks), thresholds, meta[0], reasons)
+    refused = np.fromiter(map(eq, map(_STATUS, blocks), repeat("refused")), bool, n)
+    regions = regions_of(reg, roff, dur, refused, thresholds, meta[0], reasons)
     if seen is not None:  # last: a batch handed to the per-row reader must not be seen yet
         seen.add_lines(table.qid, line_no)
     in_cal = np.fromiter(map(is_, map(attrgetter("in_calibration"), blocks), repeat(True)),
@@ -210,12 +210,7 @@ def _plain_status(blocks: list[_Block]) -> bool:
         return False
     refused = [s == "refused" if r is UNSET else r
                for r, s in zip(map(attrgetter("refused"), blocks), status, strict=True)]
-    return set(map(type, refused)) <= {bool} and refused == _refused(blocks).tolist()
-
-
-def _refused(blocks: list[_Block]) -> Any:
-    """``status == "refused"`` per row."""
-    return np.fromiter(map(eq, map(_STATUS, blocks), repeat("refused")), bool, len(blocks))
+    return set(map(type, refused)) <= {bool} and refused == [s == "refused" for s in status]
 
 
 def _abstain_reasons(blocks: list[_Block]) -> Any:
