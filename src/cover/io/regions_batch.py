@@ -42,7 +42,6 @@ from cover.io.qvhighlights import top1
 from cover.io.regions_read import (
     META_KEYS,
     META_OPTIONAL,
-    STATUSES,
     LoadedRegions,
     meta_of,
     region_rules,
@@ -52,6 +51,7 @@ from cover.io.regions_read import (
 )
 from cover.io.seen import SeenLines
 from cover.ragged import Ragged, offsets_from_lengths
+from cover.row_status import STATUSES
 
 
 class _Block(msgspec.Struct, gc=False):
@@ -206,7 +206,7 @@ def _plain_status(blocks: list[_Block]) -> bool:
     and every ``refused`` (when given) the boolean that agrees with it
     (:func:`cover.io.regions_read.status_problems` finds nothing)."""
     status = list(map(_STATUS, blocks))
-    if not set(status) <= {*STATUSES, "rejected"}:
+    if not set(status) <= set(STATUSES):
         return False
     refused = [s == "refused" if r is UNSET else r
                for r, s in zip(map(attrgetter("refused"), blocks), status, strict=True)]

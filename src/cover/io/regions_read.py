@@ -42,13 +42,10 @@ from cover.io.qvhighlights import top1
 from cover.io.seen import SeenLines
 from cover.ragged import Ragged, row_ids, segment_any
 from cover.regions import Regions
-from cover.row_status import empty_region_block
+from cover.row_status import ABSTAINED, CERTIFIED, REFUSED, empty_region_block
 
 #: Relative tolerance of the ``[0, T]`` check on regions read back (rounding only).
 REGION_ATOL = 1e-6
-#: The ``cover.status`` of a row evaluate reads (``rejected`` rows are only counted;
-#: ``abstained`` rows are the whole video, not answered: :mod:`cover.row_status`).
-STATUSES = ("certified", "refused", "abstained")
 
 
 @dataclass(frozen=True)
@@ -236,9 +233,10 @@ def threshold_value(x: Any) -> float:
 
 def status_problems(raw: RawRows) -> dict[int, str]:
     """Row -> why its ``cover.status`` / ``cover.refused`` cannot be read: the status is
-    one of :data:`STATUSES` (or ``rejected`` with an empty region, a miss:
-    :mod:`cover.row_status`); ``cover.refused``, when given, is a boolean that says the
-    same (``"yes"`` is not true, and a certified row is not refused)."""
+    ``certified``, ``refused`` or ``abstained`` (the whole video, not answered), or
+    ``rejected`` with an empty region, a miss (:mod:`cover.row_status`); ``cover.refused``,
+    when given, is a boolean that says the same (``"yes"`` is not true, and a certified row
+    is not refused)."""
     why: dict[int, str] = {}
     for i, rec in enumerate(raw.records):
         b = block_of(rec)
@@ -249,7 +247,7 @@ def status_problems(raw: RawRows) -> dict[int, str]:
                 why[i] = (f"cover.status is \"rejected\" (empty region) but cover.refused "
                           f"is {json_text(refused)}")
             continue
-        if status not in STATUSES:
+        if status not in (CERTIFIED, REFUSED, ABSTAINED):
             why[i] = ("cover.status must be \"certified\", \"refused\" or \"abstained\", "
                       f"got {json_text(status)}")
         elif type(refused) is not bool:
