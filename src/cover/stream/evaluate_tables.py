@@ -24,10 +24,14 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from cover.calibrate.calibrator import Calibrator
+from cover.calibrate.registry import get_rule
 from cover.errors import InputError, RowProblem
+from cover.io.generic import arrow_columns, parse_columns, pyarrow_modules
 from cover.io.jsonl import RawRows
 from cover.io.opener import parquet_file
 from cover.io.regions_read import Thresholds
+from cover.stream.arrow import DEFAULT_COLUMNS, calibrator_metadata
 from cover.stream.csv import COVER_COLUMNS, csv_batches
 
 _STRINGS = ("cover_status", "cover_region", "cover_refused")
@@ -46,10 +50,6 @@ def calibrator_of(path: str | Path | None) -> tuple[dict[str, Any], Thresholds |
     as JSON-lines rows of that rule do."""
     if path is None:
         return dict.fromkeys(_META_KEYS), None
-    from cover.calibrate.calibrator import Calibrator
-    from cover.calibrate.registry import get_rule
-    from cover.stream.arrow import calibrator_metadata
-
     cal = Calibrator.load(path)
     fields = _block_fields(calibrator_metadata(cal)[b"cover.calibrator"])
     if get_rule(cal.rule).per_row is not None:
@@ -73,8 +73,6 @@ def csv_region_batches(path: str | Path, batch_rows: int, columns: str | None,
     """Rows of a CSV ``cover certify`` output, ``batch_rows`` lines at a time, as the
     records a JSON line would give (``meta``: the calibrator fields of every block)."""
     import pyarrow as pa
-
-    from cover.io.generic import parse_columns
 
     given = parse_columns(columns) if columns else {"qid": "qid"}
     csv_in = csv_batches(path, given, batch_rows)  # checks the mapped columns are there
@@ -140,9 +138,6 @@ def parquet_region_batches(path: str | Path, batch_rows: int, columns: str | Non
     """Rows of a Parquet ``cover certify`` output as the records a JSON line would give:
     qid, vid, query and windows through the column mapping, the ``cover`` struct with
     the calibrator fields of the schema metadata (``cover.calibrator``)."""
-    from cover.io.generic import arrow_columns, parse_columns, pyarrow_modules
-    from cover.stream.arrow import DEFAULT_COLUMNS
-
     pyarrow_modules()
     import pyarrow as pa
     name = str(path)
