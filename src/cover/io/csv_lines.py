@@ -10,7 +10,7 @@ line, none when the batch is clean); each such line becomes a row problem naming
 and the batch is parsed again with that line replaced by an empty row (its qid kept
 when it can be read), so rows stay aligned with lines and the caller rejects it with
 its reason. Every CSV read goes through :func:`csv_batches`: the streams
-(:mod:`cover.stream.csv`, :mod:`cover.stream.evaluate_csv`, streamed calibration), the
+(:mod:`cover.stream.csv`, :mod:`cover.stream.evaluate_tables`, streamed calibration), the
 batch reader :func:`cover.io.batches.iter_batches` and the whole-file read
 (:func:`csv_columns`, for :mod:`cover.io.generic`), so a line gets the same number and
 the same fate on every path; the Arrow side is :mod:`cover.io.arrow_columns`.

@@ -2,65 +2,105 @@
 checks of :func:`cover.io.regions_jsonl.regions_from_rows`, done over the whole batch.
 
 The per-row reader looks at each row's ``cover`` block and windows in Python, several
-times the cost of the parse. Here lines are decoded typed (:mod:`cover.io.regions_typed`:
-only the fields evaluate reads, qid, vid, query, the predicted windows and the ``cover``
-block's fields; the echoed saliency is skipped unread), and the checks run column by
-column. A batch passes only when every row is plainly clean: anything else (a line that
-is not a JSON object, a bad or repeated qid, an absent vid, a region or window that is
-not a list of numbers, a region outside ``[0, T]``, a bad duration, windows of mixed
-widths, another calibrator's fields) makes :func:`decode_regions` return None and
-:func:`load_regions` reruns the batch through the per-row reader, so every rejection,
-message and count is exactly its own. Rows certify rejected are dropped and counted on
-both paths, except those rejected for an empty region (``[]``), evaluated as misses
-(:mod:`cover.row_status`).
+times the cost of the parse. Here each line is decoded by msgspec into a small struct of
+the fields evaluate reads: qid, vid, query, the predicted windows and the ``cover``
+block's fields (windows and region kept as raw bytes, each read in one decode for the
+batch: :func:`cover.io.jsonl_typed.windows_column`). Everything else, the echoed saliency
+scores first of all, is skipped without building a Python object: the per-row reader
+does not read a certified row's saliency either. The checks then run column by column.
+
+A batch passes only when every row is plainly clean: anything else (a line that is not
+a JSON object or not UTF-8 text, NaN or a number beyond float range, a bad or repeated
+qid, an absent vid, a region or window that is not a list of numbers, a region outside
+``[0, T]``, a bad duration, windows of mixed widths, another calibrator's fields) makes
+:func:`decode_regions` return None and :func:`load_regions` reruns the batch through the
+per-row reader, so every rejection, message and count is exactly its own. So does an
+integer outside ``[-2**63, 2**64)`` where its value is kept (the calibrator fields, a
+duration, a threshold, a query, a reason): orjson, the per-row reader's first parser,
+reads it as a float (:func:`cover.io.jsonl_typed.exact_values`). Rows certify rejected
+are dropped and counted on both paths, except those rejected for an empty region
+(``[]``), evaluated as misses (:mod:`cover.row_status`).
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from itertools import compress, repeat
 from operator import attrgetter, eq, is_, itemgetter
 from typing import Any
 
+import msgspec
 import numpy as np
-from msgspec import UNSET
+from msgspec import UNSET, Raw, UnsetType
 
 from cover.data.table import GroundingTable
-from cover.intervals import Intervals
 from cover.io.json_columns import text_ids
-from cover.io.jsonl import number_value, object_column, parse_json_lines
+from cover.io.jsonl import object_column, parse_json_lines
 from cover.io.jsonl_batch import gc_paused, top1_finite
-from cover.io.jsonl_typed import exact_values, pairs_column, windows_column
+from cover.io.jsonl_typed import exact_values, pairs_column, utf8_lines, windows_column
 from cover.io.qvhighlights import top1
-from cover.io.regions_jsonl import (
+from cover.io.regions_read import (
     META_KEYS,
     META_OPTIONAL,
     LoadedRegions,
     meta_of,
     region_rules,
     regions_from_rows,
+    regions_of,
+    threshold_value,
 )
-from cover.io.regions_rules import STATUSES, threshold_value
-from cover.io.regions_typed import Block, empty_region, typed_rows
 from cover.io.seen import SeenLines
 from cover.ragged import Ragged, offsets_from_lengths
-from cover.regions import Regions
+from cover.row_status import STATUSES
 
+
+class _Block(msgspec.Struct, gc=False):
+    """The fields of a ``cover`` block evaluate reads (absent: None, or UNSET where
+    the per-row reader tells absent from null)."""
+
+    status: Any = None
+    region: Raw | UnsetType = UNSET
+    refused: Any = UNSET
+    duration: Any = None
+    score: Any = None
+    rule: Any = None
+    alpha: Any = None
+    k: Any = None
+    n_calibration: Any = None
+    calibration_sha256: Any = None
+    relevance: Any = None
+    threshold: Any = None
+    in_calibration: Any = None
+    reason: Any = UNSET
+
+
+class _Row(msgspec.Struct, gc=False):
+    """The fields of a certified row evaluate reads (``cover``: None when absent or null;
+    a ``cover`` that is not an object is refused)."""
+
+    qid: Any = None
+    vid: Any = None
+    query: Any = None
+    pred_relevant_windows: Raw | UnsetType = UNSET
+    cover: _Block | None = None
+
+
+_DECODE = msgspec.json.Decoder(_Row).decode
+_FIELDS = attrgetter("qid", "vid", "query", "pred_relevant_windows", "cover")
 _NUMBER = frozenset({int, float})
 _STATUS = attrgetter("status")
+_META = (*META_KEYS, *META_OPTIONAL)
 
 
 def load_regions(name: str, batch: Sequence[tuple[int, bytes]], *,
                  seen: SeenLines | None = None,
-                 first: tuple[dict[str, Any], int] | None = None,
-                 fast: bool = True) -> LoadedRegions:
+                 first: tuple[dict[str, Any], int] | None = None) -> LoadedRegions:
     """:func:`~cover.io.regions_jsonl.regions_from_rows` of the ``(line number, bytes)``
-    pairs ``batch``: in bulk when the batch is clean (and ``fast``), else row by row.
-    The bulk read keeps no parsed rows (the table's ``records`` is None)."""
+    pairs ``batch``: in bulk when the batch is clean, else row by row. The bulk read
+    keeps no parsed rows (the table's ``records`` is None)."""
     with gc_paused():
         try:
-            got = decode_regions(name, batch, seen=seen, first=first) if fast else None
+            got = decode_regions(name, batch, seen=seen, first=first)
         except OverflowError:  # a number beyond float range: the per-row reader says so
             got = None
         if got is not None:
@@ -74,14 +114,17 @@ def decode_regions(name: str, batch: Sequence[tuple[int, bytes]], *,
     """The :class:`LoadedRegions` of a batch whose every row is clean, or None when a
     row needs the per-row reader (which then says what is wrong). ``seen`` gets the
     batch's qids only when the batch passes."""
-    cols = typed_rows(list(map(itemgetter(1), batch)))
+    cols = _typed_rows(list(map(itemgetter(1), batch)))
     if cols is None or None in cols[4]:
         return None  # a row without a cover block
-    blocks: list[Block] = cols[4]
+    blocks: list[_Block] = cols[4]
     was_rejected = np.fromiter(map(eq, map(_STATUS, blocks), repeat("rejected")), bool,
                                len(blocks))
-    for i in np.flatnonzero(was_rejected).tolist():  # an empty region is evaluated
-        was_rejected[i] = not empty_region(blocks[i])
+    # An empty region (``[]``, JSON blanks aside) is evaluated: cover.row_status.
+    for i in np.flatnonzero(was_rejected).tolist():
+        region = blocks[i].region
+        was_rejected[i] = (region is UNSET
+                           or bytes(region).translate(None, b" \t\r\n") != b"[]")
     line_no = np.fromiter(map(itemgetter(0), batch), np.int64, len(batch))
     if was_rejected.any():
         keep = (~was_rejected).tolist()
@@ -96,17 +139,18 @@ def decode_regions(name: str, batch: Sequence[tuple[int, bytes]], *,
         return None
     if seen is not None and seen.any_of(qtext):
         return None
-    meta = first if first is not None else (meta_of(_fields(blocks[0])), int(line_no[0]))
+    # the typed fields as the per-row reader's dict has them (absent: None, as meta_of reads)
+    meta = first if first is not None else (
+        meta_of({k: getattr(blocks[0], k) for k in _META}), int(line_no[0]))
     if not exact_values(list(meta[0].values())):
         return None
-    for k in (*META_KEYS, *META_OPTIONAL):  # list.count compares as the per-row dicts do
+    for k in _META:  # list.count compares as the per-row dicts do
         if list(map(attrgetter(k), blocks)).count(meta[0].get(k)) != n:
             return None
-    regions_of = _regions(blocks)
-    win = windows_column(wins)
-    if regions_of is None or win is None:
+    got, win = _regions(blocks), windows_column(wins)
+    if got is None or win is None:
         return None
-    reg, roff, dur = regions_of
+    reg, roff, dur = got
     if any(bad.any() for bad, _ in region_rules(reg, roff, dur, np.ones(n, dtype=bool))):
         return None  # the per-row reader rejects the row, with its message
     thresholds, reasons = _thresholds(blocks), _abstain_reasons(blocks)
@@ -121,10 +165,8 @@ def decode_regions(name: str, batch: Sequence[tuple[int, bytes]], *,
         relevance=Ragged(np.empty(0), np.zeros(n + 1, dtype=np.int64)),
         pred_windows=Ragged(wv, woff), line=line_no, source=name,
         query=object_column(query), records=None)
-    alpha = number_value(meta[0].get("alpha"))
-    regions = Regions(Intervals(reg[:, 0].copy(), reg[:, 1].copy(), roff).normalized(), dur,
-                      _refused(blocks), thresholds, str(meta[0].get("score")),
-                      alpha if math.isfinite(alpha) else None, abstain_reason=reasons)
+    refused = np.fromiter(map(eq, map(_STATUS, blocks), repeat("refused")), bool, n)
+    regions = regions_of(reg, roff, dur, refused, thresholds, meta[0], reasons)
     if seen is not None:  # last: a batch handed to the per-row reader must not be seen yet
         seen.add_lines(table.qid, line_no)
     in_cal = np.fromiter(map(is_, map(attrgetter("in_calibration"), blocks), repeat(True)),
@@ -132,13 +174,22 @@ def decode_regions(name: str, batch: Sequence[tuple[int, bytes]], *,
     return LoadedRegions(table, regions, [], int(was_rejected.sum()), meta[0], in_cal, meta[1])
 
 
-def _fields(block: Block) -> dict[str, Any]:
-    """The calibrator fields of a typed block as the per-row reader's dict has them
-    (absent: None, which :func:`meta_of` reads as absent too)."""
-    return {k: getattr(block, k) for k in (*META_KEYS, *META_OPTIONAL)}
+def _typed_rows(lines: list[bytes]) -> tuple[list[Any], ...] | None:
+    """``(qids, vids, queries, raw windows, blocks)`` of the lines, or None when a line
+    needs the per-row reader (refused by the structs, or not UTF-8: msgspec does not
+    look inside a skipped string)."""
+    if not utf8_lines(lines):
+        return None
+    try:
+        rows = list(map(_DECODE, lines))
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return None
+    if not rows:
+        return None
+    return tuple(map(list, zip(*map(_FIELDS, rows), strict=True)))
 
 
-def _regions(blocks: list[Block]) -> tuple[Any, Any, Any] | None:
+def _regions(blocks: list[_Block]) -> tuple[Any, Any, Any] | None:
     """``(components (m, 2), offsets, durations)`` when every region is a list of
     ``[start, end]`` number pairs and every duration a number, else None."""
     durs = list(map(attrgetter("duration"), blocks))
@@ -150,25 +201,20 @@ def _regions(blocks: list[Block]) -> tuple[Any, Any, Any] | None:
     return got[0], offsets_from_lengths(got[1]), np.array(durs, dtype=np.float64)
 
 
-def _plain_status(blocks: list[Block]) -> bool:
+def _plain_status(blocks: list[_Block]) -> bool:
     """Every status is one evaluate reads (``rejected``: left only for an empty region)
     and every ``refused`` (when given) the boolean that agrees with it
-    (:func:`cover.io.regions_rules.status_problems` finds nothing)."""
+    (:func:`cover.io.regions_read.status_problems` finds nothing)."""
     status = list(map(_STATUS, blocks))
-    if not set(status) <= {*STATUSES, "rejected"}:
+    if not set(status) <= set(STATUSES):
         return False
     refused = [s == "refused" if r is UNSET else r
                for r, s in zip(map(attrgetter("refused"), blocks), status, strict=True)]
-    return set(map(type, refused)) <= {bool} and refused == _refused(blocks).tolist()
+    return set(map(type, refused)) <= {bool} and refused == [s == "refused" for s in status]
 
 
-def _refused(blocks: list[Block]) -> Any:
-    """``status == "refused"`` per row."""
-    return np.fromiter(map(eq, map(_STATUS, blocks), repeat("refused")), bool, len(blocks))
-
-
-def _abstain_reasons(blocks: list[Block]) -> Any:
-    """:func:`cover.io.regions_rules.abstain_reasons` of typed blocks; False for a reason
+def _abstain_reasons(blocks: list[_Block]) -> Any:
+    """:func:`cover.io.regions_read.abstain_reasons` of typed blocks; False for a reason
     the two parsers read apart."""
     if "abstained" not in map(_STATUS, blocks):
         return None
@@ -179,7 +225,7 @@ def _abstain_reasons(blocks: list[Block]) -> Any:
                      if b.status == "abstained" else None for b in blocks], dtype=object)
 
 
-def _thresholds(blocks: list[Block]) -> Any:
+def _thresholds(blocks: list[_Block]) -> Any:
     """``cover.threshold`` as the per-row reader reads it (``"inf"`` strings, null NaN);
     None for an integer the two parsers read apart."""
     vals = list(map(attrgetter("threshold"), blocks))

@@ -35,13 +35,8 @@ from cover.data.table import GroundingTable
 from cover.errors import RowProblem
 from cover.io.output import atomic_open
 from cover.io.regions_read import (  # noqa: F401  (re-exported here)
-    META_KEYS,
-    META_OPTIONAL,
-    REGION_ATOL,
     LoadedRegions,
-    meta_of,
     read_regions,
-    region_rules,
     regions_from_rows,
 )
 from cover.regions import Regions

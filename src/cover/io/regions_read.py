@@ -4,9 +4,12 @@ regions.
 
 Rows certified as rejected are counted, not evaluated, except those rejected for an
 empty region (a miss). A row with no qid, no ``cover.region`` list, a status evaluate
-cannot read, a region that is not finite, has ``start > end`` or reaches outside
-``[0, cover.duration]``, or a repeated qid is rejected naming its line and why; a file
-whose rows come from two calibrators is an error naming the first row that differs.
+cannot read (or a ``cover.refused`` flag that does not agree with it), a region that is
+not finite, has ``start > end`` or reaches outside ``[0, cover.duration]``, or a
+repeated qid is rejected naming its line and why; so is, for CSV regions whose
+calibrator is given apart from them, a ``cover.threshold`` that calibrator cannot give.
+A file whose rows come from two calibrators is an error naming the first row that
+differs.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from cover._json import from_json_number
 from cover.data.rules import duplicate_reason
 from cover.data.table import GroundingTable
 from cover.errors import InputError, RowProblem
@@ -35,18 +39,10 @@ from cover.io.jsonl import (
     read_json_rows,
 )
 from cover.io.qvhighlights import top1
-from cover.io.regions_rules import (
-    Thresholds,
-    abstain_reasons,
-    block_of,
-    check_thresholds,
-    status_problems,
-    threshold_value,
-)
 from cover.io.seen import SeenLines
 from cover.ragged import Ragged, row_ids, segment_any
 from cover.regions import Regions
-from cover.row_status import empty_region_block
+from cover.row_status import ABSTAINED, CERTIFIED, REFUSED, empty_region_block
 
 #: Relative tolerance of the ``[0, T]`` check on regions read back (rounding only).
 REGION_ATOL = 1e-6
@@ -62,21 +58,23 @@ class LoadedRegions:
     rejected_at_certify: int
     meta: dict[str, Any]
     #: Rows the calibrator was fitted on (``cover.in_calibration``), aligned with ``table``.
-    in_calibration: NDArray[np.bool_] | None = None
+    in_calibration: NDArray[np.bool_]
     #: The line the calibrator fields (``meta``) were read from (None: no row).
-    meta_line: int | None = None
+    meta_line: int | None
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """The start-side thresholds a calibrator gives (one per group) and how to name it."""
+
+    values: NDArray[np.float64]
+    source: str
 
 
 def read_regions(path: str | Path, *, on_error: OnError = "raise") -> LoadedRegions:
-    """Read certified regions (the ``cover`` block of each row) for evaluation.
-
-    Rows certified as rejected are counted, not evaluated, except those rejected for an
-    empty region (``[]``): evaluated, a miss (:mod:`cover.row_status`). Regions are validated
-    (finite, ``s <= e``, inside ``[0, T]`` up to ``REGION_ATOL * max(1, T)``, one row per
-    qid) and normalized (sorted, merged); every row must come from
-    the same calibrator (score, rule, alpha, k, n_calibration), else the first row
-    that differs is named.
-    """
+    """Read certified regions (the ``cover`` block of each row) for evaluation, by the
+    rules of the module doc: a region inside ``[0, T]`` up to ``REGION_ATOL * max(1, T)``,
+    normalized (sorted, merged)."""
     loaded = regions_from_rows(read_json_rows(path))
     raise_on_rejections(loaded.problems, on_error, str(path))
     return loaded
@@ -91,10 +89,8 @@ def regions_from_rows(raw: RawRows, *, seen: SeenLines | None = None,
     ``first`` the calibrator fields of the file's first row and its line.
 
     Every path of ``cover evaluate`` (JSON lines, Parquet, CSV; streamed or whole) comes
-    here, so the regions rules live here and in :mod:`cover.io.regions_rules`: a status
-    evaluate reads and a ``refused`` flag that agrees with it, ids as every reader takes
-    them, and with ``thresholds`` (CSV regions, whose calibrator is given apart from
-    them) a ``cover.threshold`` that calibrator can give."""
+    here, so the regions rules (the module doc) live here; ``thresholds``: those of the
+    calibrator CSV regions were certified with."""
     # A row rejected for its empty region is evaluated (a miss): cover.row_status.
     was_rejected = np.array([block_of(r).get("status") == "rejected"
                              and not empty_region_block(block_of(r)) for r in raw.records],
@@ -136,15 +132,23 @@ def regions_from_rows(raw: RawRows, *, seen: SeenLines | None = None,
     ps, pe = top1(win, woff)
     table = fields.table_of(raw, duration=dur, pred_start=ps, pred_end=pe,
                             pred_windows=Ragged(win, woff))
-    intervals = Intervals(reg[:, 0].copy(), reg[:, 1].copy(), roff).normalized()
-    alpha = meta.get("alpha")
-    a = number_value(alpha)
-    regions = Regions(intervals, dur, refused, thr, str(meta.get("score")),
-                      a if math.isfinite(a) else None, abstain_reason=abstained)
+    regions = regions_of(reg, roff, dur, refused, thr, meta, abstained)
     in_cal = np.array([block_of(r).get("in_calibration") is True for r in raw.records],
                       dtype=bool)
     return LoadedRegions(table, regions, raw.problems, int(was_rejected.sum()), meta, in_cal,
                          meta_line)
+
+
+def regions_of(reg: NDArray[np.float64], roff: NDArray[np.int64], dur: NDArray[np.float64],
+               refused: NDArray[np.bool_], thresholds: NDArray[np.float64],
+               meta: dict[str, Any], abstained: NDArray[np.object_] | None) -> Regions:
+    """The :class:`Regions` of rows read back: components ``reg`` (``(m, 2)``, ragged by
+    ``roff``) normalized (sorted, merged), the calibrator's score and alpha (None when
+    not a finite number) from ``meta``."""
+    alpha = number_value(meta.get("alpha"))
+    return Regions(Intervals(reg[:, 0].copy(), reg[:, 1].copy(), roff).normalized(), dur,
+                   refused, thresholds, str(meta.get("score")),
+                   alpha if math.isfinite(alpha) else None, abstain_reason=abstained)
 
 
 def region_rules(reg: NDArray[np.float64], roff: NDArray[np.int64],
@@ -211,3 +215,68 @@ def _common_meta(raw: RawRows, ref: tuple[dict[str, Any], int] | None = None
                 f"{first_line}; evaluate the output of one calibrator at a time"
             )
     return first, first_line
+
+
+def block_of(rec: dict[str, Any]) -> dict[str, Any]:
+    """The ``cover`` block of a row (``{}`` when it has none)."""
+    block = rec.get("cover")
+    return block if isinstance(block, dict) else {}
+
+
+def threshold_value(x: Any) -> float:
+    """``cover.threshold`` as a number (``"inf"`` text read, anything unreadable NaN)."""
+    try:
+        return from_json_number(x)
+    except (ValueError, OverflowError):
+        return math.nan
+
+
+def status_problems(raw: RawRows) -> dict[int, str]:
+    """Row -> why its ``cover.status`` / ``cover.refused`` cannot be read: the status is
+    ``certified``, ``refused`` or ``abstained`` (the whole video, not answered), or
+    ``rejected`` with an empty region, a miss (:mod:`cover.row_status`); ``cover.refused``,
+    when given, is a boolean that says the same (``"yes"`` is not true, and a certified row
+    is not refused)."""
+    why: dict[int, str] = {}
+    for i, rec in enumerate(raw.records):
+        b = block_of(rec)
+        status = b.get("status")
+        refused = b.get("refused", status == "refused")
+        if empty_region_block(b):  # rejected for its empty region: read as a miss
+            if refused is not False:
+                why[i] = (f"cover.status is \"rejected\" (empty region) but cover.refused "
+                          f"is {json_text(refused)}")
+            continue
+        if status not in (CERTIFIED, REFUSED, ABSTAINED):
+            why[i] = ("cover.status must be \"certified\", \"refused\" or \"abstained\", "
+                      f"got {json_text(status)}")
+        elif type(refused) is not bool:
+            why[i] = f"cover.refused must be true or false, got {json_text(refused)}"
+        elif refused is not (status == "refused"):
+            why[i] = (f"cover.status is {json_text(status)} but cover.refused is "
+                      f"{json_text(refused)}")
+    return why
+
+
+def abstain_reasons(records: list[dict[str, Any]]) -> NDArray[np.object_] | None:
+    """Per row, the reason of a row written ``abstained`` (None for the others); None when
+    no row abstained."""
+    out = np.array([str(b.get("reason", "abstained")) if b.get("status") == "abstained"
+                    else None for b in map(block_of, records)], dtype=object)
+    return out if any(r is not None for r in out.tolist()) else None
+
+
+def check_thresholds(raw: RawRows, want: Thresholds) -> None:
+    """Reject the rows whose ``cover.threshold`` is none of ``want``'s: they were
+    certified by another calibrator (another alpha), whose band would be wrong."""
+    got = np.array([threshold_value(block_of(r).get("threshold")) for r in raw.records], np.float64)
+    v = want.values
+    ok = np.isin(got, v[~np.isfinite(v)]) | np.isclose(
+        got[:, None], v[np.isfinite(v)][None, :], rtol=1e-9, atol=0.0).any(axis=1)
+    shown = ", ".join(f"{x:.6g}" for x in v[:5]) + (", ..." if v.size > 5 else "")
+    fields.reject_rows(raw, {
+        int(i): f"cover.threshold {got[i]:.6g} is not a threshold of the calibrator "
+                f"{want.source} ({shown}): were these regions certified with another one?"
+        for i in np.flatnonzero(~ok).tolist()})
+
+

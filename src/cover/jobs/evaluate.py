@@ -173,7 +173,7 @@ def _finish(job: EvaluateFiles, ev: Evaluation, field: GroundingMetrics | None,
     """The metrics as JSON and the printed summary (the same for both paths)."""
     from cover.io.output import strict_json, write_json
     from cover.report.tables import field_metrics_text
-    from cover.stream.evaluate_csv import is_csv
+    from cover.stream.evaluate import regions_kind
 
     out = ev.to_dict()
     out["counts"] |= counts
@@ -206,7 +206,7 @@ def _finish(job: EvaluateFiles, ev: Evaluation, field: GroundingMetrics | None,
               f"{r['n_calibration']}, Beta sd {r['beta_sd']:.4f}; this test sample's own sd "
               f"{r['test_sd']:.4f}, clustered by {r['cluster_unit']}: {r['test_units']} videos, "
               f"design effect {r['test_design_effect']:.2f}; docs/bands.md)")
-    elif is_csv(job.regions) and job.calibrator is None:
+    elif regions_kind(job.regions) == "csv" and job.calibrator is None:
         print("reference: not known (CSV regions carry no calibrator fields; give "
               "--calibrator, the file certify used, for the band)")
     if diag is not None:

@@ -40,9 +40,9 @@ from cover.data.table import GroundingTable
 from cover.errors import KEEP, InputError, ProblemTally
 from cover.grounding_metrics import GroundingSums
 from cover.io.content_join import known_vids
-from cover.io.generic import PARQUET_SUFFIXES
 from cover.io.gt_compact import compact_truth
 from cover.io.jsonl import RawRows, read_json_rows
+from cover.io.opener import CSV_SUFFIXES, PARQUET_SUFFIXES, kind_suffix
 from cover.io.order_join import order_qids
 from cover.io.regions_jsonl import LoadedRegions, regions_from_rows
 from cover.io.truth_index import CompactTruth, TruthSeen
@@ -58,11 +58,9 @@ DEFAULT_BATCH_ROWS = 16_384
 def regions_kind(path: str | Path) -> RegionsKind:
     """``parquet`` for a ``.parquet``/``.pq`` file, ``csv`` for ``.csv``/``.tsv`` (gzipped
     or not), else ``jsonl``."""
-    from cover.stream.evaluate_csv import is_csv
-
     if Path(path).suffix.lower() in PARQUET_SUFFIXES:
         return "parquet"
-    return "csv" if is_csv(path) else "jsonl"
+    return "csv" if kind_suffix(path) in CSV_SUFFIXES else "jsonl"
 
 
 def _batch_readers(path: str | Path, batch_rows: int, columns: str | None,
@@ -78,20 +76,19 @@ def _batch_readers(path: str | Path, batch_rows: int, columns: str | None,
     An empty file is an error."""
     from cover.io.lines import line_batches
     from cover.io.regions_batch import load_regions
-    from cover.stream.evaluate_csv import (
-        calibrator_fields,
-        calibrator_thresholds_of,
+    from cover.stream.evaluate_tables import (
+        calibrator_of,
         csv_region_batches,
+        parquet_region_batches,
     )
-    from cover.stream.evaluate_parquet import parquet_region_batches
 
     if batch_rows < 1:
         raise ValueError(f"batch_rows must be >= 1, got {batch_rows}")
     kind = regions_kind(path)
     if kind != "jsonl":
-        limits = calibrator_thresholds_of(calibrator)
+        meta, limits = calibrator_of(calibrator)
         raws = (parquet_region_batches(path, batch_rows, columns) if kind == "parquet" else
-                csv_region_batches(path, batch_rows, columns, calibrator_fields(calibrator)))
+                csv_region_batches(path, batch_rows, columns, meta))
         for raw in [_collected(path, raws)] if whole else raws:
             yield partial(regions_from_rows, raw, thresholds=limits)
         return
@@ -221,8 +218,7 @@ def evaluate_stream(
                                         strict=False, truth_rejected=truth_rejected)
         out.join_problems.add(sorted(problems, key=attrgetter("line")))
         idx, _ = index_of(loaded.table.qid, joined.qid)
-        if loaded.in_calibration is not None:
-            out.in_calibration += int(loaded.in_calibration[idx].sum())
+        out.in_calibration += int(loaded.in_calibration[idx].sum())
         regions = replace(loaded.regions.take(idx), duration=joined.duration)
         # a joined row's truth row is its input row's (j; found once, above)
         codes = None if unit_of_vid is None else unit_of_vid[truth.vid_code[j[idx]]]
