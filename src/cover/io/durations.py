@@ -26,6 +26,7 @@ from numpy.typing import NDArray
 from cover.errors import InputError
 from cover.io.document import load_document, read_bytes
 from cover.io.qvhighlights import read_durations
+from cover.io.seen import merge_sorted
 from cover.utf8 import as_bytes, as_text
 
 
@@ -244,8 +245,8 @@ def _distinct(vid: NDArray[np.bytes_], lo: NDArray[np.float64], hi: NDArray[np.f
 def _fold(held: _Spans, pending: list[tuple[NDArray[np.bytes_], NDArray[np.float64]]]
           ) -> _Spans:
     """The ``(vid, duration)`` rows of ``pending`` merged into ``held``: known vids widen
-    their span in place; new ones are placed where a binary search puts them (no sort of
-    the held columns)."""
+    their span in place; new ones are merged in (:func:`cover.io.seen.merge_sorted`: no
+    sort of the held columns)."""
     if not pending:
         return held
     t = np.concatenate([d for _, d in pending])
@@ -258,17 +259,8 @@ def _fold(held: _Spans, pending: list[tuple[NDArray[np.bytes_], NDArray[np.float
     at = pos[hit]  # distinct vids: distinct places
     held.lo[at] = np.minimum(held.lo[at], new.lo[hit])
     held.hi[at] = np.maximum(held.hi[at], new.hi[hit])
-    fresh = np.flatnonzero(~hit)
-    if fresh.size == 0:
+    fresh = ~hit
+    if not fresh.any():
         return held
-    n = held.vid.size + fresh.size
-    place = pos[fresh] + np.arange(fresh.size)  # after the new vids before it
-    old = np.ones(n, dtype=bool)
-    old[place] = False
-    out = _Spans(np.empty(n, dtype=np.result_type(held.vid, new.vid)), np.empty(n),
-                 np.empty(n))
-    for mine, theirs, merged in ((held.vid, new.vid, out.vid), (held.lo, new.lo, out.lo),
-                                 (held.hi, new.hi, out.hi)):
-        merged[place] = theirs[fresh]
-        merged[old] = mine
-    return out
+    return _Spans(*merge_sorted(held.vid, new.vid[fresh], (held.lo, new.lo[fresh]),
+                                (held.hi, new.hi[fresh])))

@@ -156,27 +156,28 @@ def _push(blocks: list[tuple[NDArray[Any], NDArray[Any]]], new: NDArray[Any],
     while (len(blocks) > 1 and blocks[-2][0].size <= 2 * blocks[-1][0].size
            and blocks[-2][0].size + blocks[-1][0].size <= cap):
         (b2, l2), (b1, l1) = blocks.pop(), blocks.pop()
-        blocks.append(_merged(b1, l1, b2, l2))
+        keys, lines = merge_sorted(b1, b2, (l1, l2))
+        blocks.append((keys, lines))
 
 
-def _merged(b1: NDArray[Any], l1: NDArray[Any], b2: NDArray[Any], l2: NDArray[Any]
-            ) -> tuple[NDArray[Any], NDArray[Any]]:
-    """Two sorted blocks with no id in common as one: each id of ``b2`` goes where a
-    binary search in ``b1`` puts it (plus the ids of ``b2`` before it), the ids of ``b1``
-    fill the rest in order. No sort, and no temporaries beyond the merged arrays and
-    ``b2``'s positions (an argsort of the concatenation took three more copies)."""
-    n = b1.size + b2.size
-    at = np.searchsorted(b1, b2)
-    at += np.arange(b2.size)
-    rest = np.ones(n, dtype=bool)
+def merge_sorted(a: NDArray[Any], b: NDArray[Any], *beside: tuple[NDArray[Any], NDArray[Any]]
+                 ) -> list[NDArray[Any]]:
+    """Sorted ``a`` and ``b`` with no value in common as one sorted array, and each pair of
+    columns ``beside`` them merged alike: each value of ``b`` goes where a binary search in
+    ``a`` puts it (plus the values of ``b`` before it), those of ``a`` fill the rest in
+    order. No sort, and no temporaries beyond the merged arrays and ``b``'s positions (an
+    argsort of the concatenation took three more copies)."""
+    at = np.searchsorted(a, b)
+    at += np.arange(b.size)
+    rest = np.ones(a.size + b.size, dtype=bool)
     rest[at] = False
-    keys = np.empty(n, dtype=np.result_type(b1, b2))
-    keys[at] = b2
-    keys[rest] = b1
-    lines = np.empty(n, dtype=np.result_type(l1, l2))
-    lines[at] = l2
-    lines[rest] = l1
-    return keys, lines
+    out = []
+    for mine, theirs in ((a, b), *beside):
+        merged = np.empty(rest.size, dtype=np.result_type(mine, theirs))
+        merged[at] = theirs
+        merged[rest] = mine
+        out.append(merged)
+    return out
 
 
 class SeenLines(Protocol):
