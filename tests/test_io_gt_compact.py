@@ -1,5 +1,5 @@
 """The ground truth read straight into compact columns (cover.io.gt_lean, built by
-cover.io.gt_compact) is the table of a table's compaction, and every file the per-row
+cover.io.truth_index) is the table of a table's compaction, and every file the per-row
 reader must read is handed on."""
 
 from __future__ import annotations
@@ -14,12 +14,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import cover.io.gt_compact as gt_compact
 import cover.io.gt_lean as gt_lean
 import cover.io.narrow as narrow
-from cover.io.gt_compact import compact_truth
+import cover.io.truth_index as truth_index
 from cover.io.gt_lean import read_truth_compact
 from cover.io.qvhighlights import read_ground_truth
+from cover.io.truth_index import compact_truth
 from test_io_truth_index import _same_table
 
 
@@ -136,7 +136,7 @@ def test_sorted_unique_is_numpys_with_a_lower_peak(values, step):
 def test_a_column_sized_for_its_rows_never_grows():
     """``Column(capacity)`` (a Parquet file's row count): one buffer for every part,
     trimmed in place to the rows appended (fewer when rows were rejected)."""
-    col = gt_compact.Column(5_000)
+    col = truth_index.Column(5_000)
     parts = [np.arange(a, a + 1_500, dtype=np.float64) for a in (0, 1_500, 3_000)]
     col.append(parts[0])
     first = col.buf
@@ -145,4 +145,4 @@ def test_a_column_sized_for_its_rows_never_grows():
     assert col.buf is first and first is not None and first.size == 5_000
     got = col.array(np.float64)
     assert got.size == 4_500 and np.array_equal(got, np.concatenate(parts))
-    assert gt_compact.Column().array(np.int8).dtype == np.int8
+    assert truth_index.Column().array(np.int8).dtype == np.int8

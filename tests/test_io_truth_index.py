@@ -10,9 +10,8 @@ from hypothesis import strategies as st
 from cover.data.table import GroundingTable
 from cover.intervals import Intervals
 from cover.io.content_join import normalise
-from cover.io.gt_compact import compact_truth
 from cover.io.seen import SeenIds
-from cover.io.truth_index import TruthSeen
+from cover.io.truth_index import TruthSeen, compact_truth
 from cover.ragged import Ragged, offsets_from_lengths
 
 _QIDS = st.sampled_from(["int", "mixed", "unicode", "shuffled"])

@@ -249,7 +249,7 @@ def test_lean_stream_keeps_only_what_the_fit_reads(whole, gt, qdetr_preds, score
     per-side scores (a rule that needs none), with the truth let go once joined: the
     fit is the whole fit's, and what was dropped is not there."""
     from cover.calibrate.registry import get_rule
-    from cover.io.gt_compact import compact_truth
+    from cover.io.truth_index import compact_truth
 
     ref = cover.Calibrator(score=score, rule=rule, groups=groups).fit(whole)
     sides = bool(get_rule(rule).needs & {"sides"})

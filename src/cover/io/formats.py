@@ -26,13 +26,12 @@ from cover.io.format_catalogue import (  # noqa: F401  (re-exported here)
     Reader,
     Role,
 )
-from cover.io.gt_compact import compact_truth
 from cover.io.gt_lean import read_truth_compact
 from cover.io.mapping import Mapping
 from cover.io.opener import TABLE_SUFFIXES, kind_suffix
 from cover.io.peek import Peek, peek
 from cover.io.qvhighlights import Loaded
-from cover.io.truth_index import CompactTruth
+from cover.io.truth_index import CompactTruth, compact_truth
 
 
 def by_name(name: str) -> Format:

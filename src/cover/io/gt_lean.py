@@ -7,7 +7,7 @@ strings and window lists: ~640 bytes a row, 640 MB at 1e6 rows) while it checks 
 (msgspec structs of only the fields it keeps: qid, vid, query, duration, the true
 windows and the highlight labels), checks them as the per-row reader does
 (:func:`truth_chunk`) and keeps, :data:`BATCH_LINES` rows at a time, only compact
-columns (:class:`cover.io.gt_compact.CompactColumns`). A file passes only when every row
+columns (:class:`cover.io.truth_index.CompactColumns`). A file passes only when every row
 is plainly clean; on anything else (a line that is not a JSON object, a missing or
 mistyped field, a repeated qid, a bad duration, an empty, non-finite or reversed window,
 malformed highlight labels, an empty file, a JSON array file) the read gives None and
@@ -32,7 +32,6 @@ from cover._memory import trim
 from cover.data.ids import qid_text
 from cover.data.table import DEFAULT_CLIP_SECONDS
 from cover.errors import InputError
-from cover.io.gt_compact import CompactColumns
 from cover.io.json_columns import text_ids
 from cover.io.jsonl import OnError
 from cover.io.jsonl_batch import TYPED_CHUNK_LINES, gc_paused
@@ -40,7 +39,7 @@ from cover.io.jsonl_typed import exact_values, pairs_column, utf8_lines
 from cover.io.lines import line_chunks
 from cover.io.qvhighlights import Loaded, read_ground_truth, truth_rules
 from cover.io.saliency_labels import label_problems, saliency_labels
-from cover.io.truth_index import CompactTruth
+from cover.io.truth_index import CompactColumns, CompactTruth
 from cover.ragged import Ragged, offsets_from_lengths
 
 _NUMBER = frozenset({int, float})

@@ -1,7 +1,6 @@
 """Columns in their narrowest exact form: integer ids read from their text, integers and
 floats in the fewest bytes that give every value back (what the compact ground truth of
-:mod:`cover.io.truth_index` holds, :mod:`cover.io.gt_compact` builds and a streamed
-calibration keeps per row)."""
+:mod:`cover.io.truth_index` holds and a streamed calibration keeps per row)."""
 
 from __future__ import annotations
 

@@ -32,13 +32,12 @@ from cover.data.table import DEFAULT_CLIP_SECONDS, GroundingTable, raw_ids
 from cover.data.units import split_units
 from cover.errors import KEEP, InputError, ProblemTally
 from cover.io.batch_join import QidList, join_batches
-from cover.io.gt_compact import Column, compact_truth
 from cover.io.jsonl import OnError
 from cover.io.jsonl_batch import gc_paused, load_batch
 from cover.io.lines import line_batches
 from cover.io.narrow import narrow_int, sorted_unique
 from cover.io.qvhighlights import Loaded
-from cover.io.truth_index import CompactTruth
+from cover.io.truth_index import Column, CompactTruth, compact_truth
 from cover.ragged import Ragged
 from cover.scores import (
     FAMILY_INPUT,

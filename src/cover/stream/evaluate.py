@@ -41,11 +41,10 @@ from cover.errors import KEEP, InputError, ProblemTally
 from cover.grounding_metrics import GroundingSums
 from cover.io.content_join import known_vids
 from cover.io.generic import PARQUET_SUFFIXES
-from cover.io.gt_compact import compact_truth
 from cover.io.jsonl import RawRows, read_json_rows
 from cover.io.order_join import order_qids
 from cover.io.regions_jsonl import LoadedRegions, regions_from_rows
-from cover.io.truth_index import CompactTruth, TruthSeen
+from cover.io.truth_index import CompactTruth, TruthSeen, compact_truth
 from cover.metric_sums import CodeUnitSums
 from cover.metrics import EvaluationSums
 from cover.stream.calibrate import unit_codes
