@@ -286,9 +286,8 @@ class Column:
     def append(self, values: NDArray[Any]) -> None:
         need = self.n + values.size
         buf = self.buf
-        if buf is None or need > buf.size or np.promote_types(buf.dtype, values.dtype) \
-                != buf.dtype:
-            dtype = values.dtype if buf is None else np.promote_types(buf.dtype, values.dtype)
+        dtype = values.dtype if buf is None else np.promote_types(buf.dtype, values.dtype)
+        if buf is None or need > buf.size or dtype != buf.dtype:
             grown = np.empty(max(need, self.capacity if buf is None else buf.size * 3 // 2,
                                  1024), dtype)
             if buf is not None:
@@ -413,7 +412,7 @@ class CompactColumns:
             keys=keys, order=order, vids=vids, vid_code=vid_code, duration=dur,
             starts=starts, ends=ends, offsets=offsets,
             line=None if self.from_one or self.no_lines else lines,
-            lines_from_one=self.from_one and not self.no_lines, queries=queries,
+            lines_from_one=self.from_one, queries=queries,
             query_code=query_code, saliency=saliency, source=self.source, clip=self.clip,
             duration_by_vid=by_vid)
 
