@@ -158,10 +158,9 @@ def _shape(path: str | Path) -> str:
 
 
 def _lines_lean(path: str | Path) -> VideoIndex | None:
-    """The durations of a JSON-lines file as :func:`read_durations` gives them, holding
-    only per-video columns; None when any line is not plainly clean (not an object, an
-    id or duration of another type, a duration that is not finite and > 0, two
-    durations for one video): :func:`read_durations` then says which.
+    """The durations of a JSON-lines file as :func:`read_durations` gives them (see the
+    module doc); None when a line is not plainly clean (not an object, an id or duration
+    of another type, a duration that is not finite and > 0, two for one video).
 
     Ids and durations are gathered as Python values (references to the parsed ones) and
     made columns :data:`_GATHER` rows at a time (UTF-8 bytes and float64); those wait
@@ -206,8 +205,8 @@ def _lines_lean(path: str | Path) -> VideoIndex | None:
             vids, durs = [], []
             if batch is None or waiting > max(held.vid.size // 4, _GATHER):
                 held, pending, waiting = _fold(held, pending), [], 0
-                if held.spread():
-                    return None
+                if (held.hi - held.lo > 1e-6).any():
+                    return None  # a video given two durations
     if held.vid.size == 0:
         return None
     return VideoIndex(held.vid, held.lo)
@@ -224,10 +223,6 @@ class _Spans:
     vid: NDArray[np.bytes_]
     lo: NDArray[np.float64]
     hi: NDArray[np.float64]
-
-    def spread(self) -> bool:
-        """Whether some video was given two durations (more than 1e-6 s apart)."""
-        return bool((self.hi - self.lo > 1e-6).any())
 
 
 def _distinct(vid: NDArray[np.bytes_], lo: NDArray[np.float64], hi: NDArray[np.float64]

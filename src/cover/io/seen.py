@@ -1,12 +1,9 @@
 """Repeated query ids across the batches of a streamed file (the duplicate check).
 
-* :class:`SeenIds`: the ids met so far as sorted blocks (exact: a short ASCII id as one
-  64-bit integer, a longer one as bytes) with the line each was first met on, for files
-  read once, batch by batch (JSON lines). A batch costs O(batch log ids); re-sorting
-  everything seen per batch (``np.union1d``) would cost O(rows seen) per batch,
-  quadratic over a file, and a Python set holds ~80 bytes per id (800 MB at 1e7 lines).
-* :class:`SeenLines`: what the regions readers need of such a check (``add_lines``,
-  ``any_of``), met by :class:`SeenIds` and by evaluate's per-truth-row check.
+* :class:`SeenIds`: the ids met so far with the line each was first met on, for files
+  read once, batch by batch (JSON lines): O(batch log ids) a batch, where re-sorting
+  everything seen per batch (``np.union1d``) would be quadratic over a file;
+  :class:`SeenLines`: what the regions readers ask of such a check.
 * :func:`repeated_rows`: for columnar files whose qid column can be read alone first
   (Parquet, CSV): one dictionary encoding of the whole column (Arrow's C++ hash table)
   marks every row that repeats an earlier one, exactly, in 5 bytes per row.
@@ -28,9 +25,9 @@ class SeenIds:
     ASCII id of at most 8 characters as one 64-bit integer (its bytes; numbers sort and
     search far faster than text), a longer ASCII id as bytes (a byte a character), any
     other as numpy text; beside each block, the first line of each of its ids (4 bytes
-    an id while lines fit in 32 bits). A Python set holds ~80 bytes an id. Blocks merge
-    when one is no more than twice the size of the next, up to a cap (:func:`_push`: a
-    few dozen blocks at most), so a batch costs O(batch log ids)."""
+    an id while lines fit in 32 bits); a Python set holds ~80 bytes an id (800 MB at 1e7
+    lines). Blocks merge when one is no more than twice the size of the next, up to a
+    cap (:func:`_push`: a few dozen blocks at most), so a batch costs O(batch log ids)."""
 
     def __init__(self) -> None:
         # per kind (short, ascii, text): sorted key blocks and their first lines
