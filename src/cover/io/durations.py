@@ -25,8 +25,8 @@ from numpy.typing import NDArray
 
 from cover.errors import InputError
 from cover.io.document import load_document, read_bytes
+from cover.io.narrow import merge_sorted, sorted_find
 from cover.io.qvhighlights import read_durations
-from cover.io.seen import merge_sorted
 from cover.utf8 import as_bytes, as_text
 
 
@@ -70,14 +70,11 @@ class VideoIndex:
             np.not_equal(v[1:], v[:-1], out=run[1:])
             v = v[run]
         uniq = np.unique(v)
-        if uniq.size == 0 or self.vid.size == 0:
-            return uniq[:0], self.t[:0]
-        try:  # ASCII at numpy speed (the keys are not held: their width may stay)
+        try:  # ASCII at numpy speed
             key = uniq.astype(np.bytes_)
         except UnicodeEncodeError:
             key = _utf8(uniq)
-        pos = np.minimum(np.searchsorted(self.vid, key), self.vid.size - 1)
-        hit = self.vid[pos] == key
+        pos, hit = sorted_find(self.vid, key)
         return uniq[hit], self.t[pos[hit]]
 
 
@@ -129,10 +126,8 @@ def lookup_durations(vid: NDArray[np.str_], known_vid: NDArray[np.str_],
                      known_t: NDArray[np.float64]) -> NDArray[np.float64]:
     """Duration of each ``vid`` from sorted ``(known_vid, known_t)``; NaN where unknown
     (one binary search, no per-row dictionary)."""
-    if known_vid.size == 0:
-        return np.full(vid.size, np.nan)
-    pos = np.minimum(np.searchsorted(known_vid, vid), known_vid.size - 1)
-    return np.where(known_vid[pos] == vid, known_t[pos], np.nan)
+    pos, hit = sorted_find(known_vid, vid)
+    return np.where(hit, known_t[pos] if known_t.size else np.nan, np.nan)
 
 
 def _shape(path: str | Path) -> str:
@@ -247,10 +242,7 @@ def _fold(held: _Spans, pending: list[tuple[NDArray[np.bytes_], NDArray[np.float
     t = np.concatenate([d for _, d in pending])
     new = _distinct(np.concatenate([v for v, _ in pending]), t, t)
     del t
-    pos = np.searchsorted(held.vid, new.vid)
-    hit = np.zeros(new.vid.size, dtype=bool)
-    inside = np.flatnonzero(pos < held.vid.size)
-    hit[inside] = held.vid[pos[inside]] == new.vid[inside]
+    pos, hit = sorted_find(held.vid, new.vid)
     at = pos[hit]  # distinct vids: distinct places
     held.lo[at] = np.minimum(held.lo[at], new.lo[hit])
     held.hi[at] = np.maximum(held.hi[at], new.hi[hit])

@@ -16,6 +16,8 @@ from typing import Any, Protocol
 import numpy as np
 from numpy.typing import NDArray
 
+from cover.io.narrow import merge_sorted, sorted_find
+
 
 class SeenIds:
     """Ids met in earlier batches; :meth:`add` returns which of a batch's ids repeat one,
@@ -126,8 +128,7 @@ def _member(blocks: list[tuple[NDArray[Any], NDArray[Any]]], keys: NDArray[Any]
     hit = np.zeros(keys.size, dtype=bool)
     line = np.zeros(keys.size, dtype=np.int64)
     for b, lines in blocks:
-        pos = np.minimum(np.searchsorted(b, keys), b.size - 1)
-        found = b[pos] == keys
+        pos, found = sorted_find(b, keys)
         hit |= found
         line[found] = lines[pos[found]]
     return hit, line
@@ -155,26 +156,6 @@ def _push(blocks: list[tuple[NDArray[Any], NDArray[Any]]], new: NDArray[Any],
         (b2, l2), (b1, l1) = blocks.pop(), blocks.pop()
         keys, lines = merge_sorted(b1, b2, (l1, l2))
         blocks.append((keys, lines))
-
-
-def merge_sorted(a: NDArray[Any], b: NDArray[Any], *beside: tuple[NDArray[Any], NDArray[Any]]
-                 ) -> list[NDArray[Any]]:
-    """Sorted ``a`` and ``b`` with no value in common as one sorted array, and each pair of
-    columns ``beside`` them merged alike: each value of ``b`` goes where a binary search in
-    ``a`` puts it (plus the values of ``b`` before it), those of ``a`` fill the rest in
-    order. No sort, and no temporaries beyond the merged arrays and ``b``'s positions (an
-    argsort of the concatenation took three more copies)."""
-    at = np.searchsorted(a, b)
-    at += np.arange(b.size)
-    rest = np.ones(a.size + b.size, dtype=bool)
-    rest[at] = False
-    out = []
-    for mine, theirs in ((a, b), *beside):
-        merged = np.empty(rest.size, dtype=np.result_type(mine, theirs))
-        merged[at] = theirs
-        merged[rest] = mine
-        out.append(merged)
-    return out
 
 
 class SeenLines(Protocol):

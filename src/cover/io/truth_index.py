@@ -34,7 +34,7 @@ from numpy.typing import NDArray
 
 from cover.data.table import GroundingTable, qid_text
 from cover.intervals import Intervals
-from cover.io.narrow import int_keys, narrow_float, narrow_int, per_vid, sorted_unique
+from cover.io.narrow import int_keys, narrow_float, narrow_int, per_vid, sorted_find, sorted_unique
 from cover.ragged import Ragged, offsets_from_lengths, take_index
 from cover.utf8 import as_bytes, as_text
 
@@ -61,15 +61,6 @@ def _plain_int(q: str) -> int | None:
     except ValueError:
         return None
     return v if str(v) == q and -(2**63) <= v < 2**63 else None
-
-
-def _fit_bytes(raw: NDArray[np.bytes_], dtype: np.dtype[Any]
-               ) -> tuple[NDArray[np.bytes_], NDArray[np.bool_]]:
-    """``raw`` in the width of ``dtype`` (a search then never copies the keys) and which
-    fit it: a longer value can match no key."""
-    ok = np.char.str_len(raw) <= dtype.itemsize if raw.dtype.itemsize > dtype.itemsize \
-        else np.ones(raw.size, dtype=bool)
-    return raw.astype(dtype), ok
 
 
 @dataclass(eq=False)
@@ -135,24 +126,15 @@ class CompactTruth:
 
     def find(self, qid: NDArray[np.str_]) -> tuple[NDArray[np.int64], NDArray[np.bool_]]:
         """``(row, hit)`` per qid: the truth row with that qid where ``hit``."""
-        n = len(self)
-        if n == 0 or qid.size == 0:
-            return np.zeros(qid.size, dtype=np.int64), np.zeros(qid.size, dtype=bool)
-        if self.int_qids:
-            keys, ok = _int_lookup(qid, self.keys.dtype)
-        else:
-            keys, ok = _fit_bytes(as_bytes(qid), self.keys.dtype)
-        pos = np.minimum(np.searchsorted(self.keys, keys, sorter=self.order), n - 1)
-        j = (pos if self.order is None else self.order[pos]).astype(np.int64)
-        return j, np.asarray((self.keys[j] == keys) & ok, dtype=bool)
+        keys, ok = (_int_lookup(qid, self.keys.dtype) if self.int_qids
+                    else (as_bytes(qid), True))
+        j, hit = sorted_find(self.keys, keys, self.order)
+        return j.astype(np.int64), hit & ok
 
     def vid_codes(self, vid: NDArray[np.str_]) -> NDArray[np.int64]:
         """Each vid's code (-1 where no truth row has it)."""
-        if self.vids.size == 0:
-            return np.full(vid.size, -1, dtype=np.int64)
-        raw, ok = _fit_bytes(as_bytes(vid), self.vids.dtype)
-        pos = np.minimum(np.searchsorted(self.vids, raw), self.vids.size - 1)
-        return np.where((self.vids[pos] == raw) & ok, pos, -1).astype(np.int64)
+        pos, hit = sorted_find(self.vids, as_bytes(vid))
+        return np.where(hit, pos, -1).astype(np.int64)
 
     def same_vid(self, j: NDArray[np.int64], vid: NDArray[np.str_]) -> NDArray[np.bool_]:
         """Whether truth row ``j[i]`` has video ``vid[i]``."""
@@ -215,8 +197,8 @@ class CompactTruth:
         norm, pairs = self._content
         v = self.vid_codes(t.vid)
         q = normalise(t.query, len(t))
-        at = np.minimum(np.searchsorted(norm, q), norm.size - 1)
-        qc = np.where(norm[at] == q, at, -1)
+        at, found = sorted_find(norm, q)
+        qc = np.where(found, at, -1)
         key = v * norm.size + qc
         return int(((v >= 0) & (qc >= 0) & np.isin(key, pairs)).sum())
 
