@@ -52,8 +52,6 @@ class VideoIndex:
 
     def texts(self) -> tuple[NDArray[np.str_], NDArray[np.float64]]:
         """``(vid as text, t)``, sorted by vid."""
-        if self.vid.size == 0:
-            return np.array([], dtype=str), self.t
         try:
             return as_text(self.vid), self.t
         except UnicodeDecodeError:  # a lone surrogate (:func:`_utf8`)
@@ -70,11 +68,7 @@ class VideoIndex:
             np.not_equal(v[1:], v[:-1], out=run[1:])
             v = v[run]
         uniq = np.unique(v)
-        try:  # ASCII at numpy speed
-            key = uniq.astype(np.bytes_)
-        except UnicodeEncodeError:
-            key = _utf8(uniq)
-        pos, hit = sorted_find(self.vid, key)
+        pos, hit = sorted_find(self.vid, _utf8(uniq))
         return uniq[hit], self.t[pos[hit]]
 
 
@@ -202,9 +196,7 @@ def _lines_lean(path: str | Path) -> VideoIndex | None:
                 held, pending, waiting = _fold(held, pending), [], 0
                 if (held.hi - held.lo > 1e-6).any():
                     return None  # a video given two durations
-    if held.vid.size == 0:
-        return None
-    return VideoIndex(held.vid, held.lo)
+    return VideoIndex(held.vid, held.lo) if held.vid.size else None
 
 
 #: Rows of a JSON-lines durations file made columns at a time (:func:`_lines_lean`).
@@ -220,34 +212,26 @@ class _Spans:
     hi: NDArray[np.float64]
 
 
-def _distinct(vid: NDArray[np.bytes_], lo: NDArray[np.float64], hi: NDArray[np.float64]
-              ) -> _Spans:
-    """``(vid, min lo, max hi)`` per distinct vid, sorted by vid (one sort)."""
-    order = np.argsort(vid, kind="stable")
-    v = vid[order]
-    head = np.ones(v.size, dtype=bool)
-    np.not_equal(v[1:], v[:-1], out=head[1:])
-    at = np.flatnonzero(head)
-    return _Spans(v[at], np.minimum.reduceat(lo[order], at),
-                  np.maximum.reduceat(hi[order], at))
-
-
 def _fold(held: _Spans, pending: list[tuple[NDArray[np.bytes_], NDArray[np.float64]]]
           ) -> _Spans:
     """The ``(vid, duration)`` rows of ``pending`` merged into ``held``: known vids widen
-    their span in place; new ones are merged in (:func:`cover.io.seen.merge_sorted`: no
+    their span in place; new ones are merged in (:func:`cover.io.narrow.merge_sorted`: no
     sort of the held columns)."""
     if not pending:
         return held
-    t = np.concatenate([d for _, d in pending])
-    new = _distinct(np.concatenate([v for v, _ in pending]), t, t)
-    del t
-    pos, hit = sorted_find(held.vid, new.vid)
+    vid = np.concatenate([v for v, _ in pending])
+    order = np.argsort(vid, kind="stable")
+    vid, t = vid[order], np.concatenate([d for _, d in pending])[order]
+    head = np.ones(vid.size, dtype=bool)  # where a new vid starts
+    np.not_equal(vid[1:], vid[:-1], out=head[1:])
+    at = np.flatnonzero(head)  # then each distinct vid's span, sorted by vid
+    vid, lo, hi = vid[at], np.minimum.reduceat(t, at), np.maximum.reduceat(t, at)
+    del order, t, head, at  # the pending rows' temporaries go before the merge
+    pos, hit = sorted_find(held.vid, vid)
     at = pos[hit]  # distinct vids: distinct places
-    held.lo[at] = np.minimum(held.lo[at], new.lo[hit])
-    held.hi[at] = np.maximum(held.hi[at], new.hi[hit])
-    fresh = ~hit
-    if not fresh.any():
+    held.lo[at] = np.minimum(held.lo[at], lo[hit])
+    held.hi[at] = np.maximum(held.hi[at], hi[hit])
+    if hit.all():
         return held
-    return _Spans(*merge_sorted(held.vid, new.vid[fresh], (held.lo, new.lo[fresh]),
-                                (held.hi, new.hi[fresh])))
+    vid, lo, hi = vid[~hit], lo[~hit], hi[~hit]  # the new vids alone (the rest freed)
+    return _Spans(*merge_sorted(held.vid, vid, (held.lo, lo), (held.hi, hi)))
