@@ -128,10 +128,8 @@ _LABELS = ("relevant_clip_ids", "saliency_scores")
 
 def truth_chunk(lines: list[bytes], cols: tuple[list[Any], ...]) -> bool:
     """Append the checked columns of a few lines to ``cols`` (qid as int64 or numpy text,
-    vid as numpy text, query, durations, windows, windows per row; the rows are
-    dropped); False when any row is not plainly clean. Lines are decoded typed (only
-    these fields; msgspec refuses what they cannot be), ids, durations and queries
-    checked as the per-row reader checks them."""
+    vid as numpy text, query, durations, windows, windows per row, labels; the rows are
+    dropped); False when any row is not plainly clean (see the module doc)."""
     if not utf8_lines(lines):
         return False  # msgspec does not look inside a skipped string
     try:

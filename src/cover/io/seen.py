@@ -45,14 +45,9 @@ class SeenIds:
         """``(dup, first)``: whether ``qids[i]`` was in an earlier batch and the line it
         was first met on there (0 where new, or where no ``lines`` were given for it);
         then every id of the batch is added with the line of its first row here."""
-        q = np.asarray(qids)
-        if q.dtype.kind != "U":
-            q = q.astype(str)
-        q = q.reshape(-1)
+        q = np.asarray(qids, dtype=str).reshape(-1)
         dup = np.zeros(q.size, dtype=bool)
         first = np.zeros(q.size, dtype=np.int64)
-        if q.size == 0:
-            return dup, first
         at = np.zeros(q.size, dtype=np.int64) if lines is None else np.asarray(lines, np.int64)
         for blocks, (rows, part) in zip(self._blocks, _kinds(q), strict=True):
             if part.size == 0:
@@ -71,8 +66,6 @@ class SeenIds:
     def any_of(self, qids: list[str] | NDArray[np.str_]) -> bool:
         """Whether any of ``qids`` was met already (nothing is added)."""
         q = np.asarray(qids, dtype=str).reshape(-1)
-        if q.size == 0:
-            return False
         return any(bool(_member(blocks, part)[0].any())
                    for blocks, (_, part) in zip(self._blocks, _kinds(q), strict=True)
                    if part.size and blocks)
