@@ -61,8 +61,7 @@ class VideoIndex:
         """The distinct ``vid`` (text) that have a duration here, sorted, and their
         durations: what a batch needs of the index (a binary search of its own vids,
         no sort or copy of the index)."""
-        v = np.asarray(vid).reshape(-1)
-        v = v if v.dtype.kind == "U" else v.astype(str)
+        v = np.asarray(vid, dtype=str).reshape(-1)
         if v.size > 1:  # a video's rows mostly come together: drop runs before the sort
             run = np.ones(v.size, dtype=bool)
             np.not_equal(v[1:], v[:-1], out=run[1:])

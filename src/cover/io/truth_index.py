@@ -245,8 +245,7 @@ class TruthSeen:
         rows, first = np.unique(j[new], return_index=True)  # a batch's first occurrence
         self.first[rows] = lines[new[first]]
         miss = np.flatnonzero(~hit)
-        if miss.size:
-            dup[miss], first_line[miss] = self.other.add_lines(qids[miss], lines[miss])
+        dup[miss], first_line[miss] = self.other.add_lines(qids[miss], lines[miss])
         return dup, first_line
 
     def __len__(self) -> int:
@@ -318,10 +317,9 @@ class CompactColumns:
         keys = (qid if qid.dtype.kind == "i" else int_keys(qid)) if self.int_qids else None
         if keys is None and self.int_qids:  # from now on every qid is kept as text
             self.int_qids = False
-            text = self.qids.array(np.int8).astype(str)
+            text = as_bytes(self.qids.array(np.int8).astype(str))
             self.qids = Column()
-            if text.size:
-                self.qids.append(as_bytes(text))
+            self.qids.append(text)
         self.qids.append(narrow_int(keys) if keys is not None else as_bytes(qid_text(qid)))
         uniq, inv = np.unique(as_bytes(vid), return_inverse=True)
         self.vid_codes.append(narrow_int(inv.reshape(-1) + self.vids.n))
