@@ -34,7 +34,9 @@ from numpy.typing import NDArray
 
 from cover.data.table import GroundingTable, qid_text
 from cover.intervals import Intervals
+from cover.io.content_join import normalise
 from cover.io.narrow import int_keys, narrow_float, narrow_int, per_vid, sorted_find, sorted_unique
+from cover.io.seen import SeenIds
 from cover.ragged import Ragged, offsets_from_lengths, take_index
 from cover.utf8 import as_bytes, as_text
 
@@ -184,8 +186,6 @@ class CompactTruth:
     def content_hits(self, t: GroundingTable) -> int:
         """Rows of ``t`` whose (vid, normalised query) some truth row has: an upper bound
         on what a join on content can match (:func:`cover.io.content_join.rekey_truth`)."""
-        from cover.io.content_join import normalise
-
         if self._content is None:  # built on first need: most runs match by qid
             qtext = normalise(self.queries, 0 if self.queries is None else
                               self.queries.size)
@@ -209,8 +209,6 @@ class TruthSeen:
     number a row (4 bytes), plus a :class:`SeenIds` for qids no truth row has."""
 
     def __init__(self, truth: CompactTruth) -> None:
-        from cover.io.seen import SeenIds
-
         self.truth = truth
         self.first = np.zeros(len(truth), dtype=np.uint32)  # 0: not seen yet
         self.other = SeenIds()
