@@ -147,8 +147,8 @@ def _push(blocks: list[tuple[NDArray[Any], NDArray[Any]]], new: NDArray[Any],
     while (len(blocks) > 1 and blocks[-2][0].size <= 2 * blocks[-1][0].size
            and blocks[-2][0].size + blocks[-1][0].size <= cap):
         (b2, l2), (b1, l1) = blocks.pop(), blocks.pop()
-        keys, lines = merge_sorted(b1, b2, (l1, l2))
-        blocks.append((keys, lines))
+        keys, firsts = merge_sorted(b1, b2, (l1, l2))
+        blocks.append((keys, firsts))
 
 
 class SeenLines(Protocol):
