@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cover.io.narrow import narrow_float, per_vid
+from cover.io.narrow import narrow_float, per_vid, sorted_find
 
 _FLOATS = st.one_of(st.integers(-40_000, 40_000).map(float),
                     st.sampled_from([0.0, -0.0, 0.5, 127.0, 128.0, -129.0, 32767.0, 1e-7,
@@ -52,3 +52,19 @@ def test_per_vid_keeps_a_value_once_per_code_only_when_every_row_agrees(rows, st
     assert once == agree
     back = got[codes] if once else got
     assert back.tobytes() == values.tobytes()
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.text("abé", max_size=4), max_size=12, unique=True),
+       st.lists(st.text("abé", max_size=6), max_size=12), st.booleans(), st.booleans())
+def test_sorted_find_finds_exactly_the_keys_held(keys, asked, raw, shuffled):
+    """A value wider than the keys is cut to their width before the search and found
+    nowhere; with a sorter the keys are in any order and ``at`` is their position."""
+    k = np.array(keys, dtype=str) if keys else np.zeros(0, dtype="U1")
+    a = np.array(asked, dtype=str) if asked else np.zeros(0, dtype="U1")
+    if raw:
+        k, a = np.char.encode(k, "utf-8"), np.char.encode(a, "utf-8")
+    k = np.random.default_rng(len(keys)).permutation(k) if shuffled else np.sort(k)
+    at, hit = sorted_find(k, a, np.argsort(k) if shuffled else None)
+    assert hit.tolist() == [v in k.tolist() for v in a.tolist()]
+    assert (k[at[hit]] == a[hit]).all()

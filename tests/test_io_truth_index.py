@@ -171,7 +171,7 @@ def test_int_keys_read_from_code_points_as_numpy_parses_them(values):
     """The code-point reading of integer qids accepts exactly the plainly written ones
     (no '+', leading zero, '-0', blank, NUL or other digit), with their values; 19
     digits and more go through numpy's parse."""
-    from cover.io.truth_index import int_keys
+    from cover.io.narrow import int_keys
 
     text = np.array(values, dtype=str)
     got, want = int_keys(text), _plain_ints(text)

@@ -25,6 +25,7 @@ from numpy.typing import NDArray
 
 from cover.errors import InputError
 from cover.io.document import load_document, read_bytes
+from cover.io.narrow import merge_sorted, sorted_find
 from cover.io.qvhighlights import read_durations
 from cover.utf8 import as_bytes, as_text
 
@@ -51,8 +52,6 @@ class VideoIndex:
 
     def texts(self) -> tuple[NDArray[np.str_], NDArray[np.float64]]:
         """``(vid as text, t)``, sorted by vid."""
-        if self.vid.size == 0:
-            return np.array([], dtype=str), self.t
         try:
             return as_text(self.vid), self.t
         except UnicodeDecodeError:  # a lone surrogate (:func:`_utf8`)
@@ -62,21 +61,13 @@ class VideoIndex:
         """The distinct ``vid`` (text) that have a duration here, sorted, and their
         durations: what a batch needs of the index (a binary search of its own vids,
         no sort or copy of the index)."""
-        v = np.asarray(vid).reshape(-1)
-        v = v if v.dtype.kind == "U" else v.astype(str)
+        v = np.asarray(vid, dtype=str).reshape(-1)
         if v.size > 1:  # a video's rows mostly come together: drop runs before the sort
             run = np.ones(v.size, dtype=bool)
             np.not_equal(v[1:], v[:-1], out=run[1:])
             v = v[run]
         uniq = np.unique(v)
-        if uniq.size == 0 or self.vid.size == 0:
-            return uniq[:0], self.t[:0]
-        try:  # ASCII at numpy speed (the keys are not held: their width may stay)
-            key = uniq.astype(np.bytes_)
-        except UnicodeEncodeError:
-            key = _utf8(uniq)
-        pos = np.minimum(np.searchsorted(self.vid, key), self.vid.size - 1)
-        hit = self.vid[pos] == key
+        pos, hit = sorted_find(self.vid, _utf8(uniq))
         return uniq[hit], self.t[pos[hit]]
 
 
@@ -128,10 +119,8 @@ def lookup_durations(vid: NDArray[np.str_], known_vid: NDArray[np.str_],
                      known_t: NDArray[np.float64]) -> NDArray[np.float64]:
     """Duration of each ``vid`` from sorted ``(known_vid, known_t)``; NaN where unknown
     (one binary search, no per-row dictionary)."""
-    if known_vid.size == 0:
-        return np.full(vid.size, np.nan)
-    pos = np.minimum(np.searchsorted(known_vid, vid), known_vid.size - 1)
-    return np.where(known_vid[pos] == vid, known_t[pos], np.nan)
+    pos, hit = sorted_find(known_vid, vid)
+    return np.where(hit, known_t[pos] if known_t.size else np.nan, np.nan)
 
 
 def _shape(path: str | Path) -> str:
@@ -157,10 +146,9 @@ def _shape(path: str | Path) -> str:
 
 
 def _lines_lean(path: str | Path) -> VideoIndex | None:
-    """The durations of a JSON-lines file as :func:`read_durations` gives them, holding
-    only per-video columns; None when any line is not plainly clean (not an object, an
-    id or duration of another type, a duration that is not finite and > 0, two
-    durations for one video): :func:`read_durations` then says which.
+    """The durations of a JSON-lines file as :func:`read_durations` gives them (see the
+    module doc); None when a line is not plainly clean (not an object, an id or duration
+    of another type, a duration that is not finite and > 0, two for one video).
 
     Ids and durations are gathered as Python values (references to the parsed ones) and
     made columns :data:`_GATHER` rows at a time (UTF-8 bytes and float64); those wait
@@ -205,11 +193,9 @@ def _lines_lean(path: str | Path) -> VideoIndex | None:
             vids, durs = [], []
             if batch is None or waiting > max(held.vid.size // 4, _GATHER):
                 held, pending, waiting = _fold(held, pending), [], 0
-                if held.spread():
-                    return None
-    if held.vid.size == 0:
-        return None
-    return VideoIndex(held.vid, held.lo)
+                if (held.hi - held.lo > 1e-6).any():
+                    return None  # a video given two durations
+    return VideoIndex(held.vid, held.lo) if held.vid.size else None
 
 
 #: Rows of a JSON-lines durations file made columns at a time (:func:`_lines_lean`).
@@ -224,51 +210,27 @@ class _Spans:
     lo: NDArray[np.float64]
     hi: NDArray[np.float64]
 
-    def spread(self) -> bool:
-        """Whether some video was given two durations (more than 1e-6 s apart)."""
-        return bool((self.hi - self.lo > 1e-6).any())
-
-
-def _distinct(vid: NDArray[np.bytes_], lo: NDArray[np.float64], hi: NDArray[np.float64]
-              ) -> _Spans:
-    """``(vid, min lo, max hi)`` per distinct vid, sorted by vid (one sort)."""
-    order = np.argsort(vid, kind="stable")
-    v = vid[order]
-    head = np.ones(v.size, dtype=bool)
-    np.not_equal(v[1:], v[:-1], out=head[1:])
-    at = np.flatnonzero(head)
-    return _Spans(v[at], np.minimum.reduceat(lo[order], at),
-                  np.maximum.reduceat(hi[order], at))
-
 
 def _fold(held: _Spans, pending: list[tuple[NDArray[np.bytes_], NDArray[np.float64]]]
           ) -> _Spans:
     """The ``(vid, duration)`` rows of ``pending`` merged into ``held``: known vids widen
-    their span in place; new ones are placed where a binary search puts them (no sort of
-    the held columns)."""
+    their span in place; new ones are merged in (:func:`cover.io.narrow.merge_sorted`: no
+    sort of the held columns)."""
     if not pending:
         return held
-    t = np.concatenate([d for _, d in pending])
-    new = _distinct(np.concatenate([v for v, _ in pending]), t, t)
-    del t
-    pos = np.searchsorted(held.vid, new.vid)
-    hit = np.zeros(new.vid.size, dtype=bool)
-    inside = np.flatnonzero(pos < held.vid.size)
-    hit[inside] = held.vid[pos[inside]] == new.vid[inside]
+    vid = np.concatenate([v for v, _ in pending])
+    order = np.argsort(vid, kind="stable")
+    vid, t = vid[order], np.concatenate([d for _, d in pending])[order]
+    head = np.ones(vid.size, dtype=bool)  # where a new vid starts
+    np.not_equal(vid[1:], vid[:-1], out=head[1:])
+    at = np.flatnonzero(head)  # then each distinct vid's span, sorted by vid
+    vid, lo, hi = vid[at], np.minimum.reduceat(t, at), np.maximum.reduceat(t, at)
+    del order, t, head, at  # the pending rows' temporaries go before the merge
+    pos, hit = sorted_find(held.vid, vid)
     at = pos[hit]  # distinct vids: distinct places
-    held.lo[at] = np.minimum(held.lo[at], new.lo[hit])
-    held.hi[at] = np.maximum(held.hi[at], new.hi[hit])
-    fresh = np.flatnonzero(~hit)
-    if fresh.size == 0:
+    held.lo[at] = np.minimum(held.lo[at], lo[hit])
+    held.hi[at] = np.maximum(held.hi[at], hi[hit])
+    if hit.all():
         return held
-    n = held.vid.size + fresh.size
-    place = pos[fresh] + np.arange(fresh.size)  # after the new vids before it
-    old = np.ones(n, dtype=bool)
-    old[place] = False
-    out = _Spans(np.empty(n, dtype=np.result_type(held.vid, new.vid)), np.empty(n),
-                 np.empty(n))
-    for mine, theirs, merged in ((held.vid, new.vid, out.vid), (held.lo, new.lo, out.lo),
-                                 (held.hi, new.hi, out.hi)):
-        merged[place] = theirs[fresh]
-        merged[old] = mine
-    return out
+    vid, lo, hi = vid[~hit], lo[~hit], hi[~hit]  # the new vids alone (the rest freed)
+    return _Spans(*merge_sorted(held.vid, vid, (held.lo, lo), (held.hi, hi)))

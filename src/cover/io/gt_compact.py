@@ -11,8 +11,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from cover.data.ids import qid_text
-from cover.data.table import GroundingTable
+from cover.data.table import GroundingTable, qid_text
 from cover.io.narrow import int_keys, narrow_float, narrow_int, per_vid, sorted_unique
 from cover.io.truth_index import CompactTruth
 from cover.ragged import Ragged, offsets_from_lengths
@@ -34,9 +33,8 @@ class Column:
     def append(self, values: NDArray[Any]) -> None:
         need = self.n + values.size
         buf = self.buf
-        if buf is None or need > buf.size or np.promote_types(buf.dtype, values.dtype) \
-                != buf.dtype:
-            dtype = values.dtype if buf is None else np.promote_types(buf.dtype, values.dtype)
+        dtype = values.dtype if buf is None else np.promote_types(buf.dtype, values.dtype)
+        if buf is None or need > buf.size or dtype != buf.dtype:
             grown = np.empty(max(need, self.capacity if buf is None else buf.size * 3 // 2,
                                  1024), dtype)
             if buf is not None:
@@ -85,10 +83,9 @@ class CompactColumns:
         keys = (qid if qid.dtype.kind == "i" else int_keys(qid)) if self.int_qids else None
         if keys is None and self.int_qids:  # from now on every qid is kept as text
             self.int_qids = False
-            text = self.qids.array(np.int8).astype(str)
+            text = as_bytes(self.qids.array(np.int8).astype(str))
             self.qids = Column()
-            if text.size:
-                self.qids.append(as_bytes(text))
+            self.qids.append(text)
         self.qids.append(narrow_int(keys) if keys is not None else as_bytes(qid_text(qid)))
         uniq, inv = np.unique(as_bytes(vid), return_inverse=True)
         self.vid_codes.append(narrow_int(inv.reshape(-1) + self.vids.n))
@@ -129,8 +126,7 @@ class CompactColumns:
         part = np.empty(m, dtype=object)
         part[:] = values
         if self.queries is not None:  # a query that is not text: kept as it is, per row
-            distinct = np.empty(len(self.queries), dtype=object)
-            distinct[:] = list(self.queries)
+            distinct = np.array(list(self.queries), dtype=object)  # text or None: 1-d
             before = distinct[self.query_codes.array(np.int32)]
             self.query_codes, self.queries = Column(), None
             self.query_codes.append(before)
@@ -162,7 +158,7 @@ class CompactColumns:
             keys=keys, order=order, vids=vids, vid_code=vid_code, duration=dur,
             starts=starts, ends=ends, offsets=offsets,
             line=None if self.from_one or self.no_lines else lines,
-            lines_from_one=self.from_one and not self.no_lines, queries=queries,
+            lines_from_one=self.from_one, queries=queries,
             query_code=query_code, saliency=saliency, source=self.source, clip=self.clip,
             duration_by_vid=by_vid)
 
@@ -182,8 +178,7 @@ class CompactColumns:
         if self.queries is None:  # values kept per row: each row its own code
             values = self.query_codes.array(object)
             return values, np.arange(values.size, dtype=np.int64)
-        distinct = np.empty(len(self.queries), dtype=object)
-        distinct[:] = list(self.queries)
+        distinct = np.array(list(self.queries), dtype=object)
         codes = self.query_codes.array(np.int32)
         if distinct.size == 1:  # one query for every row: one code shared by all (read only)
             return distinct, np.broadcast_to(np.int8(0), codes.shape)

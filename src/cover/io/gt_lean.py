@@ -7,7 +7,7 @@ strings and window lists: ~640 bytes a row, 640 MB at 1e6 rows) while it checks 
 (msgspec structs of only the fields it keeps: qid, vid, query, duration, the true
 windows and the highlight labels), checks them as the per-row reader does
 (:func:`truth_chunk`) and keeps, :data:`BATCH_LINES` rows at a time, only compact
-columns (:class:`cover.io.gt_compact.CompactColumns`). A file passes only when every row
+columns (:class:`cover.io.truth_index.CompactColumns`). A file passes only when every row
 is plainly clean; on anything else (a line that is not a JSON object, a missing or
 mistyped field, a repeated qid, a bad duration, an empty, non-finite or reversed window,
 malformed highlight labels, an empty file, a JSON array file) the read gives None and
@@ -129,10 +129,8 @@ _LABELS = ("relevant_clip_ids", "saliency_scores")
 
 def truth_chunk(lines: list[bytes], cols: tuple[list[Any], ...]) -> bool:
     """Append the checked columns of a few lines to ``cols`` (qid as int64 or numpy text,
-    vid as numpy text, query, durations, windows, windows per row; the rows are
-    dropped); False when any row is not plainly clean. Lines are decoded typed (only
-    these fields; msgspec refuses what they cannot be), ids, durations and queries
-    checked as the per-row reader checks them."""
+    vid as numpy text, query, durations, windows, windows per row, labels; the rows are
+    dropped); False when any row is not plainly clean (see the module doc)."""
     if not utf8_lines(lines):
         return False  # msgspec does not look inside a skipped string
     try:

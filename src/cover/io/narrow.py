@@ -1,7 +1,8 @@
 """Columns in their narrowest exact form: integer ids read from their text, integers and
 floats in the fewest bytes that give every value back (what the compact ground truth of
-:mod:`cover.io.truth_index` holds, :mod:`cover.io.gt_compact` builds and a streamed
-calibration keeps per row)."""
+:mod:`cover.io.truth_index` holds and a streamed calibration keeps per row); and the
+steps on sorted columns that it, the duplicate check (:mod:`cover.io.seen`) and the
+``--videos`` index (:mod:`cover.io.durations`) share: a find, a merge, a distinct."""
 
 from __future__ import annotations
 
@@ -115,3 +116,42 @@ def sorted_unique(a: NDArray[Any], step: int = 1 << 20) -> tuple[NDArray[Any], N
     inv = np.empty(a.size, dtype=rank.dtype)
     inv[order] = rank
     return a[order[first]], inv
+
+
+def sorted_find(keys: NDArray[Any], asked: NDArray[Any],
+                sorter: NDArray[np.integer] | None = None
+                ) -> tuple[NDArray[np.intp], NDArray[np.bool_]]:
+    """``(at, hit)``: where each of ``asked`` is in ``keys`` (sorted, or sorted by
+    ``sorter``: ``at`` is then a position in ``keys``) and whether it is there. Text or
+    bytes wider than the keys are cut to their width first (a search then never copies
+    the keys), a longer value matching none."""
+    if keys.size == 0:
+        return np.zeros(asked.size, dtype=np.intp), np.zeros(asked.size, dtype=bool)
+    fits: NDArray[np.bool_] | bool = True
+    if asked.dtype.kind in "SU" and asked.dtype.itemsize > keys.dtype.itemsize:
+        cut = asked.astype(keys.dtype)
+        fits, asked = cut == asked, cut  # a longer value, cut, is another one
+    at = np.minimum(np.searchsorted(keys, asked, sorter=sorter), keys.size - 1)
+    if sorter is not None:
+        at = sorter[at]
+    return at, (keys[at] == asked) & fits
+
+
+def merge_sorted(a: NDArray[Any], b: NDArray[Any], *beside: tuple[NDArray[Any], NDArray[Any]]
+                 ) -> list[NDArray[Any]]:
+    """Sorted ``a`` and ``b`` with no value in common as one sorted array, and each pair of
+    columns ``beside`` them merged alike: each value of ``b`` goes where a binary search in
+    ``a`` puts it (plus the values of ``b`` before it), those of ``a`` fill the rest in
+    order. No sort, and no temporaries beyond the merged arrays and ``b``'s positions (an
+    argsort of the concatenation took three more copies)."""
+    at = np.searchsorted(a, b)
+    at += np.arange(b.size)
+    rest = np.ones(a.size + b.size, dtype=bool)
+    rest[at] = False
+    out = []
+    for mine, theirs in ((a, b), *beside):
+        merged = np.empty(rest.size, dtype=np.result_type(mine, theirs))
+        merged[at] = theirs
+        merged[rest] = mine
+        out.append(merged)
+    return out

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import sys
+from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -54,13 +55,7 @@ def _label_problem(rec: dict[str, Any]) -> str | None:
 
 def label_problems(records: list[dict[str, Any]]) -> dict[int, str]:
     """Row -> why its highlight labels are malformed (rows without labels are fine)."""
-    out: dict[int, str] = {}
-    for i, rec in enumerate(records):
-        if _IDS in rec or _SCORES in rec:
-            why = _label_problem(rec)
-            if why is not None:
-                out[i] = why
-    return out
+    return {i: why for i, rec in enumerate(records) if (why := _label_problem(rec)) is not None}
 
 
 def saliency_labels(records: list[dict[str, Any]]) -> Ragged | None:
@@ -69,17 +64,12 @@ def saliency_labels(records: list[dict[str, Any]]) -> Ragged | None:
     has labels, so tables of files without them carry nothing."""
     if not any(_IDS in rec for rec in records):
         return None
-    parts: list[np.ndarray] = []
-    for rec in records:
-        ids, scores = rec.get(_IDS) or [], rec.get(_SCORES) or []
-        a = np.empty((len(ids), 1 + ANNOTATORS))
-        if len(ids):
-            a[:, 0] = ids
-            a[:, 1:] = scores
-        parts.append(a)
-    lengths = np.fromiter((p.shape[0] for p in parts), dtype=np.int64, count=len(parts))
-    flat = np.concatenate(parts) if parts else np.empty((0, 1 + ANNOTATORS))
-    return Ragged(flat, offsets_from_lengths(lengths))
+    ids = [rec.get(_IDS) or [] for rec in records]
+    flat = np.empty((sum(map(len, ids)), 1 + ANNOTATORS))
+    flat[:, 0] = list(chain.from_iterable(ids))
+    flat[:, 1:] = np.array([s for rec in records for s in rec.get(_SCORES) or []],
+                           dtype=np.float64).reshape(-1, ANNOTATORS)
+    return Ragged(flat, offsets_from_lengths(list(map(len, ids))))
 
 
 __all__ = ["ANNOTATORS", "label_problems", "saliency_labels"]

@@ -1,12 +1,9 @@
 """Repeated query ids across the batches of a streamed file (the duplicate check).
 
-* :class:`SeenIds`: the ids met so far as sorted blocks (exact: a short ASCII id as one
-  64-bit integer, a longer one as bytes) with the line each was first met on, for files
-  read once, batch by batch (JSON lines). A batch costs O(batch log ids); re-sorting
-  everything seen per batch (``np.union1d``) would cost O(rows seen) per batch,
-  quadratic over a file, and a Python set holds ~80 bytes per id (800 MB at 1e7 lines).
-* :class:`SeenLines`: what the regions readers need of such a check (``add_lines``,
-  ``any_of``), met by :class:`SeenIds` and by evaluate's per-truth-row check.
+* :class:`SeenIds`: the ids met so far with the line each was first met on, for files
+  read once, batch by batch (JSON lines): O(batch log ids) a batch, where re-sorting
+  everything seen per batch (``np.union1d``) would be quadratic over a file;
+  :class:`SeenLines`: what the regions readers ask of such a check.
 * :func:`repeated_rows`: for columnar files whose qid column can be read alone first
   (Parquet, CSV): one dictionary encoding of the whole column (Arrow's C++ hash table)
   marks every row that repeats an earlier one, exactly, in 5 bytes per row.
@@ -19,6 +16,8 @@ from typing import Any, Protocol
 import numpy as np
 from numpy.typing import NDArray
 
+from cover.io.narrow import merge_sorted, sorted_find
+
 
 class SeenIds:
     """Ids met in earlier batches; :meth:`add` returns which of a batch's ids repeat one,
@@ -28,9 +27,9 @@ class SeenIds:
     ASCII id of at most 8 characters as one 64-bit integer (its bytes; numbers sort and
     search far faster than text), a longer ASCII id as bytes (a byte a character), any
     other as numpy text; beside each block, the first line of each of its ids (4 bytes
-    an id while lines fit in 32 bits). A Python set holds ~80 bytes an id. Blocks merge
-    when one is no more than twice the size of the next, up to a cap (:func:`_push`: a
-    few dozen blocks at most), so a batch costs O(batch log ids)."""
+    an id while lines fit in 32 bits); a Python set holds ~80 bytes an id (800 MB at 1e7
+    lines). Blocks merge when one is no more than twice the size of the next, up to a
+    cap (:func:`_push`: a few dozen blocks at most), so a batch costs O(batch log ids)."""
 
     def __init__(self) -> None:
         # per kind (short, ascii, text): sorted key blocks and their first lines
@@ -46,14 +45,9 @@ class SeenIds:
         """``(dup, first)``: whether ``qids[i]`` was in an earlier batch and the line it
         was first met on there (0 where new, or where no ``lines`` were given for it);
         then every id of the batch is added with the line of its first row here."""
-        q = np.asarray(qids)
-        if q.dtype.kind != "U":
-            q = q.astype(str)
-        q = q.reshape(-1)
+        q = np.asarray(qids, dtype=str).reshape(-1)
         dup = np.zeros(q.size, dtype=bool)
         first = np.zeros(q.size, dtype=np.int64)
-        if q.size == 0:
-            return dup, first
         at = np.zeros(q.size, dtype=np.int64) if lines is None else np.asarray(lines, np.int64)
         for blocks, (rows, part) in zip(self._blocks, _kinds(q), strict=True):
             if part.size == 0:
@@ -72,8 +66,6 @@ class SeenIds:
     def any_of(self, qids: list[str] | NDArray[np.str_]) -> bool:
         """Whether any of ``qids`` was met already (nothing is added)."""
         q = np.asarray(qids, dtype=str).reshape(-1)
-        if q.size == 0:
-            return False
         return any(bool(_member(blocks, part)[0].any())
                    for blocks, (_, part) in zip(self._blocks, _kinds(q), strict=True)
                    if part.size and blocks)
@@ -129,8 +121,7 @@ def _member(blocks: list[tuple[NDArray[Any], NDArray[Any]]], keys: NDArray[Any]
     hit = np.zeros(keys.size, dtype=bool)
     line = np.zeros(keys.size, dtype=np.int64)
     for b, lines in blocks:
-        pos = np.minimum(np.searchsorted(b, keys), b.size - 1)
-        found = b[pos] == keys
+        pos, found = sorted_find(b, keys)
         hit |= found
         line[found] = lines[pos[found]]
     return hit, line
@@ -156,27 +147,8 @@ def _push(blocks: list[tuple[NDArray[Any], NDArray[Any]]], new: NDArray[Any],
     while (len(blocks) > 1 and blocks[-2][0].size <= 2 * blocks[-1][0].size
            and blocks[-2][0].size + blocks[-1][0].size <= cap):
         (b2, l2), (b1, l1) = blocks.pop(), blocks.pop()
-        blocks.append(_merged(b1, l1, b2, l2))
-
-
-def _merged(b1: NDArray[Any], l1: NDArray[Any], b2: NDArray[Any], l2: NDArray[Any]
-            ) -> tuple[NDArray[Any], NDArray[Any]]:
-    """Two sorted blocks with no id in common as one: each id of ``b2`` goes where a
-    binary search in ``b1`` puts it (plus the ids of ``b2`` before it), the ids of ``b1``
-    fill the rest in order. No sort, and no temporaries beyond the merged arrays and
-    ``b2``'s positions (an argsort of the concatenation took three more copies)."""
-    n = b1.size + b2.size
-    at = np.searchsorted(b1, b2)
-    at += np.arange(b2.size)
-    rest = np.ones(n, dtype=bool)
-    rest[at] = False
-    keys = np.empty(n, dtype=np.result_type(b1, b2))
-    keys[at] = b2
-    keys[rest] = b1
-    lines = np.empty(n, dtype=np.result_type(l1, l2))
-    lines[at] = l2
-    lines[rest] = l1
-    return keys, lines
+        keys, firsts = merge_sorted(b1, b2, (l1, l2))
+        blocks.append((keys, firsts))
 
 
 class SeenLines(Protocol):

@@ -18,6 +18,8 @@ each in the narrowest exact form:
 :meth:`take` gives the rows asked for as a table equal, column for column, to the
 table's own ``take`` (the ``records`` dropped), so the join and every number built on
 it are unchanged. :class:`TruthSeen` is the streamed duplicate check keyed by truth row.
+
+The columns are built by :mod:`cover.io.gt_compact`.
 """
 
 from __future__ import annotations
@@ -30,7 +32,9 @@ from numpy.typing import NDArray
 
 from cover.data.table import GroundingTable, qid_text
 from cover.intervals import Intervals
-from cover.io.narrow import int_keys
+from cover.io.content_join import normalise
+from cover.io.narrow import int_keys, sorted_find
+from cover.io.seen import SeenIds
 from cover.ragged import Ragged, take_index
 from cover.utf8 import as_bytes, as_text
 
@@ -57,15 +61,6 @@ def _plain_int(q: str) -> int | None:
     except ValueError:
         return None
     return v if str(v) == q and -(2**63) <= v < 2**63 else None
-
-
-def _fit_bytes(raw: NDArray[np.bytes_], dtype: np.dtype[Any]
-               ) -> tuple[NDArray[np.bytes_], NDArray[np.bool_]]:
-    """``raw`` in the width of ``dtype`` (a search then never copies the keys) and which
-    fit it: a longer value can match no key."""
-    ok = np.char.str_len(raw) <= dtype.itemsize if raw.dtype.itemsize > dtype.itemsize \
-        else np.ones(raw.size, dtype=bool)
-    return raw.astype(dtype), ok
 
 
 @dataclass(eq=False)
@@ -131,24 +126,15 @@ class CompactTruth:
 
     def find(self, qid: NDArray[np.str_]) -> tuple[NDArray[np.int64], NDArray[np.bool_]]:
         """``(row, hit)`` per qid: the truth row with that qid where ``hit``."""
-        n = len(self)
-        if n == 0 or qid.size == 0:
-            return np.zeros(qid.size, dtype=np.int64), np.zeros(qid.size, dtype=bool)
-        if self.int_qids:
-            keys, ok = _int_lookup(qid, self.keys.dtype)
-        else:
-            keys, ok = _fit_bytes(as_bytes(qid), self.keys.dtype)
-        pos = np.minimum(np.searchsorted(self.keys, keys, sorter=self.order), n - 1)
-        j = (pos if self.order is None else self.order[pos]).astype(np.int64)
-        return j, np.asarray((self.keys[j] == keys) & ok, dtype=bool)
+        keys, ok = (_int_lookup(qid, self.keys.dtype) if self.int_qids
+                    else (as_bytes(qid), True))
+        j, hit = sorted_find(self.keys, keys, self.order)
+        return j.astype(np.int64), hit & ok
 
     def vid_codes(self, vid: NDArray[np.str_]) -> NDArray[np.int64]:
         """Each vid's code (-1 where no truth row has it)."""
-        if self.vids.size == 0:
-            return np.full(vid.size, -1, dtype=np.int64)
-        raw, ok = _fit_bytes(as_bytes(vid), self.vids.dtype)
-        pos = np.minimum(np.searchsorted(self.vids, raw), self.vids.size - 1)
-        return np.where((self.vids[pos] == raw) & ok, pos, -1).astype(np.int64)
+        pos, hit = sorted_find(self.vids, as_bytes(vid))
+        return np.where(hit, pos, -1).astype(np.int64)
 
     def same_vid(self, j: NDArray[np.int64], vid: NDArray[np.str_]) -> NDArray[np.bool_]:
         """Whether truth row ``j[i]`` has video ``vid[i]``."""
@@ -198,8 +184,6 @@ class CompactTruth:
     def content_hits(self, t: GroundingTable) -> int:
         """Rows of ``t`` whose (vid, normalised query) some truth row has: an upper bound
         on what a join on content can match (:func:`cover.io.content_join.rekey_truth`)."""
-        from cover.io.content_join import normalise
-
         if self._content is None:  # built on first need: most runs match by qid
             qtext = normalise(self.queries, 0 if self.queries is None else
                               self.queries.size)
@@ -211,8 +195,8 @@ class CompactTruth:
         norm, pairs = self._content
         v = self.vid_codes(t.vid)
         q = normalise(t.query, len(t))
-        at = np.minimum(np.searchsorted(norm, q), norm.size - 1)
-        qc = np.where(norm[at] == q, at, -1)
+        at, found = sorted_find(norm, q)
+        qc = np.where(found, at, -1)
         key = v * norm.size + qc
         return int(((v >= 0) & (qc >= 0) & np.isin(key, pairs)).sum())
 
@@ -223,8 +207,6 @@ class TruthSeen:
     number a row (4 bytes), plus a :class:`SeenIds` for qids no truth row has."""
 
     def __init__(self, truth: CompactTruth) -> None:
-        from cover.io.seen import SeenIds
-
         self.truth = truth
         self.first = np.zeros(len(truth), dtype=np.uint32)  # 0: not seen yet
         self.other = SeenIds()
@@ -259,8 +241,7 @@ class TruthSeen:
         rows, first = np.unique(j[new], return_index=True)  # a batch's first occurrence
         self.first[rows] = lines[new[first]]
         miss = np.flatnonzero(~hit)
-        if miss.size:
-            dup[miss], first_line[miss] = self.other.add_lines(qids[miss], lines[miss])
+        dup[miss], first_line[miss] = self.other.add_lines(qids[miss], lines[miss])
         return dup, first_line
 
     def __len__(self) -> int:
