@@ -425,6 +425,10 @@ _REGION_DAMAGE = {
     "no_block": lambda r: r.pop("cover"),
     "repeat": lambda r: r.update(qid=0),
     "unknown_qid": lambda r: r.update(qid=999),
+    # a block field that is a list or an object (a status of that kind crashed the bulk read)
+    "status_list": lambda r: r["cover"].update(status=[r["cover"]["status"]]),
+    "threshold_object": lambda r: r["cover"].update(threshold={"value": 1.0}),
+    "alpha_list": lambda r: r["cover"].update(alpha=[0.1]),
 }
 _TRUTH_DAMAGE = {
     "reversed": lambda r: r.update(relevant_windows=[[60.0, 20.0]]),
@@ -442,6 +446,8 @@ _TRUTH_DAMAGE = {
        st.sampled_from(["raise", "reject"]), st.integers(1, 3))
 @example(region_damage=[None] * 18 + ["bad_duration", "json"], truth_damage=[None] * 40,
          on_error="raise", batch=1)  # read whole, the reader found the broken line first
+@example(region_damage=[None, "status_list"] + [None] * 18, truth_damage=[None] * 40,
+         on_error="reject", batch=3)
 def test_damaged_inputs_get_one_outcome_streamed_or_whole(small_certified, tmp_path, capsys,
                                                           region_damage, truth_damage,
                                                           on_error, batch):

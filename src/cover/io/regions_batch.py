@@ -58,7 +58,7 @@ class _Block(msgspec.Struct, gc=False):
     """The fields of a ``cover`` block evaluate reads (absent: None, or UNSET where
     the per-row reader tells absent from null)."""
 
-    status: Any = None
+    status: str | None = None  # anything else: the per-row reader says what is wrong
     region: Raw | UnsetType = UNSET
     refused: Any = UNSET
     duration: Any = None
