@@ -280,6 +280,31 @@ def test_the_output_format_follows_the_output_name(cal_path, tmp_path, capsys):
         assert "name the output .jsonl" in err and not dst.exists()
 
 
+@pytest.mark.parametrize("kind", ["jsonl", "csv", "parquet"])
+def test_an_output_named_gz_is_gzip_and_reads_back(cal_path, tmp_path, capsys, kind):
+    """``-o certified.<kind>.gz`` writes the bytes of ``certified.<kind>`` gzip-compressed
+    (the name said gzip; the bytes were plain), and ``cover evaluate`` reads it back as it
+    reads the plain file (a Parquet name under .gz was read as JSON lines)."""
+    _write_inputs(tmp_path, CASES[4:6])
+    gt = tmp_path / "gt.jsonl"
+    gt.write_text("".join(json.dumps({"qid": q, "vid": f"v{q}", "duration": T,
+                                      "relevant_windows": [[s, e]]}) + "\n"
+                          for q, s, e, _ in CASES[4:6]))
+    extra = [] if kind == "jsonl" else ["--columns", COLS]
+    got = {}
+    for name in (f"o.{kind}", f"o.{kind}.gz"):
+        assert main(["certify", "--calibrator", str(cal_path), "--preds",
+                     str(tmp_path / f"p.{kind}"), *extra, "-o", str(tmp_path / name)]) == 0
+        assert main(["evaluate", "--regions", str(tmp_path / name), "--gt", str(gt),
+                     "--json", str(tmp_path / f"{name}.json")]) == 0
+        capsys.readouterr()
+        got[name] = json.loads((tmp_path / f"{name}.json").read_text())
+    plain, zipped = (tmp_path / f"o.{kind}").read_bytes(), (tmp_path / f"o.{kind}.gz").read_bytes()
+    assert zipped[:2] == b"\x1f\x8b" and gzip.decompress(zipped) == plain
+    assert got[f"o.{kind}"] == got[f"o.{kind}.gz"]
+    assert got[f"o.{kind}"]["marginal"]["n"] == 2
+
+
 ROW = st.tuples(st.floats(-80, 260, allow_nan=False), st.floats(0, 120, allow_nan=False),
                 st.sampled_from([T, 100.0, None]))
 

@@ -21,6 +21,8 @@ What a target may be:
   as for a file. While :func:`data_to_stdout` is active (``cover`` turns it on when an
   output is ``-``) the data goes to the standard output of that moment and ``print``
   goes to standard error, so messages never mix into the data;
+* a name ending in ``.gz`` (``certified.jsonl.gz``): the file is written gzip-compressed,
+  as the name says (every reader of COVER reads gzip by its bytes);
 * anything else (a device such as ``/dev/null``, a named pipe, a socket, also behind
   a symlink such as ``/dev/stdout``) is refused with an :class:`OutputError` naming what
   it is: renaming a new file onto it would replace the device or pipe for everyone.
@@ -39,6 +41,7 @@ cover.errors.OutputError: ...a.txt: is also an input of this run (...); write th
 from __future__ import annotations
 
 import contextlib
+import gzip
 import io
 import json
 import os
@@ -126,12 +129,23 @@ def atomic_open(path: PathLike, mode: Literal["w", "wb"] = "w", *,
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp",
                                dir=target.parent if str(target.parent) else ".")
     try:
-        fh: IO[Any] = (os.fdopen(fd, "w", encoding="utf-8") if mode == "w"
-                       else os.fdopen(fd, "wb"))
-        with fh:
-            yield fh
-            fh.flush()
-            os.fsync(fh.fileno())
+        if target.suffix.lower() == ".gz":  # x.jsonl.gz: written gzip-compressed, as named
+            with os.fdopen(fd, "wb") as raw:
+                # mtime 0: the same input gives the same bytes on every run
+                gz = gzip.GzipFile(filename="", mode="wb", compresslevel=6, fileobj=raw,
+                                   mtime=0)
+                zipped: Any = io.TextIOWrapper(gz, encoding="utf-8") if mode == "w" else gz
+                with zipped:
+                    yield zipped
+                raw.flush()  # closing the gzip stream wrote its trailer to raw
+                os.fsync(raw.fileno())
+        else:
+            fh: IO[Any] = (os.fdopen(fd, "w", encoding="utf-8") if mode == "w"
+                           else os.fdopen(fd, "wb"))
+            with fh:
+                yield fh
+                fh.flush()
+                os.fsync(fh.fileno())
         if target.exists():
             os.chmod(tmp, target.stat().st_mode & 0o7777)
         else:

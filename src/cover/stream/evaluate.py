@@ -56,11 +56,11 @@ DEFAULT_BATCH_ROWS = 16_384
 
 
 def regions_kind(path: str | Path) -> RegionsKind:
-    """``parquet`` for a ``.parquet``/``.pq`` file, ``csv`` for ``.csv``/``.tsv`` (gzipped
-    or not), else ``jsonl``."""
-    if Path(path).suffix.lower() in PARQUET_SUFFIXES:
-        return "parquet"
-    return "csv" if kind_suffix(path) in CSV_SUFFIXES else "jsonl"
+    """``parquet`` for a ``.parquet``/``.pq`` file, ``csv`` for ``.csv``/``.tsv`` (each
+    gzipped or not), else ``jsonl``."""
+    kind = kind_suffix(path)
+    return ("parquet" if kind in PARQUET_SUFFIXES else "csv" if kind in CSV_SUFFIXES
+            else "jsonl")
 
 
 def _batch_readers(path: str | Path, batch_rows: int, columns: str | None,
