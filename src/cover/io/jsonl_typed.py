@@ -120,7 +120,7 @@ def typed_chunk(lines: list[bytes], signal: bool) -> tuple[Any, ...] | None:
         return None
     if signal:
         sal_lists = _lists(sal)
-        signal_cols = (flat_values(sal_lists, typed=True), list_lengths(sal_lists))
+        signal_cols = (flat_values(sal_lists), list_lengths(sal_lists))
     else:
         if not raw_number_lists([s for s in sal if s is not UNSET] if UNSET in sal else sal):
             return None
@@ -172,7 +172,7 @@ def windows_column(raws: Sequence[Raw | UnsetType]
     got = raw_windows(raws) if UNSET not in raws else None  # type: ignore[arg-type]
     if got is None:  # absent, null or unusual windows: decoded as lists
         lists = _window_lists(raws)
-        got = None if lists is None else flat_windows(lists, typed=True)
+        got = None if lists is None else flat_windows(lists)
     return got
 
 
