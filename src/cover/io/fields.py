@@ -9,7 +9,7 @@ reject them with the first failing reason (:func:`first_reason`,
 from __future__ import annotations
 
 from collections.abc import Callable
-from itertools import chain
+from itertools import chain, compress
 from typing import Any
 
 import numpy as np
@@ -17,7 +17,8 @@ from numpy.typing import NDArray
 
 from cover.data.rules import bad_number, not_a_number
 from cover.data.table import GroundingTable
-from cover.io.jsonl import RawRows, field_column, number_value, object_column
+from cover.io.jsonl import field_column, number_value, object_column
+from cover.io.row_checks import RawRows, reject_rows
 from cover.ragged import Ragged, offsets_from_lengths, take_index
 
 __all__ = ["bad_number", "first_reason", "float_field", "not_a_number", "ragged_field",
@@ -64,10 +65,7 @@ def ragged_field(
                 a = np.column_stack([a, -np.arange(a.shape[0], dtype=np.float64)])
             arrays.append(a)
     if reasons:
-        keep = np.ones(len(raw.records), dtype=bool)
-        keep[list(reasons)] = False
-        arrays = [a for a, k in zip(arrays, keep, strict=True) if k]
-        raw.reject(keep, reasons)
+        arrays = list(compress(arrays, reject_rows(raw, reasons)))
     lengths = np.fromiter((a.shape[0] for a in arrays), dtype=np.int64, count=len(arrays))
     flat = np.concatenate(arrays) if arrays else np.empty((0, ncol))
     return flat, offsets_from_lengths(lengths)
@@ -107,16 +105,6 @@ def first_reason(checks: list[tuple[NDArray[np.bool_], str]],
         for i in np.flatnonzero(bad).tolist():
             reasons.setdefault(i, why)
     return reasons
-
-
-def reject_rows(raw: RawRows, reasons: dict[int, str]) -> NDArray[np.bool_]:
-    """Reject the rows in ``reasons``; returns the keep mask over the rows before.
-    With :func:`first_reason`: ``keep = reject_rows(raw, first_reason(checks))``."""
-    keep = np.ones(len(raw.records), dtype=bool)
-    if reasons:
-        keep[list(reasons)] = False
-        raw.reject(keep, reasons)
-    return keep
 
 
 def trim_ragged(keep: NDArray[np.bool_], flat: NDArray[np.float64],

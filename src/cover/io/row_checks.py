@@ -2,7 +2,7 @@
 readers: ids, required fields, unique qids (the rules and their words are
 :mod:`cover.data.rules`).
 
-A check never drops a row silently: it rejects it through :meth:`RawRows.reject`, which
+A check never drops a row silently: it rejects it through :func:`reject_rows`, which
 records the line, the qid and the reason.
 """
 
@@ -33,19 +33,6 @@ class RawRows:
     problems: list[RowProblem] = field(default_factory=list)
     rejected: dict[int, Any] = field(default_factory=dict)
 
-    def reject(self, keep: NDArray[np.bool_], reasons: dict[int, str]) -> None:
-        """Drop rows where ``keep`` is False, recording ``reasons[i]`` for row ``i``."""
-        for i, why in sorted(reasons.items()):
-            rec = self.records[i]
-            qid = rec.get("qid") if isinstance(rec, dict) else None
-            line = int(self.lines[i])
-            self.problems.append(
-                RowProblem(self.path, line, _qid_text(qid), why, "rejected"))
-            self.rejected[line] = rec
-        idx = np.flatnonzero(keep)
-        self.records = [self.records[i] for i in idx.tolist()]
-        self.lines = self.lines[idx]
-
 
 def _qid_text(qid: Any) -> str | None:
     """A qid as messages show it: an id as written, anything else as JSON text."""
@@ -62,12 +49,25 @@ def _qid_text(qid: Any) -> str | None:
     return json_text(qid)
 
 
-def _reject(raw: RawRows, reasons: dict[int, str]) -> None:
-    """Reject the rows ``reasons`` names (row index -> why), keeping the others in order."""
-    if reasons:
-        keep = np.ones(len(raw.records), dtype=bool)
-        keep[list(reasons)] = False
-        raw.reject(keep, reasons)
+def reject_rows(raw: RawRows, reasons: dict[int, str]) -> NDArray[np.bool_]:
+    """Reject the rows ``reasons`` names (row index -> why), keeping the others in order;
+    returns the keep mask over the rows before.
+    With :func:`cover.io.fields.first_reason`:
+    ``keep = reject_rows(raw, first_reason(checks))``."""
+    keep = np.ones(len(raw.records), dtype=bool)
+    if not reasons:
+        return keep
+    keep[list(reasons)] = False
+    for i, why in sorted(reasons.items()):
+        rec = raw.records[i]
+        qid = rec.get("qid") if isinstance(rec, dict) else None
+        line = int(raw.lines[i])
+        raw.problems.append(RowProblem(raw.path, line, _qid_text(qid), why, "rejected"))
+        raw.rejected[line] = rec
+    idx = np.flatnonzero(keep)
+    raw.records = [raw.records[i] for i in idx.tolist()]
+    raw.lines = raw.lines[idx]
+    return keep
 
 
 def check_required(raw: RawRows, fields: tuple[str, ...]) -> None:
@@ -77,7 +77,7 @@ def check_required(raw: RawRows, fields: tuple[str, ...]) -> None:
         missing = [f for f in fields if rec.get(f) is None]
         if missing:
             reasons[i] = "missing field(s): " + ", ".join(missing)
-    _reject(raw, reasons)
+    reject_rows(raw, reasons)
 
 
 def check_ids(raw: RawRows, keys: tuple[str, ...] = ("qid", "vid")) -> None:
@@ -91,7 +91,7 @@ def check_ids(raw: RawRows, keys: tuple[str, ...] = ("qid", "vid")) -> None:
             if why is not None:
                 reasons[i] = why
                 break
-    _reject(raw, reasons)
+    reject_rows(raw, reasons)
 
 
 def check_unique_qids(raw: RawRows) -> NDArray[np.str_]:
@@ -99,10 +99,6 @@ def check_unique_qids(raw: RawRows) -> NDArray[np.str_]:
     returns the qids (as text) of the rows kept, in order."""
     q = np.array([str(r["qid"]) for r in raw.records], dtype=str)
     rows, first = repeats(q)
-    _reject(raw, {i: duplicate_reason(int(raw.lines[f]))
-                  for i, f in zip(rows.tolist(), first.tolist(), strict=True)})
-    if not rows.size:
-        return q
-    keep = np.ones(q.size, dtype=bool)
-    keep[rows] = False
+    keep = reject_rows(raw, {i: duplicate_reason(int(raw.lines[f]))
+                             for i, f in zip(rows.tolist(), first.tolist(), strict=True)})
     return q[keep]
