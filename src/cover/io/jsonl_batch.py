@@ -28,11 +28,10 @@ from operator import itemgetter
 from typing import Any
 
 import numpy as np
-from numpy.typing import NDArray
 
 from cover.data.table import DEFAULT_CLIP_SECONDS, GroundingTable
 from cover.io.jsonl import OnError, RawRows, gc_paused, json_loads, object_column, parse_json_lines
-from cover.io.prediction_rows import Loaded, prediction_rules, predictions_from_rows
+from cover.io.prediction_rows import Loaded, prediction_rules, predictions_from_rows, top1
 from cover.ragged import Ragged, offsets_from_lengths
 
 #: Lines parsed into dicts at a time inside a batch by the bulk readers that walk dicts
@@ -125,7 +124,7 @@ def decode_batch(name: str, batch: Sequence[tuple[int, bytes]], *,
         return None
     raw = RawRows(name, recs, np.fromiter(map(itemgetter(0), batch), np.int64, len(batch)))
     has_std = keep_stds or bool(np.isfinite(std_s).any())
-    ps, pe = top1_finite(win, woff)
+    ps, pe = top1(win, woff)
     table = GroundingTable(
         qid=np.array(qtext, dtype=str), vid=np.array(list(map(str, vv)), dtype=str),
         duration=dur.copy(), pred_start=ps, pred_end=pe, relevance=Ragged(sal, soff),
@@ -145,20 +144,3 @@ def parse_objects(lines: list[bytes]) -> list[dict[str, Any]] | None:
     except ValueError:
         return None
     return recs if set(map(type, recs)) == {dict} else None
-
-
-def top1_finite(win: NDArray[np.float64], offsets: NDArray[np.int64]
-                ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """:func:`~cover.io.qvhighlights.top1` for finite windows, without its sort: per row
-    the first window whose score equals the row's highest."""
-    n = offsets.size - 1
-    ps, pe = np.full(n, np.nan), np.full(n, np.nan)
-    full = np.flatnonzero(np.diff(offsets) > 0)
-    if full.size:
-        at = offsets[full]
-        best = np.maximum.reduceat(win[:, 2], at)
-        rows = np.repeat(np.arange(full.size), np.diff(np.append(at, win.shape[0])))
-        idx = np.where(win[:, 2] == best[rows], np.arange(win.shape[0]), win.shape[0])
-        first = np.minimum.reduceat(idx, at)
-        ps[full], pe[full] = win[first, 0], win[first, 1]
-    return ps, pe

@@ -44,10 +44,19 @@ def top1(win: NDArray[np.float64], offsets: NDArray[np.int64]) -> tuple[
     ps = np.full(n, np.nan)
     pe = np.full(n, np.nan)
     lengths = np.diff(offsets)
-    if win.shape[0] and int(lengths.max()) == 1:  # one window or none a row: no ranking
+    if not win.shape[0]:
+        return ps, pe
+    if int(lengths.max()) == 1:  # one window or none a row: no ranking
         one = lengths == 1
         ps[one], pe[one] = win[:, 0], win[:, 1]
-    elif win.shape[0]:
+    elif not np.isnan(win[:, 2]).any():  # no sort: the first window scoring its row's best
+        full = np.flatnonzero(lengths)
+        at = offsets[full]
+        best = np.repeat(np.maximum.reduceat(win[:, 2], at), lengths[full])
+        idx = np.where(win[:, 2] == best, np.arange(win.shape[0]), win.shape[0])
+        first = np.minimum.reduceat(idx, at)
+        ps[full], pe[full] = win[first, 0], win[first, 1]
+    else:  # a NaN score ranks below every number, as the sort puts it
         r = row_ids(offsets)
         order = np.lexsort((np.arange(r.size), -win[:, 2], r))
         first = order[np.r_[True, r[order][1:] != r[order][:-1]]]

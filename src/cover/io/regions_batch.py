@@ -36,7 +36,7 @@ from msgspec import UNSET, Raw, UnsetType
 from cover.data.table import GroundingTable
 from cover.io.json_columns import text_ids
 from cover.io.jsonl import object_column, parse_json_lines
-from cover.io.jsonl_batch import gc_paused, top1_finite
+from cover.io.jsonl_batch import gc_paused
 from cover.io.jsonl_typed import exact_values, pairs_column, utf8_lines, windows_column
 from cover.io.qvhighlights import top1
 from cover.io.regions_read import (
@@ -157,8 +157,7 @@ def decode_regions(name: str, batch: Sequence[tuple[int, bytes]], *,
     if thresholds is None or reasons is False:
         return None
     wv, woff = win[0], offsets_from_lengths(win[1])
-    # the sort-free top-1 equals the per-row reader's where every score is finite
-    ps, pe = top1_finite(wv, woff) if np.isfinite(wv[:, 2]).all() else top1(wv, woff)
+    ps, pe = top1(wv, woff)
     table = GroundingTable(
         qid=np.array(qtext, dtype=str), vid=np.array(vtext, dtype=str), duration=dur,
         pred_start=ps, pred_end=pe,
