@@ -31,6 +31,7 @@ import numpy as np
 
 from cover.data.table import DEFAULT_CLIP_SECONDS, GroundingTable
 from cover.io.jsonl import OnError, RawRows, gc_paused, json_loads, object_column, parse_json_lines
+from cover.io.jsonl_typed import typed_chunk
 from cover.io.prediction_rows import Loaded, prediction_rules, predictions_from_rows, top1
 from cover.ragged import Ragged, offsets_from_lengths
 
@@ -99,8 +100,6 @@ def decode_batch(name: str, batch: Sequence[tuple[int, bytes]], *,
     lines = list(map(itemgetter(1), batch))  # a blank line fails the parse: per-row reader
     if not lines:
         return None
-    from cover.io.jsonl_typed import typed_chunk  # it builds on this module's helpers
-
     parts: list[tuple[Any, ...]] = []
     for a in range(0, len(lines), TYPED_CHUNK_LINES):
         part = typed_chunk(lines[a:a + TYPED_CHUNK_LINES], signal)
