@@ -109,8 +109,7 @@ def typed_chunk(lines: list[bytes], signal: bool) -> tuple[Any, ...] | None:
         rows = list(map(_DECODE[signal], lines))
     except (msgspec.DecodeError, msgspec.ValidationError):
         return None
-    cols = list(zip(*map(_FIELDS, rows), strict=True))
-    qv, vv, query, dur, std_s, std_e, win, sal, cov = cols
+    qv, vv, query, dur, std_s, std_e, win, sal, cov = zip(*map(_FIELDS, rows), strict=True)
     if text_ids(qv) is None or text_ids(vv) is None:
         return None
     if UNSET in win and any(w is UNSET and s is UNSET for w, s in zip(win, sal, strict=True)):
@@ -119,7 +118,8 @@ def typed_chunk(lines: list[bytes], signal: bool) -> tuple[Any, ...] | None:
     if got is None:
         return None
     if signal:
-        sal_lists = _lists(sal)
+        sal_lists = ([[] if v is None or v is UNSET else v for v in sal]  # absent, null: []
+                     if UNSET in sal or None in sal else sal)
         signal_cols = (flat_values(sal_lists), list_lengths(sal_lists))
     else:
         if not raw_number_lists([s for s in sal if s is not UNSET] if UNSET in sal else sal):
@@ -231,13 +231,6 @@ def raw_number_lists(raws: Sequence[Raw]) -> bool:
     except (msgspec.DecodeError, msgspec.ValidationError):
         return False
     return True
-
-
-def _lists(vals: Sequence[Any]) -> Sequence[Any]:
-    """Absent and null read as ``[]``."""
-    if UNSET in vals or None in vals:
-        return [[] if v is None or v is UNSET else v for v in vals]
-    return vals
 
 
 def utf8_lines(lines: list[bytes]) -> bool:

@@ -117,7 +117,7 @@ def predictions_from_rows(raw: RawRows, *, clip: float = DEFAULT_CLIP_SECONDS,
     keep = reject_rows(raw, first_reason(prediction_rules(
         win, woff, sal, soff, (duration, has_dur), (std_s, has_s), (std_e, has_e))))
     win, woff = trim_ragged(keep, win, woff)
-    sal2, soff = trim_ragged(keep, sal[:, None], soff)
+    sal, soff = trim_ragged(keep, sal, soff)
     has_std = bool(np.isfinite(std_s[keep]).any())
 
     ps, pe = top1(win, woff)
@@ -127,7 +127,7 @@ def predictions_from_rows(raw: RawRows, *, clip: float = DEFAULT_CLIP_SECONDS,
         duration=duration[keep],
         pred_start=ps,
         pred_end=pe,
-        relevance=Ragged(sal2[:, 0], soff),
+        relevance=Ragged(sal, soff),
         clip=float(clip),
         start_std=std_s[keep] if has_std else None,
         end_std=std_e[keep] if has_std else None,
