@@ -12,12 +12,8 @@ repeated qid, windows of mixed widths) :func:`decode_batch` returns None and
 :func:`load_batch` reruns the batch through the per-row reader, so every rejection and
 message is exactly the per-row reader's. A batch that passes gives the same table,
 column for column; with ``keep_records`` its rows are parsed too, by the per-row
-reader's parser.
-
-The parsed rows of a batch are all alive at once (tens of thousands of dicts and
-lists), which makes Python's cyclic garbage collector rescan them again and again
-while parsing (half the parse time); rows hold no cycles, so collection is paused
-while a batch is parsed (:func:`gc_paused`).
+reader's parser. Collection is paused while a batch is parsed (:func:`gc_paused`: why
+in :func:`cover.io.jsonl.read_json_rows`).
 """
 
 from __future__ import annotations

@@ -6,15 +6,12 @@ into a small struct of the fields the certify step reads (``qid``, ``vid``, ``qu
 ``duration``, the stds, ``pred_relevant_windows``, and ``pred_saliency_scores`` for a
 command that reads the signal); every other field is skipped without building a
 Python object. The windows are kept as raw bytes and read as one column over a chunk
-of lines (:func:`raw_windows`: their shapes from the skeleton of brackets and commas
-left when numbers and blanks are dropped, their numbers in one decode of one flat
-list); windows not written plainly (null, a boolean, ...) are decoded as typed lists.
-For a command that does not read the signal (NORM, SEC, SIGMA) the saliency scores
-are not decoded at all: they are kept as raw bytes and checked to be what the per-row
-reader takes without a message (a list of finite numbers, or null), by byte classes
-over the chunk (:func:`raw_number_lists`). (SLS's scores read as one raw column, as
-the windows are, measured no faster than typed lists: the cost is one Python float
-per number either way.)
+of lines (:func:`raw_windows`); windows not written plainly (null, a boolean, ...) are
+decoded as typed lists. For a command that does not read the signal (NORM, SEC, SIGMA)
+the saliency scores are not decoded at all, only checked as raw bytes
+(:func:`raw_number_lists`). (SLS's scores read as one raw column, as the windows are,
+measured no faster than typed lists: the cost is one Python float per number either
+way.)
 
 Typing is the first half of the checks: a number field refuses a string, a boolean,
 an object or an integer beyond float range; a list of floats refuses everything but

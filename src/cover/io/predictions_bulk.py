@@ -1,14 +1,9 @@
 """A whole Moment-DETR prediction file read as the streams read it: a batch of lines at
 a time, decoded typed and checked column by column
 (:func:`cover.io.jsonl_batch.decode_batch`), the batch tables joined as they are read
-(:class:`TableJoin`).
-
-The per-row reader (:func:`cover.io.prediction_rows.predictions_from_rows` over
-:func:`cover.io.jsonl.read_json_rows`) checks each row in Python, several times the cost
-of the parse itself on files of millions of lines, and holds the file's bytes whole.
-:func:`bulk_predictions` gives its table only when every batch is plainly clean and no
-qid repeats across batches; on anything else it gives None and the caller reads the
-file row by row, so every message and rejection is the per-row reader's.
+(:class:`TableJoin`), not held whole as the per-row reader holds the file's bytes. It
+gives the per-row reader's table, or None where that reader must read the file
+(:func:`bulk_predictions`; why: :mod:`cover.io.jsonl_batch`).
 """
 
 from __future__ import annotations
