@@ -132,7 +132,7 @@ def typed_chunk(lines: list[bytes], signal: bool) -> tuple[Any, ...] | None:
 def raw_windows(raws: Sequence[Raw]) -> tuple[NDArray[np.float64], NDArray[np.int64]] | None:
     """``(windows, 3)`` and windows per row of raw window lists, when every one is a
     list of ``[s, e, score]`` (or every one of ``[s, e]``) numbers written plainly; else
-    None (:func:`_window_lists` reads them as lists). Shapes are told by the lists'
+    None (:func:`windows_column` reads them as lists). Shapes are told by the lists'
     skeletons (brackets and commas) over all rows at once, numbers decoded in one call
     as one flat list."""
     skel = b"\n".join(raws).translate(_SKELETON, _NUMBER_CHARS)
@@ -167,10 +167,14 @@ def windows_column(raws: Sequence[Raw | UnsetType]
     when they are absent, null or not written plainly; None when one is not a list of
     windows of one width the per-row reader takes without a message."""
     got = raw_windows(raws) if UNSET not in raws else None  # type: ignore[arg-type]
-    if got is None:  # absent, null or unusual windows: decoded as lists
-        lists = _window_lists(raws)
-        got = None if lists is None else flat_windows(lists)
-    return got
+    if got is not None:
+        return got
+    present = [r for r in raws if r is not UNSET]  # absent, null or unusual: as lists
+    try:
+        lists = iter(_WINDOW_LISTS.decode(b"[" + b",".join(present) + b"]"))
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return None
+    return flat_windows([[] if r is UNSET else next(lists) or [] for r in raws])
 
 
 def pairs_column(raws: Sequence[Raw | UnsetType]
@@ -198,17 +202,6 @@ def exact_values(vals: Sequence[Any]) -> bool:
         return False
     ints = [v for v in vals if type(v) is int]
     return _LOW <= min(ints) and max(ints) < _HIGH
-
-
-def _window_lists(raws: Sequence[Raw | UnsetType]) -> list[Any] | None:
-    """Raw window lists decoded as lists of lists of floats (absent and null: ``[]``), or
-    None when one is not."""
-    present = [r for r in raws if r is not UNSET]
-    try:
-        got = iter(_WINDOW_LISTS.decode(b"[" + b",".join(present) + b"]"))
-    except (msgspec.DecodeError, msgspec.ValidationError):
-        return None
-    return [[] if r is UNSET else next(got) or [] for r in raws]
 
 
 def raw_number_lists(raws: Sequence[Raw]) -> bool:
