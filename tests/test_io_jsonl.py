@@ -29,3 +29,19 @@ def test_integer_qids_past_64_bits_stay_exact(tmp_path) -> None:
     p.write_text(f'{{"qid": {big}, "vid": "v", "pred_relevant_windows": [[1, 2, 0.5]]}}\n'
                  f'{{"qid": -{big}, "vid": "v", "pred_relevant_windows": [[1, 2, 0.5]]}}\n')
     assert read_predictions(p).table.qid.tolist() == [str(big), f"-{big}"]
+
+
+def test_array_entries_that_are_not_objects_are_rejected_by_line(tmp_path) -> None:
+    """A JSON array's entries are numbered by the line each starts on; an entry that is
+    not an object is a rejected row naming that line, echoed back as it was."""
+    from cover.io.jsonl import read_json_rows
+
+    p = tmp_path / "a.json"
+    p.write_text('[\n {"qid": 1, "vid": "a"},\n 5,\n {"qid": 2,\n  "vid": "b"}, [1]\n]\n')
+    raw = read_json_rows(p)
+    assert raw.records == [{"qid": 1, "vid": "a"}, {"qid": 2, "vid": "b"}]
+    assert raw.lines.tolist() == [2, 4]
+    assert [(x.line, x.qid, x.problem) for x in raw.problems] == [
+        (3, None, "entry is not a JSON object (got a number)"),
+        (5, None, "entry is not a JSON object (got a list)")]
+    assert raw.rejected == {3: 5, 5: [1]}

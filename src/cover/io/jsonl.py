@@ -21,7 +21,7 @@ from cover.errors import InputError, RowProblem
 from cover.io.lines import nonblank_lines
 from cover.io.opener import BOM, GZIP_MAGIC, check_input
 from cover.io.output import atomic_open
-from cover.io.row_checks import RawRows, check_ids, check_required, check_unique_qids
+from cover.io.row_checks import RawRows, check_ids, check_required, check_unique_qids, reject_rows
 
 # The row rules live in cover.data.rules and the row checks (and RawRows) in
 # cover.io.row_checks; the readers import them from here too.
@@ -210,18 +210,10 @@ def _read_json_array(name: str, data: bytes) -> RawRows | None:
         raise InputError(f"{name}:{where}") from None
     if text[pos + 1 :].strip():
         return None  # e.g. JSON lines whose first line happens to be an array
-    raw = RawRows(name, [], np.empty(0, dtype=np.int64))
-    lines: list[int] = []
-    for line, obj in entries:
-        if isinstance(obj, dict):
-            raw.records.append(obj)
-            lines.append(line)
-        else:
-            raw.problems.append(RowProblem(name, line, None,
-                                           f"entry is not a JSON object (got {json_kind(obj)})",
-                                           "rejected"))
-            raw.rejected[line] = obj
-    raw.lines = np.asarray(lines, dtype=np.int64)
+    raw = RawRows(name, [obj for _, obj in entries],
+                  np.array([ln for ln, _ in entries], dtype=np.int64))
+    reject_rows(raw, {i: f"entry is not a JSON object (got {json_kind(obj)})"
+                      for i, (_, obj) in enumerate(entries) if not isinstance(obj, dict)})
     return raw
 
 
