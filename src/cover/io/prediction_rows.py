@@ -98,11 +98,9 @@ def predictions_from_rows(raw: RawRows, *, clip: float = DEFAULT_CLIP_SECONDS,
     check_required(raw, ("qid", "vid"))
     check_ids(raw)
     claims = (check_unique_qids(raw), raw.lines.copy())
-    no_pred = np.array(
-        ["pred_relevant_windows" not in r and "pred_saliency_scores" not in r
-         for r in raw.records], dtype=bool)
-    reject_rows(raw, first_reason([
-        (no_pred, "missing field: pred_relevant_windows (and no pred_saliency_scores)")]))
+    reject_rows(raw, {i: "missing field: pred_relevant_windows (and no pred_saliency_scores)"
+                      for i, r in enumerate(raw.records)
+                      if "pred_relevant_windows" not in r and "pred_saliency_scores" not in r})
 
     win, woff = ragged_field(raw, "pred_relevant_windows", (2, 3), optional=True)
     win_lines = raw.lines
@@ -121,18 +119,10 @@ def predictions_from_rows(raw: RawRows, *, clip: float = DEFAULT_CLIP_SECONDS,
     has_std = bool(np.isfinite(std_s[keep]).any())
 
     ps, pe = top1(win, woff)
-
-    table = table_of(
-        raw,
-        duration=duration[keep],
-        pred_start=ps,
-        pred_end=pe,
-        relevance=Ragged(sal, soff),
-        clip=float(clip),
-        start_std=std_s[keep] if has_std else None,
-        end_std=std_e[keep] if has_std else None,
-        pred_windows=Ragged(win, woff),
-    )
+    table = table_of(raw, duration=duration[keep], pred_start=ps, pred_end=pe,
+                     relevance=Ragged(sal, soff), clip=float(clip),
+                     start_std=std_s[keep] if has_std else None,
+                     end_std=std_e[keep] if has_std else None, pred_windows=Ragged(win, woff))
     raise_on_rejections(raw.problems, on_error, raw.path)
     return Loaded(table, raw.problems, raw.rejected,
                   claims=None if claims[1].size == len(table) else claims)
