@@ -637,3 +637,17 @@ def test_a_huge_integer_label_is_a_number_or_rejected_never_a_crash(value):
     else:
         assert problems[0] == "saliency_scores must be a list of [3 numbers] per clip"
     assert (1 in problems) == (value < 0 or value > 2**1023)
+
+
+def test_a_row_with_neither_windows_nor_saliency_is_rejected(tmp_path):
+    """Either field makes a prediction row (saliency alone is a refusal); neither is a
+    rejected row naming the missing field."""
+    p = tmp_path / "p.jsonl"
+    p.write_text('{"qid": 1, "vid": "a", "pred_relevant_windows": [[1, 2, 0.5]]}\n'
+                 '{"qid": 2, "vid": "a", "duration": 150}\n'
+                 '{"qid": 3, "vid": "a", "pred_saliency_scores": [1, 2]}\n')
+    got = read_predictions(p, on_error="reject")
+    assert got.table.qid.tolist() == ["1", "3"]
+    assert [(x.line, x.qid, x.problem) for x in got.problems] == [
+        (2, "2", "missing field: pred_relevant_windows (and no pred_saliency_scores)")]
+    assert got.rejected == {2: {"qid": 2, "vid": "a", "duration": 150}}
