@@ -8,7 +8,7 @@ where a value is not what the per-row readers accept without a message.
 from __future__ import annotations
 
 from array import array
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from itertools import chain
 from typing import Any
 
@@ -34,7 +34,7 @@ def list_lengths(vals: Sequence[Any]) -> NDArray[np.int64]:
     """``len`` of each list, as one array."""
     return np.fromiter(map(len, vals), np.int64, len(vals))
 
-def flat_values(vals: Sequence[Any]) -> NDArray[np.float64]:
+def flat_values(vals: Iterable[Any]) -> NDArray[np.float64]:
     """The numbers of lists of floats as typed-decoded (no boolean hides among them), flat."""
     return np.frombuffer(array("d", chain.from_iterable(vals)), dtype=np.float64)
 

@@ -188,8 +188,7 @@ def pairs_column(raws: Sequence[Raw | UnsetType]
         got = _PAIRS.decode(b"[" + b",".join(raws) + b"]")  # type: ignore[arg-type]
     except (msgspec.DecodeError, msgspec.ValidationError):
         return None
-    flat = array("d", chain.from_iterable(chain.from_iterable(got)))
-    return np.frombuffer(flat, dtype=np.float64).reshape(-1, 2), list_lengths(got)
+    return flat_values(chain.from_iterable(got)).reshape(-1, 2), list_lengths(got)
 
 
 def exact_values(vals: Sequence[Any]) -> bool:
