@@ -119,15 +119,9 @@ def float_field(raw: RawRows, key: str, *, get: Callable[[dict[str, Any]], Any] 
     """A scalar float column (``rec[key]`` or ``get(rec)``) and where it is present;
     values that are present but not numbers come back as NaN with ``present`` set, so
     :func:`bad_number` rejects them."""
-    out = np.full(len(raw.records), np.nan)
-    present = np.zeros(len(raw.records), dtype=bool)
-    for i, rec in enumerate(raw.records):
-        v = rec.get(key) if get is None else get(rec)
-        if v is None:
-            continue
-        present[i] = True
-        out[i] = number_value(v)
-    return out, present
+    vals = [rec.get(key) if get is None else get(rec) for rec in raw.records]
+    present = np.fromiter((v is not None for v in vals), dtype=bool, count=len(vals))
+    return np.fromiter(map(number_value, vals), dtype=np.float64, count=len(vals)), present
 
 
 def table_of(raw: RawRows, **columns: Any) -> GroundingTable:
