@@ -103,14 +103,9 @@ class CertifyStage:
         if max_p is not None and cal.score_sketch_ is None:
             raise ValueError("max_p needs per-row p-values: the calibrator kept no "
                              "calibration scores")
-        meta: dict[str, Any] = {"score": cal.score, "rule": cal.rule,
-                                "alpha": float(cal.alpha_fraction), "k": cal.k_,
-                                "n_calibration": cal.n_}
         fo = cal.fitted_on_ or {}
-        if fo.get("sha256"):
-            meta["calibration_sha256"] = fo["sha256"]
-        if cal.relevance != SALIENCY:  # recorded for evaluate; absent means saliency
-            meta["relevance"] = cal.relevance
+        meta = calibrator_fields(cal, **({"calibration_sha256": fo["sha256"]}
+                                         if fo.get("sha256") else {}))
         fitted = None if fo.get("qids") is None else np.asarray(fo["qids"], dtype=str)
         index = videos if isinstance(videos, VideoIndex) or videos is None else \
             VideoIndex.of(*videos)
@@ -144,11 +139,10 @@ class CertifyStage:
         """Apply the stage to ``loaded`` (see the module docstring); ``seen`` holds the
         qids of earlier batches (a repeat is rejected) and gets this batch's."""
         table = loaded.table
-        ids = _id_rows(table)
-        found = _rejections(table, ids, table.source)
-        if ids:
+        rows, found = _id_rejections(table)
+        if rows:
             keep = np.ones(len(table), dtype=bool)
-            keep[list(ids)] = False
+            keep[rows] = False
             table = table.take(keep)
         read = list(loaded.problems)
         if seen is not None:  # before --qids: the rule holds for every row, listed or not
@@ -169,19 +163,26 @@ class CertifyStage:
         return Staged(table, regions, found, bad, in_cal, problems)
 
 
-def _id_rows(table: GroundingTable) -> dict[int, str]:
-    """Row -> why its qid (then its vid) is no id. Integer ids are always ids: they are
-    judged as given, not made text for it (:func:`cover.data.table.ids_as_given`)."""
-    out = id_reasons(ids_as_given(table, "qid"), "qid")
-    for i, why in id_reasons(ids_as_given(table, "vid"), "vid").items():
-        out.setdefault(i, why)
-    return out
+def calibrator_fields(cal: Calibrator, **extra: Any) -> dict[str, Any]:
+    """What a reader of the regions needs to trust them: the calibrator's score, rule,
+    alpha, k and n, then ``extra``, then its relevance when not saliency."""
+    meta = {"score": cal.score, "rule": cal.rule, "alpha": float(cal.alpha_fraction),
+            "k": cal.k_, "n_calibration": cal.n_, **extra}
+    if cal.relevance != SALIENCY:  # absent means saliency: older files keep their bytes
+        meta["relevance"] = cal.relevance
+    return meta
 
 
-def _rejections(table: GroundingTable, rows: dict[int, str], name: str) -> list[RowProblem]:
+def _id_rejections(table: GroundingTable) -> tuple[list[int], list[RowProblem]]:
+    """The rows whose qid (else vid) is no id, and their rejections. Integer ids are
+    always ids: they are judged as given, not made text for it
+    (:func:`cover.data.table.ids_as_given`)."""
+    why = (id_reasons(ids_as_given(table, "vid"), "vid")
+           | id_reasons(ids_as_given(table, "qid"), "qid"))  # the qid's reason first
+    rows = sorted(why)
     lines = table.line if table.line is not None else np.zeros(len(table), dtype=np.int64)
-    return [RowProblem(name, int(lines[i]), str(table.qid[i]), why, "rejected")
-            for i, why in sorted(rows.items())]
+    return rows, [RowProblem(table.source, int(lines[i]), str(table.qid[i]), why[i],
+                             "rejected") for i in rows]
 
 
 @dataclass
