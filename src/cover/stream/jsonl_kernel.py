@@ -4,8 +4,9 @@ request, :mod:`cover.serve.certify`).
 
 Each output line is the input line **byte for byte** with ``,"cover":{...}`` added
 before its closing brace (:func:`splice`); ``compact=True`` writes only ``qid``, ``vid``
-and the block. Lines that cannot keep their bytes (``NaN``/``Infinity``, an existing
-``cover`` key, a line that is not an object) are re-serialised by
+and the block. Lines that cannot keep their bytes (``NaN``/``Infinity``, see
+``cover.non_finite_fields``; an existing ``cover`` key, replaced; a line that is not an
+object) are re-serialised by
 :func:`cover.io.regions_jsonl.echo_line`. Blocks are exactly those of the in-memory path
 (:func:`cover.io.regions_jsonl.certified_rows`).
 """
@@ -73,10 +74,9 @@ class BatchOut:
 
 @dataclass(frozen=True)
 class CertifyKernel:
-    """The certify step of one batch of JSON lines, shared by ``cover certify`` (file by
-    file, :func:`certify_jsonl`) and ``cover serve`` (request by request): the bulk
-    reader, then the one certify stage of every format (:mod:`cover.stream.stage`), then
-    the writers, so a row gets the same bytes whichever way it comes in."""
+    """The certify step of one batch (see the module docstring): the bulk reader, then
+    the one certify stage of every format (:mod:`cover.stream.stage`), then the
+    writers, so a row gets the same bytes whichever way it comes in."""
 
     stage: CertifyStage
     keep_records: bool
@@ -97,18 +97,6 @@ class CertifyKernel:
         keep_records = reads_input_rows(cal.groups)
         # Only SLS reads the saliency scores; the others have them checked, not decoded.
         return cls(stage, keep_records, clip, compact, fast, signal=cal.score == "sls")
-
-    @property
-    def cal(self) -> Calibrator:
-        return self.stage.cal
-
-    @property
-    def videos_source(self) -> str:
-        return self.stage.videos_source
-
-    @property
-    def strict(self) -> bool:
-        return self.stage.strict
 
     def run(self, name: str, batch: list[tuple[int, bytes]], seen: SeenIds) -> BatchOut:
         """Certify ``batch`` (``(line number, bytes)`` pairs of file ``name``); ``seen``
@@ -139,21 +127,17 @@ def _fast_out(got: Batch, table: GroundingTable, regions: Regions, meta: dict[st
     """:func:`~cover.stream.jsonl_out.fast_lines` for a batch read in bulk with no
     rejected row, the kept rows (all, or those of ``qids``) in line order."""
     lines = table.line if table.line is not None else np.empty(0, dtype=np.int64)
+    read = got.raw.lines
     if lines.size != len(table) or (lines.size > 1 and not (np.diff(lines) > 0).all()):
         return None
-    if lines.size == got.raw.lines.size:
-        if not np.array_equal(lines, got.raw.lines):
-            return None
-        return fast_lines(got.lines, got.qid_values, got.vid_values, got.has_cover, table,
-                          regions, meta, in_cal, compact)
-    at = np.searchsorted(got.raw.lines, lines)
-    if at.size and (at[-1] >= got.raw.lines.size or
-                    not np.array_equal(got.raw.lines[at], lines)):
+    at = np.searchsorted(read, lines)
+    if at.size and (at[-1] >= read.size or not np.array_equal(read[at], lines)):
         return None
-    pick = at.tolist()
-    return fast_lines([got.lines[i] for i in pick], [got.qid_values[i] for i in pick],
-                      [got.vid_values[i] for i in pick], got.has_cover, table, regions,
-                      meta, in_cal, compact)
+    ls, qv, vv = got.lines, got.qid_values, got.vid_values
+    if at.size < read.size:  # the rows of --qids only
+        pick = at.tolist()
+        ls, qv, vv = [ls[i] for i in pick], [qv[i] for i in pick], [vv[i] for i in pick]
+    return fast_lines(ls, qv, vv, got.has_cover, table, regions, meta, in_cal, compact)
 
 
 def _write_rows(out: IO[bytes], batch: list[tuple[int, bytes]], raw: RawRows,
@@ -166,21 +150,13 @@ def _write_rows(out: IO[bytes], batch: list[tuple[int, bytes]], raw: RawRows,
     for p in found:
         if p.action == "rejected" and p.line not in rejected and p.line in raw_by_line \
                 and p.line not in kept_lines:
-            rejected[p.line] = _record(raw, p.line)
+            at = np.flatnonzero(raw.lines == p.line)
+            rejected[p.line] = raw.records[int(at[0])] if at.size else raw.rejected.get(p.line)
     rows = certified_rows(table, regions, meta, rejected, found, in_calibration=in_cal)
-    recs = _records_by_line(raw, rejected)
+    recs = dict(zip(raw.lines.tolist(), raw.records, strict=True)) | rejected
     order = sorted([*kept_lines, *rejected])
     for line, row in zip(order, rows, strict=True):
         out.write(_out_line(raw_by_line.get(line), row, recs.get(line), compact))
         out.write(b"\n")
     return np.array([r["cover"]["status"] for r in rows], dtype=object)
 
-
-def _record(raw: Any, line: int) -> Any:
-    idx = np.flatnonzero(raw.lines == line)
-    return raw.records[int(idx[0])] if idx.size else raw.rejected.get(line)
-
-
-def _records_by_line(raw: Any, rejected: dict[int, Any]) -> dict[int, Any]:
-    out = dict(zip(raw.lines.tolist(), raw.records, strict=True))
-    return out | rejected
