@@ -1,14 +1,10 @@
 """Certify a Moment-DETR-style JSON-lines file of any size, a batch of lines at a time.
 
 Memory is one batch of lines plus the qids seen so far (for the duplicate check),
-independent of the file's size. Each output line is the input line **byte for byte**
-with ``,"cover":{...}`` added before its closing brace, so every field the grounder
-wrote survives exactly (number formatting and key order included); ``compact=True``
-writes only ``qid``, ``vid`` and the block. The two cases where bytes cannot be kept
-are re-serialised by :func:`cover.io.regions_jsonl.echo_line`: a line holding a
-number JSON cannot (``NaN``/``Infinity``; see ``cover.non_finite_fields``), and a line
-that already has a ``cover`` key (its old block is replaced). Blocks are exactly those
-of the in-memory path (:func:`cover.io.regions_jsonl.certified_rows`).
+independent of the file's size. Each batch goes through
+:class:`cover.stream.jsonl_kernel.CertifyKernel`, which writes every line as its input
+bytes with the ``cover`` block added, so every field the grounder wrote survives exactly
+(number formatting and key order included).
 """
 
 from __future__ import annotations
@@ -26,10 +22,10 @@ from cover.io.jsonl_batch import gc_paused
 from cover.io.lines import line_batches
 from cover.io.output import atomic_open
 from cover.io.seen import SeenIds
-from cover.stream.jsonl_kernel import CertifyKernel, splice
+from cover.stream.jsonl_kernel import CertifyKernel
 from cover.stream.stage import StreamCounts, Videos
 
-__all__ = ["DEFAULT_BATCH_LINES", "certify_jsonl", "splice"]
+__all__ = ["DEFAULT_BATCH_LINES", "certify_jsonl"]
 
 #: 16,384 lines of 75-clip saliency (~1.1 KB each) keep a 1e6-line certify under ~500 MB
 #: peak; 65,536 reached 1.3 GB (bench/results-stream.md).
