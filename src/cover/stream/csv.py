@@ -133,20 +133,13 @@ def _cover_cells(block: Any, delim: bytes, lead: list[Any]) -> list[bytes]:
     pairs = pc.binary_join_element_wise("[", pairs, "]", "")
     joined = pc.binary_join(p.ListArray.from_arrays(region.offsets, pairs,
                                                     mask=region.is_null()), ", ")
+    cells = {f"lead{i}": col for i, col in enumerate(lead)}
+    cells |= {f.name: block.field(f.name) for f in block.type}  # in the block's order
+    cells["region"] = pc.binary_join_element_wise("[", joined, "]", "")
     # A message never spans lines in the output (it would split a row in two).
-    reason = pc.replace_substring_regex(block.field("reason"), "[\r\n]+", " ")
-    table = p.table({
-        **{f"lead{i}": col for i, col in enumerate(lead)},
-        "status": block.field("status"),
-        "region": pc.binary_join_element_wise("[", joined, "]", ""),
-        "refused": block.field("refused"), "duration": block.field("duration"),
-        "threshold": block.field("threshold"), "threshold_end": block.field("threshold_end"),
-        "in_calibration": block.field("in_calibration"), "reason": reason,
-        **({"p_value": block.field("p_value")}
-           if block.type.get_field_index("p_value") >= 0 else {})})
+    cells["reason"] = pc.replace_substring_regex(block.field("reason"), "[\r\n]+", " ")
     out = p.BufferOutputStream()
-    pcsv.write_csv(table, out, pcsv.WriteOptions(include_header=False,
-                                                 delimiter=delim.decode(),
-                                                 quoting_style="needed"))
+    pcsv.write_csv(p.table(cells), out, pcsv.WriteOptions(
+        include_header=False, delimiter=delim.decode(), quoting_style="needed"))
     return out.getvalue().to_pybytes().split(b"\n")[:-1]
 
