@@ -9,6 +9,7 @@ bytes with the ``cover`` block added, so every field the grounder wrote survives
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
@@ -83,7 +84,7 @@ def certify_jsonl(
                 bad.add(done.bad)  # in line order (the stage's)
             if not bad:  # once a row is bad the output is dropped: nothing more to write
                 out.write(b"".join(done.parts))  # one write: faster than writelines here
-            counts.add(done.status, done.found, done.length)
+            counts.add(Counter(done.status.tolist()), done.found, done.length)
             counts.in_calibration += done.in_calibration
             if every_problem:
                 every += done.found

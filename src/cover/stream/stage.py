@@ -31,6 +31,7 @@ So a row gets the same fate, region and reason whichever format and path it come
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import Any
@@ -51,7 +52,7 @@ from cover.io.durations import VideoIndex
 from cover.io.qvhighlights import Loaded
 from cover.io.seen import SeenIds
 from cover.regions import Regions
-from cover.row_status import ABSTAINED, CERTIFIED, REFUSED, REJECTED, STATUSES
+from cover.row_status import ABSTAINED, CERTIFIED, REFUSED, REJECTED
 
 #: ``--videos`` durations: ``(vids, durations)`` in any order, or an index of them.
 Videos = tuple[NDArray[np.str_], NDArray[np.float64]] | VideoIndex
@@ -59,14 +60,11 @@ Videos = tuple[NDArray[np.str_], NDArray[np.float64]] | VideoIndex
 
 @dataclass(frozen=True)
 class Staged:
-    """One batch after the stage: the kept rows and their regions, what the stage found
-    (``found``, after the reader's own problems; ``bad``: every rejected row, the
-    reader's included; ``problems``: all of them) and which kept rows the calibrator
-    was fitted on."""
+    """One batch after the stage: the kept rows and their regions, every rejected row
+    (``bad``, the reader's included) and which kept rows the calibrator was fitted on."""
 
     table: GroundingTable
     regions: Regions
-    found: list[RowProblem]
     bad: list[RowProblem]
     in_calibration: NDArray[np.bool_] | None
     #: Every problem of the batch, the reader's and the stage's, in line order (so the
@@ -160,7 +158,7 @@ class CertifyStage:
         regions = self.cal.certify(table)
         if self.max_p is not None:
             regions = abstain_above(regions, self.max_p)
-        return Staged(table, regions, found, bad, in_cal, problems)
+        return Staged(table, regions, bad, in_cal, problems)
 
 
 def calibrator_fields(cal: Calibrator, **extra: Any) -> dict[str, Any]:
@@ -219,17 +217,12 @@ class StreamCounts:
         """How many rows were rejected for each reason."""
         return self.tally.kinds.get("rejected", Counter())
 
-    def add(self, status: NDArray[np.object_], problems: list[RowProblem],
+    def add(self, by_status: Mapping[str, int], problems: list[RowProblem],
             length: float = 0.0) -> None:
-        """Count one batch: each written row's status, what was found in it, and the summed
-        length of its regions."""
-        self._add(status.size, {s: int((status == s).sum()) for s in STATUSES}, problems,
-                  length)
-
-    def _add(self, rows: int, by_status: dict[str, int], problems: list[RowProblem],
-             length: float) -> None:
+        """Count one batch: how many written rows have each status, what was found in
+        them, and the summed length of their regions."""
         self.batches += 1
-        self.rows += rows
+        self.rows += sum(by_status.values())
         self.length += length
         self.certified += by_status.get(CERTIFIED, 0)
         self.refused += by_status.get(REFUSED, 0)
@@ -247,6 +240,5 @@ class StreamCounts:
         # Every region's components flattened to s0, e0, s1, e1, ... (a rejected row's
         # region is null): the summed length is sum(e) - sum(s).
         ends = pc.list_flatten(pc.list_flatten(block.field("region"))).to_numpy()
-        self._add(len(block), by_status, problems,
-                  float(ends[1::2].sum() - ends[0::2].sum()))
+        self.add(by_status, problems, float(ends[1::2].sum() - ends[0::2].sum()))
         self.in_calibration += int(pc.sum(block.field("in_calibration")).as_py() or 0)
