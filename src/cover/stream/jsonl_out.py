@@ -1,7 +1,7 @@
 """The output lines of a streamed batch of certified rows, formatted a batch at a time.
 
 Each kept row's line is its input line with ``,"cover":{...}`` spliced before the final
-``}`` (:func:`cover.stream.jsonl_kernel.splice`), the block being ``json.dumps`` of the
+``}`` (:func:`cover.stream.jsonl.splice`), the block being ``json.dumps`` of the
 block :func:`cover.io.regions_jsonl.certified_rows` builds. Serialising one dict per
 row costs more than parsing the row; here the blocks of a whole batch are built as
 text by elementwise operations on object arrays of strings: numbers in ``float.__repr__``

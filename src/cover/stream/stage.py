@@ -1,7 +1,7 @@
 """The one certify stage: rows read from any format meet the same rules here, once.
 
 Every path of ``cover certify`` (JSON lines streamed or served,
-:mod:`cover.stream.jsonl_kernel`; CSV and Parquet batches through Arrow,
+:class:`cover.stream.jsonl.CertifyKernel`; CSV and Parquet batches through Arrow,
 :func:`cover.stream.arrow.certify_batch`; a whole file of any format,
 :mod:`cover.jobs.certify`) reads its rows into a :class:`~cover.io.qvhighlights.Loaded`
 batch (the rows it could read, each with its file and line, and the problems it
