@@ -127,15 +127,11 @@ def certify_batch(
     regions = done.regions
     assert done.table.line is not None
     every = len(done.table) == n  # no row rejected: the columns go out as they are
-    if every:
-        kept, valid = np.arange(n, dtype=np.int64), np.ones(n, dtype=bool)
-        codes = status_codes(regions)  # cover.row_status.STATUSES: 0 is rejected
-    else:
-        kept = np.searchsorted(cols.line, done.table.line)
-        valid = np.zeros(n, dtype=bool)
-        valid[kept] = True
-        codes = np.zeros(n, dtype=np.int8)
-        codes[kept] = status_codes(regions)
+    kept = np.arange(n) if every else np.searchsorted(cols.line, done.table.line)
+    valid = np.zeros(n, dtype=bool)
+    valid[kept] = True
+    codes = np.zeros(n, dtype=np.int8)  # cover.row_status.STATUSES: 0 is rejected
+    codes[kept] = status_codes(regions)
     why = {int(np.searchsorted(cols.line, prob.line)): prob.problem for prob in done.bad}
     why.update({int(kept[i]): why_not  # rejected ([] kept) or abstained
                 for i, why_not in status_reasons(regions).items()})
