@@ -15,13 +15,12 @@ replaced; a line that is not an object) are re-serialised by
 
 from __future__ import annotations
 
-import io
 import json
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -186,15 +185,13 @@ class CertifyKernel:
         found = done.problems
         rejected = dict(got.loaded.rejected)
         meta = self.stage.meta
-        text = (_fast_out(got, table, regions, meta, in_cal, self.compact)
-                if got.fast and not done.bad and not rejected else None)
-        if text is not None:
-            parts, status = text, row_status(regions)
+        parts = (_fast_out(got, table, regions, meta, in_cal, self.compact)
+                 if got.fast and not done.bad and not rejected else None)
+        if parts is not None:
+            status = row_status(regions)
         else:
-            buf = io.BytesIO()
-            status = _write_rows(buf, batch, got.raw, got.ensure_records(table), regions,
-                                 meta, rejected, found, in_cal, self.compact)
-            parts = [buf.getvalue()]
+            parts, status = _write_rows(batch, got.raw, got.ensure_records(table), regions,
+                                        meta, rejected, found, in_cal, self.compact)
         # A rejected row's region is empty (length 0): the sum is over the rows given one.
         return BatchOut(parts, status, found, done.bad, done.n_in_calibration,
                         float(regions.length.sum()))
@@ -218,11 +215,12 @@ def _fast_out(got: Batch, table: GroundingTable, regions: Regions, meta: dict[st
     return fast_lines(ls, qv, vv, got.has_cover, table, regions, meta, in_cal, compact)
 
 
-def _write_rows(out: IO[bytes], batch: list[tuple[int, bytes]], raw: RawRows,
-                table: GroundingTable, regions: Regions, meta: dict[str, Any],
-                rejected: dict[int, Any], found: list[RowProblem],
-                in_cal: NDArray[np.bool_] | None, compact: bool) -> NDArray[np.object_]:
-    """Write the batch row by row (kept and rejected rows); returns each row's status."""
+def _write_rows(batch: list[tuple[int, bytes]], raw: RawRows, table: GroundingTable,
+                regions: Regions, meta: dict[str, Any], rejected: dict[int, Any],
+                found: list[RowProblem], in_cal: NDArray[np.bool_] | None, compact: bool
+                ) -> tuple[list[bytes], NDArray[np.object_]]:
+    """The batch's lines written row by row (kept and rejected rows), and each row's
+    status."""
     raw_by_line = dict(batch)
     kept_lines = set(table.line.tolist()) if table.line is not None else set()
     for p in found:
@@ -233,8 +231,7 @@ def _write_rows(out: IO[bytes], batch: list[tuple[int, bytes]], raw: RawRows,
     rows = certified_rows(table, regions, meta, rejected, found, in_calibration=in_cal)
     recs = dict(zip(raw.lines.tolist(), raw.records, strict=True)) | rejected
     order = sorted([*kept_lines, *rejected])
-    for line, row in zip(order, rows, strict=True):
-        out.write(_out_line(raw_by_line.get(line), row, recs.get(line), compact))
-        out.write(b"\n")
-    return np.array([r["cover"]["status"] for r in rows], dtype=object)
+    return ([_out_line(raw_by_line.get(line), row, recs.get(line), compact) + b"\n"
+             for line, row in zip(order, rows, strict=True)],
+            np.array([r["cover"]["status"] for r in rows], dtype=object))
 
