@@ -139,9 +139,7 @@ class CertifyStage:
         table = loaded.table
         rows, found = _id_rejections(table)
         if rows:
-            keep = np.ones(len(table), dtype=bool)
-            keep[rows] = False
-            table = table.take(keep)
+            table = table.take(np.delete(np.arange(len(table)), rows))
         read = list(loaded.problems)
         if seen is not None:  # before --qids: the rule holds for every row, listed or not
             table, read, repeats = across_batches(loaded, table, seen)
