@@ -185,7 +185,7 @@ _PAUSE_WRITER = textwrap.dedent("""
     # that from a library another test started in it.
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
-    import cover.stream.jsonl_kernel as sj
+    import cover.stream.jsonl as sj
 
     def pausing(real, at):
         n = 0

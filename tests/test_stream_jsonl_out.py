@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import cover
-import cover.stream.jsonl_kernel as stream_jsonl
+import cover.stream.jsonl as stream_jsonl
 from cover.ragged import Ragged
 from cover.stream import certify_jsonl
 

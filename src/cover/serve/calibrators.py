@@ -21,7 +21,7 @@ import numpy as np
 from cover.calibrate.calibrator import Calibrator
 from cover.errors import InputError
 from cover.io.durations import VideoIndex
-from cover.stream.jsonl_kernel import CertifyKernel
+from cover.stream.jsonl import CertifyKernel
 
 
 @dataclass(frozen=True)

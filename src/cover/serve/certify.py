@@ -1,5 +1,5 @@
 """``POST /v1/certify``: the request's rows through the very kernel ``cover certify``
-streams JSON lines with (:class:`cover.stream.jsonl_kernel.CertifyKernel`).
+streams JSON lines with (:class:`cover.stream.jsonl.CertifyKernel`).
 
 The body becomes JSON lines first: JSON lines are taken as sent (their bytes are what
 ``cover certify`` would echo); a row object or a list of rows is written one

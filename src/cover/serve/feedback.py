@@ -56,7 +56,7 @@ def _scored(loaded: Loaded, qid: str, pred: Any, truth: list[list[float]]
     k = loaded.kernel
     got = load_batch("feedback", [(1, line)], clip=k.clip, on_error="reject")
     table, _ = fill_durations(got.loaded.table, *k.stage.known_durations(got.loaded.table.vid),
-                              strict=k.strict, source=k.videos_source)
+                              strict=k.stage.strict, source=k.stage.videos_source)
     ts, te = min(w[0] for w in truth), max(w[1] for w in truth)
     table = dataclasses.replace(table, truth=Intervals.from_lists([truth]))
     cal = loaded.cal

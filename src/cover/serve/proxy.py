@@ -61,7 +61,7 @@ from cover.serve.chat import (
     sse,
     sse_data,
 )
-from cover.stream.jsonl_kernel import splice
+from cover.stream.jsonl import splice
 
 
 class Service(Protocol):

@@ -29,23 +29,18 @@ import numpy as np
 from numpy.typing import NDArray
 
 from cover.calibrate.calibrator import Calibrator
-from cover.data.relevance import SALIENCY
 from cover.data.rules import duplicate_reason
 from cover.errors import InputError, RowProblem
 from cover.io.columns import prediction_table
-from cover.io.generic import arrow_columns, parse_columns, pyarrow_module
+from cover.io.generic import arrow_columns, parse_columns
+from cover.io.generic import pyarrow_module as pa  # pyarrow, or the extra to install
 from cover.regions import Regions
 from cover.row_status import STATUSES, status_codes, status_reasons
-from cover.stream.stage import CertifyStage
+from cover.stream.stage import CertifyStage, calibrator_fields
 
 #: Default field mapping: Moment-DETR / Lighthouse names as Parquet columns.
 DEFAULT_COLUMNS = {"qid": "qid", "vid": "vid", "duration": "duration",
                    "windows": "pred_relevant_windows"}
-
-
-def pa() -> Any:
-    """pyarrow, or a clear message naming the extra to install."""
-    return pyarrow_module()
 
 
 def cover_type(p_value: bool = False) -> Any:
@@ -63,11 +58,7 @@ def cover_type(p_value: bool = False) -> Any:
 
 def calibrator_metadata(cal: Calibrator) -> dict[bytes, bytes]:
     """Schema metadata ``cover.calibrator``: what a reader needs to trust the regions."""
-    meta = {"score": cal.score, "rule": cal.rule, "alpha": float(cal.alpha_fraction),
-            "k": cal.k_, "n_calibration": cal.n_,
-            "fitted_on": getattr(cal, "fitted_on_", {}).get("sha256")}
-    if cal.relevance != SALIENCY:  # absent means saliency: older files keep their bytes
-        meta["relevance"] = cal.relevance
+    meta = calibrator_fields(cal, fitted_on=getattr(cal, "fitted_on_", {}).get("sha256"))
     return {b"cover.calibrator": json.dumps(meta).encode()}
 
 
@@ -136,15 +127,11 @@ def certify_batch(
     regions = done.regions
     assert done.table.line is not None
     every = len(done.table) == n  # no row rejected: the columns go out as they are
-    if every:
-        kept, valid = np.arange(n, dtype=np.int64), np.ones(n, dtype=bool)
-        codes = status_codes(regions)  # cover.row_status.STATUSES: 0 is rejected
-    else:
-        kept = np.searchsorted(cols.line, done.table.line)
-        valid = np.zeros(n, dtype=bool)
-        valid[kept] = True
-        codes = np.zeros(n, dtype=np.int8)
-        codes[kept] = status_codes(regions)
+    kept = np.arange(n) if every else np.searchsorted(cols.line, done.table.line)
+    valid = np.zeros(n, dtype=bool)
+    valid[kept] = True
+    codes = np.zeros(n, dtype=np.int8)  # cover.row_status.STATUSES: 0 is rejected
+    codes[kept] = status_codes(regions)
     why = {int(np.searchsorted(cols.line, prob.line)): prob.problem for prob in done.bad}
     why.update({int(kept[i]): why_not  # rejected ([] kept) or abstained
                 for i, why_not in status_reasons(regions).items()})

@@ -61,15 +61,15 @@ def certify_csv(
     a whole read names them), ``dst`` untouched."""
     csv_in = csv_batches(src, parse_columns(columns), batch_rows)
     delim, name = csv_in.delim, csv_in.name
-    pick = [csv_in.names.index(csv_in.mapping[f]) for f in ("qid", "vid")
-            if f in csv_in.mapping]
+    ids = [csv_in.mapping[f] for f in ("qid", "vid") if f in csv_in.mapping]
     counts = StreamCounts()
     stage = stage or CertifyStage.of(cal, videos=videos)
     names = [*COVER_COLUMNS, *([P_VALUE_COLUMN] if stage.p_values else [])]
     repeats, line_of = _repeats(src, csv_in.mapping["qid"], batch_rows)
     bad = ProblemTally()  # under on_error="raise": every rejected row, raised at the end
     with atomic_open(dst, "wb", inputs=[src, *(inputs or [])]) as out:
-        head = _pick(csv_in.header, pick, delim) if compact else csv_in.header
+        head = (_pick(csv_in.header, [csv_in.names.index(c) for c in ids], delim)
+                if compact else csv_in.header)
         out.write(head + delim + delim.join(c.encode() for c in names) + b"\n")
         for batch, table, lines, unread in csv_in:
             done, problems = certify_batch(
@@ -78,12 +78,12 @@ def certify_csv(
                 repeats=repeat_reasons(repeats, line_of, counts.rows, len(batch)))
             if on_error == "raise":
                 bad.add([p for p in problems if p.action == "rejected"])  # in line order
-            counts.add_block(done.column("cover").combine_chunks(), problems)
+            block = done.column("cover").combine_chunks()
+            counts.add_block(block, problems)
             if bad:  # the output is dropped: nothing more to write
                 continue
-            lead = ([table.column(csv_in.mapping[f]) for f in ("qid", "vid")
-                     if f in csv_in.mapping] if compact else [])
-            cells = _cover_cells(done.column("cover").combine_chunks(), delim, lead)
+            cells = _cover_cells(block, delim, [table.column(c) for c in ids] if compact
+                                 else [])
             if compact:  # qid and vid as parsed, then the cover columns
                 out.write(b"\n".join(cells) + b"\n" if cells else b"")
             else:
@@ -117,7 +117,7 @@ def _pick(raw: bytes, idx: list[int], delim: bytes) -> bytes:
     return buf.getvalue().encode()
 
 
-def _cover_cells(block: Any, delim: bytes, lead: list[Any] | None = None) -> list[bytes]:
+def _cover_cells(block: Any, delim: bytes, lead: list[Any]) -> list[bytes]:
     """The cover columns of each row (after the ``lead`` columns, if any) as one delimited
     byte string, written by Arrow's CSV writer (no Python per row): the region as JSON
     text ``[[s, e], ...]`` (numbers in their shortest round-trip form), null fields
@@ -133,20 +133,13 @@ def _cover_cells(block: Any, delim: bytes, lead: list[Any] | None = None) -> lis
     pairs = pc.binary_join_element_wise("[", pairs, "]", "")
     joined = pc.binary_join(p.ListArray.from_arrays(region.offsets, pairs,
                                                     mask=region.is_null()), ", ")
+    cells = {f"lead{i}": col for i, col in enumerate(lead)}
+    cells |= {f.name: block.field(f.name) for f in block.type}  # in the block's order
+    cells["region"] = pc.binary_join_element_wise("[", joined, "]", "")
     # A message never spans lines in the output (it would split a row in two).
-    reason = pc.replace_substring_regex(block.field("reason"), "[\r\n]+", " ")
-    table = p.table({
-        **{f"lead{i}": col for i, col in enumerate(lead or [])},
-        "status": block.field("status"),
-        "region": pc.binary_join_element_wise("[", joined, "]", ""),
-        "refused": block.field("refused"), "duration": block.field("duration"),
-        "threshold": block.field("threshold"), "threshold_end": block.field("threshold_end"),
-        "in_calibration": block.field("in_calibration"), "reason": reason,
-        **({"p_value": block.field("p_value")}
-           if block.type.get_field_index("p_value") >= 0 else {})})
+    cells["reason"] = pc.replace_substring_regex(block.field("reason"), "[\r\n]+", " ")
     out = p.BufferOutputStream()
-    pcsv.write_csv(table, out, pcsv.WriteOptions(include_header=False,
-                                                 delimiter=delim.decode(),
-                                                 quoting_style="needed"))
+    pcsv.write_csv(p.table(cells), out, pcsv.WriteOptions(
+        include_header=False, delimiter=delim.decode(), quoting_style="needed"))
     return out.getvalue().to_pybytes().split(b"\n")[:-1]
 

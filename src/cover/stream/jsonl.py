@@ -1,35 +1,44 @@
-"""Certify a Moment-DETR-style JSON-lines file of any size, a batch of lines at a time.
+"""Certify Moment-DETR-style JSON lines: a file of any size a batch of lines at a time
+(:func:`certify_jsonl`, ``cover certify``), each batch by :class:`CertifyKernel`, which
+``cover serve`` runs on one batch per request (:mod:`cover.serve.certify`).
 
 Memory is one batch of lines plus the qids seen so far (for the duplicate check),
 independent of the file's size. Each output line is the input line **byte for byte**
-with ``,"cover":{...}`` added before its closing brace, so every field the grounder
-wrote survives exactly (number formatting and key order included); ``compact=True``
-writes only ``qid``, ``vid`` and the block. The two cases where bytes cannot be kept
-are re-serialised by :func:`cover.io.regions_jsonl.echo_line`: a line holding a
-number JSON cannot (``NaN``/``Infinity``; see ``cover.non_finite_fields``), and a line
-that already has a ``cover`` key (its old block is replaced). Blocks are exactly those
-of the in-memory path (:func:`cover.io.regions_jsonl.certified_rows`).
+with ``,"cover":{...}`` added before its closing brace (:func:`splice`), so every field
+the grounder wrote survives exactly (number formatting and key order included);
+``compact=True`` writes only ``qid``, ``vid`` and the block. Lines that cannot keep their
+bytes (``NaN``/``Infinity``, see ``cover.non_finite_fields``; an existing ``cover`` key,
+replaced; a line that is not an object) are re-serialised by
+:func:`cover.io.regions_jsonl.echo_line`. Blocks are exactly those of the in-memory path
+(:func:`cover.io.regions_jsonl.certified_rows`).
 """
 
 from __future__ import annotations
 
+import json
+from collections import Counter
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from cover.calibrate.calibrator import Calibrator
+from cover.calibrate.groups import reads_input_rows
+from cover.data.table import GroundingTable
 from cover.errors import ProblemTally, RowProblem
-from cover.io.jsonl import OnError
-from cover.io.jsonl_batch import gc_paused
+from cover.io.jsonl import OnError, RawRows
+from cover.io.jsonl_batch import Batch, gc_paused, load_batch
 from cover.io.lines import line_batches
 from cover.io.output import atomic_open
+from cover.io.regions_jsonl import certified_rows, echo_line
 from cover.io.seen import SeenIds
-from cover.stream.jsonl_kernel import CertifyKernel, splice
-from cover.stream.stage import StreamCounts, Videos
-
-__all__ = ["DEFAULT_BATCH_LINES", "certify_jsonl", "splice"]
+from cover.regions import Regions
+from cover.row_status import row_status
+from cover.stream.jsonl_out import fast_lines
+from cover.stream.stage import CertifyStage, StreamCounts, Videos
 
 #: 16,384 lines of 75-clip saliency (~1.1 KB each) keep a 1e6-line certify under ~500 MB
 #: peak; 65,536 reached 1.3 GB (bench/results-stream.md).
@@ -87,7 +96,7 @@ def certify_jsonl(
                 bad.add(done.bad)  # in line order (the stage's)
             if not bad:  # once a row is bad the output is dropped: nothing more to write
                 out.write(b"".join(done.parts))  # one write: faster than writelines here
-            counts.add(done.status, done.found, done.length)
+            counts.add(Counter(done.status.tolist()), done.found, done.length)
             counts.in_calibration += done.in_calibration
             if every_problem:
                 every += done.found
@@ -101,3 +110,128 @@ def certify_jsonl(
         if every_problem:
             every += late
     return counts, every
+
+
+def splice(line: bytes, block: dict[str, Any]) -> bytes:
+    """``line`` (one JSON object) with ``"cover": block`` added before its last brace."""
+    inner = line.rstrip()[:-1].rstrip()
+    sep = b"" if inner.endswith(b"{") else b","
+    return inner + sep + b'"cover":' + json.dumps(block, allow_nan=False).encode() + b"}"
+
+
+_NON_FINITE = (b"NaN", b"Infinity")
+
+
+def _out_line(raw: bytes | None, row: dict[str, Any], rec: Any, compact: bool) -> bytes:
+    block = row["cover"]
+    if compact:
+        keep = {k: rec[k] for k in ("qid", "vid") if isinstance(rec, dict) and k in rec}
+        return echo_line({**keep, "cover": block}).encode()
+    if (raw is not None and isinstance(rec, dict) and "cover" not in rec
+            and not any(t in raw for t in _NON_FINITE)):
+        return splice(raw, block)
+    if isinstance(rec, dict):
+        return echo_line({**rec, "cover": block}).encode()
+    return echo_line(row).encode()  # a line that was not a JSON object: block with "raw"
+
+
+@dataclass(frozen=True)
+class BatchOut:
+    """One certified batch: the output ``parts`` (written one after the other, each line
+    newline-terminated), each written row's status, every problem found (``bad``: the
+    rejected ones) and how many rows the calibrator was fitted on."""
+
+    parts: list[bytes]
+    status: NDArray[np.object_]
+    found: list[RowProblem]
+    bad: list[RowProblem]
+    in_calibration: int
+    length: float = 0.0  # the summed length of the batch's regions (rejected: none)
+
+
+@dataclass(frozen=True)
+class CertifyKernel:
+    """The certify step of one batch (see the module docstring): the bulk reader, then
+    the one certify stage of every format (:mod:`cover.stream.stage`), then the
+    writers, so a row gets the same bytes whichever way it comes in."""
+
+    stage: CertifyStage
+    keep_records: bool
+    clip: float
+    compact: bool
+    fast: bool
+    signal: bool = True
+
+    @classmethod
+    def of(cls, cal: Calibrator, *, videos: Videos | None = None,
+           videos_source: str = "--videos", qids: NDArray[np.str_] | None = None,
+           clip: float = 2.0, strict: bool = False, compact: bool = False,
+           fast: bool = True, max_p: float | None = None) -> CertifyKernel:
+        stage = CertifyStage.of(cal, videos=videos, videos_source=videos_source, qids=qids,
+                                strict=strict, max_p=max_p)
+        # Input rows are needed for a grouping keyed by one of their fields, and for rows
+        # written one by one (then parsed again); the bulk reader otherwise drops them.
+        keep_records = reads_input_rows(cal.groups)
+        # Only SLS reads the saliency scores; the others have them checked, not decoded.
+        return cls(stage, keep_records, clip, compact, fast, signal=cal.score == "sls")
+
+    def run(self, name: str, batch: list[tuple[int, bytes]], seen: SeenIds) -> BatchOut:
+        """Certify ``batch`` (``(line number, bytes)`` pairs of file ``name``); ``seen``
+        holds the qids of earlier batches (a repeat is rejected) and gets this batch's."""
+        got = load_batch(name, batch, clip=self.clip, on_error="reject", fast=self.fast,
+                         keep_records=self.keep_records, signal=self.signal)
+        done = self.stage.run(got.loaded, seen)
+        table, regions, in_cal = done.table, done.regions, done.in_calibration
+        found = done.problems
+        rejected = dict(got.loaded.rejected)
+        meta = self.stage.meta
+        parts = (_fast_out(got, table, regions, meta, in_cal, self.compact)
+                 if got.fast and not done.bad and not rejected else None)
+        if parts is not None:
+            status = row_status(regions)
+        else:
+            parts, status = _write_rows(batch, got.raw, got.ensure_records(table), regions,
+                                        meta, rejected, found, in_cal, self.compact)
+        # A rejected row's region is empty (length 0): the sum is over the rows given one.
+        return BatchOut(parts, status, found, done.bad, done.n_in_calibration,
+                        float(regions.length.sum()))
+
+
+def _fast_out(got: Batch, table: GroundingTable, regions: Regions, meta: dict[str, Any],
+              in_cal: NDArray[np.bool_] | None, compact: bool) -> list[bytes] | None:
+    """:func:`~cover.stream.jsonl_out.fast_lines` for a batch read in bulk with no
+    rejected row, the kept rows (all, or those of ``qids``) in line order."""
+    lines = table.line if table.line is not None else np.empty(0, dtype=np.int64)
+    read = got.raw.lines
+    if lines.size != len(table) or (lines.size > 1 and not (np.diff(lines) > 0).all()):
+        return None
+    at = np.searchsorted(read, lines)
+    if at.size and (at[-1] >= read.size or not np.array_equal(read[at], lines)):
+        return None
+    ls, qv, vv = got.lines, got.qid_values, got.vid_values
+    if at.size < read.size:  # the rows of --qids only
+        pick = at.tolist()
+        ls, qv, vv = [ls[i] for i in pick], [qv[i] for i in pick], [vv[i] for i in pick]
+    return fast_lines(ls, qv, vv, got.has_cover, table, regions, meta, in_cal, compact)
+
+
+def _write_rows(batch: list[tuple[int, bytes]], raw: RawRows, table: GroundingTable,
+                regions: Regions, meta: dict[str, Any], rejected: dict[int, Any],
+                found: list[RowProblem], in_cal: NDArray[np.bool_] | None, compact: bool
+                ) -> tuple[list[bytes], NDArray[np.object_]]:
+    """The batch's lines written row by row (kept and rejected rows), and each row's
+    status."""
+    raw_by_line = dict(batch)
+    kept_lines = set(table.line.tolist()) if table.line is not None else set()
+    for p in found:
+        if p.action == "rejected" and p.line not in rejected and p.line in raw_by_line \
+                and p.line not in kept_lines:
+            at = np.flatnonzero(raw.lines == p.line)
+            rejected[p.line] = raw.records[int(at[0])] if at.size else raw.rejected.get(p.line)
+    rows = certified_rows(table, regions, meta, rejected, found, in_calibration=in_cal)
+    recs = dict(zip(raw.lines.tolist(), raw.records, strict=True)) | rejected
+    order = sorted([*kept_lines, *rejected])
+    return ([_out_line(raw_by_line.get(line), row, recs.get(line), compact) + b"\n"
+             for line, row in zip(order, rows, strict=True)],
+            np.array([r["cover"]["status"] for r in rows], dtype=object))
+

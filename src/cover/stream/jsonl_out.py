@@ -87,12 +87,11 @@ def _reprs(x: NDArray[np.float64], *, few: bool = False) -> NDArray[np.object_]:
     """``json.dumps`` of each finite float, as an object array of str. ``few``: a column
     of few distinct values (durations, thresholds) is formatted once per value (told
     apart by their bits: -0.0 is written "-0.0")."""
-    out = np.empty(x.size, dtype=object)
     if few and x.size:
         bits, back = np.unique(np.ascontiguousarray(x, np.float64).view(np.int64),
                                return_inverse=True)
-        out[:] = _reprs(bits.view(np.float64))[back]
-        return out
+        return _reprs(bits.view(np.float64))[back]
+    out = np.empty(x.size, dtype=object)
     out[:] = list(map(float.__repr__, x.tolist()))
     return out
 

@@ -121,11 +121,11 @@ class _Repeats:
         if self.found is None and n:
             col = arrow_column(table, self.where, self.source) \
                 if self.where.split(".")[0] in table.column_names else None
-            keys = _integers(col)
-            if keys is not None and (self.last is None or keys[0] > self.last) \
-                    and increasing(keys):
-                self.last = int(keys[-1])
-                return {}
+            if col is not None and pa().types.is_integer(col.type) and not col.null_count:
+                keys = col.to_numpy()
+                if (self.last is None or keys[0] > self.last) and increasing(keys):
+                    self.last = int(keys[-1])
+                    return {}
             self.found = self._read()
         if self.found is None:
             return {}
@@ -139,10 +139,3 @@ class _Repeats:
         return repeated_rows(arrow_column(self.reader.read(columns=[head]), self.where,
                                           self.source))
 
-
-def _integers(col: Any) -> NDArray[Any] | None:
-    """An integer column without nulls as numpy, else None."""
-    p = pa()
-    if col is None or not p.types.is_integer(col.type) or col.null_count:
-        return None
-    return np.asarray(col.to_numpy())

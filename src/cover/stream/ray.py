@@ -29,18 +29,17 @@ class BatchCertifier:
                  videos: tuple[list[str], list[float]] | None = None) -> None:
         from cover.stream.stage import CertifyStage
 
-        self.cal = Calibrator.from_dict(calibrator, source="<calibrator sent to the worker>")
+        cal = Calibrator.from_dict(calibrator, source="<calibrator sent to the worker>")
         self.columns = columns
         # One stage per worker: the --videos index is built once, not for every batch.
-        self.stage = CertifyStage.of(self.cal, videos=None if videos is None else (
+        self.stage = CertifyStage.of(cal, videos=None if videos is None else (
             np.asarray(videos[0]).astype(str), np.asarray(videos[1], dtype=np.float64)))
 
     def __call__(self, batch: Any) -> Any:
         from cover.stream.arrow import certify_batch
 
-        out, _problems = certify_batch(self.cal, batch, columns=self.columns,
-                                       stage=self.stage, source="<ray batch>")
-        return out
+        return certify_batch(self.stage.cal, batch, columns=self.columns, stage=self.stage,
+                             source="<ray batch>")[0]
 
 
 def certify_dataset(ds: Any, cal: Calibrator, *, columns: dict[str, str] | None = None,

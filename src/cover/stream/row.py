@@ -43,23 +43,20 @@ class RowCertifier:
         self.strict = strict
         #: Rows whose window reached outside ``[0, T]`` and was clipped to it.
         self.clipped = 0
-        self._lams: tuple[float, float] | None = None
-        if cal.score in ("norm", "sec") and cal.groups == "all":
+        #: Whether rows take the scalar path (NORM/SEC, one group).
+        self.fast = cal.score in ("norm", "sec") and cal.groups == "all"
+        # Read once: the scalar path's per-call work is then comparisons on locals.
+        self._lam_s = self._lam_e = math.nan
+        if self.fast:
             one = GroundingTable.from_arrays(qid=["0"], duration=1.0, pred_start=[0.0],
                                              pred_end=[1.0])
             lam_s, lam_e = cal.row_lams(one)
-            ls = float(lam_s[0])
-            self._lams = (ls, ls if lam_e is None else float(lam_e[0]))
+            self._lam_s = self._lam_e = float(lam_s[0])
+            if lam_e is not None:
+                self._lam_e = float(lam_e[0])
         self._norm = cal.score == "norm"
         self._min_scale = float(cal.min_scale)
-        # Read once: the scalar path's per-call work is then comparisons on locals.
-        self._lam_s, self._lam_e = self._lams or (math.nan, math.nan)
         self._whole = self._lam_s == math.inf and self._lam_e == math.inf
-
-    @property
-    def fast(self) -> bool:
-        """Whether rows take the scalar path (NORM/SEC, one group)."""
-        return self._lams is not None
 
     def __call__(self, start: float, end: float, duration: float, *,
                  saliency: Sequence[float] | None = None, clip: float = DEFAULT_CLIP_SECONDS,
@@ -78,7 +75,7 @@ class RowCertifier:
         if not 0.0 < t < math.inf:  # False for NaN too
             raise InputError(f"{DURATION_RULE}, got {t:g}")
         if s != s or e != e:  # NaN on either side: a refusal (as in a table)
-            return [[0.0, t]] if self._lams is not None else self._slow(
+            return [[0.0, t]] if self.fast else self._slow(
                 s, e, t, saliency, clip, start_std, end_std)
         if s == math.inf or s == -math.inf or e == math.inf or e == -math.inf:
             raise InputError(f"non-finite number (inf) in the window [{s:g}, {e:g}]")
@@ -91,7 +88,7 @@ class RowCertifier:
                 raise InputError(f"{PRED_STRICT}: [{s:g}, {e:g}] in [0, {t:g}]")
             s, e = min(max(s, 0.0), t), min(max(e, 0.0), t)
             self.clipped += 1
-        if self._lams is None:
+        if not self.fast:
             return self._slow(s, e, t, saliency, clip, start_std, end_std)
         if self._whole:
             return [[0.0, t]]

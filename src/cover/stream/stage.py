@@ -1,7 +1,7 @@
 """The one certify stage: rows read from any format meet the same rules here, once.
 
 Every path of ``cover certify`` (JSON lines streamed or served,
-:mod:`cover.stream.jsonl_kernel`; CSV and Parquet batches through Arrow,
+:class:`cover.stream.jsonl.CertifyKernel`; CSV and Parquet batches through Arrow,
 :func:`cover.stream.arrow.certify_batch`; a whole file of any format,
 :mod:`cover.jobs.certify`) reads its rows into a :class:`~cover.io.qvhighlights.Loaded`
 batch (the rows it could read, each with its file and line, and the problems it
@@ -31,6 +31,7 @@ So a row gets the same fate, region and reason whichever format and path it come
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import Any
@@ -51,7 +52,7 @@ from cover.io.durations import VideoIndex
 from cover.io.qvhighlights import Loaded
 from cover.io.seen import SeenIds
 from cover.regions import Regions
-from cover.row_status import ABSTAINED, CERTIFIED, REFUSED, REJECTED, STATUSES
+from cover.row_status import ABSTAINED, CERTIFIED, REFUSED, REJECTED
 
 #: ``--videos`` durations: ``(vids, durations)`` in any order, or an index of them.
 Videos = tuple[NDArray[np.str_], NDArray[np.float64]] | VideoIndex
@@ -59,14 +60,11 @@ Videos = tuple[NDArray[np.str_], NDArray[np.float64]] | VideoIndex
 
 @dataclass(frozen=True)
 class Staged:
-    """One batch after the stage: the kept rows and their regions, what the stage found
-    (``found``, after the reader's own problems; ``bad``: every rejected row, the
-    reader's included; ``problems``: all of them) and which kept rows the calibrator
-    was fitted on."""
+    """One batch after the stage: the kept rows and their regions, every rejected row
+    (``bad``, the reader's included) and which kept rows the calibrator was fitted on."""
 
     table: GroundingTable
     regions: Regions
-    found: list[RowProblem]
     bad: list[RowProblem]
     in_calibration: NDArray[np.bool_] | None
     #: Every problem of the batch, the reader's and the stage's, in line order (so the
@@ -103,14 +101,9 @@ class CertifyStage:
         if max_p is not None and cal.score_sketch_ is None:
             raise ValueError("max_p needs per-row p-values: the calibrator kept no "
                              "calibration scores")
-        meta: dict[str, Any] = {"score": cal.score, "rule": cal.rule,
-                                "alpha": float(cal.alpha_fraction), "k": cal.k_,
-                                "n_calibration": cal.n_}
         fo = cal.fitted_on_ or {}
-        if fo.get("sha256"):
-            meta["calibration_sha256"] = fo["sha256"]
-        if cal.relevance != SALIENCY:  # recorded for evaluate; absent means saliency
-            meta["relevance"] = cal.relevance
+        meta = calibrator_fields(cal, **({"calibration_sha256": fo["sha256"]}
+                                         if fo.get("sha256") else {}))
         fitted = None if fo.get("qids") is None else np.asarray(fo["qids"], dtype=str)
         index = videos if isinstance(videos, VideoIndex) or videos is None else \
             VideoIndex.of(*videos)
@@ -144,12 +137,9 @@ class CertifyStage:
         """Apply the stage to ``loaded`` (see the module docstring); ``seen`` holds the
         qids of earlier batches (a repeat is rejected) and gets this batch's."""
         table = loaded.table
-        ids = _id_rows(table)
-        found = _rejections(table, ids, table.source)
-        if ids:
-            keep = np.ones(len(table), dtype=bool)
-            keep[list(ids)] = False
-            table = table.take(keep)
+        rows, found = _id_rejections(table)
+        if rows:
+            table = table.take(np.delete(np.arange(len(table)), rows))
         read = list(loaded.problems)
         if seen is not None:  # before --qids: the rule holds for every row, listed or not
             table, read, repeats = across_batches(loaded, table, seen)
@@ -166,22 +156,29 @@ class CertifyStage:
         regions = self.cal.certify(table)
         if self.max_p is not None:
             regions = abstain_above(regions, self.max_p)
-        return Staged(table, regions, found, bad, in_cal, problems)
+        return Staged(table, regions, bad, in_cal, problems)
 
 
-def _id_rows(table: GroundingTable) -> dict[int, str]:
-    """Row -> why its qid (then its vid) is no id. Integer ids are always ids: they are
-    judged as given, not made text for it (:func:`cover.data.table.ids_as_given`)."""
-    out = id_reasons(ids_as_given(table, "qid"), "qid")
-    for i, why in id_reasons(ids_as_given(table, "vid"), "vid").items():
-        out.setdefault(i, why)
-    return out
+def calibrator_fields(cal: Calibrator, **extra: Any) -> dict[str, Any]:
+    """What a reader of the regions needs to trust them: the calibrator's score, rule,
+    alpha, k and n, then ``extra``, then its relevance when not saliency."""
+    meta = {"score": cal.score, "rule": cal.rule, "alpha": float(cal.alpha_fraction),
+            "k": cal.k_, "n_calibration": cal.n_, **extra}
+    if cal.relevance != SALIENCY:  # absent means saliency: older files keep their bytes
+        meta["relevance"] = cal.relevance
+    return meta
 
 
-def _rejections(table: GroundingTable, rows: dict[int, str], name: str) -> list[RowProblem]:
+def _id_rejections(table: GroundingTable) -> tuple[list[int], list[RowProblem]]:
+    """The rows whose qid (else vid) is no id, and their rejections. Integer ids are
+    always ids: they are judged as given, not made text for it
+    (:func:`cover.data.table.ids_as_given`)."""
+    why = (id_reasons(ids_as_given(table, "vid"), "vid")
+           | id_reasons(ids_as_given(table, "qid"), "qid"))  # the qid's reason first
+    rows = sorted(why)
     lines = table.line if table.line is not None else np.zeros(len(table), dtype=np.int64)
-    return [RowProblem(name, int(lines[i]), str(table.qid[i]), why, "rejected")
-            for i, why in sorted(rows.items())]
+    return rows, [RowProblem(table.source, int(lines[i]), str(table.qid[i]), why[i],
+                             "rejected") for i in rows]
 
 
 @dataclass
@@ -218,17 +215,12 @@ class StreamCounts:
         """How many rows were rejected for each reason."""
         return self.tally.kinds.get("rejected", Counter())
 
-    def add(self, status: NDArray[np.object_], problems: list[RowProblem],
+    def add(self, by_status: Mapping[str, int], problems: list[RowProblem],
             length: float = 0.0) -> None:
-        """Count one batch: each written row's status, what was found in it, and the summed
-        length of its regions."""
-        self._add(status.size, {s: int((status == s).sum()) for s in STATUSES}, problems,
-                  length)
-
-    def _add(self, rows: int, by_status: dict[str, int], problems: list[RowProblem],
-             length: float) -> None:
+        """Count one batch: how many written rows have each status, what was found in
+        them, and the summed length of their regions."""
         self.batches += 1
-        self.rows += rows
+        self.rows += sum(by_status.values())
         self.length += length
         self.certified += by_status.get(CERTIFIED, 0)
         self.refused += by_status.get(REFUSED, 0)
@@ -246,6 +238,5 @@ class StreamCounts:
         # Every region's components flattened to s0, e0, s1, e1, ... (a rejected row's
         # region is null): the summed length is sum(e) - sum(s).
         ends = pc.list_flatten(pc.list_flatten(block.field("region"))).to_numpy()
-        self._add(len(block), by_status, problems,
-                  float(ends[1::2].sum() - ends[0::2].sum()))
+        self.add(by_status, problems, float(ends[1::2].sum() - ends[0::2].sum()))
         self.in_calibration += int(pc.sum(block.field("in_calibration")).as_py() or 0)
