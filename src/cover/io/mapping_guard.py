@@ -11,16 +11,14 @@ mapping that reads them (``rows=predictions.*,qid=$key,windows=$value``).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from cover.data.relevance import PROPOSALS
 from cover.errors import InputError
 from cover.io.document import load_document
-from cover.io.generic import kind_suffix, parse_columns, read_table
+from cover.io.generic import Role, field_at, keyed_rows, kind_suffix, parse_columns, read_table
 from cover.io.mapping import Mapping, is_nested, parse_mapping
 from cover.io.qvhighlights import Loaded
-
-Role = Literal["predictions", "ground_truth"]
 
 
 def read_columns(path: str | Path, role: Role, spec: str | dict[str, str], *, clip: float,
@@ -63,11 +61,8 @@ def check_flat_rows(path: str | Path, m: dict[str, str]) -> None:
     if kind_suffix(path) != ".json":
         return
     doc = load_document(path)
-    if not (isinstance(doc, dict) and doc and all(isinstance(v, dict) for v in doc.values())):
+    if (rows := keyed_rows(doc)) is None:
         return
-    rows = [{"key": k, **v} for k, v in doc.items()]
-    from cover.io.generic import field_at
-
     missing = [f"{f}={w}" for f, w in m.items()
                if all(field_at(r, w) is None for r in rows)]
     if not missing:

@@ -17,20 +17,27 @@ import json
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 
 from cover.data.relevance import PROPOSALS, rebuild_relevance
 from cover.data.table import DEFAULT_CLIP_SECONDS
 from cover.errors import InputError
-from cover.io.columns import Columns, prediction_table, stack_windows, truth_table
+from cover.io.columns import (
+    Columns,
+    numbers,
+    prediction_table,
+    saliency_column,
+    stack_windows,
+    truth_table,
+)
 from cover.io.document import key_lines, load_document, read_bytes
+from cover.io.generic import Role, field_at
 from cover.io.jsonl import OnError
 from cover.io.mapping import Mapping, Source
 from cover.io.qvhighlights import Loaded
 
-Role = Literal["predictions", "ground_truth"]
 _BAD = object()  # a value that could not be read (e.g. a string that is not JSON)
 
 
@@ -47,17 +54,9 @@ def records(doc: Any, steps: tuple[str, ...], keys: tuple[Any, ...] = ()
         for k, v in items:
             yield from records(v, rest, (*keys, k))
     else:
-        v = _step(doc, step)
+        v = field_at(doc, step)
         if v is not None:
             yield from records(v, rest, keys)
-
-
-def _step(v: Any, part: str) -> Any:
-    if isinstance(v, dict):
-        return v.get(part)
-    if isinstance(v, list) and part.lstrip("-").isdigit() and -len(v) <= int(part) < len(v):
-        return v[int(part)]
-    return None
 
 
 def _walk(v: Any, path: tuple[str, ...]) -> Any:
@@ -70,7 +69,7 @@ def _walk(v: Any, path: tuple[str, ...]) -> Any:
                 return None
             out = [_walk(x, path[i + 1:]) for x in items]
             return None if any(x is None for x in out) else out
-        v = _step(v, part)
+        v = field_at(v, part)  # one part: no dot in it
         if v is None:
             return None
     return v
@@ -226,7 +225,7 @@ def _columns(name: str, m: Mapping, rows: list[dict[str, Any]],
         qid = np.arange(n).astype(str)
     if "vid" not in f:
         vid = qid.copy()  # a placeholder the ground truth replaces (load_labelled)
-    dur = np.array([_number(r.get("duration")) for r in rows], dtype=np.float64)
+    dur = numbers([r.get("duration") for r in rows])
     per_row, width = _windows(rows, f, reasons)
     win, off, bad = stack_windows(per_row, width)
     for i in bad:
@@ -236,34 +235,22 @@ def _columns(name: str, m: Mapping, rows: list[dict[str, Any]],
     if "query" in f:
         query = np.empty(n, dtype=object)
         query[:] = [r.get("query") for r in rows]
-    sal = None
-    if "saliency" in f:
-        from cover.ragged import Ragged
-
-        sv, so, _ = stack_windows([[[x] for x in r["saliency"]]
-                                   if isinstance(r.get("saliency"), list) else None
-                                   for r in rows], 1)
-        sal = Ragged(sv[:, 0].copy(), so)
+    sal = saliency_column([r.get("saliency") for r in rows]) if "saliency" in f else None
     return Columns(source=name, qid=qid, vid=vid, duration=dur, windows=win, offsets=off,
                    line=_lines(data, recs), query=query, saliency=sal)
 
 
-def _number(v: Any) -> float:
-    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else np.nan
-
-
 def _windows(rows: list[dict[str, Any]], f: set[str], reasons: dict[int, str]
-             ) -> tuple[list[Any], int]:
-    """One list of windows per row, ``[s, e, score]`` when the mapping gives scores."""
+             ) -> tuple[list[Any], int | None]:
+    """One list of windows per row, ``[s, e, score]`` when the mapping gives scores (width
+    3; else None: :func:`cover.io.columns.stack_windows` tells)."""
     if "start" in f:
         per = [[[r.get("start"), r.get("end")]] if r.get("start") is not None else None
                for r in rows]
     else:
         per = [r.get("windows") for r in rows]
     if "scores" not in f:
-        width = 3 if any(isinstance(v, list) and v and isinstance(v[0], list)
-                         and len(v[0]) == 3 for v in per[:50]) else 2
-        return per, width
+        return per, None
     out: list[Any] = []
     for i, (w, r) in enumerate(zip(per, rows, strict=True)):
         try:
