@@ -6,9 +6,8 @@ list or ``.<name>`` to enter an object. Fields: ``qid`` (required), ``vid``
 (default: the qid), ``query``, ``duration``, and either ``start`` + ``end`` (one
 window) or ``windows`` (``[[s, e(, score)], ...]``); predictions may add ``saliency``
 (one value per clip). Files: JSON lines (``.jsonl``), JSON (a list of rows, or an
-object ``key -> row`` whose key is the field ``key``), CSV/TSV and Parquet; the last
-two are read with pyarrow (``pip install 'cover-grounding[parquet]'``) straight into
-columns, with no Python object per row (:mod:`cover.io.arrow_columns`, whose names are
+object ``key -> row`` whose key is the field ``key``), CSV/TSV and Parquet; the last two
+straight into columns by pyarrow (:mod:`cover.io.arrow_columns`, whose names are
 re-exported here, as are the file kinds of :mod:`cover.io.opener`).
 :func:`cover.io.batches.iter_batches` reads a large Parquet / CSV / JSON-lines file a
 batch of rows at a time.
@@ -27,7 +26,6 @@ from cover.errors import InputError
 from cover.io.arrow_columns import (  # noqa: F401  (re-exported here)
     arrow_column,
     arrow_columns,
-    arrow_source,
     pyarrow_module,
     pyarrow_modules,
     read_arrow,
@@ -51,7 +49,6 @@ from cover.io.opener import (  # noqa: F401  (re-exported here)
     CSV_SUFFIXES,
     PARQUET_SUFFIXES,
     TABLE_SUFFIXES,
-    is_gzip,
     kind_suffix,
 )
 from cover.io.qvhighlights import Loaded

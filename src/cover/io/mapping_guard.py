@@ -70,21 +70,17 @@ def check_flat_rows(path: str | Path, m: dict[str, str]) -> None:
     # The entry holding the rows: most entries, each itself an object or a list.
     big = max(doc, key=lambda k: (all(isinstance(x, (dict, list)) for x in doc[k].values()),
                                   len(doc[k])))
-    wrapper = len(doc[big]) > len(doc)
-    what = f"no row has {', '.join(missing)}"
     hint = ""
-    if wrapper:
+    if len(doc[big]) > len(doc):  # a wrapper: one entry holds more rows than the top level
         inner = next(iter(doc[big].values()))
+        kind = (f"each an object with keys {sorted(inner)[:6]}" if isinstance(inner, dict)
+                else f"each a {type(inner).__name__}, e.g. {str(inner)[:40]}")
         hint = (f"; it looks like a wrapper: {big!r} holds {len(doc[big])} entries "
-                f"({_kind(inner)}). Read them with a rows path, e.g. --columns "
+                f"({kind}). Read them with a rows path, e.g. --columns "
                 f"'rows={big}.*,qid=$key,{_suggest(inner)}'")
     raise InputError(f"{path}: read as a table of its top-level keys "
-                     f"({', '.join(map(repr, list(doc)[:6]))}), {what}{hint}")
-
-
-def _kind(v: Any) -> str:
-    return f"each an object with keys {sorted(v)[:6]}" if isinstance(v, dict) else \
-        f"each a {type(v).__name__}, e.g. {str(v)[:40]}"
+                     f"({', '.join(map(repr, list(doc)[:6]))}), "
+                     f"no row has {', '.join(missing)}{hint}")
 
 
 def _suggest(v: Any) -> str:

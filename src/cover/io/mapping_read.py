@@ -123,13 +123,6 @@ def sniff(m: Mapping, doc: Any) -> bool:
     return why is None and all(got.get(f) is not None for f in m.fields)
 
 
-def _no_rows(path: str, m: Mapping, doc: Any) -> InputError:
-    top = (f"its top level has keys {sorted(doc)[:8]}" if isinstance(doc, dict)
-           else f"its top level is a {type(doc).__name__}")
-    return InputError(f"{path}: the mapping's rows={'.'.join(m.rows) or '(the document)'} "
-                      f"matches no record; {top}")
-
-
 def read_mapped(path: str | Path, m: Mapping, *, role: Role,
                 clip: float = DEFAULT_CLIP_SECONDS, on_error: OnError = "raise",
                 doc: Any = None, relevance_from: str | None = None) -> Loaded:
@@ -140,7 +133,10 @@ def read_mapped(path: str | Path, m: Mapping, *, role: Role,
         doc = load_document(path, data)
     recs = list(records(doc, m.rows))
     if not recs:
-        raise _no_rows(name, m, doc)
+        top = (f"its top level has keys {sorted(doc)[:8]}" if isinstance(doc, dict)
+               else f"its top level is a {type(doc).__name__}")
+        raise InputError(f"{name}: the mapping's rows={'.'.join(m.rows) or '(the document)'} "
+                         f"matches no record; {top}")
     rows, reasons = [], {}
     for i, (rec, keys) in enumerate(recs):
         got, why = evaluate(m, rec, keys)
