@@ -153,11 +153,10 @@ def arrow_columns(table: Any, m: dict[str, str], name: str, first_row: int = 0, 
     c = Columns(source=name, qid=qid, vid=vid, duration=dur, windows=win, offsets=off,
                 line=np.arange(1, n + 1, dtype=np.int64) + header + first_row, query=query,
                 saliency=sal, reasons=reasons)
-    records = np.empty(n if with_records else 0, dtype=object)
-    if with_records:  # one dict per row: only for writers that echo rows back as JSON
-        records[:] = [{"qid": q, "vid": v}
-                      for q, v in zip(qid.tolist(), vid.tolist(), strict=True)]
-    return c, records
+    # one dict per row: only for writers that echo rows back as JSON
+    return c, object_column([{"qid": q, "vid": v}
+                             for q, v in zip(qid.tolist(), vid.tolist(), strict=True)]
+                            if with_records else [])
 
 
 def _arrow_ragged(arr: Any, name: str, where: str) -> tuple[NDArray[np.float64],

@@ -43,7 +43,7 @@ from cover.io.columns import (
     value_ids,
 )
 from cover.io.document import load_document
-from cover.io.jsonl import OnError, field_column, object_column, read_json_rows
+from cover.io.jsonl import OnError, object_column, read_json_rows
 from cover.io.mapping import spec_items
 from cover.io.opener import (  # noqa: F401  (re-exported here)
     CSV_SUFFIXES,
@@ -142,8 +142,7 @@ def record_columns(rows: list[dict[str, Any]], lines: NDArray[np.int64],
     sal = (saliency_column([field_at(r, m["saliency"]) for r in rows]) if "saliency" in m
            else None)
     c = Columns(source=name, qid=qid, vid=vid, duration=dur, windows=win, offsets=off,
-                line=lines, query=(field_column([{"q": field_at(r, m["query"])} for r in rows], "q")
+                line=lines, query=(object_column([field_at(r, m["query"]) for r in rows])
                                    if "query" in m else None), saliency=sal,
                 problems=problems)
-    records = object_column(rows)
-    return c, records, reasons | ids  # a row without ids is rejected for that first
+    return c, object_column(rows), reasons | ids  # a row without ids is rejected for that first

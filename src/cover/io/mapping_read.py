@@ -26,6 +26,7 @@ from cover.data.table import DEFAULT_CLIP_SECONDS
 from cover.errors import InputError
 from cover.io.columns import (
     Columns,
+    id_text,
     numbers,
     prediction_table,
     saliency_column,
@@ -34,7 +35,7 @@ from cover.io.columns import (
 )
 from cover.io.document import key_lines, load_document, read_bytes
 from cover.io.generic import Role, field_at
-from cover.io.jsonl import OnError
+from cover.io.jsonl import OnError, field_column, object_column
 from cover.io.mapping import Mapping, Source
 from cover.io.qvhighlights import Loaded
 
@@ -149,11 +150,10 @@ def read_mapped(path: str | Path, m: Mapping, *, role: Role,
                              f"(first record: {_shape(recs[0][0])}); see `cover formats "
                              f"--explain {name}`")
     c = _columns(name, m, rows, recs, data, reasons)
-    records_out = np.empty(len(rows), dtype=object)
     with_vid = "vid" in m.fields
-    records_out[:] = [_echo(q, v if with_vid else None, r.get("query"), rec)
-                      for q, v, r, (rec, _) in zip(c.qid.tolist(), c.vid.tolist(), rows, recs,
-                                                   strict=True)]
+    records_out = object_column([_echo(q, v if with_vid else None, r.get("query"), rec)
+                                 for q, v, r, (rec, _) in zip(c.qid.tolist(), c.vid.tolist(),
+                                                              rows, recs, strict=True)])
     if role == "ground_truth":
         return truth_table(c, on_error=on_error, records=records_out, reasons=reasons)
     loaded = prediction_table(c, clip=clip, on_error=on_error, records=records_out,
@@ -203,22 +203,17 @@ def _echo(qid: str, vid: str | None, query: Any, rec: Any) -> dict[str, Any]:
     return ids | (rec if isinstance(rec, dict) else {"value": rec})
 
 
-def _text(rows: list[dict[str, Any]], f: str) -> list[str]:
-    return ["" if r.get(f) is None else str(r[f]) for r in rows]
-
-
 def _columns(name: str, m: Mapping, rows: list[dict[str, Any]],
              recs: list[tuple[Any, tuple[Any, ...]]], data: bytes,
              reasons: dict[int, str]) -> Columns:
     f = m.fields
-    n = len(rows)
-    vid = np.array(_text(rows, "vid"), dtype=str)
+    vid = id_text([r.get("vid") for r in rows])
     if "qid" in f:
-        qid = np.array(_text(rows, "qid"), dtype=str)
+        qid = id_text([r.get("qid") for r in rows])
     elif "order" in f:
-        qid = np.char.add(np.char.add(vid, "-"), np.array(_text(rows, "order"), dtype=str))
+        qid = np.char.add(np.char.add(vid, "-"), id_text([r.get("order") for r in rows]))
     else:  # positions: joined on (vid, query text)
-        qid = np.arange(n).astype(str)
+        qid = np.arange(len(rows)).astype(str)
     if "vid" not in f:
         vid = qid.copy()  # a placeholder the ground truth replaces (load_labelled)
     dur = numbers([r.get("duration") for r in rows])
@@ -227,10 +222,7 @@ def _columns(name: str, m: Mapping, rows: list[dict[str, Any]],
     for i in bad:
         reasons.setdefault(i, f"windows={_given(m, 'windows')} must look like "
                               "[[start, end], ...] with one score per window")
-    query = None
-    if "query" in f:
-        query = np.empty(n, dtype=object)
-        query[:] = [r.get("query") for r in rows]
+    query = field_column(rows, "query") if "query" in f else None
     sal = saliency_column([r.get("saliency") for r in rows]) if "saliency" in f else None
     return Columns(source=name, qid=qid, vid=vid, duration=dur, windows=win, offsets=off,
                    line=_lines(data, recs), query=query, saliency=sal)
