@@ -35,7 +35,6 @@ from cover.io.fields import not_a_number
 from cover.io.jsonl import object_column
 from cover.io.opener import (
     CSV_SUFFIXES,
-    PARQUET_SUFFIXES,
     check_input,
     is_gzip,
     kind_suffix,
@@ -67,34 +66,16 @@ def pyarrow_module() -> Any:
 
 
 def read_arrow(path: str | Path) -> Any:
-    """The whole file as a pyarrow Table."""
-    _, pcsv, pq = pyarrow_modules()
+    """The whole Parquet file as a pyarrow Table (a CSV file is read by
+    :func:`cover.io.csv_lines.csv_columns`)."""
+    _, _, pq = pyarrow_modules()
     p = check_input(path)
-    kind = kind_suffix(p)
-    if kind in PARQUET_SUFFIXES:
-        if is_gzip(p):  # Parquet needs to seek: gunzip into memory
-            return parquet_file(p).read()
-        try:
-            return pq.read_table(p)
-        except Exception as exc:  # pyarrow raises its own error types
-            raise InputError(f"{path}: {not_parquet(exc)}") from None
+    if is_gzip(p):  # Parquet needs to seek: gunzip into memory
+        return parquet_file(p).read()
     try:
-        opts = pcsv.ParseOptions(delimiter="\t" if kind == ".tsv" else ",")
-        return pcsv.read_csv(arrow_source(p), parse_options=opts)
-    except InputError:
-        raise
+        return pq.read_table(p)
     except Exception as exc:  # pyarrow raises its own error types
-        raise InputError(f"{path}: cannot read as {kind.lstrip('.')}: {exc}") from None
-
-
-def arrow_source(p: Path) -> Any:
-    """``p`` for pyarrow's CSV reader: a gunzipping stream when its bytes are gzip (pyarrow
-    itself goes by the name only)."""
-    if not is_gzip(p):
-        return p
-    import pyarrow
-
-    return pyarrow.CompressedInputStream(pyarrow.OSFile(str(p)), "gzip")
+        raise InputError(f"{path}: {not_parquet(exc)}") from None
 
 
 def arrow_column(table: Any, where: str, path: str) -> Any:

@@ -45,12 +45,7 @@ from cover.io.columns import (
 from cover.io.document import load_document
 from cover.io.jsonl import OnError, object_column, read_json_rows
 from cover.io.mapping import spec_items
-from cover.io.opener import (  # noqa: F401  (re-exported here)
-    CSV_SUFFIXES,
-    PARQUET_SUFFIXES,
-    TABLE_SUFFIXES,
-    kind_suffix,
-)
+from cover.io.opener import CSV_SUFFIXES, PARQUET_SUFFIXES, kind_suffix
 from cover.io.qvhighlights import Loaded
 
 Role = Literal["predictions", "ground_truth"]
@@ -111,7 +106,7 @@ def read_table(path: str | Path, columns: str | dict[str, str], *, role: Role,
         from cover.io.csv_lines import csv_columns
 
         c, records, reasons = csv_columns(path, m, name)
-    elif kind_suffix(path) in TABLE_SUFFIXES:
+    elif kind_suffix(path) in PARQUET_SUFFIXES:
         c, records = arrow_columns(read_arrow(path), m, name)
     else:
         c, records, reasons = record_columns(*read_rows(path), m, name)
