@@ -107,7 +107,7 @@ def evaluate(m: Mapping, rec: Any, keys: tuple[Any, ...]) -> tuple[dict[str, Any
             if hit is None:
                 why = why or f"{name}: {v!r} does not match {src.text.split('|', 1)[1]!r}"
                 continue
-            out.update({k: x for k, x in hit.groupdict().items()})
+            out.update(hit.groupdict())
         else:
             out[name] = v
     return out, why
@@ -115,9 +115,7 @@ def evaluate(m: Mapping, rec: Any, keys: tuple[Any, ...]) -> tuple[dict[str, Any
 
 def sniff(m: Mapping, doc: Any) -> bool:
     """Whether ``doc``'s first record gives every field of ``m`` (a named layout's test)."""
-    if doc is None:
-        return False
-    first = next(records(doc, m.rows), None)
+    first = None if doc is None else next(records(doc, m.rows), None)
     if first is None:
         return False
     got, why = evaluate(m, *first)
