@@ -32,7 +32,7 @@ from cover.io.fields import first_reason
 from cover.io.jsonl import OnError, raise_on_rejections
 from cover.io.qvhighlights import Loaded, top1
 from cover.io.row_checks import id_problem
-from cover.ragged import Ragged, segment_any, take_index
+from cover.ragged import Ragged, offsets_from_lengths, segment_any, take_index
 
 
 @dataclass
@@ -271,6 +271,4 @@ def stack_windows(per_row: list[Any], width: int | None = None
         arrays.append(a)
         lengths[i] = a.shape[0]
     flat = np.concatenate(arrays) if arrays else np.empty((0, width))
-    off = np.zeros(len(per_row) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=off[1:])
-    return flat, off, bad
+    return flat, offsets_from_lengths(lengths), bad
