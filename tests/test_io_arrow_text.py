@@ -1,4 +1,4 @@
-"""Arrow string columns as numpy text (:mod:`cover.io.arrow_text`)."""
+"""Arrow string columns as numpy text (:func:`cover.io.arrow_columns.arrow_text`)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pytest
 
 pa = pytest.importorskip("pyarrow")
 
-from cover.io.arrow_text import arrow_text  # noqa: E402
+from cover.io.arrow_columns import arrow_text  # noqa: E402
 
 
 def test_arrow_text_equals_numpy_text_of_every_string_array() -> None:

@@ -38,7 +38,7 @@ def test_generic_copy_of_qvhighlights_has_the_moment_detr_readers_map(
 def test_integer_ids_stay_integers_when_asked() -> None:
     import pyarrow as pa
 
-    from cover.io.columns import arrow_ids
+    from cover.io.arrow_columns import arrow_ids
 
     col = pa.array([3, 1, 2])
     assert arrow_ids(col, "qid", text=False)[0].dtype.kind == "i"

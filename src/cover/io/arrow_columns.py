@@ -5,8 +5,9 @@ CSV or Parquet is an :class:`~cover.errors.InputError` saying how to install it.
 mapped field ``a.0`` / ``a.b`` indexes a list column or enters a struct column; a
 column the file lacks is an error naming the file and the columns it has, and a list
 column of the wrong type (e.g. a list written out as text) is one naming the column
-and the type found. Ids and numbers go through :mod:`cover.io.columns`, so a bad value
-is a row problem, not the file's. :mod:`cover.io.generic` reads a whole file through
+and the type found. An id or number column is read by type (:func:`arrow_ids`,
+:func:`arrow_numbers`; text straight from Arrow's buffers, :func:`arrow_text`), so a bad
+value is a row problem, not the file's. :mod:`cover.io.generic` reads a whole file through
 this; the batch readers (:mod:`cover.io.batches`, :mod:`cover.io.csv_lines`) a batch at
 a time.
 """
@@ -20,12 +21,20 @@ import numpy as np
 from numpy.typing import NDArray
 
 from cover.data.rules import DURATION_RULE
+from cover.data.validate import id_reasons as text_id_reasons
 from cover.errors import InputError
-from cover.io.columns import Columns, arrow_ids, arrow_numbers, id_reasons
+from cover.io.columns import (
+    Columns,
+    id_reasons,
+    id_text,
+    numbers,
+    pair_windows,
+    value_ids,
+)
+from cover.io.fields import not_a_number
 from cover.io.jsonl import object_column
 from cover.io.opener import (
     CSV_SUFFIXES,
-    PARQUET_SUFFIXES,
     check_input,
     is_gzip,
     kind_suffix,
@@ -57,34 +66,16 @@ def pyarrow_module() -> Any:
 
 
 def read_arrow(path: str | Path) -> Any:
-    """The whole file as a pyarrow Table."""
-    _, pcsv, pq = pyarrow_modules()
+    """The whole Parquet file as a pyarrow Table (a CSV file is read by
+    :func:`cover.io.csv_lines.csv_columns`)."""
+    _, _, pq = pyarrow_modules()
     p = check_input(path)
-    kind = kind_suffix(p)
-    if kind in PARQUET_SUFFIXES:
-        if is_gzip(p):  # Parquet needs to seek: gunzip into memory
-            return parquet_file(p).read()
-        try:
-            return pq.read_table(p)
-        except Exception as exc:  # pyarrow raises its own error types
-            raise InputError(f"{path}: {not_parquet(exc)}") from None
+    if is_gzip(p):  # Parquet needs to seek: gunzip into memory
+        return parquet_file(p).read()
     try:
-        opts = pcsv.ParseOptions(delimiter="\t" if kind == ".tsv" else ",")
-        return pcsv.read_csv(arrow_source(p), parse_options=opts)
-    except InputError:
-        raise
+        return pq.read_table(p)
     except Exception as exc:  # pyarrow raises its own error types
-        raise InputError(f"{path}: cannot read as {kind.lstrip('.')}: {exc}") from None
-
-
-def arrow_source(p: Path) -> Any:
-    """``p`` for pyarrow's CSV reader: a gunzipping stream when its bytes are gzip (pyarrow
-    itself goes by the name only)."""
-    if not is_gzip(p):
-        return p
-    import pyarrow
-
-    return pyarrow.CompressedInputStream(pyarrow.OSFile(str(p)), "gzip")
+        raise InputError(f"{path}: {not_parquet(exc)}") from None
 
 
 def arrow_column(table: Any, where: str, path: str) -> Any:
@@ -127,15 +118,7 @@ def arrow_columns(table: Any, m: dict[str, str], name: str, first_row: int = 0, 
     if "windows" in m:
         win, off = _arrow_ragged(col("windows").combine_chunks(), name, m["windows"])
     elif "start" in m:
-        s, e = num("start"), num("end")
-        has = np.isfinite(s) | np.isfinite(e)
-        win = np.column_stack([s, e])
-        if has.all():  # one window a row: no gather, no count
-            off = np.arange(n + 1, dtype=np.int64)
-        else:
-            win = win[has]
-            off = np.zeros(n + 1, dtype=np.int64)
-            np.cumsum(has, out=off[1:])
+        win, off = pair_windows(num("start"), num("end"))
     else:
         win, off = np.empty((0, 2)), np.zeros(n + 1, dtype=np.int64)
     sal = None
@@ -151,12 +134,10 @@ def arrow_columns(table: Any, m: dict[str, str], name: str, first_row: int = 0, 
     c = Columns(source=name, qid=qid, vid=vid, duration=dur, windows=win, offsets=off,
                 line=np.arange(1, n + 1, dtype=np.int64) + header + first_row, query=query,
                 saliency=sal, reasons=reasons)
-    records = np.empty(n if with_records else 0, dtype=object)
-    if with_records:  # one dict per row: only for writers that echo rows back as JSON
-        records[:] = [{"qid": q, "vid": v}
-                      for q, v in zip(qid.tolist(), vid.tolist(), strict=True)]
-    return c, records
-
+    # one dict per row: only for writers that echo rows back as JSON
+    return c, object_column([{"qid": q, "vid": v}
+                             for q, v in zip(qid.tolist(), vid.tolist(), strict=True)]
+                            if with_records else [])
 
 
 def _arrow_ragged(arr: Any, name: str, where: str) -> tuple[NDArray[np.float64],
@@ -186,3 +167,78 @@ def _require_list(arr: Any, name: str, where: str, want: str, *, depth: int) -> 
         t = t.value_type
     if not (pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_null(t)):
         raise InputError(f"{name}: column {where!r} must be {want}, but it is {arr.type}")
+
+
+def arrow_ids(col: Any, key: str, *, text: bool = True
+              ) -> tuple[NDArray[Any], dict[int, str]]:
+    """An Arrow id column as text, and row -> why a value is no id
+    (:func:`cover.io.columns.value_ids`): integers and text pass by type; a float
+    (``2579.0``), a boolean or a null is refused as the JSON-lines reader refuses it.
+    ``text=False``: integers without nulls stay integers (a table reads them as text only
+    when shown, :class:`cover.data.table.TextIds`; ``str`` of each is ~0.4 us a row)."""
+    import pyarrow as pa
+
+    t = col.type
+    if pa.types.is_integer(t) and not col.null_count and not text:
+        return np.asarray(col.to_numpy(zero_copy_only=False)), {}
+    if (pa.types.is_string(t) or pa.types.is_large_string(t)) and not col.null_count:
+        text_ids = arrow_text(col)
+        # An empty or space-padded id is refused here, by the reader, as in a column
+        # with nulls (value_ids): before any other rule, whichever rows a batch holds.
+        return text_ids, text_id_reasons(text_ids, key)
+    out = np.asarray(col.to_numpy(zero_copy_only=False)).astype(str)
+    if pa.types.is_integer(t) and not col.null_count:
+        return out, {}
+    values = col.to_pylist()
+    if col.null_count:  # "nan" / "None" as text would be named as the row's qid
+        out = id_text(values)
+    return out, value_ids(values, key)
+
+
+def arrow_numbers(col: Any, why: str | None = None, name: str = ""
+                  ) -> tuple[NDArray[np.float64], dict[int, str]]:
+    """An Arrow number column as floats (null: NaN), and row -> why a value is no number
+    (a string ``"150"``, a boolean): ``why`` when given (the duration's rule), else
+    ``<name> holds ... where a number is expected``, the JSON-lines reader's words."""
+    import pyarrow as pa
+
+    t = col.type
+    if pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_null(t) \
+            or pa.types.is_decimal(t):
+        return np.asarray(col.to_numpy(zero_copy_only=False), dtype=np.float64), {}
+    values = col.to_pylist()
+    bad = {i: why or f"{name} {not_a_number(v)}" for i, v in enumerate(values)
+           if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)))}
+    return numbers(values), bad
+
+
+def arrow_text(col: Any) -> NDArray[np.str_]:
+    """A string Arrow column without nulls as numpy text (``<U{longest}``), equal to
+    ``to_numpy().astype(str)``. ASCII text is padded with NULs to the longest in Arrow
+    and widened byte by byte (numpy text ends at its trailing NULs; no Python string
+    per row, ~20x faster); other text goes through Python strings."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    arr = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+    n = len(arr)
+    if n == 0:
+        return np.zeros(0, dtype="<U1")
+    data, off = _string_buffers(arr)
+    if data.size and int(data.max()) >= 0x80:  # not ASCII: UTF-8 needs decoding
+        return np.asarray(arr.to_numpy(zero_copy_only=False)).astype(str)
+    width = max(int(np.diff(off).max()), 1)
+    padded, _ = _string_buffers(pc.ascii_rpad(arr, width=width, padding="\x00"))
+    return padded.astype(np.uint32).view(f"<U{width}")
+
+
+def _string_buffers(arr: Any) -> tuple[NDArray[np.uint8], NDArray[Any]]:
+    """A string array's bytes (its rows', in order) and offsets, as numpy views."""
+    import pyarrow as pa
+
+    _, off_buf, data_buf = arr.buffers()
+    wide = np.int64 if pa.types.is_large_string(arr.type) else np.int32
+    off = np.frombuffer(off_buf, dtype=wide)[arr.offset:arr.offset + len(arr) + 1]
+    data = (np.frombuffer(data_buf, dtype=np.uint8) if data_buf is not None
+            else np.zeros(0, dtype=np.uint8))
+    return data[int(off[0]):int(off[-1])], off

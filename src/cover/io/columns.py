@@ -26,15 +26,13 @@ from cover.data.rules import (
     reversed_windows,
 )
 from cover.data.table import DEFAULT_CLIP_SECONDS, GroundingTable
-from cover.data.validate import id_reasons as text_id_reasons
 from cover.errors import RowProblem
 from cover.intervals import Intervals
-from cover.io.arrow_text import arrow_text
-from cover.io.fields import first_reason, not_a_number
+from cover.io.fields import first_reason
 from cover.io.jsonl import OnError, raise_on_rejections
 from cover.io.qvhighlights import Loaded, top1
 from cover.io.row_checks import id_problem
-from cover.ragged import Ragged, segment_any, take_index
+from cover.ragged import Ragged, offsets_from_lengths, segment_any, take_index
 
 
 @dataclass
@@ -213,60 +211,47 @@ def id_reasons(qid: dict[int, str], vid: dict[int, str]) -> dict[int, str]:
                         if w.startswith("missing") and vid.get(i, "").startswith("missing")}
 
 
-def arrow_ids(col: Any, key: str, *, text: bool = True
-              ) -> tuple[NDArray[Any], dict[int, str]]:
-    """An Arrow id column as text, and row -> why a value is no id (:func:`value_ids`):
-    integers and text pass by type; a float (``2579.0``), a boolean or a null is
-    refused as the JSON-lines reader refuses it. ``text=False``: integers without
-    nulls stay integers (a table reads them as text only when shown,
-    :class:`cover.data.table.TextIds`; ``str`` of each is ~0.4 us a row)."""
-    import pyarrow as pa
-
-    t = col.type
-    if pa.types.is_integer(t) and not col.null_count and not text:
-        return np.asarray(col.to_numpy(zero_copy_only=False)), {}
-    if (pa.types.is_string(t) or pa.types.is_large_string(t)) and not col.null_count:
-        text_ids = arrow_text(col)
-        # An empty or space-padded id is refused here, by the reader, as in a column
-        # with nulls (value_ids): before any other rule, whichever rows a batch holds.
-        return text_ids, text_id_reasons(text_ids, key)
-    out = np.asarray(col.to_numpy(zero_copy_only=False)).astype(str)
-    if pa.types.is_integer(t) and not col.null_count:
-        return out, {}
-    values = col.to_pylist()
-    if col.null_count:  # "nan" / "None" as text would be named as the row's qid
-        out = id_text(values)
-    return out, value_ids(values, key)
-
-
-def arrow_numbers(col: Any, why: str | None = None, name: str = ""
-                  ) -> tuple[NDArray[np.float64], dict[int, str]]:
-    """An Arrow number column as floats (null: NaN), and row -> why a value is no number
-    (a string ``"150"``, a boolean): ``why`` when given (the duration's rule), else
-    ``<name> holds ... where a number is expected``, the JSON-lines reader's words."""
-    import pyarrow as pa
-
-    t = col.type
-    if pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_null(t) \
-            or pa.types.is_decimal(t):
-        return np.asarray(col.to_numpy(zero_copy_only=False), dtype=np.float64), {}
-    values = col.to_pylist()
+def numbers(values: list[Any]) -> NDArray[np.float64]:
+    """JSON values as floats: a number as itself, anything else (null, text, a boolean)
+    NaN."""
     out = np.full(len(values), np.nan)
-    bad: dict[int, str] = {}
     for i, v in enumerate(values):
         if isinstance(v, (int, float)) and not isinstance(v, bool):
-            out[i] = v
-        elif v is not None:
-            bad[i] = why or f"{name} {not_a_number(v)}"
-    return out, bad
+            out[i] = float(v)
+    return out
 
 
-def stack_windows(per_row: list[Any], width: int) -> tuple[NDArray[np.float64],
-                                                          NDArray[np.int64], list[int]]:
+def pair_windows(s: NDArray[np.float64], e: NDArray[np.float64]
+                 ) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
+    """``(windows, offsets)`` from a start and an end column: one window a row where
+    either end is given (a missing one is NaN, rejected as non-finite), none where
+    neither is."""
+    has = np.isfinite(s) | np.isfinite(e)
+    win = np.column_stack([s, e])
+    if has.all():  # one window a row: no gather, no count
+        return win, np.arange(s.size + 1, dtype=np.int64)
+    off = np.zeros(s.size + 1, dtype=np.int64)
+    np.cumsum(has, out=off[1:])
+    return win[has], off
+
+
+def saliency_column(values: list[Any]) -> Ragged:
+    """One list of saliency values per row (a JSON value each; anything else: none)."""
+    sv, so, _ = stack_windows([[[x] for x in v] if isinstance(v, list) else None
+                               for v in values], 1)
+    return Ragged(sv[:, 0].copy(), so)
+
+
+def stack_windows(per_row: list[Any], width: int | None = None
+                  ) -> tuple[NDArray[np.float64], NDArray[np.int64], list[int]]:
     """Flatten one list of ``[start, end]`` pairs per row (a JSON value each) into
     ``(windows, offsets, bad_rows)``: one numpy conversion per row, never per window.
     A row whose value is not a list of ``width`` numbers is listed in ``bad_rows`` and
-    gets no window."""
+    gets no window; no ``width``: 3 if one of the first 50 rows' first window has a
+    score, else 2."""
+    if width is None:
+        width = 3 if any(isinstance(v, list) and v and isinstance(v[0], list)
+                         and len(v[0]) == 3 for v in per_row[:50]) else 2
     arrays: list[NDArray[np.float64]] = []
     bad: list[int] = []
     lengths = np.zeros(len(per_row), dtype=np.int64)
@@ -286,6 +271,4 @@ def stack_windows(per_row: list[Any], width: int) -> tuple[NDArray[np.float64],
         arrays.append(a)
         lengths[i] = a.shape[0]
     flat = np.concatenate(arrays) if arrays else np.empty((0, width))
-    off = np.zeros(len(per_row) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=off[1:])
-    return flat, off, bad
+    return flat, offsets_from_lengths(lengths), bad

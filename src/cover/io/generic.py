@@ -6,9 +6,8 @@ list or ``.<name>`` to enter an object. Fields: ``qid`` (required), ``vid``
 (default: the qid), ``query``, ``duration``, and either ``start`` + ``end`` (one
 window) or ``windows`` (``[[s, e(, score)], ...]``); predictions may add ``saliency``
 (one value per clip). Files: JSON lines (``.jsonl``), JSON (a list of rows, or an
-object ``key -> row`` whose key is the field ``key``), CSV/TSV and Parquet; the last
-two are read with pyarrow (``pip install 'cover-grounding[parquet]'``) straight into
-columns, with no Python object per row (:mod:`cover.io.arrow_columns`, whose names are
+object ``key -> row`` whose key is the field ``key``), CSV/TSV and Parquet; the last two
+straight into columns by pyarrow (:mod:`cover.io.arrow_columns`, whose names are
 re-exported here, as are the file kinds of :mod:`cover.io.opener`).
 :func:`cover.io.batches.iter_batches` reads a large Parquet / CSV / JSON-lines file a
 batch of rows at a time.
@@ -27,7 +26,6 @@ from cover.errors import InputError
 from cover.io.arrow_columns import (  # noqa: F401  (re-exported here)
     arrow_column,
     arrow_columns,
-    arrow_source,
     pyarrow_module,
     pyarrow_modules,
     read_arrow,
@@ -36,22 +34,19 @@ from cover.io.columns import (
     Columns,
     id_reasons,
     id_text,
+    numbers,
+    pair_windows,
     prediction_table,
+    saliency_column,
     stack_windows,
     truth_table,
     value_ids,
 )
 from cover.io.document import load_document
-from cover.io.jsonl import OnError, field_column, object_column, read_json_rows
-from cover.io.opener import (  # noqa: F401  (re-exported here)
-    CSV_SUFFIXES,
-    PARQUET_SUFFIXES,
-    TABLE_SUFFIXES,
-    is_gzip,
-    kind_suffix,
-)
+from cover.io.jsonl import OnError, object_column, read_json_rows
+from cover.io.mapping import spec_items
+from cover.io.opener import CSV_SUFFIXES, PARQUET_SUFFIXES, kind_suffix
 from cover.io.qvhighlights import Loaded
-from cover.ragged import Ragged
 
 Role = Literal["predictions", "ground_truth"]
 FIELDS = ("qid", "vid", "query", "duration", "start", "end", "windows", "saliency")
@@ -59,19 +54,7 @@ FIELDS = ("qid", "vid", "query", "duration", "start", "end", "windows", "salienc
 
 def parse_columns(spec: str | dict[str, str]) -> dict[str, str]:
     """``"qid=id,start=pred.0"`` -> ``{"qid": "id", "start": "pred.0"}``, checked."""
-    if isinstance(spec, dict):
-        mapping = dict(spec)
-    else:
-        mapping = {}
-        for part in filter(None, (p.strip() for p in spec.split(","))):
-            field, eq, where = part.partition("=")
-            if not eq or not where.strip():
-                raise InputError(f"--columns: expected FIELD=COLUMN, got {part!r}")
-            mapping[field.strip()] = where.strip()
-    unknown = sorted(set(mapping) - set(FIELDS))
-    if unknown:
-        raise InputError(f"--columns: unknown field(s) {', '.join(unknown)}; "
-                         f"expected some of {', '.join(FIELDS)}")
+    mapping = spec_items(spec, FIELDS, "COLUMN")
     if "qid" not in mapping:
         raise InputError("--columns: the mapping must name the qid column (qid=...)")
     if ("start" in mapping) != ("end" in mapping):
@@ -79,16 +62,20 @@ def parse_columns(spec: str | dict[str, str]) -> dict[str, str]:
     return mapping
 
 
-def read_rows(path: str | Path) -> tuple[list[dict[str, Any]], NDArray[np.int64], Any]:
-    """Rows of a JSON / JSON-lines file with their lines (and the raw reader result)."""
-    p = Path(path)
-    if kind_suffix(p) == ".json":
-        doc = load_document(path)
-        if isinstance(doc, dict) and doc and all(isinstance(v, dict) for v in doc.values()):
-            rows = [{"key": k, **v} for k, v in doc.items()]
-            return rows, np.ones(len(rows), dtype=np.int64), None
+def read_rows(path: str | Path) -> tuple[list[dict[str, Any]], NDArray[np.int64], list[Any]]:
+    """Rows of a JSON / JSON-lines file with their lines and the reader's row problems."""
+    if kind_suffix(path) == ".json" and (rows := keyed_rows(load_document(path))) is not None:
+        return rows, np.ones(len(rows), dtype=np.int64), []
     raw = read_json_rows(path)
-    return raw.records, raw.lines, raw
+    return raw.records, raw.lines, list(raw.problems)
+
+
+def keyed_rows(doc: Any) -> list[dict[str, Any]] | None:
+    """A JSON object ``key -> row`` as rows, each with its key as the field ``key``; None
+    for any other document."""
+    if isinstance(doc, dict) and doc and all(isinstance(v, dict) for v in doc.values()):
+        return [{"key": k, **v} for k, v in doc.items()]
+    return None
 
 
 def field_at(row: Any, where: str) -> Any:
@@ -105,14 +92,6 @@ def field_at(row: Any, where: str) -> Any:
     return v
 
 
-def _floats(values: Any) -> NDArray[np.float64]:
-    out = np.full(len(values), np.nan)
-    for i, v in enumerate(values):
-        if isinstance(v, (int, float)) and not isinstance(v, bool):
-            out[i] = float(v)
-    return out
-
-
 def read_table(path: str | Path, columns: str | dict[str, str], *, role: Role,
                clip: float = DEFAULT_CLIP_SECONDS, on_error: OnError = "raise") -> Loaded:
     """Read ``path`` with the column mapping ``columns`` as predictions or ground truth."""
@@ -123,19 +102,13 @@ def read_table(path: str | Path, columns: str | dict[str, str], *, role: Role,
         from cover.io.csv_lines import csv_columns
 
         c, records, reasons = csv_columns(path, m, name)
-    elif kind_suffix(path) in TABLE_SUFFIXES:
+    elif kind_suffix(path) in PARQUET_SUFFIXES:
         c, records = arrow_columns(read_arrow(path), m, name)
     else:
-        c, records, reasons = _from_rows(path, m, name)
+        c, records, reasons = record_columns(*read_rows(path), m, name)
     if role == "ground_truth":
         return truth_table(c, on_error=on_error, records=records, reasons=reasons)
     return prediction_table(c, clip=clip, on_error=on_error, records=records, reasons=reasons)
-
-
-def _from_rows(path: str | Path, m: dict[str, str], name: str
-               ) -> tuple[Columns, NDArray[np.object_], dict[int, str]]:
-    rows, lines, raw = read_rows(path)
-    return record_columns(rows, lines, list(raw.problems) if raw is not None else [], m, name)
 
 
 def record_columns(rows: list[dict[str, Any]], lines: NDArray[np.int64],
@@ -146,32 +119,21 @@ def record_columns(rows: list[dict[str, Any]], lines: NDArray[np.int64],
     vv = [field_at(r, m["vid"]) for r in rows] if "vid" in m else qv
     qid, vid = id_text(qv), id_text(vv)
     ids = id_reasons(value_ids(qv, "qid"), value_ids(vv, "vid") if "vid" in m else {})
-    dur = (_floats([field_at(r, m["duration"]) for r in rows]) if "duration" in m
+    dur = (numbers([field_at(r, m["duration"]) for r in rows]) if "duration" in m
            else np.full(qid.size, np.nan))
     if "windows" in m:
-        vals = [field_at(r, m["windows"]) for r in rows]
-        width = 3 if any(isinstance(v, list) and v and isinstance(v[0], list) and len(v[0]) == 3
-                         for v in vals[:50]) else 2
-        win, off, bad = stack_windows(vals, width)
+        win, off, bad = stack_windows([field_at(r, m["windows"]) for r in rows])
         reasons.update({i: f"{m['windows']} must look like [[start, end(, score)], ...]"
                         for i in bad})
     elif "start" in m:
-        s = _floats([field_at(r, m["start"]) for r in rows])
-        e = _floats([field_at(r, m["end"]) for r in rows])
-        has = np.isfinite(s) | np.isfinite(e)
-        win = np.column_stack([s, e])[has]
-        off = np.zeros(qid.size + 1, dtype=np.int64)
-        np.cumsum(has, out=off[1:])
+        win, off = pair_windows(numbers([field_at(r, m["start"]) for r in rows]),
+                                numbers([field_at(r, m["end"]) for r in rows]))
     else:
         win, off = np.empty((0, 2)), np.zeros(qid.size + 1, dtype=np.int64)
-    sal = None
-    if "saliency" in m:
-        sv, so, _ = stack_windows([[[x] for x in v] if isinstance(v, list) else None
-                                   for v in (field_at(r, m["saliency"]) for r in rows)], 1)
-        sal = Ragged(sv[:, 0].copy(), so)
+    sal = (saliency_column([field_at(r, m["saliency"]) for r in rows]) if "saliency" in m
+           else None)
     c = Columns(source=name, qid=qid, vid=vid, duration=dur, windows=win, offsets=off,
-                line=lines, query=(field_column([{"q": field_at(r, m["query"])} for r in rows], "q")
+                line=lines, query=(object_column([field_at(r, m["query"]) for r in rows])
                                    if "query" in m else None), saliency=sal,
                 problems=problems)
-    records = object_column(rows)
-    return c, records, reasons | ids  # a row without ids is rejected for that first
+    return c, object_column(rows), reasons | ids  # a row without ids is rejected for that first

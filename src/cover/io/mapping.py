@@ -88,20 +88,29 @@ def is_nested(spec: str | dict[str, str]) -> bool:
     """Whether a mapping needs this engine (a rows path, ``$key``, ``*``, ``|``, or a
     field the flat column reader does not know) rather than the flat column reader
     (:mod:`cover.io.generic`)."""
-    items = _items(spec)
+    items = spec_items(spec)
     return any(k in SETTINGS or k in ("scores", "order") or _NESTED.search(v)
                for k, v in items.items())
 
 
-def _items(spec: str | dict[str, str]) -> dict[str, str]:
+def spec_items(spec: str | dict[str, str], known: tuple[str, ...] = (),
+               what: str = "SOURCE") -> dict[str, str]:
+    """``"a=x,b=y"`` (or the same as a dict) -> ``{"a": "x", "b": "y"}``; a part without
+    ``=`` or a value (``expected FIELD=<what>``), or a key not ``known`` when that is
+    given, is an :class:`InputError`."""
     if isinstance(spec, dict):
-        return {str(k): str(v) for k, v in spec.items()}
-    out: dict[str, str] = {}
-    for part in filter(None, (p.strip() for p in spec.split(","))):
-        key, eq, value = part.partition("=")
-        if not eq or not value.strip():
-            raise InputError(f"--columns: expected FIELD=SOURCE, got {part!r}")
-        out[key.strip()] = value.strip()
+        out = {str(k): str(v) for k, v in spec.items()}
+    else:
+        out = {}
+        for part in filter(None, (p.strip() for p in spec.split(","))):
+            key, eq, value = part.partition("=")
+            if not eq or not value.strip():
+                raise InputError(f"--columns: expected FIELD={what}, got {part!r}")
+            out[key.strip()] = value.strip()
+    unknown = sorted(set(out) - set(known)) if known else []
+    if unknown:
+        raise InputError(f"--columns: unknown field(s) {', '.join(unknown)}; expected some of "
+                         f"{', '.join(known)}")
     return out
 
 
@@ -109,11 +118,7 @@ def parse_mapping(spec: str | dict[str, str]) -> Mapping:
     """``"rows=results.*,vid=$key|<vid>-<order>,windows=timestamp"`` (or the same as a
     dict) -> a checked :class:`Mapping`; a wrong key or source is an
     :class:`InputError` naming it."""
-    items = _items(spec)
-    unknown = sorted(set(items) - set(FIELDS) - set(SETTINGS))
-    if unknown:
-        raise InputError(f"--columns: unknown field(s) {', '.join(unknown)}; expected some of "
-                         f"{', '.join(FIELDS + SETTINGS)}")
+    items = spec_items(spec, FIELDS + SETTINGS)
     rows = tuple(p for p in items.get("rows", "").split(".") if p)
     relevance = items.get("relevance")
     if relevance not in (None, "proposals", "none"):

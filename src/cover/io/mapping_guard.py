@@ -11,16 +11,14 @@ mapping that reads them (``rows=predictions.*,qid=$key,windows=$value``).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from cover.data.relevance import PROPOSALS
 from cover.errors import InputError
 from cover.io.document import load_document
-from cover.io.generic import kind_suffix, parse_columns, read_table
+from cover.io.generic import Role, field_at, keyed_rows, kind_suffix, parse_columns, read_table
 from cover.io.mapping import Mapping, is_nested, parse_mapping
 from cover.io.qvhighlights import Loaded
-
-Role = Literal["predictions", "ground_truth"]
 
 
 def read_columns(path: str | Path, role: Role, spec: str | dict[str, str], *, clip: float,
@@ -63,11 +61,8 @@ def check_flat_rows(path: str | Path, m: dict[str, str]) -> None:
     if kind_suffix(path) != ".json":
         return
     doc = load_document(path)
-    if not (isinstance(doc, dict) and doc and all(isinstance(v, dict) for v in doc.values())):
+    if (rows := keyed_rows(doc)) is None:
         return
-    rows = [{"key": k, **v} for k, v in doc.items()]
-    from cover.io.generic import field_at
-
     missing = [f"{f}={w}" for f, w in m.items()
                if all(field_at(r, w) is None for r in rows)]
     if not missing:
@@ -75,21 +70,17 @@ def check_flat_rows(path: str | Path, m: dict[str, str]) -> None:
     # The entry holding the rows: most entries, each itself an object or a list.
     big = max(doc, key=lambda k: (all(isinstance(x, (dict, list)) for x in doc[k].values()),
                                   len(doc[k])))
-    wrapper = len(doc[big]) > len(doc)
-    what = f"no row has {', '.join(missing)}"
     hint = ""
-    if wrapper:
+    if len(doc[big]) > len(doc):  # a wrapper: one entry holds more rows than the top level
         inner = next(iter(doc[big].values()))
+        kind = (f"each an object with keys {sorted(inner)[:6]}" if isinstance(inner, dict)
+                else f"each a {type(inner).__name__}, e.g. {str(inner)[:40]}")
         hint = (f"; it looks like a wrapper: {big!r} holds {len(doc[big])} entries "
-                f"({_kind(inner)}). Read them with a rows path, e.g. --columns "
+                f"({kind}). Read them with a rows path, e.g. --columns "
                 f"'rows={big}.*,qid=$key,{_suggest(inner)}'")
     raise InputError(f"{path}: read as a table of its top-level keys "
-                     f"({', '.join(map(repr, list(doc)[:6]))}), {what}{hint}")
-
-
-def _kind(v: Any) -> str:
-    return f"each an object with keys {sorted(v)[:6]}" if isinstance(v, dict) else \
-        f"each a {type(v).__name__}, e.g. {str(v)[:40]}"
+                     f"({', '.join(map(repr, list(doc)[:6]))}), "
+                     f"no row has {', '.join(missing)}{hint}")
 
 
 def _suggest(v: Any) -> str:

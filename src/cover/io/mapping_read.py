@@ -17,20 +17,28 @@ import json
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 
 from cover.data.relevance import PROPOSALS, rebuild_relevance
 from cover.data.table import DEFAULT_CLIP_SECONDS
 from cover.errors import InputError
-from cover.io.columns import Columns, prediction_table, stack_windows, truth_table
+from cover.io.columns import (
+    Columns,
+    id_text,
+    numbers,
+    prediction_table,
+    saliency_column,
+    stack_windows,
+    truth_table,
+)
 from cover.io.document import key_lines, load_document, read_bytes
-from cover.io.jsonl import OnError
+from cover.io.generic import Role, field_at
+from cover.io.jsonl import OnError, field_column, object_column
 from cover.io.mapping import Mapping, Source
 from cover.io.qvhighlights import Loaded
 
-Role = Literal["predictions", "ground_truth"]
 _BAD = object()  # a value that could not be read (e.g. a string that is not JSON)
 
 
@@ -47,17 +55,9 @@ def records(doc: Any, steps: tuple[str, ...], keys: tuple[Any, ...] = ()
         for k, v in items:
             yield from records(v, rest, (*keys, k))
     else:
-        v = _step(doc, step)
+        v = field_at(doc, step)
         if v is not None:
             yield from records(v, rest, keys)
-
-
-def _step(v: Any, part: str) -> Any:
-    if isinstance(v, dict):
-        return v.get(part)
-    if isinstance(v, list) and part.lstrip("-").isdigit() and -len(v) <= int(part) < len(v):
-        return v[int(part)]
-    return None
 
 
 def _walk(v: Any, path: tuple[str, ...]) -> Any:
@@ -70,7 +70,7 @@ def _walk(v: Any, path: tuple[str, ...]) -> Any:
                 return None
             out = [_walk(x, path[i + 1:]) for x in items]
             return None if any(x is None for x in out) else out
-        v = _step(v, part)
+        v = field_at(v, part)  # one part: no dot in it
         if v is None:
             return None
     return v
@@ -107,7 +107,7 @@ def evaluate(m: Mapping, rec: Any, keys: tuple[Any, ...]) -> tuple[dict[str, Any
             if hit is None:
                 why = why or f"{name}: {v!r} does not match {src.text.split('|', 1)[1]!r}"
                 continue
-            out.update({k: x for k, x in hit.groupdict().items()})
+            out.update(hit.groupdict())
         else:
             out[name] = v
     return out, why
@@ -115,20 +115,11 @@ def evaluate(m: Mapping, rec: Any, keys: tuple[Any, ...]) -> tuple[dict[str, Any
 
 def sniff(m: Mapping, doc: Any) -> bool:
     """Whether ``doc``'s first record gives every field of ``m`` (a named layout's test)."""
-    if doc is None:
-        return False
-    first = next(records(doc, m.rows), None)
+    first = None if doc is None else next(records(doc, m.rows), None)
     if first is None:
         return False
     got, why = evaluate(m, *first)
     return why is None and all(got.get(f) is not None for f in m.fields)
-
-
-def _no_rows(path: str, m: Mapping, doc: Any) -> InputError:
-    top = (f"its top level has keys {sorted(doc)[:8]}" if isinstance(doc, dict)
-           else f"its top level is a {type(doc).__name__}")
-    return InputError(f"{path}: the mapping's rows={'.'.join(m.rows) or '(the document)'} "
-                      f"matches no record; {top}")
 
 
 def read_mapped(path: str | Path, m: Mapping, *, role: Role,
@@ -141,7 +132,10 @@ def read_mapped(path: str | Path, m: Mapping, *, role: Role,
         doc = load_document(path, data)
     recs = list(records(doc, m.rows))
     if not recs:
-        raise _no_rows(name, m, doc)
+        top = (f"its top level has keys {sorted(doc)[:8]}" if isinstance(doc, dict)
+               else f"its top level is a {type(doc).__name__}")
+        raise InputError(f"{name}: the mapping's rows={'.'.join(m.rows) or '(the document)'} "
+                         f"matches no record; {top}")
     rows, reasons = [], {}
     for i, (rec, keys) in enumerate(recs):
         got, why = evaluate(m, rec, keys)
@@ -154,11 +148,10 @@ def read_mapped(path: str | Path, m: Mapping, *, role: Role,
                              f"(first record: {_shape(recs[0][0])}); see `cover formats "
                              f"--explain {name}`")
     c = _columns(name, m, rows, recs, data, reasons)
-    records_out = np.empty(len(rows), dtype=object)
     with_vid = "vid" in m.fields
-    records_out[:] = [_echo(q, v if with_vid else None, r.get("query"), rec)
-                      for q, v, r, (rec, _) in zip(c.qid.tolist(), c.vid.tolist(), rows, recs,
-                                                   strict=True)]
+    records_out = object_column([_echo(q, v if with_vid else None, r.get("query"), rec)
+                                 for q, v, r, (rec, _) in zip(c.qid.tolist(), c.vid.tolist(),
+                                                              rows, recs, strict=True)])
     if role == "ground_truth":
         return truth_table(c, on_error=on_error, records=records_out, reasons=reasons)
     loaded = prediction_table(c, clip=clip, on_error=on_error, records=records_out,
@@ -208,62 +201,42 @@ def _echo(qid: str, vid: str | None, query: Any, rec: Any) -> dict[str, Any]:
     return ids | (rec if isinstance(rec, dict) else {"value": rec})
 
 
-def _text(rows: list[dict[str, Any]], f: str) -> list[str]:
-    return ["" if r.get(f) is None else str(r[f]) for r in rows]
-
-
 def _columns(name: str, m: Mapping, rows: list[dict[str, Any]],
              recs: list[tuple[Any, tuple[Any, ...]]], data: bytes,
              reasons: dict[int, str]) -> Columns:
     f = m.fields
-    n = len(rows)
-    vid = np.array(_text(rows, "vid"), dtype=str)
+    vid = id_text([r.get("vid") for r in rows])
     if "qid" in f:
-        qid = np.array(_text(rows, "qid"), dtype=str)
+        qid = id_text([r.get("qid") for r in rows])
     elif "order" in f:
-        qid = np.char.add(np.char.add(vid, "-"), np.array(_text(rows, "order"), dtype=str))
+        qid = np.char.add(np.char.add(vid, "-"), id_text([r.get("order") for r in rows]))
     else:  # positions: joined on (vid, query text)
-        qid = np.arange(n).astype(str)
+        qid = np.arange(len(rows)).astype(str)
     if "vid" not in f:
         vid = qid.copy()  # a placeholder the ground truth replaces (load_labelled)
-    dur = np.array([_number(r.get("duration")) for r in rows], dtype=np.float64)
+    dur = numbers([r.get("duration") for r in rows])
     per_row, width = _windows(rows, f, reasons)
     win, off, bad = stack_windows(per_row, width)
     for i in bad:
         reasons.setdefault(i, f"windows={_given(m, 'windows')} must look like "
                               "[[start, end], ...] with one score per window")
-    query = None
-    if "query" in f:
-        query = np.empty(n, dtype=object)
-        query[:] = [r.get("query") for r in rows]
-    sal = None
-    if "saliency" in f:
-        from cover.ragged import Ragged
-
-        sv, so, _ = stack_windows([[[x] for x in r["saliency"]]
-                                   if isinstance(r.get("saliency"), list) else None
-                                   for r in rows], 1)
-        sal = Ragged(sv[:, 0].copy(), so)
+    query = field_column(rows, "query") if "query" in f else None
+    sal = saliency_column([r.get("saliency") for r in rows]) if "saliency" in f else None
     return Columns(source=name, qid=qid, vid=vid, duration=dur, windows=win, offsets=off,
                    line=_lines(data, recs), query=query, saliency=sal)
 
 
-def _number(v: Any) -> float:
-    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else np.nan
-
-
 def _windows(rows: list[dict[str, Any]], f: set[str], reasons: dict[int, str]
-             ) -> tuple[list[Any], int]:
-    """One list of windows per row, ``[s, e, score]`` when the mapping gives scores."""
+             ) -> tuple[list[Any], int | None]:
+    """One list of windows per row, ``[s, e, score]`` when the mapping gives scores (width
+    3; else None: :func:`cover.io.columns.stack_windows` tells)."""
     if "start" in f:
         per = [[[r.get("start"), r.get("end")]] if r.get("start") is not None else None
                for r in rows]
     else:
         per = [r.get("windows") for r in rows]
     if "scores" not in f:
-        width = 3 if any(isinstance(v, list) and v and isinstance(v[0], list)
-                         and len(v[0]) == 3 for v in per[:50]) else 2
-        return per, width
+        return per, None
     out: list[Any] = []
     for i, (w, r) in enumerate(zip(per, rows, strict=True)):
         try:
