@@ -7,7 +7,6 @@ import gzip
 import json
 import math
 import re
-import warnings
 import zlib
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -18,7 +17,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from cover.data.rules import OnError, id_problem, json_kind, json_text, raise_on_rejections
-from cover.errors import CoverWarning, InputError, RowProblem
+from cover.errors import InputError, RowProblem
 from cover.io.lines import nonblank_lines
 from cover.io.opener import BOM, GZIP_MAGIC, check_input
 from cover.io.output import atomic_open
@@ -170,9 +169,9 @@ def _parse_slowly(line: bytes) -> Any:
 
 
 def _read_json_array(name: str, data: bytes) -> RawRows | None:
-    """A whole-file JSON array, each entry numbered by the line it starts on (by its place
-    in the array, with a warning, when two entries start on one line); ``None`` when the
-    file is not one array (JSON lines whose first line is an array)."""
+    """A whole-file JSON array, each entry numbered by the line it starts on, or by its
+    place in the array when two entries start on one line; ``None`` when the file is not
+    one array (JSON lines whose first line is an array)."""
     first = next(ln for ln in data.split(b"\n") if ln.strip())
     try:
         _parse_slowly(first)
@@ -214,11 +213,9 @@ def _read_json_array(name: str, data: bytes) -> RawRows | None:
         return None  # e.g. JSON lines whose first line happens to be an array
     lines = np.array([ln for ln, _ in entries], dtype=np.int64)
     if lines.size > 1 and not (np.diff(lines) > 0).all():
-        # Rows are told apart by their number: entries sharing a line would be one row.
+        # Rows are told apart by their number: entries sharing a line (json.dump writes
+        # them all on one) would be one row. Such an array's entries are numbered 1..n.
         lines = np.arange(1, lines.size + 1, dtype=np.int64)
-        warnings.warn(CoverWarning(
-            f"{name}: entries of the JSON array share a line, so its rows are numbered by "
-            f"their place in the array (entry 1 to {lines.size}), not by line"), stacklevel=2)
     raw = RawRows(name, [obj for _, obj in entries], lines)
     reject_rows(raw, {i: f"entry is not a JSON object (got {json_kind(obj)})"
                       for i, (_, obj) in enumerate(entries) if not isinstance(obj, dict)})
