@@ -61,3 +61,16 @@ def test_already_certified_input_is_refused():
     out, _ = certify_batch(cal, _batch([[[40.0, 60.0, 0.9]]], [150.0]), columns=COLS)
     with pytest.raises(InputError, match="already has a 'cover' column"):
         certify_batch(cal, out, columns=COLS)
+
+
+def test_a_calibrator_without_a_fitted_on_record_writes_its_metadata():
+    """``fitted_on_`` may be None (no calibration set recorded): the Parquet metadata says
+    so (null), as the JSON block does, instead of failing on ``None.get``."""
+    import json
+
+    from cover.stream.arrow import calibrator_metadata
+
+    cal = _calibrator()
+    cal.fitted_on_ = None
+    meta = json.loads(calibrator_metadata(cal)[b"cover.calibrator"])
+    assert meta["fitted_on"] is None and meta["score"] == "sec"

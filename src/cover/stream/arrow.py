@@ -58,7 +58,7 @@ def cover_type(p_value: bool = False) -> Any:
 
 def calibrator_metadata(cal: Calibrator) -> dict[bytes, bytes]:
     """Schema metadata ``cover.calibrator``: what a reader needs to trust the regions."""
-    meta = calibrator_fields(cal, fitted_on=getattr(cal, "fitted_on_", {}).get("sha256"))
+    meta = calibrator_fields(cal, fitted_on=(cal.fitted_on_ or {}).get("sha256"))
     return {b"cover.calibrator": json.dumps(meta).encode()}
 
 
