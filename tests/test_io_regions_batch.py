@@ -43,7 +43,7 @@ def block(clean: bool) -> st.SearchStrategy[dict[str, object]]:
     num = numbers if clean else maybe
     return st.fixed_dictionaries({
         "status": st.sampled_from(["certified", "refused"]) if clean else
-        st.sampled_from(["certified", "refused", "rejected", None]),
+        st.sampled_from(["certified", "refused", "rejected", None, ["certified"], {"a": 1}]),
         "region": clean_region() if clean else st.one_of(
             clean_region(), pairs(num), pairs(num, 3), st.sampled_from([None, 5, "[]"])),
         "refused": st.sampled_from([True, False]) if clean else st.sampled_from(
@@ -56,7 +56,7 @@ def block(clean: bool) -> st.SearchStrategy[dict[str, object]]:
         "k": st.just(9),
         "n_calibration": st.just(10),
         "threshold": st.one_of(st.floats(0, 9), st.sampled_from(["inf", 2])) if clean else
-        st.one_of(num, st.sampled_from(["inf", "-inf", "x", MISSING])),
+        st.one_of(num, st.sampled_from(["inf", "-inf", "x", [2.0], {"v": 2}, MISSING])),
         "in_calibration": st.sampled_from([MISSING, True]) if clean else st.sampled_from(
             [MISSING, True, False, 1]),
     }).map(lambda d: {k: v for k, v in d.items() if v is not MISSING}).map(
