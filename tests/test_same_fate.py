@@ -153,7 +153,8 @@ def _certify_all(d: Path, cal_path: Path, capsys: pytest.CaptureFixture[str],
         assert rc == 0, cap.err
         counts = re.search(r"certified (\d+), refused \(whole video\) (\d+), (?:abstained "
                            r"\(whole video\) (\d+), )?rejected (\d+) of (\d+) input rows "
-                           r"\(.*\); mean region length (\S+) s", cap.out)
+                           r"\(.*\); (?:mean region length (\S+) s|no region written)$", cap.out,
+                           re.M)
         assert counts, cap.out
         marked = "calibrator was fitted on" in cap.err  # cover: warning: ...
         results[name] = (_fates(dst), counts.groups(),
@@ -644,3 +645,19 @@ def test_a_truncated_gzip_input_is_named_on_every_path(cal_path, tmp_path, capsy
             err = capsys.readouterr().err
             assert rc != 0 and "damaged or truncated gzip file" in err, (args, extra, err)
             assert args[args.index("--preds") + 1] in err and "Traceback" not in err, err
+
+
+def test_a_csv_with_a_header_and_no_row_is_certified_alike_on_every_path(cal_path, tmp_path,
+                                                                         capsys):
+    """Read whole, a CSV holding only its header was a pyarrow parse error (a header with
+    no newline after it); now both CSV paths certify its no rows and say no region was
+    written (the mean of no length was printed as nan)."""
+    src = tmp_path / "p.csv"
+    src.write_text("qid,vid,duration,start,end\n\n")
+    said = []
+    for out in ("o.csv", "o.jsonl"):
+        assert main(["certify", "--calibrator", str(cal_path), "--preds", str(src),
+                     "--columns", COLS, "-o", str(tmp_path / out)]) == 0
+        said.append(capsys.readouterr().out.splitlines()[0])
+    assert all(s.startswith("certified 0, refused (whole video) 0, rejected 0 of 0 input rows")
+               and s.endswith("; no region written") for s in said), said

@@ -219,7 +219,8 @@ def _convert(types: dict[str, Any]) -> Any:
 def _read(header: bytes, raws: list[bytes], delim: str, types: dict[str, Any]) -> Any:
     import pyarrow.csv as pcsv
 
-    return pcsv.read_csv(io.BytesIO(b"\n".join(chain((header,), raws))),
+    # every line ended: pyarrow reads a header with no newline after it as no header
+    return pcsv.read_csv(io.BytesIO(b"\n".join(chain((header,), raws, (b"",)))),
                          parse_options=pcsv.ParseOptions(delimiter=delim),
                          convert_options=_convert(types))
 

@@ -161,8 +161,9 @@ def summary_line(counts: StreamCounts, how: str) -> str:
     """What happened to the input rows, and the mean length of the regions written."""
     abst = f"abstained (whole video) {counts.abstained}, " if counts.abstained else ""
     return (f"certified {counts.certified}, refused (whole video) {counts.refused}, {abst}"
-            f"rejected {counts.rejected} of {counts.rows} input rows ({how}); mean region "
-            f"length {counts.mean_length:.1f} s")
+            f"rejected {counts.rejected} of {counts.rows} input rows ({how}); "
+            + (f"mean region length {counts.mean_length:.1f} s"
+               if counts.rows > counts.rejected else "no region written"))
 
 
 def certify_whole(job: CertifyJob) -> list[str]:
