@@ -68,6 +68,7 @@ from cover.io.output_targets import PathLike as PathLike
 from cover.io.output_targets import check_outputs as check_outputs
 from cover.io.output_targets import check_target as check_target
 from cover.io.output_targets import is_stdout as is_stdout
+from cover.io.threaded_writes import threaded_writes
 
 #: Where ``-`` is written while :func:`data_to_stdout` is active (innermost last).
 _DATA_STREAMS: list[IO[str]] = []
@@ -115,12 +116,21 @@ def _stdout_open(mode: Literal["w", "wb"]) -> Iterator[IO[Any]]:
 
 @contextlib.contextmanager
 def atomic_open(path: PathLike, mode: Literal["w", "wb"] = "w", *,
-                inputs: Iterable[PathLike | None] = ()) -> Iterator[IO[Any]]:
+                inputs: Iterable[PathLike | None] = (), threaded: bool = False
+                ) -> Iterator[IO[Any]]:
     """Open a temporary file beside ``path`` (beside the file it links to, for a
     symlink); on a clean exit flush, fsync and rename it onto that file (keeping an
     existing target's permission bits), otherwise delete it. Any exception,
     ``KeyboardInterrupt`` included, leaves ``path`` as it was. ``-`` writes to standard
-    output, once the writer finished cleanly."""
+    output, once the writer finished cleanly. ``threaded`` (binary mode): the file's
+    ``write`` runs on a thread of its own (:mod:`cover.io.threaded_writes`), for a streamed
+    writer of large batches."""
+    if threaded:
+        if mode != "wb":
+            raise ValueError("threaded writes are binary (mode 'wb')")
+        with atomic_open(path, mode, inputs=inputs) as plain, threaded_writes(plain) as writer:
+            yield writer
+        return
     if is_stdout(path):
         with _stdout_open(mode) as out:
             yield out

@@ -67,7 +67,7 @@ def certify_csv(
     names = [*COVER_COLUMNS, *([P_VALUE_COLUMN] if stage.p_values else [])]
     repeats, line_of = _repeats(src, csv_in.mapping["qid"], batch_rows)
     bad = ProblemTally()  # under on_error="raise": every rejected row, raised at the end
-    with atomic_open(dst, "wb", inputs=[src, *(inputs or [])]) as out:
+    with atomic_open(dst, "wb", inputs=[src, *(inputs or [])], threaded=True) as out:
         head = (_pick(csv_in.header, [csv_in.names.index(c) for c in ids], delim)
                 if compact else csv_in.header)
         out.write(head + delim + delim.join(c.encode() for c in names) + b"\n")
@@ -86,9 +86,9 @@ def certify_csv(
                                  else [])
             if compact:  # qid and vid as parsed, then the cover columns
                 out.write(b"\n".join(cells) + b"\n" if cells else b"")
-            else:
-                for (_, raw), tail in zip(batch, cells, strict=True):
-                    out.write(raw + delim + tail + b"\n")
+            else:  # one write a batch: the writer thread takes whole batches
+                out.write(b"".join([raw + delim + tail + b"\n"
+                                    for (_, raw), tail in zip(batch, cells, strict=True)]))
         # Every batch read, as a whole read reads every row; dst is left as it was.
         stage.raise_on(bad, on_error, name)
     return counts
