@@ -18,6 +18,8 @@ from cover.cli import main
 from cover.data.rules import in_line_order, raise_on_rejections
 from cover.errors import (
     KEEP,
+    MAX_KINDS,
+    OTHER_KINDS,
     InputError,
     ProblemTally,
     RowProblem,
@@ -123,6 +125,36 @@ def test_in_line_order_sorts_by_line_within_each_file_in_first_seen_file_order(p
     for a, b in pairwise(got):
         if a.path == b.path:
             assert a.line <= b.line
+
+
+@pytest.mark.parametrize("how", ["whole", "by batch", "summed"])
+def test_a_tally_counts_at_most_max_kinds_texts_apart(how):
+    """One text a row (a repeated qid names its first line): the tally's memory stays
+    bounded; the count is exact, the first MAX_KINDS texts keep their own counts and
+    the others are counted together, whichever way the problems come."""
+    common = [RowProblem("a.jsonl", i, str(i), "duration missing", "rejected")
+              for i in range(3)]
+    each = [RowProblem("a.jsonl", 10 + i, f"q{i}", f"repeated qid q{i} (line {i})",
+                       "rejected") for i in range(3 * MAX_KINDS)]
+    problems = common + each
+    if how == "whole":
+        tally = ProblemTally.of(problems)
+    elif how == "by batch":
+        tally = ProblemTally()
+        for a in range(0, len(problems), 700):
+            tally.add(problems[a:a + 700])
+    else:
+        tally = ProblemTally()
+        for a in range(0, len(problems), 700):
+            tally = tally + ProblemTally.of(problems[a:a + 700])
+    kinds = tally.kinds["rejected"]
+    assert tally.count("rejected") == sum(kinds.values()) == len(problems)
+    assert len(kinds) == MAX_KINDS + 1
+    assert kinds["duration missing"] == 3
+    assert kinds[OTHER_KINDS] == len(problems) - MAX_KINDS - 2
+    assert report_lines(tally, what="f")[0].startswith(
+        f"cover: {len(problems)} row(s) rejected in f: {OTHER_KINDS} ({kinds[OTHER_KINDS]}); "
+        "duration missing (3)")
 
 
 def test_a_tally_refuses_to_show_examples_it_did_not_keep():

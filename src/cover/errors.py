@@ -68,6 +68,11 @@ _ACTION_KIND = attrgetter("action", "problem")
 #: Problems of each action a bounded :class:`ProblemTally` keeps as examples: as many as
 #: any message shows (:func:`summarize`'s default, ``StreamCounts.examples``).
 KEEP = 5
+#: Distinct problem texts a :class:`ProblemTally` counts apart, per action. A text may
+#: name a row (a repeated qid and its first line), so past this many the others are
+#: counted together under :data:`OTHER_KINDS`: memory stays bounded whatever the file.
+MAX_KINDS = 1000
+OTHER_KINDS = "other problems (more kinds than are counted apart)"
 
 
 @dataclass
@@ -75,9 +80,10 @@ class ProblemTally:
     """Problems counted, not kept: per action its count and a count per kind (problem
     text, in the order first found), and the first ``keep`` problems of each action in
     the order found (``kept``; every problem when ``keep`` is None): what a streamed
-    command holds instead of a list. Its memory grows with the number of distinct
-    problem texts, not of rows, except that a text naming a vid, a line or the numbers
-    involved (a missing duration, a repeated qid) is one text per video or row."""
+    command holds instead of a list. Its memory is bounded: at most :data:`MAX_KINDS`
+    problem texts are counted apart per action (a text naming a vid, a line or the
+    numbers involved, such as a repeated qid's, is one text per video or row), the
+    rest together."""
 
     keep: int | None = KEEP
     kept: list[RowProblem] = field(default_factory=list)
@@ -99,7 +105,7 @@ class ProblemTally:
         here: set[str] = set()
         for (action, kind), n in Counter(map(_ACTION_KIND, problems)).items():
             self.counts[action] = self.counts.get(action, 0) + n
-            self.kinds.setdefault(action, Counter())[kind] += n
+            _count_kind(self.kinds.setdefault(action, Counter()), kind, n)
             here.add(action)
         if self.keep is None:
             self.kept += problems
@@ -129,7 +135,9 @@ class ProblemTally:
                            {a: Counter(c) for a, c in self.kinds.items()})
         for action, n in other.counts.items():
             out.counts[action] = out.counts.get(action, 0) + n
-            out.kinds.setdefault(action, Counter()).update(other.kinds[action])
+            mine = out.kinds.setdefault(action, Counter())
+            for kind, k in other.kinds[action].items():
+                _count_kind(mine, kind, k)
         if out.keep is None:
             out.kept += other.kept
             return out
@@ -164,6 +172,12 @@ def as_tally(problems: list[RowProblem] | ProblemTally, keep: int) -> ProblemTal
             raise ValueError(f"{keep} examples asked of a tally that keeps {problems.keep}")
         return problems
     return ProblemTally.of(problems, keep)
+
+
+def _count_kind(kinds: Counter[str], kind: str, n: int) -> None:
+    """``kinds[kind] += n``, or ``kinds[OTHER_KINDS] += n`` for a new text once
+    :data:`MAX_KINDS` texts are counted."""
+    kinds[kind if kind in kinds or len(kinds) < MAX_KINDS else OTHER_KINDS] += n
 
 
 def report_lines(problems: list[RowProblem] | ProblemTally, *, what: str, limit: int = 3
