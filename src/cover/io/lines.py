@@ -9,17 +9,19 @@ same bytes, and a damaged one the same message, on every path."""
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import io
 import os
 import zlib
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from itertools import repeat
 from pathlib import Path
 from typing import IO
 
 from cover.errors import InputError
 from cover.io.opener import open_input
+from cover.io.threads import read_ahead
 
 __all__ = ["MAX_LINE_BYTES", "READ_BYTES", "line_batches", "line_chunks", "nonblank_lines",
            "numbered_blocks"]
@@ -35,8 +37,8 @@ MAX_LINE_BYTES = int(os.environ.get("COVER_MAX_LINE_BYTES", 1 << 30))
 Numbered = list[tuple[int, bytes]]
 
 
-def numbered_blocks(fh: IO[bytes], *, source: str = "<bytes>", capped: bool = True
-                    ) -> Iterator[tuple[int, Numbered]]:
+def numbered_blocks(fh: IO[bytes], *, source: str = "<bytes>", capped: bool = True,
+                    ahead: bool = False) -> Generator[tuple[int, Numbered], None, None]:
     """``(number of the block's first line, its non-blank lines)`` for blocks of a few
     MB. A block with no blank line and no line ending in a carriage return is numbered
     without a Python step per line.
@@ -46,44 +48,50 @@ def numbered_blocks(fh: IO[bytes], *, source: str = "<bytes>", capped: bool = Tr
     pending part on every read made a 2 GB line cost hours. Memory is that line about
     twice over (its chunks, then the joined line), freed once the line is parsed;
     ``capped``: a line longer than :data:`MAX_LINE_BYTES` is refused, naming its
-    number."""
+    number. ``ahead``: the next reads are made on a thread while this block is used
+    (:func:`cover.io.threads.read_ahead`), for a file read to its end."""
     pending: list[bytes] = []  # the unended line so far, as the reads that hold it
     held = 0
     lineno = 0
-    while True:
-        try:
-            data = fh.read(READ_BYTES)
-        except (OSError, EOFError, zlib.error) as exc:  # gzip's errors, named as a file's
-            what = ("damaged or truncated gzip file" if isinstance(fh, gzip.GzipFile)
-                    else "cannot read the file")
-            raise InputError(f"{source}: {what} ({exc})") from None
-        if data and b"\n" not in data:
-            pending.append(data)  # the line goes on: no copy until it ends
-            held += len(data)
-            if capped and held > MAX_LINE_BYTES:
-                raise InputError(
-                    f"{source}: line {lineno + 1} is longer than {MAX_LINE_BYTES} bytes, the "
-                    "longest line COVER reads (one line is held whole to be parsed; set "
-                    "COVER_MAX_LINE_BYTES to allow more)")
-            continue
-        held = 0
-        joined = b"".join([*pending, data])
-        pending.clear()  # the chunks go before the split copies the line once more
-        parts = joined.split(b"\n")
-        del joined
-        pending = [parts.pop()] if data else []  # at the end: the last line, if unended
-        if parts == [b""] and not data:
-            return
-        numbered = zip(range(lineno + 1, lineno + 1 + len(parts)), parts, strict=True)
-        first, lineno = lineno + 1, lineno + len(parts)
-        if all(map(bytes.strip, parts)) and not any(map(bytes.endswith, parts,
-                                                         repeat(b"\r"))):
-            yield first, list(numbered)
-        else:
-            yield first, [(n, ln.rstrip(b"\r")) for n, ln in numbered
-                          if ln.rstrip(b"\r").strip()]
-        if not data:
-            return
+    reads = read_ahead(lambda: fh.read(READ_BYTES)) if ahead else None
+    try:
+        while True:
+            try:
+                data = next(reads) if reads is not None else fh.read(READ_BYTES)
+            except (OSError, EOFError, zlib.error) as exc:  # gzip's errors, named as a file's
+                what = ("damaged or truncated gzip file" if isinstance(fh, gzip.GzipFile)
+                        else "cannot read the file")
+                raise InputError(f"{source}: {what} ({exc})") from None
+            if data and b"\n" not in data:
+                pending.append(data)  # the line goes on: no copy until it ends
+                held += len(data)
+                if capped and held > MAX_LINE_BYTES:
+                    raise InputError(
+                        f"{source}: line {lineno + 1} is longer than {MAX_LINE_BYTES} bytes, the "
+                        "longest line COVER reads (one line is held whole to be parsed; set "
+                        "COVER_MAX_LINE_BYTES to allow more)")
+                continue
+            held = 0
+            joined = b"".join([*pending, data])
+            pending.clear()  # the chunks go before the split copies the line once more
+            parts = joined.split(b"\n")
+            del joined
+            pending = [parts.pop()] if data else []  # at the end: the last line, if unended
+            if parts == [b""] and not data:
+                return
+            numbered = zip(range(lineno + 1, lineno + 1 + len(parts)), parts, strict=True)
+            first, lineno = lineno + 1, lineno + len(parts)
+            if all(map(bytes.strip, parts)) and not any(map(bytes.endswith, parts,
+                                                             repeat(b"\r"))):
+                yield first, list(numbered)
+            else:
+                yield first, [(n, ln.rstrip(b"\r")) for n, ln in numbered
+                              if ln.rstrip(b"\r").strip()]
+            if not data:
+                return
+    finally:
+        if reads is not None:  # the thread stops before the file is closed
+            reads.close()
 
 
 def line_batches(path: str | Path, batch_lines: int) -> Iterator[Numbered]:
@@ -91,8 +99,9 @@ def line_batches(path: str | Path, batch_lines: int) -> Iterator[Numbered]:
     last batch fewer), for the streamed commands. A JSON array file cannot be streamed
     by lines: that is an error."""
     batch: Numbered = []
-    with open_input(path) as fh:
-        for first, lines in numbered_blocks(fh, source=str(path)):
+    with open_input(path) as fh, \
+            contextlib.closing(numbered_blocks(fh, source=str(path), ahead=True)) as blocks:
+        for first, lines in blocks:
             if first == 1 and lines and lines[0][0] == 1 and lines[0][1].lstrip()[:1] == b"[":
                 raise InputError(f"{path}: a JSON array, not JSON lines: it is read whole, "
                                  "not a batch of lines at a time (--in-memory)")

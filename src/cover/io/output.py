@@ -68,7 +68,7 @@ from cover.io.output_targets import PathLike as PathLike
 from cover.io.output_targets import check_outputs as check_outputs
 from cover.io.output_targets import check_target as check_target
 from cover.io.output_targets import is_stdout as is_stdout
-from cover.io.threaded_writes import threaded_writes
+from cover.io.threads import threaded_writes
 
 #: Where ``-`` is written while :func:`data_to_stdout` is active (innermost last).
 _DATA_STREAMS: list[IO[str]] = []
@@ -123,7 +123,7 @@ def atomic_open(path: PathLike, mode: Literal["w", "wb"] = "w", *,
     existing target's permission bits), otherwise delete it. Any exception,
     ``KeyboardInterrupt`` included, leaves ``path`` as it was. ``-`` writes to standard
     output, once the writer finished cleanly. ``threaded`` (binary mode): the file's
-    ``write`` runs on a thread of its own (:mod:`cover.io.threaded_writes`), for a streamed
+    ``write`` runs on a thread of its own (:mod:`cover.io.threads`), for a streamed
     writer of large batches."""
     if threaded:
         if mode != "wb":

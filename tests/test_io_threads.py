@@ -1,6 +1,6 @@
-"""Writes on a thread (``atomic_open(..., threaded=True)``): the same bytes in the same
-order as a plain write, every error of the thread raised in the caller, the target left
-as it was on any failure, and memory bounded by the queue."""
+"""Reads ahead and writes behind on threads: the same bytes in the same order as a plain
+read or write, every error of a thread raised in the caller (a failed write leaves the
+target as it was), and no thread left running however the caller stops."""
 
 from __future__ import annotations
 
@@ -14,9 +14,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cover.io import threaded_writes
+from cover.io import threads
+from cover.io.lines import line_batches
 from cover.io.output import atomic_open
-from cover.io.threaded_writes import threaded_writes as threaded
+from cover.io.threads import read_ahead
+from cover.io.threads import threaded_writes as threaded
 
 
 @settings(max_examples=40, deadline=None)
@@ -39,8 +41,8 @@ def test_the_bytes_written_are_the_pieces_in_order(tmp_path_factory: Any,
 def test_each_few_megabytes_are_synced_on_the_thread(tmp_path: Path,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     synced: list[str] = []
-    monkeypatch.setattr(threaded_writes, "_SYNC_BYTES", 10)
-    monkeypatch.setattr(threaded_writes, "_datasync",
+    monkeypatch.setattr(threads, "_SYNC_BYTES", 10)
+    monkeypatch.setattr(threads, "_datasync",
                         lambda fd: synced.append(threading.current_thread().name))
     with atomic_open(tmp_path / "o", "wb", threaded=True) as fh:
         for _ in range(5):
@@ -79,8 +81,8 @@ def test_a_failed_thread_leaves_the_target_as_it_was(tmp_path: Path,
     def fail(fd: int) -> None:
         raise OSError(5, "Input/output error")
 
-    monkeypatch.setattr(threaded_writes, "_SYNC_BYTES", 1)
-    monkeypatch.setattr(threaded_writes, "_datasync", fail)
+    monkeypatch.setattr(threads, "_SYNC_BYTES", 1)
+    monkeypatch.setattr(threads, "_datasync", fail)
     with pytest.raises(OSError, match="Input/output"), \
             atomic_open(target, "wb", threaded=True) as fh:
         fh.write(b"after\n")
@@ -102,3 +104,45 @@ def test_an_error_of_the_caller_stops_the_thread_and_keeps_the_target(tmp_path: 
 def test_threaded_writes_are_binary() -> None:
     with pytest.raises(ValueError, match="binary"), atomic_open("x", "w", threaded=True):
         pass
+
+
+@settings(max_examples=40, deadline=None)
+@given(chunks=st.lists(st.binary(min_size=1, max_size=50), max_size=20),
+       fail=st.booleans())
+def test_read_ahead_gives_the_reads_in_order_and_raises_where_the_read_raised(
+        chunks: list[bytes], fail: bool) -> None:
+    todo = iter([*chunks, OSError("gone") if fail else b""])
+
+    def read() -> bytes:
+        got = next(todo)
+        if isinstance(got, BaseException):
+            raise got
+        return got
+
+    got: list[bytes] = []
+    reads = read_ahead(read)
+    if fail:
+        with pytest.raises(OSError, match="gone"):
+            for data in reads:
+                got.append(data)
+        assert got == chunks
+    else:
+        assert list(reads) == [*chunks, b""]
+    assert not [t for t in threading.enumerate() if t.name == "cover-reader"]
+
+
+def test_a_reader_that_stops_early_stops_the_thread() -> None:
+    reads = read_ahead(lambda: b"x" * 10)  # an endless file
+    assert next(reads) == b"x" * 10
+    reads.close()
+    assert not [t for t in threading.enumerate() if t.name == "cover-reader"]
+
+
+def test_a_stream_abandoned_after_its_first_batch_closes_its_file(tmp_path: Path) -> None:
+    """The reading thread is stopped before the file is closed: no read of a closed file."""
+    src = tmp_path / "p.jsonl"
+    src.write_bytes(b'{"qid": 1}\n' * 600_000)  # several reads of the cutter
+    batches = line_batches(src, 10)
+    assert [n for n, _ in next(batches)] == list(range(1, 11))
+    batches.close()
+    assert not [t for t in threading.enumerate() if t.name == "cover-reader"]

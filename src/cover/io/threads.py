@@ -1,10 +1,12 @@
-"""Writes on a thread of their own, for the streamed commands (``atomic_open(...,
-threaded=True)``, :mod:`cover.io.output`).
+"""Reads ahead and writes behind on threads of their own, for the streamed commands.
 
-A streamed certify computes a batch, then writes it; the write (and the compression of
-a ``.gz`` output, and the sync to the disk) releases the interpreter lock, so handing it
-to a thread lets the next batch be computed meanwhile. The bytes written, and their
-order, are those of a plain write.
+A streamed command reads a few MB, computes a batch, then writes it. Reading (and
+gunzipping a ``.gz`` input), writing (and compressing a ``.gz`` output), joining a
+batch's output and syncing it to the disk release the interpreter lock, so on a thread
+they overlap the computing of the batches: :func:`read_ahead` (the line cutter's reads,
+:mod:`cover.io.lines`) and :func:`threaded_writes` (``atomic_open(..., threaded=True)``,
+:mod:`cover.io.output`). The bytes, their order and every error are those of a plain
+read or write; each queue holds a few pieces, so memory stays bounded.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import io
 import os
 import queue
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Generator, Iterator
 from typing import IO, Any
 
 #: A file written on a thread is synced each time this many bytes have been written.
@@ -91,3 +93,45 @@ def threaded_writes(fh: IO[bytes]) -> Iterator[Any]:
     writer.close()
 
 
+
+
+#: Reads a :func:`read_ahead` thread may be ahead of its reader.
+_AHEAD = 2
+
+
+def read_ahead(read: Callable[[], bytes]) -> Generator[bytes, None, None]:
+    """``read()`` called on a thread until it returns ``b""`` (yielded too), the results
+    in order; an exception of ``read`` is raised here, where the plain call would raise
+    it. Closing the generator early stops the thread before it returns, so the caller
+    may close the file next."""
+    todo: queue.Queue[bytes | BaseException] = queue.Queue(maxsize=_AHEAD)
+    stop = threading.Event()
+
+    def run() -> None:
+        while not stop.is_set():
+            try:
+                data: bytes | BaseException = read()
+            except BaseException as exc:  # raised in the reader's thread
+                data = exc
+            while not stop.is_set():  # a bounded wait: the reader may have gone
+                try:
+                    todo.put(data, timeout=0.05)
+                    break
+                except queue.Full:
+                    continue
+            if not isinstance(data, bytes) or not data:
+                return
+
+    thread = threading.Thread(target=run, name="cover-reader", daemon=True)
+    thread.start()
+    try:
+        while True:
+            got = todo.get()
+            if isinstance(got, BaseException):
+                raise got
+            yield got
+            if not got:
+                return
+    finally:
+        stop.set()
+        thread.join()
