@@ -119,8 +119,9 @@ def line_chunks(path: str | Path, size: int) -> Iterator[Numbered]:
     """The same lines at most ``size`` at a time, cut where the reads cut them, for the
     whole-file bulk readers (whose per-row reader takes any file they pass on: no line
     length cap, a JSON array left to it)."""
-    with open_input(path) as fh:
-        for _, lines in numbered_blocks(fh, source=str(path), capped=False):
+    with open_input(path) as fh, contextlib.closing(
+            numbered_blocks(fh, source=str(path), capped=False, ahead=True)) as blocks:
+        for _, lines in blocks:
             for a in range(0, len(lines), size):
                 yield lines[a:a + size]
 
