@@ -95,7 +95,8 @@ def _write_demo(out: Path, table: GroundingTable, inputs: list[Path],
     make_folder(out / "calibrators")
     make_folder(out / "regions")
     evaluation: dict[str, Any] = {}
-    for fam in ("norm", "sec", "sls"):
+    families = ("norm", "sec", "sls")
+    for fam in families:
         cal = Calibrator(score=fam, alpha=0.1).fit(pool)
         write_json(out / "calibrators" / f"{fam}_alpha0.1.json", cal.to_dict(), inputs=inputs)
         regions = cal.certify(test)
@@ -108,7 +109,6 @@ def _write_demo(out: Path, table: GroundingTable, inputs: list[Path],
     write_json(out / "evaluation_alpha0.1.json", strict_json(evaluation), inputs=inputs)
 
     # 2. The study: every family over the paper's alpha grid with resampling.
-    families = ("norm", "sec", "sls")
     with Progress("calibrating 3 families x 6 alphas x resamples",
                   n_steps(protocol, families)) as prog:
         res = coverage_validity(table, name=f"{DEMO_GROUNDER} on QVHighlights val",
