@@ -161,6 +161,10 @@ class OutputFolder(str):
 #: ``--gt`` of the commands first written for QVHighlights-style files.
 QVH_GT_HELP = "ground-truth jsonl (QVHighlights format)"
 
+#: ``--clip`` of ensemble and grounder predict, own keywords over the shared flag's: the
+#: value goes to the reader unchecked here, and the help names the default itself.
+PLAIN_CLIP = {"type": float, "help": "relevance clip length, s (default 2)"}
+
 def declared_paths(parser: argparse.ArgumentParser, args: argparse.Namespace
                    ) -> tuple[list[tuple[str, str]], list[tuple[str, str]], list[tuple[str, str]]]:
     """``(inputs, outputs, folders)`` given on the command line, each ``(flag, path)``:
