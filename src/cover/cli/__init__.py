@@ -146,12 +146,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         where = f"{exc.filename}: " if exc.filename else ""
         say(f"cover: error: {where}{exc.strerror or exc}")
         return EXIT_USAGE
-    except Terminated:
-        say("cover: terminated; files being written were discarded, earlier outputs are "
-             "intact")
-        return EXIT_TERMINATED
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM as Terminated
         # Every output is written to a temporary file and renamed only when complete.
-        say("cover: interrupted; files being written were discarded, earlier outputs are "
-             "intact")
-        return EXIT_INTERRUPTED
+        term = isinstance(exc, Terminated)
+        say(f"cover: {'terminated' if term else 'interrupted'}; files being written were "
+            "discarded, earlier outputs are intact")
+        return EXIT_TERMINATED if term else EXIT_INTERRUPTED

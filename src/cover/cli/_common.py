@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 from cover.calibrate.quantile import as_fraction
 
 J = TypeVar("J")
+N = TypeVar("N", int, float)
 
 #: What ``add_subparsers()`` returns; each command module's ``add_parser`` takes it.
 Subparsers = argparse._SubParsersAction
@@ -67,11 +68,16 @@ def nonnegative_float(text: str) -> float:
     return _finite(text, zero_ok=True)
 
 
-def _finite(text: str, *, zero_ok: bool) -> float:
+def _read(text: str, kind: Callable[[str], N], what: str) -> N:
+    """``kind(text)``; a text it cannot read is the usage error "expected <what>"."""
     try:
-        x = float(text)
+        return kind(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text}") from None
+        raise argparse.ArgumentTypeError(f"expected {what}, got {text}") from None
+
+
+def _finite(text: str, *, zero_ok: bool) -> float:
+    x = _read(text, float, "a number")
     if not (math.isfinite(x) and (x > 0 or (zero_ok and x == 0))):
         raise argparse.ArgumentTypeError(
             f"must be a finite number {'>=' if zero_ok else '>'} 0, got {text}")
@@ -83,10 +89,7 @@ def fraction_in(*, one: bool) -> Callable[[str], float]:
     span = "(0, 1]" if one else "(0, 1)"
 
     def parse(text: str) -> float:
-        try:
-            x = float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected a number, got {text}") from None
+        x = _read(text, float, "a number")
         if not (0 < x < 1 or (one and x == 1)):
             raise argparse.ArgumentTypeError(f"must be a number in {span}, got {text}")
         return x
@@ -105,10 +108,7 @@ def nonnegative_int(text: str) -> int:
 
 
 def _int_at_least(text: str, low: int) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text}") from None
+    n = _read(text, int, "a whole number")
     if n < low:
         raise argparse.ArgumentTypeError(f"must be a whole number >= {low}, got {text}")
     return n
@@ -151,6 +151,13 @@ class OutputOrStdout(OutputPath):
 RESULTS_FOLDER_HELP = ("results folder, written all or nothing: built beside it and renamed "
                        "into place when the run succeeds; a previous COVER results folder "
                        "there is replaced whole, a folder holding other files is refused")
+
+#: ``--gt`` of the commands first written for QVHighlights-style files.
+QVH_GT_HELP = "ground-truth jsonl (QVHighlights format)"
+
+#: ``--clip`` of ensemble and grounder predict, own keywords over the shared flag's: the
+#: value goes to the reader unchecked here, and the help names the default itself.
+PLAIN_CLIP = {"type": float, "help": "relevance clip length, s (default 2)"}
 
 
 class OutputFolder(str):
@@ -209,6 +216,7 @@ def _flag_table() -> dict[str, dict[str, Any]]:
     """dest -> ``add_argument`` keywords of the flags several commands declare alike, each
     ``--dest`` with ``-`` for ``_`` (built when first asked: choices from the library)."""
     from cover.scores import ALL_FAMILIES, TARGETS
+    from cover.studies.protocol import PAPER_ALPHAS
 
     return {
         "preds": dict(required=True, type=InputPath,
@@ -216,13 +224,19 @@ def _flag_table() -> dict[str, dict[str, Any]]:
         "gt": dict(required=True, type=InputPath,
                    help="ground truth (any format of `cover formats`)"),
         "qids": dict(type=InputPath),
+        "output": dict(required=True, type=OutputPath, help="prediction jsonl to write"),
         "out": dict(required=True, type=OutputFolder, help=RESULTS_FOLDER_HELP),
         "json": dict(type=OutputOrStdout),
         "score": dict(choices=ALL_FAMILIES, default="norm", help="score family"),
         "alpha": dict(type=alpha_text, default="0.1", help="miscoverage level in (0, 1)"),
+        # argparse hands this list itself to every run without --alphas: never mutated
+        "alphas": dict(nargs="+", type=float, default=list(PAPER_ALPHAS)),
         "seed": dict(type=int, default=42),
         "cal_frac": dict(type=float, default=0.4),
         "resamples": dict(type=positive_int, default=50, help="calibration resamples per cell"),
+        "split_seeds": dict(type=positive_int, default=0, metavar="N",  # {}: what the spread covers
+                            help="also repeat the unit-level split with seeds 0..N-1 and "
+                            "report each cell's spread over seeds ({})"),
         "min_scale": dict(type=positive_float, default=1.0, help="NORM scale floor, s"),
         "target": dict(choices=TARGETS, default="envelope",
                        help="cover the envelope of multi-window truth, or every window"),
@@ -238,16 +252,24 @@ def _flag_table() -> dict[str, dict[str, Any]]:
     }
 
 
+#: The shared flags that also have a one-letter spelling.
+_SHORT = {"output": ("-o",)}
+
+
 def add_flags(p: argparse.ArgumentParser, *names: str, **own: str | dict[str, Any]) -> None:
     """Declare the shared flags ``names`` (dests, in help order) on ``p``; ``own[dest]``
-    is the command's own help text (a str) or keywords (a dict) over the shared ones."""
+    is the command's own help text (a str, put in the ``{}`` of a shared help that has
+    one) or keywords (a dict) over the shared ones."""
     table = _flag_table()
     if set(own) - set(names):
         raise TypeError(f"own wording for flags not declared: {sorted(set(own) - set(names))}")
     for name in names:
         mine = own.get(name, {})
-        p.add_argument("--" + name.replace("_", "-"),
-                       **table[name] | ({"help": mine} if isinstance(mine, str) else mine))
+        if isinstance(mine, str):
+            shared = table[name].get("help") or ""
+            mine = {"help": shared.replace("{}", mine) if "{}" in shared else mine}
+        p.add_argument(*_SHORT.get(name, ()), "--" + name.replace("_", "-"),
+                       **table[name] | mine)
 
 
 def job_of(job: Callable[..., J], args: argparse.Namespace, *, paths: Iterable[str] = (),

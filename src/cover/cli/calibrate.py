@@ -51,12 +51,11 @@ def add_parser(sub: Subparsers) -> None:
     p.add_argument("--keep-scores", action="store_true",
                    help="keep the calibration scores in the calibrator (a sketch beyond 5000 "
                    "rows), so that certify writes each row's conformal p-value")
-    add_flags(p, "alpha", "qids", "min_scale", "target",
+    add_flags(p, "alpha", "qids", "min_scale", "target", "output", "in_memory", "batch_rows",
               alpha="miscoverage level in (0, 1) (ltt: the miss rate among answered queries)",
-              qids="calibrate only on these query ids (e.g. from cover split)")
-    p.add_argument("-o", "--output", required=True, type=OutputOrStdout,
-                   help="calibrator JSON to write (- for standard output)")
-    add_flags(p, "in_memory", "batch_rows",
+              qids="calibrate only on these query ids (e.g. from cover split)",
+              output={"type": OutputOrStdout,
+                      "help": "calibrator JSON to write (- for standard output)"},
               in_memory="read the whole prediction file even when it could be streamed",
               batch_rows="prediction lines per batch when streaming")
     p.add_argument("--no-band", action="store_true",

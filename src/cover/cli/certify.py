@@ -31,12 +31,11 @@ def add_parser(sub: Subparsers) -> None:
     p.add_argument("--videos", type=InputPath,
                    help="video durations when preds lack them: any jsonl with vid "
                    "and duration, or a JSON object vid -> {duration} (charades.json)")
-    add_flags(p, "qids", qids="certify only these query ids")
-    p.add_argument("-o", "--output", required=True, type=OutputOrStdout,
-                   help="regions to write (- for standard output); the name sets the "
-                   "format: .parquet (from a Parquet input with --columns), .csv/.tsv "
-                   "(CSV rows with cover columns, from a CSV input with --columns), "
-                   "anything else JSON lines")
+    add_flags(p, "qids", "output", qids="certify only these query ids", output={
+        "type": OutputOrStdout,
+        "help": "regions to write (- for standard output); the name sets the format: "
+        ".parquet (from a Parquet input with --columns), .csv/.tsv (CSV rows with cover "
+        "columns, from a CSV input with --columns), anything else JSON lines"})
     p.add_argument("--max-p", type=fraction_in(one=True), metavar="P",
                    help="abstain on the rows whose conformal p-value (cover.p_value: the "
                    "smallest alpha at which the region is narrower than the video) is above "

@@ -8,6 +8,9 @@ from pathlib import Path
 
 from cover.cli._common import InputPath, OutputFolder, Subparsers, add_command
 
+#: ``--dir`` of both actions: read by ``list``, written into by ``fetch``.
+DIR_HELP = "data folder (default $COVER_DATA_DIR, else the platform cache)"
+
 
 def add_parser(sub: Subparsers) -> None:
     p = add_command(sub, "data",
@@ -19,16 +22,14 @@ def add_parser(sub: Subparsers) -> None:
     ls = add_command(actions, "list", help="every registered file: name, size, license, source",
                      description="List every registered file: name, size, license, source.",
                      example="cover data list --dir ~/cover-data")
-    ls.add_argument("--dir", type=InputPath,
-                    help="data folder (default $COVER_DATA_DIR, else the platform cache)")
+    ls.add_argument("--dir", type=InputPath, help=DIR_HELP)
     ls.set_defaults(func=run)
     fe = add_command(actions, "fetch", help="download and verify files (names, or all)",
                      description="Download the named files (or all) and verify their sha256.",
                      example="cover data fetch all --dir ~/cover-data")
     fe.add_argument("names", nargs="+", metavar="NAME", help="a name from `cover data list`, "
                     "or all")
-    fe.add_argument("--dir", type=OutputFolder,
-                    help="data folder (default $COVER_DATA_DIR, else the platform cache)")
+    fe.add_argument("--dir", type=OutputFolder, help=DIR_HELP)
     fe.set_defaults(func=run)
 
 

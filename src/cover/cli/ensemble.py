@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from cover.cli._common import InputPath, OutputPath, Subparsers, add_command
+from cover.cli._common import PLAIN_CLIP, InputPath, Subparsers, add_command, add_flags
 from cover.errors import report_problems
 
 
@@ -22,11 +22,9 @@ def add_parser(sub: Subparsers) -> None:
     p.add_argument("--min-members", type=int, default=2,
                    help="members that must give a row an interval, else the row is refused "
                         "(default 2)")
-    p.add_argument("--clip", type=float, default=2.0, help="relevance clip length, s (default 2)")
-    p.add_argument("--on-error", choices=("raise", "reject"), default="raise",
-                   help="bad rows: stop with an error (default) or set them aside with reasons")
-    p.add_argument("-o", "--output", required=True, type=OutputPath,
-                   help="ensemble prediction jsonl to write")
+    add_flags(p, "clip", "on_error", "output", clip=PLAIN_CLIP,
+              output="ensemble prediction jsonl to write",
+              on_error="bad rows: stop with an error (default) or set them aside with reasons")
     p.set_defaults(func=run)
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from cover.cli._common import InputPath, Subparsers, add_command
+from cover.cli._common import InputPath, Subparsers, add_command, printed
 from cover.errors import say
 
 
@@ -102,13 +102,9 @@ def run(args: argparse.Namespace) -> int:
     if args.files and args.explain:
         from cover.cli.formats_explain import explain
 
-        for path in args.files:
-            print(explain(path))
-        return 0
+        return printed(explain(path) for path in args.files)
     if args.files:
-        for path in args.files:
-            print(f"{path}: {_detect(path)}")
-        return 0
+        return printed(f"{path}: {_detect(path)}" for path in args.files)
 
     for role, title in (("predictions", "Predictions (--preds)"),
                         ("ground_truth", "Ground truth (--gt)")):

@@ -12,6 +12,7 @@ from cover.cli._common import (
     OutputPath,
     Subparsers,
     add_command,
+    add_flags,
     job_of,
     nonnegative_float,
     nonnegative_int,
@@ -39,8 +40,7 @@ def add_parser(sub: Subparsers) -> None:
                    help="folder holding <vid>.mp4 (or .mkv ...)")
     p.add_argument("--queries", required=True, type=InputPath,
                    help="jsonl with qid, vid, query (duration optional: read from the video)")
-    p.add_argument("-o", "--output", required=True, type=OutputPath,
-                   help="prediction jsonl to write")
+    add_flags(p, "output")
     p.add_argument("--frames", type=positive_int, default=16,
                    help="frames per video (default 16)")
     p.add_argument("--max-side", type=positive_int, default=448, help="frame size limit, px")
@@ -64,9 +64,8 @@ def add_parser(sub: Subparsers) -> None:
     # --log is read too (a rerun resumes from it), but it is written: an output, so it
     # must differ from every input and from -o
     p.add_argument("--log", type=OutputPath, help="resumable log (default: <output>.log)")
-    p.add_argument("--on-error", choices=("raise", "reject"), default="raise",
-                   help="queries without a usable video (missing, or a vid reaching outside "
-                        "--videos): stop (default) or set them aside")
+    add_flags(p, "on_error", on_error="queries without a usable video (missing, or a vid "
+              "reaching outside --videos): stop (default) or set them aside")
     p.set_defaults(func=run)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from cover.cli._common import InputPath, OutputPath, Subparsers, add_command, add_flags, job_of
+from cover.cli._common import PLAIN_CLIP, InputPath, Subparsers, add_command, add_flags, job_of
 from cover.errors import report_problems
 
 
@@ -24,7 +24,7 @@ def add_parser(sub: Subparsers) -> None:
     t.add_argument("--train", required=True, type=InputPath,
                    help="any ground-truth file with query text (Lighthouse jsonl, ActivityNet "
                         "Captions json, TACoS, Charades-STA ...)")
-    t.add_argument("-o", "--output", required=True, type=OutputPath, help="model JSON to write")
+    add_flags(t, "output", output="model JSON to write")
     t.add_argument("--prior-only", action="store_true",
                    help="the length-prior baseline: the training set's mean start/end")
     t.add_argument("--alpha", type=float, default=1.0, help="ridge penalty (default 1)")
@@ -45,9 +45,7 @@ def add_parser(sub: Subparsers) -> None:
                    help="model JSON from `cover grounder train`")
     q.add_argument("--queries", required=True, type=InputPath,
                    help="jsonl with qid, vid, query, duration, or any ground-truth file")
-    q.add_argument("--clip", type=float, default=2.0, help="relevance clip length, s (default 2)")
-    q.add_argument("-o", "--output", required=True, type=OutputPath,
-                   help="prediction jsonl to write")
+    add_flags(q, "clip", "output", clip=PLAIN_CLIP)
     q.add_argument("--durations", type=InputPath,
                    help="video durations file, for formats that lack them")
     add_flags(q, "on_error")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from cover.cli._common import InputPath, OutputPath, Subparsers, add_command
+from cover.cli._common import InputPath, Subparsers, add_command, add_flags, printed
 
 
 def add_parser(sub: Subparsers) -> None:
@@ -14,13 +14,11 @@ def add_parser(sub: Subparsers) -> None:
                     "the results folder `cover study` wrote.",
                     example="cover report study-results -o report.html")
     p.add_argument("results", type=InputPath, help="folder written by `cover study`")
-    p.add_argument("-o", "--output", type=OutputPath, required=True, help="HTML file to write")
+    add_flags(p, "output", output="HTML file to write")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from cover.report.build import build_report
 
-    out = build_report(Path(args.results), Path(args.output))
-    print(f"wrote {out}")
-    return 0
+    return printed([f"wrote {build_report(Path(args.results), Path(args.output))}"])

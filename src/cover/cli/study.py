@@ -5,13 +5,12 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from cover.cli._common import InputPath, Subparsers, add_command, add_flags, job_of, positive_int
+from cover.cli._common import InputPath, Subparsers, add_command, add_flags, job_of
 from cover.cli.formats import add_format_flags, add_selection_flags, format_kwargs
 
 
 def add_parser(sub: Subparsers) -> None:
     from cover.jobs.study import STUDIES
-    from cover.studies.protocol import PAPER_ALPHAS
 
     p = add_command(sub, "study", help="the paper's studies: tables, figures and an HTML report",
                     description="Run one study or all of them over (--preds, --gt) pairs. "
@@ -30,19 +29,15 @@ def add_parser(sub: Subparsers) -> None:
                    "(default: the prediction file's folder)")
     p.add_argument("--dataset", action="append", help="dataset name per --preds "
                    "(default: guessed from the --gt file name)")
-    add_flags(p, "out")
-    p.add_argument("--alphas", nargs="+", type=float, default=list(PAPER_ALPHAS),
-                   help="alpha grid (default: the paper's)")
-    add_flags(p, "resamples", resamples="calibration resamples")
+    add_flags(p, "out", "alphas", "resamples", alphas="alpha grid (default: the paper's)",
+              resamples="calibration resamples")
     p.add_argument("--resample-frac", type=float, default=0.5,
                    help="share of the pool's units per resample")
     add_flags(p, "seed", "cal_frac", "min_scale", "target", seed="split and resample seed",
               cal_frac="share of units in the calibration pool", min_scale={"type": float})
     p.add_argument("--humans", type=InputPath, metavar="DATA_DIR",
                    help="add the human-grounder table from the re-annotations under DATA_DIR")
-    p.add_argument("--split-seeds", type=positive_int, default=0, metavar="N",
-                   help="also repeat the unit-level split with seeds 0..N-1 and report each "
-                   "cell's spread over seeds (coverage, efficiency, conditional studies)")
+    add_flags(p, "split_seeds", split_seeds="coverage, efficiency, conditional studies")
     p.add_argument("--no-report", action="store_true",
                    help="skip report.html and the figures it shows (tables and JSON only)")
     add_format_flags(p, gt=True)  # one reading of every --preds / --gt

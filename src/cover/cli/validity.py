@@ -5,14 +5,13 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from cover.cli._common import Subparsers, add_command, add_flags, job_of, positive_int
+from cover.cli._common import QVH_GT_HELP, Subparsers, add_command, add_flags, job_of
 from cover.cli.formats import add_format_flags, add_selection_flags, format_kwargs
 
 
 def add_parser(sub: Subparsers) -> None:
     from cover.jobs.validity import WHAT_IT_CHECKS
     from cover.scores import FAMILIES
-    from cover.studies.protocol import PAPER_ALPHAS
 
     p = add_command(
         sub, "validity", help="study 1: coverage validity over the alpha grid",
@@ -27,19 +26,15 @@ def add_parser(sub: Subparsers) -> None:
     p.add_argument("--name", action="append",
                    help="display name per --preds (default: the file name, with its folder "
                    "when file names repeat)")
-    add_flags(p, "gt", "qids", "out", gt="ground-truth jsonl (QVHighlights format)",
+    add_flags(p, "gt", "qids", "out", gt=QVH_GT_HELP,
               qids="study only these query ids (one per line)")
     p.add_argument("--families", nargs="+", choices=FAMILIES, default=list(FAMILIES),
                    help="score families (a family whose input a file lacks is skipped)")
-    p.add_argument("--alphas", nargs="+", type=float, default=list(PAPER_ALPHAS),
-                   help="miscoverage levels in (0, 1)")
-    add_flags(p, "resamples", "seed", "cal_frac", "min_scale", "target",
+    add_flags(p, "alphas", "resamples", "seed", "cal_frac", "min_scale", "target", "split_seeds",
+              "strict", "on_error", "clip", alphas="miscoverage levels in (0, 1)",
               seed="random seed of split and resamples",
-              cal_frac="share of source videos in the calibration pool, in (0, 1)")
-    p.add_argument("--split-seeds", type=positive_int, default=0, metavar="N",
-                   help="also repeat the unit-level split with seeds 0..N-1 and report each "
-                   "cell's spread over seeds (split_seeds.json / .md)")
-    add_flags(p, "strict", "on_error", "clip")
+              cal_frac="share of source videos in the calibration pool, in (0, 1)",
+              split_seeds="split_seeds.json / .md")
     add_format_flags(p, gt=True)
     add_selection_flags(p)
     p.set_defaults(func=run)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import gzip
 import stat
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Literal
 
 from cover.errors import InputError
 
@@ -25,6 +25,8 @@ BOM = b"\xef\xbb\xbf"
 CSV_SUFFIXES = (".csv", ".tsv")
 PARQUET_SUFFIXES = (".parquet", ".pq")
 TABLE_SUFFIXES = CSV_SUFFIXES + PARQUET_SUFFIXES
+#: What a file's name says it holds (:func:`suffix_kind`).
+SuffixKind = Literal["jsonl", "parquet", "csv"]
 
 
 def kind_suffix(path: str | Path) -> str:
@@ -33,6 +35,13 @@ def kind_suffix(path: str | Path) -> str:
     p = Path(path)
     s = p.suffix.lower()
     return Path(p.stem).suffix.lower() if s == ".gz" else s
+
+
+def suffix_kind(path: str | Path) -> SuffixKind:
+    """``parquet`` for a ``.parquet``/``.pq`` name, ``csv`` for ``.csv``/``.tsv`` (each
+    gzipped or not), any other name (``-`` too) ``jsonl``."""
+    kind = kind_suffix(path)
+    return "parquet" if kind in PARQUET_SUFFIXES else "csv" if kind in CSV_SUFFIXES else "jsonl"
 
 
 def is_gzip(path: str | Path) -> bool:

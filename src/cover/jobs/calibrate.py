@@ -9,7 +9,6 @@ same problems report and the same fit follow.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -39,7 +38,7 @@ def stream_kind(job: CalibrateJob) -> str | None:
     records); None: read whole."""
     from cover.calibrate.groups import reads_input_rows
     from cover.calibrate.registry import get_rule
-    from cover.io.generic import kind_suffix
+    from cover.io.opener import suffix_kind
     from cover.jobs.certify_stream import streamable
 
     spec = get_rule(job.rule)
@@ -47,7 +46,7 @@ def stream_kind(job: CalibrateJob) -> str | None:
     if (job.in_memory or reads_input_rows(job.groups) or spec.per_row
             or spec.needs & {"loss", "weights", "table"}):
         return None
-    if columns and kind_suffix(Path(job.preds)) in (".parquet", ".pq", ".csv", ".tsv"):
+    if columns and suffix_kind(job.preds) != "jsonl":
         return "columns"
     return "jsonl" if streamable(job.preds, fmt, columns) == "jsonl" else None
 

@@ -26,6 +26,7 @@ from numpy.typing import NDArray
 from cover.data.rules import OnError
 from cover.errors import InputError, RowProblem, report_problems, say
 from cover.io.mapping_guard import refuse_csv_proposals
+from cover.io.opener import suffix_kind
 from cover.io.qids import read_qid_lines, unknown_qids
 from cover.jobs.certify_stream import (
     Stream,
@@ -65,23 +66,13 @@ class CertifyJob:
     relevance_from: str | None = None
 
 
-def output_kind(output: str | Path) -> Stream:
-    """The format an output name asks for: ``parquet``, ``csv`` or (any other name,
-    ``-`` included) ``jsonl``."""
-    from cover.io.generic import CSV_SUFFIXES, PARQUET_SUFFIXES, kind_suffix
-
-    suffix = kind_suffix(output) if str(output) != "-" else ""
-    return ("parquet" if suffix in PARQUET_SUFFIXES else
-            "csv" if suffix in CSV_SUFFIXES else "jsonl")
-
-
 def route(job: CertifyJob) -> Stream | None:
     """The streamed path that writes ``job.output`` (None: the whole read, written as JSON
     lines), or an :class:`InputError` naming ``-o`` when the output name asks for a
     format this input cannot be written as."""
     whole = job.in_memory
     kind = streamable(job.preds, job.pred_format, job.columns, job.output)
-    want = output_kind(job.output)
+    want = suffix_kind(job.output)  # the format the output name asks for
     if want == "jsonl":
         # --in-memory JSON lines are the stream's one batch (certify_streaming): the
         # same path, so the same bytes out.

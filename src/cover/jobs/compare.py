@@ -153,20 +153,15 @@ def compare(spec: CompareSpec, log: Any = None) -> dict[str, Any]:
     """Read, pair, split, calibrate both sides, and return the comparison as a JSON-ready
     document (:func:`cover.studies.paired.paired_rows` per metric)."""
     from cover.data.splits import split_by_unit
-    from cover.io.labelled import load_labelled
-    from cover.jobs.validity import note_problems
+    from cover.jobs.validity import labelled
     from cover.studies.paired import paired_differences, paired_rows
 
     say = log or (lambda _m: None)
     kw = dict(clip=spec.clip, strict=spec.strict, on_error=spec.on_error, log=say,
               **spec.read_options)
-    ta, probs = load_labelled(spec.a.preds, spec.gt, **kw)
-    note_problems(probs, str(spec.a.preds))
-    if Path(spec.b.preds).resolve() == Path(spec.a.preds).resolve():
-        tb = ta
-    else:
-        tb, probs = load_labelled(spec.b.preds, spec.gt, **kw)
-        note_problems(probs, str(spec.b.preds))
+    ta = labelled(spec.a.preds, spec.gt, **kw)
+    same = Path(spec.b.preds).resolve() == Path(spec.a.preds).resolve()
+    tb = ta if same else labelled(spec.b.preds, spec.gt, **kw)
     ia, ib, counts = common_queries(ta, tb, spec.a.preds, spec.b.preds)
     if counts["common"] < 2:
         raise InputError(f"{spec.a.preds} and {spec.b.preds} share {counts['common']} "

@@ -14,7 +14,6 @@ from cover.data.splits import split_by_unit
 from cover.data.table import GroundingTable
 from cover.errors import say
 from cover.io.datasets import DEMO_GROUNDER, QVH_VAL_GT, QVH_VAL_PREDICTIONS, data_dir_for
-from cover.io.labelled import load_labelled
 from cover.io.output import (
     check_results_folder,
     make_folder,
@@ -25,7 +24,7 @@ from cover.io.output import (
 )
 from cover.io.qids import write_qids
 from cover.io.regions_jsonl import certified_rows, write_certified
-from cover.jobs.validity import CHECKS_SECTION, WHAT_IT_CHECKS, note_problems, write_validity
+from cover.jobs.validity import CHECKS_SECTION, WHAT_IT_CHECKS, labelled, write_validity
 from cover.metrics import evaluate
 from cover.report.tables import validity_summary, validity_table
 from cover.studies.coverage_validity import coverage_validity, n_steps
@@ -75,8 +74,7 @@ def run_demo(*, out: Path, data_dir: str | None = None, n_resamples: int = 50) -
     say(f"cover demo: {DEMO_GROUNDER} predictions on QVHighlights val from {data}")
     inputs = [data / rel, data / QVH_VAL_GT]
     check_results_folder(out, inputs)
-    table, problems = load_labelled(data / rel, data / QVH_VAL_GT)
-    note_problems(problems, rel)
+    table = labelled(data / rel, data / QVH_VAL_GT, what=rel)
     # Written beside --out and renamed into place when complete (cover.io.folders).
     with results_folder(out, inputs=inputs) as work:
         _write_demo(work, table, inputs, Protocol(n_resamples=n_resamples))
@@ -97,7 +95,8 @@ def _write_demo(out: Path, table: GroundingTable, inputs: list[Path],
     make_folder(out / "calibrators")
     make_folder(out / "regions")
     evaluation: dict[str, Any] = {}
-    for fam in ("norm", "sec", "sls"):
+    families = ("norm", "sec", "sls")
+    for fam in families:
         cal = Calibrator(score=fam, alpha=0.1).fit(pool)
         write_json(out / "calibrators" / f"{fam}_alpha0.1.json", cal.to_dict(), inputs=inputs)
         regions = cal.certify(test)
@@ -110,7 +109,6 @@ def _write_demo(out: Path, table: GroundingTable, inputs: list[Path],
     write_json(out / "evaluation_alpha0.1.json", strict_json(evaluation), inputs=inputs)
 
     # 2. The study: every family over the paper's alpha grid with resampling.
-    families = ("norm", "sec", "sls")
     with Progress("calibrating 3 families x 6 alphas x resamples",
                   n_steps(protocol, families)) as prog:
         res = coverage_validity(table, name=f"{DEMO_GROUNDER} on QVHighlights val",

@@ -56,18 +56,19 @@ def evaluate_files(job: EvaluateFiles) -> dict[str, Any]:
     """Run ``cover evaluate``: print the summary, write ``job.json``; returns the metrics."""
     from cover._memory import map_large_blocks_for
     from cover.io.batch_join import rejected_qids
-    from cover.stream.evaluate import evaluate_stream, regions_kind
+    from cover.io.opener import suffix_kind
+    from cover.stream.evaluate import evaluate_stream
 
     map_large_blocks_for(job.gt)  # a large truth and its per-video sums: growing columns
     truth, problems = _read_truth(job)
-    kind = regions_kind(job.regions)
+    kind = suffix_kind(job.regions)
     if job.calibrator is not None and kind != "csv":
         raise InputError(f"{job.regions}: --calibrator is for CSV regions; JSON-lines and "
                          "Parquet regions carry their calibrator's fields")
     run = partial(evaluate_stream, job.regions, truth, target=job.target,
                   refusal_policy=job.refusal_policy, batch_rows=job.batch_rows,
                   columns=job.columns, calibrator=job.calibrator, covariates=job.diagnostics,
-                  on_meta=partial(_check_relevance, job),
+                  on_meta=partial(_check_relevance, job, kind),
                   truth_rejected=rejected_qids(problems))
     whole = job.in_memory or (kind == "jsonl" and json_array(job.regions))
     res = run(whole=whole)
@@ -99,21 +100,20 @@ def evaluate_files(job: EvaluateFiles) -> dict[str, Any]:
         "ground_truth_not_certified": res.ground_truth_not_certified,
         "in_calibration": res.in_calibration or (n if res.same_as_calibration else 0),
     }
-    return _finish(job, ev, field, res.meta, counts, _diagnostics(job, ev, res))
+    return _finish(job, kind, ev, field, res.meta, counts, _diagnostics(job, ev, res))
 
 
-def _check_relevance(job: EvaluateFiles, meta: dict[str, Any]) -> None:
+def _check_relevance(job: EvaluateFiles, kind: str, meta: dict[str, Any]) -> None:
     """``--relevance-from`` against the relevance source the regions' calibrator recorded
     (``cover.relevance``; absent: saliency), checked on the first batch read."""
     from cover.data.relevance import SALIENCY
     from cover.jobs.certify_stream import check_relevance
-    from cover.stream.evaluate import regions_kind
 
     if job.relevance_from is None:
         return
     if meta.get("score") is None:
         where = ("CSV regions carry no calibrator fields: give --calibrator, the file "
-                 "certify used" if job.calibrator is None and regions_kind(job.regions) == "csv"
+                 "certify used" if job.calibrator is None and kind == "csv"
                  else "no row carries calibrator fields")
         raise InputError(f"--relevance-from {job.relevance_from}: cannot check it against "
                          f"the calibrator of {job.regions} ({where})")
@@ -168,12 +168,11 @@ def _warn_overlap(marked: int, same: bool, n: int) -> None:
             "held-out rows"), stacklevel=2)
 
 
-def _finish(job: EvaluateFiles, ev: Evaluation, field: GroundingMetrics | None,
+def _finish(job: EvaluateFiles, kind: str, ev: Evaluation, field: GroundingMetrics | None,
             meta: dict[str, Any], counts: dict[str, int], diag: Any = None) -> dict[str, Any]:
     """The metrics as JSON and the printed summary (the same for both paths)."""
     from cover.io.output import strict_json, write_json
     from cover.report.tables import field_metrics_text
-    from cover.stream.evaluate import regions_kind
 
     out = ev.to_dict()
     out["counts"] |= counts
@@ -206,7 +205,7 @@ def _finish(job: EvaluateFiles, ev: Evaluation, field: GroundingMetrics | None,
               f"{r['n_calibration']}, Beta sd {r['beta_sd']:.4f}; this test sample's own sd "
               f"{r['test_sd']:.4f}, clustered by {r['cluster_unit']}: {r['test_units']} videos, "
               f"design effect {r['test_design_effect']:.2f}; docs/bands.md)")
-    elif regions_kind(job.regions) == "csv" and job.calibrator is None:
+    elif kind == "csv" and job.calibrator is None:
         print("reference: not known (CSV regions carry no calibrator fields; give "
               "--calibrator, the file certify used, for the band)")
     if diag is not None:

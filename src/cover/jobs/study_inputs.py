@@ -89,10 +89,7 @@ def command_line(study: str, inputs: Sequence[InputPair], out: Path, protocol: P
         parts += ["--humans", str(humans)]
     if split_seeds:
         parts += ["--split-seeds", str(split_seeds)]
-    flags = {"pred_format": "--format", "columns": "--columns", "gt_format": "--gt-format",
-             "gt_columns": "--gt-columns", "gt_durations": "--gt-durations",
-             "on_error": "--on-error", "relevance_from": "--relevance-from",
-             "max_duration": "--max-duration"}
-    for key, value in (read or {}).items():
-        parts += [flags[key], str(value)]
+    for key, value in (read or {}).items():  # each key is its flag's dest (--format's too)
+        parts += ["--format" if key == "pred_format" else "--" + key.replace("_", "-"),
+                  str(value)]
     return " ".join(shlex.quote(p) for p in parts)

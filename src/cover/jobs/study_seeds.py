@@ -4,14 +4,13 @@ printed as a console table (:mod:`cover.studies.seed_spread`)."""
 
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from cover.data.table import GroundingTable
-from cover.errors import InputError
+from cover.errors import InputError, say
 from cover.io.output import write_json, write_text
 from cover.jobs.study_inputs import InputPair
 from cover.report.tables import render
@@ -47,9 +46,8 @@ def run_spread(table: GroundingTable, *, name: str, dataset: str, protocol: Prot
     them was asked for."""
     wanted = [s for s in SPREAD_STUDIES if s in studies]
     if not wanted:
-        print(f"cover: {name} on {dataset}: --split-seeds covers the "
-              f"{', '.join(SPREAD_STUDIES)} studies; none of them was asked for",
-              file=sys.stderr, flush=True)
+        say(f"cover: {name} on {dataset}: --split-seeds covers the "
+            f"{', '.join(SPREAD_STUDIES)} studies; none of them was asked for")
         return None
     spread = split_spread(table, name=name, dataset=dataset, protocol=protocol,
                           n_seeds=n_seeds, families=families, studies=wanted,

@@ -11,8 +11,8 @@ from typing import Any
 import numpy as np
 
 from cover._progress import Progress
-from cover.data.table import DEFAULT_CLIP_SECONDS
-from cover.errors import InputError, RowProblem, report_problems, say
+from cover.data.table import DEFAULT_CLIP_SECONDS, GroundingTable
+from cover.errors import InputError, report_problems, say
 from cover.io.folders import slug
 from cover.io.jsonl import OnError
 from cover.io.labelled import load_labelled
@@ -141,9 +141,8 @@ def run_validity(
     check_results_folder(out, inputs)
     tables = []
     for path in preds:
-        table, problems = load_labelled(path, gt, qids=qids, clip=clip, strict=strict,
-                                        on_error=on_error, log=say, **(read_options or {}))
-        note_problems(problems, str(path))
+        table = labelled(path, gt, qids=qids, clip=clip, strict=strict, on_error=on_error,
+                         log=say, **(read_options or {}))
         check_enough_rows(table.units, protocol, ("validity",), what=str(path))
         tables.append(table)
     # The whole folder is built beside --out and renamed into place at the end: a run
@@ -198,9 +197,13 @@ def run_validity(
     return results
 
 
-def note_problems(problems: list[RowProblem], what: str) -> None:
-    """Say the rejected rows of ``what`` in one line per kind (first example only)."""
-    report_problems(problems, what=what, limit=1)
+def labelled(preds: Path, gt: Path, what: str | None = None, **read: Any) -> GroundingTable:
+    """The labelled rows of ``preds`` (:func:`cover.io.labelled.load_labelled`, ``read``
+    its keywords), their problems said in one line per kind (first example only) as of
+    ``what`` (default: the prediction file)."""
+    table, problems = load_labelled(preds, gt, **read)
+    report_problems(problems, what=what or str(preds), limit=1)
+    return table
 
 
 def _write_overview(results: list[ValidityResult], out: Path,

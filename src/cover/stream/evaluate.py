@@ -29,7 +29,7 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 from operator import attrgetter
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -42,7 +42,7 @@ from cover.grounding_metrics import GroundingSums
 from cover.io.content_join import known_vids
 from cover.io.gt_compact import compact_truth
 from cover.io.jsonl import RawRows, read_json_rows
-from cover.io.opener import CSV_SUFFIXES, PARQUET_SUFFIXES, kind_suffix
+from cover.io.opener import suffix_kind
 from cover.io.order_join import order_qids
 from cover.io.regions_jsonl import LoadedRegions, regions_from_rows
 from cover.io.truth_index import CompactTruth, TruthSeen
@@ -50,17 +50,8 @@ from cover.metric_sums import CodeUnitSums
 from cover.metrics import EvaluationSums
 from cover.stream.calibrate import unit_codes
 
-RegionsKind = Literal["jsonl", "parquet", "csv"]
 #: Rows per batch: as ``cover certify``'s JSON-lines default (~1.1 KB per echoed line).
 DEFAULT_BATCH_ROWS = 16_384
-
-
-def regions_kind(path: str | Path) -> RegionsKind:
-    """``parquet`` for a ``.parquet``/``.pq`` file, ``csv`` for ``.csv``/``.tsv`` (each
-    gzipped or not), else ``jsonl``."""
-    kind = kind_suffix(path)
-    return ("parquet" if kind in PARQUET_SUFFIXES else "csv" if kind in CSV_SUFFIXES
-            else "jsonl")
 
 
 def _batch_readers(path: str | Path, batch_rows: int, columns: str | None,
@@ -84,7 +75,7 @@ def _batch_readers(path: str | Path, batch_rows: int, columns: str | None,
 
     if batch_rows < 1:
         raise ValueError(f"batch_rows must be >= 1, got {batch_rows}")
-    kind = regions_kind(path)
+    kind = suffix_kind(path)
     if kind != "jsonl":
         meta, limits = calibrator_of(calibrator)
         raws = (parquet_region_batches(path, batch_rows, columns) if kind == "parquet" else
