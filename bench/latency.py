@@ -18,14 +18,13 @@ from __future__ import annotations
 import argparse
 import math
 import os
-import platform
 import statistics
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
-from markdown_out import publish
+from markdown_out import machine_line, publish
 
 import cover
 from cover.ragged import Ragged
@@ -124,6 +123,7 @@ def main() -> int:
                     help="only the timeit comparison with the plain function (one line; to "
                          "compare source trees: PYTHONPATH=<tree>/src)")
     args = ap.parse_args()
+    load0 = os.getloadavg()[0]
     if args.timeit_only:
         plain_us, row_us, med, worst = timeit_ratio()
         print(f"plain function {plain_us:.2f} µs, RowCertifier {row_us:.2f} µs: "
@@ -141,12 +141,9 @@ def main() -> int:
             fn(s, s + d, 150.0, sal)
             times[name].append(time.perf_counter_ns() - t0)
     base = statistics.median(times["numpy expression (NORM)"])
-    load = os.getloadavg()
     lines = [f"Command: `.venv/bin/python bench/latency.py --calls {args.calls}`", "",
-             f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python "
-             f"{platform.python_version()}, numpy {np.__version__}; load average "
-             f"{load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} (1/5/15 min) at the end; "
-             f"{args.calls:,} calls per contender, interleaved", "",
+             machine_line(load0) + f"; {args.calls:,} calls per contender, interleaved",
+             "",
              "| contender | median (µs) | p99 (µs) | max (µs) | median / numpy |",
              "|---|---|---|---|---|"]
     for name, ts in times.items():

@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import resource
 import statistics
 import subprocess
@@ -30,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from markdown_out import machine_line
 from workloads import N_CLIPS, short, synthetic
 
 import cover
@@ -176,9 +176,7 @@ def main(argv: list[str] | None = None) -> int:
     md = "\n".join([
         f"Command: `{' '.join(['bench/scaling.py', *(sys.argv[1:] if argv is None else argv)])}`"
         f" ({args.repeats} calls per cell, median; child processes one at a time)", "",
-        f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python "
-        f"{platform.python_version()}, numpy {np.__version__}; 1-minute load average "
-        f"{load0:.1f} at the start and {os.getloadavg()[0]:.1f} at the end (the cores are "
+        machine_line(load0) + " (the cores are "
         "shared: cells run minutes apart see different loads).", "",
         "Each cell: median time, ×growth over the previous size (10× = linear), the peak "
         "RSS of the child while it ran the path (VmHWM reset after the data was built), "

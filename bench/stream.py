@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import time
@@ -39,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from markdown_out import publish
+from markdown_out import command_line, machine_line, publish
 from stream_floors import (
     PARSERS,
     bandwidth_gbs,
@@ -51,6 +52,8 @@ from stream_floors import (
     read_write,
 )
 
+#: The versions the machine line names.
+PACKAGES = ("numpy", "pyarrow", "orjson", "msgspec")
 COLUMNS = "qid=qid,vid=vid,duration=duration,start=start,end=end"
 
 
@@ -255,6 +258,7 @@ def main() -> int:
         child(*args.child, batch_rows=args.batch_rows)
         return 0
     rows = int(args.rows)
+    load0 = os.getloadavg()[0]
     args.dir.mkdir(parents=True, exist_ok=True)
     src = args.dir / f"preds_{rows}.parquet"
     if not src.exists():
@@ -317,7 +321,11 @@ def main() -> int:
                   f"the {jgt.stat().st_size / 1e6:.0f} MB ground truth), keeping nothing", "",
                   *_table(eres, ["parse-evaluate"],
                           (regions.stat().st_size + jgt.stat().st_size) / 1e6)]
-    return publish(lines, args.out)
+    head = [command_line("stream.py"), "", machine_line(load0, PACKAGES) + "; interleaved "
+            "rounds, medians; peak RSS is each run's own `VmHWM` (a fresh process per run, "
+            "the largest of the rounds); wall times are the certify (or evaluate) call "
+            "alone, imports and the calibrator's fit excluded", ""]
+    return publish(head + lines, args.out)
 
 
 if __name__ == "__main__":

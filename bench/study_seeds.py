@@ -18,12 +18,11 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import time
 from dataclasses import replace
 from pathlib import Path
 
-from markdown_out import publish
+from markdown_out import machine_line, publish
 
 from cover.io.datasets import find_data_dir
 from cover.io.labelled import load_labelled
@@ -62,9 +61,7 @@ def main() -> int:
             seconds[study] += time.perf_counter() - t0
     total = time.perf_counter() - t_all
     lines = [f"Command: `.venv/bin/python bench/study_seeds.py --seeds {args.seeds}`", "",
-             f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python "
-             f"{platform.python_version()}; 1-minute load average {load0:.1f} at the start, "
-             f"{os.getloadavg()[0]:.1f} at the end. QD-DETR on QVHighlights val "
+             machine_line(load0) + ". QD-DETR on QVHighlights val "
              f"({len(table)} rows), the default protocol (50 resamples), seeds "
              f"0..{args.seeds - 1}.",
              "", "| study | seconds, all seeds | seconds per seed |", "|---|---|---|"]

@@ -7,7 +7,6 @@ import argparse
 from pathlib import Path
 
 from cover.cli._common import (
-    QVH_GT_HELP,
     InputPath,
     OutputFolder,
     Subparsers,
@@ -29,7 +28,7 @@ def add_parser(sub: Subparsers) -> None:
                     "writing the running miss rate, threshold and a figure.",
                     example="cover online --preds preds.jsonl --gt gt.jsonl --out-dir online "
                     "--order random")
-    add_flags(p, "preds", "gt", preds="prediction jsonl (Moment-DETR format)", gt=QVH_GT_HELP)
+    add_flags(p, "preds", "gt")
     p.add_argument("--out-dir", required=True, type=OutputFolder, help="output folder")
     add_flags(p, "score", "alpha", score={"choices": FAMILIES},
               alpha="target miss rate in (0, 1)")

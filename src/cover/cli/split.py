@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from cover.cli._common import QVH_GT_HELP, OutputFolder, Subparsers, add_command, add_flags
+from cover.cli._common import OutputFolder, Subparsers, add_command, add_flags
 from cover.cli.formats import add_format_flags
 from cover.errors import report_problems, say
 
@@ -17,7 +17,7 @@ def add_parser(sub: Subparsers) -> None:
         "sets by source video (never the same video on both sides); writes "
         "calibration_qids.txt and test_qids.txt.",
         example="cover split --gt gt.jsonl --cal-frac 0.4 --seed 42 --out-dir splits")
-    add_flags(p, "gt", "cal_frac", "seed", gt=QVH_GT_HELP, seed="random seed",
+    add_flags(p, "gt", "cal_frac", "seed", seed="random seed",
               cal_frac="share of source videos in the calibration set, in (0, 1)")
     p.add_argument("--out-dir", default=".", type=OutputFolder,
                    help="where to write the two qid lists")

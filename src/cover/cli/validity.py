@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from cover.cli._common import QVH_GT_HELP, Subparsers, add_command, add_flags, job_of
+from cover.cli._common import Subparsers, add_command, add_flags, job_of
 from cover.cli.formats import add_format_flags, add_selection_flags, format_kwargs
 
 
@@ -26,7 +26,7 @@ def add_parser(sub: Subparsers) -> None:
     p.add_argument("--name", action="append",
                    help="display name per --preds (default: the file name, with its folder "
                    "when file names repeat)")
-    add_flags(p, "gt", "qids", "out", gt=QVH_GT_HELP,
+    add_flags(p, "gt", "qids", "out",
               qids="study only these query ids (one per line)")
     p.add_argument("--families", nargs="+", choices=FAMILIES, default=list(FAMILIES),
                    help="score families (a family whose input a file lacks is skipped)")

@@ -2,8 +2,9 @@
 (:func:`certify_jsonl`, ``cover certify``), each batch by :class:`CertifyKernel`, which
 ``cover serve`` runs on one batch per request (:mod:`cover.serve.certify`).
 
-Memory is one batch of lines plus the qids seen so far (for the duplicate check),
-independent of the file's size. Each output line is the input line **byte for byte**
+Memory is a few batches of lines (the one being certified, up to two being written on
+the writer's thread, a few MB read ahead: :mod:`cover.io.threads`) plus the qids seen
+so far (for the duplicate check), independent of the file's size. Each output line is the input line **byte for byte**
 with ``,"cover":{...}`` added before its closing brace (:func:`splice`), so every field
 the grounder wrote survives exactly (number formatting and key order included);
 ``compact=True`` writes only ``qid``, ``vid`` and the block. Lines that cannot keep their
