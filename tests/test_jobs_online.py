@@ -103,3 +103,20 @@ def test_real_stream_switched_grounder(qvh_gt, data_dir):
     assert abs(s["aci_miss_rate"] - 0.1) <= s["aci_bound"]
     assert abs(s["aci_miss_rate_after"] - 0.1) < 0.02
     assert s["aci_miss_rate_last_window"] == pytest.approx(0.1, abs=0.02)
+
+
+def test_cli_reads_any_format_with_its_format_flags(data_dir, tmp_path, capsys):
+    """A video-LLM's DisTime answers on Charades-STA against the Charades-STA text truth,
+    its durations named by --gt-durations (the same flags as calibrate and validity):
+    every test query is replayed, and a durations file that is not there is named."""
+    c = data_dir / "charades_sta"
+    preds = c / "distime" / "DisTime-InternVL2_5-8B_charades_test_results.json"
+    args = ["online", "--preds", str(preds),
+            "--gt", str(c / "annotations" / "charades_sta_test.txt"), "--no-figure",
+            "--out-dir", str(tmp_path / "o")]
+    assert main([*args, "--gt-durations", str(c / "annotations" / "charades.json")]) == 0
+    summary = json.loads((tmp_path / "o" / "online_summary.json").read_text())
+    assert summary["n_calibration"] + summary["steps"] == 3720
+    capsys.readouterr()
+    assert main([*args, "--gt-durations", str(tmp_path / "none.json")]) == 2
+    assert "none.json" in capsys.readouterr().err

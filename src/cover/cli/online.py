@@ -15,6 +15,7 @@ from cover.cli._common import (
     checked_text,
     job_of,
 )
+from cover.cli.formats import add_format_flags, format_kwargs
 
 
 def add_parser(sub: Subparsers) -> None:
@@ -29,6 +30,7 @@ def add_parser(sub: Subparsers) -> None:
                     example="cover online --preds preds.jsonl --gt gt.jsonl --out-dir online "
                     "--order random")
     add_flags(p, "preds", "gt")
+    add_format_flags(p, gt=True)
     p.add_argument("--out-dir", required=True, type=OutputFolder, help="output folder")
     add_flags(p, "score", "alpha", score={"choices": FAMILIES},
               alpha="target miss rate in (0, 1)")
@@ -58,7 +60,8 @@ def run(args: argparse.Namespace) -> int:
 
     res = job_of(run_online, args, preds=Path(args.preds), gt=Path(args.gt),
                  out=Path(args.out_dir), paths=("cal_qids", "switch_preds"),
-                 figure=not args.no_figure, names=(args.name, args.switch_name))
+                 figure=not args.no_figure, names=(args.name, args.switch_name),
+                 read_options=format_kwargs(args))
     s = res.summary()
     print(f"replayed {s['steps']} rows (order={args.order}) against {s['n_calibration']} "
           f"calibration rows at alpha={args.alpha}, gamma={args.gamma}")

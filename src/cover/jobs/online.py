@@ -194,14 +194,17 @@ def run_online(
     target: str = "envelope",
     figure: bool = True,
     names: tuple[str | None, str | None] = (None, None),
+    read_options: dict[str, Any] | None = None,
 ) -> OnlineRun:
     """Files in, ``out/online_steps.jsonl``, ``online_summary.json`` and (with
-    matplotlib) ``online_miss_rate.png`` out."""
-    table, problems = load_labelled(preds, gt)
+    matplotlib) ``online_miss_rate.png`` out. ``read_options`` go to
+    :func:`cover.io.labelled.load_labelled` (formats, mappings, durations)."""
+    read = read_options or {}
+    table, problems = load_labelled(preds, gt, **read)
     report_problems(problems, what=str(preds))
     switch_table = None
     if switch_preds is not None:
-        switch_table, more = load_labelled(switch_preds, gt, on_error="reject")
+        switch_table, more = load_labelled(switch_preds, gt, **read, on_error="reject")
         report_problems(more, what=str(switch_preds))
     calibration = _calibration_mask(table, cal_qids, cal_frac, seed)
     name = names[0] or preds.stem
