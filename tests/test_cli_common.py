@@ -97,7 +97,8 @@ JOBS = {
                "max_duration", "on_error"}),
     "online": (["cover.jobs.online:run_online"], ["--preds", "p", "--gt", "g", "--out-dir",
                                                   "o"],
-               {"out_dir", "no_figure", "name", "switch_name"}),
+               {"out_dir", "no_figure", "name", "switch_name", "pred_format", "columns",
+                "gt_format", "gt_columns", "gt_durations"}),  # -> read_options
     "ground": (["cover.grounders.endpoint:ChatClient", "cover.jobs.ground:run_ground"],
                ["--endpoint", "e", "--model", "m", "--videos", "v", "--queries", "q",
                 "-o", "o"], {"endpoint", "frames", "api_key_env"}),
