@@ -212,3 +212,48 @@ def test_check_outputs_names_both_flags(tmp_path, kind):
     check_outputs([("-o", "-"), ("--json", out)], [("--preds", src)])
     with pytest.raises(OutputError, match="--json -: is the same file as -o -"):
         check_outputs([("-o", "-"), ("--json", "-")])
+
+
+@pytest.mark.parametrize("threaded", [False, True])
+def test_a_full_disk_names_the_output_it_could_not_write(tmp_path, monkeypatch, capsys,
+                                                        threaded):
+    """A full disk (ENOSPC: os.write and fsync name no file) is named by the target, on
+    the plain and the threaded writer, and the command says which output failed; an
+    error of another kind (an input's) keeps its own words."""
+    import errno
+
+    from cover.cli import main
+    from cover.io import threads
+
+    target = tmp_path / "certified.jsonl"
+    target.write_text("before\n")
+
+    def full(*_: object) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    if threaded:
+        monkeypatch.setattr(threads, "_SYNC_BYTES", 1)
+        monkeypatch.setattr(threads, "_datasync", full)
+    with pytest.raises(OSError) as got:
+        with atomic_open(target, "wb", threaded=threaded) as fh:
+            fh.write(b"after\n")
+            if not threaded:
+                full()
+    assert got.value.filename == str(target)
+    assert target.read_text() == "before\n" and _leftovers(tmp_path) == []
+    with pytest.raises(OSError) as other, atomic_open(tmp_path / "x", "w"):
+        raise OSError(errno.EIO, "Input/output error")
+    assert other.value.filename is None
+
+    monkeypatch.setattr(os, "fsync", full)  # every output of a command: the disk is full
+    assert main(["split", "--gt", str(_gt(tmp_path)), "--out-dir", str(tmp_path / "s")]) == 2
+    assert f"{tmp_path / 's'}" in capsys.readouterr().err
+
+
+def _gt(folder: Path) -> Path:
+    """A ground-truth file of four queries on two videos."""
+    rows = [{"qid": q, "vid": f"v{q % 2}", "duration": 30.0, "query": "q",
+             "relevant_windows": [[1.0, 5.0]]} for q in range(4)]
+    p = folder / "gt.jsonl"
+    p.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return p

@@ -41,6 +41,7 @@ cover.errors.OutputError: ...a.txt: is also an input of this run (...); write th
 from __future__ import annotations
 
 import contextlib
+import errno
 import gzip
 import io
 import json
@@ -163,10 +164,23 @@ def atomic_open(path: PathLike, mode: Literal["w", "wb"] = "w", *,
             os.umask(umask)
             os.chmod(tmp, 0o666 & ~umask)
         os.replace(tmp, target)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
+        _name_write_error(exc, str(target))
         raise
+
+
+#: Errors only a write gives (a full disk, a quota, a file too large): an OSError with no
+#: file name is then the target's.
+_WRITE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
+
+
+def _name_write_error(exc: BaseException, target: str) -> None:
+    """Name ``target`` in a write error that names no file (``os.write`` and ``fsync`` do
+    not), so the message says which output could not be written."""
+    if isinstance(exc, OSError) and exc.filename is None and exc.errno in _WRITE_ERRNOS:
+        exc.filename = target
 
 
 def write_text(path: PathLike, text: str, *, inputs: Iterable[PathLike | None] = ()) -> None:
@@ -221,8 +235,11 @@ def results_folder(path: PathLike, *, inputs: Iterable[PathLike | None] = ()
         os.chmod(work, (target.stat().st_mode & 0o7777) if target.is_dir()
                  else 0o777 & ~umask)
         _swap(work, target)
-    except BaseException:
+    except BaseException as exc:
         shutil.rmtree(work, ignore_errors=True)
+        if isinstance(exc, OSError) and exc.filename is not None:  # a file of the folder
+            with contextlib.suppress(ValueError):
+                exc.filename = str(target / Path(exc.filename).relative_to(work))
         raise
 
 
