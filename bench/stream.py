@@ -45,6 +45,7 @@ from stream_floors import (
     PARSERS,
     bandwidth_gbs,
     compression,
+    echo,
     installed,
     parse,
     parse_evaluate,
@@ -171,6 +172,8 @@ def child(mode: str, src: str, dst: str, batch_rows: int) -> None:
         gt = str(Path(src).with_name(Path(src).stem + "_gt.jsonl"))
         out = evaluate_files(EvaluateFiles(regions=dst, gt=gt, batch_rows=batch_rows))
         n = out["counts"]["rows"]
+    elif mode == "echo-typed":
+        n = echo(src, dst, batch_rows)
     elif mode == "parse-evaluate":
         gt = str(Path(src).with_name(Path(src).stem + "_gt.jsonl"))
         n = parse_evaluate(dst, gt)
@@ -291,7 +294,8 @@ def main() -> int:
             make_gt(jgt, jrows)
         parsers = [p for p in PARSERS if installed(p)]
         jobs = {mode: (jsrc, args.dir / f"certified-{mode}.jsonl")
-                for mode in [*(f"parse-{p}" for p in parsers), "jsonl-norm", "jsonl-sls"]}
+                for mode in [*(f"parse-{p}" for p in parsers), "echo-typed", "jsonl-norm",
+                             "jsonl-sls"]}
         # evaluate streams the NORM regions (1.2 KB per line) against the truth held whole
         jobs["evaluate"] = (jsrc, args.dir / "certified-jsonl-norm.jsonl")
         # evaluate's own floor: the typed parse of both of its inputs (after jsonl-norm
@@ -302,16 +306,19 @@ def main() -> int:
         fastest = min((m for m in jres if m.startswith("parse-")),
                       key=lambda m: jres[m]["wall_s"])
         floors = [fastest, *(["parse-orjson"] if fastest != "parse-orjson"
-                             and "parse-orjson" in jres else [])]
+                             and "parse-orjson" in jres else []), "echo-typed"]
         lines += ["", f"Moment-DETR JSON lines: {jrows:,} rows (10 windows, 75 saliency clips "
                   f"each), {jsrc.stat().st_size / 1e6:.0f} MB; batches of "
                   f"{args.jsonl_batch_rows:,} lines; parse-* = merely parsing every line "
                   "(orjson per line, msgspec `decode_lines` per 16 MB, typed = msgspec "
                   "`Decoder(type=Row)` per line of the fields certify reads, saliency "
                   "skipped (typed-sls: read), pyarrow.json `open_json` blocks), keeping "
-                  f"nothing; the last columns are over the fastest parse ({fastest}) and "
-                  "over orjson's parse of every field; evaluate = `cover evaluate` of the "
-                  "jsonl-norm output (streamed)", "",
+                  "nothing; echo-typed = parse-typed, then every line written back with a "
+                  "constant `cover` block spliced in (a writer thread, synced): the least a "
+                  "certify echoing each line does; the last columns are over the fastest "
+                  f"parse ({fastest}), over orjson's parse of every field and over "
+                  "echo-typed; evaluate = `cover evaluate` of the jsonl-norm output "
+                  "(streamed)", "",
                   *_table({**jres, "evaluate": eres["evaluate"]}, floors,
                           jsrc.stat().st_size / 1e6)]
         regions = jobs["evaluate"][1]

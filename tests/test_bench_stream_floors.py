@@ -58,3 +58,21 @@ def test_read_write_floor_writes_certifys_schema_and_compression(tmp_path: Path)
     assert floors.compression(floor) == floors.compression(certified) == "SNAPPY"
     assert ours.column("cover").to_pylist()[3]["region"] == [[start[3], start[3] + 10.0]]
     assert floors.read(str(src), batch_rows=16) == n
+
+
+def test_echo_floor_writes_every_line_back_with_its_block(tmp_path: Path) -> None:
+    """The echo floor does what a certify echoing each line must: every line, in order,
+    its bytes kept, a ``cover`` block spliced before its closing brace; batches of a few
+    lines go through the writer thread in order."""
+    import json
+
+    rows = [{"qid": i, "vid": f"v{i // 3}", "duration": 150.0,
+             "pred_relevant_windows": [[1.0, 9.5, 0.9]], "pred_saliency_scores": [0.5, -1]}
+            for i in range(23)]
+    src, dst = tmp_path / "p.jsonl", tmp_path / "o.jsonl"
+    src.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert floors.echo(str(src), str(dst), batch_lines=4) == len(rows)
+    out = [json.loads(x) for x in dst.read_text().splitlines()]
+    assert [{k: v for k, v in o.items() if k != "cover"} for o in out] == rows
+    assert {json.dumps(o["cover"]) for o in out} == {json.dumps(out[0]["cover"])}
+    assert dst.read_bytes().count(b"\n") == len(rows)
