@@ -230,9 +230,7 @@ def pair_windows(s: NDArray[np.float64], e: NDArray[np.float64]
     win = np.column_stack([s, e])
     if has.all():  # one window a row: no gather, no count
         return win, np.arange(s.size + 1, dtype=np.int64)
-    off = np.zeros(s.size + 1, dtype=np.int64)
-    np.cumsum(has, out=off[1:])
-    return win[has], off
+    return win[has], offsets_from_lengths(has)
 
 
 def saliency_column(values: list[Any]) -> Ragged:

@@ -37,6 +37,7 @@ from cover.io.document import key_lines, load_object
 from cover.io.jsonl import OnError, RawRows, object_column, read_json_rows
 from cover.io.qvhighlights import Loaded
 from cover.io.timechat import strip_ext
+from cover.ragged import offsets_from_lengths
 
 SPAN = re.compile(r"(\d+(?:\.\d+)?)\s*(?:-|–|to)\s*(\d+(?:\.\d+)?)")
 SUBMISSION_SEP = ">>>"
@@ -91,15 +92,13 @@ def _columns(name: str, qids: list[str], vids: list[str], queries: list[Any],
     spans = [first_span(a) for a in answers]
     has = np.array([s is not None for s in spans], dtype=bool)
     win = np.array([s for s in spans if s is not None], dtype=np.float64).reshape(-1, 2)
-    off = np.zeros(len(qids) + 1, dtype=np.int64)
-    np.cumsum(has, out=off[1:])
     problems += [RowProblem(name, int(line[i]), qids[i], UNPARSED, "noted")
                  for i in np.flatnonzero(~has).tolist()]
     query = object_column(queries)
     return Columns(source=name, qid=np.array(qids, dtype=str), vid=np.array(vids, dtype=str),
                    duration=(np.full(len(qids), np.nan) if durations is None
                              else numbers(durations)),
-                   windows=win, offsets=off, line=line,
+                   windows=win, offsets=offsets_from_lengths(has), line=line,
                    query=query, problems=problems)
 
 
