@@ -24,6 +24,7 @@ from numpy.typing import NDArray
 from cover.errors import InputError, RowProblem
 from cover.io.content_join import rank_within
 from cover.io.jsonl import OnError, object_column, raise_on_rejections
+from cover.utf8 import encodes_utf8
 
 HEADER = ("HITId", "video_id", "description", "start", "end")
 
@@ -58,14 +59,6 @@ def otani_files(folder: str | Path) -> list[Path]:
     return files
 
 
-def _utf8(row: list[str]) -> bool:
-    try:
-        "".join(row).encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
 def read_otani(paths: str | Path | Sequence[str | Path], *, on_error: OnError = "raise"
                ) -> OtaniAnnotations:
     """Read re-annotation CSV files (a folder means its ``test_*.csv``). A row with a
@@ -88,7 +81,8 @@ def read_otani(paths: str | Path | Sequence[str | Path], *, on_error: OnError = 
                                  f"{','.join(head or [])!r}")
             for row in reader:
                 line = reader.line_num
-                why = _check(row) if _utf8(row) else "the row is not valid UTF-8 text"
+                why = (_check(row) if encodes_utf8("".join(row))
+                       else "the row is not valid UTF-8 text")
                 if why is not None:
                     problems.append(RowProblem(str(p), line, row[0] if row else None, why,
                                                "rejected"))
