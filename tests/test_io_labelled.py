@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from cover.cli import main
 from cover.data.table import GroundingTable
-from cover.io.content_join import content_keys, rekey_truth
+from cover.io.content_join import content_keys, rekey
 from cover.io.labelled import load_labelled
 
 
@@ -38,7 +38,7 @@ def test_rekey_pairs_kth_occurrences(pairs: list[tuple[str, str]], rnd: object) 
                                        vid=np.array([pairs[i][0] for i in perm]))
     preds = replace(preds, query=np.array(
         [pairs[i][1].upper().rstrip(".") + " " for i in perm], dtype=object))
-    rekeyed, matched = rekey_truth(preds, gt)
+    rekeyed, matched = rekey(preds, gt, content_keys(preds), content_keys(gt))
     assert matched == n
     assert rekeyed.qid.tolist() == pq.tolist()
     assert np.unique(content_keys(gt)).size == n

@@ -2,7 +2,8 @@
 
 UTF-8 byte order is code-point order, so an array sorts, searches and groups the same
 as bytes or as text: columns held whole (ids, units) can be kept as bytes and compared
-with text converted a batch at a time.
+with text converted a batch at a time. :func:`encodes_utf8` tells the text readers
+whether a line read with ``surrogateescape`` was UTF-8.
 """
 
 from __future__ import annotations
@@ -42,3 +43,13 @@ def _ascii_text(raw: NDArray[Any]) -> NDArray[np.str_] | None:
     if int(codes.max()) >= 128:
         return None
     return codes.astype(np.uint32).view(f"U{codes.shape[1]}").reshape(raw.shape)
+
+
+def encodes_utf8(text: str) -> bool:
+    """Whether ``text`` encodes as UTF-8: False when it holds a lone surrogate, which is
+    what a byte that was not UTF-8 becomes when read with ``errors="surrogateescape"``."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True

@@ -16,7 +16,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from cover.data.table import DEFAULT_CLIP_SECONDS
-from cover.io.columns import Columns, prediction_table, truth_table
+from cover.io.columns import Columns, role_table
 from cover.io.csv_lines import csv_batches
 from cover.io.generic import (
     CSV_SUFFIXES,
@@ -78,8 +78,5 @@ def iter_batches(path: str | Path, columns: str | dict[str, str], *, role: Role,
         dup = np.flatnonzero(seen.add(c.qid))
         reasons |= {int(i): "duplicate qid (seen in an earlier batch)" for i in dup.tolist()
                     if int(i) not in reasons}
-        if role == "ground_truth":
-            yield truth_table(c, on_error=on_error, records=records, reasons=reasons)
-        else:
-            yield prediction_table(c, clip=clip, on_error=on_error, records=records,
-                                   reasons=reasons)
+        yield role_table(role, c, clip=clip, on_error=on_error, records=records,
+                         reasons=reasons)

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from cover.errors import InputError, RowProblem
-from cover.io.columns import Columns, stack_windows, truth_table
+from cover.io.columns import Columns, numbers, stack_windows, truth_table
 from cover.io.document import key_lines, load_object
 from cover.io.jsonl import OnError, object_column
 from cover.io.qvhighlights import Loaded
@@ -76,8 +76,7 @@ def read_charades_rf(path: str | Path, *, on_error: OnError = "raise",
     keep[bad] = False
     rows = np.flatnonzero(keep)
     query = object_column(queries)
-    t = np.array([d if isinstance(d, (int, float)) and not isinstance(d, bool) else np.nan
-                  for d in durs], dtype=np.float64)
+    t = numbers(durs)
     flat, off = take_index(offsets, rows)
     c = Columns(source=name, qid=np.array(qids, dtype=str)[rows],
                 vid=np.array(vids, dtype=str)[rows], duration=t[rows],

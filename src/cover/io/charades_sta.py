@@ -25,6 +25,7 @@ from cover.io.document import read_bytes
 from cover.io.durations import lookup_durations, read_video_durations
 from cover.io.jsonl import OnError, object_column
 from cover.io.qvhighlights import Loaded
+from cover.utf8 import encodes_utf8
 
 LINE = re.compile(r"^(\S+) +(\S+) +(\S+?) *##(.*)$")
 SNIFF = re.compile(rb"^\s*\S+ +\d+(\.\d+)? +\d+(\.\d+)? *##")
@@ -59,7 +60,7 @@ def read_charades_sta(path: str | Path, *, durations: str | Path | None = None,
     for i, row in enumerate(rows):
         if not row.strip():
             continue
-        if not row.isprintable() and _undecodable(row):
+        if not row.isprintable() and not encodes_utf8(row):
             problems.append(RowProblem(name, i + 1, str(qid_offset + i),
                                        "the line is not valid UTF-8 text", "rejected"))
             continue
@@ -92,15 +93,6 @@ def read_charades_sta(path: str | Path, *, durations: str | Path | None = None,
     bad = ~np.isfinite(c.windows).all(axis=1)
     return truth_table(c, on_error=on_error, reasons={
         int(i): "start and end must be numbers (seconds)" for i in np.flatnonzero(bad)})
-
-
-def _undecodable(row: str) -> bool:
-    """Whether ``row`` holds bytes that were not UTF-8 (kept as lone surrogates)."""
-    try:
-        row.encode("utf-8")
-    except UnicodeEncodeError:
-        return True
-    return False
 
 
 def _numbers(texts: list[str]) -> np.ndarray:

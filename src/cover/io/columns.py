@@ -10,7 +10,7 @@ one per window, never a Python object per window; :func:`truth_table` and
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import NDArray
@@ -87,6 +87,19 @@ def _rejected_rows(c: Columns, keep: NDArray[np.bool_]) -> dict[int, Any]:
     """line -> a minimal record for every rejected row (certified output echoes it)."""
     return {int(c.line[i]): {"qid": str(c.qid[i]), "vid": str(c.vid[i])}
             for i in np.flatnonzero(~keep).tolist()}
+
+
+#: What a file read holds: a grounder's predictions or the ground truth.
+Role = Literal["predictions", "ground_truth"]
+
+
+def role_table(role: Role, c: Columns, *, clip: float = DEFAULT_CLIP_SECONDS,
+               on_error: OnError = "raise", records: NDArray[np.object_] | None = None,
+               reasons: dict[int, str] | None = None) -> Loaded:
+    """:func:`truth_table` for ground truth, :func:`prediction_table` for predictions."""
+    if role == "ground_truth":
+        return truth_table(c, on_error=on_error, records=records, reasons=reasons)
+    return prediction_table(c, clip=clip, on_error=on_error, records=records, reasons=reasons)
 
 
 def truth_table(c: Columns, *, on_error: OnError = "raise",
@@ -230,9 +243,7 @@ def pair_windows(s: NDArray[np.float64], e: NDArray[np.float64]
     win = np.column_stack([s, e])
     if has.all():  # one window a row: no gather, no count
         return win, np.arange(s.size + 1, dtype=np.int64)
-    off = np.zeros(s.size + 1, dtype=np.int64)
-    np.cumsum(has, out=off[1:])
-    return win[has], off
+    return win[has], offsets_from_lengths(has)
 
 
 def saliency_column(values: list[Any]) -> Ragged:

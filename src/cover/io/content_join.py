@@ -13,6 +13,7 @@ lower-cased, stripped, with runs of blanks collapsed and a final period dropped
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -35,18 +36,23 @@ def _order(qid: NDArray[np.str_]) -> NDArray[np.int64]:
         return np.arange(qid.size, dtype=np.int64)
 
 
+def rank_within(keys: NDArray[Any]) -> NDArray[np.int64]:
+    """0-based position of each row among the rows with the same key, in row order."""
+    order = np.argsort(keys, kind="stable")
+    sk = keys[order]
+    new = np.r_[True, sk[1:] != sk[:-1]] if sk.size else np.zeros(0, dtype=bool)
+    group_start = np.maximum.accumulate(np.where(new, np.arange(sk.size), 0))
+    rank = np.empty(keys.size, dtype=np.int64)
+    rank[order] = np.arange(sk.size) - group_start
+    return rank
+
+
 def content_keys(t: GroundingTable) -> NDArray[np.str_]:
-    """``vid \\x1f query \\x1f k`` per row, k = occurrence of (vid, query) in qid order."""
+    """``vid \x1f query \x1f k`` per row, k = occurrence of (vid, query) in qid order."""
     base = np.char.add(np.char.add(t.vid.astype(str), "\x1f"), normalise(t.query, len(t)))
     order = _order(t.qid)
-    b = base[order]
-    srt = np.argsort(b, kind="stable")
-    bs = b[srt]
-    start = np.r_[True, bs[1:] != bs[:-1]] if bs.size else np.zeros(0, dtype=bool)
-    group_start = np.maximum.accumulate(np.where(start, np.arange(bs.size), 0))
-    occ_sorted = np.arange(bs.size) - group_start
-    occ = np.empty(bs.size, dtype=np.int64)
-    occ[order[srt]] = occ_sorted
+    occ = np.empty(base.size, dtype=np.int64)
+    occ[order] = rank_within(base[order])
     return np.char.add(np.char.add(base, "\x1f"), occ.astype(str))
 
 
@@ -56,16 +62,12 @@ def qid_agreement(preds: GroundingTable, gt: GroundingTable) -> int:
     return int((hit & (gt.vid[j] == preds.vid)).sum()) if gt.qid.size else 0
 
 
-def rekey_truth(preds: GroundingTable, gt: GroundingTable) -> tuple[GroundingTable, int]:
-    """``gt`` with each row's qid replaced by the qid of the prediction with the same
-    content key, and its query text set to the prediction's (they match up to
-    normalisation); returns it with the number of rows matched. Unmatched rows keep
-    their qid, suffixed ``~gt`` if it collides with a prediction's qid."""
-    return rekey(preds, gt, content_keys(preds), content_keys(gt))
-
-
 def rekey(preds: GroundingTable, gt: GroundingTable, pk: NDArray[np.str_],
-           gk: NDArray[np.str_]) -> tuple[GroundingTable, int]:
+          gk: NDArray[np.str_]) -> tuple[GroundingTable, int]:
+    """``gt`` with each row's qid replaced by the qid of the prediction whose key
+    (``pk``) is the row's (``gk``), and its query text set to the prediction's; returns
+    it with the number of rows matched. Unmatched rows keep their qid, suffixed ``~gt``
+    if it collides with a prediction's qid."""
     j, hit = index_of(pk, gk)
     qid = gt.qid.astype(object)
     qid[hit] = preds.qid[j[hit]]

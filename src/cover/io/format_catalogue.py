@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from cover.data.table import DEFAULT_CLIP_SECONDS
 from cover.io import (
@@ -27,6 +27,7 @@ from cover.io import (
     timechat,
     uag_oops,
 )
+from cover.io.columns import Role
 from cover.io.gt_lean import read_ground_truth_lean
 from cover.io.jsonl import OnError
 from cover.io.jsonl_by_line import read_gt_by_line
@@ -34,8 +35,6 @@ from cover.io.layouts import LAYOUTS, Layout
 from cover.io.mapping import Mapping
 from cover.io.peek import Peek
 from cover.io.qvhighlights import Loaded, read_ground_truth, read_predictions
-
-Role = Literal["predictions", "ground_truth"]
 
 
 @dataclass

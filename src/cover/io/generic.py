@@ -16,7 +16,7 @@ batch of rows at a time.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -32,14 +32,14 @@ from cover.io.arrow_columns import (  # noqa: F401  (re-exported here)
 )
 from cover.io.columns import (
     Columns,
+    Role,
     id_reasons,
     id_text,
     numbers,
     pair_windows,
-    prediction_table,
+    role_table,
     saliency_column,
     stack_windows,
-    truth_table,
     value_ids,
 )
 from cover.io.document import load_document
@@ -48,7 +48,6 @@ from cover.io.mapping import spec_items
 from cover.io.opener import CSV_SUFFIXES, PARQUET_SUFFIXES, kind_suffix
 from cover.io.qvhighlights import Loaded
 
-Role = Literal["predictions", "ground_truth"]
 FIELDS = ("qid", "vid", "query", "duration", "start", "end", "windows", "saliency")
 
 
@@ -106,9 +105,7 @@ def read_table(path: str | Path, columns: str | dict[str, str], *, role: Role,
         c, records = arrow_columns(read_arrow(path), m, name)
     else:
         c, records, reasons = record_columns(*read_rows(path), m, name)
-    if role == "ground_truth":
-        return truth_table(c, on_error=on_error, records=records, reasons=reasons)
-    return prediction_table(c, clip=clip, on_error=on_error, records=records, reasons=reasons)
+    return role_table(role, c, clip=clip, on_error=on_error, records=records, reasons=reasons)
 
 
 def record_columns(rows: list[dict[str, Any]], lines: NDArray[np.int64],

@@ -7,7 +7,6 @@ import gzip
 import json
 import math
 import re
-import zlib
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -19,7 +18,14 @@ from numpy.typing import NDArray
 from cover.data.rules import OnError, id_problem, json_kind, json_text, raise_on_rejections
 from cover.errors import InputError, RowProblem
 from cover.io.lines import nonblank_lines
-from cover.io.opener import BOM, GZIP_MAGIC, check_input
+from cover.io.opener import (
+    BOM,
+    GZIP_ERRORS,
+    GZIP_MAGIC,
+    cannot_read,
+    check_input,
+    damaged_gzip,
+)
 from cover.io.output import atomic_open
 from cover.io.row_checks import RawRows, check_ids, check_required, check_unique_qids, reject_rows
 
@@ -48,12 +54,12 @@ def read_input_bytes(path: str | Path) -> bytes:
     try:
         data = p.read_bytes()
     except OSError as exc:
-        raise InputError(f"{path}: cannot read the file ({exc.strerror})") from None
+        raise cannot_read(path, exc) from None
     if data[:2] == GZIP_MAGIC:
         try:
             data = gzip.decompress(data)
-        except (OSError, EOFError, zlib.error) as exc:
-            raise InputError(f"{path}: damaged or truncated gzip file ({exc})") from None
+        except GZIP_ERRORS as exc:
+            raise damaged_gzip(path, exc) from None
     return data.removeprefix(BOM)
 
 

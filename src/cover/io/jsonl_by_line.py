@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from cover.io.columns import Columns, stack_windows, truth_table
+from cover.io.columns import Columns, numbers, stack_windows, truth_table
 from cover.io.jsonl import OnError, check_required, field_column, read_json_rows
 from cover.io.qvhighlights import Loaded
 
@@ -25,11 +25,9 @@ def read_gt_by_line(path: str | Path, *, on_error: OnError = "raise") -> Loaded:
     raw = read_json_rows(path)
     check_required(raw, ("vid", "duration", "relevant_windows"))
     windows, offsets, bad = stack_windows([r.get("relevant_windows") for r in raw.records], 2)
-    dur = np.array([r["duration"] if isinstance(r["duration"], (int, float))
-                    and not isinstance(r["duration"], bool) else np.nan for r in raw.records],
-                   dtype=np.float64)
     c = Columns(source=raw.path, qid=(raw.lines - 1).astype(str),
-                vid=np.array([str(r["vid"]) for r in raw.records], dtype=str), duration=dur,
+                vid=np.array([str(r["vid"]) for r in raw.records], dtype=str),
+                duration=numbers([r["duration"] for r in raw.records]),
                 windows=windows, offsets=offsets, line=raw.lines,
                 query=field_column(raw.records, "query"), problems=raw.problems)
     out = truth_table(c, on_error=on_error, reasons={

@@ -32,11 +32,12 @@ import numpy as np
 
 from cover.data.table import DEFAULT_CLIP_SECONDS
 from cover.errors import RowProblem
-from cover.io.columns import Columns, prediction_table
+from cover.io.columns import Columns, numbers, prediction_table
 from cover.io.document import key_lines, load_object
 from cover.io.jsonl import OnError, RawRows, object_column, read_json_rows
 from cover.io.qvhighlights import Loaded
 from cover.io.timechat import strip_ext
+from cover.ragged import offsets_from_lengths
 
 SPAN = re.compile(r"(\d+(?:\.\d+)?)\s*(?:-|–|to)\s*(\d+(?:\.\d+)?)")
 SUBMISSION_SEP = ">>>"
@@ -85,26 +86,19 @@ def _video(doc: dict[str, Any]) -> str | None:
     return None if path is None else strip_ext(PureWindowsPath(str(path)).name)
 
 
-def _duration(doc: dict[str, Any]) -> float:
-    d = doc.get("duration")
-    return float(d) if isinstance(d, (int, float)) and not isinstance(d, bool) else float("nan")
-
-
 def _columns(name: str, qids: list[str], vids: list[str], queries: list[Any],
              answers: list[Any], line: np.ndarray, problems: list[RowProblem],
-             durations: list[float] | None = None) -> Columns:
+             durations: list[Any] | None = None) -> Columns:
     spans = [first_span(a) for a in answers]
     has = np.array([s is not None for s in spans], dtype=bool)
     win = np.array([s for s in spans if s is not None], dtype=np.float64).reshape(-1, 2)
-    off = np.zeros(len(qids) + 1, dtype=np.int64)
-    np.cumsum(has, out=off[1:])
     problems += [RowProblem(name, int(line[i]), qids[i], UNPARSED, "noted")
                  for i in np.flatnonzero(~has).tolist()]
     query = object_column(queries)
     return Columns(source=name, qid=np.array(qids, dtype=str), vid=np.array(vids, dtype=str),
                    duration=(np.full(len(qids), np.nan) if durations is None
-                             else np.array(durations, dtype=np.float64)),
-                   windows=win, offsets=off, line=line,
+                             else numbers(durations)),
+                   windows=win, offsets=offsets_from_lengths(has), line=line,
                    query=query, problems=problems)
 
 
@@ -121,7 +115,7 @@ def read_lmms_eval_samples(path: str | Path, *, clip: float = DEFAULT_CLIP_SECON
     vids: list[str] = []
     queries: list[Any] = []
     answers: list[Any] = []
-    durations: list[float] = []
+    durations: list[Any] = []
     for i, r in enumerate(raw.records):
         doc = r.get("doc")
         d: dict[str, Any] = doc if isinstance(doc, dict) else {}
@@ -132,7 +126,7 @@ def read_lmms_eval_samples(path: str | Path, *, clip: float = DEFAULT_CLIP_SECON
         vids.append(str(video))
         queries.append(d.get("caption", d.get("query", d.get("sentence"))))
         answers.append(_answer(r))
-        durations.append(_duration(d))
+        durations.append(d.get("duration"))
     c = _columns(raw.path, qids, vids, queries, answers, raw.lines, raw.problems, durations)
     records = object_column(raw.records)
     out = prediction_table(c, clip=clip, on_error=on_error, records=records, reasons=reasons)

@@ -28,10 +28,9 @@ from cover.io.columns import (
     Columns,
     id_text,
     numbers,
-    prediction_table,
+    role_table,
     saliency_column,
     stack_windows,
-    truth_table,
 )
 from cover.io.document import key_lines, load_document, read_bytes
 from cover.io.generic import Role, field_at
@@ -152,11 +151,9 @@ def read_mapped(path: str | Path, m: Mapping, *, role: Role,
     records_out = object_column([_echo(q, v if with_vid else None, r.get("query"), rec)
                                  for q, v, r, (rec, _) in zip(c.qid.tolist(), c.vid.tolist(),
                                                               rows, recs, strict=True)])
-    if role == "ground_truth":
-        return truth_table(c, on_error=on_error, records=records_out, reasons=reasons)
-    loaded = prediction_table(c, clip=clip, on_error=on_error, records=records_out,
-                              reasons=reasons)
-    if wants_proposals(m, loaded, relevance_from):
+    loaded = role_table(role, c, clip=clip, on_error=on_error, records=records_out,
+                        reasons=reasons)
+    if role == "predictions" and wants_proposals(m, loaded, relevance_from):
         loaded = with_proposal_relevance(loaded)
     return loaded
 

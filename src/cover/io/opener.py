@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import gzip
 import stat
+import zlib
 from pathlib import Path
 from typing import IO, Any, Literal
 
@@ -27,6 +28,18 @@ PARQUET_SUFFIXES = (".parquet", ".pq")
 TABLE_SUFFIXES = CSV_SUFFIXES + PARQUET_SUFFIXES
 #: What a file's name says it holds (:func:`suffix_kind`).
 SuffixKind = Literal["jsonl", "parquet", "csv"]
+#: What reading a damaged or cut gzip stream raises (:func:`damaged_gzip` names it).
+GZIP_ERRORS = (OSError, EOFError, zlib.error)
+
+
+def damaged_gzip(path: str | Path, exc: BaseException) -> InputError:
+    """The error for gzip bytes that cannot be read to their end, naming the file."""
+    return InputError(f"{path}: damaged or truncated gzip file ({exc})")
+
+
+def cannot_read(path: str | Path, exc: OSError) -> InputError:
+    """The error for a file the system refuses to read, naming it and the reason."""
+    return InputError(f"{path}: cannot read the file ({exc.strerror})")
 
 
 def kind_suffix(path: str | Path) -> str:
@@ -62,7 +75,7 @@ def check_input(path: str | Path) -> Path:
     except FileNotFoundError:
         raise InputError(f"{path}: no such file") from None
     except OSError as exc:
-        raise InputError(f"{path}: cannot read the file ({exc.strerror})") from None
+        raise cannot_read(path, exc) from None
     if stat.S_ISDIR(mode):
         raise InputError(f"{path}: is a folder; give a file")
     if not stat.S_ISREG(mode):
@@ -80,7 +93,7 @@ def open_input(path: str | Path) -> IO[bytes]:
     try:
         fh: Any = p.open("rb")
     except OSError as exc:
-        raise InputError(f"{path}: cannot read the file ({exc.strerror})") from None
+        raise cannot_read(path, exc) from None
     if fh.read(2) == GZIP_MAGIC:
         fh.close()
         fh = gzip.GzipFile(p, "rb")

@@ -22,7 +22,7 @@ from numpy.typing import NDArray
 
 from cover.data.join import index_of
 from cover.data.table import GroundingTable
-from cover.io.content_join import content_keys, qid_agreement, rekey
+from cover.io.content_join import content_keys, qid_agreement, rank_within, rekey
 
 _NOT_WORD = re.compile(r"[\W_]+")
 
@@ -61,13 +61,9 @@ def order_keys(gt: GroundingTable, rejected: dict[int, Any] | None = None) -> ND
              if isinstance(r, dict) and r.get("vid") is not None]
     vid = np.concatenate([gt.vid.astype(str), np.array([v for v, _ in extra], dtype=str)])
     line = np.concatenate([lines, np.array([ln for _, ln in extra], dtype=np.int64)])
-    seq = np.arange(vid.size)
-    order = np.lexsort((seq, line, vid))
-    vs = vid[order]
-    start = np.r_[True, vs[1:] != vs[:-1]] if vs.size else np.zeros(0, dtype=bool)
-    first = np.maximum.accumulate(np.where(start, np.arange(vs.size), 0))
+    order = np.argsort(line, kind="stable")  # file order: by line, then row
     rank = np.empty(vid.size, dtype=np.int64)
-    rank[order] = np.arange(vs.size) - first
+    rank[order] = rank_within(vid[order])
     return np.char.add(np.char.add(gt.vid.astype(str), "-"), rank[:n].astype(str))
 
 

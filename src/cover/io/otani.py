@@ -22,7 +22,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from cover.errors import InputError, RowProblem
+from cover.io.content_join import rank_within
 from cover.io.jsonl import OnError, object_column, raise_on_rejections
+from cover.utf8 import encodes_utf8
 
 HEADER = ("HITId", "video_id", "description", "start", "end")
 
@@ -57,14 +59,6 @@ def otani_files(folder: str | Path) -> list[Path]:
     return files
 
 
-def _utf8(row: list[str]) -> bool:
-    try:
-        "".join(row).encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
 def read_otani(paths: str | Path | Sequence[str | Path], *, on_error: OnError = "raise"
                ) -> OtaniAnnotations:
     """Read re-annotation CSV files (a folder means its ``test_*.csv``). A row with a
@@ -87,7 +81,8 @@ def read_otani(paths: str | Path | Sequence[str | Path], *, on_error: OnError = 
                                  f"{','.join(head or [])!r}")
             for row in reader:
                 line = reader.line_num
-                why = _check(row) if _utf8(row) else "the row is not valid UTF-8 text"
+                why = (_check(row) if encodes_utf8("".join(row))
+                       else "the row is not valid UTF-8 text")
                 if why is not None:
                     problems.append(RowProblem(str(p), line, row[0] if row else None, why,
                                                "rejected"))
@@ -105,7 +100,7 @@ def read_otani(paths: str | Path | Sequence[str | Path], *, on_error: OnError = 
         description=object_column(cols["desc"]),
         start_pct=np.array(cols["s"], dtype=np.float64),
         end_pct=np.array(cols["e"], dtype=np.float64),
-        annotator=_rank_within(hit), path=np.array(cols["path"], dtype=str),
+        annotator=rank_within(hit), path=np.array(cols["path"], dtype=str),
         line=np.array(cols["line"], dtype=np.int64), problems=problems)
 
 
@@ -123,16 +118,3 @@ def _check(row: list[str]) -> str | None:
     if s > e:
         return "start > end"
     return None
-
-
-def _rank_within(keys: NDArray[np.str_]) -> NDArray[np.int64]:
-    """0-based position of each row among the rows with the same key, in order."""
-    if keys.size == 0:
-        return np.zeros(0, dtype=np.int64)
-    order = np.argsort(keys, kind="stable")
-    sk = keys[order]
-    new = np.r_[True, sk[1:] != sk[:-1]]
-    group_start = np.maximum.accumulate(np.where(new, np.arange(sk.size), 0))
-    rank = np.empty(keys.size, dtype=np.int64)
-    rank[order] = np.arange(sk.size) - group_start
-    return rank

@@ -4,7 +4,6 @@ JSON document or the first JSON line, each parsed at most once."""
 from __future__ import annotations
 
 import re
-import zlib
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -12,7 +11,7 @@ from typing import Any
 
 from cover.errors import InputError
 from cover.io.jsonl import json_loads, read_input_bytes
-from cover.io.opener import open_input
+from cover.io.opener import GZIP_ERRORS, damaged_gzip, open_input
 
 #: How much of a file the sniffers see without parsing it.
 HEAD_BYTES = 1 << 16
@@ -162,5 +161,5 @@ def _read(fh: Any, n: int, path: str | Path) -> bytes:
     """Up to ``n`` bytes; a damaged gzip stream is an :class:`InputError` naming the file."""
     try:
         return bytes(fh.read(n))
-    except (OSError, EOFError, zlib.error) as exc:
-        raise InputError(f"{path}: damaged or truncated gzip file ({exc})") from None
+    except GZIP_ERRORS as exc:
+        raise damaged_gzip(path, exc) from None

@@ -23,10 +23,10 @@ import numpy as np
 from cover.data.table import DEFAULT_CLIP_SECONDS
 from cover.errors import InputError
 from cover.io import fields
-from cover.io.columns import Columns, prediction_table, stack_windows, truth_table
+from cover.io.columns import Columns, numbers, prediction_table, stack_windows, truth_table
 from cover.io.document import key_lines, load_document, load_object, read_bytes
 from cover.io.durations import lookup_durations, read_video_durations
-from cover.io.jsonl import OnError, check_required, field_column, read_json_rows
+from cover.io.jsonl import OnError, check_required, field_column, object_column, read_json_rows
 from cover.io.qvhighlights import Loaded
 from cover.ragged import Ragged
 
@@ -67,10 +67,9 @@ def read_timechat_tvg(path: str | Path, *, clip: float = DEFAULT_CLIP_SECONDS,
     c = Columns(source=name, qid=np.array(qids, dtype=str),
                 vid=np.array([strip_ext(str(v.get("vid", q))) for q, v in
                               zip(qids, vals, strict=True)], dtype=str),
-                duration=np.array([_num(v.get("duration")) for v in vals], dtype=np.float64),
+                duration=numbers([v.get("duration") for v in vals]),
                 windows=windows, offsets=offsets, line=line, query=query)
-    records = np.empty(len(qids), dtype=object)
-    records[:] = [{"qid": q, **v} for q, v in zip(qids, vals, strict=True)]
+    records = object_column([{"qid": q, **v} for q, v in zip(qids, vals, strict=True)])
     return prediction_table(c, clip=clip, on_error=on_error, records=records, reasons={
         i: "timestamp must look like [[start, end], ...] or []" for i in bad})
 
@@ -85,13 +84,12 @@ def read_timechat_vhd(path: str | Path, *, clip: float = DEFAULT_CLIP_SECONDS,
     c = Columns(source=raw.path, qid=np.array([str(r["qid"]) for r in raw.records], dtype=str),
                 vid=np.array([strip_ext(str(r["vid"])).removeprefix("v_")
                               for r in raw.records], dtype=str),
-                duration=np.array([_num(r.get("duration")) for r in raw.records]),
+                duration=numbers([r.get("duration") for r in raw.records]),
                 windows=np.empty((0, 2)), offsets=np.zeros(n + 1, dtype=np.int64),
                 line=raw.lines, query=field_column(raw.records, "query"),
                 saliency=Ragged(sal[:, 0].copy(), soff), problems=raw.problems)
-    records = np.empty(n, dtype=object)
-    records[:] = raw.records
-    out = prediction_table(c, clip=clip, on_error=on_error, records=records)
+    out = prediction_table(c, clip=clip, on_error=on_error,
+                           records=object_column(raw.records))
     return Loaded(out.table, out.problems, {**raw.rejected, **out.rejected})
 
 
@@ -130,9 +128,3 @@ def read_timeit_gt(path: str | Path, *, durations: str | Path | None,
                 if data.count(b"\n") > 1 else np.ones(len(rows), dtype=np.int64),
                 query=field_column(rows, "caption"))
     return truth_table(c, on_error=on_error, reasons=reasons)
-
-
-def _num(v: Any) -> float:
-    """A JSON number as float; NaN (unknown: taken from the ground truth or --videos)
-    for anything else."""
-    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else np.nan

@@ -183,7 +183,7 @@ class CompactTruth:
 
     def content_hits(self, t: GroundingTable) -> int:
         """Rows of ``t`` whose (vid, normalised query) some truth row has: an upper bound
-        on what a join on content can match (:func:`cover.io.content_join.rekey_truth`)."""
+        on what a join on content can match (:func:`cover.io.content_join.rekey`)."""
         if self._content is None:  # built on first need: most runs match by qid
             qtext = normalise(self.queries, 0 if self.queries is None else
                               self.queries.size)
