@@ -4,12 +4,12 @@
 
 Memory is a few batches of lines (the one being certified, up to two being written on
 the writer's thread, a few MB read ahead: :mod:`cover.io.threads`) plus the qids seen
-so far (for the duplicate check), independent of the file's size. Each output line is the input line **byte for byte**
-with ``,"cover":{...}`` added before its closing brace (:func:`splice`), so every field
-the grounder wrote survives exactly (number formatting and key order included);
-``compact=True`` writes only ``qid``, ``vid`` and the block. Lines that cannot keep their
-bytes (``NaN``/``Infinity``, see ``cover.non_finite_fields``; an existing ``cover`` key,
-replaced; a line that is not an object) are re-serialised by
+so far (for the duplicate check), independent of the file's size. Each output line is
+the input line **byte for byte** with ``,"cover":{...}`` added before its closing brace
+(:func:`splice`), so every field the grounder wrote survives exactly (number formatting
+and key order included); ``compact=True`` writes only ``qid``, ``vid`` and the block.
+Lines that cannot keep their bytes (``NaN``/``Infinity``, see ``cover.non_finite_fields``;
+an existing ``cover`` key, replaced; a line that is not an object) are re-serialised by
 :func:`cover.io.regions_jsonl.echo_line`. Blocks are exactly those of the in-memory path
 (:func:`cover.io.regions_jsonl.certified_rows`).
 """
