@@ -13,14 +13,13 @@ import contextlib
 import gzip
 import io
 import os
-import zlib
 from collections.abc import Generator, Iterator
 from itertools import repeat
 from pathlib import Path
 from typing import IO
 
 from cover.errors import InputError
-from cover.io.opener import open_input
+from cover.io.opener import GZIP_ERRORS, cannot_read, damaged_gzip, open_input
 from cover.io.threads import read_ahead
 
 __all__ = ["MAX_LINE_BYTES", "READ_BYTES", "line_batches", "line_chunks", "nonblank_lines",
@@ -58,10 +57,9 @@ def numbered_blocks(fh: IO[bytes], *, source: str = "<bytes>", capped: bool = Tr
         while True:
             try:
                 data = next(reads) if reads is not None else fh.read(READ_BYTES)
-            except (OSError, EOFError, zlib.error) as exc:  # gzip's errors, named as a file's
-                what = ("damaged or truncated gzip file" if isinstance(fh, gzip.GzipFile)
-                        else "cannot read the file")
-                raise InputError(f"{source}: {what} ({exc})") from None
+            except GZIP_ERRORS as exc:  # named as every other reader names them
+                raise (cannot_read(source, exc) if isinstance(exc, OSError) and not
+                       isinstance(fh, gzip.GzipFile) else damaged_gzip(source, exc)) from None
             if data and b"\n" not in data:
                 pending.append(data)  # the line goes on: no copy until it ends
                 held += len(data)
