@@ -211,10 +211,12 @@ def raw_number_lists(raws: Sequence[Raw]) -> bool:
     if not raws:
         return True
     classes = b"\n".join(raws).translate(_CLASSES)
-    # What is left of the values without their numbers: "[" each, one a line.
-    if (b"x" not in classes and _LONG_DIGITS not in classes
-            and classes.translate(None, b"0 ") == b"\n".join(repeat(b"[", len(raws)))):
-        return True  # each value: "[" then numbers, commas and blanks, then "]"
+    n = len(raws)
+    # Each value (valid JSON: msgspec read it as Raw) opens with "[" and holds no other
+    # "[" and nothing but numbers, commas and blanks: a flat list of plain numbers.
+    if (b"x" not in classes and _LONG_DIGITS not in classes and classes[:1] == b"["
+            and classes.count(b"[") == n and classes.count(b"\n[") == n - 1):
+        return True
     try:
         _NUMBER_LISTS.decode(b"[" + b",".join(raws) + b"]")
     except (msgspec.DecodeError, msgspec.ValidationError):
