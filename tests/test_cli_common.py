@@ -140,3 +140,18 @@ def test_fraction_in_takes_exactly_the_open_or_half_open_unit_interval(x, one) -
         span = "(0, 1]" if one else "(0, 1)"
         assert str(exc.value) in (f"expected a number, got {text}",
                                   f"must be a number in {span}, got {text}")
+
+
+@pytest.mark.parametrize("args", [["ensemble", "a.jsonl", "b.jsonl", "-o", "e.jsonl"],
+                                  ["grounder", "predict", "--model", "m.json", "--queries",
+                                   "q.jsonl", "-o", "p.jsonl"]])
+@pytest.mark.parametrize("clip", ["-1", "0", "nan"])
+def test_every_clip_flag_is_a_positive_number_named_by_the_flag(args, clip, capsys):
+    """--clip of ensemble and grounder predict is checked as every other command's is,
+    before any file is read, and the message names the flag."""
+    from cover.cli import main
+
+    with pytest.raises(SystemExit) as got:
+        main([*args, "--clip", clip])
+    assert got.value.code == 2
+    assert "argument --clip: must be a finite number > 0" in capsys.readouterr().err

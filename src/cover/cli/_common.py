@@ -152,11 +152,6 @@ RESULTS_FOLDER_HELP = ("results folder, written all or nothing: built beside it 
                        "into place when the run succeeds; a previous COVER results folder "
                        "there is replaced whole, a folder holding other files is refused")
 
-#: ``--clip`` of ensemble and grounder predict, own keywords over the shared flag's: the
-#: value goes to the reader unchecked here, and the help names the default itself.
-PLAIN_CLIP = {"type": float, "help": "relevance clip length, s (default 2)"}
-
-
 class OutputFolder(str):
     """argparse type of a folder a command writes files into; checked by
     :func:`cover.cli.main` (not a file, not another output)."""

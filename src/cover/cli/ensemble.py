@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from cover.cli._common import PLAIN_CLIP, InputPath, Subparsers, add_command, add_flags
+from cover.cli._common import InputPath, Subparsers, add_command, add_flags
 from cover.errors import report_problems
 
 
@@ -22,7 +22,7 @@ def add_parser(sub: Subparsers) -> None:
     p.add_argument("--min-members", type=int, default=2,
                    help="members that must give a row an interval, else the row is refused "
                         "(default 2)")
-    add_flags(p, "clip", "on_error", "output", clip=PLAIN_CLIP,
+    add_flags(p, "clip", "on_error", "output",
               output="ensemble prediction jsonl to write",
               on_error="bad rows: stop with an error (default) or set them aside with reasons")
     p.set_defaults(func=run)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from cover.cli._common import PLAIN_CLIP, InputPath, Subparsers, add_command, add_flags, job_of
+from cover.cli._common import InputPath, Subparsers, add_command, add_flags, job_of
 from cover.errors import report_problems
 
 
@@ -45,7 +45,7 @@ def add_parser(sub: Subparsers) -> None:
                    help="model JSON from `cover grounder train`")
     q.add_argument("--queries", required=True, type=InputPath,
                    help="jsonl with qid, vid, query, duration, or any ground-truth file")
-    add_flags(q, "clip", "output", clip=PLAIN_CLIP)
+    add_flags(q, "clip", "output")
     q.add_argument("--durations", type=InputPath,
                    help="video durations file, for formats that lack them")
     add_flags(q, "on_error")
