@@ -483,3 +483,102 @@ def test_damaged_inputs_get_one_outcome_streamed_or_whole(small_certified, tmp_p
 
     whole = run("--in-memory")
     assert run("--batch-rows", str(batch)) == whole
+
+
+@pytest.fixture(scope="module")
+def small_parquet(small_certified, tmp_path_factory) -> tuple[Path, Path]:
+    """The 20 certified rows of ``small_certified`` certified again from a Parquet file
+    (qids as text) into Parquet regions, and the ground truth."""
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    regions, gt = small_certified
+    d = tmp_path_factory.mktemp("evaluate_parquet_damage")
+    recs = [json.loads(x) for x in regions.read_text().splitlines()]
+    pq.write_table(pa.table({
+        "qid": [str(r["qid"]) for r in recs], "vid": [r["vid"] for r in recs],
+        "query": [r["query"] for r in recs],
+        "pred_relevant_windows": [r["pred_relevant_windows"] for r in recs]}),
+        d / "preds.parquet")
+    assert main(["certify", "--calibrator", str(regions.parent / "cal.json"), "--preds",
+                 str(d / "preds.parquet"), "--columns",
+                 "qid=qid,vid=vid,query=query,windows=pred_relevant_windows",
+                 "--videos", str(gt), "-o", str(d / "regions.parquet")]) == 0
+    return d / "regions.parquet", gt
+
+
+def _dur(c: dict) -> float:
+    return float(c["duration"])
+
+
+_PARQUET_DAMAGE = {
+    "null_block": lambda r: r.update(cover=None),
+    "null_status": lambda r: r["cover"].update(status=None),
+    "rejected": lambda r: r["cover"].update(status="rejected", reason="x"),
+    "abstained": lambda r: r["cover"].update(status="abstained", reason="not sure"),
+    "unknown_status": lambda r: r["cover"].update(status="maybe"),
+    "refused_mismatch": lambda r: r["cover"].update(status="refused", refused=False),
+    "null_refused": lambda r: r["cover"].update(refused=None),
+    "null_region": lambda r: r["cover"].update(region=None),
+    "wide_region": lambda r: r["cover"].update(region=[[1.0, 2.0, 3.0]]),
+    "past_end": lambda r: r["cover"].update(region=[[0.0, _dur(r["cover"]) + 5.0]]),
+    "null_duration": lambda r: r["cover"].update(duration=None),
+    "null_threshold": lambda r: r["cover"].update(threshold=None),
+    "in_calibration": lambda r: r["cover"].update(in_calibration=True),
+    "repeat": lambda r: r.update(qid="20"),
+    "blank_qid": lambda r: r.update(qid=" " + r["qid"]),
+    "nan_window": lambda r: r.update(pred_relevant_windows=[[math.nan, 5.0, 0.9]]),
+}
+
+
+def _parquet_outcomes(small_parquet, tmp_path, capsys, damage: dict[int, str],
+                      on_error: str, batch: int) -> tuple[tuple, tuple]:
+    """``damage`` (row -> kind) done to the Parquet regions; the outcome read whole and
+    streamed in batches of ``batch`` rows: exit code, printed lines, messages, metrics."""
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    regions, gt = small_parquet
+    table = pq.read_table(regions)
+    rows = table.to_pylist()
+    for i, how in damage.items():
+        _PARQUET_DAMAGE[how](rows[i])
+    bad = tmp_path / "r.parquet"
+    pq.write_table(pa.Table.from_pylist(rows, schema=table.schema), bad)
+
+    def run(*flags: str) -> tuple[int, str, str, bytes | None]:
+        out = tmp_path / "e.json"
+        out.unlink(missing_ok=True)
+        rc = main(["evaluate", "--regions", str(bad), "--gt", str(gt), "--on-error", on_error,
+                   "--json", str(out), *flags])
+        cap = capsys.readouterr()
+        err = "\n".join(ln for ln in cap.err.splitlines()  # how each file was read
+                        if not ln.startswith((f"{bad}: ", f"{gt}: ")))
+        return rc, cap.out, err, out.read_bytes() if out.exists() else None
+
+    return run("--in-memory"), run("--batch-rows", str(batch))
+
+
+@pytest.mark.parametrize("how", [None, *sorted(_PARQUET_DAMAGE)])
+def test_each_damage_of_parquet_regions_alone_gets_one_outcome(small_parquet, tmp_path,
+                                                               capsys, how):
+    """One damaged row in a batch of otherwise clean rows (the batch a bulk read would
+    take), read whole or streamed: the same outcome, under --on-error reject."""
+    whole, streamed = _parquet_outcomes(small_parquet, tmp_path, capsys,
+                                        {} if how is None else {9: how}, "reject", 4)
+    assert streamed == whole
+
+
+@settings(max_examples=10, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.dictionaries(st.integers(0, 19), st.sampled_from(sorted(_PARQUET_DAMAGE)),
+                       max_size=4),
+       st.sampled_from(["raise", "reject"]), st.integers(1, 7))
+def test_damaged_parquet_regions_get_one_outcome_streamed_or_whole(small_parquet, tmp_path,
+                                                                   capsys, damage, on_error,
+                                                                   batch):
+    """Parquet regions damaged at random in their ``cover`` struct, ids and windows:
+    streamed (each batch read in bulk when clean, by its records otherwise) or read whole
+    (by the records), evaluate prints the same lines and writes the same metrics, or stops
+    with the same error."""
+    whole, streamed = _parquet_outcomes(small_parquet, tmp_path, capsys, damage, on_error,
+                                        batch)
+    assert streamed == whole

@@ -17,7 +17,9 @@ known.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -27,11 +29,14 @@ from numpy.typing import NDArray
 from cover.calibrate.calibrator import Calibrator
 from cover.calibrate.registry import get_rule
 from cover.errors import InputError, RowProblem
+from cover.io.columns import Columns
 from cover.io.csv_lines import csv_batches
 from cover.io.generic import arrow_columns, parse_columns, pyarrow_modules
 from cover.io.jsonl import RawRows
 from cover.io.opener import parquet_file
-from cover.io.regions_read import Thresholds
+from cover.io.regions_arrow import arrow_regions
+from cover.io.regions_read import LoadedRegions, Thresholds, regions_from_rows
+from cover.io.seen import SeenLines
 from cover.stream.arrow import DEFAULT_COLUMNS, calibrator_metadata
 from cover.stream.csv import COVER_COLUMNS
 
@@ -139,6 +144,43 @@ def parquet_region_batches(path: str | Path, batch_rows: int, columns: str | Non
     """Rows of a Parquet ``cover certify`` output as the records a JSON line would give:
     qid, vid, query and windows through the column mapping, the ``cover`` struct with
     the calibrator fields of the schema metadata (``cover.calibrator``)."""
+    for part in _parquet_parts(path, batch_rows, columns):
+        yield _records_of(part, *_part_ids(part))
+
+
+def parquet_region_readers(path: str | Path, batch_rows: int, columns: str | None
+                           ) -> Iterator[Callable[..., LoadedRegions]]:
+    """Per batch of a Parquet ``cover certify`` output, ``read(seen=..., first=...)``:
+    the batch's columns checked in bulk (:func:`cover.io.regions_arrow.arrow_regions`)
+    when every row is plainly clean, else its records through the per-row reader
+    (:func:`cover.io.regions_read.regions_from_rows`), which then says what is wrong."""
+    for part in _parquet_parts(path, batch_rows, columns):
+        yield partial(_read_part, part)
+
+
+def _read_part(part: _Part, *, seen: SeenLines | None = None,
+               first: tuple[dict[str, Any], int] | None = None) -> LoadedRegions:
+    qids, vids = _part_ids(part)
+    got = arrow_regions(part.batch.column("cover").combine_chunks(), part.cols, qids, vids,
+                        part.meta, seen=seen, first=first)
+    if got is not None:
+        return got
+    return regions_from_rows(_records_of(part, qids, vids), seen=seen, first=first)
+
+
+@dataclass(frozen=True)
+class _Part:
+    """One batch of a Parquet regions file: the Arrow table, its mapped columns, the
+    mapping and the file's calibrator fields."""
+
+    batch: Any
+    cols: Columns
+    mapping: dict[str, str]
+    meta: dict[str, Any]
+
+
+def _parquet_parts(path: str | Path, batch_rows: int, columns: str | None
+                   ) -> Iterator[_Part]:
     pyarrow_modules()
     import pyarrow as pa
     name = str(path)
@@ -156,19 +198,29 @@ def parquet_region_batches(path: str | Path, batch_rows: int, columns: str | Non
                                                        "start", "end")}
     first = 0
     for batch in reader.iter_batches(batch_size=batch_rows):
-        batch = pa.Table.from_batches([batch])
-        cols, _ = arrow_columns(batch, mapping, name, first, with_records=False)
-        off = cols.offsets.tolist()
-        win = cols.windows.tolist()
-        blocks = batch.column("cover").to_pylist()
-        query = [None] * len(cols) if cols.query is None else cols.query.tolist()
-        records = [{"qid": q, "vid": v, "query": t, "pred_relevant_windows": win[a:b],
-                    "cover": {**(c or {}), **meta}}
-                   for q, v, t, a, b, c in zip(_ids(batch, mapping, "qid", cols.qid),
-                                               _ids(batch, mapping, "vid", cols.vid), query,
-                                               off[:-1], off[1:], blocks, strict=True)]
-        first += len(records)
-        yield RawRows(name, records, cols.line)
+        table = pa.Table.from_batches([batch])
+        cols, _ = arrow_columns(table, mapping, name, first, with_records=False)
+        first += table.num_rows
+        yield _Part(table, cols, mapping, meta)
+
+
+def _part_ids(part: _Part) -> tuple[list[Any], list[Any]]:
+    return (_ids(part.batch, part.mapping, "qid", part.cols.qid),
+            _ids(part.batch, part.mapping, "vid", part.cols.vid))
+
+
+def _records_of(part: _Part, qids: list[Any], vids: list[Any]) -> RawRows:
+    """The batch's records, as JSON lines would give them."""
+    cols = part.cols
+    off = cols.offsets.tolist()
+    win = cols.windows.tolist()
+    blocks = part.batch.column("cover").to_pylist()
+    query = [None] * len(cols) if cols.query is None else cols.query.tolist()
+    records = [{"qid": q, "vid": v, "query": t, "pred_relevant_windows": win[a:b],
+                "cover": {**(c or {}), **part.meta}}
+               for q, v, t, a, b, c in zip(qids, vids, query, off[:-1], off[1:], blocks,
+                                           strict=True)]
+    return RawRows(cols.source, records, cols.line)
 
 
 def _ids(batch: Any, mapping: dict[str, str], key: str, parsed: NDArray[np.str_]
