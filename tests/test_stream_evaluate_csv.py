@@ -8,6 +8,8 @@ import re
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 pytest.importorskip("pyarrow")
 
@@ -132,3 +134,83 @@ def test_a_line_pyarrow_cannot_read_is_a_rejected_row(certified, qvh_gt, tmp_pat
     assert [(p.line, p.qid, p.problem) for p in got.read_problems.kept] == [
         (6, qid, "cannot read as CSV: 4 field(s), the header has 14")]  # with cover_in_calibration
     assert got.sums.rows == len(lines) - 2
+
+
+_CELL_DAMAGE = {
+    "no_status": {"cover_status": ""},
+    "rejected": {"cover_status": "rejected", "cover_reason": "x"},
+    "abstained": {"cover_status": "abstained", "cover_reason": "unsure"},
+    "unknown_status": {"cover_status": "maybe"},
+    "refused_yes": {"cover_refused": "yes"},
+    "refused_mismatch": {"cover_status": "refused", "cover_refused": "false"},
+    "no_region": {"cover_region": ""},
+    "null_region": {"cover_region": "null"},
+    "wide_region": {"cover_region": "[[1.0, 2.0, 3.0]]"},
+    "past_end": {"cover_region": "[[0.0, 1000.0]]"},
+    "nan_region": {"cover_region": "[[NaN, 5.0]]"},
+    "text_region": {"cover_region": "somewhere"},
+    "no_duration": {"cover_duration": ""},
+    "other_threshold": {"cover_threshold": "0.123"},
+    "no_start": {"start": ""},
+    "nan_start": {"start": "nan"},
+    "repeat": {"qid": None},  # the qid of the first data row
+    "blank_qid": {"qid": " 12"},
+}
+
+
+def _damaged_csv(certified, tmp_path, damage: dict[int, str]):
+    """regions.csv with ``damage`` (data row -> kind) done to its cells."""
+    import csv
+    import io
+
+    text = (certified / "regions.csv").read_text()
+    rows = list(csv.DictReader(io.StringIO(text)))
+    for i, how in damage.items():
+        cells = dict(_CELL_DAMAGE[how])
+        if "qid" in cells and cells["qid"] is None:
+            cells["qid"] = rows[0]["qid"]
+        rows[i].update(cells)
+    out = io.StringIO()
+    w = csv.DictWriter(out, fieldnames=list(rows[0]), lineterminator="\n")
+    w.writeheader()
+    w.writerows(rows)
+    bad = tmp_path / "bad.csv"
+    bad.write_text(out.getvalue())
+    return bad
+
+
+def _outcome(bad, gt, cal, capsys, on_error, *flags):
+    out = bad.with_name("e.json")
+    out.unlink(missing_ok=True)
+    capsys.readouterr()
+    rc = main(["evaluate", "--regions", str(bad), "--gt", str(gt), "--calibrator", str(cal),
+               "--on-error", on_error, "--json", str(out), *flags])
+    cap = capsys.readouterr()
+    err = "\n".join(ln for ln in cap.err.splitlines()  # how each file was read
+                    if not ln.startswith((f"{bad}: ", f"{gt}: ")))
+    return rc, cap.out, err, out.read_bytes() if out.exists() else None
+
+
+@pytest.mark.parametrize("how", [None, *sorted(_CELL_DAMAGE)])
+def test_each_damaged_cell_gets_one_outcome_streamed_or_whole(certified, qvh_gt, tmp_path,
+                                                             capsys, how):
+    """One damaged row in a batch of otherwise clean rows (the batch a bulk read takes),
+    streamed or read whole (by the records): the same lines, metrics and messages."""
+    bad = _damaged_csv(certified, tmp_path, {} if how is None else {200: how})
+    cal = certified / "cal.json"
+    whole = _outcome(bad, qvh_gt, cal, capsys, "reject", "--in-memory")
+    assert _outcome(bad, qvh_gt, cal, capsys, "reject", "--batch-rows", "97") == whole
+
+
+@settings(max_examples=8, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.dictionaries(st.integers(0, 300), st.sampled_from(sorted(_CELL_DAMAGE)),
+                       max_size=4),
+       st.sampled_from(["raise", "reject"]), st.sampled_from(["7", "97", "400"]))
+def test_damaged_csv_regions_get_one_outcome_streamed_or_whole(certified, qvh_gt, tmp_path,
+                                                               capsys, damage, on_error,
+                                                               batch):
+    bad = _damaged_csv(certified, tmp_path, damage)
+    cal = certified / "cal.json"
+    whole = _outcome(bad, qvh_gt, cal, capsys, on_error, "--in-memory")
+    assert _outcome(bad, qvh_gt, cal, capsys, on_error, "--batch-rows", batch) == whole

@@ -71,15 +71,14 @@ def _batch_readers(path: str | Path, batch_rows: int, columns: str | None,
         calibrator_of,
         csv_region_batches,
         parquet_region_batches,
-        parquet_region_readers,
+        region_readers,
     )
 
     if batch_rows < 1:
         raise ValueError(f"batch_rows must be >= 1, got {batch_rows}")
     kind = suffix_kind(path)
-    if kind == "parquet" and not whole:  # in bulk where a batch is clean
-        calibrator_of(calibrator)  # Parquet regions carry their calibrator's fields
-        yield from parquet_region_readers(path, batch_rows, columns)
+    if kind != "jsonl" and not whole:  # in bulk where a batch is clean
+        yield from region_readers(path, kind, batch_rows, columns, *calibrator_of(calibrator))
         return
     if kind != "jsonl":
         meta, limits = calibrator_of(calibrator)

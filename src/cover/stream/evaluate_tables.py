@@ -34,9 +34,16 @@ from cover.io.csv_lines import csv_batches
 from cover.io.generic import arrow_columns, parse_columns, pyarrow_modules
 from cover.io.jsonl import RawRows
 from cover.io.opener import parquet_file
-from cover.io.regions_arrow import arrow_regions
+from cover.io.regions_columns import (
+    RowIds,
+    arrow_floats,
+    bulk_regions,
+    cell_columns,
+    struct_columns,
+)
 from cover.io.regions_read import LoadedRegions, Thresholds, regions_from_rows
 from cover.io.seen import SeenLines
+from cover.ragged import offsets_from_lengths
 from cover.stream.arrow import DEFAULT_COLUMNS, calibrator_metadata
 from cover.stream.csv import COVER_COLUMNS
 
@@ -78,6 +85,12 @@ def csv_region_batches(path: str | Path, batch_rows: int, columns: str | None,
                        meta: dict[str, Any]) -> Iterator[RawRows]:
     """Rows of a CSV ``cover certify`` output, ``batch_rows`` lines at a time, as the
     records a JSON line would give (``meta``: the calibrator fields of every block)."""
+    for part in _csv_parts(path, batch_rows, columns, meta):
+        yield part.records()
+
+
+def _csv_parts(path: str | Path, batch_rows: int, columns: str | None,
+               meta: dict[str, Any]) -> Iterator[_CsvPart]:
     import pyarrow as pa
 
     given = parse_columns(columns) if columns else {"qid": "qid"}
@@ -94,8 +107,48 @@ def csv_region_batches(path: str | Path, batch_rows: int, columns: str | None,
     types |= {mapping[f]: pa.string() for f in ("qid", "vid", "query") if f in mapping}
     types |= {mapping[f]: pa.float64() for f in ("start", "end") if f in mapping}
     for batch, table, lines, bad in csv_in.parsed(types):
-        records = _records({c: table.column(c).to_pylist() for c in types}, mapping, meta)
-        yield _set_aside(str(path), batch, records, lines, bad)
+        yield _CsvPart(str(path), batch, table, lines, bad, mapping, meta, list(types))
+
+
+@dataclass(frozen=True)
+class _CsvPart:
+    """One batch of a CSV regions file: its lines, the typed table and what pyarrow
+    could not read, the mapping, the calibrator fields and the columns read."""
+
+    name: str
+    batch: list[tuple[int, bytes]]
+    table: Any
+    lines: NDArray[np.int64]
+    bad: dict[int, str]
+    mapping: dict[str, str]
+    meta: dict[str, Any]
+    read: list[str]
+
+    def records(self) -> RawRows:
+        cols = {c: self.table.column(c).to_pylist() for c in self.read}
+        return _set_aside(self.name, self.batch, _records(cols, self.mapping, self.meta),
+                          self.lines, self.bad)
+
+    def bulk(self, **kw: Any) -> LoadedRegions | None:
+        m, t = self.mapping, self.table
+        if self.bad or "vid" not in m:
+            return None
+        rc = cell_columns(*(t.column(c).to_pylist() for c in _STRINGS),
+                          *(t.column(c) for c in _NUMBERS))
+        if rc is None:
+            return None
+        n = t.num_rows
+        if "start" in m and "end" in m:  # a window where both cells hold a number
+            s, e = t.column(m["start"]), t.column(m["end"])
+            has = ~(s.is_null().to_numpy() | e.is_null().to_numpy())
+            win = np.column_stack([arrow_floats(s)[has], arrow_floats(e)[has]])
+            off = offsets_from_lengths(has)
+        else:
+            win, off = np.empty((0, 2)), np.zeros(n + 1, dtype=np.int64)
+        query = t.column(m["query"]).to_pylist() if "query" in m else [None] * n
+        ids = RowIds(self.name, t.column(m["qid"]).to_pylist(), t.column(m["vid"]).to_pylist(),
+                     query, win, off, self.lines)
+        return bulk_regions(rc, ids, self.meta, **kw)
 
 
 def _set_aside(name: str, batch: list[tuple[int, bytes]], records: list[dict[str, Any]],
@@ -145,31 +198,35 @@ def parquet_region_batches(path: str | Path, batch_rows: int, columns: str | Non
     qid, vid, query and windows through the column mapping, the ``cover`` struct with
     the calibrator fields of the schema metadata (``cover.calibrator``)."""
     for part in _parquet_parts(path, batch_rows, columns):
-        yield _records_of(part, *_part_ids(part))
+        yield part.records()
 
 
-def parquet_region_readers(path: str | Path, batch_rows: int, columns: str | None
-                           ) -> Iterator[Callable[..., LoadedRegions]]:
-    """Per batch of a Parquet ``cover certify`` output, ``read(seen=..., first=...)``:
-    the batch's columns checked in bulk (:func:`cover.io.regions_arrow.arrow_regions`)
+def region_readers(path: str | Path, kind: str, batch_rows: int, columns: str | None,
+                   meta: dict[str, Any], thresholds: Thresholds | None
+                   ) -> Iterator[Callable[..., LoadedRegions]]:
+    """Per batch of a Parquet or CSV ``cover certify`` output (``kind``; ``meta``, for
+    CSV: the calibrator fields of every block), ``read(seen=..., first=...)``: the
+    batch's columns checked in bulk (:func:`cover.io.regions_columns.bulk_regions`)
     when every row is plainly clean, else its records through the per-row reader
     (:func:`cover.io.regions_read.regions_from_rows`), which then says what is wrong."""
-    for part in _parquet_parts(path, batch_rows, columns):
-        yield partial(_read_part, part)
+    parts: Iterator[_ParquetPart] | Iterator[_CsvPart] = (
+        _parquet_parts(path, batch_rows, columns) if kind == "parquet" else
+        _csv_parts(path, batch_rows, columns, meta))
+    for part in parts:
+        yield partial(_read_part, part, thresholds)
 
 
-def _read_part(part: _Part, *, seen: SeenLines | None = None,
+def _read_part(part: _ParquetPart | _CsvPart, thresholds: Thresholds | None, *,
+               seen: SeenLines | None = None,
                first: tuple[dict[str, Any], int] | None = None) -> LoadedRegions:
-    qids, vids = _part_ids(part)
-    got = arrow_regions(part.batch.column("cover").combine_chunks(), part.cols, qids, vids,
-                        part.meta, seen=seen, first=first)
+    got = part.bulk(thresholds=thresholds, seen=seen, first=first)
     if got is not None:
         return got
-    return regions_from_rows(_records_of(part, qids, vids), seen=seen, first=first)
+    return regions_from_rows(part.records(), seen=seen, first=first, thresholds=thresholds)
 
 
 @dataclass(frozen=True)
-class _Part:
+class _ParquetPart:
     """One batch of a Parquet regions file: the Arrow table, its mapped columns, the
     mapping and the file's calibrator fields."""
 
@@ -178,9 +235,37 @@ class _Part:
     mapping: dict[str, str]
     meta: dict[str, Any]
 
+    def ids(self) -> tuple[list[Any], list[Any]]:
+        return (_ids(self.batch, self.mapping, "qid", self.cols.qid),
+                _ids(self.batch, self.mapping, "vid", self.cols.vid))
+
+    def records(self) -> RawRows:
+        """The batch's records, as JSON lines would give them."""
+        cols = self.cols
+        off = cols.offsets.tolist()
+        win = cols.windows.tolist()
+        blocks = self.batch.column("cover").to_pylist()
+        query = [None] * len(cols) if cols.query is None else cols.query.tolist()
+        records = [{"qid": q, "vid": v, "query": t, "pred_relevant_windows": win[a:b],
+                    "cover": {**(c or {}), **self.meta}}
+                   for q, v, t, a, b, c in zip(*self.ids(), query, off[:-1], off[1:], blocks,
+                                               strict=True)]
+        return RawRows(cols.source, records, cols.line)
+
+    def bulk(self, **kw: Any) -> LoadedRegions | None:
+        cols = self.cols
+        if cols.reasons or cols.problems:
+            return None
+        rc = struct_columns(self.batch.column("cover").combine_chunks())
+        if rc is None:
+            return None
+        query = [None] * len(cols) if cols.query is None else cols.query.tolist()
+        ids = RowIds(cols.source, *self.ids(), query, cols.windows, cols.offsets, cols.line)
+        return bulk_regions(rc, ids, self.meta, **kw)
+
 
 def _parquet_parts(path: str | Path, batch_rows: int, columns: str | None
-                   ) -> Iterator[_Part]:
+                   ) -> Iterator[_ParquetPart]:
     pyarrow_modules()
     import pyarrow as pa
     name = str(path)
@@ -201,26 +286,7 @@ def _parquet_parts(path: str | Path, batch_rows: int, columns: str | None
         table = pa.Table.from_batches([batch])
         cols, _ = arrow_columns(table, mapping, name, first, with_records=False)
         first += table.num_rows
-        yield _Part(table, cols, mapping, meta)
-
-
-def _part_ids(part: _Part) -> tuple[list[Any], list[Any]]:
-    return (_ids(part.batch, part.mapping, "qid", part.cols.qid),
-            _ids(part.batch, part.mapping, "vid", part.cols.vid))
-
-
-def _records_of(part: _Part, qids: list[Any], vids: list[Any]) -> RawRows:
-    """The batch's records, as JSON lines would give them."""
-    cols = part.cols
-    off = cols.offsets.tolist()
-    win = cols.windows.tolist()
-    blocks = part.batch.column("cover").to_pylist()
-    query = [None] * len(cols) if cols.query is None else cols.query.tolist()
-    records = [{"qid": q, "vid": v, "query": t, "pred_relevant_windows": win[a:b],
-                "cover": {**(c or {}), **part.meta}}
-               for q, v, t, a, b, c in zip(qids, vids, query, off[:-1], off[1:], blocks,
-                                           strict=True)]
-    return RawRows(cols.source, records, cols.line)
+        yield _ParquetPart(table, cols, mapping, meta)
 
 
 def _ids(batch: Any, mapping: dict[str, str], key: str, parsed: NDArray[np.str_]
