@@ -62,6 +62,20 @@ def calibrator_metadata(cal: Calibrator) -> dict[bytes, bytes]:
     return {b"cover.calibrator": json.dumps(meta).encode()}
 
 
+#: The calibrator fields of a ``cover`` block that the metadata holds by these names.
+METADATA_KEYS = ("score", "rule", "alpha", "k", "n_calibration", "relevance")
+
+
+def block_fields(metadata: bytes) -> dict[str, Any]:
+    """The ``cover`` block's calibrator fields of the ``cover.calibrator`` metadata (the
+    inverse of :func:`calibrator_metadata`, as a JSON block names them)."""
+    cal = json.loads(metadata)
+    meta = {k: cal.get(k) for k in METADATA_KEYS}
+    if cal.get("fitted_on"):
+        meta["calibration_sha256"] = cal["fitted_on"]
+    return meta
+
+
 def _regions_array(regions: Regions, kept: NDArray[np.int64], valid: NDArray[np.bool_]
                    ) -> Any:
     """``list<list<double>>`` of ``n`` rows: row ``kept[j]`` holds region ``j``, the

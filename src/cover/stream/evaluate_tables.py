@@ -44,14 +44,18 @@ from cover.io.regions_columns import (
 from cover.io.regions_read import LoadedRegions, Thresholds, regions_from_rows
 from cover.io.seen import SeenLines
 from cover.ragged import offsets_from_lengths
-from cover.stream.arrow import DEFAULT_COLUMNS, calibrator_metadata
+from cover.stream.arrow import (
+    DEFAULT_COLUMNS,
+    METADATA_KEYS,
+    block_fields,
+    calibrator_metadata,
+)
 from cover.stream.csv import COVER_COLUMNS
 
 _STRINGS = ("cover_status", "cover_region", "cover_refused")
 #: ``cover_refused`` as certify writes it; any other text is kept for the reader to reject.
 _BOOLS = {"true": True, "false": False}
 _NUMBERS = ("cover_duration", "cover_threshold")
-_META_KEYS = ("score", "rule", "alpha", "k", "n_calibration", "relevance")
 
 
 def calibrator_of(path: str | Path | None) -> tuple[dict[str, Any], Thresholds | None]:
@@ -62,23 +66,14 @@ def calibrator_of(path: str | Path | None) -> tuple[dict[str, Any], Thresholds |
     its covariates (``conditional``) has no list to check against either: its rows pass
     as JSON-lines rows of that rule do."""
     if path is None:
-        return dict.fromkeys(_META_KEYS), None
+        return dict.fromkeys(METADATA_KEYS), None
     cal = Calibrator.load(path)
-    fields = _block_fields(calibrator_metadata(cal)[b"cover.calibrator"])
+    fields = block_fields(calibrator_metadata(cal)[b"cover.calibrator"])
     if get_rule(cal.rule).per_row is not None:
         return fields, None
     # cover.threshold of a row is the start side's, as certify writes it
     lams = [lam_start for lam_start, _ in cal.group_lams().values()]
     return fields, Thresholds(np.unique(np.array(lams, dtype=np.float64)), str(path))
-
-
-def _block_fields(metadata: bytes) -> dict[str, Any]:
-    """The ``cover`` block's calibrator fields of the ``cover.calibrator`` metadata."""
-    cal = json.loads(metadata)
-    meta = {k: cal.get(k) for k in _META_KEYS}
-    if cal.get("fitted_on"):
-        meta["calibration_sha256"] = cal["fitted_on"]
-    return meta
 
 
 def csv_region_batches(path: str | Path, batch_rows: int, columns: str | None,
@@ -275,7 +270,7 @@ def _parquet_parts(path: str | Path, batch_rows: int, columns: str | None
     if "cover" not in schema.names or raw_meta is None:
         raise InputError(f"{name}: no 'cover' column with cover.calibrator metadata (is this "
                          "the output of `cover certify`?)")
-    meta = _block_fields(raw_meta)
+    meta = block_fields(raw_meta)
     given = parse_columns(columns) if columns else {
         f: c for f, c in {**DEFAULT_COLUMNS, "query": "query"}.items()
         if f != "duration" and c in schema.names}
