@@ -71,7 +71,10 @@ def test_echo_floor_writes_every_line_back_with_its_block(tmp_path: Path) -> Non
             for i in range(23)]
     src, dst = tmp_path / "p.jsonl", tmp_path / "o.jsonl"
     src.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    import gc
+
     assert floors.echo(str(src), str(dst), batch_lines=4) == len(rows)
+    assert gc.isenabled()  # run in process, the floor leaves the collector as it found it
     out = [json.loads(x) for x in dst.read_text().splitlines()]
     assert [{k: v for k, v in o.items() if k != "cover"} for o in out] == rows
     assert {json.dumps(o["cover"]) for o in out} == {json.dumps(out[0]["cover"])}
