@@ -141,12 +141,12 @@ def echo(src: str, dst: str, batch_lines: int = 16_384) -> int:
     return n
 
 
-def parse_evaluate(regions: str, gt: str) -> int:
+def parse_evaluate(regions: str | None, gt: str) -> int:
     """The floor of ``cover evaluate``: a typed msgspec decode of each line of both of its
     inputs, keeping nothing. A certified line: qid, vid, query, the windows and the
     ``cover`` block evaluate reads (the echoed saliency skipped); a ground-truth line:
     qid, vid, query, duration, the windows and the saliency labels when present. Rows
-    are counted in ``regions``."""
+    are counted in ``regions``; ``regions=None``: the ground truth alone (its rows)."""
     import gc
 
     import msgspec
@@ -168,14 +168,17 @@ def parse_evaluate(regions: str, gt: str) -> int:
         ("relevant_clip_ids", list[int] | None, None),
         ("saliency_scores", list[list[int]] | None, None)])
 
+    was = gc.isenabled()
     gc.disable()
     n = 0
-    for path, kind in ((gt, truth), (regions, certified)):
+    for path, kind in ((gt, truth), *(((regions, certified),) if regions else ())):
         decode = msgspec.json.Decoder(kind).decode
         with open(path, "rb") as fh:
             for line in fh:
                 decode(line)
-                n += kind is certified
+                n += kind is certified or regions is None
+    if was:  # as found, when run in process
+        gc.enable()
     return n
 
 
