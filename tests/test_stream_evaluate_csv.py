@@ -214,3 +214,27 @@ def test_damaged_csv_regions_get_one_outcome_streamed_or_whole(certified, qvh_gt
     cal = certified / "cal.json"
     whole = _outcome(bad, qvh_gt, cal, capsys, on_error, "--in-memory")
     assert _outcome(bad, qvh_gt, cal, capsys, on_error, "--batch-rows", batch) == whole
+
+
+def test_region_cells_that_borrow_each_others_brackets_stay_their_rows(certified, qvh_gt,
+                                                                     tmp_path, capsys):
+    """Region cells whose brackets only balance across rows (one row's list closed in
+    the next, another holding two lists) are each the per-row reader's to judge: a bulk
+    read that decodes the cells joined must not shift regions between rows."""
+    bad = _damaged_csv(certified, tmp_path, {})
+    import csv
+    import io
+
+    rows = list(csv.DictReader(io.StringIO(bad.read_text())))
+    rows[10]["cover_region"] = "[[1.0, 2.0]"
+    rows[11]["cover_region"] = "[3.0, 4.0]]"
+    rows[12]["cover_region"] = "[[5.0, 6.0]], [[7.0, 8.0]]"
+    out = io.StringIO()
+    w = csv.DictWriter(out, fieldnames=list(rows[0]), lineterminator="\n")
+    w.writeheader()
+    w.writerows(rows)
+    bad.write_text(out.getvalue())
+    cal = certified / "cal.json"
+    whole = _outcome(bad, qvh_gt, cal, capsys, "reject", "--in-memory")
+    assert whole[0] == 0 and "3 row(s) rejected" in whole[2]
+    assert _outcome(bad, qvh_gt, cal, capsys, "reject", "--batch-rows", "97") == whole

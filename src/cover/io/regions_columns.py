@@ -19,6 +19,7 @@ is its own.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import chain
 from typing import Any
 
 import msgspec
@@ -26,9 +27,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from cover.data.table import GroundingTable
-from cover.io.json_columns import scored_windows, text_ids
+from cover.io.json_columns import flat_values, list_lengths, scored_windows, text_ids
 from cover.io.jsonl import object_column
-from cover.io.jsonl_typed import pairs_column
 from cover.io.qvhighlights import top1
 from cover.io.regions_read import (
     META_KEYS,
@@ -43,6 +43,8 @@ from cover.io.seen import SeenLines
 from cover.ragged import Ragged, offsets_from_lengths
 
 _READ = ("certified", "refused")
+#: One region cell: ``[[start, end], ...]``.
+_REGION = msgspec.json.Decoder(list[tuple[float, float]])
 #: The fields of a Parquet ``cover`` struct a bulk read needs (``in_calibration``: False
 #: where absent, as the per-row reader reads a block without it).
 _NEEDED = {"status", "refused", "region", "duration", "threshold"}
@@ -163,16 +165,15 @@ def cell_columns(status: list[Any], region: list[Any], refused: list[Any],
     if None in status or None in region or duration.null_count or \
             not set(refused) <= {"true", "false"}:
         return None
-    try:
-        got = pairs_column([msgspec.Raw(r.encode()) for r in region])
-    except (AttributeError, msgspec.DecodeError):
-        return None
-    if got is None:
+    try:  # each cell on its own: joined, brackets could balance across rows
+        lists = list(map(_REGION.decode, region))
+    except (TypeError, msgspec.DecodeError, msgspec.ValidationError):
         return None
     n = len(status)
     return RegionColumns(np.array(status, dtype=object),
-                         np.array([r == "true" for r in refused], dtype=bool), got[0],
-                         offsets_from_lengths(got[1]), arrow_floats(duration),
+                         np.asarray(refused, dtype=object) == "true",
+                         flat_values(chain.from_iterable(lists)).reshape(-1, 2),
+                         offsets_from_lengths(list_lengths(lists)), arrow_floats(duration),
                          arrow_floats(threshold), np.zeros(n, dtype=bool))
 
 
