@@ -242,3 +242,32 @@ def test_streamed_calibrate_tallies_as_the_full_list(tmp_path):
     assert got[1].count("clipped") == n and got[1].count("rejected") == 7
     assert report_lines(got[1], what="f") == report_lines(got[0].kept, what="f")
     assert no_rows_left("p", "g", got[1]) == no_rows_left("p", "g", got[0].kept)
+
+
+@given(problems=st.lists(st.builds(
+    RowProblem, path=st.just("a.jsonl"), line=st.integers(0, 30), qid=st.none(),
+    problem=st.sampled_from([f"k{i}" for i in range(8)]),
+    action=st.sampled_from(["rejected", "clipped"])), max_size=60),
+    cuts=st.lists(st.integers(0, 60), max_size=6))
+def test_the_kind_cap_holds_whatever_the_batches(problems, cuts):
+    """With a cap of 3 texts: added batch by batch as a stream adds them, the tally is
+    the whole list's: exact counts per action, the first 3 texts of each action in the
+    order found with their own counts, every other text counted together."""
+    import cover.errors as errors
+
+    old = errors.MAX_KINDS
+    errors.MAX_KINDS = 3
+    try:
+        bounds = [0, *sorted(min(c, len(problems)) for c in cuts), len(problems)]
+        tally = ProblemTally()
+        for a, b in pairwise(bounds):
+            tally.add(problems[a:b])
+        for action in ("rejected", "clipped"):
+            texts = Counter(p.problem for p in problems if p.action == action)
+            want = dict(list(texts.items())[:3])
+            if len(texts) > 3:
+                want[OTHER_KINDS] = sum(list(texts.values())[3:])
+            assert dict(tally.kinds.get(action, {})) == want
+            assert tally.count(action) == sum(texts.values())
+    finally:
+        errors.MAX_KINDS = old

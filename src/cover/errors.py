@@ -127,7 +127,9 @@ class ProblemTally:
 
     def __add__(self, other: ProblemTally) -> ProblemTally:
         """``self``'s problems then ``other``'s, as if added in that order (``keep``:
-        ``self``'s; ``other`` must keep at least as many, or its others are gone)."""
+        ``self``'s; ``other`` must keep at least as many, or its others are gone). Counts
+        per action are exact; past :data:`MAX_KINDS` texts in either tally, a text that
+        one of them counted with :data:`OTHER_KINDS` stays counted there."""
         if other.keep is not None and (self.keep is None or other.keep < self.keep):
             raise ValueError(f"a tally keeping {other.keep} example(s) cannot be added to "
                              f"one keeping {self.keep}")
