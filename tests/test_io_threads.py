@@ -83,10 +83,11 @@ def test_a_failed_thread_leaves_the_target_as_it_was(tmp_path: Path,
 
     monkeypatch.setattr(threads, "_SYNC_BYTES", 1)
     monkeypatch.setattr(threads, "_datasync", fail)
-    with pytest.raises(OSError, match="Input/output"), \
+    with pytest.raises(OSError, match="Input/output") as got, \
             atomic_open(target, "wb", threaded=True) as fh:
         fh.write(b"after\n")
         fh.write(b"more\n")
+    assert got.value.filename == str(target)  # the writer's error names the output
     assert target.read_bytes() == b"before\n"
     assert [p.name for p in tmp_path.iterdir()] == ["certified.jsonl"]  # no temporary file
 

@@ -129,7 +129,8 @@ def atomic_open(path: PathLike, mode: Literal["w", "wb"] = "w", *,
     if threaded:
         if mode != "wb":
             raise ValueError("threaded writes are binary (mode 'wb')")
-        with atomic_open(path, mode, inputs=inputs) as plain, threaded_writes(plain) as writer:
+        with (atomic_open(path, mode, inputs=inputs) as plain,
+              threaded_writes(plain, name=str(path)) as writer):
             yield writer
         return
     if is_stdout(path):

@@ -31,8 +31,9 @@ class _WriterThread:
     most ``depth`` pieces wait (memory stays a few batches); an error of the thread is
     raised by the next ``write`` or by :meth:`close`."""
 
-    def __init__(self, fh: IO[bytes], depth: int = 2) -> None:
+    def __init__(self, fh: IO[bytes], depth: int = 2, name: str | None = None) -> None:
         self._fh = fh
+        self._name = name
         self._todo: queue.Queue[bytes | list[bytes] | None] = queue.Queue(maxsize=depth)
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._run, name="cover-writer", daemon=True)
@@ -53,6 +54,8 @@ class _WriterThread:
                     _datasync(fd)
                     unsynced = 0
         except BaseException as exc:  # raised in the caller's thread
+            if isinstance(exc, OSError) and exc.filename is None and self._name:
+                exc.filename = self._name  # a write's error: the output's (it names none)
             self._error = exc
             while self._todo.get() is not None:  # unblock a waiting write until close
                 pass
@@ -80,10 +83,10 @@ class _WriterThread:
 
 
 @contextlib.contextmanager
-def threaded_writes(fh: IO[bytes]) -> Iterator[Any]:
+def threaded_writes(fh: IO[bytes], name: str | None = None) -> Iterator[Any]:
     """``fh`` whose ``write`` runs on a thread (:class:`_WriterThread`); every piece is
     written when the block ends, and an error of the thread is raised there."""
-    writer = _WriterThread(fh)
+    writer = _WriterThread(fh, name=name)
     try:
         yield writer
     except BaseException:
