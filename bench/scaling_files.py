@@ -1,7 +1,8 @@
 """Scaling of every file command: wall time and peak RSS at 1e5, 1e6 and 1e7 rows.
 
-Run from the repository root (on a quiet machine; 1e7 takes hours and ~50 GB of disk:
-the 11 GB prediction file and three certified copies of it)::
+Run from the repository root (on a quiet machine; 1e7 takes about an hour and ~30 GB of
+disk: the 11 GB prediction file and at most two certified copies of it, each removed once
+no later command reads it)::
 
     .venv/bin/python bench/scaling_files.py --sizes 1e5,1e6,1e7 --dir /tmp/cover-scaling \\
         --out bench/results-scaling-files.md
@@ -12,10 +13,12 @@ Calibrators for certify are fitted once on 10,000 rows drawn alike (not timed). 
 command then runs as the user types it (``python -m cover ...``), each in a fresh process:
 ``calibrate`` (JSON lines, Parquet), ``certify`` (JSON lines NORM, JSON lines SLS,
 Parquet NORM, JSON lines with ``--videos``) and ``evaluate`` (the NORM regions against
-the truth). The time is the whole command (imports included); the peak is the process's
+the truth); ``--only`` adds the in-memory ``calibrate`` and the ``all clipped`` runs.
+The time is the whole command (imports included); the peak is the process's
 ``VmHWM``, read as the command ends. The Markdown lists the exact commands and, per
-command, the growth of time and peak from one size to the next (goal: time x10-11 per
-tenfold rows, peak bounded). The ``all clipped`` commands run the same rows with every
+command, the growth of time and peak from one size to the next, and whether each goal of
+the performance issue it measures (:data:`PEAK_GOALS`, time x10-11 per tenfold rows) is
+met. The ``all clipped`` commands run the same rows with every
 window ending past its video: every row is a row problem, which must not make the peak
 grow (problems are counted, not kept).
 """
@@ -23,6 +26,7 @@ grow (problems are counted, not kept).
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import runpy
@@ -32,7 +36,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from markdown_out import publish
+from markdown_out import machine_line, publish
 from stream import COLUMNS, make_gt, make_jsonl
 
 #: name -> the cover arguments, with {p} (predictions stem), {d} (folder) filled in.
@@ -61,6 +65,15 @@ COMMANDS: dict[str, str] = {
     "evaluate jsonl all clipped": "evaluate --regions {d}/out-past.jsonl --gt "
                                    "{p}_past_gt.jsonl --json {d}/eval-past.json",
 }
+#: The commands run when ``--only`` is not given: every file command on clean rows.
+MAIN = ("calibrate jsonl", "calibrate parquet", "certify jsonl NORM", "certify jsonl SLS",
+        "certify parquet NORM", "certify jsonl --videos", "evaluate jsonl")
+#: (command, rows, MB): the peak RSS the performance issue bounds it to at that size.
+PEAK_GOALS = (("calibrate jsonl", 10**6, 300), ("calibrate parquet", 10**6, 300),
+              ("calibrate jsonl", 10**7, 600), ("calibrate parquet", 10**7, 600),
+              ("evaluate jsonl", 10**7, 600), ("certify jsonl --videos", 10**7, 600))
+#: Time per tenfold rows: at most this growth (linear time; less is a fixed start-up).
+TIME_GROWTH = 11.0
 
 
 def make_parquet(src: Path, dst: Path) -> None:
@@ -125,6 +138,12 @@ def child(args: list[str]) -> None:
     print(json.dumps({"code": code, "wall_s": wall, "peak_rss_mb": peak}))
 
 
+def output_of(cmd: str) -> str | None:
+    """The file ``cover cmd`` writes (its ``-o``), if any."""
+    words = cmd.split()
+    return words[words.index("-o") + 1] if "-o" in words else None
+
+
 def run(cmd: str) -> dict[str, float]:
     out = subprocess.run([sys.executable, __file__, "--child", *cmd.split()],
                          capture_output=True, text=True)
@@ -148,23 +167,27 @@ def main() -> int:
         child(args.child)
         return 0
     sizes = [s for s in (int(float(x)) for x in args.sizes.split(",")) if s <= args.max_rows]
-    names = [n for n in COMMANDS if not args.only or n in args.only.split(",")]
+    names = [n for n in COMMANDS if n in (args.only.split(",") if args.only else MAIN)]
     args.dir.mkdir(parents=True, exist_ok=True)
+    load0 = os.getloadavg()[0]
     res: dict[str, dict[int, dict[str, float]]] = {n: {} for n in names}
     for size in sizes:
         stem = prepare(args.dir, size, any("clipped" in n for n in names))
-        for name in names:
-            res[name][size] = run(COMMANDS[name].format(p=stem, d=args.dir))
+        cmds = [COMMANDS[n].format(p=stem, d=args.dir) for n in names]
+        for i, (name, cmd) in enumerate(zip(names, cmds, strict=True)):
+            res[name][size] = run(cmd)
             r = res[name][size]
             print(f"{name} {size:,}: {r['wall_s']:.1f} s, {r['peak_rss_mb']:.0f} MB",
                   file=sys.stderr)
-    load = os.getloadavg()
+            for out in filter(None, map(output_of, cmds[:i + 1])):
+                if not any(out in later.split() for later in cmds[i + 1:]):
+                    Path(out).unlink(missing_ok=True)  # a 1e7 certified copy is 14 GB
     lines = [f"Command: `.venv/bin/python bench/scaling_files.py --sizes {args.sizes}"
              f"{'' if args.max_rows == float('inf') else f' --max-rows {args.max_rows:g}'}"
              f"{f' --only {chr(34)}{args.only}{chr(34)}' if args.only else ''}`",
-             "", f"{os.cpu_count()} cores, load average {load[0]:.1f} / {load[1]:.1f} / "
-             f"{load[2]:.1f} at the end; one fresh process per run; time = the whole "
-             "command (imports included); peak = VmHWM", "",
+             "", machine_line(load0, ("numpy", "pyarrow", "msgspec")) + "; one fresh process "
+             "per run, one after another; time = the whole command (imports included); "
+             "peak = VmHWM", "",
              "| command | rows | wall (s) | rows/s | peak RSS (MB) | x time | x peak |",
              "|---|---|---|---|---|---|---|"]
     for name in names:
@@ -183,7 +206,31 @@ def main() -> int:
     lines += [f"* {name}: `python -m cover "
               f"{COMMANDS[name].format(p=args.dir / f'preds_{top}', d=args.dir)}`"
               for name in names]
-    return publish(lines, args.out)
+    return publish(lines + goal_lines(res), args.out)
+
+
+def goal_lines(res: dict[str, dict[int, dict[str, float]]]) -> list[str]:
+    """Each goal this run measured, its figure and whether it is met (misses first)."""
+    rows: list[tuple[bool, str]] = []
+    for name, size, mb in PEAK_GOALS:
+        if size in res.get(name, {}):
+            peak = res[name][size]["peak_rss_mb"]
+            rows.append((peak <= mb, f"{name} at {size:,} rows: peak {peak:.0f} MB, "
+                                     f"goal <= {mb} MB"))
+    for name, by_size in res.items():
+        sizes = sorted(by_size)
+        for a, b in itertools.pairwise(sizes):
+            grow = by_size[b]["wall_s"] / by_size[a]["wall_s"] / (b / a) * 10
+            rows.append((grow <= TIME_GROWTH, f"{name} from {a:,} to {b:,} rows: time "
+                                              f"x{grow:.1f} per tenfold rows, goal <= "
+                                              f"x{TIME_GROWTH:g}"))
+    if not rows:
+        return []
+    rows.sort(key=lambda r: r[0])  # the misses first
+    missed = sum(not ok for ok, _ in rows)
+    return ["", f"Goals of the performance issue this run measures: {missed} of {len(rows)} "
+            "not met.", ""] + [f"* {'met' if ok else '**not met**'}: {text}"
+                              for ok, text in rows]
 
 
 if __name__ == "__main__":
