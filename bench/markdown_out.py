@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib.metadata
 import os
 import platform
+import shlex
 import sys
 from collections.abc import Sequence
 from datetime import date
@@ -16,9 +17,10 @@ from cover.io.output import write_text
 
 
 def command_line(script: str, argv: Sequence[str] | None = None) -> str:
-    """``Command: `.venv/bin/python bench/<script> <the arguments given>```."""
+    """``Command: `.venv/bin/python bench/<script> <the arguments given>```, each quoted
+    as a shell needs it."""
     args = list(sys.argv[1:] if argv is None else argv)
-    return f"Command: `{' '.join(['.venv/bin/python', f'bench/{script}', *args])}`"
+    return f"Command: `{shlex.join(['.venv/bin/python', f'bench/{script}', *args])}`"
 
 
 def machine_line(load_start: float, packages: Sequence[str] = ("numpy",)) -> str:
