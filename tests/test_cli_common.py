@@ -155,3 +155,34 @@ def test_every_clip_flag_is_a_positive_number_named_by_the_flag(args, clip, caps
         main([*args, "--clip", clip])
     assert got.value.code == 2
     assert "argument --clip: must be a finite number > 0" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", ["split", "validity", "study", "compare", "online"])
+@pytest.mark.parametrize("frac", ["0", "1", "2", "nan"])
+def test_every_cal_frac_flag_is_a_fraction_named_by_the_flag(command, frac, capsys):
+    """--cal-frac is checked before any file is read (the files here do not exist), and
+    the message names the flag: it used to be read as any float and refused after the
+    ground truth was read, as "fraction must be in (0, 1)"."""
+    from cover.cli import main
+
+    args = {"split": ["--gt", "gt.jsonl", "--out-dir", "s"],
+            "validity": ["--preds", "p.jsonl", "--gt", "gt.jsonl", "--out", "o"],
+            "study": ["all", "--preds", "p.jsonl", "--gt", "gt.jsonl", "--out", "o"],
+            "compare": ["--preds", "p.jsonl", "--gt", "gt.jsonl"],
+            "online": ["--preds", "p.jsonl", "--gt", "gt.jsonl", "--out", "o"]}[command]
+    with pytest.raises(SystemExit) as got:
+        main([command, *args, "--cal-frac", frac])
+    assert got.value.code == 2
+    assert "argument --cal-frac: must be a number in (0, 1)" in capsys.readouterr().err
+
+
+def test_videos_is_one_flag_with_one_reading_on_every_command() -> None:
+    """--videos of certify, serve and parse-answers is the shared flag: one help, and
+    every one reads durations through cover.io.durations (any shape it takes)."""
+    from cover.cli import build_parser
+    from cover.cli._common import VIDEOS_HELP
+
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    for name in ("certify", "serve", "parse-answers"):
+        flag = next(a for a in sub.choices[name]._actions if "--videos" in a.option_strings)
+        assert flag.help == VIDEOS_HELP, name

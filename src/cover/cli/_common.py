@@ -152,6 +152,12 @@ RESULTS_FOLDER_HELP = ("results folder, written all or nothing: built beside it 
                        "into place when the run succeeds; a previous COVER results folder "
                        "there is replaced whole, a folder holding other files is refused")
 
+#: ``--videos`` wherever durations are read from a file (cover.io.durations).
+VIDEOS_HELP = ("video durations for rows that lack them: JSON lines with vid and duration, "
+               "or a JSON object vid -> {duration} (charades.json; a TACoS split: "
+               "num_frames / fps)")
+
+
 class OutputFolder(str):
     """argparse type of a folder a command writes files into; checked by
     :func:`cover.cli.main` (not a file, not another output)."""
@@ -216,6 +222,7 @@ def _flag_table() -> dict[str, dict[str, Any]]:
         "gt": dict(required=True, type=InputPath,
                    help="ground truth (any format of `cover formats`)"),
         "qids": dict(type=InputPath),
+        "videos": dict(type=InputPath, metavar="FILE", help=VIDEOS_HELP),
         "output": dict(required=True, type=OutputPath, help="prediction jsonl to write"),
         "out": dict(required=True, type=OutputFolder, help=RESULTS_FOLDER_HELP),
         "json": dict(type=OutputOrStdout),
@@ -224,7 +231,8 @@ def _flag_table() -> dict[str, dict[str, Any]]:
         # argparse hands this list itself to every run without --alphas: never mutated
         "alphas": dict(nargs="+", type=float, default=list(PAPER_ALPHAS)),
         "seed": dict(type=int, default=42),
-        "cal_frac": dict(type=float, default=0.4),
+        "cal_frac": dict(type=fraction_in(one=False), default=0.4,
+                         help="share of source videos (the split unit) that calibrate"),
         "resamples": dict(type=positive_int, default=50, help="calibration resamples per cell"),
         "split_seeds": dict(type=positive_int, default=0, metavar="N",  # {}: what the spread covers
                             help="also repeat the unit-level split with seeds 0..N-1 and "

@@ -93,7 +93,8 @@ def add_group_flags(p: argparse.ArgumentParser) -> None:
                    help="mondrian/buckets: groups with fewer calibration rows fall back too")
     g.add_argument("--shift-to", type=InputPath,
                    help="weighted: unlabelled target rows to reweight toward "
-                   "(jsonl with vid + duration, or predictions for --covariate pred_length)")
+                   "(video durations, in any shape --videos takes, or predictions for "
+                   "--covariate pred_length)")
     g.add_argument("--covariate", choices=("duration", "pred_length"), default="duration",
                    help="weighted: the covariate of the likelihood ratio (default duration)")
 

@@ -22,9 +22,7 @@ def add_parser(sub: Subparsers) -> None:
     p.add_argument("--min-members", type=int, default=2,
                    help="members that must give a row an interval, else the row is refused "
                         "(default 2)")
-    add_flags(p, "clip", "on_error", "output",
-              output="ensemble prediction jsonl to write",
-              on_error="bad rows: stop with an error (default) or set them aside with reasons")
+    add_flags(p, "clip", "on_error", "output", output="ensemble prediction jsonl to write")
     p.set_defaults(func=run)
 
 

@@ -38,8 +38,7 @@ def add_parser(sub: Subparsers) -> None:
                    help=f"ACI step size in (0, 1) (default {DEFAULT_GAMMA})")
     p.add_argument("--order", choices=ORDERS, default="file",
                    help="stream order of the non-calibration rows")
-    add_flags(p, "seed", "cal_frac", seed="split and random-order seed",
-              cal_frac="fraction of source videos that calibrate (default 0.4)")
+    add_flags(p, "seed", "cal_frac", seed="split and random-order seed")
     p.add_argument("--cal-qids", type=InputPath,
                    help="calibrate on these query ids instead of a split")
     p.add_argument("--switch-preds", type=InputPath,

@@ -10,7 +10,14 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from cover.cli._common import InputPath, OutputFolder, OutputOrStdout, Subparsers, add_command
+from cover.cli._common import (
+    InputPath,
+    OutputFolder,
+    OutputOrStdout,
+    Subparsers,
+    add_command,
+    add_flags,
+)
 from cover.errors import InputError, report_problems, say
 
 
@@ -46,8 +53,7 @@ def add_parser(sub: Subparsers) -> None:
                      "its first group, else the whole match (e.g. '^(?P<vid>.+)_\\d+$')")
     p.add_argument("--duration-field", default="duration",
                    help="field holding the video duration in seconds (default duration)")
-    p.add_argument("--videos", type=InputPath,
-                   help="jsonl with vid + duration for rows that lack one")
+    add_flags(p, "videos")
     p.add_argument("--fps", type=float, help="frame rate, to read frame indices")
     p.add_argument("--bare", choices=("seconds", "percent", "bins", "frames"),
                    default="seconds",
@@ -93,7 +99,8 @@ def run(args: argparse.Namespace) -> int:
     from cover.errors import summarize
     from cover.grounders.parse.fields import text_fields_per_file
     from cover.grounders.parse.files import parse_answer_file, summary_lines, warnings_of
-    from cover.io import read_durations, write_jsonl
+    from cover.io import write_jsonl
+    from cover.io.durations import read_video_durations
     from cover.io.output import write_json
 
     if args.out and len(args.answers) > 1:
@@ -102,7 +109,7 @@ def run(args: argparse.Namespace) -> int:
     targets = _targets(args)
     durations = None
     if args.videos:
-        vids, durs = read_durations(args.videos)
+        vids, durs = read_video_durations(args.videos)
         durations = dict(zip(vids.tolist(), durs.tolist(), strict=True))
     summaries = []
     inputs = [*args.answers, args.videos]

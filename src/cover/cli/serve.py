@@ -60,9 +60,7 @@ def add_parser(sub: Subparsers) -> None:
                    metavar="NAME=FILE",
                    help="a calibrator JSON from cover calibrate, under a name requests use "
                    "(repeat for several; the first is the default)")
-    p.add_argument("--videos", type=InputPath,
-                   help="video durations for rows that lack them: any jsonl with vid and "
-                   "duration")
+    add_flags(p, "videos")
     p.add_argument("--host", default="127.0.0.1",
                    help="address to bind (the default serves this machine only)")
     p.add_argument("--port", type=int, default=8000, help="port to bind")

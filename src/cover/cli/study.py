@@ -34,7 +34,7 @@ def add_parser(sub: Subparsers) -> None:
     p.add_argument("--resample-frac", type=float, default=0.5,
                    help="share of the pool's units per resample")
     add_flags(p, "seed", "cal_frac", "min_scale", "target", seed="split and resample seed",
-              cal_frac="share of units in the calibration pool", min_scale={"type": float})
+              min_scale={"type": float})
     p.add_argument("--humans", type=InputPath, metavar="DATA_DIR",
                    help="add the human-grounder table from the re-annotations under DATA_DIR")
     add_flags(p, "split_seeds", split_seeds="coverage, efficiency, conditional studies")
