@@ -157,23 +157,55 @@ def test_every_clip_flag_is_a_positive_number_named_by_the_flag(args, clip, caps
     assert "argument --clip: must be a finite number > 0" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("command", ["split", "validity", "study", "compare", "online"])
-@pytest.mark.parametrize("frac", ["0", "1", "2", "nan"])
-def test_every_cal_frac_flag_is_a_fraction_named_by_the_flag(command, frac, capsys):
-    """--cal-frac is checked before any file is read (the files here do not exist), and
-    the message names the flag: it used to be read as any float and refused after the
-    ground truth was read, as "fraction must be in (0, 1)"."""
+_BASE = {"split": ["--gt", "gt.jsonl", "--out-dir", "s"],
+         "validity": ["--preds", "p.jsonl", "--gt", "gt.jsonl", "--out", "o"],
+         "study": ["all", "--preds", "p.jsonl", "--gt", "gt.jsonl", "--out", "o"],
+         "compare": ["--preds", "p.jsonl", "--gt", "gt.jsonl"],
+         "online": ["--preds", "p.jsonl", "--gt", "gt.jsonl", "--out-dir", "o"],
+         "calibrate": ["--preds", "p.jsonl", "--gt", "gt.jsonl", "-o", "c.json"],
+         "ensemble": ["a.jsonl", "b.jsonl", "-o", "e.jsonl"],
+         "grounder": ["train", "--train", "t.jsonl", "-o", "m.json"],
+         "parse-answers": ["a.jsonl", "-o", "p.jsonl"],
+         "serve": ["--calibrator", "main=c.json"]}
+#: (command, flag, a value it refuses, what the message says of it)
+_CHECKED = [(c, "--cal-frac", v, "must be a number in (0, 1)")
+            for c in ("split", "validity", "study", "compare", "online") for v in ("0", "1", "nan")]
+_CHECKED += [
+    ("validity", "--alphas", "1.5", "must be a number in (0, 1)"),
+    ("calibrate", "--delta", "0", "must be a number in (0, 1)"),
+    ("calibrate", "--delta", "1.5", "must be a number in (0, 1)"),
+    ("calibrate", "--max-share", "0", "must be a number in (0, 1]"),
+    ("calibrate", "--max-abstain", "1", "must be a number in (0, 1)"),
+    ("calibrate", "--min-group-rows", "-3", "must be a whole number >= 0"),
+    ("ensemble", "--min-members", "0", "must be a whole number >= 1"),
+    ("validity", "--max-duration", "-150", "must be a finite number > 0"),
+    ("grounder", "--alpha", "-1", "must be a finite number >= 0"),
+    ("grounder", "--bins", "0", "must be a whole number >= 1"),
+    ("grounder", "--max-features", "0", "must be a whole number >= 1"),
+    ("online", "--switch-at", "1.5", "must be a number in [0, 1]"),
+    ("online", "--window", "0", "must be a whole number >= 1"),
+    ("online", "--min-scale", "-1", "must be a finite number > 0"),
+    ("study", "--min-scale", "0", "must be a finite number > 0"),
+    ("study", "--resample-frac", "0", "must be a number in (0, 1]"),
+    ("parse-answers", "--fps", "0", "must be a finite number > 0"),
+    ("parse-answers", "--samples", "-1", "must be a whole number >= 0"),
+    ("serve", "--port", "70000", "must be a port number <= 65535"),
+]
+
+
+@pytest.mark.parametrize(("command", "flag", "value", "says"), _CHECKED)
+def test_every_number_flag_is_checked_before_any_file_is_read(command, flag, value, says,
+                                                               capsys):
+    """A number a flag cannot take is a usage error naming the flag, before any file is
+    read (the files here do not exist). These were read as any int or float and refused
+    after the inputs were read, by the library's name for them ("fraction must be in
+    (0, 1)", "window must be >= 1", "min_rows must be ..."), or not at all."""
     from cover.cli import main
 
-    args = {"split": ["--gt", "gt.jsonl", "--out-dir", "s"],
-            "validity": ["--preds", "p.jsonl", "--gt", "gt.jsonl", "--out", "o"],
-            "study": ["all", "--preds", "p.jsonl", "--gt", "gt.jsonl", "--out", "o"],
-            "compare": ["--preds", "p.jsonl", "--gt", "gt.jsonl"],
-            "online": ["--preds", "p.jsonl", "--gt", "gt.jsonl", "--out", "o"]}[command]
     with pytest.raises(SystemExit) as got:
-        main([command, *args, "--cal-frac", frac])
+        main([command, *_BASE[command], flag, value])
     assert got.value.code == 2
-    assert "argument --cal-frac: must be a number in (0, 1)" in capsys.readouterr().err
+    assert f"argument {flag}: {says}" in capsys.readouterr().err
 
 
 def test_videos_is_one_flag_with_one_reading_on_every_command() -> None:

@@ -84,13 +84,14 @@ def _finite(text: str, *, zero_ok: bool) -> float:
     return x
 
 
-def fraction_in(*, one: bool) -> Callable[[str], float]:
-    """argparse type: a number in (0, 1), or in (0, 1] when ``one`` is allowed."""
-    span = "(0, 1]" if one else "(0, 1)"
+def fraction_in(*, one: bool, zero: bool = False) -> Callable[[str], float]:
+    """argparse type: a number in (0, 1), with 1 when ``one`` and 0 when ``zero`` is
+    allowed."""
+    span = f"{'[' if zero else '('}0, 1{']' if one else ')'}"
 
     def parse(text: str) -> float:
         x = _read(text, float, "a number")
-        if not (0 < x < 1 or (one and x == 1)):
+        if not (0 < x < 1 or (one and x == 1) or (zero and x == 0)):
             raise argparse.ArgumentTypeError(f"must be a number in {span}, got {text}")
         return x
 
@@ -100,6 +101,14 @@ def fraction_in(*, one: bool) -> Callable[[str], float]:
 def positive_int(text: str) -> int:
     """argparse type: a whole number >= 1."""
     return _int_at_least(text, 1)
+
+
+def port_number(text: str) -> int:
+    """argparse type: a TCP port, 0 (any free one) to 65535."""
+    n = _int_at_least(text, 0)
+    if n > 65535:
+        raise argparse.ArgumentTypeError(f"must be a port number <= 65535, got {text}")
+    return n
 
 
 def nonnegative_int(text: str) -> int:
@@ -229,7 +238,7 @@ def _flag_table() -> dict[str, dict[str, Any]]:
         "score": dict(choices=ALL_FAMILIES, default="norm", help="score family"),
         "alpha": dict(type=alpha_text, default="0.1", help="miscoverage level in (0, 1)"),
         # argparse hands this list itself to every run without --alphas: never mutated
-        "alphas": dict(nargs="+", type=float, default=list(PAPER_ALPHAS)),
+        "alphas": dict(nargs="+", type=fraction_in(one=False), default=list(PAPER_ALPHAS)),
         "seed": dict(type=int, default=42),
         "cal_frac": dict(type=fraction_in(one=False), default=0.4,
                          help="share of source videos (the split unit) that calibrate"),

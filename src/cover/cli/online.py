@@ -13,7 +13,9 @@ from cover.cli._common import (
     add_command,
     add_flags,
     checked_text,
+    fraction_in,
     job_of,
+    positive_int,
 )
 from cover.cli.formats import add_format_flags, format_kwargs
 
@@ -45,11 +47,11 @@ def add_parser(sub: Subparsers) -> None:
                    help="another grounder's predictions: used for the stream from --switch-at on")
     p.add_argument("--name", help="display name of --preds (default: its file name)")
     p.add_argument("--switch-name", help="display name of --switch-preds")
-    p.add_argument("--switch-at", type=float, default=0.5,
+    p.add_argument("--switch-at", type=fraction_in(one=True, zero=True), default=0.5,
                    help="fraction of the stream after which --switch-preds is used")
-    p.add_argument("--window", type=int, default=DEFAULT_WINDOW,
+    p.add_argument("--window", type=positive_int, default=DEFAULT_WINDOW,
                    help=f"rolling miss-rate window, steps (default {DEFAULT_WINDOW})")
-    add_flags(p, "min_scale", "target", min_scale={"type": float})
+    add_flags(p, "min_scale", "target")
     p.add_argument("--no-figure", action="store_true", help="skip the PNG figure")
     p.set_defaults(func=run)
 

@@ -17,6 +17,8 @@ from cover.cli._common import (
     Subparsers,
     add_command,
     add_flags,
+    nonnegative_int,
+    positive_float,
 )
 from cover.errors import InputError, report_problems, say
 
@@ -54,7 +56,7 @@ def add_parser(sub: Subparsers) -> None:
     p.add_argument("--duration-field", default="duration",
                    help="field holding the video duration in seconds (default duration)")
     add_flags(p, "videos")
-    p.add_argument("--fps", type=float, help="frame rate, to read frame indices")
+    p.add_argument("--fps", type=positive_float, help="frame rate, to read frame indices")
     p.add_argument("--bare", choices=("seconds", "percent", "bins", "frames"),
                    default="seconds",
                    help="how a number with no unit is read (bins = VTimeLLM 0-100 positions)")
@@ -63,7 +65,7 @@ def add_parser(sub: Subparsers) -> None:
                         "(repeatable)")
     p.add_argument("--start-only", choices=("refuse", "to_end"), default="refuse",
                    help="a start with no end: a refusal (default) or [start, end of video]")
-    p.add_argument("--samples", type=int, default=3, help="examples shown per class")
+    p.add_argument("--samples", type=nonnegative_int, default=3, help="examples shown per class")
     p.set_defaults(func=run)
 
 

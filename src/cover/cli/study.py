@@ -5,7 +5,14 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from cover.cli._common import InputPath, Subparsers, add_command, add_flags, job_of
+from cover.cli._common import (
+    InputPath,
+    Subparsers,
+    add_command,
+    add_flags,
+    fraction_in,
+    job_of,
+)
 from cover.cli.formats import add_format_flags, add_selection_flags, format_kwargs
 
 
@@ -31,10 +38,9 @@ def add_parser(sub: Subparsers) -> None:
                    "(default: guessed from the --gt file name)")
     add_flags(p, "out", "alphas", "resamples", alphas="alpha grid (default: the paper's)",
               resamples="calibration resamples")
-    p.add_argument("--resample-frac", type=float, default=0.5,
+    p.add_argument("--resample-frac", type=fraction_in(one=True), default=0.5,
                    help="share of the pool's units per resample")
-    add_flags(p, "seed", "cal_frac", "min_scale", "target", seed="split and resample seed",
-              min_scale={"type": float})
+    add_flags(p, "seed", "cal_frac", "min_scale", "target", seed="split and resample seed")
     p.add_argument("--humans", type=InputPath, metavar="DATA_DIR",
                    help="add the human-grounder table from the re-annotations under DATA_DIR")
     add_flags(p, "split_seeds", split_seeds="coverage, efficiency, conditional studies")
