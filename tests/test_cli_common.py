@@ -94,11 +94,12 @@ JOBS = {
                                                     "--out", "o"],
               {"preds", "gt", "name", "dataset", "resamples", "no_report", "pred_format",
                "columns", "gt_format", "gt_columns", "gt_durations", "relevance_from",
-               "max_duration", "on_error"}),
+               "max_duration", "on_error", "clip", "strict"}),
     "online": (["cover.jobs.online:run_online"], ["--preds", "p", "--gt", "g", "--out-dir",
                                                   "o"],
                {"out_dir", "no_figure", "name", "switch_name", "pred_format", "columns",
-                "gt_format", "gt_columns", "gt_durations"}),  # -> read_options
+                "gt_format", "gt_columns", "gt_durations", "clip", "strict",
+                "on_error"}),  # -> read_options
     "ground": (["cover.grounders.endpoint:ChatClient", "cover.jobs.ground:run_ground"],
                ["--endpoint", "e", "--model", "m", "--videos", "v", "--queries", "q",
                 "-o", "o"], {"endpoint", "frames", "api_key_env"}),

@@ -261,6 +261,11 @@ def _flag_table() -> dict[str, dict[str, Any]]:
     }
 
 
+def flag_default(name: str) -> Any:
+    """The default of the shared flag ``name`` (False for a switch)."""
+    return _flag_table()[name].get("default", False)
+
+
 #: The shared flags that also have a one-letter spelling.
 _SHORT = {"output": ("-o",)}
 

@@ -51,7 +51,7 @@ def add_parser(sub: Subparsers) -> None:
                    help="fraction of the stream after which --switch-preds is used")
     p.add_argument("--window", type=positive_int, default=DEFAULT_WINDOW,
                    help=f"rolling miss-rate window, steps (default {DEFAULT_WINDOW})")
-    add_flags(p, "min_scale", "target")
+    add_flags(p, "min_scale", "target", "strict", "on_error", "clip")
     p.add_argument("--no-figure", action="store_true", help="skip the PNG figure")
     p.set_defaults(func=run)
 
@@ -62,7 +62,8 @@ def run(args: argparse.Namespace) -> int:
     res = job_of(run_online, args, preds=Path(args.preds), gt=Path(args.gt),
                  out=Path(args.out_dir), paths=("cal_qids", "switch_preds"),
                  figure=not args.no_figure, names=(args.name, args.switch_name),
-                 read_options=format_kwargs(args))
+                 read_options=format_kwargs(args) | {k: getattr(args, k) for k in
+                                                     ("clip", "strict", "on_error")})
     s = res.summary()
     print(f"replayed {s['steps']} rows (order={args.order}) against {s['n_calibration']} "
           f"calibration rows at alpha={args.alpha}, gamma={args.gamma}")

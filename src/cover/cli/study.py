@@ -10,6 +10,7 @@ from cover.cli._common import (
     Subparsers,
     add_command,
     add_flags,
+    flag_default,
     fraction_in,
     job_of,
 )
@@ -48,6 +49,7 @@ def add_parser(sub: Subparsers) -> None:
                    help="skip report.html and the figures it shows (tables and JSON only)")
     add_format_flags(p, gt=True)  # one reading of every --preds / --gt
     add_selection_flags(p)
+    add_flags(p, "strict", "clip")
     add_flags(p, "on_error", on_error="bad rows (and ground truth without a prediction): "
               "stop with an error (default) or set them aside with reasons")
     p.set_defaults(func=run)
@@ -62,7 +64,10 @@ def run(args: argparse.Namespace) -> int:
                       alphas=tuple(float(a) for a in args.alphas))
     inputs = input_pairs([Path(p) for p in args.preds], [Path(g) for g in args.gt],
                          args.name, args.dataset)
-    read = format_kwargs(args) | ({} if args.on_error == "raise" else {"on_error": args.on_error})
+    # read as every other command reads the files; the command line records the reading
+    # flags given otherwise than their defaults
+    read = format_kwargs(args) | {k: getattr(args, k) for k in ("on_error", "clip", "strict")
+                                  if getattr(args, k) != flag_default(k)}
     # Both take min_scale, target and split_seeds from the flags of those names.
     out = Path(args.out)
     command = job_of(command_line, args, out=out, paths=("humans",), inputs=inputs,
