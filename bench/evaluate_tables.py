@@ -1,5 +1,5 @@
 """``cover evaluate`` of Parquet and CSV regions, streamed, against the same files read
-row by row (``--in-memory``) and against a bare read of the regions file.
+whole (``--in-memory``) and against a bare read of the regions file.
 
 Run from the repository root (files are generated once under ``--dir`` and reused)::
 
@@ -14,9 +14,9 @@ the call alone (imports excluded):
 
 * ``evaluate-parquet`` / ``evaluate-csv``: ``cover evaluate`` streamed, a clean batch
   read in bulk (:mod:`cover.io.regions_columns`);
-* ``whole-parquet`` / ``whole-csv``: the same with ``--in-memory``, where every row is
-  read as a record and checked by the per-row reader: the path every streamed batch
-  took before the bulk read;
+* ``whole-parquet`` / ``whole-csv``: the same with ``--in-memory``: the same batches read
+  the same way, joined into one table before the truth is joined (what the join on
+  (vid, query text) needs);
 * ``read-parquet`` / ``read-csv``: the floor, the regions file read with pyarrow (CSV:
   every column as text) and the ground truth decoded typed as ``bench/stream.py``'s
   ``parse-evaluate`` decodes it (:func:`stream_floors.parse_evaluate`), nothing checked.

@@ -59,8 +59,6 @@ def test_side_weights_are_used(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("extra", "message"), [
-    (["--rule", "rcps", "--delta", "0"], "delta must be a number in (0, 1)"),
-    (["--rule", "rcps", "--delta", "1.5"], "delta must be a number in (0, 1)"),
     (["--rule", "split", "--bound", "binomial"], "--bound does not apply to --rule split"),
     (["--rule", "crc", "--delta", "0.1"], "--delta does not apply to --rule crc"),
     (["--rule", "asymmetric", "--side-weights", "1"], "--side-weights must be two numbers"),

@@ -94,11 +94,12 @@ JOBS = {
                                                     "--out", "o"],
               {"preds", "gt", "name", "dataset", "resamples", "no_report", "pred_format",
                "columns", "gt_format", "gt_columns", "gt_durations", "relevance_from",
-               "max_duration", "on_error"}),
+               "max_duration", "on_error", "clip", "strict"}),
     "online": (["cover.jobs.online:run_online"], ["--preds", "p", "--gt", "g", "--out-dir",
                                                   "o"],
                {"out_dir", "no_figure", "name", "switch_name", "pred_format", "columns",
-                "gt_format", "gt_columns", "gt_durations"}),  # -> read_options
+                "gt_format", "gt_columns", "gt_durations", "clip", "strict",
+                "on_error"}),  # -> read_options
     "ground": (["cover.grounders.endpoint:ChatClient", "cover.jobs.ground:run_ground"],
                ["--endpoint", "e", "--model", "m", "--videos", "v", "--queries", "q",
                 "-o", "o"], {"endpoint", "frames", "api_key_env"}),
@@ -155,3 +156,66 @@ def test_every_clip_flag_is_a_positive_number_named_by_the_flag(args, clip, caps
         main([*args, "--clip", clip])
     assert got.value.code == 2
     assert "argument --clip: must be a finite number > 0" in capsys.readouterr().err
+
+
+_BASE = {"split": ["--gt", "gt.jsonl", "--out-dir", "s"],
+         "validity": ["--preds", "p.jsonl", "--gt", "gt.jsonl", "--out", "o"],
+         "study": ["all", "--preds", "p.jsonl", "--gt", "gt.jsonl", "--out", "o"],
+         "compare": ["--preds", "p.jsonl", "--gt", "gt.jsonl"],
+         "online": ["--preds", "p.jsonl", "--gt", "gt.jsonl", "--out-dir", "o"],
+         "calibrate": ["--preds", "p.jsonl", "--gt", "gt.jsonl", "-o", "c.json"],
+         "ensemble": ["a.jsonl", "b.jsonl", "-o", "e.jsonl"],
+         "grounder": ["train", "--train", "t.jsonl", "-o", "m.json"],
+         "parse-answers": ["a.jsonl", "-o", "p.jsonl"],
+         "serve": ["--calibrator", "main=c.json"]}
+#: (command, flag, a value it refuses, what the message says of it)
+_CHECKED = [(c, "--cal-frac", v, "must be a number in (0, 1)")
+            for c in ("split", "validity", "study", "compare", "online") for v in ("0", "1", "nan")]
+_CHECKED += [
+    ("validity", "--alphas", "1.5", "must be a number in (0, 1)"),
+    ("calibrate", "--delta", "0", "must be a number in (0, 1)"),
+    ("calibrate", "--delta", "1.5", "must be a number in (0, 1)"),
+    ("calibrate", "--max-share", "0", "must be a number in (0, 1]"),
+    ("calibrate", "--max-abstain", "1", "must be a number in (0, 1)"),
+    ("calibrate", "--min-group-rows", "-3", "must be a whole number >= 0"),
+    ("ensemble", "--min-members", "0", "must be a whole number >= 1"),
+    ("validity", "--max-duration", "-150", "must be a finite number > 0"),
+    ("grounder", "--alpha", "-1", "must be a finite number >= 0"),
+    ("grounder", "--bins", "0", "must be a whole number >= 1"),
+    ("grounder", "--max-features", "0", "must be a whole number >= 1"),
+    ("online", "--switch-at", "1.5", "must be a number in [0, 1]"),
+    ("online", "--window", "0", "must be a whole number >= 1"),
+    ("online", "--min-scale", "-1", "must be a finite number > 0"),
+    ("study", "--min-scale", "0", "must be a finite number > 0"),
+    ("study", "--resample-frac", "0", "must be a number in (0, 1]"),
+    ("parse-answers", "--fps", "0", "must be a finite number > 0"),
+    ("parse-answers", "--samples", "-1", "must be a whole number >= 0"),
+    ("serve", "--port", "70000", "must be a port number <= 65535"),
+]
+
+
+@pytest.mark.parametrize(("command", "flag", "value", "says"), _CHECKED)
+def test_every_number_flag_is_checked_before_any_file_is_read(command, flag, value, says,
+                                                               capsys):
+    """A number a flag cannot take is a usage error naming the flag, before any file is
+    read (the files here do not exist). These were read as any int or float and refused
+    after the inputs were read, by the library's name for them ("fraction must be in
+    (0, 1)", "window must be >= 1", "min_rows must be ..."), or not at all."""
+    from cover.cli import main
+
+    with pytest.raises(SystemExit) as got:
+        main([command, *_BASE[command], flag, value])
+    assert got.value.code == 2
+    assert f"argument {flag}: {says}" in capsys.readouterr().err
+
+
+def test_videos_is_one_flag_with_one_reading_on_every_command() -> None:
+    """--videos of certify, serve and parse-answers is the shared flag: one help, and
+    every one reads durations through cover.io.durations (any shape it takes)."""
+    from cover.cli import build_parser
+    from cover.cli._common import VIDEOS_HELP
+
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    for name in ("certify", "serve", "parse-answers"):
+        flag = next(a for a in sub.choices[name]._actions if "--videos" in a.option_strings)
+        assert flag.help == VIDEOS_HELP, name

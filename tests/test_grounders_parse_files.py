@@ -262,3 +262,16 @@ def test_text_field_per_file_on_the_command_line(
     assert main(["parse-answers", str(a), str(b), "--out-dir", str(out),
                  "--text-field", "x", "--text-field", "y", "--text-field", "x"]) == 2
     assert "--text-field is given 3 times for 2 answer files" in capsys.readouterr().err
+
+
+def test_cli_parse_answers_reads_videos_as_certify_does(tmp_path: Path) -> None:
+    """--videos of parse-answers takes every shape certify's --videos takes: a JSON
+    object vid -> {duration} (charades.json) as well as JSON lines."""
+    src = tmp_path / "answers.jsonl"
+    src.write_text(json.dumps({"qid": 1, "vid": "b", "response": "from 20% to 40%"}) + "\n")
+    out = tmp_path / "preds.jsonl"
+    videos = tmp_path / "charades.json"
+    videos.write_text('{"b": {"duration": 50.0, "subject": "x"}}')
+    assert main(["parse-answers", str(src), "-o", str(out), "--videos", str(videos)]) == 0
+    preds = read_predictions(out).table
+    assert np.allclose([preds.pred_start[0], preds.pred_end[0]], [10, 20])

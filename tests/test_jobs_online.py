@@ -120,3 +120,21 @@ def test_cli_reads_any_format_with_its_format_flags(data_dir, tmp_path, capsys):
     capsys.readouterr()
     assert main([*args, "--gt-durations", str(tmp_path / "none.json")]) == 2
     assert "none.json" in capsys.readouterr().err
+
+
+def test_online_reads_with_clip_and_strict(tmp_path, capsys):
+    """--strict and --clip reach `cover online`'s reader as every other command's: a
+    window reaching past the video is clipped and replayed by default, rejected with
+    --strict (and the stream is one row shorter)."""
+    preds, gt = _files(tmp_path)
+    rows = [json.loads(x) for x in preds.read_text().splitlines()]
+    rows[3]["pred_relevant_windows"] = [[140.0, 170.0, 0.9]]  # T = 150
+    _write_jsonl(preds, rows)
+    steps = {}
+    for name, extra in (("plain", []), ("strict", ["--strict", "--on-error", "reject"])):
+        out = tmp_path / name
+        assert main(["online", "--preds", str(preds), "--gt", str(gt), "--out-dir", str(out),
+                     "--clip", "1", "--no-figure", *extra]) == 0
+        steps[name] = json.loads((out / "online_summary.json").read_text())
+    total = {k: s["steps"] + s["n_calibration"] for k, s in steps.items()}
+    assert total == {"plain": 120, "strict": 119}

@@ -266,3 +266,25 @@ def test_figures_change_no_number_nor_order(tmp_path: Path) -> None:
     for rel in sorted(p.relative_to(runs["plain"]) for p in (runs["plain"] / pair).iterdir()):
         assert (runs["figs"] / rel).read_bytes() == (runs["plain"] / rel).read_bytes(), rel
     assert list((runs["figs"] / pair).glob("*.png"))
+
+
+def test_study_reads_with_clip_and_strict_as_validity_does(tmp_path: Path) -> None:
+    """--clip and --strict reach the reader of `cover study` (they were validity's only):
+    a window reaching past the video is clipped by default and rejected with --strict, and
+    the command that reproduces the run spells out what was not the default."""
+    from cli_files import synthetic_rows, write_jsonl
+
+    preds, gts = synthetic_rows(90)
+    preds[4]["pred_relevant_windows"] = [[140.0, 170.0, 0.9]]  # T = 150
+    p, g = write_jsonl(tmp_path / "p.jsonl", preds), write_jsonl(tmp_path / "g.jsonl", gts)
+    common = ["study", "coverage", "--preds", str(p), "--gt", str(g), "--resamples", "2",
+              "--alphas", "0.2", "--no-report", "--on-error", "reject"]
+    mans = {}
+    for name, extra in (("plain", []), ("strict", ["--strict", "--clip", "1"])):
+        assert main([*common, *extra, "--out", str(tmp_path / name)]) == 0
+        mans[name] = json.loads((tmp_path / name / "manifest.json").read_text())
+    assert mans["plain"]["pairs"][0]["problems"]["rejected"] == 0
+    assert mans["plain"]["pairs"][0]["problems"]["clipped"] >= 1
+    assert mans["strict"]["pairs"][0]["problems"]["rejected"] == 1
+    assert "--strict" not in mans["plain"]["command"] and "--clip" not in mans["plain"]["command"]
+    assert mans["strict"]["command"].endswith("--on-error reject --clip 1 --strict")

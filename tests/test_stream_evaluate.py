@@ -132,6 +132,9 @@ def test_streamed_equals_in_memory(rows, certified, qvh_gt, capsys, name, batche
                                   *(("--batch-rows", b) if b is not None else ()))
         assert got == whole, f"batches of {b}"
         assert got_text == text
+        if b is not None:  # --in-memory reads the same batches and joins them
+            assert _evaluate(regions, qvh_gt, capsys, "--in-memory", "--batch-rows", b) == (
+                whole, text), f"in memory, batches of {b}"
 
 
 def test_parquet_regions_score_as_the_json_lines(certified, qvh_gt, capsys):
@@ -163,6 +166,8 @@ def test_bad_rows_are_rejected_as_in_memory(certified, qvh_gt, capsys):
     assert whole["counts"]["rejected_here"] == 3
     got, got_text = _evaluate(bad, qvh_gt, capsys, "--batch-rows", "97")
     assert got == whole and got_text == text
+    # the repeat in a later batch is found across the batches joined in memory too
+    assert _evaluate(bad, qvh_gt, capsys, "--in-memory", "--batch-rows", "97") == (whole, text)
 
 
 def _error(capsys, *argv: str) -> str:
@@ -305,6 +310,9 @@ def test_regions_keyed_by_position_are_joined_on_content_as_in_memory(data_dir, 
     got, got_text = _evaluate(regions, lighthouse, capsys)
     assert "reading it whole to choose the join" in _evaluate.err  # type: ignore
     assert got == whole and got_text == text
+    assert _evaluate(regions, lighthouse, capsys, "--batch-rows", "50") == (whole, text)
+    assert _evaluate(regions, lighthouse, capsys, "--in-memory", "--batch-rows", "50") == (
+        whole, text)
 
 
 def test_a_bom_regions_file_streams_as_it_reads_whole(certified, qvh_gt, capsys, tmp_path):

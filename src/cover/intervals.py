@@ -61,6 +61,14 @@ class Intervals:
         return cls(flat[:, 0].copy(), flat[:, 1].copy(), offsets_from_lengths(lengths))
 
     @classmethod
+    def concat(cls, parts: Sequence[Intervals]) -> Intervals:
+        """The rows of ``parts``, one part after the other."""
+        spans = [slice(p.offsets[0], p.offsets[-1]) for p in parts]
+        return cls(np.concatenate([p.starts[s] for p, s in zip(parts, spans, strict=True)]),
+                   np.concatenate([p.ends[s] for p, s in zip(parts, spans, strict=True)]),
+                   offsets_from_lengths(np.concatenate([np.diff(p.offsets) for p in parts])))
+
+    @classmethod
     def empty(cls, n: int) -> Intervals:
         return cls(np.empty(0), np.empty(0), np.zeros(n + 1, dtype=np.int64))
 

@@ -84,13 +84,14 @@ def _finite(text: str, *, zero_ok: bool) -> float:
     return x
 
 
-def fraction_in(*, one: bool) -> Callable[[str], float]:
-    """argparse type: a number in (0, 1), or in (0, 1] when ``one`` is allowed."""
-    span = "(0, 1]" if one else "(0, 1)"
+def fraction_in(*, one: bool, zero: bool = False) -> Callable[[str], float]:
+    """argparse type: a number in (0, 1), with 1 when ``one`` and 0 when ``zero`` is
+    allowed."""
+    span = f"{'[' if zero else '('}0, 1{']' if one else ')'}"
 
     def parse(text: str) -> float:
         x = _read(text, float, "a number")
-        if not (0 < x < 1 or (one and x == 1)):
+        if not (0 < x < 1 or (one and x == 1) or (zero and x == 0)):
             raise argparse.ArgumentTypeError(f"must be a number in {span}, got {text}")
         return x
 
@@ -100,6 +101,14 @@ def fraction_in(*, one: bool) -> Callable[[str], float]:
 def positive_int(text: str) -> int:
     """argparse type: a whole number >= 1."""
     return _int_at_least(text, 1)
+
+
+def port_number(text: str) -> int:
+    """argparse type: a TCP port, 0 (any free one) to 65535."""
+    n = _int_at_least(text, 0)
+    if n > 65535:
+        raise argparse.ArgumentTypeError(f"must be a port number <= 65535, got {text}")
+    return n
 
 
 def nonnegative_int(text: str) -> int:
@@ -151,6 +160,12 @@ class OutputOrStdout(OutputPath):
 RESULTS_FOLDER_HELP = ("results folder, written all or nothing: built beside it and renamed "
                        "into place when the run succeeds; a previous COVER results folder "
                        "there is replaced whole, a folder holding other files is refused")
+
+#: ``--videos`` wherever durations are read from a file (cover.io.durations).
+VIDEOS_HELP = ("video durations for rows that lack them: JSON lines with vid and duration, "
+               "or a JSON object vid -> {duration} (charades.json; a TACoS split: "
+               "num_frames / fps)")
+
 
 class OutputFolder(str):
     """argparse type of a folder a command writes files into; checked by
@@ -216,15 +231,17 @@ def _flag_table() -> dict[str, dict[str, Any]]:
         "gt": dict(required=True, type=InputPath,
                    help="ground truth (any format of `cover formats`)"),
         "qids": dict(type=InputPath),
+        "videos": dict(type=InputPath, metavar="FILE", help=VIDEOS_HELP),
         "output": dict(required=True, type=OutputPath, help="prediction jsonl to write"),
         "out": dict(required=True, type=OutputFolder, help=RESULTS_FOLDER_HELP),
         "json": dict(type=OutputOrStdout),
         "score": dict(choices=ALL_FAMILIES, default="norm", help="score family"),
         "alpha": dict(type=alpha_text, default="0.1", help="miscoverage level in (0, 1)"),
         # argparse hands this list itself to every run without --alphas: never mutated
-        "alphas": dict(nargs="+", type=float, default=list(PAPER_ALPHAS)),
+        "alphas": dict(nargs="+", type=fraction_in(one=False), default=list(PAPER_ALPHAS)),
         "seed": dict(type=int, default=42),
-        "cal_frac": dict(type=float, default=0.4),
+        "cal_frac": dict(type=fraction_in(one=False), default=0.4,
+                         help="share of source videos (the split unit) that calibrate"),
         "resamples": dict(type=positive_int, default=50, help="calibration resamples per cell"),
         "split_seeds": dict(type=positive_int, default=0, metavar="N",  # {}: what the spread covers
                             help="also repeat the unit-level split with seeds 0..N-1 and "
@@ -242,6 +259,11 @@ def _flag_table() -> dict[str, dict[str, Any]]:
         "clip": dict(type=positive_float, default=2.0,
                      help="relevance clip length in seconds (> 0)"),
     }
+
+
+def flag_default(name: str) -> Any:
+    """The default of the shared flag ``name`` (False for a switch)."""
+    return _flag_table()[name].get("default", False)
 
 
 #: The shared flags that also have a one-letter spelling.

@@ -10,7 +10,9 @@ from cover.cli._common import (
     Subparsers,
     add_command,
     add_flags,
+    fraction_in,
     job_of,
+    nonnegative_int,
     printed,
 )
 from cover.cli.formats import add_format_flags, add_relevance_flag, format_kwargs
@@ -29,8 +31,8 @@ def add_parser(sub: Subparsers) -> None:
     add_flags(p, "preds", "gt", "score")
     p.add_argument("--rule", choices=sorted(RULES), default="split",
                    help="calibration rule; each runs with its defaults")
-    p.add_argument("--delta", type=float, help="rcps, ltt: 1 - confidence, in (0, 1) (default "
-                   "0.1)")
+    p.add_argument("--delta", type=fraction_in(one=False),
+                   help="rcps, ltt: 1 - confidence, in (0, 1) (default 0.1)")
     p.add_argument("--bound", choices=("binomial", "hoeffding_bentkus", "hoeffding"),
                    help="rcps: upper confidence bound on the miss rate (default binomial, the "
                         "tightest valid one for a miss/hit loss). The paper and the main "
@@ -41,10 +43,11 @@ def add_parser(sub: Subparsers) -> None:
     p.add_argument("--covariates", metavar="NAMES", help="conditional: covariates the "
                    "coverage guarantee holds over, comma-separated (duration, pred_length, "
                    "pred_center, query_words, grounder_score; default duration,pred_length)")
-    p.add_argument("--max-share", type=float, help="ltt: abstain when the region would "
-                   "cover more than this share of the video, in (0, 1] (default 0.5)")
-    p.add_argument("--max-abstain", type=float, help="ltt: abstention rate budget, in (0, 1) "
-                   "(default 0.2)")
+    p.add_argument("--max-share", type=fraction_in(one=True),
+                   help="ltt: abstain when the region would cover more than this share of "
+                   "the video, in (0, 1] (default 0.5)")
+    p.add_argument("--max-abstain", type=fraction_in(one=False),
+                   help="ltt: abstention rate budget, in (0, 1) (default 0.2)")
     p.add_argument("--score-cutoffs", metavar="C1,C2,..", help="ltt: grounder-score cutoffs "
                    "to try (abstain below the chosen one), fixed before calibration; "
                    "default none")
@@ -89,11 +92,12 @@ def add_group_flags(p: argparse.ArgumentParser) -> None:
     g.add_argument("--fallback", choices=("pool", "inf"), default=None,
                    help="mondrian: a group too small for its own threshold uses the pooled "
                    "threshold (default) or +inf")
-    g.add_argument("--min-group-rows", type=int, default=None,
+    g.add_argument("--min-group-rows", type=nonnegative_int, default=None,
                    help="mondrian/buckets: groups with fewer calibration rows fall back too")
     g.add_argument("--shift-to", type=InputPath,
                    help="weighted: unlabelled target rows to reweight toward "
-                   "(jsonl with vid + duration, or predictions for --covariate pred_length)")
+                   "(video durations, in any shape --videos takes, or predictions for "
+                   "--covariate pred_length)")
     g.add_argument("--covariate", choices=("duration", "pred_length"), default="duration",
                    help="weighted: the covariate of the likelihood ratio (default duration)")
 

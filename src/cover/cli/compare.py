@@ -38,7 +38,6 @@ def add_parser(sub: Subparsers) -> None:
     p.add_argument("--rule-b", choices=COMPARABLE_RULES, help="rule of B (default: --rule)")
     add_flags(p, "alpha", "seed", "cal_frac", "min_scale", "target", "json",
               seed="seed of the unit-level split",
-              cal_frac="share of source videos that calibrate, in (0, 1)",
               json="write the comparison here as (strict) JSON (- for standard output)")
     p.add_argument("--html", type=OutputPath, help="write a self-contained HTML report here")
     add_flags(p, "strict", "on_error", "clip")

@@ -5,7 +5,13 @@ from __future__ import annotations
 
 import argparse
 
-from cover.cli._common import InputPath, Subparsers, add_command, add_flags
+from cover.cli._common import (
+    InputPath,
+    Subparsers,
+    add_command,
+    add_flags,
+    positive_int,
+)
 from cover.errors import report_problems
 
 
@@ -19,12 +25,10 @@ def add_parser(sub: Subparsers) -> None:
     p.add_argument("preds", nargs="+", type=InputPath,
                    help="prediction jsonl files (Moment-DETR format), >= 2")
     p.add_argument("--name", action="append", help="display name per file (for the counts)")
-    p.add_argument("--min-members", type=int, default=2,
+    p.add_argument("--min-members", type=positive_int, default=2,
                    help="members that must give a row an interval, else the row is refused "
                         "(default 2)")
-    add_flags(p, "clip", "on_error", "output",
-              output="ensemble prediction jsonl to write",
-              on_error="bad rows: stop with an error (default) or set them aside with reasons")
+    add_flags(p, "clip", "on_error", "output", output="ensemble prediction jsonl to write")
     p.set_defaults(func=run)
 
 

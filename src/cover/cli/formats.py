@@ -6,7 +6,13 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from cover.cli._common import InputPath, Subparsers, add_command, printed
+from cover.cli._common import (
+    InputPath,
+    Subparsers,
+    add_command,
+    positive_float,
+    printed,
+)
 from cover.errors import say
 
 
@@ -40,7 +46,7 @@ def add_relevance_flag(p: argparse.ArgumentParser, *, calibrated: bool = False) 
 def add_selection_flags(p: argparse.ArgumentParser) -> None:
     """``--relevance-from`` and ``--max-duration``: what is kept of the rows read."""
     add_relevance_flag(p)
-    p.add_argument("--max-duration", type=float, metavar="SECONDS", default=None,
+    p.add_argument("--max-duration", type=positive_float, metavar="SECONDS", default=None,
                    help="keep only queries on videos of at most SECONDS (ground-truth "
                         "duration), counted; the COVER paper's ActivityNet protocol is 150")
 

@@ -5,7 +5,15 @@ from __future__ import annotations
 
 import argparse
 
-from cover.cli._common import InputPath, Subparsers, add_command, add_flags, job_of
+from cover.cli._common import (
+    InputPath,
+    Subparsers,
+    add_command,
+    add_flags,
+    job_of,
+    nonnegative_float,
+    positive_int,
+)
 from cover.errors import report_problems
 
 
@@ -27,9 +35,9 @@ def add_parser(sub: Subparsers) -> None:
     add_flags(t, "output", output="model JSON to write")
     t.add_argument("--prior-only", action="store_true",
                    help="the length-prior baseline: the training set's mean start/end")
-    t.add_argument("--alpha", type=float, default=1.0, help="ridge penalty (default 1)")
-    t.add_argument("--bins", type=int, default=20, help="relevance bins (default 20)")
-    t.add_argument("--max-features", type=int, default=2000, help="vocabulary size limit")
+    t.add_argument("--alpha", type=nonnegative_float, default=1.0, help="ridge penalty (default 1)")
+    t.add_argument("--bins", type=positive_int, default=20, help="relevance bins (default 20)")
+    t.add_argument("--max-features", type=positive_int, default=2000, help="vocabulary size limit")
     t.add_argument("--durations", type=InputPath,
                    help="video durations file, for formats that lack them "
                    "(Charades-STA)")

@@ -13,7 +13,9 @@ from cover.cli._common import (
     add_command,
     add_flags,
     checked_text,
+    fraction_in,
     job_of,
+    positive_int,
 )
 from cover.cli.formats import add_format_flags, format_kwargs
 
@@ -38,19 +40,18 @@ def add_parser(sub: Subparsers) -> None:
                    help=f"ACI step size in (0, 1) (default {DEFAULT_GAMMA})")
     p.add_argument("--order", choices=ORDERS, default="file",
                    help="stream order of the non-calibration rows")
-    add_flags(p, "seed", "cal_frac", seed="split and random-order seed",
-              cal_frac="fraction of source videos that calibrate (default 0.4)")
+    add_flags(p, "seed", "cal_frac", seed="split and random-order seed")
     p.add_argument("--cal-qids", type=InputPath,
                    help="calibrate on these query ids instead of a split")
     p.add_argument("--switch-preds", type=InputPath,
                    help="another grounder's predictions: used for the stream from --switch-at on")
     p.add_argument("--name", help="display name of --preds (default: its file name)")
     p.add_argument("--switch-name", help="display name of --switch-preds")
-    p.add_argument("--switch-at", type=float, default=0.5,
+    p.add_argument("--switch-at", type=fraction_in(one=True, zero=True), default=0.5,
                    help="fraction of the stream after which --switch-preds is used")
-    p.add_argument("--window", type=int, default=DEFAULT_WINDOW,
+    p.add_argument("--window", type=positive_int, default=DEFAULT_WINDOW,
                    help=f"rolling miss-rate window, steps (default {DEFAULT_WINDOW})")
-    add_flags(p, "min_scale", "target", min_scale={"type": float})
+    add_flags(p, "min_scale", "target", "strict", "on_error", "clip")
     p.add_argument("--no-figure", action="store_true", help="skip the PNG figure")
     p.set_defaults(func=run)
 
@@ -61,7 +62,8 @@ def run(args: argparse.Namespace) -> int:
     res = job_of(run_online, args, preds=Path(args.preds), gt=Path(args.gt),
                  out=Path(args.out_dir), paths=("cal_qids", "switch_preds"),
                  figure=not args.no_figure, names=(args.name, args.switch_name),
-                 read_options=format_kwargs(args))
+                 read_options=format_kwargs(args) | {k: getattr(args, k) for k in
+                                                     ("clip", "strict", "on_error")})
     s = res.summary()
     print(f"replayed {s['steps']} rows (order={args.order}) against {s['n_calibration']} "
           f"calibration rows at alpha={args.alpha}, gamma={args.gamma}")

@@ -10,7 +10,16 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from cover.cli._common import InputPath, OutputFolder, OutputOrStdout, Subparsers, add_command
+from cover.cli._common import (
+    InputPath,
+    OutputFolder,
+    OutputOrStdout,
+    Subparsers,
+    add_command,
+    add_flags,
+    nonnegative_int,
+    positive_float,
+)
 from cover.errors import InputError, report_problems, say
 
 
@@ -46,9 +55,8 @@ def add_parser(sub: Subparsers) -> None:
                      "its first group, else the whole match (e.g. '^(?P<vid>.+)_\\d+$')")
     p.add_argument("--duration-field", default="duration",
                    help="field holding the video duration in seconds (default duration)")
-    p.add_argument("--videos", type=InputPath,
-                   help="jsonl with vid + duration for rows that lack one")
-    p.add_argument("--fps", type=float, help="frame rate, to read frame indices")
+    add_flags(p, "videos")
+    p.add_argument("--fps", type=positive_float, help="frame rate, to read frame indices")
     p.add_argument("--bare", choices=("seconds", "percent", "bins", "frames"),
                    default="seconds",
                    help="how a number with no unit is read (bins = VTimeLLM 0-100 positions)")
@@ -57,7 +65,7 @@ def add_parser(sub: Subparsers) -> None:
                         "(repeatable)")
     p.add_argument("--start-only", choices=("refuse", "to_end"), default="refuse",
                    help="a start with no end: a refusal (default) or [start, end of video]")
-    p.add_argument("--samples", type=int, default=3, help="examples shown per class")
+    p.add_argument("--samples", type=nonnegative_int, default=3, help="examples shown per class")
     p.set_defaults(func=run)
 
 
@@ -93,7 +101,8 @@ def run(args: argparse.Namespace) -> int:
     from cover.errors import summarize
     from cover.grounders.parse.fields import text_fields_per_file
     from cover.grounders.parse.files import parse_answer_file, summary_lines, warnings_of
-    from cover.io import read_durations, write_jsonl
+    from cover.io import write_jsonl
+    from cover.io.durations import read_video_durations
     from cover.io.output import write_json
 
     if args.out and len(args.answers) > 1:
@@ -102,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
     targets = _targets(args)
     durations = None
     if args.videos:
-        vids, durs = read_durations(args.videos)
+        vids, durs = read_video_durations(args.videos)
         durations = dict(zip(vids.tolist(), durs.tolist(), strict=True))
     summaries = []
     inputs = [*args.answers, args.videos]

@@ -14,6 +14,7 @@ from cover.cli._common import (
     alpha_text,
     fraction_in,
     job_of,
+    port_number,
     positive_float,
     positive_int,
 )
@@ -60,12 +61,10 @@ def add_parser(sub: Subparsers) -> None:
                    metavar="NAME=FILE",
                    help="a calibrator JSON from cover calibrate, under a name requests use "
                    "(repeat for several; the first is the default)")
-    p.add_argument("--videos", type=InputPath,
-                   help="video durations for rows that lack them: any jsonl with vid and "
-                   "duration")
+    add_flags(p, "videos")
     p.add_argument("--host", default="127.0.0.1",
                    help="address to bind (the default serves this machine only)")
-    p.add_argument("--port", type=int, default=8000, help="port to bind")
+    p.add_argument("--port", type=port_number, default=8000, help="port to bind")
     p.add_argument("--token-env", metavar="VAR",
                    help="require Authorization: Bearer <the value of this variable>")
     p.add_argument("--max-body-bytes", type=positive_int, default=64 << 20,

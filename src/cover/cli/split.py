@@ -17,8 +17,7 @@ def add_parser(sub: Subparsers) -> None:
         "sets by source video (never the same video on both sides); writes "
         "calibration_qids.txt and test_qids.txt.",
         example="cover split --gt gt.jsonl --cal-frac 0.4 --seed 42 --out-dir splits")
-    add_flags(p, "gt", "cal_frac", "seed", seed="random seed",
-              cal_frac="share of source videos in the calibration set, in (0, 1)")
+    add_flags(p, "gt", "cal_frac", "seed", seed="random seed")
     p.add_argument("--out-dir", default=".", type=OutputFolder,
                    help="where to write the two qid lists")
     add_flags(p, "on_error")

@@ -5,7 +5,15 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from cover.cli._common import InputPath, Subparsers, add_command, add_flags, job_of
+from cover.cli._common import (
+    InputPath,
+    Subparsers,
+    add_command,
+    add_flags,
+    flag_default,
+    fraction_in,
+    job_of,
+)
 from cover.cli.formats import add_format_flags, add_selection_flags, format_kwargs
 
 
@@ -31,10 +39,9 @@ def add_parser(sub: Subparsers) -> None:
                    "(default: guessed from the --gt file name)")
     add_flags(p, "out", "alphas", "resamples", alphas="alpha grid (default: the paper's)",
               resamples="calibration resamples")
-    p.add_argument("--resample-frac", type=float, default=0.5,
+    p.add_argument("--resample-frac", type=fraction_in(one=True), default=0.5,
                    help="share of the pool's units per resample")
-    add_flags(p, "seed", "cal_frac", "min_scale", "target", seed="split and resample seed",
-              cal_frac="share of units in the calibration pool", min_scale={"type": float})
+    add_flags(p, "seed", "cal_frac", "min_scale", "target", seed="split and resample seed")
     p.add_argument("--humans", type=InputPath, metavar="DATA_DIR",
                    help="add the human-grounder table from the re-annotations under DATA_DIR")
     add_flags(p, "split_seeds", split_seeds="coverage, efficiency, conditional studies")
@@ -42,6 +49,7 @@ def add_parser(sub: Subparsers) -> None:
                    help="skip report.html and the figures it shows (tables and JSON only)")
     add_format_flags(p, gt=True)  # one reading of every --preds / --gt
     add_selection_flags(p)
+    add_flags(p, "strict", "clip")
     add_flags(p, "on_error", on_error="bad rows (and ground truth without a prediction): "
               "stop with an error (default) or set them aside with reasons")
     p.set_defaults(func=run)
@@ -56,7 +64,10 @@ def run(args: argparse.Namespace) -> int:
                       alphas=tuple(float(a) for a in args.alphas))
     inputs = input_pairs([Path(p) for p in args.preds], [Path(g) for g in args.gt],
                          args.name, args.dataset)
-    read = format_kwargs(args) | ({} if args.on_error == "raise" else {"on_error": args.on_error})
+    # read as every other command reads the files; the command line records the reading
+    # flags given otherwise than their defaults
+    read = format_kwargs(args) | {k: getattr(args, k) for k in ("on_error", "clip", "strict")
+                                  if getattr(args, k) != flag_default(k)}
     # Both take min_scale, target and split_seeds from the flags of those names.
     out = Path(args.out)
     command = job_of(command_line, args, out=out, paths=("humans",), inputs=inputs,

@@ -33,7 +33,6 @@ def add_parser(sub: Subparsers) -> None:
     add_flags(p, "alphas", "resamples", "seed", "cal_frac", "min_scale", "target", "split_seeds",
               "strict", "on_error", "clip", alphas="miscoverage levels in (0, 1)",
               seed="random seed of split and resamples",
-              cal_frac="share of source videos in the calibration pool, in (0, 1)",
               split_seeds="split_seeds.json / .md")
     add_format_flags(p, gt=True)
     add_selection_flags(p)

@@ -149,3 +149,14 @@ def not_parquet(exc: BaseException) -> str:
         return ("not a (complete) Parquet file: it is empty, truncated, or another kind "
                 "of file (a Parquet file ends with its footer and the bytes PAR1)")
     return f"cannot read as Parquet: {text.splitlines()[0]}"
+
+
+def json_array(path: str | Path) -> bool:
+    """Whether ``path``'s text starts with ``[`` (a JSON array: read whole, not by
+    lines), gzip and a byte-order mark taken as every reader takes them
+    (:func:`cover.io.opener.open_input`)."""
+    try:
+        with open_input(path) as fh:
+            return fh.read(4096).lstrip()[:1] == b"["
+    except (InputError, OSError, EOFError):
+        return False  # the whole-file reader says what is wrong with the file

@@ -146,9 +146,9 @@ def _target_covariate(path: str, covariate: str) -> tuple[np.ndarray, np.ndarray
     """The covariate of the target rows with finite values, and their names (vid for
     durations, qid for predicted lengths) for the positivity report."""
     if covariate == "duration":
-        from cover.io import read_durations
+        from cover.io.durations import read_video_durations
 
-        names, values = read_durations(path)
+        names, values = read_video_durations(path)
     else:
         from cover.calibrate.groups import predicted_length
         from cover.io import read_predictions

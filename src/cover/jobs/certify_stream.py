@@ -18,6 +18,7 @@ from typing import Literal
 from cover.calibrate import Calibrator
 from cover.errors import CoverWarning, InputError
 from cover.io.durations import VideoIndex
+from cover.io.opener import json_array
 
 Stream = Literal["jsonl", "parquet", "csv"]
 
@@ -48,19 +49,6 @@ def streamable(preds: str | Path, pred_format: str | None, columns: str | None,
     if fmt.name != "moment-detr":
         return None
     return None if json_array(p) else "jsonl"
-
-
-def json_array(path: str | Path) -> bool:
-    """Whether ``path``'s text starts with ``[`` (a JSON array: read whole, not by
-    lines), gzip and a byte-order mark taken as every reader takes them
-    (:func:`cover.io.opener.open_input`)."""
-    from cover.io.opener import open_input
-
-    try:
-        with open_input(path) as fh:
-            return fh.read(4096).lstrip()[:1] == b"["
-    except (InputError, OSError, EOFError):
-        return False  # the whole-file reader says what is wrong with the file
 
 
 def videos_index(videos: str | Path) -> VideoIndex:

@@ -20,7 +20,7 @@ import numpy as np
 from cover.errors import CoverWarning, InputError, ProblemTally, RowProblem, report_problems, say
 from cover.grounding_metrics import GroundingMetrics
 from cover.io.jsonl import OnError, raise_on_rejections
-from cover.jobs.certify_stream import json_array
+from cover.io.opener import json_array
 from cover.metrics import Evaluation
 
 if TYPE_CHECKING:

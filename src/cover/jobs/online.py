@@ -204,7 +204,7 @@ def run_online(
     report_problems(problems, what=str(preds))
     switch_table = None
     if switch_preds is not None:
-        switch_table, more = load_labelled(switch_preds, gt, **read, on_error="reject")
+        switch_table, more = load_labelled(switch_preds, gt, **read | {"on_error": "reject"})
         report_problems(more, what=str(switch_preds))
     calibration = _calibration_mask(table, cal_qids, cal_frac, seed)
     name = names[0] or preds.stem

@@ -90,6 +90,7 @@ def command_line(study: str, inputs: Sequence[InputPair], out: Path, protocol: P
     if split_seeds:
         parts += ["--split-seeds", str(split_seeds)]
     for key, value in (read or {}).items():  # each key is its flag's dest (--format's too)
-        parts += ["--format" if key == "pred_format" else "--" + key.replace("_", "-"),
-                  str(value)]
+        flag = "--format" if key == "pred_format" else "--" + key.replace("_", "-")
+        parts += [flag] if value is True else [flag, f"{value:g}" if isinstance(value, float)
+                                               else str(value)]
     return " ".join(shlex.quote(p) for p in parts)

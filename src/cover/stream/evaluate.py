@@ -13,9 +13,10 @@ bytes a row), the qids seen (the duplicate check: a line number per truth row,
 unit of the truth, :class:`~cover.metric_sums.CodeUnitSums`) and, for
 ``--diagnostics``, each row's covered flag and covariates.
 
-``whole=True`` (``--in-memory``, a JSON array file) reads the file as one batch through
-the same code. One rule needs every row: when the regions' qids do not all name a truth
-row of the same video, ``cover evaluate`` may join on (vid, query text) instead
+``whole=True`` (``--in-memory``, a JSON array file) reads every batch as the stream does
+and joins them into one (a JSON array file is parsed whole). One rule needs every row:
+when the regions' qids do not all name a truth row of the same video, ``cover evaluate``
+may join on (vid, query text) instead
 (:func:`cover.io.order_join.align_truth`). The stream counts, per batch, the rows that
 could match by content; while that count cannot beat the qid matches the join stays by
 qid (what the whole-file rule would decide), and otherwise :func:`evaluate_stream`
@@ -39,12 +40,15 @@ from cover.data.join import attach_truth, index_of
 from cover.data.table import GroundingTable
 from cover.errors import KEEP, InputError, ProblemTally
 from cover.grounding_metrics import GroundingSums
+from cover.intervals import Intervals
 from cover.io.content_join import known_vids
 from cover.io.gt_compact import compact_truth
-from cover.io.jsonl import RawRows, read_json_rows
-from cover.io.opener import suffix_kind
+from cover.io.jsonl import read_json_rows
+from cover.io.opener import json_array, suffix_kind
 from cover.io.order_join import order_qids
+from cover.io.predictions_bulk import concat_tables
 from cover.io.regions_jsonl import LoadedRegions, regions_from_rows
+from cover.io.seen import SeenIds
 from cover.io.truth_index import CompactTruth, TruthSeen
 from cover.metric_sums import CodeUnitSums
 from cover.metrics import EvaluationSums
@@ -59,37 +63,32 @@ def _batch_readers(path: str | Path, batch_rows: int, columns: str | None,
                    ) -> Iterator[Callable[..., LoadedRegions]]:
     """Per batch of ``batch_rows`` rows (lines numbered as in the file; Parquet rows from
     1), a call ``read(seen=..., first=...)`` that checks it as
-    :func:`cover.io.regions_jsonl.regions_from_rows` does: JSON lines in bulk where the
-    batch is clean (:func:`cover.io.regions_batch.load_regions`), Parquet and CSV by their
-    records (CSV with the calibrator fields of ``calibrator``, a saved calibrator: None,
-    not known). ``whole``: one batch, the whole file (JSON lines or a JSON array parsed
-    whole by :func:`cover.io.jsonl.read_json_rows`; Parquet and CSV batches collected).
-    An empty file is an error."""
-    from cover.io.lines import line_batches
-    from cover.io.regions_batch import load_regions
-    from cover.stream.evaluate_tables import (
-        calibrator_of,
-        csv_region_batches,
-        parquet_region_batches,
-        region_readers,
-    )
+    :func:`cover.io.regions_jsonl.regions_from_rows` does, in bulk where the batch is
+    clean: JSON lines by :func:`cover.io.regions_batch.load_regions`, Parquet and CSV by
+    :func:`cover.stream.evaluate_tables.region_readers` (CSV with the calibrator fields of
+    ``calibrator``, a saved calibrator: None, not known). ``whole``: one call reading
+    every batch so (:func:`collected`); a JSON array file is parsed whole
+    (:func:`cover.io.jsonl.read_json_rows`). An empty file is an error."""
+    from cover.stream.evaluate_tables import calibrator_of, region_readers
 
     if batch_rows < 1:
         raise ValueError(f"batch_rows must be >= 1, got {batch_rows}")
     kind = suffix_kind(path)
-    if kind != "jsonl" and not whole:  # in bulk where a batch is clean
-        yield from region_readers(path, kind, batch_rows, columns, *calibrator_of(calibrator))
-        return
-    if kind != "jsonl":
-        meta, limits = calibrator_of(calibrator)
-        raws = (parquet_region_batches(path, batch_rows, columns) if kind == "parquet" else
-                csv_region_batches(path, batch_rows, columns, meta))
-        for raw in [_collected(path, raws)] if whole else raws:
-            yield partial(regions_from_rows, raw, thresholds=limits)
-        return
-    if whole:
+    if kind == "jsonl" and json_array(path):
         yield partial(regions_from_rows, read_json_rows(path))
         return
+    readers = (_line_readers(path, batch_rows) if kind == "jsonl" else
+               region_readers(path, kind, batch_rows, columns, *calibrator_of(calibrator)))
+    if whole:
+        yield partial(collected, readers)
+    else:
+        yield from readers
+
+
+def _line_readers(path: str | Path, batch_rows: int) -> Iterator[Callable[..., LoadedRegions]]:
+    from cover.io.lines import line_batches
+    from cover.io.regions_batch import load_regions
+
     empty = True
     for batch in line_batches(path, batch_rows):
         empty = False
@@ -98,15 +97,33 @@ def _batch_readers(path: str | Path, batch_rows: int, columns: str | None,
         raise InputError(f"{path}: the file is empty (expected one JSON object per line)")
 
 
-def _collected(path: str | Path, batches: Iterator[RawRows]) -> RawRows:
-    """The batches of one file as one: rows, lines, and the rows each set aside."""
-    got = list(batches)
-    out = RawRows(str(path), [r for b in got for r in b.records],
-                  np.concatenate([np.zeros(0, dtype=np.int64), *(b.lines for b in got)]))
-    for b in got:
-        out.problems += b.problems
-        out.rejected |= b.rejected
-    return out
+def collected(readers: Iterator[Callable[..., LoadedRegions]], *, seen: Any = None,
+              first: tuple[dict[str, Any], int] | None = None) -> LoadedRegions:
+    """Every batch of ``readers`` read as the stream reads it (a qid repeated across
+    batches found by a :class:`~cover.io.seen.SeenIds`, every row's calibrator fields
+    against the first row's), joined into one: the in-memory read is the streamed read."""
+    seen = SeenIds() if seen is None else seen
+    parts: list[LoadedRegions] = []
+    for read in readers:
+        parts.append(read(seen=seen, first=first))
+        if first is None and parts[-1].meta_line is not None:
+            first = parts[-1].meta, parts[-1].meta_line
+    if len(parts) == 1:
+        return parts[0]
+    meta, meta_line = first if first is not None else (parts[-1].meta, None)
+    regions = [p.regions for p in parts]
+    reasons = [r.abstain_reason for r in regions]
+    return LoadedRegions(
+        concat_tables([replace(p.table, records=None) for p in parts]),
+        replace(regions[0], intervals=Intervals.concat([r.intervals for r in regions]),
+                duration=np.concatenate([r.duration for r in regions]),
+                refused=np.concatenate([r.refused for r in regions]),
+                threshold=np.concatenate([r.threshold for r in regions]),
+                abstain_reason=None if all(r is None for r in reasons) else np.concatenate(
+                    [np.full(len(g), None) if r is None else r
+                     for r, g in zip(reasons, regions, strict=True)])),
+        [q for p in parts for q in p.problems], sum(p.rejected_at_certify for p in parts),
+        meta, np.concatenate([p.in_calibration for p in parts]), meta_line)
 
 
 @dataclass

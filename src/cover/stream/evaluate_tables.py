@@ -76,14 +76,6 @@ def calibrator_of(path: str | Path | None) -> tuple[dict[str, Any], Thresholds |
     return fields, Thresholds(np.unique(np.array(lams, dtype=np.float64)), str(path))
 
 
-def csv_region_batches(path: str | Path, batch_rows: int, columns: str | None,
-                       meta: dict[str, Any]) -> Iterator[RawRows]:
-    """Rows of a CSV ``cover certify`` output, ``batch_rows`` lines at a time, as the
-    records a JSON line would give (``meta``: the calibrator fields of every block)."""
-    for part in _csv_parts(path, batch_rows, columns, meta):
-        yield part.records()
-
-
 def _csv_parts(path: str | Path, batch_rows: int, columns: str | None,
                meta: dict[str, Any]) -> Iterator[_CsvPart]:
     import pyarrow as pa
@@ -185,15 +177,6 @@ def _region(text: str) -> Any:
         return json.loads(text)
     except ValueError:
         return text
-
-
-def parquet_region_batches(path: str | Path, batch_rows: int, columns: str | None
-                           ) -> Iterator[RawRows]:
-    """Rows of a Parquet ``cover certify`` output as the records a JSON line would give:
-    qid, vid, query and windows through the column mapping, the ``cover`` struct with
-    the calibrator fields of the schema metadata (``cover.calibrator``)."""
-    for part in _parquet_parts(path, batch_rows, columns):
-        yield part.records()
 
 
 def region_readers(path: str | Path, kind: str, batch_rows: int, columns: str | None,
