@@ -5,7 +5,7 @@ each time a larger block is freed; a stream that grows columns and drops a batch
 arrays again and again then leaves freed blocks stranded between live ones, which stay
 in its resident memory (~80 MB reading a ground truth of 1e7 rows). A fixed threshold
 maps every block of :data:`MAP_BYTES` or more on its own, so freeing it returns it at
-once; smaller blocks (a batch's columns of 16k rows) stay on the heap. Anything else
+once; smaller blocks (a batch's columns of 16k rows, a batch's lines) stay on the heap. Anything else
 than glibc: nothing is changed. The threshold is set only for a ground truth of
 :data:`LARGE_INPUT` bytes or more (:func:`map_large_blocks_for`): it costs a page fault
 per fresh block, which a small run pays for nothing, and it stays for the process's life
@@ -19,8 +19,11 @@ import ctypes.util
 from functools import cache
 from pathlib import Path
 
-#: Blocks of at least this size get their own mapping.
-MAP_BYTES = 1 << 20
+#: Blocks of at least this size get their own mapping. A lower threshold holds less and
+#: faults more pages in (each block below it is reused from the heap); at 1e7 rows, 8 MB
+#: is faster than 1 MB by a few percent for a few MB more, and 32 MB took Parquet
+#: calibrate past the 600 MB bound (bench/results-scaling-files.md holds the run).
+MAP_BYTES = 8 << 20
 #: Inputs this large (bytes) set the threshold (a 1e6-row ground truth is ~136 MB).
 LARGE_INPUT = 256 << 20
 #: ``M_MMAP_THRESHOLD`` of glibc's ``mallopt``.
