@@ -602,3 +602,21 @@ def test_every_alpha_the_writer_spells_matches_the_schema_pattern(a: Fraction) -
     inexact = [text + "0", text[1:]] if text.startswith("0.") else []  # "0.10", ".1"
     inexact += [text.lower()] if "E" in text else []  # the loader wants Decimal's "1E-7"
     assert not any(re.fullmatch(ALPHA_PATTERN, t) for t in inexact), inexact
+
+
+def test_json_lines_given_as_a_calibrator_say_what_they_are(tmp_path: Path) -> None:
+    """A prediction or regions file given as --calibrator is named as JSON lines, not
+    "corrupt"; a damaged calibrator (pretty-printed, so its first line is no object) is
+    still corrupt."""
+    from cover.calibrate.calibrator_file import read_document
+
+    lines = tmp_path / "preds.jsonl"
+    lines.write_text('{"qid": 1, "vid": "a"}\n{"qid": 2, "vid": "a"}\n')
+    with pytest.raises(CalibratorFileError, match=r"preds.jsonl: not a calibrator file: it "
+                       r"holds one JSON object per line"):
+        read_document(lines)
+    twice = tmp_path / "twice.json"
+    twice.write_text('{\n  "schema": "x"\n}\n{\n  "schema": "x"\n}\n')
+    with pytest.raises(CalibratorFileError, match=r"corrupt calibrator file \(not JSON: "
+                       r"Extra data"):
+        read_document(twice)

@@ -341,3 +341,16 @@ def test_rows_rejected_in_either_file_are_reported_as_the_evaluation_input(tmp_p
     assert any(f"{bad}:3" in ln for ln in said[0])
     assert any(f"{gt_bad}:{hit + 1}" in ln for ln in said[0])
     assert said[1] == said[0] == said[2]
+
+
+def test_a_json_document_given_as_regions_is_named_before_the_truth_is_read(tmp_path: Path,
+                                                                           capsys) -> None:
+    """A calibrator (one JSON object over many lines) given as --regions is refused as
+    what it is, not as one bad row a line; the ground truth is not read first (it does
+    not exist here)."""
+    cal = tmp_path / "calibrator.json"
+    cal.write_text(json.dumps({"schema": "cover.calibrator", "alpha": 0.1}, indent=2))
+    assert main(["evaluate", "--regions", str(cal), "--gt", str(tmp_path / "no.jsonl")]) == 2
+    err = capsys.readouterr().err
+    assert f"{cal}: one JSON object written over many lines, not the JSON lines" in err
+    assert "bad row" not in err

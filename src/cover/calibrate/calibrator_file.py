@@ -168,7 +168,20 @@ def read_document(path: str | Path) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
+        if exc.msg == "Extra data" and _first_line_object(text):
+            raise CalibratorFileError(
+                f"{path}: not a calibrator file: it holds one JSON object per line (a "
+                "prediction or regions file?); give the JSON file `cover calibrate` wrote"
+            ) from None
         raise CalibratorFileError(f"{path}: corrupt calibrator file (not JSON: {exc})") from None
+
+
+def _first_line_object(text: str) -> bool:
+    """Whether the first line of ``text`` is a whole JSON object (JSON lines)."""
+    try:
+        return isinstance(json.loads(text.lstrip().split("\n", 1)[0]), dict)
+    except (json.JSONDecodeError, RecursionError):
+        return False
 
 
 def from_document(cls: Callable[..., F], doc: Any, *, source: str = "<dict>") -> F:

@@ -155,8 +155,22 @@ def json_array(path: str | Path) -> bool:
     """Whether ``path``'s text starts with ``[`` (a JSON array: read whole, not by
     lines), gzip and a byte-order mark taken as every reader takes them
     (:func:`cover.io.opener.open_input`)."""
+    return _head(path).lstrip()[:1] == b"["
+
+
+def json_document(path: str | Path) -> bool:
+    """Whether ``path``'s first line that is not blank is a lone ``{``: one JSON object
+    written over many lines (a calibrator, a dataset's annotation file), never a line of
+    JSON lines."""
+    head = _head(path).lstrip()
+    return head[:1] == b"{" and head[1:].lstrip(b" \t")[:1] in (b"\n", b"\r")
+
+
+def _head(path: str | Path) -> bytes:
+    """The first 4 KB of ``path`` as every reader sees them; empty when it cannot be
+    read (the reader then says what is wrong with the file)."""
     try:
         with open_input(path) as fh:
-            return fh.read(4096).lstrip()[:1] == b"["
+            return bytes(fh.read(4096))
     except (InputError, OSError, EOFError):
-        return False  # the whole-file reader says what is wrong with the file
+        return b""

@@ -56,12 +56,16 @@ def evaluate_files(job: EvaluateFiles) -> dict[str, Any]:
     """Run ``cover evaluate``: print the summary, write ``job.json``; returns the metrics."""
     from cover._memory import map_large_blocks_for
     from cover.io.batch_join import rejected_qids
-    from cover.io.opener import suffix_kind
+    from cover.io.opener import json_document, suffix_kind
     from cover.stream.evaluate import evaluate_stream
 
+    kind = suffix_kind(job.regions)
+    if kind == "jsonl" and json_document(job.regions):
+        raise InputError(f"{job.regions}: one JSON object written over many lines, not the "
+                         "JSON lines `cover certify` writes (one object per line): a "
+                         "calibrator or an annotation file?")
     map_large_blocks_for(job.gt)  # a large truth and its per-video sums: growing columns
     truth, problems = _read_truth(job)
-    kind = suffix_kind(job.regions)
     if job.calibrator is not None and kind != "csv":
         raise InputError(f"{job.regions}: --calibrator is for CSV regions; JSON-lines and "
                          "Parquet regions carry their calibrator's fields")
