@@ -223,7 +223,7 @@ def goal_lines(res: dict[str, dict[int, dict[str, float]]]) -> list[str]:
         for a, b in itertools.pairwise(sizes):
             grow = by_size[b]["wall_s"] / by_size[a]["wall_s"] / (b / a) * 10
             rows.append((grow <= TIME_GROWTH, f"{name} from {a:,} to {b:,} rows: time "
-                                              f"x{grow:.1f} per tenfold rows, goal <= "
+                                              f"x{grow:.2f} per tenfold rows, goal <= "
                                               f"x{TIME_GROWTH:g}"))
     for name, by_size in res.items():  # every row a problem: counted, not kept
         clean = res.get(name.removesuffix(" all clipped"), {}) if name.endswith(
