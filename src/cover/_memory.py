@@ -5,8 +5,8 @@ each time a larger block is freed; a stream that grows columns and drops a batch
 arrays again and again then leaves freed blocks stranded between live ones, which stay
 in its resident memory (~80 MB reading a ground truth of 1e7 rows). A fixed threshold
 maps every block of :data:`MAP_BYTES` or more on its own, so freeing it returns it at
-once; smaller blocks (a batch's columns of 16k rows, a batch's lines) stay on the heap. Anything else
-than glibc: nothing is changed. The threshold is set only for a ground truth of
+once; smaller blocks (a batch's columns of 16k rows, a batch's lines) stay on the heap.
+Anything else than glibc: nothing is changed. The threshold is set only for a ground truth of
 :data:`LARGE_INPUT` bytes or more (:func:`map_large_blocks_for`): it costs a page fault
 per fresh block, which a small run pays for nothing, and it stays for the process's life
 (a library caller's process too).
