@@ -84,7 +84,8 @@ JOBS = {
               {"calibrator", "drift_delta"}),  # -> calibrators, delta
     "compare": (["cover.jobs.compare:CompareSpec", "cover.jobs.compare:sides"],
                 ["a", "--gt", "g"],
-                {"pred_format", "columns", "gt_format", "gt_columns", "gt_durations"}),
+                {"pred_format", "columns", "gt_format", "gt_columns", "gt_durations",
+                 "relevance_from", "max_duration"}),
     "validity": (["cover.jobs.validity:run_validity"], ["--preds", "p", "--gt", "g", "--out",
                                                         "o"],
                  {"name", "resamples", "pred_format", "columns", "gt_format", "gt_columns",
@@ -99,7 +100,7 @@ JOBS = {
                                                   "o"],
                {"out_dir", "no_figure", "name", "switch_name", "pred_format", "columns",
                 "gt_format", "gt_columns", "gt_durations", "clip", "strict",
-                "on_error"}),  # -> read_options
+                "on_error", "relevance_from", "max_duration"}),  # -> read_options
     "ground": (["cover.grounders.endpoint:ChatClient", "cover.jobs.ground:run_ground"],
                ["--endpoint", "e", "--model", "m", "--videos", "v", "--queries", "q",
                 "-o", "o"], {"endpoint", "frames", "api_key_env"}),

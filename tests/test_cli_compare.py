@@ -103,3 +103,20 @@ def test_sides_names_each_side_and_says_what_differs_when_names_agree():
     assert (a.name, b.name) == ("qd", "other")
     with pytest.raises(InputError, match="nothing to compare"):
         sides("qd/preds.jsonl", None, "norm", None, "split", "split")
+
+
+def test_compare_keeps_the_queries_of_short_videos_as_validity_does(tmp_path: Path,
+                                                                    capsys) -> None:
+    """--max-duration (the paper's ActivityNet protocol keeps videos of at most 150 s)
+    reaches compare's reader as validity's and study's: only those queries are compared."""
+    preds, gts = synthetic_rows(120)
+    for g in gts[:60]:  # the first 20 videos last 300 s
+        g["duration"] = 300
+    p, g = write_jsonl(tmp_path / "p.jsonl", preds), write_jsonl(tmp_path / "g.jsonl", gts)
+    docs = {}
+    for name, extra in (("all", []), ("short", ["--max-duration", "150"])):
+        out = tmp_path / f"{name}.json"
+        assert main(["compare", str(p), "--gt", str(g), "--score-b", "sec", "--json",
+                     str(out), *extra]) == 0
+        docs[name] = json.loads(out.read_text())["queries"]
+    assert docs["all"]["common"] == 120 and docs["short"]["common"] == 60

@@ -138,3 +138,18 @@ def test_online_reads_with_clip_and_strict(tmp_path, capsys):
         steps[name] = json.loads((out / "online_summary.json").read_text())
     total = {k: s["steps"] + s["n_calibration"] for k, s in steps.items()}
     assert total == {"plain": 120, "strict": 119}
+
+
+def test_online_keeps_the_queries_of_short_videos(tmp_path):
+    """--max-duration reaches `cover online`'s reader: only queries on videos of at most
+    that many seconds are replayed."""
+    preds, gt = _files(tmp_path)
+    truth = [json.loads(x) for x in gt.read_text().splitlines()]
+    for t in truth[:40]:
+        t["duration"] = 300
+    _write_jsonl(gt, truth)
+    out = tmp_path / "short"
+    assert main(["online", "--preds", str(preds), "--gt", str(gt), "--out-dir", str(out),
+                 "--max-duration", "150", "--no-figure"]) == 0
+    s = json.loads((out / "online_summary.json").read_text())
+    assert s["steps"] + s["n_calibration"] == 80

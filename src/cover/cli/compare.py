@@ -7,7 +7,7 @@ import argparse
 from pathlib import Path
 
 from cover.cli._common import InputPath, OutputPath, Subparsers, add_command, add_flags, job_of
-from cover.cli.formats import add_format_flags, format_kwargs
+from cover.cli.formats import add_format_flags, add_selection_flags, format_kwargs
 
 #: Rules ``compare`` can run with their defaults (``weighted`` needs a shift target).
 COMPARABLE_RULES = ("asymmetric", "bonferroni", "buckets", "crc", "mondrian", "rcps", "split")
@@ -42,6 +42,7 @@ def add_parser(sub: Subparsers) -> None:
     p.add_argument("--html", type=OutputPath, help="write a self-contained HTML report here")
     add_flags(p, "strict", "on_error", "clip")
     add_format_flags(p, gt=True)
+    add_selection_flags(p)
     p.set_defaults(func=run)
 
 

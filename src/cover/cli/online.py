@@ -17,7 +17,7 @@ from cover.cli._common import (
     job_of,
     positive_int,
 )
-from cover.cli.formats import add_format_flags, format_kwargs
+from cover.cli.formats import add_format_flags, add_selection_flags, format_kwargs
 
 
 def add_parser(sub: Subparsers) -> None:
@@ -33,6 +33,7 @@ def add_parser(sub: Subparsers) -> None:
                     "--order random")
     add_flags(p, "preds", "gt")
     add_format_flags(p, gt=True)
+    add_selection_flags(p)
     p.add_argument("--out-dir", required=True, type=OutputFolder, help="output folder")
     add_flags(p, "score", "alpha", score={"choices": FAMILIES},
               alpha="target miss rate in (0, 1)")
