@@ -13,7 +13,8 @@ Calibrators for certify are fitted once on 10,000 rows drawn alike (not timed). 
 command then runs as the user types it (``python -m cover ...``), each in a fresh process:
 ``calibrate`` (JSON lines, Parquet), ``certify`` (JSON lines NORM, JSON lines SLS,
 Parquet NORM, JSON lines with ``--videos``) and ``evaluate`` (the NORM regions against
-the truth); ``--only`` adds the in-memory ``calibrate`` and the ``all clipped`` runs.
+the truth); ``--only`` names the commands to run instead (the in-memory ``calibrate`` and
+the ``all clipped`` runs are run only so).
 The time is the whole command (imports included); the peak is the process's
 ``VmHWM``, read as the command ends. The Markdown lists the exact commands and, per
 command, the growth of time and peak from one size to the next, and whether each goal of

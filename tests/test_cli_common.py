@@ -162,7 +162,7 @@ def test_every_clip_flag_is_a_positive_number_named_by_the_flag(args, clip, caps
 _BASE = {"split": ["--gt", "gt.jsonl", "--out-dir", "s"],
          "validity": ["--preds", "p.jsonl", "--gt", "gt.jsonl", "--out", "o"],
          "study": ["all", "--preds", "p.jsonl", "--gt", "gt.jsonl", "--out", "o"],
-         "compare": ["--preds", "p.jsonl", "--gt", "gt.jsonl"],
+         "compare": ["a.jsonl", "--gt", "gt.jsonl"],
          "online": ["--preds", "p.jsonl", "--gt", "gt.jsonl", "--out-dir", "o"],
          "calibrate": ["--preds", "p.jsonl", "--gt", "gt.jsonl", "-o", "c.json"],
          "ensemble": ["a.jsonl", "b.jsonl", "-o", "e.jsonl"],

@@ -7,6 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from cover.cli import main
 from cover.errors import InputError
@@ -288,3 +290,12 @@ def test_study_reads_with_clip_and_strict_as_validity_does(tmp_path: Path) -> No
     assert mans["strict"]["pairs"][0]["problems"]["rejected"] == 1
     assert "--strict" not in mans["plain"]["command"] and "--clip" not in mans["plain"]["command"]
     assert mans["strict"]["command"].endswith("--on-error reject --clip 1 --strict")
+
+
+@given(st.floats(min_value=1e-9, max_value=1e9, allow_nan=False))
+def test_the_reproduce_command_gives_every_number_back_exactly(x: float) -> None:
+    """Each number of the command that reproduces a study reads back as the run's own
+    (six significant digits would change 0.1234567 or 1234567.5)."""
+    from cover.jobs.study_inputs import number_text
+
+    assert float(number_text(x)) == x

@@ -20,9 +20,9 @@ from functools import cache
 from pathlib import Path
 
 #: Blocks of at least this size get their own mapping. A lower threshold holds less and
-#: faults more pages in (each block below it is reused from the heap); at 1e7 rows, 8 MB
-#: is faster than 1 MB by a few percent for a few MB more, and 32 MB took Parquet
-#: calibrate past the 600 MB bound (bench/results-scaling-files.md holds the run).
+#: faults more pages in (each block below it is reused from the heap); a higher one holds
+#: more: the streamed commands' peaks at 1e7 rows with this one are those of
+#: bench/results-scaling-files.md.
 MAP_BYTES = 8 << 20
 #: Inputs this large (bytes) set the threshold (a 1e6-row ground truth is ~136 MB).
 LARGE_INPUT = 256 << 20

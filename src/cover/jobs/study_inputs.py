@@ -80,10 +80,11 @@ def command_line(study: str, inputs: Sequence[InputPair], out: Path, protocol: P
     for x in inputs:
         parts += ["--preds", str(x.preds), "--gt", str(x.gt), "--name", x.name,
                   "--dataset", x.dataset]
-    parts += ["--out", str(out), "--alphas", *(f"{a:g}" for a in protocol.alphas),
+    parts += ["--out", str(out), "--alphas", *map(number_text, protocol.alphas),
               "--resamples", str(protocol.n_resamples),
-              "--resample-frac", f"{protocol.resample_frac:g}", "--seed", str(protocol.seed),
-              "--cal-frac", f"{protocol.cal_frac:g}", "--min-scale", f"{min_scale:g}",
+              "--resample-frac", number_text(protocol.resample_frac),
+              "--seed", str(protocol.seed),
+              "--cal-frac", number_text(protocol.cal_frac), "--min-scale", number_text(min_scale),
               "--target", target]
     if humans is not None:
         parts += ["--humans", str(humans)]
@@ -91,6 +92,13 @@ def command_line(study: str, inputs: Sequence[InputPair], out: Path, protocol: P
         parts += ["--split-seeds", str(split_seeds)]
     for key, value in (read or {}).items():  # each key is its flag's dest (--format's too)
         flag = "--format" if key == "pred_format" else "--" + key.replace("_", "-")
-        parts += [flag] if value is True else [flag, f"{value:g}" if isinstance(value, float)
-                                               else str(value)]
+        text = number_text(value) if isinstance(value, float) else str(value)
+        parts += [flag] if value is True else [flag, text]
     return " ".join(shlex.quote(p) for p in parts)
+
+
+def number_text(x: float) -> str:
+    """``x`` as short as it reads back exactly (``150``, ``0.1``, ``0.123456789``): a
+    reproduce command must give the same number (``:g`` keeps six digits)."""
+    short = f"{x:g}"
+    return short if float(short) == x else repr(float(x))
