@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from cover.cli import main
 from cover.data.table import GroundingTable
@@ -354,3 +355,9 @@ def test_a_json_document_given_as_regions_is_named_before_the_truth_is_read(tmp_
     err = capsys.readouterr().err
     assert f"{cal}: one JSON object written over many lines, not the JSON lines" in err
     assert "bad row" not in err
+    # the library's streamed read refuses it the same way (the job asks it first)
+    from cover.errors import InputError
+    from cover.stream.evaluate import _batch_readers
+
+    with pytest.raises(InputError, match="one JSON object written over many lines"):
+        next(_batch_readers(cal, 16, None, None))

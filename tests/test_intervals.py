@@ -330,3 +330,18 @@ def test_single_interval_fast_paths_equal_pair_expansion(quads):
         assert not gen.is_single
         np.testing.assert_array_equal(gen.offsets, np.r_[0, np.cumsum(np.bincount(rows,
                                                                                  minlength=n))])
+
+
+@SETTINGS
+@given(interval_rows(float_point, max_rows=8), st.lists(st.integers(0, 8), max_size=4))
+def test_concat_of_consecutive_views_is_the_whole(rows, cuts):
+    """Rows cut into consecutive parts (views whose offsets do not start at 0, as a
+    batch's are) and joined back by :meth:`Intervals.concat` are the rows, exactly."""
+    whole = make(rows)
+    n = len(whole)
+    bounds = [0, *sorted(c for c in cuts if c <= n), n]
+    parts = [Intervals(whole.starts, whole.ends, whole.offsets[a:b + 1])
+             for a, b in itertools.pairwise(bounds)]
+    got = Intervals.concat(parts)
+    assert got.to_lists() == whole.to_lists()
+    assert got.offsets[0] == 0 and got.starts.size == got.offsets[-1]

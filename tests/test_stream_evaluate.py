@@ -590,3 +590,28 @@ def test_damaged_parquet_regions_get_one_outcome_streamed_or_whole(small_parquet
     whole, streamed = _parquet_outcomes(small_parquet, tmp_path, capsys, damage, on_error,
                                         batch)
     assert streamed == whole
+
+
+@settings(max_examples=12, deadline=None)
+@given(batch=st.integers(1, 400))
+def test_batches_collected_in_memory_are_the_file_read_whole(certified, batch):
+    """The in-memory read (every batch read as the stream reads it, then joined) gives
+    what the per-row reader gives the whole file: rows, regions, marks, set-aside rows
+    and their messages, on real certified QVHighlights lines with a broken line, a qid
+    repeated in a later batch and a region past its video."""
+    from cover.io.jsonl import read_json_rows
+    from cover.io.regions_jsonl import regions_from_rows
+    from cover.stream.evaluate import _batch_readers
+
+    bad = _bad_regions(certified)
+    got = next(_batch_readers(bad, batch, None, None, whole=True))()
+    ref = regions_from_rows(read_json_rows(bad))
+    assert got.table.qid.tolist() == ref.table.qid.tolist()
+    assert got.table.line.tolist() == ref.table.line.tolist()
+    assert got.regions.intervals.to_lists() == ref.regions.intervals.to_lists()
+    for k in ("duration", "refused", "threshold"):
+        assert np.array_equal(getattr(got.regions, k), getattr(ref.regions, k)), k
+    assert got.in_calibration.tolist() == ref.in_calibration.tolist()
+    assert sorted(map(str, got.problems)) == sorted(map(str, ref.problems))
+    assert (got.rejected_at_certify, got.meta, got.meta_line) == (
+        ref.rejected_at_certify, ref.meta, ref.meta_line)

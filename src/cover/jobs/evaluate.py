@@ -56,14 +56,9 @@ def evaluate_files(job: EvaluateFiles) -> dict[str, Any]:
     """Run ``cover evaluate``: print the summary, write ``job.json``; returns the metrics."""
     from cover._memory import map_large_blocks_for
     from cover.io.batch_join import rejected_qids
-    from cover.io.opener import json_document, suffix_kind
-    from cover.stream.evaluate import evaluate_stream
+    from cover.stream.evaluate import evaluate_stream, regions_kind
 
-    kind = suffix_kind(job.regions)
-    if kind == "jsonl" and json_document(job.regions):
-        raise InputError(f"{job.regions}: one JSON object written over many lines, not the "
-                         "JSON lines `cover certify` writes (one object per line): a "
-                         "calibrator or an annotation file?")
+    kind = regions_kind(job.regions)  # before the truth is read: a wrong file fails first
     map_large_blocks_for(job.gt)  # a large truth and its per-video sums: growing columns
     truth, problems = _read_truth(job)
     if job.calibrator is not None and kind != "csv":

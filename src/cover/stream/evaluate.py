@@ -44,7 +44,7 @@ from cover.intervals import Intervals
 from cover.io.content_join import known_vids
 from cover.io.gt_compact import compact_truth
 from cover.io.jsonl import read_json_rows
-from cover.io.opener import json_array, suffix_kind
+from cover.io.opener import json_array, json_document, suffix_kind
 from cover.io.order_join import order_qids
 from cover.io.predictions_bulk import concat_tables
 from cover.io.regions_jsonl import LoadedRegions, regions_from_rows
@@ -73,7 +73,7 @@ def _batch_readers(path: str | Path, batch_rows: int, columns: str | None,
 
     if batch_rows < 1:
         raise ValueError(f"batch_rows must be >= 1, got {batch_rows}")
-    kind = suffix_kind(path)
+    kind = regions_kind(path)
     if kind == "jsonl" and json_array(path):
         yield partial(regions_from_rows, read_json_rows(path))
         return
@@ -83,6 +83,18 @@ def _batch_readers(path: str | Path, batch_rows: int, columns: str | None,
         yield partial(collected, readers)
     else:
         yield from readers
+
+
+def regions_kind(path: str | Path) -> str:
+    """``jsonl``, ``parquet`` or ``csv``: how a regions file is read (by its name); one
+    JSON object written over many lines (a calibrator, an annotation file) is refused
+    here, not as one bad row a line."""
+    kind = suffix_kind(path)
+    if kind == "jsonl" and json_document(path):
+        raise InputError(f"{path}: one JSON object written over many lines, not the JSON "
+                         "lines `cover certify` writes (one object per line): a calibrator "
+                         "or an annotation file?")
+    return kind
 
 
 def _line_readers(path: str | Path, batch_rows: int) -> Iterator[Callable[..., LoadedRegions]]:
