@@ -83,3 +83,16 @@ def test_weighted_positivity_report_names_target_rows(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "3 of 33 test rows outside the calibration covariate range: vid far0, far1, far2" \
         in out
+
+
+def test_weighted_shift_to_reads_durations_as_videos_does(tmp_path, capsys):
+    """--shift-to durations are read as --videos reads them: a JSON object vid ->
+    {duration} (charades.json's shape) gives the same report as the JSON lines."""
+    preds, gt = _files(tmp_path)
+    durs = {**{f"far{i}": 600.0 for i in range(3)}, **{f"near{i}": 150.0 for i in range(30)}}
+    target = tmp_path / "target.json"
+    target.write_text(json.dumps({v: {"duration": d, "subject": "x"} for v, d in durs.items()}))
+    assert main(["calibrate", "--preds", str(preds), "--gt", str(gt), "--rule", "weighted",
+                 "--shift-to", str(target), "-o", str(tmp_path / "w.json")]) == 0
+    assert "3 of 33 test rows outside the calibration covariate range: vid far0, far1, far2" \
+        in capsys.readouterr().out

@@ -275,3 +275,21 @@ def test_cli_parse_answers_reads_videos_as_certify_does(tmp_path: Path) -> None:
     assert main(["parse-answers", str(src), "-o", str(out), "--videos", str(videos)]) == 0
     preds = read_predictions(out).table
     assert np.allclose([preds.pred_start[0], preds.pred_end[0]], [10, 20])
+
+
+def test_cli_parse_answers_reads_the_real_charades_json(data_dir: Path, tmp_path: Path) -> None:
+    """--videos the real charades.json (what certify --videos takes for Charades-STA):
+    answers in percent on Charades videos get their seconds from its durations."""
+    cj = data_dir / "charades_sta" / "annotations" / "charades.json"
+    if not cj.is_file():
+        pytest.skip("charades.json not staged")
+    durs = json.loads(cj.read_text())
+    vids = [v for v in list(durs)[:3] if isinstance(durs[v].get("duration"), (int, float))]
+    src = tmp_path / "answers.jsonl"
+    src.write_text("".join(json.dumps({"qid": i, "vid": v, "response": "from 20% to 40%"}) + "\n"
+                           for i, v in enumerate(vids)))
+    out = tmp_path / "preds.jsonl"
+    assert main(["parse-answers", str(src), "-o", str(out), "--videos", str(cj)]) == 0
+    preds = read_predictions(out).table
+    want = np.array([durs[v]["duration"] for v in vids], dtype=float)
+    assert np.allclose(preds.pred_start, 0.2 * want) and np.allclose(preds.pred_end, 0.4 * want)
