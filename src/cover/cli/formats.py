@@ -76,6 +76,13 @@ def format_kwargs(args: argparse.Namespace) -> dict[str, Any]:
     return {k: v for k in keys if (v := getattr(args, k, None)) is not None}
 
 
+def read_kwargs(args: argparse.Namespace) -> dict[str, Any]:
+    """:func:`format_kwargs` and the reading flags every reading command shares
+    (``--clip``, ``--strict``, ``--on-error``) for a job that hands them all to
+    :func:`cover.io.labelled.load_labelled`."""
+    return format_kwargs(args) | {k: getattr(args, k) for k in ("clip", "strict", "on_error")}
+
+
 def _detect(path: str) -> str:
     """``<format> (<role>)`` of ``path``, or why none fits."""
     from cover.errors import InputError

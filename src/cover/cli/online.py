@@ -17,7 +17,7 @@ from cover.cli._common import (
     job_of,
     positive_int,
 )
-from cover.cli.formats import add_format_flags, add_selection_flags, format_kwargs
+from cover.cli.formats import add_format_flags, add_selection_flags, read_kwargs
 
 
 def add_parser(sub: Subparsers) -> None:
@@ -63,8 +63,7 @@ def run(args: argparse.Namespace) -> int:
     res = job_of(run_online, args, preds=Path(args.preds), gt=Path(args.gt),
                  out=Path(args.out_dir), paths=("cal_qids", "switch_preds"),
                  figure=not args.no_figure, names=(args.name, args.switch_name),
-                 read_options=format_kwargs(args) | {k: getattr(args, k) for k in
-                                                     ("clip", "strict", "on_error")})
+                 read_options=read_kwargs(args))
     s = res.summary()
     print(f"replayed {s['steps']} rows (order={args.order}) against {s['n_calibration']} "
           f"calibration rows at alpha={args.alpha}, gamma={args.gamma}")

@@ -14,7 +14,7 @@ from cover.cli._common import (
     fraction_in,
     job_of,
 )
-from cover.cli.formats import add_format_flags, add_selection_flags, format_kwargs
+from cover.cli.formats import add_format_flags, add_selection_flags, read_kwargs
 
 
 def add_parser(sub: Subparsers) -> None:
@@ -66,8 +66,8 @@ def run(args: argparse.Namespace) -> int:
                          args.name, args.dataset)
     # read as every other command reads the files; the command line records the reading
     # flags given otherwise than their defaults
-    read = format_kwargs(args) | {k: getattr(args, k) for k in ("on_error", "clip", "strict")
-                                  if getattr(args, k) != flag_default(k)}
+    read = {k: v for k, v in read_kwargs(args).items()
+            if k not in ("on_error", "clip", "strict") or v != flag_default(k)}
     # Both take min_scale, target and split_seeds from the flags of those names.
     out = Path(args.out)
     command = job_of(command_line, args, out=out, paths=("humans",), inputs=inputs,
