@@ -361,3 +361,7 @@ def test_a_json_document_given_as_regions_is_named_before_the_truth_is_read(tmp_
 
     with pytest.raises(InputError, match="one JSON object written over many lines"):
         next(_batch_readers(cal, 16, None, None))
+    from cover.io import read_regions  # the whole-file reader of the API as well
+
+    with pytest.raises(InputError, match="one JSON object written over many lines"):
+        read_regions(cal, on_error="reject")

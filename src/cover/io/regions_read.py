@@ -38,6 +38,7 @@ from cover.io.jsonl import (
     raise_on_rejections,
     read_json_rows,
 )
+from cover.io.opener import json_document, suffix_kind
 from cover.io.qvhighlights import top1
 from cover.io.seen import SeenLines
 from cover.ragged import Ragged, row_ids, segment_any
@@ -75,9 +76,22 @@ def read_regions(path: str | Path, *, on_error: OnError = "raise") -> LoadedRegi
     """Read certified regions (the ``cover`` block of each row) for evaluation, by the
     rules of the module doc: a region inside ``[0, T]`` up to ``REGION_ATOL * max(1, T)``,
     normalized (sorted, merged)."""
+    regions_kind(path)  # a JSON document is refused as one, not as a bad row a line
     loaded = regions_from_rows(read_json_rows(path))
     raise_on_rejections(loaded.problems, on_error, str(path))
     return loaded
+
+
+def regions_kind(path: str | Path) -> str:
+    """``jsonl``, ``parquet`` or ``csv``: how a regions file is read (by its name); one
+    JSON object written over many lines (a calibrator, an annotation file) is refused
+    here, not as one bad row a line."""
+    kind = suffix_kind(path)
+    if kind == "jsonl" and json_document(path):
+        raise InputError(f"{path}: one JSON object written over many lines, not the JSON "
+                         "lines `cover certify` writes (one object per line): a calibrator "
+                         "or an annotation file?")
+    return kind
 
 
 def regions_from_rows(raw: RawRows, *, seen: SeenLines | None = None,

@@ -56,7 +56,8 @@ def evaluate_files(job: EvaluateFiles) -> dict[str, Any]:
     """Run ``cover evaluate``: print the summary, write ``job.json``; returns the metrics."""
     from cover._memory import map_large_blocks_for
     from cover.io.batch_join import rejected_qids
-    from cover.stream.evaluate import evaluate_stream, regions_kind
+    from cover.io.regions_read import regions_kind
+    from cover.stream.evaluate import evaluate_stream
 
     kind = regions_kind(job.regions)  # before the truth is read: a wrong file fails first
     map_large_blocks_for(job.gt)  # a large truth and its per-video sums: growing columns

@@ -44,10 +44,11 @@ from cover.intervals import Intervals
 from cover.io.content_join import known_vids
 from cover.io.gt_compact import compact_truth
 from cover.io.jsonl import read_json_rows
-from cover.io.opener import json_array, json_document, suffix_kind
+from cover.io.opener import json_array
 from cover.io.order_join import order_qids
 from cover.io.predictions_bulk import concat_tables
 from cover.io.regions_jsonl import LoadedRegions, regions_from_rows
+from cover.io.regions_read import regions_kind
 from cover.io.seen import SeenIds
 from cover.io.truth_index import CompactTruth, TruthSeen
 from cover.metric_sums import CodeUnitSums
@@ -83,18 +84,6 @@ def _batch_readers(path: str | Path, batch_rows: int, columns: str | None,
         yield partial(collected, readers)
     else:
         yield from readers
-
-
-def regions_kind(path: str | Path) -> str:
-    """``jsonl``, ``parquet`` or ``csv``: how a regions file is read (by its name); one
-    JSON object written over many lines (a calibrator, an annotation file) is refused
-    here, not as one bad row a line."""
-    kind = suffix_kind(path)
-    if kind == "jsonl" and json_document(path):
-        raise InputError(f"{path}: one JSON object written over many lines, not the JSON "
-                         "lines `cover certify` writes (one object per line): a calibrator "
-                         "or an annotation file?")
-    return kind
 
 
 def _line_readers(path: str | Path, batch_rows: int) -> Iterator[Callable[..., LoadedRegions]]:
