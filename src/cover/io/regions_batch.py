@@ -32,25 +32,22 @@ from typing import Any
 import msgspec
 import numpy as np
 from msgspec import UNSET, Raw, UnsetType
+from numpy.typing import NDArray
 
-from cover.data.table import GroundingTable
-from cover.io.json_columns import text_ids
-from cover.io.jsonl import object_column, parse_json_lines
+from cover.io.jsonl import parse_json_lines
 from cover.io.jsonl_batch import gc_paused
 from cover.io.jsonl_typed import exact_values, pairs_column, utf8_lines, windows_column
-from cover.io.qvhighlights import top1
+from cover.io.regions_columns import RegionColumns, RowIds, bulk_regions
 from cover.io.regions_read import (
     META_KEYS,
     META_OPTIONAL,
     LoadedRegions,
     meta_of,
-    region_rules,
     regions_from_rows,
-    regions_of,
     threshold_value,
 )
 from cover.io.seen import SeenLines
-from cover.ragged import Ragged, offsets_from_lengths
+from cover.ragged import offsets_from_lengths
 from cover.row_status import STATUSES
 
 
@@ -90,6 +87,7 @@ _FIELDS = attrgetter("qid", "vid", "query", "pred_relevant_windows", "cover")
 _NUMBER = frozenset({int, float})
 _STATUS = attrgetter("status")
 _META = (*META_KEYS, *META_OPTIONAL)
+_STATUSES = frozenset(STATUSES)
 
 
 def load_regions(name: str, batch: Sequence[tuple[int, bytes]], *,
@@ -132,45 +130,28 @@ def decode_regions(name: str, batch: Sequence[tuple[int, bytes]], *,
         line_no = line_no[~was_rejected]
     qv, vv, query, wins, blocks = cols
     n = len(blocks)
-    if n == 0 or not _plain_status(blocks) or not exact_values(query):
-        return None
-    qtext, vtext = text_ids(qv), text_ids(vv)
-    if qtext is None or vtext is None or len(set(qtext)) != n:
-        return None
-    if seen is not None and seen.any_of(qtext):
+    if n == 0 or not exact_values(query):
         return None
     # the typed fields as the per-row reader's dict has them (absent: None, as meta_of reads)
-    meta = first if first is not None else (
+    first = first if first is not None else (
         meta_of({k: getattr(blocks[0], k) for k in _META}), int(line_no[0]))
-    if not exact_values(list(meta[0].values())):
+    if not exact_values(list(first[0].values())):
         return None
     for k in _META:  # list.count compares as the per-row dicts do
-        if list(map(attrgetter(k), blocks)).count(meta[0].get(k)) != n:
+        if list(map(attrgetter(k), blocks)).count(first[0].get(k)) != n:
             return None
     got, win = _regions(blocks), windows_column(wins)
-    if got is None or win is None:
-        return None
-    reg, roff, dur = got
-    if any(bad.any() for bad, _ in region_rules(reg, roff, dur, np.ones(n, dtype=bool))):
-        return None  # the per-row reader rejects the row, with its message
+    refused = _refused(blocks)
     thresholds, reasons = _thresholds(blocks), _abstain_reasons(blocks)
-    if thresholds is None or reasons is False:
+    if got is None or win is None or refused is None or thresholds is None or reasons is False:
         return None
-    wv, woff = win[0], offsets_from_lengths(win[1])
-    ps, pe = top1(wv, woff)
-    table = GroundingTable(
-        qid=np.array(qtext, dtype=str), vid=np.array(vtext, dtype=str), duration=dur,
-        pred_start=ps, pred_end=pe,
-        relevance=Ragged(np.empty(0), np.zeros(n + 1, dtype=np.int64)),
-        pred_windows=Ragged(wv, woff), line=line_no, source=name,
-        query=object_column(query), records=None)
-    refused = np.fromiter(map(eq, map(_STATUS, blocks), repeat("refused")), bool, n)
-    regions = regions_of(reg, roff, dur, refused, thresholds, meta[0], reasons)
-    if seen is not None:  # last: a batch handed to the per-row reader must not be seen yet
-        seen.add_lines(table.qid, line_no)
+    status = np.array(list(map(_STATUS, blocks)), dtype=object)
     in_cal = np.fromiter(map(is_, map(attrgetter("in_calibration"), blocks), repeat(True)),
                          bool, n)
-    return LoadedRegions(table, regions, [], int(was_rejected.sum()), meta[0], in_cal, meta[1])
+    rc = RegionColumns(status, refused, got[0], got[1], got[2], thresholds, in_cal)
+    ids = RowIds(name, qv, vv, query, win[0], offsets_from_lengths(win[1]), line_no)
+    return bulk_regions(rc, ids, first[0], seen=seen, first=first, statuses=_STATUSES,
+                        abstained=reasons, rejected_at_certify=int(was_rejected.sum()))
 
 
 def _typed_rows(lines: list[bytes]) -> tuple[list[Any], ...] | None:
@@ -200,16 +181,13 @@ def _regions(blocks: list[_Block]) -> tuple[Any, Any, Any] | None:
     return got[0], offsets_from_lengths(got[1]), np.array(durs, dtype=np.float64)
 
 
-def _plain_status(blocks: list[_Block]) -> bool:
-    """Every status is one evaluate reads (``rejected``: left only for an empty region)
-    and every ``refused`` (when given) the boolean that agrees with it
-    (:func:`cover.io.regions_read.status_problems` finds nothing)."""
-    status = list(map(_STATUS, blocks))
-    if not set(status) <= set(STATUSES):
-        return False
+def _refused(blocks: list[_Block]) -> NDArray[np.bool_] | None:
+    """Each ``cover.refused`` (when absent: whether the status is ``refused``), or None
+    when one is not a boolean (:func:`cover.io.regions_read.status_problems` says so)."""
     refused = [s == "refused" if r is UNSET else r
-               for r, s in zip(map(attrgetter("refused"), blocks), status, strict=True)]
-    return set(map(type, refused)) <= {bool} and refused == [s == "refused" for s in status]
+               for r, s in zip(map(attrgetter("refused"), blocks), map(_STATUS, blocks),
+                               strict=True)]
+    return np.array(refused, dtype=bool) if set(map(type, refused)) <= {bool} else None
 
 
 def _abstain_reasons(blocks: list[_Block]) -> Any:

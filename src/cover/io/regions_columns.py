@@ -35,6 +35,7 @@ from cover.io.regions_read import (
     META_OPTIONAL,
     LoadedRegions,
     Thresholds,
+    known_thresholds,
     meta_of,
     region_rules,
     regions_of,
@@ -42,7 +43,7 @@ from cover.io.regions_read import (
 from cover.io.seen import SeenLines
 from cover.ragged import Ragged, offsets_from_lengths
 
-_READ = ("certified", "refused")
+_READ = frozenset({"certified", "refused"})
 #: One region cell: ``[[start, end], ...]``.
 _REGION = msgspec.json.Decoder(list[tuple[float, float]])
 #: The fields of a Parquet ``cover`` struct a bulk read needs (``in_calibration``: False
@@ -80,12 +81,18 @@ class RowIds:
 
 def bulk_regions(rc: RegionColumns, ids: RowIds, meta: dict[str, Any], *,
                  thresholds: Thresholds | None = None, seen: SeenLines | None = None,
-                 first: tuple[dict[str, Any], int] | None = None) -> LoadedRegions | None:
+                 first: tuple[dict[str, Any], int] | None = None,
+                 statuses: frozenset[str] = _READ, abstained: NDArray[np.object_] | None = None,
+                 rejected_at_certify: int = 0) -> LoadedRegions | None:
     """The :class:`LoadedRegions` of a batch whose every row is clean (``meta``: the
     calibrator fields every block carries), or None when a row needs the per-row reader.
+    Every bulk read of regions (JSON lines, Parquet, CSV) ends here: a status among
+    ``statuses`` and ``refused`` saying the same, text ids, no repeated qid, the region
+    rules, a threshold of ``thresholds`` when given, finite windows. ``abstained``: the
+    reasons of abstained rows; ``rejected_at_certify``: rows the caller set aside.
     ``seen`` gets the qids only when the batch passes."""
     n = rc.status.size
-    if n == 0 or not set(np.unique(rc.status).tolist()) <= set(_READ) or \
+    if n == 0 or not set(rc.status.tolist()) <= statuses or \
             not np.array_equal(rc.refused, rc.status == "refused"):
         return None
     qtext, vtext = text_ids(ids.qid), text_ids(ids.vid)
@@ -96,13 +103,12 @@ def bulk_regions(rc: RegionColumns, ids: RowIds, meta: dict[str, Any], *,
     ones = np.ones(n, dtype=bool)
     if any(bad.any() for bad, _ in region_rules(rc.region, rc.offsets, rc.duration, ones)):
         return None
-    if thresholds is not None and not _known(rc.threshold, thresholds.values).all():
+    if thresholds is not None and not known_thresholds(rc.threshold, thresholds.values).all():
         return None
     win, woff = ids.windows, ids.offsets
     if not np.isfinite(win).all():
         return None
-    if win.shape[1] == 2:  # [start, end]: scored by list order, as the per-row reader
-        win = scored_windows(win, np.diff(woff))
+    win = scored_windows(win, np.diff(woff))  # [start, end]: scored by list order
     meta_here, meta_line = first if first is not None else (meta_of(meta), int(ids.line[0]))
     ps, pe = top1(win, woff)
     table = GroundingTable(
@@ -112,18 +118,11 @@ def bulk_regions(rc: RegionColumns, ids: RowIds, meta: dict[str, Any], *,
         pred_windows=Ragged(win, woff), line=ids.line, source=ids.source,
         query=object_column(ids.query), records=None)
     regions = regions_of(rc.region, rc.offsets, rc.duration, rc.refused, rc.threshold,
-                         meta_here, None)
+                         meta_here, abstained)
     if seen is not None:  # last: a batch handed to the per-row reader must not be seen yet
         seen.add_lines(table.qid, ids.line)
-    return LoadedRegions(table, regions, [], 0, meta_here, rc.in_calibration, meta_line)
-
-
-def _known(got: NDArray[np.float64], want: NDArray[np.float64]) -> NDArray[np.bool_]:
-    """:func:`cover.io.regions_read.check_thresholds`'s rule: each threshold is one of
-    ``want`` (non-finite ones exactly, the others to a relative 1e-9)."""
-    finite = want[np.isfinite(want)]
-    return np.isin(got, want[~np.isfinite(want)]) | np.isclose(
-        got[:, None], finite[None, :], rtol=1e-9, atol=0.0).any(axis=1)
+    return LoadedRegions(table, regions, [], rejected_at_certify, meta_here,
+                         rc.in_calibration, meta_line)
 
 
 def struct_columns(cover: Any) -> RegionColumns | None:

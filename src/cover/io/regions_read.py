@@ -285,8 +285,7 @@ def check_thresholds(raw: RawRows, want: Thresholds) -> None:
     certified by another calibrator (another alpha), whose band would be wrong."""
     got = np.array([threshold_value(block_of(r).get("threshold")) for r in raw.records], np.float64)
     v = want.values
-    ok = np.isin(got, v[~np.isfinite(v)]) | np.isclose(
-        got[:, None], v[np.isfinite(v)][None, :], rtol=1e-9, atol=0.0).any(axis=1)
+    ok = known_thresholds(got, v)
     shown = ", ".join(f"{x:.6g}" for x in v[:5]) + (", ..." if v.size > 5 else "")
     fields.reject_rows(raw, {
         int(i): f"cover.threshold {got[i]:.6g} is not a threshold of the calibrator "
@@ -294,3 +293,11 @@ def check_thresholds(raw: RawRows, want: Thresholds) -> None:
         for i in np.flatnonzero(~ok).tolist()})
 
 
+
+
+def known_thresholds(got: NDArray[np.float64], want: NDArray[np.float64]) -> NDArray[np.bool_]:
+    """Whether each threshold is one of ``want``: a non-finite one exactly, the others to a
+    relative 1e-9 (the decimal text certify writes)."""
+    finite = want[np.isfinite(want)]
+    return np.isin(got, want[~np.isfinite(want)]) | np.isclose(
+        got[:, None], finite[None, :], rtol=1e-9, atol=0.0).any(axis=1)
