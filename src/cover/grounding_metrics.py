@@ -142,8 +142,15 @@ class GroundingSums:
         self.highlight = HighlightSums()
 
     def add(self, table: GroundingTable) -> NDArray[np.float64]:
-        """Add the rows of ``table``; returns their top-1 IoU (all rows)."""
-        return self.add_rows(GroundingRows.of(table))
+        """Add the rows of ``table``, :data:`AP_BLOCK_ROWS` at a time (the per-row values
+        of one block held at once, whatever the table's size); returns their top-1 IoU
+        (all rows)."""
+        n = len(table)
+        if n <= AP_BLOCK_ROWS:
+            return self.add_rows(GroundingRows.of(table))
+        return np.concatenate([
+            self.add_rows(GroundingRows.of(table.take(np.arange(a, min(a + AP_BLOCK_ROWS, n)))))
+            for a in range(0, n, AP_BLOCK_ROWS)])
 
     def add_rows(self, values: GroundingRows, rows: NDArray[np.int64] | None = None
                  ) -> NDArray[np.float64]:

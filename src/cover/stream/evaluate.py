@@ -38,7 +38,7 @@ from numpy.typing import NDArray
 from cover._memory import trim
 from cover.data.join import attach_truth, index_of
 from cover.data.table import GroundingTable
-from cover.errors import KEEP, InputError, ProblemTally
+from cover.errors import KEEP, InputError, ProblemTally, RowProblem
 from cover.grounding_metrics import GroundingSums
 from cover.intervals import Intervals
 from cover.io.content_join import known_vids
@@ -46,13 +46,14 @@ from cover.io.gt_compact import compact_truth
 from cover.io.jsonl import read_json_rows
 from cover.io.opener import json_array
 from cover.io.order_join import order_qids
-from cover.io.predictions_bulk import concat_tables
+from cover.io.predictions_bulk import TableJoin
 from cover.io.regions_jsonl import LoadedRegions, regions_from_rows
 from cover.io.regions_read import regions_kind
 from cover.io.seen import SeenIds
 from cover.io.truth_index import CompactTruth, TruthSeen
 from cover.metric_sums import CodeUnitSums
 from cover.metrics import EvaluationSums
+from cover.regions import Regions
 from cover.stream.calibrate import unit_codes
 
 #: Rows per batch: as ``cover certify``'s JSON-lines default (~1.1 KB per echoed line).
@@ -104,18 +105,25 @@ def collected(readers: Iterator[Callable[..., LoadedRegions]], *, seen: Any = No
     batches found by a :class:`~cover.io.seen.SeenIds`, every row's calibrator fields
     against the first row's), joined into one: the in-memory read is the streamed read."""
     seen = SeenIds() if seen is None else seen
-    parts: list[LoadedRegions] = []
+    join = TableJoin()  # each batch's table joined as it is read (its windows copied once)
+    regions: list[Regions] = []
+    problems: list[RowProblem] = []
+    in_cal: list[NDArray[np.bool_]] = []
+    rejected, last_meta = 0, {}
     for read in readers:
-        parts.append(read(seen=seen, first=first))
-        if first is None and parts[-1].meta_line is not None:
-            first = parts[-1].meta, parts[-1].meta_line
-    if len(parts) == 1:
-        return parts[0]
-    meta, meta_line = first if first is not None else (parts[-1].meta, None)
-    regions = [p.regions for p in parts]
+        got = read(seen=seen, first=first)
+        if first is None and got.meta_line is not None:
+            first = got.meta, got.meta_line
+        join.add(replace(got.table, records=None))
+        regions.append(got.regions)
+        problems += got.problems
+        in_cal.append(got.in_calibration)
+        rejected += got.rejected_at_certify
+        last_meta = got.meta
+    meta, meta_line = first if first is not None else (last_meta, None)
     reasons = [r.abstain_reason for r in regions]
     return LoadedRegions(
-        concat_tables([replace(p.table, records=None) for p in parts]),
+        join.table(),
         replace(regions[0], intervals=Intervals.concat([r.intervals for r in regions]),
                 duration=np.concatenate([r.duration for r in regions]),
                 refused=np.concatenate([r.refused for r in regions]),
@@ -123,8 +131,7 @@ def collected(readers: Iterator[Callable[..., LoadedRegions]], *, seen: Any = No
                 abstain_reason=None if all(r is None for r in reasons) else np.concatenate(
                     [np.full(len(g), None) if r is None else r
                      for r, g in zip(reasons, regions, strict=True)])),
-        [q for p in parts for q in p.problems], sum(p.rejected_at_certify for p in parts),
-        meta, np.concatenate([p.in_calibration for p in parts]), meta_line)
+        problems, rejected, meta, np.concatenate(in_cal), meta_line)
 
 
 @dataclass
