@@ -1,6 +1,6 @@
 """The first and last steps of every bench script: the lines that say how and where it
-ran (:func:`command_line`, :func:`machine_line`), and its Markdown printed and written to
-``--out`` (:func:`publish`)."""
+ran (:func:`command_line`, :func:`machine_line`), the verdict on each goal it measured
+(:func:`verdicts`), and its Markdown printed and written to ``--out`` (:func:`publish`)."""
 
 from __future__ import annotations
 
@@ -46,3 +46,15 @@ def publish(lines: list[str], out: Path | None) -> int:
     if out:
         write_text(out, md)
     return 0
+
+
+def verdicts(rows: Sequence[tuple[bool, str]]) -> list[str]:
+    """The goals of the performance issue a run measured, as ``(met, what and the figure)``
+    rows: a count of the misses, then one bullet a goal, the misses first."""
+    if not rows:
+        return []
+    ordered = sorted(rows, key=lambda r: r[0])  # stable: the misses first, else as given
+    missed = sum(not ok for ok, _ in ordered)
+    return ["", f"Goals of the performance issue this run measures: {missed} of {len(rows)} "
+            "not met.", ""] + [f"* {'met' if ok else '**not met**'}: {text}"
+                              for ok, text in ordered]

@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from markdown_out import command_line, machine_line, publish
+from markdown_out import command_line, machine_line, publish, verdicts
 from stream_floors import (
     PARSERS,
     bandwidth_gbs,
@@ -244,6 +244,13 @@ def _table(res: dict[str, dict[str, float]], floors: list[str], size_mb: float
     return lines
 
 
+def _goal(what: str, run: dict[str, float], floor: dict[str, float], floor_name: str,
+          at_most: float) -> tuple[bool, str]:
+    """``(met, text)``: ``run``'s wall time over ``floor``'s against the goal ``at_most``."""
+    x = run["wall_s"] / floor["wall_s"]
+    return x <= at_most, f"{what}: {x:.2f}x {floor_name}, goal <= {at_most:g}x"
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", type=float, default=1e7)
@@ -283,6 +290,8 @@ def main() -> int:
              f"{outs['certify'].stat().st_size / 1e6:.0f} MB, "
              f"{compression(outs['certify'])}); goal: certify <= 2x read-write", "",
              *_table(res, ["read", "read-write"], size_mb)]
+    goals = [_goal(f"Parquet certify at {rows:,} rows", res["certify"], res["read-write"],
+                   "the read + write", 2.0)]
     if args.jsonl_rows:
         jrows = int(args.jsonl_rows)
         jsrc = args.dir / f"preds_{jrows}.jsonl"
@@ -328,6 +337,21 @@ def main() -> int:
                   f"the {jgt.stat().st_size / 1e6:.0f} MB ground truth), keeping nothing", "",
                   *_table(eres, ["parse-evaluate"],
                           (regions.stat().st_size + jgt.stat().st_size) / 1e6)]
+        at = f"at {jrows:,} lines"
+        goals += [_goal(f"JSON-lines certify NORM {at}", jres["jsonl-norm"], jres[fastest],
+                        f"the fastest parse ({fastest})", 2.0),
+                  _goal(f"JSON-lines certify SLS {at}", jres["jsonl-sls"], jres[fastest],
+                        f"the fastest parse ({fastest})", 3.0)]
+        if "parse-typed-sls" in jres:  # the fastest parse that reads the saliency SLS reads
+            goals.append(_goal(f"JSON-lines certify SLS {at}", jres["jsonl-sls"],
+                               jres["parse-typed-sls"], "the typed parse with the saliency "
+                               "(parse-typed-sls)", 3.0))
+        goals.append(_goal(f"JSON-lines evaluate {at}", eres["evaluate"],
+                           eres["parse-evaluate"], "its own floor (parse-evaluate)", 2.0))
+        echo_x = jres["echo-typed"]["wall_s"] / jres[fastest]["wall_s"]
+        lines += ["", f"For scale: echo-typed, which checks nothing and scores nothing, takes "
+                  f"{echo_x:.2f}x {fastest}: the least an echoing certify does."]
+    lines += verdicts(goals)
     head = [command_line("stream.py"), "", machine_line(load0, PACKAGES) + "; interleaved "
             "rounds, medians; peak RSS is each run's own `VmHWM` (a fresh process per run, "
             "the largest of the rounds); wall times are the certify (or evaluate) call "

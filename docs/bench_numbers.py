@@ -22,10 +22,23 @@ BENCH = Path(__file__).resolve().parents[1] / "bench"
 RATIO = re.compile(r"\(\*\*([\d.]+)×\*\*")
 
 
-def tables(path: Path) -> list[tuple[str, list[dict[str, str]]]]:
-    """Every Markdown table of ``path``: (the text line before it, rows keyed by header)."""
+#: A results file may keep the run before its latest below this heading (for comparison):
+#: the pages quote the latest run only.
+EARLIER_RUN = "## The run before"
+
+
+def latest_run(path: Path, earlier: bool = False) -> str:
+    """The text of ``path`` down to its earlier run (:data:`EARLIER_RUN`), if it keeps one;
+    ``earlier``: the earlier run's text instead ("" when it keeps none)."""
+    head, _, tail = path.read_text(encoding="utf-8").partition("\n" + EARLIER_RUN)
+    return tail if earlier else head
+
+
+def tables(path: Path, earlier: bool = False) -> list[tuple[str, list[dict[str, str]]]]:
+    """Every Markdown table of the latest run in ``path`` (``earlier``: of the run kept
+    before it): (the text line before it, rows keyed by header)."""
     out: list[tuple[str, list[dict[str, str]]]] = []
-    lines = path.read_text(encoding="utf-8").splitlines()
+    lines = latest_run(path, earlier).splitlines()
     i = 0
     while i < len(lines):
         if lines[i].startswith("| ") and i + 1 < len(lines) and lines[i + 1].startswith("|--"):
@@ -43,8 +56,9 @@ def tables(path: Path) -> list[tuple[str, list[dict[str, str]]]]:
 
 
 def raw_tables(path: Path) -> list[str]:
-    """Every table of ``path`` as its Markdown text, with the caption line above it."""
-    text = path.read_text(encoding="utf-8")
+    """Every table of the latest run in ``path`` as its Markdown text, with the caption
+    line above it."""
+    text = latest_run(path)
     return [m.group(0).rstrip("\n") for m in
             re.finditer(r"^[^\n|][^\n]*\n\n(?:\|[^\n]*\n)+", text, flags=re.M)]
 
@@ -64,9 +78,11 @@ def ms(cell: str) -> float:
     return float(v) * {"µs": 1e-3, "ms": 1.0, "s": 1e3}[unit]
 
 
-def stream() -> dict[str, dict[str, str]]:
-    """bench/results-stream.md's runs by name (read, certify, parse-orjson, jsonl-norm...)."""
-    return {r["run"]: r for _, rows in tables(BENCH / "results-stream.md") for r in rows}
+def stream(earlier: bool = False) -> dict[str, dict[str, str]]:
+    """bench/results-stream.md's runs by name (read, certify, parse-orjson, jsonl-norm...);
+    ``earlier``: those of the run it keeps before the latest (empty when none)."""
+    return {r["run"]: r for _, rows in tables(BENCH / "results-stream.md", earlier)
+            for r in rows}
 
 
 def times(run: dict[str, str]) -> float:
@@ -146,7 +162,20 @@ def files_text() -> str:
            f"{jn['/ echo-typed'].rstrip('x')}× that)" if "echo-typed" in s else "")
         + f"; `cover evaluate` of those certified lines takes "
         f"{ev['/ parse-evaluate'].rstrip('x')}× a typed parse of what it reads of its two "
-        "inputs (goals: 2× for NORM and evaluate, 3× for SLS).")
+        "inputs (goals: 2× for NORM and evaluate, 3× for SLS)." + _earlier_text(fastest))
+
+
+def _earlier_text(fastest: str) -> str:
+    """The same ratios in the run bench/results-stream.md keeps before its latest: the
+    spread of one measurement on this machine ("" when it keeps none)."""
+    e = stream(earlier=True)
+    if not {"certify", "jsonl-norm", "jsonl-sls", "evaluate"} <= set(e):
+        return ""
+    cells = (e["certify"]["/ read-write"], e["jsonl-norm"][fastest], e["jsonl-sls"][fastest],
+             e["evaluate"]["/ parse-evaluate"])
+    parquet, norm, sls, ev = (c.rstrip("x") + "×" for c in cells)
+    return (f" The run before it, same command: Parquet {parquet}, NORM {norm}, SLS {sls}, "
+            f"evaluate {ev} (the same ratios).")
 
 
 def _short(name: str) -> str:
