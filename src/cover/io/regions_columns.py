@@ -1,19 +1,19 @@
-"""A batch of ``cover certify`` output in Parquet or CSV read in bulk for ``cover
-evaluate``: the checks of :func:`cover.io.regions_read.regions_from_rows`, done on columns.
+"""A batch of ``cover certify`` output read in bulk for ``cover evaluate``: the checks of
+:func:`cover.io.regions_read.regions_from_rows`, done on columns, for every format.
 
 The per-row reader takes one record per row (a dict with its ``cover`` block), several
-times the cost of reading the columns. Here the block's fields are read as columns
-(:class:`RegionColumns`: from a Parquet ``cover`` struct, :func:`struct_columns`, or
-from CSV ``cover_*`` cells, :func:`cell_columns`) and checked over the whole batch
-(:func:`bulk_regions`). A batch passes only when every row is plainly clean: every
-status ``certified`` or ``refused`` and every ``refused`` saying the same, text ids as
-the per-row reader takes them without a message, no qid repeated (within the batch or
-from an earlier one), every region a list of ``[start, end]`` pairs inside ``[0, T]``
-with a duration, finite windows, a threshold of the calibrator when one is given, and
-no calibrator field in a Parquet struct (they are the file's, in its schema metadata).
-Anything else (a row certify rejected or abstained on included) returns None, and the
-batch's records go through the per-row reader, so every rejection, message and count
-is its own.
+times the cost of reading the columns. Here the block's fields are columns
+(:class:`RegionColumns`: from a Parquet ``cover`` struct, :func:`struct_columns`; from
+CSV ``cover_*`` cells, :func:`cell_columns`; from JSON lines decoded typed,
+:mod:`cover.io.regions_batch`) checked over the whole batch by one check,
+:func:`bulk_regions`. A batch passes only when every row is plainly clean: every status
+one the caller reads in bulk (Parquet and CSV: ``certified`` or ``refused``) and every
+``refused`` saying the same, text ids as the per-row reader takes them without a
+message, no qid repeated (within the batch or from an earlier one), every region a list
+of ``[start, end]`` pairs inside ``[0, T]`` with a duration, finite windows, a threshold
+of the calibrator when one is given, and no calibrator field in a Parquet struct (they
+are the file's, in its schema metadata). Anything else returns None, and the batch's
+records go through the per-row reader, so every rejection, message and count is its own.
 """
 
 from __future__ import annotations
