@@ -213,15 +213,26 @@ def raw_number_lists(raws: Sequence[Raw]) -> bool:
     classes = b"\n".join(raws).translate(_CLASSES)
     n = len(raws)
     # Each value (valid JSON: msgspec read it as Raw) opens with "[" and holds no other
-    # "[" and nothing but numbers, commas and blanks: a flat list of plain numbers.
-    if (b"x" not in classes and _LONG_DIGITS not in classes and classes[:1] == b"["
-            and classes.count(b"[") == n and classes.count(b"\n[") == n - 1):
+    # "[" and nothing but numbers, commas and blanks: a flat list of plain numbers. The
+    # openings are looked up where each value starts (a count of "\n[" scans every byte).
+    if (b"x" not in classes and _LONG_DIGITS not in classes
+            and classes.count(b"[") == n and _all_open(classes, raws)):
         return True
     try:
         _NUMBER_LISTS.decode(b"[" + b",".join(raws) + b"]")
     except (msgspec.DecodeError, msgspec.ValidationError):
         return False
     return True
+
+
+def _all_open(joined: bytes, raws: Sequence[Raw]) -> bool:
+    """Whether each of ``raws``, joined by one byte into ``joined``, opens with "["."""
+    lengths = np.fromiter(map(len, raws), np.int64, len(raws))
+    starts = np.cumsum(lengths + 1) - lengths - 1  # where each value begins in joined
+    return bool((np.frombuffer(joined, np.uint8)[starts] == _OPEN).all())
+
+
+_OPEN = ord("[")
 
 
 def utf8_lines(lines: list[bytes]) -> bool:
