@@ -44,8 +44,9 @@ def numbered_blocks(fh: IO[bytes], *, source: str = "<bytes>", capped: bool = Tr
 
     A line longer than a read costs time linear in its length: its reads are kept as a
     list of chunks and joined once, when its newline (or the end) arrives; joining the
-    pending part on every read made a 2 GB line cost hours. Memory is that line about
-    twice over (its chunks, then the joined line), freed once the line is parsed;
+    pending part on every read made a 2 GB line cost hours. Only that line is joined, not
+    the read it ends in. Memory is that line about twice over (its chunks, then the
+    joined line), freed once the line is parsed;
     ``capped``: a line longer than :data:`MAX_LINE_BYTES` is refused, naming its
     number. ``ahead``: the next reads are made on a thread while this block is used
     (:func:`cover.io.threads.read_ahead`), for a file read to its end."""
@@ -70,10 +71,10 @@ def numbered_blocks(fh: IO[bytes], *, source: str = "<bytes>", capped: bool = Tr
                         "COVER_MAX_LINE_BYTES to allow more)")
                 continue
             held = 0
-            joined = b"".join([*pending, data])
-            pending.clear()  # the chunks go before the split copies the line once more
-            parts = joined.split(b"\n")
-            del joined
+            parts = data.split(b"\n")
+            if pending:  # only the line that went on is joined, not the whole read
+                parts[0] = b"".join([*pending, parts[0]])
+                pending.clear()
             pending = [parts.pop()] if data else []  # at the end: the last line, if unended
             if parts == [b""] and not data:
                 return
