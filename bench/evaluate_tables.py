@@ -6,7 +6,7 @@ Run from the repository root (files are generated once under ``--dir`` and reuse
     .venv/bin/python bench/evaluate_tables.py --rows 1e6 --repeats 3 \\
         --dir /tmp/cover-evaluate-tables --out bench/results-evaluate-tables.md
 
-The predictions are ``bench/stream.py``'s Parquet rows (:func:`stream.make_file`), also
+The predictions are ``bench/stream.py``'s Parquet rows (:func:`stream_inputs.make_file`), also
 written as CSV; their ground truth holds one 20 s window per query. Both are certified
 (NORM, alpha 0.1, the calibrator of ``bench/stream.py``'s Parquet runs) into Parquet and
 CSV regions. Then, in interleaved rounds, each run in a fresh process and timed around
@@ -33,9 +33,9 @@ import time
 from pathlib import Path
 
 import numpy as np
-from markdown_out import command_line, machine_line, publish
-from stream import COLUMNS, _table, make_file, parquet_calibrator
+from markdown_out import command_line, machine_line, publish, ratio_table
 from stream_floors import parse_evaluate
+from stream_inputs import COLUMNS, make_file, parquet_calibrator
 
 MODES = ("read-parquet", "evaluate-parquet", "whole-parquet", "read-csv", "evaluate-csv",
          "whole-csv")
@@ -56,7 +56,7 @@ def make_files(folder: Path, rows: int) -> dict[str, Path]:
         return files
     make_file(files["preds"], rows)
     parquet_calibrator().save(files["cal"])
-    table = pq.read_table(files["preds"])
+    table = pq.readratio_table(files["preds"])
     pcsv.write_csv(table, folder / f"preds_{rows}.csv")
     ts = np.random.default_rng(5).uniform(0, 110, rows).round()
     qid, vid = table.column("qid").to_pylist(), table.column("vid").to_pylist()
@@ -91,7 +91,7 @@ def child(mode: str, folder: str, rows: int, batch_rows: int) -> None:
     pa.array(["x"]).to_numpy(zero_copy_only=False)
     t0 = time.perf_counter()
     if mode == "read-parquet":
-        n = pq.read_table(regions).num_rows
+        n = pq.readratio_table(regions).num_rows
         parse_evaluate(None, job.gt)
     elif mode == "read-csv":
         n = pcsv.read_csv(regions, convert_options=pcsv.ConvertOptions(
@@ -147,7 +147,7 @@ def main() -> int:
                   f"ground truth; batches of {args.batch_rows:,} rows; the streamed and the "
                   f"whole read wrote {'the same' if same else 'DIFFERENT'} metrics file"
                   f"{', byte for byte' if same else ''}", "",
-                  *_table({m: res[m] for m in MODES if m.endswith(kind)},
+                  *ratio_table({m: res[m] for m in MODES if m.endswith(kind)},
                           [f"read-{kind}", f"evaluate-{kind}"], size_mb), ""]
     return publish(lines, args.out)
 

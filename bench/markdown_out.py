@@ -1,6 +1,7 @@
 """The first and last steps of every bench script: the lines that say how and where it
-ran (:func:`command_line`, :func:`machine_line`), the verdict on each goal it measured
-(:func:`verdicts`), and its Markdown printed and written to ``--out`` (:func:`publish`)."""
+ran (:func:`command_line`, :func:`machine_line`), a table of runs over their floors
+(:func:`ratio_table`), the verdict on each goal it measured (:func:`verdicts`), and its
+Markdown printed and written to ``--out`` (:func:`publish`)."""
 
 from __future__ import annotations
 
@@ -58,3 +59,17 @@ def verdicts(rows: Sequence[tuple[bool, str]]) -> list[str]:
     return ["", f"Goals of the performance issue this run measures: {missed} of {len(rows)} "
             "not met.", ""] + [f"* {'met' if ok else '**not met**'}: {text}"
                               for ok, text in ordered]
+
+
+def ratio_table(res: dict[str, dict[str, float]], floors: list[str], size_mb: float
+                ) -> list[str]:
+    """Markdown rows: wall, rows/s, input MB/s (to set against the memory bandwidth),
+    peak RSS, and each run's time over each floor's."""
+    lines = ["| run | wall (s) | rows/s | input MB/s | peak RSS (MB) | "
+             + " | ".join(f"/ {f}" for f in floors) + " |",
+             "|---|---|---|---|---|" + "---|" * len(floors)]
+    for mode, r in res.items():
+        over = " | ".join(f"{r['wall_s'] / res[f]['wall_s']:.1f}x" for f in floors)
+        lines.append(f"| {mode} | {r['wall_s']:.2f} | {r['rows'] / r['wall_s']:,.0f} | "
+                     f"{size_mb / r['wall_s']:,.0f} | {r['peak_rss_mb']:.0f} | {over} |")
+    return lines

@@ -8,7 +8,7 @@ no later command reads it)::
         --out bench/results-scaling-files.md
 
 Each size writes (once; reused) a QD-DETR-shaped Moment-DETR JSON-lines prediction file and
-its ground truth (``bench/stream.py``'s generators), and the same rows as a Parquet file.
+its ground truth (``bench/stream_inputs.py``), and the same rows as a Parquet file.
 Calibrators for certify are fitted once on 10,000 rows drawn alike (not timed). Every
 command then runs as the user types it (``python -m cover ...``), each in a fresh process:
 ``calibrate`` (JSON lines, Parquet), ``certify`` (JSON lines NORM, JSON lines SLS,
@@ -40,7 +40,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
 from markdown_out import command_line, machine_line, publish, verdicts
-from stream import COLUMNS, make_gt, make_jsonl
+from stream_inputs import COLUMNS, make_gt, make_jsonl
 
 #: name -> the cover arguments, with {p} (predictions stem), {d} (folder) filled in.
 COMMANDS: dict[str, str] = {

@@ -37,10 +37,9 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 import numpy as np
-from markdown_out import command_line, machine_line, publish, verdicts
+from markdown_out import command_line, machine_line, publish, ratio_table, verdicts
 from stream_floors import (
     PARSERS,
     bandwidth_gbs,
@@ -52,110 +51,17 @@ from stream_floors import (
     read,
     read_write,
 )
+from stream_inputs import (
+    COLUMNS,
+    jsonl_calibrator,
+    make_file,
+    make_gt,
+    make_jsonl,
+    parquet_calibrator,
+)
 
 #: The versions the machine line names.
 PACKAGES = ("numpy", "pyarrow", "orjson", "msgspec")
-COLUMNS = "qid=qid,vid=vid,duration=duration,start=start,end=end"
-
-
-def make_file(path: Path, rows: int, seed: int = 0) -> None:
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    rng = np.random.default_rng(seed)
-    chunk = 1_000_000
-    schema = pa.schema([("qid", pa.int64()), ("vid", pa.string()), ("duration", pa.float64()),
-                        ("start", pa.float64()), ("end", pa.float64())])
-    with pq.ParquetWriter(path, schema) as w:
-        for a in range(0, rows, chunk):
-            m = min(chunk, rows - a)
-            T = np.full(m, 150.0)
-            s = rng.uniform(0, 110, m)
-            e = s + rng.uniform(2, 40, m)
-            vid = np.char.add("v", (np.arange(a, a + m) // 3).astype(str))
-            w.write_table(pa.table({"qid": np.arange(a, a + m), "vid": vid, "duration": T,
-                                    "start": s, "end": e}, schema=schema))
-
-
-def make_jsonl(path: Path, rows: int, seed: int = 0, past_end: bool = False) -> None:
-    """QD-DETR-shaped lines: saliency in steps of 1/128 as the model writes them
-    (``past_end``: every window ends past the 150 s video, so every row is clipped)."""
-    import orjson
-
-    from cover.io.output import atomic_open
-
-    rng = np.random.default_rng(seed)
-    chunk = 50_000
-    with atomic_open(path, "wb") as fh:
-        for a in range(0, rows, chunk):
-            m = min(chunk, rows - a)
-            s = rng.uniform(0, 110, (m, 10)).round() // 2 * 2
-            e = np.minimum(s + rng.uniform(2, 40, (m, 10)).round() // 2 * 2 + 2, 150.0)
-            if past_end:
-                s, e = s // 4 + 110, 152 + rng.uniform(0, 30, (m, 10)).round() // 2 * 2
-            sc = np.sort(rng.uniform(0, 1, (m, 10)).round(4), axis=1)[:, ::-1]
-            win = np.stack([s, e, sc], axis=2).tolist()
-            sal = (np.round(rng.normal(-10, 2, (m, 75)) * 128) / 128).tolist()
-            fh.write(b"".join(orjson.dumps(
-                {"qid": a + i, "query": "a person does something in the video",
-                 "vid": f"v{(a + i) // 3}_0.0_150.0", "duration": 150.0,
-                 "pred_relevant_windows": win[i], "pred_saliency_scores": sal[i]})
-                + b"\n" for i in range(m)))
-
-
-def make_gt(path: Path, rows: int, seed: int = 2, past_end: bool = False) -> None:
-    """The ground truth of :func:`make_jsonl`'s queries: one window per query
-    (``past_end``: every one ends past the 150 s video)."""
-    import orjson
-
-    from cover.io.output import atomic_open
-
-    rng = np.random.default_rng(seed)
-    chunk = 50_000
-    with atomic_open(path, "wb") as fh:
-        for a in range(0, rows, chunk):
-            m = min(chunk, rows - a)
-            ts = (rng.uniform(0, 110, m).round() // 2 * 2).tolist()
-            te = np.minimum(np.asarray(ts) + rng.uniform(2, 40, m).round() // 2 * 2 + 2,
-                            150.0).tolist()
-            if past_end:
-                te = (152 + rng.uniform(0, 30, m).round() // 2 * 2).tolist()
-            fh.write(b"".join(orjson.dumps(
-                {"qid": a + i, "query": "a person does something in the video",
-                 "vid": f"v{(a + i) // 3}_0.0_150.0", "duration": 150,
-                 "relevant_windows": [[ts[i], te[i]]]}) + b"\n" for i in range(m)))
-
-
-def _calibrator(score: str, where: Path) -> object:
-    """Fitted on 10,000 rows drawn as the certified file's rows are (other seeds), with
-    their truth: the regions of the file are then valid at the level, and evaluate's
-    coverage lands in its band."""
-    import cover
-
-    preds, gt = where / "calibration_10000.jsonl", where / "calibration_10000_gt.jsonl"
-    if not preds.exists():
-        make_jsonl(preds, 10_000, seed=11)
-        make_gt(gt, 10_000, seed=12)
-    table, _ = cover.load_labelled(preds, gt)
-    return cover.Calibrator(score=score, alpha=0.1).fit(table)
-
-
-def parquet_calibrator() -> Any:
-    """NORM at alpha 0.1, fitted on 10,000 rows near the Parquet file's windows (seed 1).
-    The predicted windows are kept inside ``[0, 150]`` with start <= end: COVER rejects a
-    window with start > end, and the calibration set must be valid as it stands."""
-    import cover
-
-    rng = np.random.default_rng(1)
-    k = 10_000
-    ts = rng.uniform(0, 110, k)
-    ps = np.clip(ts + rng.normal(0, 4, k), 0.0, 150.0)
-    pe = np.clip(ts + 20 + rng.normal(0, 4, k), ps, 150.0)
-    return cover.Calibrator(score="norm", alpha=0.1).fit(cover.GroundingTable.from_arrays(
-        qid=np.arange(k), duration=150.0, pred_start=ps, pred_end=pe,
-        truth=(ts, ts + 20)))
-
-
 def child(mode: str, src: str, dst: str, batch_rows: int) -> None:
     """One measured run (in its own process)."""
     import pyarrow as pa
@@ -182,7 +88,7 @@ def child(mode: str, src: str, dst: str, batch_rows: int) -> None:
     elif mode.startswith("jsonl-"):
         from cover.stream import certify_jsonl
 
-        cal = _calibrator(mode.removeprefix("jsonl-"), Path(src).parent)
+        cal = jsonl_calibrator(mode.removeprefix("jsonl-"), Path(src).parent)
         t0 = time.perf_counter()  # the certify run alone, as the Parquet one
         counts, _ = certify_jsonl(cal, src, dst, batch_lines=batch_rows)  # type: ignore[arg-type]
         n = counts.rows
@@ -230,20 +136,6 @@ def _rounds(jobs: dict[str, tuple[Path, Path]], batch_rows: int, repeats: int
             for mode, rs in runs.items()}
 
 
-def _table(res: dict[str, dict[str, float]], floors: list[str], size_mb: float
-           ) -> list[str]:
-    """Markdown rows: wall, rows/s, input MB/s (to set against the memory bandwidth),
-    peak RSS, and each run's time over each floor's."""
-    lines = ["| run | wall (s) | rows/s | input MB/s | peak RSS (MB) | "
-             + " | ".join(f"/ {f}" for f in floors) + " |",
-             "|---|---|---|---|---|" + "---|" * len(floors)]
-    for mode, r in res.items():
-        over = " | ".join(f"{r['wall_s'] / res[f]['wall_s']:.1f}x" for f in floors)
-        lines.append(f"| {mode} | {r['wall_s']:.2f} | {r['rows'] / r['wall_s']:,.0f} | "
-                     f"{size_mb / r['wall_s']:,.0f} | {r['peak_rss_mb']:.0f} | {over} |")
-    return lines
-
-
 def _goal(what: str, run: dict[str, float], floor: dict[str, float], floor_name: str,
           at_most: float) -> tuple[bool, str]:
     """``(met, text)``: ``run``'s wall time over ``floor``'s against the goal ``at_most``."""
@@ -289,7 +181,7 @@ def main() -> int:
              f"{compression(outs['read-write'])}; certify wrote "
              f"{outs['certify'].stat().st_size / 1e6:.0f} MB, "
              f"{compression(outs['certify'])}); goal: certify <= 2x read-write", "",
-             *_table(res, ["read", "read-write"], size_mb)]
+             *ratio_table(res, ["read", "read-write"], size_mb)]
     goals = [_goal(f"Parquet certify at {rows:,} rows", res["certify"], res["read-write"],
                    "the read + write", 2.0)]
     if args.jsonl_rows:
@@ -328,14 +220,14 @@ def main() -> int:
                   f"parse ({fastest}), over orjson's parse of every field and over "
                   "echo-typed; evaluate = `cover evaluate` of the jsonl-norm output "
                   "(streamed)", "",
-                  *_table({**jres, "evaluate": eres["evaluate"]}, floors,
+                  *ratio_table({**jres, "evaluate": eres["evaluate"]}, floors,
                           jsrc.stat().st_size / 1e6)]
         regions = jobs["evaluate"][1]
         lines += ["", f"`cover evaluate` against its own floor: parse-evaluate = a typed "
                   "msgspec decode of the fields evaluate reads of each line of both of its "
                   f"inputs (the {regions.stat().st_size / 1e6:.0f} MB of certified lines and "
                   f"the {jgt.stat().st_size / 1e6:.0f} MB ground truth), keeping nothing", "",
-                  *_table(eres, ["parse-evaluate"],
+                  *ratio_table(eres, ["parse-evaluate"],
                           (regions.stat().st_size + jgt.stat().st_size) / 1e6)]
         at = f"at {jrows:,} lines"
         goals += [_goal(f"JSON-lines certify NORM {at}", jres["jsonl-norm"], jres[fastest],

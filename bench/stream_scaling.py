@@ -23,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 from markdown_out import publish
-from stream import COLUMNS, make_file, parquet_calibrator
+from stream_inputs import COLUMNS, make_file, parquet_calibrator
 
 
 def child(src: str, dst: str, batch_rows: int) -> None:
