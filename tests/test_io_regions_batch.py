@@ -42,7 +42,8 @@ def clean_region() -> st.SearchStrategy[object]:
 def block(clean: bool) -> st.SearchStrategy[dict[str, object]]:
     num = numbers if clean else maybe
     return st.fixed_dictionaries({
-        "status": st.sampled_from(["certified", "refused"]) if clean else
+        # clean: every status evaluate reads, a rejected row with its empty region (a miss)
+        "status": st.sampled_from(["certified", "refused", "abstained", "rejected"]) if clean else
         st.sampled_from(["certified", "refused", "rejected", None, ["certified"], {"a": 1}]),
         "region": clean_region() if clean else st.one_of(
             clean_region(), pairs(num), pairs(num, 3), st.sampled_from([None, 5, "[]"])),
@@ -59,8 +60,20 @@ def block(clean: bool) -> st.SearchStrategy[dict[str, object]]:
         st.one_of(num, st.sampled_from(["inf", "-inf", "x", [2.0], {"v": 2}, MISSING])),
         "in_calibration": st.sampled_from([MISSING, True]) if clean else st.sampled_from(
             [MISSING, True, False, 1]),
+        "reason": st.sampled_from([MISSING, "no answer", 3]) if clean else st.just(MISSING),
     }).map(lambda d: {k: v for k, v in d.items() if v is not MISSING}).map(
-        lambda d: {**d, "refused": d["status"] == "refused"} if clean else d)
+        lambda d: _plain(d) if clean else d)
+
+
+def _plain(block: dict[str, object]) -> dict[str, object]:
+    """A clean block as certify writes it: ``refused`` agreeing with the status, a
+    rejected row's region empty, a reason on abstained rows only."""
+    out = {**block, "refused": block["status"] == "refused"}
+    if out["status"] == "rejected":
+        out["region"] = []
+    if out["status"] not in ("abstained", "rejected"):
+        out.pop("reason", None)
+    return out
 
 
 def rows(clean: bool) -> st.SearchStrategy[dict[str, object]]:
@@ -98,6 +111,10 @@ def same(a: LoadedRegions, b: LoadedRegions) -> None:
     for name in ("duration", "refused", "threshold"):
         _same_value(getattr(a.regions, name), getattr(b.regions, name), name)
     _same_value(a.regions.intervals, b.regions.intervals, "intervals")
+    reasons = [r.abstain_reason for r in (a.regions, b.regions)]
+    assert (reasons[0] is None) == (reasons[1] is None), "abstain_reason"
+    if reasons[0] is not None:
+        _same_value(reasons[0], reasons[1], "abstain_reason")
     assert (a.regions.family, a.regions.alpha) == (b.regions.family, b.regions.alpha)
     assert a.regions.threshold_end is None and b.regions.threshold_end is None
     assert a.problems == b.problems
