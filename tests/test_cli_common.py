@@ -220,3 +220,22 @@ def test_videos_is_one_flag_with_one_reading_on_every_command() -> None:
     for name in ("certify", "serve", "parse-answers"):
         flag = next(a for a in sub.choices[name]._actions if "--videos" in a.option_strings)
         assert flag.help == VIDEOS_HELP, name
+
+
+def test_a_run_builds_only_its_command_and_parses_as_the_whole_parser() -> None:
+    """``cover COMMAND ...`` builds the parser of COMMAND alone; its help, usage and
+    parsed arguments are those of the same command in the whole parser."""
+    from cover.cli import COMMANDS, build_parser
+
+    def command(parser: argparse.ArgumentParser, name: str) -> argparse.ArgumentParser:
+        sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        return sub.choices[name]
+
+    whole = build_parser()
+    for name in COMMANDS:
+        alone = build_parser(name)
+        one = next(a for a in alone._actions if isinstance(a, argparse._SubParsersAction))
+        assert list(one.choices) == [name]
+        assert command(alone, name).format_help() == command(whole, name).format_help()
+    argv = ["evaluate", "--regions", "r.jsonl", "--gt", "g.jsonl", "--json", "e.json"]
+    assert vars(build_parser("evaluate").parse_args(argv)) == vars(whole.parse_args(argv))

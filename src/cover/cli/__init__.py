@@ -55,7 +55,9 @@ COMMANDS: tuple[str, ...] = ("calibrate", "certify", "evaluate", "split", "valid
                              "schema", "ground", "serve")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The ``cover`` parser with every command, or with the one command ``only`` (what a
+    run of that command parses with: building all of them costs more than most runs)."""
     ap = argparse.ArgumentParser(
         prog="cover",
         description="Conformal coverage guarantees for video temporal grounders.",
@@ -64,7 +66,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ap.add_argument("--version", action="version", version=f"cover {__version__}")
     sub = ap.add_subparsers(dest="command", required=True)
-    for name in COMMANDS:
+    for name in COMMANDS if only is None else (only,):
         importlib.import_module(f"cover.cli.{name.replace('-', '_')}").add_parser(sub)
     return ap
 
@@ -117,7 +119,10 @@ def _quiet_stdout() -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     from cover.io.output import data_to_stdout
 
-    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    # A command named first is the only parser built; anything else (no command, an
+    # unknown one, --help, --version) gets the whole parser and its usage.
+    parser = build_parser(argv[0] if argv and argv[0] in COMMANDS else None)
     args = parser.parse_args(argv)
 
     def show(message: Warning | str, category: type[Warning], *_: Any, **__: Any) -> None:
