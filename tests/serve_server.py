@@ -17,6 +17,11 @@ import httpx
 
 SRC = str(Path(__file__).resolve().parents[1] / "src")
 
+#: One client for every request the serve tests make: ``httpx.get``/``post`` build a
+#: client (and load the CA bundle, ~30 ms) per call. No connection is kept between
+#: requests, as with those calls (servers here are killed and restarted).
+HTTP = httpx.Client(limits=httpx.Limits(max_keepalive_connections=0))
+
 
 def free_port() -> int:
     with socket.socket() as s:
@@ -32,7 +37,7 @@ def wait_up(base: str, timeout: float = 15.0, proc: subprocess.Popen[bytes] | No
             err = proc.stderr.read().decode() if proc.stderr else ""
             raise RuntimeError(f"server exited: {err}")
         with contextlib.suppress(httpx.TransportError):
-            if httpx.get(f"{base}/healthz", timeout=1.0).status_code == 200:
+            if HTTP.get(f"{base}/healthz", timeout=1.0).status_code == 200:
                 return
         time.sleep(0.05)
     raise RuntimeError(f"{base} did not come up")

@@ -7,7 +7,6 @@ import json
 import shutil
 from pathlib import Path
 
-import httpx
 import pytest
 
 pytest.importorskip("starlette")
@@ -15,7 +14,7 @@ pytest.importorskip("uvicorn")
 
 from cli_files import synthetic
 from cover.cli import main
-from serve_server import thread_server
+from serve_server import HTTP, thread_server
 
 
 @pytest.fixture(scope="module")
@@ -50,34 +49,34 @@ def _row(setup: dict[str, Path]) -> dict[str, object]:
 
 
 def test_token_is_required_except_for_health(base, setup):
-    assert httpx.get(f"{base}/healthz").status_code == 200
+    assert HTTP.get(f"{base}/healthz").status_code == 200
     for bad in ({}, {"Authorization": "Bearer nope"}, {"Authorization": "s3cret"}):
-        r = httpx.post(f"{base}/v1/certify", json=_row(setup), headers=bad)
+        r = HTTP.post(f"{base}/v1/certify", json=_row(setup), headers=bad)
         assert r.status_code == 401 and "bearer token" in r.json()["error"]
-    assert httpx.get(f"{base}/metrics", headers={}).status_code == 401
-    assert httpx.post(f"{base}/v1/certify", json=_row(setup), headers=AUTH).status_code == 200
+    assert HTTP.get(f"{base}/metrics", headers={}).status_code == 401
+    assert HTTP.post(f"{base}/v1/certify", json=_row(setup), headers=AUTH).status_code == 200
 
 
 def test_a_body_over_the_limit_is_413(base):
     big = b"[" + b" " * 5000 + b"]"
-    r = httpx.post(f"{base}/v1/certify", content=big, headers=AUTH)
+    r = HTTP.post(f"{base}/v1/certify", content=big, headers=AUTH)
     assert r.status_code == 413 and "--max-body-bytes" in r.json()["error"]
 
     def chunks():  # no Content-Length: counted while read
         for _ in range(10):
             yield b" " * 1000
 
-    r = httpx.post(f"{base}/v1/certify", content=chunks(), headers=AUTH)
+    r = HTTP.post(f"{base}/v1/certify", content=chunks(), headers=AUTH)
     assert r.status_code == 413
 
 
 def test_status_and_metrics_count_requests_and_rows(base, setup):
     rows = [json.loads(x) for x in setup["preds"].read_text().splitlines()[:5]]
-    assert httpx.post(f"{base}/v1/certify", json=rows, headers=AUTH).status_code == 200
-    doc = httpx.get(f"{base}/v1/status", headers=AUTH).json()
+    assert HTTP.post(f"{base}/v1/certify", json=rows, headers=AUTH).status_code == 200
+    doc = HTTP.get(f"{base}/v1/status", headers=AUTH).json()
     assert doc["default_calibrator"] == "live" and doc["calibrators"][0]["alpha"] == 0.1
     assert sum(doc["rows"].values()) >= 5 and doc["requests"]["/v1/certify"] >= 1
-    text = httpx.get(f"{base}/metrics", headers=AUTH).text
+    text = HTTP.get(f"{base}/metrics", headers=AUTH).text
     assert "# TYPE cover_request_seconds histogram" in text
     assert 'cover_request_seconds_bucket{path="/v1/certify",le="+Inf"}' in text
     assert 'cover_requests_total{path="/v1/certify",code="200"}' in text
@@ -86,15 +85,15 @@ def test_status_and_metrics_count_requests_and_rows(base, setup):
 
 def test_reload_swaps_the_calibrator_or_keeps_it_when_the_file_is_bad(base, setup):
     d = setup["dir"]
-    alpha = lambda: httpx.post(f"{base}/v1/certify", json=_row(setup),  # noqa: E731
+    alpha = lambda: HTTP.post(f"{base}/v1/certify", json=_row(setup),  # noqa: E731
                                headers=AUTH).json()["results"][0]["cover"]["alpha"]
     assert alpha() == 0.1
     shutil.copy(d / "cal0.3.json", d / "live.json")
-    r = httpx.post(f"{base}/v1/reload", headers=AUTH)
+    r = HTTP.post(f"{base}/v1/reload", headers=AUTH)
     assert r.status_code == 200 and r.json()["generation"] == 2
     assert alpha() == 0.3
     (d / "live.json").write_text("{broken")
-    r = httpx.post(f"{base}/v1/reload", headers=AUTH)
+    r = HTTP.post(f"{base}/v1/reload", headers=AUTH)
     assert r.status_code == 422 and "calibrators in use are kept" in r.json()["error"]
     assert alpha() == 0.3
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import httpx
 import pytest
 
 pytest.importorskip("starlette")
@@ -14,7 +13,7 @@ pytest.importorskip("uvicorn")
 
 from cli_files import synthetic
 from cover.cli import main
-from serve_server import thread_server
+from serve_server import HTTP, thread_server
 
 
 @pytest.fixture(scope="module")
@@ -48,7 +47,7 @@ def _cli(files: dict[str, Path], src: Path, *extra: str) -> bytes:
 
 def test_jsonl_body_gets_the_bytes_cover_certify_writes(files, base):
     body = files["new"].read_bytes()
-    r = httpx.post(f"{base}/v1/certify", params={"format": "jsonl"}, content=body)
+    r = HTTP.post(f"{base}/v1/certify", params={"format": "jsonl"}, content=body)
     assert r.status_code == 200, r.text
     assert r.content == _cli(files, files["new"])
     assert r.headers["x-cover-rows"] == "30"
@@ -56,7 +55,7 @@ def test_jsonl_body_gets_the_bytes_cover_certify_writes(files, base):
 
 def test_json_results_are_the_compact_lines(files, base):
     rows = [json.loads(line) for line in files["new"].read_text().splitlines()]
-    r = httpx.post(f"{base}/v1/certify", json=rows)
+    r = HTTP.post(f"{base}/v1/certify", json=rows)
     assert r.status_code == 200, r.text
     want = _cli(files, files["new"], "--compact").decode().splitlines()
     doc = r.json()
@@ -64,20 +63,20 @@ def test_json_results_are_the_compact_lines(files, base):
     # Byte for byte inside the response too: the results are the CLI's lines verbatim.
     assert r.content.endswith(("[" + ", ".join(want) + "]}").encode())
     assert doc["rows"] == 30 == doc["certified"] + doc["refused"] + doc["rejected"]
-    one = httpx.post(f"{base}/v1/certify", json=rows[3])  # a single row object
+    one = HTTP.post(f"{base}/v1/certify", json=rows[3])  # a single row object
     assert one.json()["results"] == [doc["results"][3]]
 
 
 def test_a_bad_row_is_a_422_naming_row_and_field_and_nothing_is_dropped(files, base):
     rows = [json.loads(line) for line in files["new"].read_text().splitlines()][:4]
     rows[2]["pred_relevant_windows"] = [[5.0, "late", 0.9]]
-    r = httpx.post(f"{base}/v1/certify", json=rows)
+    r = HTTP.post(f"{base}/v1/certify", json=rows)
     assert r.status_code == 422
     err = r.json()
     assert err["error"].startswith(f"row 2 (qid={rows[2]['qid']}):")
     assert "pred_relevant_windows" in err["error"], err
     assert err["problems"][0]["row"] == 2
-    rj = httpx.post(f"{base}/v1/certify", params={"on_error": "reject"}, json=rows)
+    rj = HTTP.post(f"{base}/v1/certify", params={"on_error": "reject"}, json=rows)
     assert rj.status_code == 200
     res = rj.json()["results"]
     assert len(res) == 4 and res[2]["cover"]["status"] == "rejected"
@@ -90,21 +89,21 @@ def test_a_bad_row_is_a_422_naming_row_and_field_and_nothing_is_dropped(files, b
     (b'{"rows": 3}', 400, "rows: expected a list"),
 ])
 def test_malformed_requests_are_4xx_json(base, body, status, words):
-    r = httpx.post(f"{base}/v1/certify", content=body)
+    r = HTTP.post(f"{base}/v1/certify", content=body)
     assert r.status_code == status and words in r.json()["error"]
 
 
 def test_unknown_calibrator_and_option(base):
-    r = httpx.post(f"{base}/v1/certify", params={"calibrator": "nope"}, json={"qid": 1})
+    r = HTTP.post(f"{base}/v1/certify", params={"calibrator": "nope"}, json={"qid": 1})
     assert r.status_code == 404 and "main" in r.json()["error"]
-    r = httpx.post(f"{base}/v1/certify", params={"on_error": "skip"}, json={"qid": 1})
+    r = HTTP.post(f"{base}/v1/certify", params={"on_error": "skip"}, json={"qid": 1})
     assert r.status_code == 400 and "on_error" in r.json()["error"]
 
 
 def test_a_line_that_is_not_json_comes_back_rejected(files, base):
     lines = files["new"].read_bytes().splitlines()[:3]
     body = b"\n".join([lines[0], b"{not json", lines[2]]) + b"\n"
-    r = httpx.post(f"{base}/v1/certify", params={"on_error": "reject"}, content=body)
+    r = HTTP.post(f"{base}/v1/certify", params={"on_error": "reject"}, content=body)
     res = r.json()["results"]
     assert r.status_code == 200 and len(res) == 3
     assert res[1]["cover"]["status"] == "rejected"
@@ -117,7 +116,7 @@ def test_the_first_bad_row_named_is_the_first_sent(files, base):
     rows = [json.loads(line) for line in files["new"].read_text().splitlines()][:4]
     rows[0]["duration"] = 1.0  # contradicts --videos: the certify stage's rule
     rows[2]["pred_relevant_windows"] = [[9.0, 5.0, 0.9]]  # the reader's rule
-    r = httpx.post(f"{base}/v1/certify", json=rows)
+    r = HTTP.post(f"{base}/v1/certify", json=rows)
     assert r.status_code == 422
     err = r.json()
     assert err["error"].startswith(f"row 0 (qid={rows[0]['qid']}):"), err

@@ -8,7 +8,6 @@ import json
 import signal
 from pathlib import Path
 
-import httpx
 import pytest
 
 pytest.importorskip("starlette")
@@ -16,7 +15,7 @@ pytest.importorskip("uvicorn")
 
 from cli_files import synthetic
 from cover.cli import main
-from serve_server import process_server
+from serve_server import HTTP, process_server
 
 
 @pytest.fixture(scope="module")
@@ -46,24 +45,24 @@ def test_feedback_persists_through_kill_9_and_duplicates_are_idempotent(setup):
     with process_server(args) as (base, proc):
         last = None
         for doc in fb[:30]:
-            r = httpx.post(f"{base}/v1/feedback", json=doc, timeout=10)
+            r = HTTP.post(f"{base}/v1/feedback", json=doc, timeout=10)
             assert r.status_code == 200, r.text
             last = r.json()
             assert last["duplicate"] is False and last["score"] is not None
-        again = httpx.post(f"{base}/v1/feedback", json=fb[3], timeout=10).json()
+        again = HTTP.post(f"{base}/v1/feedback", json=fb[3], timeout=10).json()
         assert again["duplicate"] is True and again["thresholds"] == last["thresholds"]
-        before = httpx.get(f"{base}/v1/status", timeout=10).json()["online"]["main"]
+        before = HTTP.get(f"{base}/v1/status", timeout=10).json()["online"]["main"]
         assert before["feedback"] == 30 and before["thresholds"]["aci"] is not None
         proc.send_signal(signal.SIGKILL)  # no shutdown, no flush
         proc.wait(10)
     with process_server(args) as (base, _):
-        after = httpx.get(f"{base}/v1/status", timeout=10).json()["online"]["main"]
+        after = HTTP.get(f"{base}/v1/status", timeout=10).json()["online"]["main"]
         assert after == before
-        dup = httpx.post(f"{base}/v1/feedback", json=fb[0], timeout=10).json()
+        dup = HTTP.post(f"{base}/v1/feedback", json=fb[0], timeout=10).json()
         assert dup["duplicate"] is True
-        nxt = httpx.post(f"{base}/v1/feedback", json=fb[30], timeout=10).json()
+        nxt = HTTP.post(f"{base}/v1/feedback", json=fb[30], timeout=10).json()
         assert nxt["duplicate"] is False
-        text = httpx.get(f"{base}/metrics", timeout=10).text
+        text = HTTP.get(f"{base}/metrics", timeout=10).text
         assert 'cover_feedback_total{calibrator="main"} 31' in text
         assert 'cover_drift_alarm{calibrator="main"} 0' in text
 
@@ -79,8 +78,8 @@ def test_feedback_errors_name_the_field(setup):
                            ({"qid": 1, "truth": [[2, 1]], "region": [[0, 3]]}, "truth"),
                            ({"qid": 1, "truth": [[1, 2]]}, "prediction"),
                            ({"qid": 1, "truth": [[1, 2]], "region": "x"}, "region")]:
-            r = httpx.post(f"{base}/v1/feedback", json=doc)
+            r = HTTP.post(f"{base}/v1/feedback", json=doc)
             assert r.status_code == 422 and words in r.json()["error"], r.text
-        ok = httpx.post(f"{base}/v1/feedback",
+        ok = HTTP.post(f"{base}/v1/feedback",
                         json={"qid": 9, "truth": [[1, 2]], "region": [[0, 3]]}).json()
         assert ok["covered"] is True and ok["score"] is None

@@ -20,7 +20,7 @@ pytest.importorskip("uvicorn")
 
 from cli_files import synthetic, write_jsonl
 from cover.cli import main
-from serve_server import free_port, thread_server
+from serve_server import HTTP, free_port, thread_server
 
 ANSWERS = {
     "ok": "The moment happens from 12.0 to 18.5 seconds.",
@@ -110,7 +110,7 @@ def chat(base: str, model: str, **cover: Any) -> httpx.Response:
     body: dict[str, Any] = {"model": model, "messages": [{"role": "user", "content": "Q"}]}
     if cover:
         body["cover"] = cover
-    return httpx.post(f"{base}/v1/chat/completions", json=body, timeout=10)
+    return HTTP.post(f"{base}/v1/chat/completions", json=body, timeout=10)
 
 
 def _cli_block(files: dict[str, Path], row: dict[str, Any]) -> dict[str, Any]:
@@ -189,7 +189,7 @@ def test_bad_cover_fields_are_4xx_before_anything_is_forwarded(base):
 def test_a_stream_passes_through_then_one_cover_event_then_done(base):
     body = {"model": "ok", "stream": True, "messages": [], "cover": {"duration": 150.0}}
     events: list[tuple[float, str]] = []
-    with httpx.stream("POST", f"{base}/v1/chat/completions", json=body, timeout=10) as r:
+    with HTTP.stream("POST", f"{base}/v1/chat/completions", json=body, timeout=10) as r:
         assert r.status_code == 200
         assert r.headers["content-type"].startswith("text/event-stream")
         for line in r.iter_lines():
@@ -209,10 +209,10 @@ def test_a_stream_passes_through_then_one_cover_event_then_done(base):
 
 def test_metrics_and_status_count_proxied_answers(base):
     chat(base, "refuse", duration=150.0)
-    doc = httpx.get(f"{base}/v1/status").json()["proxy"]
+    doc = HTTP.get(f"{base}/v1/status").json()["proxy"]
     assert doc["parse"]["refusal"] >= 1 and doc["answers"]["refused"] >= 1
     assert doc["upstream_calls"] >= 1
-    text = httpx.get(f"{base}/metrics").text
+    text = HTTP.get(f"{base}/metrics").text
     assert 'cover_proxy_parse_total{parse="refusal"}' in text
     assert 'cover_proxy_answers_total{status="refused"}' in text
     assert "cover_upstream_seconds_count " in text
@@ -221,7 +221,7 @@ def test_metrics_and_status_count_proxied_answers(base):
 
 def test_a_stream_request_to_a_failing_upstream_is_502_before_any_event(base):
     body = {"model": "boom", "stream": True, "messages": [], "cover": {"duration": 150.0}}
-    r = httpx.post(f"{base}/v1/chat/completions", json=body, timeout=10)
+    r = HTTP.post(f"{base}/v1/chat/completions", json=body, timeout=10)
     assert r.status_code == 502 and "answered HTTP 500" in r.json()["error"]
 
 
