@@ -171,6 +171,12 @@ def test_demo_writes_table_json_figures_and_report(demo_run):
     assert report_md.index("Where the guarantee falls short") < report_md.index(
         "What holds, and what it costs") < report_md.index("## Coverage validity")
     assert "<" not in report_md.split("## Coverage validity")[0]
+    # validity.md, read alone, opens with the same misses, then its own table.
+    validity_md = (out / "validity.md").read_text()
+    lead = report_md.split("\n\n", 1)[1].split("What this checks:")[0]
+    assert validity_md.split("\n\n", 1)[1].startswith(lead)
+    assert validity_md.index("Where the guarantee falls short (2)") < validity_md.index(
+        "| 1-alpha |")
     for fam in ("norm", "sec", "sls"):
         cal = cover.Calibrator.load(out / "calibrators" / f"{fam}_alpha0.1.json")
         assert cal.n_ == 623

@@ -24,7 +24,13 @@ from cover.io.output import (
 )
 from cover.io.qids import write_qids
 from cover.io.regions_jsonl import certified_rows, write_certified
-from cover.jobs.validity import CHECKS_SECTION, WHAT_IT_CHECKS, labelled, write_validity
+from cover.jobs.validity import (
+    CHECKS_SECTION,
+    WHAT_IT_CHECKS,
+    labelled,
+    validity_body,
+    write_validity,
+)
 from cover.metrics import evaluate
 from cover.report.tables import validity_summary, validity_table
 from cover.studies.coverage_validity import coverage_validity, n_steps
@@ -126,20 +132,20 @@ def _write_demo(out: Path, table: GroundingTable, inputs: list[Path],
                              mean_duration=float(np.mean(table.duration)))
     # The console opens as the reports do: where the guarantee falls short, first.
     print(f"\n{summary_markdown(lead, plain=True)}", end="")
-    figs = write_validity(res, out, float(np.mean(table.duration)), inputs=inputs)
+    # validity.md, report.md and report.html open alike: the misses first.
+    lead_md = summary_markdown(lead)
+    figs = write_validity(res, out, float(np.mean(table.duration)), inputs=inputs,
+                          lead=f"{lead_md}\n")
     certified = certified_table(evaluation)
     print("\nAt alpha = 0.1, calibrated on the whole pool and certified on the test split:")
     print(certified)
     note = certified_note(len(pool), len(test), evaluation)
     resampled = (f"Coverage and length are mean ± sd over {protocol.n_resamples} calibration "
                  "resamples; the figures show the same cells.")
-    md = (out / "validity.md").read_text()
     certified_md = certified_table(evaluation, markdown=True)
-    # report.md opens with the same summary as the HTML page: the misses first.
     write_text(out / "report.md",
-        f"# COVER demo\n\n{summary_markdown(lead)}\n{WHAT_IT_CHECKS}\n\n"
-        "## Coverage validity\n\n" +
-        md.split("\n", 2)[2].replace(f"{WHAT_IT_CHECKS}\n\n", "", 1) +
+        f"# COVER demo\n\n{lead_md}\n{WHAT_IT_CHECKS}\n\n"
+        "## Coverage validity\n\n" + validity_body(res) +
         "\n![coverage](coverage_vs_target.png)\n![length](length_vs_target.png)\n"
         f"![frontier](frontier.png)\n\n## Certified at alpha = 0.1\n\n{note}\n\n"
         f"{certified_md}\n", inputs=inputs)

@@ -76,19 +76,25 @@ def grounder_names(preds: Sequence[Path], names: Sequence[str] | None = None
     return display, folders
 
 
+def validity_body(result: ValidityResult) -> str:
+    """validity.md below its opening: the run's summary, its table and the legend."""
+    return (f"{validity_summary(result)}\n\n{validity_table(result, markdown=True)}\n\n"
+            "Coverage and length are mean ± sd over calibration resamples; `*` marks a mean "
+            "outside its 95% test band: k/(n+1) ± t·sqrt(deff·sd_Beta² + sd_test²), the "
+            "calibration band's spread plus the test split's own noise, clustered by source "
+            f"video (docs/bands.md). {TIES_LEGEND}\n")
+
+
 def write_validity(result: ValidityResult, out: Path, mean_duration: float, *,
-                   inputs: Sequence[Path | str | None] = ()) -> list[Path]:
+                   inputs: Sequence[Path | str | None] = (), lead: str = "") -> list[Path]:
     """JSON + Markdown + figures of one grounder's coverage-validity run (every file
     through the atomic writer; figures skipped with one line when matplotlib is absent),
-    then its summary and table printed."""
+    then its summary and table printed. ``lead``: Markdown that opens validity.md under
+    its title (the demo's misses first, from the study of groups it ran)."""
     make_folder(out)
     write_json(out / "validity.json", strict_json(result.to_dict()), inputs=inputs)
-    md = (f"# Coverage validity: {result.name}\n\n{WHAT_IT_CHECKS}\n\n"
-          f"{validity_summary(result)}\n\n{validity_table(result, markdown=True)}\n\n"
-          "Coverage and length are mean ± sd over calibration resamples; `*` marks a mean "
-          "outside its 95% test band: k/(n+1) ± t·sqrt(deff·sd_Beta² + sd_test²), the "
-          "calibration band's spread plus the test split's own noise, clustered by source "
-          f"video (docs/bands.md). {TIES_LEGEND}\n")
+    md = (f"# Coverage validity: {result.name}\n\n{lead}{WHAT_IT_CHECKS}\n\n"
+          f"{validity_body(result)}")
     write_text(out / "validity.md", md, inputs=inputs)
     from cover.report.figures import MissingPlotting, validity_figures
 
