@@ -183,6 +183,8 @@ def test_validity_takes_qids_and_on_error(tmp_path, capsys):
     assert json.loads((out / "validity.json").read_text())["rows"]["total"] == 90
     md = (out / "validity.md").read_text()
     assert md.split("\n\n")[1].startswith("What this checks: COVER widens each prediction")
+    # It says what it does not check: the groups a marginal guarantee can miss.
+    assert "marginal, on average over all queries" in md.split("\n\n")[1]
 
 
 def test_validity_without_matplotlib_writes_everything_else(tmp_path, monkeypatch, capsys):

@@ -42,7 +42,10 @@ WHAT_IT_CHECKS = (
     "inside their regions. If the guarantee holds, that coverage sits near k/(n+1), inside "
     "its 95% test band (the spread expected from a finite calibration set and a finite test "
     "set, clustered by source video), "
-    "at every alpha; shorter regions at the same coverage are better."
+    "at every alpha; shorter regions at the same coverage are better. This guarantee is "
+    "marginal, on average over all queries: within a group of them (the longest moments, "
+    "queries with several moments) coverage can fall short, which the conditional study "
+    "(cover study conditional) measures."
 )
 #: The same, as the first section of an HTML report (title, text, table, figures).
 CHECKS_SECTION: tuple[str, str, str, Sequence[Path]] = (
