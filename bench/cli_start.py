@@ -45,8 +45,10 @@ COMMANDS = {
 def _run(src: Path, args: str, fields: dict[str, str]) -> float:
     env = {**os.environ, "PYTHONPATH": str(src)}
     t0 = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "cover", *args.format(**fields).split()], env=env,
-                   check=True, capture_output=True)
+    # Split the template, then fill each word: a path with a space stays one argument.
+    argv = [word.format(**fields) for word in args.split()]
+    subprocess.run([sys.executable, "-m", "cover", *argv], env=env, check=True,
+                   capture_output=True)
     return time.perf_counter() - t0
 
 

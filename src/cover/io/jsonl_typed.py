@@ -93,6 +93,8 @@ _LONG_DIGITS = b"0" * 309
 #: The integers orjson reads as integers; beyond them it reads floats (msgspec: integers).
 _LOW, _HIGH = -(2**63), 2**64
 _PLAIN = frozenset({str, float, bool, type(None)})
+#: The byte each raw saliency list opens with.
+_OPEN = ord("[")
 
 
 def typed_chunk(lines: list[bytes], signal: bool) -> tuple[Any, ...] | None:
@@ -231,8 +233,6 @@ def _all_open(joined: bytes, raws: Sequence[Raw]) -> bool:
     starts = np.cumsum(lengths + 1) - lengths - 1  # where each value begins in joined
     return bool((np.frombuffer(joined, np.uint8)[starts] == _OPEN).all())
 
-
-_OPEN = ord("[")
 
 
 def utf8_lines(lines: list[bytes]) -> bool:

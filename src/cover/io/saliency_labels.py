@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import math
 import sys
-from itertools import chain
+from itertools import chain, compress, repeat
+from operator import is_not, methodcaller
 from typing import Any
 
 import numpy as np
@@ -67,12 +68,13 @@ def _all_clean(records: list[dict[str, Any]]) -> bool:
     C-level maps over all the labels instead of a Python test per number (a file holds
     ~70 label numbers a row). False only means "look row by row": any doubt (an integer
     numpy cannot hold, a type the per-row rule might refuse) answers False."""
-    ids = [rec.get(_IDS) for rec in records]
-    scores = [rec.get(_SCORES) for rec in records]
-    if any((i is None) != (s is None) for i, s in zip(ids, scores, strict=True)):
-        return False
-    id_lists = [i for i in ids if i is not None]
-    score_lists = [s for s in scores if s is not None]
+    ids = list(map(methodcaller("get", _IDS), records))
+    scores = list(map(methodcaller("get", _SCORES), records))
+    has_ids = list(map(is_not, ids, repeat(None)))
+    if has_ids != list(map(is_not, scores, repeat(None))):
+        return False  # a row with one field but not the other
+    id_lists = list(compress(ids, has_ids))
+    score_lists = list(compress(scores, has_ids))
     if not (set(map(type, id_lists)) <= {list} and set(map(type, score_lists)) <= {list}
             and list(map(len, id_lists)) == list(map(len, score_lists))):
         return False
