@@ -56,7 +56,7 @@ def make_files(folder: Path, rows: int) -> dict[str, Path]:
         return files
     make_file(files["preds"], rows)
     parquet_calibrator().save(files["cal"])
-    table = pq.readratio_table(files["preds"])
+    table = pq.read_table(files["preds"])
     pcsv.write_csv(table, folder / f"preds_{rows}.csv")
     ts = np.random.default_rng(5).uniform(0, 110, rows).round()
     qid, vid = table.column("qid").to_pylist(), table.column("vid").to_pylist()
@@ -91,7 +91,7 @@ def child(mode: str, folder: str, rows: int, batch_rows: int) -> None:
     pa.array(["x"]).to_numpy(zero_copy_only=False)
     t0 = time.perf_counter()
     if mode == "read-parquet":
-        n = pq.readratio_table(regions).num_rows
+        n = pq.read_table(regions).num_rows
         parse_evaluate(None, job.gt)
     elif mode == "read-csv":
         n = pcsv.read_csv(regions, convert_options=pcsv.ConvertOptions(
