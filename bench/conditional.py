@@ -7,7 +7,7 @@ The reference needs cvxpy, so it runs from a separate environment, e.g.::
     python -m venv /tmp/condbench
     /tmp/condbench/bin/pip install numpy scipy scikit-learn cvxpy matplotlib tqdm \\
         conditionalconformal==0.0.5
-    PYTHONPATH=src /tmp/condbench/bin/python bench/conditional.py [DATA_DIR]
+    PYTHONPATH=src /tmp/condbench/bin/python bench/conditional.py [DATA_DIR] [--out FILE]
 
 Without it the comparison is against a direct LP written here from the definition
 (bisection over the imputed score of the augmented fit,
@@ -18,7 +18,7 @@ calibration); covariates duration, pred_length, pred_center; alpha 0.1.
 
 from __future__ import annotations
 
-import sys
+import argparse
 import time
 import warnings
 from pathlib import Path
@@ -37,7 +37,7 @@ COVARIATES = ("duration", "pred_length", "pred_center")
 N_REFERENCE = 100  # test rows given to the reference (it is the slow side)
 
 
-def main(data: Path) -> str:
+def main(data: Path, n_reference: int = N_REFERENCE) -> str:
     warnings.simplefilter("ignore")
     q = data / "qvhighlights"
     table, _ = load_labelled(q / "qd_detr/video_checkpoint_best_hl_val_preds.jsonl",
@@ -57,7 +57,7 @@ def main(data: Path) -> str:
     per_row = (time.perf_counter() - t0) / len(test)
     ours = cutoffs(phi_cal, s, phi_test, ALPHA)
     assert np.allclose(ours, lam)
-    rows = np.arange(min(N_REFERENCE, len(test)))
+    rows = np.arange(min(n_reference, len(test)))
     try:
         from conditionalconformal import CondConf
 
@@ -121,7 +121,13 @@ def main(data: Path) -> str:
 
 if __name__ == "__main__":
     root = Path(__file__).resolve().parent.parent
-    data = Path(sys.argv[1]) if len(sys.argv) > 1 else root.parent / "shared" / "data"
-    text = main(data)
-    (root / "bench" / "results-conditional.md").write_text(text)
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("data", nargs="?", type=Path, default=root.parent / "shared" / "data",
+                    help="the real-data folder (default: ../shared/data)")
+    ap.add_argument("--out", type=Path, default=root / "bench" / "results-conditional.md")
+    ap.add_argument("--reference-rows", type=int, default=N_REFERENCE,
+                    help=f"test rows given to the reference (default {N_REFERENCE})")
+    args = ap.parse_args()
+    text = main(args.data, args.reference_rows)
+    args.out.write_text(text)
     print(text)
