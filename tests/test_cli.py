@@ -171,10 +171,16 @@ def test_demo_writes_table_json_figures_and_report(demo_run):
     assert report_md.index("Where the guarantee falls short") < report_md.index(
         "What holds, and what it costs") < report_md.index("## Coverage validity")
     assert "<" not in report_md.split("## Coverage validity")[0]
-    # validity.md, read alone, opens with the same misses, then its own table.
+    # validity.md, read alone, opens with the same misses, then its own table; its title
+    # names the pair, so its summary opens "In short" alone.
     validity_md = (out / "validity.md").read_text()
     lead = report_md.split("\n\n", 1)[1].split("What this checks:")[0]
-    assert validity_md.split("\n\n", 1)[1].startswith(lead)
+    pair = "QD-DETR (video) on QVHighlights val"
+    assert lead.startswith(f"**In short: {pair}**\n")
+    assert validity_md.startswith(f"# Coverage validity: {pair}\n\n**In short**\n")
+    assert validity_md.split("\n\n", 1)[1].removeprefix("**In short**").startswith(
+        lead.removeprefix(f"**In short: {pair}**"))
+    assert validity_md.count(pair) == 2  # the title and the table's paragraph
     assert validity_md.index("Where the guarantee falls short (2)") < validity_md.index(
         "| 1-alpha |")
     for fam in ("norm", "sec", "sls"):

@@ -3,6 +3,7 @@ certified regions, the coverage-validity study and an HTML report out."""
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -128,14 +129,17 @@ def _write_demo(out: Path, table: GroundingTable, inputs: list[Path],
     strata = conditional(Pair(DEMO_GROUNDER, "QVHighlights val", table,
                               Protocol(n_resamples=0)), alpha=0.1).to_dict()
     title = f"{DEMO_GROUNDER} on QVHighlights val"
-    lead = demo_summary_html(title, evaluation, res.to_dict(), strata, target=0.9,
-                             mean_duration=float(np.mean(table.duration)))
+    summary = partial(demo_summary_html, evaluation=evaluation, validity=res.to_dict(),
+                      conditional=strata, target=0.9,
+                      mean_duration=float(np.mean(table.duration)))
+    lead = summary(title)
     # The console opens as the reports do: where the guarantee falls short, first.
     print(f"\n{summary_markdown(lead, plain=True)}", end="")
     # validity.md, report.md and report.html open alike: the misses first.
     lead_md = summary_markdown(lead)
+    # validity.md's title names the pair: its summary does not again.
     figs = write_validity(res, out, float(np.mean(table.duration)), inputs=inputs,
-                          lead=f"{lead_md}\n")
+                          lead=f"{summary_markdown(summary(None))}\n")
     certified = certified_table(evaluation)
     print("\nAt alpha = 0.1, calibrated on the whole pool and certified on the test split:")
     print(certified)

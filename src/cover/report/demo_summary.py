@@ -38,10 +38,11 @@ def _headline(evaluation: dict[str, Any], target: float, mean_duration: float) -
     ]
 
 
-def demo_summary_html(title: str, evaluation: dict[str, Any], validity: dict[str, Any],
-                      conditional: dict[str, Any] | None, *, target: float,
-                      mean_duration: float) -> str:
-    """The box (misses, headline) and the glossary, as HTML.
+def demo_summary_html(title: str | None, evaluation: dict[str, Any],
+                      validity: dict[str, Any], conditional: dict[str, Any] | None, *,
+                      target: float, mean_duration: float) -> str:
+    """The box (misses, headline) and the glossary, as HTML; ``title`` (the pair) opens
+    it, None where the page's own title names the pair already.
 
     ``evaluation``: family -> ``Evaluation.to_dict()`` (with ``reference``) of the test
     split certified at ``target``; ``validity``: ``ValidityResult.to_dict()``;
@@ -55,7 +56,8 @@ def demo_summary_html(title: str, evaluation: dict[str, Any], validity: dict[str
             side = "below" if cov < ref["band_lo"] else "above"
             items.append(f"{fam.upper()} certified on the test split: coverage {cov:.3f}, "
                          f"{side} its test band [{ref['band_lo']:.3f}, {ref['band_hi']:.3f}].")
-    parts = [f"<div class='summary' id='summary'><p><b>In short: {esc(title)}</b></p>"]
+    named = "" if title is None else f": {esc(title)}"
+    parts = [f"<div class='summary' id='summary'><p><b>In short{named}</b></p>"]
     if items:
         parts.append(f"<p id='misses'><b class='bad'>Where the guarantee falls short "
                      f"({len(items)})</b></p><ul class='misses'>"
