@@ -45,6 +45,7 @@ RUNS: dict[str, list[str]] = {
     "mondrian": "--scan-max 20 --alphas 0.1 --repeats 1 --out {t}/r.md".split(),
     "stream": ("--rows 1e3 --batch-rows 256 --jsonl-rows 300 --jsonl-batch-rows 128 "
                "--repeats 1 --dir {t}/files --out {t}/r.md").split(),
+    "stream_stages": "--rows 300 --batch-rows 128 --repeats 1 --dir {t}/files".split(),
     "stream_scaling": ("--sizes 1e3,2e3 --batch-rows 256 --repeats 1 --dir {t}/files "
                        "--out {t}/r.md").split(),
     "evaluate_tables": ("--rows 1e3 --batch-rows 256 --repeats 1 --dir {t}/files "
