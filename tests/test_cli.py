@@ -9,6 +9,9 @@ import pytest
 import cover
 from cli_files import synthetic, write_jsonl
 from cover.cli import main
+from cover.studies.conditional import conditional
+from cover.studies.context import Pair
+from cover.studies.protocol import Protocol
 
 
 def test_split_calibrate_certify_evaluate_on_real_data(tmp_path, qvh_gt, qdetr_preds, capsys):
@@ -238,8 +241,24 @@ def test_validity_over_two_real_grounders(tmp_path, data_dir, qvh_gt, qdetr_pred
                  "3"]) == 0
     printed = capsys.readouterr().out
     assert printed.count("1-alpha") == 2
+    # Each grounder's misses come first: on the console, in its validity.md, in the
+    # overview and the report; the groups are the conditional study's on the run's split.
+    assert printed.index("Where the guarantee falls short") < printed.index("1-alpha")
+    md = (out / "qd-detr" / "validity.md").read_text()
+    assert md.index("Where the guarantee falls short") < md.index("What this checks:") \
+        < md.index("| 1-alpha |")
+    doc = json.loads((out / "qd-detr" / "validity.json").read_text())
+    table, _ = cover.load_labelled(qdetr_preds, qvh_gt)
+    groups = conditional(Pair("QD-DETR", "", table, Protocol(n_resamples=0))).to_dict()
+    long_norm = next(c for c in groups["data"]["cells"] if c["half"] == "diagnostic"
+                     and c["family"] == "norm" and c["stratum"] == "Long")
+    assert 0 < long_norm["n"] < doc["rows"]["test"]
+    assert f"Long events (the longest third of true moment lengths)**, {long_norm['n']} " \
+        f"test queries: coverage NORM {long_norm['coverage']:.3f} at" in md  # no SEC: not run
     overview = (out / "overview.md").read_text()
-    assert "| QD-DETR |" in overview and "| EaTR |" in overview and "SEC" not in overview
+    assert "| QD-DETR |" in overview and "| EaTR |" in overview and "SEC cov" not in overview
+    assert overview.count("Where the guarantee falls short") == 2
+    assert overview.index("**EaTR on QVHighlights**") < overview.index("| QD-DETR |")
     for name in ("qd-detr", "eatr"):
         doc = json.loads((out / name / "validity.json").read_text())
         assert doc["name"] in ("QD-DETR", "EaTR") and len(doc["cells"]) == 4
@@ -247,6 +266,7 @@ def test_validity_over_two_real_grounders(tmp_path, data_dir, qvh_gt, qdetr_pred
     html = (out / "report.html").read_text()
     assert html.count("<h2>") == 3 and html.count("data:image/png") == 6
     assert "What this checks" in html
+    assert html.index("id='misses'") < html.index("<h2>")
     assert main(["validity", "--gt", str(qvh_gt), "--out", str(out), "--preds",
                  str(qdetr_preds), "--name", "a", "--name", "b"]) == 2
     assert "one --name per --preds" in capsys.readouterr().err

@@ -182,9 +182,16 @@ def test_validity_takes_qids_and_on_error(tmp_path, capsys):
     assert main([*args, "--qids", str(qids), "--on-error", "reject"]) == 0
     assert json.loads((out / "validity.json").read_text())["rows"]["total"] == 90
     md = (out / "validity.md").read_text()
-    assert md.split("\n\n")[1].startswith("What this checks: COVER widens each prediction")
-    # It says what it does not check: the groups a marginal guarantee can miss.
-    assert "marginal, on average over all queries" in md.split("\n\n")[1]
+    # The summary first (what this run found, misses first), then what it checks.
+    paras = md.split("\n\n")
+    assert paras[1] == "**p on gt** (90 queries, 54 in the test split)."
+    checks = next(p for p in paras if p.startswith("What this checks: COVER widens each"))
+    assert paras.index(checks) > 2
+    # No cell at the 0.90 target (alpha 0.2 only): no headline, and no empty heading for it.
+    assert "What holds" not in md
+    # It says what a marginal guarantee can miss, and where this run looked for it.
+    assert "marginal, on average over all queries" in checks
+    assert "conditional study of NORM and SEC on the same split" in checks
 
 
 def test_validity_without_matplotlib_writes_everything_else(tmp_path, monkeypatch, capsys):

@@ -135,3 +135,24 @@ def test_split_sensitivity_is_stated_with_its_range() -> None:
     assert len(got) == 1 and "over 100 unit-level splits" in got[0]
     assert "NORM 0.859 to 0.942 (sd 0.016; 99% of seeds inside their test band)" in got[0]
     assert split_sensitivity({}) == []
+
+
+def test_several_pairs_claim_only_what_their_studies_said() -> None:
+    """Pairs with coverage and groups only (cover validity): no weak-boundary sentence
+    (the two-param study did not run) and no column left empty; with a two-param study
+    the sentence and its column come back."""
+    pairs = [PAIR, {**PAIR, "id": "q", "name": "H"}]
+    studies = {"p": _studies(0.80), "q": _studies(0.91)}
+    html = summary_html(pairs, studies, [], [])
+    assert "Weak boundary" not in html and "weak side" not in html.lower()
+    head = html[html.index("<table>"):html.index("</tr>")]
+    assert re.findall(r"<th>([^<]*)</th>", head) == ["Grounder", "Dataset", "On target",
+                                                     "Coverage at 0.90"]
+    assert html.count("<p><b>In short.</b>") == html.count("</p>", html.index("In short."),
+                                                            html.index("<table>"))
+    two = {"data": {"cells": [{"family": "norm", "target": 0.9, "ratio_start_end": 2.0,
+                               "lam_start": 2.0, "lam_end": 1.0}]}}
+    html = summary_html(pairs, {"p": {**studies["p"], "two-param": two}, "q": studies["q"]},
+                        [], [])
+    assert "Weak boundary: G (start) need a clearly larger widening" in html
+    assert "<th>Weak side (start/end)</th>" in html and "<td>start (2.00)</td>" in html

@@ -26,6 +26,8 @@ from cover.io.output import (
 )
 from cover.jobs.study_inputs import guess_dataset
 from cover.jobs.study_seeds import check_split_seeds, run_spread
+from cover.report.demo_summary import summary_markdown
+from cover.report.summary import summary_html
 from cover.report.tables import multi_validity_table, render, validity_summary, validity_table
 from cover.scores import missing_family_input
 from cover.studies.coverage_validity import ValidityResult, coverage_validity, n_steps
@@ -44,8 +46,10 @@ WHAT_IT_CHECKS = (
     "set, clustered by source video), "
     "at every alpha; shorter regions at the same coverage are better. This guarantee is "
     "marginal, on average over all queries: within a group of them (the longest moments, "
-    "queries with several moments) coverage can fall short, which the conditional study "
-    "(cover study conditional) measures."
+    "queries with several moments) coverage can fall short. The summary says what this run "
+    "checked: the groups below their noise floor at the 0.90 target come from the "
+    "conditional study of NORM and SEC on the same split (cover study conditional has "
+    "every group's numbers)."
 )
 #: The same, as the first section of an HTML report (title, text, table, figures).
 CHECKS_SECTION: tuple[str, str, str, Sequence[Path]] = (
@@ -86,6 +90,33 @@ def validity_body(result: ValidityResult) -> str:
             "outside its 95% test band: k/(n+1) ± t·sqrt(deff·sd_Beta² + sd_test²), the "
             "calibration band's spread plus the test split's own noise, clustered by source "
             f"video (docs/bands.md). {TIES_LEGEND}\n")
+
+
+def groups_study(table: GroundingTable, result: ValidityResult, dataset: str,
+                 min_scale: float, target: str) -> dict[str, Any] | None:
+    """The conditional study (:func:`cover.studies.conditional.conditional`, 0.90 target)
+    on the split of ``result``'s run, its cells kept for the families the run studied;
+    None when it studied neither NORM nor SEC (the only families the study reads)."""
+    from cover.studies.conditional import conditional
+    from cover.studies.context import Pair
+
+    if not {"norm", "sec"} & set(result.families):
+        return None
+    pair = Pair(result.name, dataset, table, replace(result.protocol, n_resamples=0),
+                min_scale, target)
+    doc = conditional(pair).to_dict()
+    doc["data"]["cells"] = [c for c in doc["data"]["cells"] if c["family"] in result.families]
+    return doc
+
+
+def summary_entry(result: ValidityResult, folder: str, dataset: str,
+                  groups: dict[str, Any] | None) -> tuple[dict[str, Any], dict[str, Any]]:
+    """What :func:`cover.report.summary.summary_html` reads of one grounder's run: the
+    pair (named, sized) and its studies (coverage, and the groups when studied)."""
+    pair = {"id": folder, "name": result.name, "dataset": dataset,
+            "rows": result.n_rows, "test_rows": result.n_test}
+    return pair, {"coverage": {"data": result.to_dict()},
+                  **({"conditional": groups} if groups is not None else {})}
 
 
 def write_validity(result: ValidityResult, out: Path, mean_duration: float, *,
@@ -158,6 +189,9 @@ def run_validity(
     # that fails half-way leaves no folder (or the previous one) behind.
     with results_folder(out, inputs=inputs) as work:
         results: list[ValidityResult] = []
+        entries: list[tuple[dict[str, Any], dict[str, Any]]] = []
+        leads: list[str] = []  # each grounder's summary, as Markdown
+        dataset = guess_dataset(gt)
         sections: list[tuple[str, str, str, Sequence[Path]]] = []
         for path, name, sub, table in zip(preds, display, folders, tables, strict=True):
             fams = []
@@ -180,11 +214,19 @@ def run_validity(
                                  "split could be certified (see the lines above)")
             results.append(res)
             folder = work if len(preds) == 1 else work / sub
-            figs = write_validity(res, folder, float(np.mean(table.duration)), inputs=inputs)
+            # Misses first: the groups below their floor and the cells out of band.
+            entry = summary_entry(res, sub, dataset, groups_study(table, res, dataset,
+                                                                    min_scale, target))
+            entries.append(entry)
+            box = summary_html([entry[0]], {sub: entry[1]}, [], [])
+            print(f"\n{summary_markdown(box, plain=True)}", end="")
+            leads.append(f"{summary_markdown(box)}\n")
+            figs = write_validity(res, folder, float(np.mean(table.duration)), inputs=inputs,
+                                  lead=leads[-1])
             sections.append((name, validity_summary(res), validity_table(res, markdown=True),
                              figs))
             if split_seeds:
-                spread = run_spread(table, name=name, dataset=guess_dataset(gt),
+                spread = run_spread(table, name=name, dataset=dataset,
                                     protocol=protocol, n_seeds=split_seeds, families=fams,
                                     studies=("coverage",), folder=folder, inputs=inputs,
                                     min_scale=min_scale, target=target, lengths=True)
@@ -195,11 +237,13 @@ def run_validity(
         if not results:
             raise InputError("no grounder could be studied (see the lines above)")
         if len(results) > 1:
-            _write_overview(results, work, inputs)
+            _write_overview(results, work, inputs, leads)
         from cover.report.html import write_html
 
         sections.insert(0, CHECKS_SECTION)
-        write_html(work / "report.html", "COVER coverage validity", sections, inputs=inputs)
+        write_html(work / "report.html", "COVER coverage validity", sections, inputs=inputs,
+                   lead=summary_html([p for p, _ in entries], {p["id"]: st for p, st in entries},
+                                     [], []))
         where = "" if len(preds) == 1 else f", one folder per grounder: {', '.join(folders)}"
         seeds = ", split_seeds.json, split_seeds.md" if split_seeds else ""
     say(f"wrote {out}/ (validity.json, validity.md{seeds}, figures, report.html{where})")
@@ -216,9 +260,12 @@ def labelled(preds: Path, gt: Path, what: str | None = None, **read: Any) -> Gro
 
 
 def _write_overview(results: list[ValidityResult], out: Path,
-                    inputs: Sequence[Path | str | None]) -> None:
+                    inputs: Sequence[Path | str | None], leads: list[str]) -> None:
+    """overview.md (each grounder's summary, misses first, then one table per alpha)
+    and overview.json."""
     common = [f for f in results[0].families if all(f in r.families for r in results)]
-    parts = ["# Coverage validity across grounders\n", WHAT_IT_CHECKS + "\n"]
+    parts = ["# Coverage validity across grounders\n", *(x.rstrip("\n") + "\n" for x in leads),
+             WHAT_IT_CHECKS + "\n"]
     left_out = sorted({f for r in results for f in r.families} - set(common))
     if left_out:
         parts.append("Families not studied for every grounder are left out of this "

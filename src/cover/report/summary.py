@@ -109,29 +109,41 @@ def _overview(pairs: list[dict[str, Any]], facts: dict[str, dict[str, Any]]) -> 
                      f"{hi:.0%} of the video on average, so a {TARGET:.0%} guarantee is "
                      "nearly as wide as the whole video on these benchmarks (see the table "
                      "below for seconds).")
-    parts.append(" Weak boundary: " + (", ".join(weak) + " need a clearly larger widening "
-                                       "on that side; the others are balanced."
-                                       if weak else "no grounder has a clear weak side: "
-                                       "start and end widenings are comparable."))
+    if any("weak" in facts[p["id"]] for p in pairs):  # only what the two-param study said
+        parts.append(" Weak boundary: " + (", ".join(weak) + " need a clearly larger "
+                                           "widening on that side; the others are balanced."
+                                           if weak else "no grounder has a clear weak side: "
+                                           "start and end widenings are comparable."))
     if swings:
         parts.append(f" Hand-picked padding: fixed margins of 5-160 s swing coverage by "
                      f"{min(swings):.2f}-{max(swings):.2f} across these grounders; only "
-                     "calibration lands on the level you ask for.</p>")
+                     "calibration lands on the level you ask for.")
+    parts.append("</p>")
+
+    def cost(f: dict[str, Any]) -> str:
+        c = f["cost"]
+        return f"{c[0]:.1f} s, {c[1]:.0%} ({c[2].upper()})"
+
+    def weak_side(f: dict[str, Any]) -> str:
+        return f["weak"] + ("" if "ratio" not in f else f" ({f['ratio']:.2f})")
+
+    # A column only where some pair has its number (its study ran): no empty columns.
+    columns: list[tuple[str, str, Any]] = [
+        ("Cost (shortest family)", "cost", cost),
+        ("Weak side (start/end)", "weak", weak_side),
+        ("Margin swing", "swing", lambda f: format(f["swing"], ".3f")),
+        ("Split p (min)", "p_min", lambda f: format(f["p_min"], ".2f"))]
+    columns = [c for c in columns if any(c[1] in facts[p["id"]] for p in pairs)]
     head = ("<tr><th>Grounder</th><th>Dataset</th><th>On target</th><th>Coverage at 0.90"
-            "</th><th>Cost (shortest family)</th><th>Weak side (start/end)</th>"
-            "<th>Margin swing</th><th>Split p (min)</th></tr>")
+            "</th>" + "".join(f"<th>{h}</th>" for h, _, _ in columns) + "</tr>")
     rows = []
     for p in pairs:
         f = facts[p["id"]]
-        cost = f.get("cost")
         rows.append(
             f"<tr><td>{esc(p['name'])}</td><td>{esc(p['dataset'])}</td>"
             f"<td>{'yes' if f.get('met') else 'NO'}</td><td>{esc(f.get('coverage', ''))}</td>"
-            f"<td>{'' if cost is None else f'{cost[0]:.1f} s, {cost[1]:.0%} ({cost[2].upper()})'}"
-            f"</td><td>{f.get('weak', '')}"
-            f"{'' if 'ratio' not in f else ' (' + format(f['ratio'], '.2f') + ')'}</td>"
-            f"<td>{'' if 'swing' not in f else format(f['swing'], '.3f')}</td>"
-            f"<td>{'' if 'p_min' not in f else format(f['p_min'], '.2f')}</td></tr>")
+            + "".join(f"<td>{'' if key not in f else show(f)}</td>"
+                      for _, key, show in columns) + "</tr>")
     return "".join(parts) + f"<table>{head}{''.join(rows)}</table>"
 
 
@@ -176,6 +188,8 @@ def summary_html(pairs: list[dict[str, Any]], studies: dict[str, dict[str, dict[
         parts.append("<details><summary>The same in sentences, per pair</summary>")
     for p in pairs:
         sents = headline(studies[p["id"]]) + pair_sentences(studies[p["id"]])
+        if len(pairs) == 1 and not sents:
+            continue  # no cell at the headline's target: nothing to say under the heading
         parts.append(("<p><b>What holds, and what it costs</b></p>" if len(pairs) == 1
                       else _pair_title(p))
                      + "<ul>" + "".join(f"<li>{s}</li>" for s in sents) + "</ul>")
