@@ -111,6 +111,33 @@ def test_model_file_round_trips_and_bad_files_are_clear(tmp_path):
         BlindGrounder().predict(test)
 
 
+def _vocabulary_by_rule(texts: list[str], n: int, min_df: int, limit: int) -> list[str]:
+    """The rule written out: terms in at least ``min_df`` texts, the ``limit`` with the
+    most occurrences, ties broken by the term; listed in term order."""
+    from collections import Counter
+
+    from cover.grounders.blind import ngrams
+
+    grams = [ngrams(t, n) for t in texts]
+    df = Counter(g for gs in grams for g in set(gs))
+    tf = Counter(g for gs in grams for g in gs)
+    ranked = sorted((g for g in tf if df[g] >= min_df), key=lambda g: (-tf[g], g))
+    return sorted(ranked[:limit])
+
+
+def test_vocabulary_cut_breaks_ties_by_term_on_real_queries(data_dir: Path):
+    # Thousands of terms tie at the cut on a real training file; the kept ones must not
+    # depend on the order of the rows, nor on the machine's sort kernel.
+    table = read_queries(data_dir / "lighthouse" / "charades_train_release.jsonl").table
+    texts = [str(q) for q in table.query]
+    model = BlindGrounder(max_features=700).fit(table)
+    assert model.vocabulary_ == _vocabulary_by_rule(texts, 2, 2, 700)
+    order = np.random.default_rng(3).permutation(len(table))
+    again = BlindGrounder(max_features=700).fit(table.take(order))
+    assert again.vocabulary_ == model.vocabulary_
+    np.testing.assert_allclose(again.idf_, model.idf_, rtol=1e-12)
+
+
 def test_training_queries_from_activitynet_train_json(data_dir: Path):
     loaded = read_queries(data_dir / "activitynet_captions" / "annotations" / "train.json",
                           on_error="reject")

@@ -115,17 +115,23 @@ class BlindGrounder:
             self.coef_, self.intercept_ = np.zeros((y.shape[1], 0)), y.mean(axis=0)
             return self
         try:
-            from sklearn.feature_extraction.text import TfidfVectorizer
+            from sklearn.feature_extraction.text import CountVectorizer, TfidfTransformer
             from sklearn.linear_model import Ridge
         except ImportError:
             raise ImportError("training the blind grounder needs scikit-learn: "
                               "pip install 'cover-grounding[grounder]'") from None
-        vec = TfidfVectorizer(ngram_range=(1, self.ngram), min_df=min(self.min_df, len(texts)),
-                              max_features=self.max_features, sublinear_tf=True)
-        x = vec.fit_transform(texts)
-        vocab = vec.vocabulary_
-        self.vocabulary_ = sorted(vocab, key=vocab.__getitem__)
-        self.idf_ = np.asarray(vec.idf_, dtype=np.float64)
+        counts = CountVectorizer(ngram_range=(1, self.ngram),
+                                 min_df=min(self.min_df, len(texts))).fit(texts)
+        xc = counts.transform(texts)
+        # The max_features most frequent terms, ties broken by the term (columns are in
+        # term order, the sort is stable): scikit-learn's own cut sorts unstably, and its
+        # ties then fall by the CPU's sort kernel, so the model would differ by machine.
+        keep = np.sort(np.argsort(-np.asarray(xc.sum(axis=0)).ravel(),
+                                  kind="stable")[:self.max_features])
+        tf = TfidfTransformer(sublinear_tf=True)
+        x = tf.fit_transform(xc[:, keep])
+        self.vocabulary_ = counts.get_feature_names_out()[keep].tolist()
+        self.idf_ = np.asarray(tf.idf_, dtype=np.float64)
         # The intercept is a constant feature of value INTERCEPT_SCALE (its penalty is
         # alpha / INTERCEPT_SCALE**2, negligible), so the exact Cholesky solver runs on
         # the sparse features: seconds, where the iterative sparse solvers take ten times
