@@ -2,9 +2,10 @@
 
 In the spirit of Otani et al. 2020 ("Uncovering hidden challenges in query-based video
 moment retrieval"): the query's words alone, never the video, predict where the moment
-lies, which shows how much of a benchmark is solvable from dataset priors. Features are
-the TF-IDF of the query (word 1- and 2-grams, sublinear tf, L2-normalised); one ridge
-regression (scikit-learn) maps them to the normalised envelope ``(s*/T, e*/T)`` and to
+lies, which shows how much of a benchmark is solvable from dataset priors. Features
+are the TF-IDF of the query (word 1- and 2-grams in at least ``min_df`` queries, the
+``max_features`` most frequent, ties broken by the term; sublinear tf, L2-normalised);
+one ridge regression (scikit-learn) maps them to the normalised envelope ``(s*/T, e*/T)`` and to
 the share of each of ``bins`` equal parts of the video the truth covers. Prediction:
 ``[s, e] = T · clip([ŝ, ê], 0, 1)`` (ordered) and, per clip of ``clip`` seconds, the
 covered share interpolated at the clip's centre: a relevance signal, so SLS runs too.
