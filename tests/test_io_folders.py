@@ -38,6 +38,40 @@ def test_a_new_folder_appears_only_when_complete(tmp_path: Path):
     assert _siblings(out) == []
 
 
+def test_the_summary_is_shown_once_the_folder_is_in_place(tmp_path: Path, capsys):
+    out = tmp_path / "r"
+    with results_folder(out) as work:
+        (work / "a.txt").write_text("a")
+        print("summary")
+        assert capsys.readouterr().out == ""  # held while the folder is built
+    assert capsys.readouterr().out == "summary\n" and _tree(out) == {"a.txt": b"a"}
+    with pytest.raises(RuntimeError), results_folder(tmp_path / "failed"):
+        print("half a summary")
+        raise RuntimeError("boom")
+    assert capsys.readouterr().out == "" and not (tmp_path / "failed").exists()
+
+
+class _ClosedPipe:
+    """Standard output whose reader is gone (``| head`` that has read its lines)."""
+
+    def write(self, text: str) -> int:
+        raise BrokenPipeError(32, "Broken pipe")
+
+    def flush(self) -> None:
+        raise BrokenPipeError(32, "Broken pipe")
+
+
+def test_a_reader_gone_early_does_not_cost_the_folder(tmp_path: Path, monkeypatch):
+    # `cover validity ... | head -1`: the folder is in place before the summary is shown,
+    # so the closed pipe ends the run (exit 141) after the work is saved.
+    monkeypatch.setattr("sys.stdout", _ClosedPipe())
+    out = tmp_path / "r"
+    with pytest.raises(BrokenPipeError), results_folder(out) as work:
+        (work / "validity.json").write_text("{}")
+        print("a summary longer than the reader wanted")
+    assert _tree(out) == {"validity.json": b"{}"} and _siblings(out) == []
+
+
 def test_a_previous_results_folder_is_replaced_whole(tmp_path: Path):
     out = tmp_path / "r"
     out.mkdir()

@@ -15,7 +15,9 @@ Exit codes: 0 done; 2 an error (message on standard error); 130 interrupted (Ctr
 143 terminated (SIGTERM: ``kill``, ``timeout``, ``docker stop``), cleaned up as for
 Ctrl-C (the files being written are discarded); 141 standard output closed early
 (``cover ... | head -1``): the run stops quietly, as a Unix tool killed by SIGPIPE
-would, and the shell's ``pipefail`` still sees that it did not finish.
+would, and the shell's ``pipefail`` still sees that it did not finish (a command that
+writes a results folder prints its summary once the folder is in place, so the folder
+is kept).
 """
 
 from __future__ import annotations

@@ -225,12 +225,17 @@ def results_folder(path: PathLike, *, inputs: Iterable[PathLike | None] = ()
                    ) -> Iterator[Path]:
     """Yield a new temporary folder beside ``path`` to write a results folder into;
     on a clean exit it replaces ``path`` (the rule of the module docstring), on any
-    exception it is deleted and ``path`` stays as it was."""
+    exception it is deleted and ``path`` stays as it was. What the run prints meanwhile
+    (its summary) is held and shown once the folder is in place: a reader that stops
+    early (``cover validity ... | head``) cannot cost the folder; a failed run shows
+    none of it, as it leaves no folder."""
     target = check_results_folder(path, inputs)
     make_folder(target.parent)
     work = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
+    held = io.StringIO()
     try:
-        yield work
+        with contextlib.redirect_stdout(held):
+            yield work
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(work, (target.stat().st_mode & 0o7777) if target.is_dir()
@@ -242,6 +247,7 @@ def results_folder(path: PathLike, *, inputs: Iterable[PathLike | None] = ()
             with contextlib.suppress(ValueError):
                 exc.filename = str(target / Path(exc.filename).relative_to(work))
         raise
+    sys.stdout.write(held.getvalue())
 
 
 def _swap(new: Path, target: Path) -> None:
