@@ -73,19 +73,61 @@ def plain_norm(lam: float, floor: float) -> Callable[[float, float, float], list
     return certify
 
 
-def timeit_ratio(rounds: int = 15, number: int = 20_000) -> tuple[float, float, float, float]:
-    """``RowCertifier`` (NORM) against :func:`plain_norm` with ``timeit``, the two in
-    turn round by round: (plain µs, RowCertifier µs, median ratio, max ratio)."""
+def plain_sls(lam: float, clip: float) -> Callable[..., list[list[float]]]:
+    """The SLS baseline of ``RowCertifier``: the duration checked as :func:`plain_norm`
+    does (the window is not read by SLS), every relevance value a finite number, then
+    the clips starting before ``T`` whose value is at least ``-lam``, merged into runs,
+    in a Python loop."""
+
+    def certify(s: float, e: float, t: float, saliency: list[float]) -> list[list[float]]:
+        if type(t) is not float or not 0.0 < t < math.inf:
+            raise ValueError("duration must be a finite number > 0")
+        for v in saliency:
+            if type(v) is not float or not -math.inf < v < math.inf:
+                raise ValueError("relevance values must be finite numbers")
+        if not saliency:
+            return [[0.0, t]]
+        used = 0
+        while used < len(saliency) and used * clip < t:  # clips starting before T
+            used += 1
+        out: list[list[float]] = []
+        run = -1
+        for i in range(used + 1):
+            if i < used and saliency[i] >= -lam:
+                if run < 0:
+                    run = i
+            elif run >= 0:
+                out.append([run * clip, min(i * clip, t)])
+                run = -1
+        return out
+
+    return certify
+
+
+def timeit_ratio(score: str = "norm", rounds: int = 15, number: int = 20_000
+                 ) -> tuple[float, float, float, float]:
+    """``RowCertifier`` against the plain function of ``score`` (:func:`plain_norm`,
+    :func:`plain_sls`: 75 clips) with ``timeit``, the two in turn round by round:
+    (plain µs, RowCertifier µs, median ratio, max ratio)."""
     import timeit
 
-    norm = _calibrator("norm")
-    fast = RowCertifier(norm)
-    plain = plain_norm(float(norm.threshold_ or 0.0), float(norm.min_scale))
-    assert plain(12.5, 30.0, 150.0) == fast(12.5, 30.0, 150.0)
+    cal = _calibrator(score)
+    cert = RowCertifier(cal)
+    lam = float(cal.threshold_ or 0.0)
+    sal = np.random.default_rng(0).normal(-lam, 2, 75).tolist()  # runs of kept clips
+    if score == "norm":
+        plain = plain_norm(lam, float(cal.min_scale))
+        def p() -> object: return plain(12.5, 30.0, 150.0)
+        def f() -> object: return cert(12.5, 30.0, 150.0)
+    else:
+        plain_s = plain_sls(lam, float(cal.clip_ or 0.0))
+        def p() -> object: return plain_s(12.5, 30.0, 150.0, sal)
+        def f() -> object: return cert(12.5, 30.0, 150.0, saliency=sal)
+    assert p() == f() != [[0.0, 150.0]]
     a, b = [], []
     for _ in range(rounds):
-        a.append(timeit.timeit(lambda: plain(12.5, 30.0, 150.0), number=number) / number)
-        b.append(timeit.timeit(lambda: fast(12.5, 30.0, 150.0), number=number) / number)
+        a.append(timeit.timeit(p, number=number) / number)
+        b.append(timeit.timeit(f, number=number) / number)
     ratios = sorted(y / x for x, y in zip(a, b, strict=True))
     return (statistics.median(a) * 1e6, statistics.median(b) * 1e6,
             statistics.median(ratios), ratios[-1])
@@ -119,15 +161,19 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--calls", type=int, default=20_000)
     ap.add_argument("--out", type=Path, help="also write the Markdown here")
+    ap.add_argument("--timeit-calls", type=int, default=20_000,
+                    help="calls per timeit round (15 rounds)")
     ap.add_argument("--timeit-only", action="store_true",
                     help="only the timeit comparison with the plain function (one line; to "
                          "compare source trees: PYTHONPATH=<tree>/src)")
     args = ap.parse_args()
     load0 = os.getloadavg()[0]
     if args.timeit_only:
-        plain_us, row_us, med, worst = timeit_ratio()
-        print(f"plain function {plain_us:.2f} µs, RowCertifier {row_us:.2f} µs: "
-              f"{med:.2f}x (worst round {worst:.2f}x); cover from {Path(cover.__file__).parent}")
+        for score in ("norm", "sls"):
+            plain_us, row_us, med, worst = timeit_ratio(score, number=args.timeit_calls)
+            print(f"{score.upper()}: plain function {plain_us:.2f} µs, RowCertifier "
+                  f"{row_us:.2f} µs: {med:.2f}x (worst round {worst:.2f}x); cover from "
+                  f"{Path(cover.__file__).parent}")
         return 0
     rng = np.random.default_rng(0)
     starts = rng.uniform(0, 110, args.calls).tolist()
@@ -141,7 +187,8 @@ def main() -> int:
             fn(s, s + d, 150.0, sal)
             times[name].append(time.perf_counter_ns() - t0)
     base = statistics.median(times["numpy expression (NORM)"])
-    lines = [f"Command: `.venv/bin/python bench/latency.py --calls {args.calls}`", "",
+    extra = f" --timeit-calls {args.timeit_calls}" if args.timeit_calls != 20_000 else ""
+    lines = [f"Command: `.venv/bin/python bench/latency.py --calls {args.calls}{extra}`", "",
              machine_line(load0) + f"; {args.calls:,} calls per contender, interleaved",
              "",
              "| contender | median (µs) | p99 (µs) | max (µs) | median / numpy |",
@@ -150,14 +197,16 @@ def main() -> int:
         q = np.percentile(np.asarray(ts, dtype=np.float64), [50, 99]) / 1e3
         lines.append(f"| {name} | {q[0]:.1f} | {q[1]:.1f} | {max(ts) / 1e3:.0f} | "
                      f"{statistics.median(ts) / base:.2f}x |")
-    plain_us, row_us, med, worst = timeit_ratio()
-    lines += ["", "`timeit` (15 rounds of 20,000 calls, the two in turn; the same lambda "
-              "wrapper around each): a plain Python function with the same checks and the "
-              "same NORM widening (`plain_norm` in `bench/latency.py`) against "
-              "`RowCertifier` (NORM).", "",
-              "| plain function (µs) | RowCertifier (µs) | ratio, median of rounds | "
-              "worst round |", "|---|---|---|---|",
-              f"| {plain_us:.2f} | {row_us:.2f} | {med:.2f}x | {worst:.2f}x |"]
+    lines += ["", f"`timeit` (15 rounds of {args.timeit_calls:,} calls, the two in turn; "
+              "the same wrapper around each): a plain Python function with the same checks "
+              "and the same region (`plain_norm`, `plain_sls` in `bench/latency.py`; SLS "
+              "on 75 clips) against `RowCertifier`.", "",
+              "| score | plain function (µs) | RowCertifier (µs) | ratio, median of rounds "
+              "| worst round |", "|---|---|---|---|---|"]
+    for score in ("norm", "sls"):
+        plain_us, row_us, med, worst = timeit_ratio(score, number=args.timeit_calls)
+        lines.append(f"| {score.upper()} | {plain_us:.2f} | {row_us:.2f} | {med:.2f}x | "
+                     f"{worst:.2f}x |")
     return publish(lines, args.out)
 
 

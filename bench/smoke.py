@@ -53,7 +53,7 @@ RUNS: dict[str, list[str]] = {
     "scaling_files": [*"--sizes 1e3 --dir {t}/files --out {t}/r.md".split(),
                       "--only", FILE_COMMANDS],
     "inmemory": "--sizes 1e3 --repeats 1".split(),
-    "latency": "--calls 200 --out {t}/r.md".split(),
+    "latency": "--calls 200 --timeit-calls 200 --out {t}/r.md".split(),
     "long_line": "--sizes 1 --repeat 1 --parse".split(),
     "study_seeds": "--seeds 1 --out {t}/r.md".split(),
     "cli_start": "--rounds 1 --out {t}/r.md".split(),

@@ -114,3 +114,65 @@ def test_numbers_that_are_not_python_floats_take_the_same_path():
         cert("12", 30.0, 150.0)
     with pytest.raises(InputError, match="duration"):
         cert(12.0, 30.0, True)
+
+
+@settings(max_examples=150, deadline=None, derandomize=True, database=None)
+@given(sal=st.lists(st.floats(-4, 4) | st.sampled_from([-1.0, 0.0, 1.0]), max_size=90),
+       t=st.floats(0.5, 200) | st.sampled_from([2.0, 4.0, 150.0, 151.0]),
+       window=st.sampled_from([(10.0, 20.0), (math.nan, math.nan), (-3.0, 5.0)]),
+       at_lam=st.booleans())
+def test_sls_read_off_the_relevance_equals_the_table_path(sal, t, window, at_lam):
+    """Ties at the threshold, signals longer or shorter than the video, clip edges at T,
+    refusals (no signal) and NaN windows: the region of the one-row table, bit for bit."""
+    cal = CALS[("sls", "split")]
+    cert = RowCertifier(cal)
+    assert cert.fast_sls and not cert.fast
+    if at_lam and sal:
+        sal[0] = -float(cal.threshold_)  # exactly on the level: kept
+    s, e = window
+    if not (math.isnan(s) or e <= t):
+        return  # wholly or partly outside: the window rules, tested above
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CoverWarning)  # the window partly outside: clipped
+        table = cover.GroundingTable.from_arrays(
+            qid=["q"], duration=t, pred_start=[s], pred_end=[e], clip=cal.clip_,
+            relevance=Ragged(np.asarray(sal, dtype=np.float64), np.array([0, len(sal)])))
+    want = cal.certify(table).row(0)
+    assert cert(s, e, t, saliency=sal, clip=cal.clip_) == want
+    assert cert(s, e, t, saliency=np.asarray(sal), clip=cal.clip_) == want
+
+
+def test_sls_rows_the_relevance_cannot_give_take_the_table_path():
+    cal = CALS[("sls", "split")]
+    cert = RowCertifier(cal)
+    with pytest.raises(InputError, match="non-finite number in relevance"):
+        cert(1.0, 2.0, 10.0, saliency=[0.0, math.inf])
+    with pytest.raises(ValueError, match=r"relevance clips are 1\.0 s here"):
+        cert(1.0, 2.0, 10.0, saliency=[0.0, 1.0], clip=1.0)
+    assert cert(1.0, 2.0, 10.0, saliency=[]) == [[0.0, 10.0]]  # no signal: a refusal
+
+
+def test_sls_clips_at_the_video_end_are_counted_exactly():
+    """With 0.1 s clips, ``ceil(T / c)`` is one clip off either way at some T (0.9 s and
+    its neighbours: 9 * 0.1 is 0.9000000000000001): which clips start before T is decided
+    by ``i * c < T`` itself, as in the table path."""
+    rng = np.random.default_rng(4)
+    n = 300
+    ts = rng.uniform(0, 6, n)
+    rel = Ragged(rng.normal(0, 1, n * 75), np.arange(n + 1, dtype=np.int64) * 75)
+    cal = cover.Calibrator(score="sls", alpha=0.2).fit(cover.GroundingTable.from_arrays(
+        qid=np.arange(n), duration=7.5, pred_start=ts, pred_end=ts + 1, truth=(ts, ts + 1),
+        relevance=rel, clip=0.1))
+    cert = RowCertifier(cal)
+    assert cert.fast_sls and math.isfinite(float(cal.threshold_))
+    # Every other clip kept (both ways): a clip wrongly counted as starting before T
+    # would add a run of its own.
+    signals = [[5.0, -50.0] * 37 + [5.0], [-50.0, 5.0] * 37 + [-50.0]]
+    for k in range(1, 76):
+        for t in (k * 0.1, math.nextafter(k * 0.1, math.inf), math.nextafter(k * 0.1, 0)):
+            for sal in signals:
+                table = cover.GroundingTable.from_arrays(
+                    qid=["q"], duration=t, pred_start=[0.0], pred_end=[t / 2], clip=0.1,
+                    relevance=Ragged(np.asarray(sal), np.array([0, 75])))
+                want = cal.certify(table).row(0)
+                assert cert(0.0, t / 2, t, saliency=sal, clip=0.1) == want, (k, t)

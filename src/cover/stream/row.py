@@ -5,8 +5,12 @@ goes into building a one-row table. :class:`RowCertifier` reads the calibrated
 thresholds once and, for NORM and SEC with one group, certifies a row by the same
 float operations as :func:`cover.regions.build_regions` on plain Python floats
 (``lo = max(s - lam*l, 0)``, ``hi = min(e + lam_e*l, T)``, ``l = max(e - s, min_scale)``
-for NORM, 1 for SEC; paper Eq. 2): the same region, bit for bit. Every other case
-(SLS, SIGMA, a grouping) goes through a one-row table and ``Calibrator.certify``.
+for NORM, 1 for SEC; paper Eq. 2): the same region, bit for bit. SLS with the split
+rule and one group keeps the clips whose relevance is at least ``-lam`` (clip ``i``
+spanning ``[i*c, min((i+1)*c, T)]``, only clips starting before ``T``), merged into
+maximal runs, as :func:`cover.regions.superlevel` does. Every other case (SIGMA, a
+grouping, another rule, relevance built from proposals, a relevance value that is not
+a finite number) goes through a one-row table and ``Calibrator.certify``.
 """
 
 from __future__ import annotations
@@ -16,8 +20,10 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 import numpy as np
+from numpy.typing import NDArray
 
 from cover.calibrate.calibrator import Calibrator
+from cover.data.relevance import SALIENCY
 from cover.data.rules import (
     DURATION_RULE,
     PRED_REVERSED,
@@ -45,9 +51,12 @@ class RowCertifier:
         self.clipped = 0
         #: Whether rows take the scalar path (NORM/SEC, one group).
         self.fast = cal.score in ("norm", "sec") and cal.groups == "all"
+        #: Whether SLS rows are read off their relevance here (split rule, one group).
+        self.fast_sls = (cal.score == "sls" and cal.groups == "all" and cal.rule == "split"
+                         and cal.relevance == SALIENCY)
         # Read once: the scalar path's per-call work is then comparisons on locals.
         self._lam_s = self._lam_e = math.nan
-        if self.fast:
+        if self.fast or self.fast_sls:
             one = GroundingTable.from_arrays(qid=["0"], duration=1.0, pred_start=[0.0],
                                              pred_end=[1.0])
             lam_s, lam_e = cal.row_lams(one)
@@ -74,8 +83,8 @@ class RowCertifier:
         e = end if type(end) is float else _number(end, "end")
         if not 0.0 < t < math.inf:  # False for NaN too
             raise InputError(f"{DURATION_RULE}, got {t:g}")
-        if s != s or e != e:  # NaN on either side: a refusal (as in a table)
-            return [[0.0, t]] if self.fast else self._slow(
+        if s != s or e != e:  # NaN on either side: a refusal (as in a table), SLS aside
+            return [[0.0, t]] if self.fast else self._off_the_scalar_path(
                 s, e, t, saliency, clip, start_std, end_std)
         if s == math.inf or s == -math.inf or e == math.inf or e == -math.inf:
             raise InputError(f"non-finite number (inf) in the window [{s:g}, {e:g}]")
@@ -89,7 +98,7 @@ class RowCertifier:
             s, e = min(max(s, 0.0), t), min(max(e, 0.0), t)
             self.clipped += 1
         if not self.fast:
-            return self._slow(s, e, t, saliency, clip, start_std, end_std)
+            return self._off_the_scalar_path(s, e, t, saliency, clip, start_std, end_std)
         if self._whole:
             return [[0.0, t]]
         if self._norm:
@@ -110,6 +119,33 @@ class RowCertifier:
             mid = min(max(0.5 * (lo + hi), 0.0), t)
             return [[mid, mid]]
         return []
+
+    def _off_the_scalar_path(self, s: float, e: float, t: float,
+                             saliency: Sequence[float] | None, clip: float,
+                             start_std: float | None, end_std: float | None) -> Region:
+        """SLS read off the relevance when it can be, else the one-row table."""
+        if self.fast_sls and clip == self.cal.clip_:
+            sal = np.asarray([] if saliency is None else saliency, dtype=np.float64)
+            if sal.ndim == 1 and np.isfinite(sal).all():
+                return self._superlevel(sal, t, clip)
+        return self._slow(s, e, t, saliency, clip, start_std, end_std)
+
+    def _superlevel(self, sal: NDArray[np.float64], t: float, clip: float) -> Region:
+        """``{t : f(t) >= -lam}`` of one row (no relevance, or ``lam = inf``: the whole
+        video), in the float operations of :func:`cover.regions.superlevel`."""
+        if sal.size == 0 or self._whole:
+            return [[0.0, t]]
+        used = min(math.ceil(t / clip), sal.size)  # clips starting before T: i*c < T,
+        while used and (used - 1) * clip >= t:    # exactly (the division may round)
+            used -= 1
+        while used < sal.size and used * clip < t:
+            used += 1
+        sel = np.zeros(used + 2, dtype=np.int8)
+        np.greater_equal(sal[:used], -self._lam_s, out=sel[1:-1].view(np.bool_))
+        edge = sel[1:] - sel[:-1]
+        first = (edge == 1).nonzero()[0].tolist()
+        last = (edge == -1).nonzero()[0].tolist()  # one past each run's last clip
+        return [[i * clip, min(j * clip, t)] for i, j in zip(first, last, strict=True)]
 
     def _slow(self, s: float, e: float, t: float, saliency: Sequence[float] | None,
               clip: float, start_std: float | None, end_std: float | None) -> Region:
