@@ -176,3 +176,21 @@ def test_sls_clips_at_the_video_end_are_counted_exactly():
                     relevance=Ragged(np.asarray(sal), np.array([0, 75])))
                 want = cal.certify(table).row(0)
                 assert cert(0.0, t / 2, t, saliency=sal, clip=0.1) == want, (k, t)
+
+
+@pytest.mark.parametrize("key", [("sls", "split"), ("norm", "bonferroni")])
+def test_relevance_values_are_refused_as_the_readers_refuse_them(key):
+    """A boolean or a string among the relevance values is an error naming it (numpy
+    would read True as 1.0 and "2" as 2.0), on the fast path and the table path alike."""
+    cert = RowCertifier(CALS[key])
+    clip = CALS[key].clip_ or 2.0
+    for odd, words in (([0.1, True, 0.3], "holds true where"),
+                       ([0.1, "2", 0.3], 'holds the string "2" where'),
+                       (np.array([True, False]), "holds true where"),
+                       ([[0.1, 0.2]], r"holds \[0.1, 0.2\] where")):
+        for window in ((1.0, 2.0), (math.nan, math.nan)):  # a refusal is still read
+            with pytest.raises(InputError, match=f"pred_saliency_scores {words}"):
+                cert(*window, 10.0, saliency=odd, clip=clip)
+    plain = [0.1, 2, np.float32(0.3), np.int64(-1)]  # numbers of any kind are numbers
+    assert cert(1.0, 2.0, 10.0, saliency=plain, clip=clip) == cert(
+        1.0, 2.0, 10.0, saliency=[0.1, 2.0, float(np.float32(0.3)), -1.0], clip=clip)

@@ -83,6 +83,8 @@ class RowCertifier:
         e = end if type(end) is float else _number(end, "end")
         if not 0.0 < t < math.inf:  # False for NaN too
             raise InputError(f"{DURATION_RULE}, got {t:g}")
+        if saliency is not None and self.fast:  # not read, but the readers refuse such rows
+            _signal(saliency)
         if s != s or e != e:  # NaN on either side: a refusal (as in a table), SLS aside
             return [[0.0, t]] if self.fast else self._off_the_scalar_path(
                 s, e, t, saliency, clip, start_std, end_std)
@@ -124,11 +126,10 @@ class RowCertifier:
                              saliency: Sequence[float] | None, clip: float,
                              start_std: float | None, end_std: float | None) -> Region:
         """SLS read off the relevance when it can be, else the one-row table."""
-        if self.fast_sls and clip == self.cal.clip_:
-            sal = np.asarray([] if saliency is None else saliency, dtype=np.float64)
-            if sal.ndim == 1 and np.isfinite(sal).all():
-                return self._superlevel(sal, t, clip)
-        return self._slow(s, e, t, saliency, clip, start_std, end_std)
+        sal = _signal(saliency)
+        if self.fast_sls and clip == self.cal.clip_ and np.isfinite(sal).all():
+            return self._superlevel(sal, t, clip)
+        return self._slow(s, e, t, sal, clip, start_std, end_std)
 
     def _superlevel(self, sal: NDArray[np.float64], t: float, clip: float) -> Region:
         """``{t : f(t) >= -lam}`` of one row (no relevance, or ``lam = inf``: the whole
@@ -140,16 +141,16 @@ class RowCertifier:
             used -= 1
         while used < sal.size and used * clip < t:
             used += 1
-        sel = np.zeros(used + 2, dtype=np.int8)
-        np.greater_equal(sal[:used], -self._lam_s, out=sel[1:-1].view(np.bool_))
-        edge = sel[1:] - sel[:-1]
-        first = (edge == 1).nonzero()[0].tolist()
-        last = (edge == -1).nonzero()[0].tolist()  # one past each run's last clip
-        return [[i * clip, min(j * clip, t)] for i, j in zip(first, last, strict=True)]
+        sel = np.zeros(used + 2, dtype=np.bool_)
+        np.greater_equal(sal[:used], -self._lam_s, out=sel[1:-1])
+        # Runs open and close by turns: each run's first clip, then one past its last.
+        runs = (sel[1:] != sel[:-1]).nonzero()[0].reshape(-1, 2) * clip
+        if runs.size and runs[-1, 1] > t:  # only the last clip may end past T
+            runs[-1, 1] = t
+        return runs.tolist()
 
-    def _slow(self, s: float, e: float, t: float, saliency: Sequence[float] | None,
+    def _slow(self, s: float, e: float, t: float, sal: NDArray[np.float64],
               clip: float, start_std: float | None, end_std: float | None) -> Region:
-        sal = np.asarray([] if saliency is None else saliency, dtype=np.float64)
         table = GroundingTable.from_arrays(
             qid=["0"], duration=t, pred_start=[s], pred_end=[e], clip=clip,
             relevance=Ragged(sal, np.array([0, sal.size], dtype=np.int64)))
@@ -166,6 +167,27 @@ def certify_row(cal: Calibrator, start: float, end: float, duration: float, **kw
     """The certified region of one prediction (:class:`RowCertifier`; build one
     certifier and reuse it when certifying many rows one at a time)."""
     return RowCertifier(cal)(start, end, duration, **kw)  # type: ignore[arg-type]
+
+
+def _signal(saliency: Sequence[float] | NDArray[np.float64] | None) -> NDArray[np.float64]:
+    """The relevance values as float64, refused as the readers refuse them: a boolean or
+    a string where a number belongs (numpy would read ``True`` as 1.0, ``"2"`` as 2.0)."""
+    if saliency is None:
+        return np.empty(0)
+    if isinstance(saliency, np.ndarray) and saliency.dtype.kind in "fiu":
+        sal = saliency.astype(np.float64, copy=False)
+    elif set(map(type, saliency)) <= {float, int}:  # the common case: Python numbers
+        sal = np.fromiter(saliency, np.float64, len(saliency))
+    else:
+        for x in saliency:  # an odd signal: name its first odd value
+            if not isinstance(x, (int, float, np.integer, np.floating)) or isinstance(
+                    x, (bool, np.bool_)):
+                odd = x.item() if isinstance(x, np.generic) else x
+                raise InputError(f"pred_saliency_scores {not_a_number(odd)}")
+        sal = np.asarray(saliency, dtype=np.float64)
+    if sal.ndim != 1:
+        raise InputError("pred_saliency_scores must be a flat list of numbers")
+    return sal
 
 
 def _number(x: object, name: str) -> float:
