@@ -191,6 +191,8 @@ def test_relevance_values_are_refused_as_the_readers_refuse_them(key):
         for window in ((1.0, 2.0), (math.nan, math.nan)):  # a refusal is still read
             with pytest.raises(InputError, match=f"pred_saliency_scores {words}"):
                 cert(*window, 10.0, saliency=odd, clip=clip)
+    with pytest.raises(InputError, match="non-finite number in pred_saliency_scores"):
+        cert(1.0, 2.0, 10.0, saliency=[0.1, 10**400], clip=clip)  # beyond float range
     plain = [0.1, 2, np.float32(0.3), np.int64(-1)]  # numbers of any kind are numbers
     assert cert(1.0, 2.0, 10.0, saliency=plain, clip=clip) == cert(
         1.0, 2.0, 10.0, saliency=[0.1, 2.0, float(np.float32(0.3)), -1.0], clip=clip)

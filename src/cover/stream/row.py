@@ -175,16 +175,21 @@ def _signal(saliency: Sequence[float] | NDArray[np.float64] | None) -> NDArray[n
     if saliency is None:
         return np.empty(0)
     if isinstance(saliency, np.ndarray) and saliency.dtype.kind in "fiu":
-        sal = saliency.astype(np.float64, copy=False)
-    elif set(map(type, saliency)) <= {float, int}:  # the common case: Python numbers
-        sal = np.fromiter(saliency, np.float64, len(saliency))
-    else:
-        for x in saliency:  # an odd signal: name its first odd value
+        return _flat(saliency.astype(np.float64, copy=False))
+    if not set(map(type, saliency)) <= {float, int}:  # not only Python numbers:
+        for x in saliency:  # name the first value that is no number
             if not isinstance(x, (int, float, np.integer, np.floating)) or isinstance(
                     x, (bool, np.bool_)):
                 odd = x.item() if isinstance(x, np.generic) else x
                 raise InputError(f"pred_saliency_scores {not_a_number(odd)}")
-        sal = np.asarray(saliency, dtype=np.float64)
+    try:
+        return _flat(np.asarray(saliency, dtype=np.float64))
+    except OverflowError:  # an integer beyond float range: the readers' words
+        raise InputError("non-finite number in pred_saliency_scores") from None
+
+
+def _flat(sal: NDArray[np.float64]) -> NDArray[np.float64]:
+    """``sal`` when it is one row's values (one dimension)."""
     if sal.ndim != 1:
         raise InputError("pred_saliency_scores must be a flat list of numbers")
     return sal
