@@ -2,7 +2,9 @@
 and Parquet, streamed and read whole, give each row the same status, region, reason,
 calibration mark and counts (messages differ only in the file name and, for CSV, the
 header line), because every path runs the one certify stage
-(:mod:`cover.stream.stage`). And the output format follows the output name."""
+(:mod:`cover.stream.stage`). The Python API's one-row entry point, ``RowCertifier``,
+gives those rows the same region or rejects them too. And the output format follows the
+output name."""
 
 from __future__ import annotations
 
@@ -162,6 +164,36 @@ def _certify_all(d: Path, cal_path: Path, capsys: pytest.CaptureFixture[str],
     return results
 
 
+def _assert_one_row_api_agrees(cal_path: Path, cases: list[tuple], fates: list[tuple],
+                               strict: bool = False) -> int:
+    """The Python API's one-row entry point (:class:`cover.stream.RowCertifier`) gives
+    every row the command's fate: its region, or an ``InputError`` where the command
+    rejects the row. Compared on the first row of each qid whose duration the row
+    itself gives or ``--videos`` gives alike (the certifier sees neither the other rows
+    nor the videos file); how many rows were compared."""
+    from cover.errors import InputError
+    from cover.stream import RowCertifier
+
+    cert = RowCertifier(cover.Calibrator.load(cal_path), strict=strict)
+    seen: set[str] = set()
+    compared = 0
+    for (q, s, e, t), (q_out, status, region, reason, _) in zip(cases, fates, strict=True):
+        assert q == q_out
+        first = q not in seen
+        seen.add(q)
+        if not first or t not in (T, None):
+            continue
+        nan = float("nan")
+        try:
+            got = cert(nan if s is None else s, nan if e is None else e, T)
+        except InputError as exc:
+            assert status == "rejected", (q, str(exc), region)
+        else:
+            assert (status, region) in (("certified", got), ("refused", got)), (q, got, reason)
+        compared += 1
+    return compared
+
+
 def _assert_same(results: dict[str, tuple]) -> None:
     first_name, first = next(iter(results.items()))
     for name, got in results.items():
@@ -178,6 +210,8 @@ def test_the_issue_table_gets_one_fate_on_every_path(cal_path, tmp_path, capsys,
     results = _certify_all(tmp_path, cal_path, capsys, *(["--strict"] if strict else []),
                            "--on-error", "reject")
     _assert_same(results)
+    assert _assert_one_row_api_agrees(cal_path, CASES, results["jsonl streamed"][0],
+                                      strict) == 7
     fate = {q: (status, region, reason, mark)
             for q, status, region, reason, mark in results["jsonl streamed"][0]}
     assert fate["wholly_after"][2] == ("predicted interval [500, 600] lies wholly outside the "
@@ -326,6 +360,7 @@ def test_random_rows_get_one_fate_on_every_path(cal_path, tmp_path, capsys, rows
         got[name] = ([(q, st_, reg, _row_lines(why), cal) for q, st_, reg, why, cal in fates],
                      counts, [_row_lines(m) for m in messages], *rest)
     _assert_same(got)
+    _assert_one_row_api_agrees(cal_path, cases, got["jsonl streamed"][0])
 
 
 def _row_lines(why: str | None) -> str | None:
