@@ -114,6 +114,8 @@ def test_numbers_that_are_not_python_floats_take_the_same_path():
         cert("12", 30.0, 150.0)
     with pytest.raises(InputError, match="duration"):
         cert(12.0, 30.0, True)
+    with pytest.raises(InputError, match=r"^start holds true where a number is expected$"):
+        cert(np.True_, 30.0, 150.0)  # numpy's boolean named as JSON, not as a repr
 
 
 @settings(max_examples=150, deadline=None, derandomize=True, database=None)
@@ -142,11 +144,12 @@ def test_sls_read_off_the_relevance_equals_the_table_path(sal, t, window, at_lam
     assert cert(s, e, t, saliency=np.asarray(sal), clip=cal.clip_) == want
 
 
-def test_sls_rows_the_relevance_cannot_give_take_the_table_path():
+def test_sls_rows_the_relevance_cannot_give_are_refused_or_take_the_table_path():
     cal = CALS[("sls", "split")]
     cert = RowCertifier(cal)
-    with pytest.raises(InputError, match="non-finite number in relevance"):
-        cert(1.0, 2.0, 10.0, saliency=[0.0, math.inf])
+    for bad in ([0.0, math.inf], np.array([0.0, math.nan])):  # the readers' words
+        with pytest.raises(InputError, match=r"^non-finite number in pred_saliency_scores$"):
+            cert(1.0, 2.0, 10.0, saliency=bad)
     with pytest.raises(ValueError, match=r"relevance clips are 1\.0 s here"):
         cert(1.0, 2.0, 10.0, saliency=[0.0, 1.0], clip=1.0)
     assert cert(1.0, 2.0, 10.0, saliency=[]) == [[0.0, 10.0]]  # no signal: a refusal
@@ -191,8 +194,11 @@ def test_relevance_values_are_refused_as_the_readers_refuse_them(key):
         for window in ((1.0, 2.0), (math.nan, math.nan)):  # a refusal is still read
             with pytest.raises(InputError, match=f"pred_saliency_scores {words}"):
                 cert(*window, 10.0, saliency=odd, clip=clip)
-    with pytest.raises(InputError, match="non-finite number in pred_saliency_scores"):
-        cert(1.0, 2.0, 10.0, saliency=[0.1, 10**400], clip=clip)  # beyond float range
+    for huge in ([0.1, 10**400], [np.float64(0.1), 10**400]):  # beyond float range
+        with pytest.raises(InputError, match="non-finite number in pred_saliency_scores"):
+            cert(1.0, 2.0, 10.0, saliency=huge, clip=clip)
+    with pytest.raises(InputError, match="non-finite number in start"):
+        cert(10**400, 2.0, 10.0)
     plain = [0.1, 2, np.float32(0.3), np.int64(-1)]  # numbers of any kind are numbers
     assert cert(1.0, 2.0, 10.0, saliency=plain, clip=clip) == cert(
         1.0, 2.0, 10.0, saliency=[0.1, 2.0, float(np.float32(0.3)), -1.0], clip=clip)

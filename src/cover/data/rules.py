@@ -27,6 +27,7 @@ DURATION_RULE = "duration must be a finite number > 0"
 PRED_REVERSED = "a predicted window has start > end"
 TRUTH_REVERSED = "a true window has start > end"
 TRUTH_NONFINITE = "non-finite number in a window"
+SALIENCY_NONFINITE = "non-finite number in pred_saliency_scores"
 PRED_STRICT = "predicted interval reaches outside [0, T] (strict mode)"
 
 #: What a reader does with a bad row: stop with an InputError, or set it aside.
@@ -48,6 +49,8 @@ def json_kind(obj: Any) -> str:
 
 def json_text(value: Any, limit: int = 40) -> str:
     """A value as JSON text for messages (never a Python repr), cut to ``limit``."""
+    if isinstance(value, np.generic):  # np.True_ is "true", as True is
+        value = value.item()
     try:
         text = json.dumps(value)
     except (TypeError, ValueError):

@@ -12,7 +12,12 @@ import numpy as np
 from numpy.typing import NDArray
 
 from cover.data.relevance import SALIENCY
-from cover.data.rules import DURATION_RULE, PRED_REVERSED, reversed_windows
+from cover.data.rules import (
+    DURATION_RULE,
+    PRED_REVERSED,
+    SALIENCY_NONFINITE,
+    reversed_windows,
+)
 from cover.data.table import DEFAULT_CLIP_SECONDS, GroundingTable
 from cover.errors import RowProblem
 from cover.io.fields import (
@@ -140,7 +145,7 @@ def prediction_rules(win: NDArray[np.float64], woff: NDArray[np.int64],
     return [
         (segment_any(~np.isfinite(win).all(axis=1), woff),
          "non-finite number (NaN/inf) in pred_relevant_windows"),
-        (segment_any(~np.isfinite(sal), soff), "non-finite number in pred_saliency_scores"),
+        (segment_any(~np.isfinite(sal), soff), SALIENCY_NONFINITE),
         (reversed_windows(win[:, 0], win[:, 1], woff), PRED_REVERSED),
         (bad_number(*duration, positive=True), DURATION_RULE),
         (bad_number(*std_s, positive=False), "start_std must be a finite number >= 0"),

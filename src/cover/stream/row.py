@@ -9,8 +9,9 @@ for NORM, 1 for SEC; paper Eq. 2): the same region, bit for bit. SLS with the sp
 rule and one group keeps the clips whose relevance is at least ``-lam`` (clip ``i``
 spanning ``[i*c, min((i+1)*c, T)]``, only clips starting before ``T``), merged into
 maximal runs, as :func:`cover.regions.superlevel` does. Every other case (SIGMA, a
-grouping, another rule, relevance built from proposals, a relevance value that is not
-a finite number) goes through a one-row table and ``Calibrator.certify``.
+grouping, another rule, relevance built from proposals) goes through a one-row table and
+``Calibrator.certify``. Relevance values are checked as the readers check them, on every
+score: numbers (not booleans or text), finite, one flat list.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from cover.data.rules import (
     DURATION_RULE,
     PRED_REVERSED,
     PRED_STRICT,
+    SALIENCY_NONFINITE,
     outside_video,
     wholly_outside,
 )
@@ -127,7 +129,7 @@ class RowCertifier:
                              start_std: float | None, end_std: float | None) -> Region:
         """SLS read off the relevance when it can be, else the one-row table."""
         sal = _signal(saliency)
-        if self.fast_sls and clip == self.cal.clip_ and np.isfinite(sal).all():
+        if self.fast_sls and clip == self.cal.clip_:
             return self._superlevel(sal, t, clip)
         return self._slow(s, e, t, sal, clip, start_std, end_std)
 
@@ -171,35 +173,36 @@ def certify_row(cal: Calibrator, start: float, end: float, duration: float, **kw
 
 def _signal(saliency: Sequence[float] | NDArray[np.float64] | None) -> NDArray[np.float64]:
     """The relevance values as float64, refused as the readers refuse them: a boolean or
-    a string where a number belongs (numpy would read ``True`` as 1.0, ``"2"`` as 2.0)."""
+    a string where a number belongs (numpy would read ``True`` as 1.0, ``"2"`` as 2.0),
+    a value that is not finite, a list that is not flat."""
     if saliency is None:
         return np.empty(0)
     if isinstance(saliency, np.ndarray) and saliency.dtype.kind in "fiu":
-        return _flat(saliency.astype(np.float64, copy=False))
-    if not set(map(type, saliency)) <= {float, int}:  # not only Python numbers:
-        for x in saliency:  # name the first value that is no number
-            if not isinstance(x, (int, float, np.integer, np.floating)) or isinstance(
-                    x, (bool, np.bool_)):
-                odd = x.item() if isinstance(x, np.generic) else x
-                raise InputError(f"pred_saliency_scores {not_a_number(odd)}")
-    try:
-        return _flat(np.asarray(saliency, dtype=np.float64))
-    except OverflowError:  # an integer beyond float range: the readers' words
-        raise InputError("non-finite number in pred_saliency_scores") from None
-
-
-def _flat(sal: NDArray[np.float64]) -> NDArray[np.float64]:
-    """``sal`` when it is one row's values (one dimension)."""
+        sal = saliency.astype(np.float64, copy=False)
+    else:
+        if not set(map(type, saliency)) <= {float, int}:  # not only Python numbers
+            for x in saliency:
+                _number(x, "pred_saliency_scores")  # names the first value that is none
+        try:
+            sal = np.asarray(saliency, dtype=np.float64)
+        except OverflowError:  # an integer beyond float range
+            raise InputError(SALIENCY_NONFINITE) from None
     if sal.ndim != 1:
         raise InputError("pred_saliency_scores must be a flat list of numbers")
+    if not np.isfinite(sal).all():
+        raise InputError(SALIENCY_NONFINITE)
     return sal
 
 
 def _number(x: object, name: str) -> float:
-    """``x`` as a float when it is a number (not a boolean, never a string "12.5")."""
-    if type(x) is float or type(x) is int:  # the common case: two type tests
-        return float(x)
+    """``x`` as a float when it is a number (not a boolean, never a string "12.5"; an
+    integer beyond float range is not finite)."""
+    if type(x) is float:  # the common case: one type test
+        return x
     if isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, (bool,
                                                                                    np.bool_)):
-        return float(x)
+        try:
+            return float(x)
+        except OverflowError:
+            raise InputError(f"non-finite number in {name}") from None
     raise InputError(f"{name} {not_a_number(x)}")
