@@ -310,7 +310,8 @@ def scale_latency() -> str:
     first under its machine line), then what they say."""
     path = BENCH / "results-latency.md"
     (_, calls), (_, plain) = tables(path)
-    us = {r["contender"]: float(r["median (µs)"]) for r in calls}
+    by_name = {r["contender"]: r for r in calls}
+    us = {name: float(r["median (µs)"]) for name, r in by_name.items()}
     by = {r["score"]: r for r in plain}
     table_x = us["Calibrator.certify, one-row table (NORM)"] / us["RowCertifier (NORM)"]
 
@@ -320,7 +321,8 @@ def scale_latency() -> str:
                 f"{r['plain function (µs)']} µs; worst round {r['worst round']})")
 
     reading = wrap(
-        f"Call by call, `RowCertifier` on NORM takes {calls[1]['median / numpy']} the time "
+        "Call by call, `RowCertifier` on NORM takes "
+        f"{by_name['RowCertifier (NORM)']['median / numpy']} the time "
         "of the numpy expression (no array is built for one row), and building a one-row "
         f"table costs {table_x:.0f}x that. Under `timeit`, against a plain Python function "
         f"with the same checks, it takes {against('NORM')} on NORM, and {against('SLS')} "

@@ -5,8 +5,9 @@ moment retrieval"): the query's words alone, never the video, predict where the 
 lies, which shows how much of a benchmark is solvable from dataset priors. Features
 are the TF-IDF of the query (word 1- and 2-grams in at least ``min_df`` queries, the
 ``max_features`` most frequent, ties broken by the term; sublinear tf, L2-normalised);
-one ridge regression (scikit-learn) maps them to the normalised envelope ``(s*/T, e*/T)`` and to
-the share of each of ``bins`` equal parts of the video the truth covers. Prediction:
+one ridge regression (scikit-learn) maps them to the normalised envelope
+``(s*/T, e*/T)`` and to the share of each of ``bins`` equal parts of the video the
+truth covers. Prediction:
 ``[s, e] = T · clip([ŝ, ê], 0, 1)`` (ordered) and, per clip of ``clip`` seconds, the
 covered share interpolated at the clip's centre: a relevance signal, so SLS runs too.
 
@@ -122,8 +123,8 @@ class BlindGrounder:
             raise ImportError("training the blind grounder needs scikit-learn: "
                               "pip install 'cover-grounding[grounder]'") from None
         counts = CountVectorizer(ngram_range=(1, self.ngram),
-                                 min_df=min(self.min_df, len(texts))).fit(texts)
-        xc = counts.transform(texts)
+                                 min_df=min(self.min_df, len(texts)))
+        xc = counts.fit_transform(texts)  # the texts tokenised once
         # The max_features most frequent terms, ties broken by the term (columns are in
         # term order, the sort is stable): scikit-learn's own cut sorts unstably, and its
         # ties then fall by the CPU's sort kernel, so the model would differ by machine.
