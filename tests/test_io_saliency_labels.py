@@ -54,16 +54,37 @@ def _one_bad_value(draw: st.DrawFn) -> list[dict]:
 
 
 def _per_row(rows: list[dict]) -> dict[int, str]:
-    return {i: why for i, row in enumerate(rows) if (why := sl._label_problem(row)) is not None}
+    return {i: why for i, row in enumerate(rows)
+            if (why := sl._label_problem(row.get("relevant_clip_ids"),
+                                         row.get("saliency_scores"))) is not None}
+
+
+def _columns(rows: list[dict]) -> tuple[list, list]:
+    return sl.label_columns(rows)[:2]
 
 
 @given(st.one_of(st.lists(st.one_of(_clean_row(), _row()), max_size=6), _one_bad_value()))
 def test_all_rows_at_once_give_the_per_row_verdicts(rows):
-    assert sl.label_problems(rows) == _per_row(rows)
-    if sl._all_clean(rows):  # a file called clean has no bad row
+    assert sl.label_problems(*_columns(rows)) == _per_row(rows)
+    if sl._all_clean(*_columns(rows)):  # a file called clean has no bad row
         assert _per_row(rows) == {}
 
 
 @given(st.lists(_clean_row(), max_size=6))
 def test_clean_files_are_seen_clean_at_once(rows):
-    assert sl._all_clean(rows)
+    assert sl._all_clean(*_columns(rows))
+
+
+@given(st.lists(_clean_row(), max_size=6))
+def test_labels_are_each_clip_index_and_its_three_scores_in_row_order(rows):
+    """Written out: row i holds, per labelled clip, [clip index, score 1, 2, 3]; a file
+    whose rows never name relevant_clip_ids has no labels at all."""
+    got = sl.saliency_labels(*sl.label_columns(rows))
+    if not any("relevant_clip_ids" in r for r in rows):
+        assert got is None
+        return
+    want = [[[float(c), *map(float, s)] for c, s in zip(r.get("relevant_clip_ids", []),
+                                                      r.get("saliency_scores", []),
+                                                      strict=True)] for r in rows]
+    assert [got.values[a:b].tolist() for a, b in zip(got.offsets[:-1], got.offsets[1:],
+                                                      strict=True)] == want

@@ -124,7 +124,6 @@ class _Truth(msgspec.Struct, gc=False):
 _DECODE = msgspec.json.Decoder(_Truth).decode
 _FIELDS = attrgetter("qid", "vid", "query", "duration", "relevant_windows",
                      "relevant_clip_ids", "saliency_scores")
-_LABELS = ("relevant_clip_ids", "saliency_scores")
 
 
 def truth_chunk(lines: list[bytes], cols: tuple[list[Any], ...]) -> bool:
@@ -138,9 +137,11 @@ def truth_chunk(lines: list[bytes], cols: tuple[list[Any], ...]) -> bool:
     except (msgspec.DecodeError, msgspec.ValidationError):
         return False
     qv, vv, query, durs, wins, ids, scores = map(list, zip(*map(_FIELDS, recs), strict=True))
-    labels = _label_rows(ids, scores)
-    if labels and label_problems(labels):
-        return False
+    keyed = ids.count(UNSET) != len(ids)
+    if keyed or scores.count(UNSET) != len(scores):
+        ids, scores = _given(ids), _given(scores)
+        if label_problems(ids, scores):
+            return False
     qid, vtext = _qid_column(qv), text_ids(vv)
     if (qid is None or vtext is None or not set(map(type, durs)) <= _NUMBER
             or not exact_values(durs) or not exact_values(query)):
@@ -156,7 +157,7 @@ def truth_chunk(lines: list[bytes], cols: tuple[list[Any], ...]) -> bool:
     # them kept to the end pinned ~140 bytes a row between the query strings.
     parts: tuple[list[Any], ...] = ([qid], [np.array(vtext, dtype=str)],
                                     query, [dur], [win], [per_row],
-                                    [saliency_labels(labels) if labels else None])
+                                    [saliency_labels(ids, scores, keyed)])
     for col, part in zip(cols, parts, strict=True):
         col += part
     return True
@@ -175,10 +176,6 @@ def _qid_column(qv: list[Any]) -> NDArray[Any] | None:
     return None if text is None else np.array(text, dtype=str)
 
 
-def _label_rows(ids: list[Any], scores: list[Any]) -> list[dict[str, Any]]:
-    """The highlight labels of each row as the per-row reader's rows hold them (only
-    the fields given); ``[]`` when no row gives any."""
-    if ids.count(UNSET) == len(ids) and scores.count(UNSET) == len(scores):
-        return []
-    return [{k: v for k, v in zip(_LABELS, pair, strict=True) if v is not UNSET}
-            for pair in zip(ids, scores, strict=True)]
+def _given(values: list[Any]) -> list[Any]:
+    """The values with absent ones (UNSET) as None, as a parsed row's ``get`` gives them."""
+    return [None if v is UNSET else v for v in values] if UNSET in values else values

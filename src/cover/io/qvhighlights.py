@@ -50,7 +50,7 @@ from cover.io.jsonl import (
 )
 from cover.io.prediction_rows import Loaded, prediction_rules, predictions_from_rows, top1
 from cover.io.predictions_bulk import bulk_predictions
-from cover.io.saliency_labels import label_problems, saliency_labels
+from cover.io.saliency_labels import label_columns, label_problems, saliency_labels
 
 
 def read_predictions(
@@ -106,11 +106,11 @@ def read_ground_truth(path: str | Path, *, on_error: OnError = "raise") -> Loade
     win = win[:, :2]
     duration, _ = float_field(raw, "duration")
     reasons = first_reason(truth_rules(duration, win, woff))
-    keep = reject_rows(raw, label_problems(raw.records) | reasons)
+    keep = reject_rows(raw, label_problems(*label_columns(raw.records)[:2]) | reasons)
     win, woff = trim_ragged(keep, win, woff)
     table = table_of(raw, duration=duration[keep],
                      truth=Intervals(win[:, 0].copy(), win[:, 1].copy(), woff),
-                     truth_saliency=saliency_labels(raw.records))
+                     truth_saliency=saliency_labels(*label_columns(raw.records)))
     raise_on_rejections(raw.problems, on_error, raw.path)
     return Loaded(table, raw.problems, raw.rejected)
 

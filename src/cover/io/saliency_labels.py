@@ -35,9 +35,9 @@ def _is_number(x: Any) -> bool:
     return type(x) is float and math.isfinite(x)
 
 
-def _label_problem(rec: dict[str, Any]) -> str | None:
-    """Why the labels of ``rec`` cannot be read (None when fine or absent)."""
-    ids, scores = rec.get(_IDS), rec.get(_SCORES)
+def _label_problem(ids: Any, scores: Any) -> str | None:
+    """Why a row's labels ``ids`` and ``scores`` (None: absent or null) cannot be read
+    (None when fine or absent)."""
     if ids is None and scores is None:
         return None
     if ids is None or scores is None:
@@ -54,22 +54,30 @@ def _label_problem(rec: dict[str, Any]) -> str | None:
     return None
 
 
-def label_problems(records: list[dict[str, Any]]) -> dict[int, str]:
-    """Row -> why its highlight labels are malformed (rows without labels are fine). The
-    rows are first checked all at once; only a file with a bad row is looked at row by
-    row, to name each one."""
-    if _all_clean(records):
+def label_columns(records: list[dict[str, Any]]) -> tuple[list[Any], list[Any], bool]:
+    """Each row's ``relevant_clip_ids`` and ``saliency_scores`` (None where absent or
+    null), and whether any row names ``relevant_clip_ids`` (a file whose rows all lack
+    it has no labels, not empty ones)."""
+    return (list(map(methodcaller("get", _IDS), records)),
+            list(map(methodcaller("get", _SCORES), records)),
+            any(_IDS in rec for rec in records))
+
+
+def label_problems(ids: list[Any], scores: list[Any]) -> dict[int, str]:
+    """Row -> why its highlight labels are malformed (rows without labels are fine),
+    from :func:`label_columns`. The rows are first checked all at once; only a file with
+    a bad row is looked at row by row, to name each one."""
+    if _all_clean(ids, scores):
         return {}
-    return {i: why for i, rec in enumerate(records) if (why := _label_problem(rec)) is not None}
+    return {i: why for i, pair in enumerate(zip(ids, scores, strict=True))
+            if (why := _label_problem(*pair)) is not None}
 
 
-def _all_clean(records: list[dict[str, Any]]) -> bool:
+def _all_clean(ids: list[Any], scores: list[Any]) -> bool:
     """Whether :func:`_label_problem` finds nothing in any row, decided with one pass of
     C-level maps over all the labels instead of a Python test per number (a file holds
     ~70 label numbers a row). False only means "look row by row": any doubt (an integer
     numpy cannot hold, a type the per-row rule might refuse) answers False."""
-    ids = list(map(methodcaller("get", _IDS), records))
-    scores = list(map(methodcaller("get", _SCORES), records))
     has_ids = list(map(is_not, ids, repeat(None)))
     if has_ids != list(map(is_not, scores, repeat(None))):
         return False  # a row with one field but not the other
@@ -94,18 +102,20 @@ def _all_clean(records: list[dict[str, Any]]) -> bool:
     return bool((id_arr >= 0).all() and np.isfinite(values).all())
 
 
-def saliency_labels(records: list[dict[str, Any]]) -> Ragged | None:
+def saliency_labels(ids: list[Any], scores: list[Any], keyed: bool) -> Ragged | None:
     """The labels of well-formed rows (:func:`label_problems` found nothing) as a
     :class:`Ragged` of ``(k, 4)`` values (clip index, three scores); None when no row
-    has labels, so tables of files without them carry nothing."""
-    if not any(_IDS in rec for rec in records):
+    names ``relevant_clip_ids`` (``keyed``), so tables of files without them carry
+    nothing. The scores go to numpy as one flat list (a list of 3-lists a clip is
+    several times slower to convert)."""
+    if not keyed:
         return None
-    ids = [rec.get(_IDS) or [] for rec in records]
-    flat = np.empty((sum(map(len, ids)), 1 + ANNOTATORS))
-    flat[:, 0] = list(chain.from_iterable(ids))
-    flat[:, 1:] = np.array([s for rec in records for s in rec.get(_SCORES) or []],
-                           dtype=np.float64).reshape(-1, ANNOTATORS)
-    return Ragged(flat, offsets_from_lengths(list(map(len, ids))))
+    id_lists = [i or [] for i in ids]
+    flat = np.empty((sum(map(len, id_lists)), 1 + ANNOTATORS))
+    flat[:, 0] = list(chain.from_iterable(id_lists))
+    flat[:, 1:] = np.array(list(chain.from_iterable(chain.from_iterable(
+        s for s in scores if s))), dtype=np.float64).reshape(-1, ANNOTATORS)
+    return Ragged(flat, offsets_from_lengths(list(map(len, id_lists))))
 
 
-__all__ = ["ANNOTATORS", "label_problems", "saliency_labels"]
+__all__ = ["ANNOTATORS", "label_columns", "label_problems", "saliency_labels"]
