@@ -7,6 +7,7 @@ import functools
 import io
 import json
 import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -29,7 +30,17 @@ def shared_data_dir() -> Path | None:
     return None
 
 
+#: The ``sys.dont_write_bytecode`` a run started with (restored after collection).
+_NO_BYTECODE = pytest.StashKey[bool]()
+
+
 def pytest_configure(config: pytest.Config) -> None:
+    # pytest rewrites the asserts of ~150 test modules in each process that collects them
+    # (each xdist worker), about 6 s, and caches the result unless PYTHONDONTWRITEBYTECODE
+    # is set: then every run pays it again. The cache (ignored by git) is written while
+    # collecting; the setting holds again for the tests themselves.
+    config.stash[_NO_BYTECODE] = sys.dont_write_bytecode
+    sys.dont_write_bytecode = False
     config.addinivalue_line(
         "markers", "heavy: a long self-contained test (a subprocess of many seconds) that "
         "runs first, so under xdist it never starts last and leaves one worker alone")
@@ -46,6 +57,10 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     import compileall
 
     compileall.compile_dir(REPO / "src", quiet=1, workers=1)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    sys.dont_write_bytecode = session.config.stash[_NO_BYTECODE]
 
 
 @pytest.hookimpl(trylast=True)  # after xdist's own hook has named each item's group
