@@ -10,13 +10,17 @@ import json
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 pytest.importorskip("pyarrow")
 
 import cover
 from cover.cli import main
+from cover.data.rules import duplicate_reason
 from cover.errors import InputError
-from cover.stream.csv import COVER_COLUMNS, certify_csv
+from cover.io.seen import SeenIds, repeated_rows
+from cover.stream.csv import COVER_COLUMNS, batch_repeats, certify_csv
 
 COLS = "qid=qid,vid=vid,duration=duration,start=start,end=end"
 
@@ -254,3 +258,21 @@ def test_a_repeat_whose_cell_is_unreadable_says_so_on_both_paths(qvh, tmp_path, 
     assert streamed == whole
     assert whole[-2:] == [("rejected", "column 'start' must hold a number, got \"abc\""),
                           ("rejected", "duplicate qid (first seen on line 4)")]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(["1", "2", "10", "a", "", "naïve", "x" * 12]), max_size=40),
+       st.integers(1, 9))
+def test_batch_repeats_in_one_pass_are_the_whole_column_rule(qids, batch):
+    """Batch by batch, the rows repeating an earlier row's qid and the line each names are
+    those of the whole column at once (:func:`cover.io.seen.repeated_rows`)."""
+    import pyarrow as pa
+    lines = np.arange(2, len(qids) + 2, dtype=np.int64)  # line 1 is the header
+    rows, first = repeated_rows(np.array(qids, dtype=str))
+    want = {int(r): duplicate_reason(int(lines[f])) for r, f in zip(rows, first, strict=True)}
+    seen, got = SeenIds(), {}
+    for a in range(0, len(qids), batch):
+        part = pa.chunked_array([pa.array(qids[a:a + batch], pa.string())])
+        got |= {a + i: why for i, why in
+                batch_repeats(seen, part, lines[a:a + batch]).items()}
+    assert got == want

@@ -1,12 +1,13 @@
 """Repeated query ids across the batches of a streamed file (the duplicate check).
 
 * :class:`SeenIds`: the ids met so far with the line each was first met on, for files
-  read once, batch by batch (JSON lines): O(batch log ids) a batch, where re-sorting
+  read once, batch by batch (JSON lines, CSV): O(batch log ids) a batch, where re-sorting
   everything seen per batch (``np.union1d``) would be quadratic over a file;
   :class:`SeenLines`: what the regions readers ask of such a check.
-* :func:`repeated_rows`: for columnar files whose qid column can be read alone first
-  (Parquet, CSV): one dictionary encoding of the whole column (Arrow's C++ hash table)
-  marks every row that repeats an earlier one, exactly, in 5 bytes per row.
+* :func:`repeated_rows`: for a column of ids at once (a Parquet file's qid column, read
+  alone first; the ids of one CSV batch): one dictionary encoding of the whole column
+  (Arrow's C++ hash table) marks every row that repeats an earlier one, exactly, in 5
+  bytes per row.
 """
 
 from __future__ import annotations

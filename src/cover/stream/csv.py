@@ -22,13 +22,14 @@ import numpy as np
 from numpy.typing import NDArray
 
 from cover.calibrate.calibrator import Calibrator
+from cover.data.rules import duplicate_reason
 from cover.errors import ProblemTally
 from cover.io.csv_lines import csv_batches
 from cover.io.generic import parse_columns
 from cover.io.jsonl import OnError
 from cover.io.output import atomic_open
-from cover.io.seen import repeated_rows
-from cover.stream.arrow import certify_batch, pa, repeat_reasons
+from cover.io.seen import SeenIds, repeated_rows
+from cover.stream.arrow import certify_batch, pa
 from cover.stream.stage import CertifyStage, StreamCounts
 
 #: The columns appended to every row: the ``cover`` block, flattened (region as JSON).
@@ -65,7 +66,7 @@ def certify_csv(
     counts = StreamCounts()
     stage = stage or CertifyStage.of(cal, videos=videos)
     names = [*COVER_COLUMNS, *([P_VALUE_COLUMN] if stage.p_values else [])]
-    repeats, line_of = _repeats(src, csv_in.mapping["qid"], batch_rows)
+    seen = SeenIds()  # the qids of earlier batches, each with its first line
     bad = ProblemTally()  # under on_error="raise": every rejected row, raised at the end
     with atomic_open(dst, "wb", inputs=[src, *(inputs or [])], threaded=True) as out:
         head = (_pick(csv_in.header, [csv_in.names.index(c) for c in ids], delim)
@@ -75,7 +76,7 @@ def certify_csv(
             done, problems = certify_batch(
                 cal, table, columns=csv_in.mapping, lines=lines, source=name, stage=stage,
                 reasons=unread,
-                repeats=repeat_reasons(repeats, line_of, counts.rows, len(batch)))
+                repeats=batch_repeats(seen, table.column(csv_in.mapping["qid"]), lines))
             if on_error == "raise":
                 bad.add([p for p in problems if p.action == "rejected"])  # in line order
             block = done.column("cover").combine_chunks()
@@ -94,17 +95,18 @@ def certify_csv(
     return counts
 
 
-def _repeats(src: str | Path, qid_column: str, batch_rows: int
-             ) -> tuple[tuple[NDArray[np.int64], NDArray[np.int64]], NDArray[np.int64]]:
-    """A first pass over the qid column alone (:func:`cover.io.seen.repeated_rows`): the
-    rows repeating an earlier row's qid, and each data row's line."""
-    p = pa()
-    qids, lines = [], []
-    for _, table, ln, _ in csv_batches(src, {"qid": qid_column}, batch_rows):
-        qids.append(table.column(qid_column).combine_chunks())
-        lines.append(ln)
-    col = p.chunked_array(qids, type=p.string())
-    return repeated_rows(col), (np.concatenate(lines) if lines else np.zeros(0, np.int64))
+def batch_repeats(seen: SeenIds, qids: Any, lines: NDArray[np.int64]) -> dict[int, str]:
+    """Reasons for the rows of a batch whose qid an earlier row had, in an earlier batch
+    (``seen``, which then takes this batch's qids) or earlier in this one
+    (:func:`cover.io.seen.repeated_rows`), each naming the line of that qid's first row:
+    the rule of a whole read, in one pass over the file."""
+    text = np.asarray(qids.to_numpy(zero_copy_only=False), dtype=str)
+    dup, first = seen.add_lines(text, lines)
+    rows, firsts = repeated_rows(text)  # within the batch, the ids as `seen` holds them
+    new_here = ~dup[rows]  # an id this batch meets first: its first line is here
+    first[rows[new_here]] = lines[firsts[new_here]]
+    dup[rows] = True
+    return {int(i): duplicate_reason(int(first[i])) for i in np.flatnonzero(dup).tolist()}
 
 
 def _pick(raw: bytes, idx: list[int], delim: bytes) -> bytes:
