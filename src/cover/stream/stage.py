@@ -49,6 +49,7 @@ from cover.data.validate import id_reasons, ids_checked
 from cover.errors import KEEP, ProblemTally, RowProblem
 from cover.io.batch_join import across_batches
 from cover.io.durations import VideoIndex
+from cover.io.narrow import sorted_find
 from cover.io.qvhighlights import Loaded
 from cover.io.seen import SeenIds
 from cover.regions import Regions
@@ -104,7 +105,9 @@ class CertifyStage:
         fo = cal.fitted_on_ or {}
         meta = calibrator_fields(cal, **({"calibration_sha256": fo["sha256"]}
                                          if fo.get("sha256") else {}))
-        fitted = None if fo.get("qids") is None else np.asarray(fo["qids"], dtype=str)
+        # sorted once: each batch then looks its qids up (np.isin sorted these again for
+        # every batch, most of the cost of a one-row request to the service)
+        fitted = None if fo.get("qids") is None else np.unique(np.asarray(fo["qids"], dtype=str))
         index = videos if isinstance(videos, VideoIndex) or videos is None else \
             VideoIndex.of(*videos)
         return cls(cal, meta, fitted, index, videos_source, qids, strict, max_p)
@@ -152,7 +155,7 @@ class CertifyStage:
         table = ids_checked(table)  # rule 1 held: the calibrator's gate need not judge ids
         problems = sorted([*read, *found], key=attrgetter("line"))
         bad = [p for p in problems if p.action == "rejected"]
-        in_cal = None if self.fitted is None else np.isin(table.qid, self.fitted)
+        in_cal = None if self.fitted is None else _among(table.qid, self.fitted)
         regions = self.cal.certify(table)
         if self.max_p is not None:
             regions = abstain_above(regions, self.max_p)
@@ -240,3 +243,12 @@ class StreamCounts:
         ends = pc.list_flatten(pc.list_flatten(block.field("region"))).to_numpy()
         self.add(by_status, problems, float(ends[1::2].sum() - ends[0::2].sum()))
         self.in_calibration += int(pc.sum(block.field("in_calibration")).as_py() or 0)
+
+
+def _among(qids: NDArray[Any], fitted: NDArray[np.str_]) -> NDArray[np.bool_]:
+    """Whether each qid is one of ``fitted`` (sorted, distinct): a binary search a row.
+    Text qids only; any other kind is matched by ``np.isin``, as before (a number is never
+    equal to text)."""
+    if qids.dtype.kind != "U":
+        return np.isin(qids, fitted)
+    return sorted_find(fitted, qids)[1]
