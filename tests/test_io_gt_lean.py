@@ -97,7 +97,8 @@ def test_many_chunks_and_the_real_file(qvh_gt, tmp_path, monkeypatch):
 
 clean_labels = st.integers(0, 3).flatmap(lambda k: st.fixed_dictionaries({
     "relevant_clip_ids": st.lists(st.integers(0, 75), min_size=k, max_size=k),
-    "saliency_scores": st.lists(st.lists(st.integers(0, 4), min_size=3, max_size=3),
+    "saliency_scores": st.lists(st.lists(st.integers(0, 4) | st.floats(0, 4), min_size=3,
+                                         max_size=3),
                                 min_size=k, max_size=k)}))
 odd_labels = st.sampled_from([
     {"relevant_clip_ids": [1.0], "saliency_scores": [[1, 2, 3]]},

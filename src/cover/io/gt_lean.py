@@ -10,7 +10,8 @@ windows and the highlight labels), checks them as the per-row reader does
 columns (:class:`cover.io.truth_index.CompactColumns`). A file passes only when every row
 is plainly clean; on anything else (a line that is not a JSON object, a missing or
 mistyped field, a repeated qid, a bad duration, an empty, non-finite or reversed window,
-malformed highlight labels, an empty file, a JSON array file) the read gives None and
+highlight labels not written as plain numbers (a null too), an empty file, a JSON array
+file) the read gives None and
 the whole file is read by :func:`~cover.io.qvhighlights.read_ground_truth`, so every
 rejection and message is its own. :func:`read_ground_truth_lean` is that read in
 memory: the compact columns' table (their narrow numbers widen back exactly), column
@@ -21,7 +22,7 @@ from __future__ import annotations
 
 from operator import attrgetter, itemgetter
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
 import msgspec
 import numpy as np
@@ -36,10 +37,10 @@ from cover.io.gt_compact import CompactColumns
 from cover.io.json_columns import text_ids
 from cover.io.jsonl import OnError
 from cover.io.jsonl_batch import TYPED_CHUNK_LINES, gc_paused
-from cover.io.jsonl_typed import exact_values, pairs_column, utf8_lines
+from cover.io.jsonl_typed import exact_values, int_lists, number_rows, pairs_column, utf8_lines
 from cover.io.lines import line_chunks
 from cover.io.qvhighlights import Loaded, read_ground_truth, truth_rules
-from cover.io.saliency_labels import label_problems, saliency_labels
+from cover.io.saliency_labels import ANNOTATORS
 from cover.io.truth_index import CompactTruth
 from cover.ragged import Ragged, offsets_from_lengths
 
@@ -107,18 +108,17 @@ def _joined_labels(parts: list[Ragged | None], sizes: list[int]) -> Ragged | Non
 
 
 class _Truth(msgspec.Struct, gc=False):
-    """The fields of a ground-truth row the lean read keeps (absent: None; the labels
-    UNSET, their presence being what the per-row reader looks at). Clip ids beyond
-    ``2**63`` (which orjson reads as floats from ``2**64``) are refused, as is any
-    label value the per-row reader might read otherwise: the chunk goes to it."""
+    """The fields of a ground-truth row the lean read keeps (absent: None; the windows
+    and labels raw, read a chunk at a time, and UNSET when absent, the labels' presence
+    being what the per-row reader looks at)."""
 
     qid: Any = None
     vid: Any = None
     query: Any = None
     duration: Any = None
     relevant_windows: Raw | UnsetType = UNSET
-    relevant_clip_ids: list[Annotated[int, msgspec.Meta(le=2**63 - 1)]] | UnsetType | None = UNSET
-    saliency_scores: list[list[float]] | UnsetType | None = UNSET
+    relevant_clip_ids: Raw | UnsetType = UNSET
+    saliency_scores: Raw | UnsetType = UNSET
 
 
 _DECODE = msgspec.json.Decoder(_Truth).decode
@@ -137,11 +137,9 @@ def truth_chunk(lines: list[bytes], cols: tuple[list[Any], ...]) -> bool:
     except (msgspec.DecodeError, msgspec.ValidationError):
         return False
     qv, vv, query, durs, wins, ids, scores = map(list, zip(*map(_FIELDS, recs), strict=True))
-    keyed = ids.count(UNSET) != len(ids)
-    if keyed or scores.count(UNSET) != len(scores):
-        ids, scores = _given(ids), _given(scores)
-        if label_problems(ids, scores):
-            return False
+    clean, labels = _labels(ids, scores)
+    if not clean:
+        return False
     qid, vtext = _qid_column(qv), text_ids(vv)
     if (qid is None or vtext is None or not set(map(type, durs)) <= _NUMBER
             or not exact_values(durs) or not exact_values(query)):
@@ -157,7 +155,7 @@ def truth_chunk(lines: list[bytes], cols: tuple[list[Any], ...]) -> bool:
     # them kept to the end pinned ~140 bytes a row between the query strings.
     parts: tuple[list[Any], ...] = ([qid], [np.array(vtext, dtype=str)],
                                     query, [dur], [win], [per_row],
-                                    [saliency_labels(ids, scores, keyed)])
+                                    [labels])
     for col, part in zip(cols, parts, strict=True):
         col += part
     return True
@@ -176,6 +174,23 @@ def _qid_column(qv: list[Any]) -> NDArray[Any] | None:
     return None if text is None else np.array(text, dtype=str)
 
 
-def _given(values: list[Any]) -> list[Any]:
-    """The values with absent ones (UNSET) as None, as a parsed row's ``get`` gives them."""
-    return [None if v is UNSET else v for v in values] if UNSET in values else values
+def _labels(ids: list[Raw | UnsetType], scores: list[Raw | UnsetType]
+            ) -> tuple[bool, Ragged | None]:
+    """Whether a chunk's raw highlight labels are plainly clean, and its labels (None
+    when no row names ``relevant_clip_ids``): every row with both fields written as
+    numbers (:func:`~cover.io.jsonl_typed.int_lists`, three-number rows of
+    :func:`~cover.io.jsonl_typed.number_rows`, as many as clip ids) or with neither (no
+    clips). Anything else (a null, a sign or fraction in a clip id, a missing field) is
+    the per-row reader's to judge."""
+    keyed = ids.count(UNSET) != len(ids)
+    if not keyed:
+        return scores.count(UNSET) == len(scores), None
+    pairs = [(b"[]", b"[]") if i is UNSET and s is UNSET else (i, s)
+             for i, s in zip(ids, scores, strict=True)]
+    if any(UNSET in p for p in pairs):
+        return False, None
+    raw_ids, raw_scores = map(list, zip(*pairs, strict=True))
+    got, rows = int_lists(raw_ids), number_rows(raw_scores, ANNOTATORS)
+    if got is None or rows is None or not np.array_equal(got[1], rows[1]):
+        return False, None
+    return True, Ragged(np.column_stack([got[0], rows[0]]), offsets_from_lengths(got[1]))
