@@ -95,19 +95,18 @@ def _row_metrics(table: GroundingTable, rows: NDArray[np.int64]
     each) per level, for all rows at once: :func:`label_matrix` and
     :func:`average_precision` on a ``(rows, clips)`` grid padded past each row's
     labelled clips (padding ranks last and is never positive). The same values as the
-    row-by-row definition: AP's terms are summed in rank order, zeros between them."""
+    row-by-row definition: AP's terms are summed in rank order, zeros between them
+    (:func:`_ranked_ap`, over every row and annotator at once)."""
     labels = table.truth_saliency
     assert labels is not None
     n_clips = (table.duration[rows] / LABEL_CLIP_SECONDS).astype(np.int64)
     r, width = rows.size, max(int(n_clips.max()), 1)
     real = np.arange(width) < n_clips[:, None]
-    scores = np.zeros((r, width, ANNOTATORS))
     lab_idx, lab_rows = take_index(labels.offsets, rows)
     lab_row = row_ids(lab_rows)
     lab = labels.values[lab_idx]
     ids = lab[:, 0].astype(np.int64)
     inside = ids < n_clips[lab_row]
-    scores[lab_row[inside], ids[inside]] = lab[inside, 1:]
     rel = table.relevance
     pred_len = rel.lengths[rows]
     fitted = np.zeros((r, width))  # cut to the labelled clips or padded with zeros
@@ -117,12 +116,13 @@ def _row_metrics(table: GroundingTable, rows: NDArray[np.int64]
     src = rel.offsets[rows][:, None] + col
     fitted[have] = rel.values[src[have]]
     fitted[~real] = -np.inf  # padding ranks after every labelled clip
-    # HIT@1 reads the clip of highest saliency over the whole prediction.
-    pred_idx, pred_rows = take_index(rel.offsets, rows)
-    pred_row = row_ids(pred_rows)
-    whole = np.full((r, int(pred_len.max())), -np.inf)
-    whole[pred_row, pred_idx - rel.offsets[rows][pred_row]] = rel.values[pred_idx]
-    top = np.argmax(whole, axis=1)  # the first clip on ties, as per row
+    # HIT@1 reads the clip of highest saliency over the whole prediction (the first on
+    # ties, as per row): per row, the least clip index holding the row's maximum.
+    pred_idx, pred_offsets = take_index(rel.offsets, rows)
+    values, first = rel.values[pred_idx], pred_offsets[:-1]
+    at_max = values == np.repeat(np.maximum.reduceat(values, first), pred_len)
+    clip = np.arange(values.size) - np.repeat(first, pred_len)
+    top = np.minimum.reduceat(np.where(at_max, clip, values.size), first)
     top_ok = top < n_clips
     order = np.argsort(-fitted, axis=1, kind="stable")
     ranked = np.take_along_axis(fitted, order, axis=1)
@@ -131,26 +131,56 @@ def _row_metrics(table: GroundingTable, rows: NDArray[np.int64]
     ends &= real  # ranks are real clips first: the padding group is never counted
     starts = np.ones((r, width), dtype=bool)
     starts[:, 1:] = ranked[:, 1:] != ranked[:, :-1]
-    rank = np.arange(1, width + 1, dtype=np.float64)
+    # The annotators' scores by rank, ranks first, then (annotator, row) as one
+    # contiguous axis: the running counts and maxima below step along the (at most
+    # ``width``) ranks, each step one vector operation over every row and annotator.
+    rank_of = np.empty_like(order)  # each clip's rank
+    np.put_along_axis(rank_of, order, np.arange(width)[None, :], axis=1)
+    m = r * ANNOTATORS
+    ranked_scores = np.zeros((width, m))  # unlabelled clips and padding score 0
+    at, who = lab_row[inside], np.arange(ANNOTATORS) * r
+    flat = (rank_of[at, ids[inside]] * m + at)[:, None] + who  # (rank, annotator, row)
+    ranked_scores.reshape(-1)[flat] = lab[inside, 1:]
+    every = np.arange(r)
+    top_scores = ranked_scores.reshape(-1)[
+        (rank_of[every, np.minimum(top, width - 1)] * m + every)[:, None] + who]
+    ends_t, starts_t = np.tile(ends.T, ANNOTATORS), np.tile(starts.T, ANNOTATORS)
     hits: dict[str, NDArray[np.bool_]] = {}
     ap: dict[str, NDArray[np.float64]] = {}
     for name, level in HL_LEVELS.items():
-        positive = scores >= level  # padding scores 0: never positive
-        hits[name] = top_ok & positive[np.arange(r), np.minimum(top, width - 1)].any(axis=1)
-        tp = np.cumsum(np.take_along_axis(positive, order[:, :, None], axis=1), axis=1)
-        before = np.zeros_like(tp)
-        before[:, 1:] = tp[:, :-1]
-        # tp before each tie group, carried to its end (tp never decreases).
-        before = np.maximum.accumulate(np.where(starts[:, :, None], before, 0), axis=1)
-        precision = np.where(ends[:, :, None], tp / rank[None, :, None], -np.inf)
-        best_later = np.maximum.accumulate(precision[:, ::-1], axis=1)[:, ::-1]
-        gained = ends[:, :, None] & (tp > before)
-        with np.errstate(invalid="ignore"):
-            one = (np.where(gained, best_later, 0.0)).sum(axis=1) / gained.sum(axis=1)
-        total = positive.sum(axis=1)
-        one = np.where(total == 0, 0.0, np.where(total == n_clips[:, None], 1.0, one))
-        ap[name] = one.sum(axis=1)
+        hits[name] = top_ok & (top_scores >= level).any(axis=1)
+        one = _ranked_ap(ranked_scores >= level, ends_t, starts_t, np.tile(n_clips, ANNOTATORS))
+        ap[name] = one.reshape(ANNOTATORS, r).sum(axis=0)
     return hits, ap
+
+
+def _ranked_ap(positive: NDArray[np.bool_], ends: NDArray[np.bool_],
+               starts: NDArray[np.bool_], n_clips: NDArray[np.int64]) -> NDArray[np.float64]:
+    """:func:`average_precision` of every column of ``positive`` (shape ``(ranks, m)``:
+    clips in rank order, padding never positive), ``ends`` / ``starts`` marking each
+    tie group's last / first rank: the sum, in rank order, of the best precision at or
+    after each group end that holds a positive, over the number of such groups (0 with
+    no positive, 1 when every clip is one)."""
+    width = positive.shape[0]
+    tp = np.empty(positive.shape, dtype=np.int64)  # positives up to each rank
+    grouped = np.empty(positive.shape, dtype=bool)  # a positive in the tie group so far
+    tp[0], grouped[0] = positive[0], positive[0]
+    for k in range(1, width):
+        np.add(tp[k - 1], positive[k], out=tp[k])
+        np.logical_or(positive[k], grouped[k - 1] & ~starts[k], out=grouped[k])
+    precision = np.where(ends, tp / np.arange(1.0, width + 1)[:, None], -np.inf)
+    best_later = np.empty(positive.shape)
+    best_later[-1] = precision[-1]
+    for k in range(width - 2, -1, -1):
+        np.maximum(precision[k], best_later[k + 1], out=best_later[k])
+    gained = ends & grouped
+    # Summed along the ranks (the first axis): the terms added in rank order, as the
+    # row-by-row definition adds them.
+    summed = np.add.reduce(np.where(gained, best_later, 0.0), axis=0)
+    with np.errstate(invalid="ignore"):
+        one = summed / np.count_nonzero(gained, axis=0)
+    total = tp[-1]
+    return np.where(total == 0, 0.0, np.where(total == n_clips, 1.0, one))
 
 
 def highlight_rows(table: GroundingTable) -> tuple[
