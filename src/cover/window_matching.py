@@ -82,18 +82,21 @@ def average_precision(win: Ragged, ts: NDArray[np.float64], te: NDArray[np.float
     order = np.argsort(np.where(pvalid, -sc, np.inf), axis=1, kind="stable")
     ps, pe = np.take_along_axis(ps, order, 1), np.take_along_axis(pe, order, 1)
     pvalid = np.take_along_axis(pvalid, order, 1)
-    gidx, gvalid = dense_index(toff)
-    g = gidx.shape[1]
-    gs, ge = (ts[gidx], te[gidx]) if ts.size else (np.zeros((n, g)), np.zeros((n, g)))
-    ious = cross_iou(ps[:, :, None], pe[:, :, None], gs[:, None, :], ge[:, None, :])
     n_truth = np.diff(toff)
     ap = np.zeros((n, thr.size))
-    one = n_truth == 1
-    if one.any():
-        ap[one] = _ap_one_truth(ious[one, :, 0], pvalid[one], thr)
-    many = n_truth > 1
-    if many.any():
-        ap[many] = _ap_greedy(ious[many], gvalid[many], pvalid[many], n_truth[many], thr)
+    # Rows grouped by their number of truth windows, up to the next power of two: each
+    # group's IoUs are (rows, ranks, its widest row's windows), not padded to the
+    # widest row of all (most rows have one or two windows, a few several dozens).
+    width = np.where(n_truth > 1, 2 ** np.ceil(np.log2(np.maximum(n_truth, 1))), n_truth)
+    for w in np.unique(width[n_truth > 0]).tolist():
+        rows = np.flatnonzero(width == w)
+        g = int(n_truth[rows].max())
+        gvalid = np.arange(g) < n_truth[rows][:, None]
+        gidx = np.where(gvalid, toff[rows][:, None] + np.arange(g), 0)
+        ious = cross_iou(ps[rows, :, None], pe[rows, :, None], ts[gidx][:, None, :],
+                         te[gidx][:, None, :])
+        ap[rows] = (_ap_one_truth(ious[:, :, 0], pvalid[rows], thr) if g == 1 else
+                    _ap_greedy(ious, gvalid, pvalid[rows], n_truth[rows], thr))
     return ap
 
 
