@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from bulk_rows import rows, same_tables
 from cover.io.jsonl_batch import decode_batch, load_batch
-from cover.io.jsonl_typed import int_lists, number_rows, raw_number_lists, raw_windows
+from cover.io.jsonl_typed import raw_number_lists, raw_windows
 from test_io_jsonl_batch import as_batch, slow
 
 ODD_LINES = [b"not json", b"[1, 2]", b'{"qid": NaN}', b'{"qid": 9, "vid": "v"}',
@@ -191,52 +191,3 @@ def test_raw_number_lists_says_what_a_typed_decode_says(values, spaced):
         want = False
     assert raw_number_lists([msgspec.Raw(t) for t in texts]) == want
 
-
-_LABEL_VALUES = st.one_of(
-    st.lists(st.integers(0, 10**18) | st.integers(-3, 3), max_size=5),  # clip indices
-    st.lists(st.lists(st.integers(-10**310, 10**310) | st.floats(allow_nan=False)
-                      | st.booleans(), min_size=2, max_size=4), max_size=4),  # score rows
-    _JSON_VALUES)
-
-
-def _written(values, spaced):
-    import json
-
-    import msgspec
-
-    sep = (", ", ": ") if spaced else (",", ":")
-    return [msgspec.Raw(json.dumps(v, separators=sep).encode()) for v in values]
-
-
-@settings(max_examples=300, deadline=None)
-@given(values=st.lists(_LABEL_VALUES, min_size=1, max_size=6), spaced=st.booleans())
-@example(values=[[7], []], spaced=False)  # "[7]" has the skeleton of "[]"
-@example(values=[[10**18 - 1], [0, 3]], spaced=True)
-@example(values=[[[1, 2.5, 3], [0, -0.0, 4e-7]], []], spaced=True)
-@example(values=[[[1, 2, 3]], [7]], spaced=False)
-def test_raw_label_readers_take_exactly_what_the_rule_takes(values, spaced):
-    """Highlight labels read from raw bytes: clip indices (:func:`int_lists`) are taken
-    exactly when every value is a list of integers in ``[0, 10**18)``, score rows
-    (:func:`number_rows`) exactly when msgspec's typed decode of three-number rows takes
-    them; the numbers and counts are those of the values."""
-    import msgspec
-
-    raws = _written(values, spaced)
-    plain = all(type(v) is list and all(type(i) is int and 0 <= i < 10**18 for i in v)
-                for v in values)
-    got = int_lists(raws)
-    assert (got is not None) == plain
-    if got is not None:
-        np.testing.assert_array_equal(got[1], [len(v) for v in values])
-        np.testing.assert_array_equal(got[0], [float(i) for v in values for i in v])
-    try:
-        want = msgspec.json.Decoder(list[list[tuple[float, float, float]]]).decode(
-            b"[" + b",".join(raws) + b"]")
-    except (msgspec.DecodeError, msgspec.ValidationError):
-        want = None
-    rows = number_rows(raws, 3)
-    assert (rows is None) == (want is None)
-    if rows is not None and want is not None:
-        np.testing.assert_array_equal(rows[1], [len(v) for v in want])
-        np.testing.assert_array_equal(rows[0].reshape(-1, 3),
-                                      np.array([r for v in want for r in v]).reshape(-1, 3))

@@ -37,9 +37,10 @@ from cover.io.gt_compact import CompactColumns
 from cover.io.json_columns import text_ids
 from cover.io.jsonl import OnError
 from cover.io.jsonl_batch import TYPED_CHUNK_LINES, gc_paused
-from cover.io.jsonl_typed import exact_values, int_lists, number_rows, pairs_column, utf8_lines
+from cover.io.jsonl_typed import exact_values, pairs_column, utf8_lines
 from cover.io.lines import line_chunks
 from cover.io.qvhighlights import Loaded, read_ground_truth, truth_rules
+from cover.io.raw_numbers import int_lists, number_rows
 from cover.io.saliency_labels import ANNOTATORS
 from cover.io.truth_index import CompactTruth
 from cover.ragged import Ragged, offsets_from_lengths

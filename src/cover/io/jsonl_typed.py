@@ -24,9 +24,8 @@ columns.
 
 from __future__ import annotations
 
-from array import array
 from collections.abc import Sequence
-from itertools import chain, repeat
+from itertools import chain
 from operator import attrgetter
 from typing import Any
 
@@ -42,9 +41,10 @@ from cover.io.json_columns import (
     scored_windows,
     text_ids,
 )
+from cover.io.raw_numbers import skeleton, skeleton_rows
 
-__all__ = ["exact_values", "int_lists", "number_rows", "pairs_column", "raw_number_lists",
-           "typed_chunk", "utf8_lines", "windows_column"]
+__all__ = ["exact_values", "pairs_column", "raw_number_lists", "typed_chunk", "utf8_lines",
+           "windows_column"]
 
 
 class _Row(msgspec.Struct):
@@ -72,7 +72,6 @@ _DECODE = {True: msgspec.json.Decoder(_WithSignal).decode,
            False: msgspec.json.Decoder(_NoSignal).decode}
 _NUMBER_LISTS = msgspec.json.Decoder(list[list[float] | None])
 _WINDOW_LISTS = msgspec.json.Decoder(list[list[list[float]] | None])
-_FLOATS = msgspec.json.Decoder(list[float])
 _PAIRS = msgspec.json.Decoder(list[list[tuple[float, float]]])
 _FIELDS = attrgetter("qid", "vid", "query", "duration", "start_std", "end_std",
                      "pred_relevant_windows", "pred_saliency_scores", "cover")
@@ -84,14 +83,6 @@ _CLASSES = bytes(
     ord("0") if chr(b).isdigit() and b < 128 else
     ord(" ") if chr(b) in ".-+,] \t\r" else
     b if chr(b) in "[\n" else ord("x") for b in range(256))
-#: Byte classes of raw window lists: brackets, commas and the line separator kept, a
-#: number's characters and blanks (:data:`_NUMBER_CHARS`) dropped, anything else "x".
-_SKELETON = bytes(b if chr(b) in "[],\n" else ord("x") for b in range(256))
-_NUMBER_CHARS = b"0123456789.-+eE \t\r"
-#: Byte classes of raw integer lists: digits "0", brackets, commas and the line
-#: separator kept, anything else "x" (blanks are dropped before).
-_DIGITS = bytes(ord("0") if 48 <= b <= 57 else b if chr(b) in "[],\n" else ord("x")
-                for b in range(256))
 #: A run of this many digits may be a number beyond float range (1e309 has 310).
 _LONG_DIGITS = b"0" * 309
 #: The integers orjson reads as integers; beyond them it reads floats (msgspec: integers).
@@ -139,68 +130,11 @@ def raw_windows(raws: Sequence[Raw]) -> tuple[NDArray[np.float64], NDArray[np.in
     """``(windows, 3)`` and windows per row of raw window lists, when every one is a
     list of ``[s, e, score]`` (or every one of ``[s, e]``) numbers written plainly; else
     None (:func:`windows_column` reads them as lists)."""
-    skel = b"\n".join(raws).translate(_SKELETON, _NUMBER_CHARS)
+    skel = skeleton(raws)
     first = next((r for r in skel.split(b"\n") if r != b"[]"), b"[[,,]]")
     w = first.find(b"]") - 1
-    got = _number_rows(raws, skel, w) if w in (2, 3) else None
+    got = skeleton_rows(raws, skel, w) if w in (2, 3) else None
     return None if got is None else (scored_windows(*got), got[1])
-
-
-def number_rows(raws: Sequence[Raw], width: int
-                ) -> tuple[NDArray[np.float64], NDArray[np.int64]] | None:
-    """``(rows, width)`` numbers and rows per value of raw lists of ``width``-number lists
-    (``[[a, b, c], ...]``) written plainly, else None (a null, a boolean, a number
-    beyond float range, another shape)."""
-    return _number_rows(raws, b"\n".join(raws).translate(_SKELETON, _NUMBER_CHARS), width)
-
-
-def _number_rows(raws: Sequence[Raw], skel: bytes, w: int
-                 ) -> tuple[NDArray[np.float64], NDArray[np.int64]] | None:
-    """:func:`number_rows` from the values' skeletons (brackets and commas, joined by
-    newlines): shapes are told over all rows at once, numbers decoded in one call as
-    one flat list."""
-    if b"x" in skel:
-        return None
-    rows = skel.split(b"\n")
-    per_row = (list_lengths(rows) - 1) // (w + 2)  # "[" + k rows "[,,]" + (k-1) "," + "]"
-    shapes = {k: b"[" + b",".join(repeat(b"[" + b"," * (w - 1) + b"]", k)) + b"]"
-              for k in set(per_row.tolist())}
-    if b"\n".join(map(shapes.__getitem__, per_row.tolist())) != skel:
-        return None
-    empty = [r for r, k in zip(raws, per_row.tolist(), strict=True) if not k]
-    if any(bytes(r).translate(None, b" \t\r") != b"[]" for r in empty):
-        return None  # "[7]" has the skeleton of "[]": a number, not a list of them
-    full = raws if not empty else [r for r, k in zip(raws, per_row.tolist(),
-                                                      strict=True) if k]
-    flat = _floats(full)
-    return None if flat is None else (flat.reshape(-1, w), per_row)
-
-
-def int_lists(raws: Sequence[Raw]) -> tuple[NDArray[np.float64], NDArray[np.int64]] | None:
-    """The numbers (as floats) and numbers per value of raw flat lists of integers
-    ``>= 0`` written as plain digits, 18 at most (``[0, 4, 17]``); else None (a sign, a
-    fraction, an exponent, a null, a nested list)."""
-    cls = b"\n".join(raws).translate(_DIGITS, b" \t\r")
-    if b"x" in cls or b"0" * 19 in cls:
-        return None
-    skel = cls.translate(None, b"0")
-    per_row = list_lengths(skel.split(b"\n")) - 1  # "[" + (k-1) "," + "]"; "[]" below
-    per_row[np.array(cls.split(b"\n")) == b"[]"] = 0
-    shapes = {k: b"[" + b"," * max(k - 1, 0) + b"]" for k in set(per_row.tolist())}
-    if b"\n".join(map(shapes.__getitem__, per_row.tolist())) != skel:
-        return None
-    flat = _floats([r for r, k in zip(raws, per_row.tolist(), strict=True) if k])
-    return None if flat is None else (flat, per_row)
-
-
-def _floats(raws: Sequence[Raw]) -> NDArray[np.float64] | None:
-    """Every number of raw lists of numbers (nested or not), flat, in one decode; None
-    for a number beyond float range (the per-row reader says so)."""
-    try:
-        flat = _FLOATS.decode(b"[" + b",".join(raws).translate(None, b"[]") + b"]")
-    except (msgspec.DecodeError, msgspec.ValidationError):
-        return None
-    return np.frombuffer(array("d", flat), dtype=np.float64)
 
 
 def windows_column(raws: Sequence[Raw | UnsetType]
