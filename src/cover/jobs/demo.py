@@ -3,6 +3,7 @@ certified regions, the coverage-validity study and an HTML report out."""
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,7 @@ from cover.jobs.validity import (
     write_validity,
 )
 from cover.metrics import evaluate
+from cover.report.figure_pool import FigurePool, figure_pool
 from cover.report.tables import validity_summary, validity_table
 from cover.studies.coverage_validity import coverage_validity, n_steps
 from cover.studies.protocol import Protocol
@@ -81,18 +83,25 @@ def run_demo(*, out: Path, data_dir: str | None = None, n_resamples: int = 50) -
     say(f"cover demo: {DEMO_GROUNDER} predictions on QVHighlights val from {data}")
     inputs = [data / rel, data / QVH_VAL_GT]
     check_results_folder(out, inputs)
-    table = labelled(data / rel, data / QVH_VAL_GT, what=rel)
+    pool = figure_pool()  # its worker imports matplotlib while this process computes
+    try:
+        table = labelled(data / rel, data / QVH_VAL_GT, what=rel)
+    except BaseException:
+        if pool is not None:
+            pool.close(abort=True)
+        raise
     # Written beside --out and renamed into place when complete (cover.io.folders).
-    with results_folder(out, inputs=inputs) as work:
-        _write_demo(work, table, inputs, Protocol(n_resamples=n_resamples))
+    with pool or nullcontext(), results_folder(out, inputs=inputs) as work:
+        _write_demo(work, table, inputs, Protocol(n_resamples=n_resamples), pool)
     say(f"\nwrote {out}/: report.html, report.md, validity.json, validity.md, "
          "coverage_vs_target.png, length_vs_target.png, frontier.png, calibrators/, regions/, "
          "evaluation_alpha0.1.json")
 
 
 def _write_demo(out: Path, table: GroundingTable, inputs: list[Path],
-                protocol: Protocol) -> None:
-    """Every file of the demo folder, written into ``out``."""
+                protocol: Protocol, figures: FigurePool | None) -> None:
+    """Every file of the demo folder, written into ``out`` (the figures by the worker of
+    ``figures`` when given)."""
     # 1. The deployable artefacts: a unit-level split, one calibrator per family at
     #    alpha = 0.1 on the whole pool, certified regions and metrics on the test split.
     split = split_by_unit(table.units, cal_frac=protocol.cal_frac, seed=protocol.seed)
@@ -139,7 +148,7 @@ def _write_demo(out: Path, table: GroundingTable, inputs: list[Path],
     lead_md = summary_markdown(lead)
     # validity.md's title names the pair: its summary does not again.
     figs = write_validity(res, out, float(np.mean(table.duration)), inputs=inputs,
-                          lead=f"{summary_markdown(summary(None))}\n")
+                          lead=f"{summary_markdown(summary(None))}\n", pool=figures)
     certified = certified_table(evaluation)
     print("\nAt alpha = 0.1, calibrated on the whole pool and certified on the test split:")
     print(certified)
@@ -153,6 +162,8 @@ def _write_demo(out: Path, table: GroundingTable, inputs: list[Path],
         "\n![coverage](coverage_vs_target.png)\n![length](length_vs_target.png)\n"
         f"![frontier](frontier.png)\n\n## Certified at alpha = 0.1\n\n{note}\n\n"
         f"{certified_md}\n", inputs=inputs)
+    if figures is not None:
+        figures.finish()  # every PNG written before the report embeds it
     write_html(out / "report.html", f"COVER demo: {title}",
                [CHECKS_SECTION,
                 ("Coverage validity", f"{validity_summary(res)} {resampled}",

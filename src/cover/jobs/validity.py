@@ -4,6 +4,7 @@ HTML report of study 1 (coverage validity) out."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import nullcontext
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,7 @@ from cover.io.output import (
 from cover.jobs.study_inputs import guess_dataset
 from cover.jobs.study_seeds import check_split_seeds, run_spread
 from cover.report.demo_summary import summary_markdown
+from cover.report.figure_pool import FigurePool, figure_pool
 from cover.report.summary import summary_html
 from cover.report.tables import multi_validity_table, render, validity_summary, validity_table
 from cover.scores import missing_family_input
@@ -120,11 +122,13 @@ def summary_entry(result: ValidityResult, folder: str, dataset: str,
 
 
 def write_validity(result: ValidityResult, out: Path, mean_duration: float, *,
-                   inputs: Sequence[Path | str | None] = (), lead: str = "") -> list[Path]:
+                   inputs: Sequence[Path | str | None] = (), lead: str = "",
+                   pool: FigurePool | None = None) -> list[Path]:
     """JSON + Markdown + figures of one grounder's coverage-validity run (every file
     through the atomic writer; figures skipped with one line when matplotlib is absent),
     then its summary and table printed. ``lead``: Markdown that opens validity.md under
-    its title (the demo's misses first, from the study of groups it ran)."""
+    its title (the demo's misses first, from the study of groups it ran). ``pool``: the
+    figures are drawn by its worker and written when it finishes."""
     make_folder(out)
     write_json(out / "validity.json", strict_json(result.to_dict()), inputs=inputs)
     md = (f"# Coverage validity: {result.name}\n\n{lead}{WHAT_IT_CHECKS}\n\n"
@@ -133,7 +137,8 @@ def write_validity(result: ValidityResult, out: Path, mean_duration: float, *,
     from cover.report.figures import MissingPlotting, validity_figures
 
     try:
-        figs = validity_figures(result, out, mean_duration)
+        figs = validity_figures(result, out, mean_duration,
+                                None if pool is None else pool.submit)
     except MissingPlotting as exc:
         say(f"cover: skipping figures: {exc}")
         figs = []
@@ -179,15 +184,23 @@ def run_validity(
     # Every file read and checked before the output folder is made: too few rows for the
     # study is an error that leaves nothing behind.
     check_results_folder(out, inputs)
+    # The figure worker imports matplotlib while this process reads and computes.
+    pool = figure_pool()
     tables = []
-    for path in preds:
-        table = labelled(path, gt, qids=qids, clip=clip, strict=strict, on_error=on_error,
-                         log=say, **(read_options or {}))
-        check_enough_rows(table.units, protocol, ("validity",), what=str(path))
-        tables.append(table)
+    try:
+        for path in preds:
+            table = labelled(path, gt, qids=qids, clip=clip, strict=strict,
+                             on_error=on_error, log=say, **(read_options or {}))
+            check_enough_rows(table.units, protocol, ("validity",), what=str(path))
+            tables.append(table)
+    except BaseException:
+        if pool is not None:
+            pool.close(abort=True)
+        raise
     # The whole folder is built beside --out and renamed into place at the end: a run
-    # that fails half-way leaves no folder (or the previous one) behind.
-    with results_folder(out, inputs=inputs) as work:
+    # that fails half-way leaves no folder (or the previous one) behind. The pool's exit
+    # stops its worker on every path.
+    with pool or nullcontext(), results_folder(out, inputs=inputs) as work:
         results: list[ValidityResult] = []
         entries: list[tuple[dict[str, Any], dict[str, Any]]] = []
         leads: list[str] = []  # each grounder's summary, as Markdown
@@ -222,7 +235,7 @@ def run_validity(
             print(f"\n{summary_markdown(box, plain=True)}", end="")
             leads.append(f"{summary_markdown(box)}\n")
             figs = write_validity(res, folder, float(np.mean(table.duration)), inputs=inputs,
-                                  lead=leads[-1])
+                                  lead=leads[-1], pool=pool)
             sections.append((name, validity_summary(res), validity_table(res, markdown=True),
                              figs))
             if split_seeds:
@@ -240,6 +253,8 @@ def run_validity(
             _write_overview(results, work, inputs, leads)
         from cover.report.html import write_html
 
+        if pool is not None:
+            pool.finish()  # every PNG written before the report embeds it
         sections.insert(0, CHECKS_SECTION)
         write_html(work / "report.html", "COVER coverage validity", sections, inputs=inputs,
                    lead=summary_html([p for p, _ in entries], {p["id"]: st for p, st in entries},

@@ -88,6 +88,14 @@ def _draw(draw: Draw, args: tuple[Any, ...], kwargs: dict[str, Any]
     return pngs
 
 
+def figure_pool() -> FigurePool | None:
+    """A pool whose worker starts now, or None when matplotlib is not installed (the
+    caller draws in process and says the figures are skipped)."""
+    import importlib.util
+
+    return FigurePool() if importlib.util.find_spec("matplotlib") is not None else None
+
+
 class FigurePool:
     """Draw figures in one forked worker (``parallel`` and :func:`can_fork`) or in this
     process; :meth:`finish` writes every submitted figure (see the module docstring)."""
@@ -131,11 +139,9 @@ class FigurePool:
         # (file name, figure function, its arguments before the path, keyword arguments)
         todo: list[tuple[str, Draw, tuple[Any, ...], dict[str, Any]]] = []
         if study == "coverage" and extra is not None:
-            todo = [("coverage_vs_target.png", fv.coverage_vs_target, (extra,), {}),
-                    ("length_vs_target.png", fv.length_vs_target, (extra,),
-                     {"mean_duration": mean_duration}),
-                    ("frontier.png", fv.frontier, (extra,), {})]
-        elif study == "margins":
+            return [f"{folder.name}/{path.name}" for path in
+                    fv.validity_figures(extra, folder, mean_duration, self.submit)]
+        if study == "margins":
             todo = [("margins.png", fs.margins_sweep, (data, label), {})]
         elif study == "conditional":
             todo = [("conditional.png", fs.conditional_strata, (data, label), {})]

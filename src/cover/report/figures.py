@@ -7,7 +7,7 @@ test band, and one colour + marker per score family throughout.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -114,11 +114,18 @@ def frontier(results: Sequence[ValidityResult] | ValidityResult, path: str | Pat
 
 
 def validity_figures(result: ValidityResult, out_dir: str | Path,
-                     mean_duration: float | None = None) -> list[Path]:
-    """The three standard figures of a coverage-validity run."""
+                     mean_duration: float | None = None,
+                     submit: Callable[..., Any] | None = None) -> list[Path]:
+    """The three standard figures of a coverage-validity run: drawn here, or handed to
+    ``submit`` (a :class:`cover.report.figure_pool.FigurePool`'s, called as
+    ``submit(draw, *args, path, **kwargs)``); their paths."""
     d = Path(out_dir)
-    return [
-        coverage_vs_target(result, d / "coverage_vs_target.png"),
-        length_vs_target(result, d / "length_vs_target.png", mean_duration),
-        frontier(result, d / "frontier.png"),
-    ]
+    todo: list[tuple[Callable[..., Path], Path, dict[str, Any]]] = [
+        (coverage_vs_target, d / "coverage_vs_target.png", {}),
+        (length_vs_target, d / "length_vs_target.png", {"mean_duration": mean_duration}),
+        (frontier, d / "frontier.png", {})]
+    if submit is None:
+        return [draw(result, path, **kw) for draw, path, kw in todo]
+    for draw, path, kw in todo:
+        submit(draw, result, path, **kw)
+    return [path for _, path, _ in todo]
