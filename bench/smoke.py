@@ -50,6 +50,7 @@ RUNS: dict[str, list[str]] = {
                        "--out {t}/r.md").split(),
     "evaluate_tables": ("--rows 1e3 --batch-rows 256 --repeats 1 --dir {t}/files "
                         "--out {t}/r.md").split(),
+    "evaluate_qvh": "{data} --rows 2e3 --repeats 1 --dir {t}/files --out {t}/r.md".split(),
     "scaling_files": [*"--sizes 1e3 --dir {t}/files --out {t}/r.md".split(),
                       "--only", FILE_COMMANDS],
     "inmemory": "--sizes 1e3 --repeats 1".split(),
@@ -68,7 +69,7 @@ SKIPPED: dict[str, str] = {
                    "(tests/test_bench_peer_client.py runs it)",
 }
 #: Scripts that read the real QVHighlights val files.
-REAL_DATA = ("study_seeds", "cli_start", "conditional")
+REAL_DATA = ("study_seeds", "cli_start", "conditional", "evaluate_qvh")
 
 
 def scripts() -> list[str]:

@@ -136,3 +136,25 @@ def test_typed_read_of_any_writing_and_labels_is_the_per_row_read(tmp_path_facto
     assert (got.problems, got.rejected) == (ref.problems, ref.rejected)
     if got.table.records is None:  # taken typed: no row the per-row reader rejects
         assert ref.problems == []
+
+
+def test_labels_not_asked_for_are_checked_and_not_kept(qvh_gt, tmp_path):
+    """``read_truth(..., labels=False)`` (evaluate, calibrate): the same columns without
+    the highlight labels, from the lean read and from the per-row reader alike; a
+    malformed label is still the per-row reader's to reject, with its message."""
+    from cover.io.formats import read_truth
+
+    kept, dropped = read_truth(qvh_gt).truth, read_truth(qvh_gt, labels=False).truth
+    assert kept.saliency is not None and dropped.saliency is None
+    same_tables(dropped.table(), kept.table(), skip=("truth_saliency",))
+    lines = qvh_gt.read_bytes().splitlines()
+    row = json.loads(lines[2])
+    row["saliency_scores"][0] = [1, 2]
+    bad = tmp_path / "bad.jsonl"
+    bad.write_bytes(b"\n".join([*lines[:2], json.dumps(row).encode(), *lines[3:]]) + b"\n")
+    got = [read_truth(bad, labels=keep, on_error="reject") for keep in (True, False)]
+    assert got[1].truth.saliency is None and got[0].truth.saliency is not None
+    assert got[0].problems == got[1].problems
+    assert [(p.line, p.action) for p in got[1].problems] == [(3, "rejected")]
+    assert "saliency_scores" in got[1].problems[0].problem
+    same_tables(got[1].truth.table(), got[0].truth.table(), skip=("truth_saliency",))

@@ -10,7 +10,7 @@ expected one of ...", with the first row's keys, never "malformed JSON".
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
@@ -148,14 +148,17 @@ class TruthRead:
 def read_truth(path: str | Path, *, format: str | None = None,
                columns: str | dict[str, str] | None = None,
                durations: str | Path | None = None,
-               on_error: Literal["raise", "reject"] = "raise") -> TruthRead:
+               on_error: Literal["raise", "reject"] = "raise",
+               labels: bool = True) -> TruthRead:
     """The ground truth of ``path`` as compact columns (what a stream holds): a
     :data:`LEAN_FORMAT` file that is plainly clean straight into them
     (:func:`read_truth_compact`), any other file or format as
-    :func:`read` reads it, then compacted (the table let go)."""
+    :func:`read` reads it, then compacted (the table let go). ``labels=False``: the
+    highlight labels are checked as always but not kept (a stream that scores no
+    highlights: at 1e6 QVHighlights rows they are ~700 MB)."""
     lean = columns is None and format in (None, LEAN_FORMAT) and (
         format is not None or detect(path, "ground_truth")[0].name == LEAN_FORMAT)
-    truth = read_truth_compact(path) if lean else None
+    truth = read_truth_compact(path, labels=labels) if lean else None
     trim()  # what the read freed goes back before the stream starts
     if truth is not None:
         return TruthRead(truth, [], LEAN_FORMAT)
@@ -163,5 +166,6 @@ def read_truth(path: str | Path, *, format: str | None = None,
     # clean goes to that reader at once (not through the typed read a second time)
     got = read(path, "ground_truth", format=format, options=Options(
         on_error=on_error, durations=durations, columns=columns, keep_records=lean))
-    return TruthRead(compact_truth(got.loaded.table), got.loaded.problems, got.format,
+    table = got.loaded.table if labels else replace(got.loaded.table, truth_saliency=None)
+    return TruthRead(compact_truth(table), got.loaded.problems, got.format,
                      got.native_qids, bool(no_moment_qids(got.loaded)))

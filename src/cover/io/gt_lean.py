@@ -64,24 +64,26 @@ def read_ground_truth_lean(path: str | Path, *, on_error: OnError = "raise") -> 
     return Loaded(table, [], {})
 
 
-def read_truth_compact(path: str | Path) -> CompactTruth | None:
+def read_truth_compact(path: str | Path, *, labels: bool = True) -> CompactTruth | None:
     """The ground-truth JSON-lines file ``path`` as a :class:`CompactTruth`, or None
-    when the per-row reader must read it (see the module doc)."""
+    when the per-row reader must read it (see the module doc). ``labels=False``: the
+    highlight labels are checked but not kept (a caller that never scores highlights)."""
     try:
         with gc_paused():
-            return _read(path)
+            return _read(path, labels)
     except (OverflowError, InputError):  # the per-row reader says what is wrong
         return None
 
 
-def _read(path: str | Path) -> CompactTruth | None:
+def _read(path: str | Path, keep_labels: bool) -> CompactTruth | None:
     cols = CompactColumns(str(path), DEFAULT_CLIP_SECONDS)
     labels: list[Ragged | None] = []
     sizes: list[int] = []
     for batch in line_chunks(path, BATCH_LINES):  # the file's bytes are never held whole
         got: tuple[list[Any], ...] = ([], [], [], [], [], [], [])
         for a in range(0, len(batch), CHUNK_LINES):
-            if not truth_chunk(list(map(itemgetter(1), batch[a:a + CHUNK_LINES])), got):
+            if not truth_chunk(list(map(itemgetter(1), batch[a:a + CHUNK_LINES])), got,
+                               keep_labels):
                 return None
         qids, vids, query, durs, wins, counts, labs = got
         if len({q.dtype.kind for q in qids}) > 1:  # integer chunks among text ones
@@ -127,7 +129,8 @@ _FIELDS = attrgetter("qid", "vid", "query", "duration", "relevant_windows",
                      "relevant_clip_ids", "saliency_scores")
 
 
-def truth_chunk(lines: list[bytes], cols: tuple[list[Any], ...]) -> bool:
+def truth_chunk(lines: list[bytes], cols: tuple[list[Any], ...],
+                keep_labels: bool = True) -> bool:
     """Append the checked columns of a few lines to ``cols`` (qid as int64 or numpy text,
     vid as numpy text, query, durations, windows, windows per row, labels; the rows are
     dropped); False when any row is not plainly clean (see the module doc)."""
@@ -156,7 +159,7 @@ def truth_chunk(lines: list[bytes], cols: tuple[list[Any], ...]) -> bool:
     # them kept to the end pinned ~140 bytes a row between the query strings.
     parts: tuple[list[Any], ...] = ([qid], [np.array(vtext, dtype=str)],
                                     query, [dur], [win], [per_row],
-                                    [labels])
+                                    [labels if keep_labels else None])
     for col, part in zip(cols, parts, strict=True):
         col += part
     return True

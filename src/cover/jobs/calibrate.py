@@ -70,9 +70,9 @@ def _labelled(job: CalibrateJob) -> StreamedFit:
     kind = stream_kind(job)
     if kind is not None:  # a large stream frees large columns as it goes: give them back
         map_large_blocks_for(job.gt)
-    g = None if kind is None else read_truth(
+    g = None if kind is None else read_truth(  # scores read no highlight labels
         job.gt, format=kw.get("gt_format"), columns=kw.get("gt_columns"),
-        durations=kw.get("gt_durations"), on_error=job.on_error)
+        durations=kw.get("gt_durations"), on_error=job.on_error, labels=False)
     if g is None or not g.native_qids or g.no_moment:
         # The input rows are read only by a grouping keyed by one of their fields.
         whole = read_labelled(job.preds, job.gt, qids=job.qids, clip=job.clip,

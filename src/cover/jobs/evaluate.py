@@ -127,8 +127,10 @@ def _read_truth(job: EvaluateFiles) -> tuple[CompactTruth, list[RowProblem]]:
     problems (:func:`cover.io.formats.read_truth`)."""
     from cover.io.formats import read_truth
 
+    # Highlight labels are checked but not kept: regions are read without the saliency
+    # they echo, so no row could be scored on them.
     got = read_truth(job.gt, format=job.gt_format, columns=job.gt_columns,
-                     durations=job.gt_durations, on_error=job.on_error)
+                     durations=job.gt_durations, on_error=job.on_error, labels=False)
     say(f"{job.gt}: {got.format} ({len(got.truth)} rows)")
     return got.truth, got.problems
 
