@@ -22,17 +22,14 @@ Run from the repository root (files are generated once under ``--dir`` and reuse
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 
-import numpy as np
 from markdown_out import command_line, machine_line, publish, ratio_table
 from stream_floors import parse_evaluate
+from timing import child_report, child_rounds
 
 PREDS = "qvhighlights/qd_detr/video_checkpoint_best_hl_val_preds.jsonl"
 GT = "qvhighlights/annotations/highlight_val_release.jsonl"
@@ -84,10 +81,7 @@ def child(mode: str, folder: str, rows: int) -> None:
 
         with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
             n = evaluate_files(job)["counts"]["rows"]
-    wall = time.perf_counter() - t0
-    rss_mb = next(int(x.split()[1]) / 1024 for x in Path("/proc/self/status").read_text()
-                  .splitlines() if x.startswith("VmHWM:"))
-    print(json.dumps({"mode": mode, "rows": n, "wall_s": wall, "peak_rss_mb": rss_mb}))
+    child_report(mode, n, time.perf_counter() - t0)
 
 
 def main() -> int:
@@ -109,15 +103,8 @@ def main() -> int:
     load0 = os.getloadavg()[0]
     args.dir.mkdir(parents=True, exist_ok=True)
     files = make_files(find_data_dir(args.data, need=(GT, PREDS)), args.dir, rows)
-    runs: dict[str, list[dict[str, float]]] = {m: [] for m in MODES}
-    for _ in range(args.repeats):
-        for mode in MODES:
-            out = subprocess.run([sys.executable, __file__, "--rows", str(rows), "--dir",
-                                  str(args.dir), "--child", mode],
-                                 capture_output=True, text=True, check=True)
-            runs[mode].append(json.loads(out.stdout.strip().splitlines()[-1]))
-    res = {m: {"rows": rs[0]["rows"], "wall_s": float(np.median([r["wall_s"] for r in rs])),
-               "peak_rss_mb": max(r["peak_rss_mb"] for r in rs)} for m, rs in runs.items()}
+    res = child_rounds(__file__, MODES, args.repeats,
+                       ["--rows", str(rows), "--dir", str(args.dir)])
     size_mb = (files["regions"].stat().st_size + files["gt"].stat().st_size) / 1e6
     lines = [command_line("evaluate_qvh.py"), "",
              machine_line(load0, ("numpy", "msgspec")) + f"; {args.repeats} interleaved "

@@ -104,3 +104,33 @@ def fmt_time(t: float) -> str:
     if t < 1.0:
         return f"{t * 1e3:.2f} ms"
     return f"{t:.2f} s"
+
+
+def child_report(mode: str, rows: int, wall: float) -> None:
+    """The last line a measured child process prints (read by :func:`child_rounds`): its
+    mode, rows, wall seconds and its own peak RSS (``VmHWM``) in MB."""
+    import json
+    from pathlib import Path
+
+    rss_mb = next(int(x.split()[1]) / 1024 for x in Path("/proc/self/status").read_text()
+                  .splitlines() if x.startswith("VmHWM:"))
+    print(json.dumps({"mode": mode, "rows": rows, "wall_s": wall, "peak_rss_mb": rss_mb}))
+
+
+def child_rounds(script: str, modes: tuple[str, ...], repeats: int, args: list[str]
+                 ) -> dict[str, dict[str, float]]:
+    """Each mode run as ``python script *args --child MODE`` (a fresh process), modes in
+    turn, ``repeats`` rounds: per mode its rows, median wall seconds and the largest peak
+    RSS of its runs (from :func:`child_report`)."""
+    import json
+    import subprocess
+    import sys
+
+    runs: dict[str, list[dict[str, float]]] = {m: [] for m in modes}
+    for _ in range(repeats):
+        for mode in modes:
+            out = subprocess.run([sys.executable, script, *args, "--child", mode],
+                                 capture_output=True, text=True, check=True)
+            runs[mode].append(json.loads(out.stdout.strip().splitlines()[-1]))
+    return {m: {"rows": rs[0]["rows"], "wall_s": statistics.median(r["wall_s"] for r in rs),
+                "peak_rss_mb": max(r["peak_rss_mb"] for r in rs)} for m, rs in runs.items()}
