@@ -11,9 +11,9 @@ columns (:class:`cover.io.truth_index.CompactColumns`). A file passes only when 
 is plainly clean; on anything else (a line that is not a JSON object, a missing or
 mistyped field, a repeated qid, a bad duration, an empty, non-finite or reversed window,
 highlight labels not written as plain numbers (a null too), an empty file, a JSON array
-file) the read gives None and
-the whole file is read by :func:`~cover.io.qvhighlights.read_ground_truth`, so every
-rejection and message is its own. :func:`read_ground_truth_lean` is that read in
+file) the read gives None and the whole file is read by
+:func:`~cover.io.qvhighlights.read_ground_truth`, so every rejection and message is its
+own. :func:`read_ground_truth_lean` is that read in
 memory: the compact columns' table (their narrow numbers widen back exactly), column
 for column the per-row reader's, without ``records``.
 """
@@ -141,7 +141,7 @@ def truth_chunk(lines: list[bytes], cols: tuple[list[Any], ...],
     except (msgspec.DecodeError, msgspec.ValidationError):
         return False
     qv, vv, query, durs, wins, ids, scores = map(list, zip(*map(_FIELDS, recs), strict=True))
-    clean, labels = _labels(ids, scores)
+    clean, labels = _labels(ids, scores, keep_labels)
     if not clean:
         return False
     qid, vtext = _qid_column(qv), text_ids(vv)
@@ -159,7 +159,7 @@ def truth_chunk(lines: list[bytes], cols: tuple[list[Any], ...],
     # them kept to the end pinned ~140 bytes a row between the query strings.
     parts: tuple[list[Any], ...] = ([qid], [np.array(vtext, dtype=str)],
                                     query, [dur], [win], [per_row],
-                                    [labels if keep_labels else None])
+                                    [labels])
     for col, part in zip(cols, parts, strict=True):
         col += part
     return True
@@ -178,14 +178,14 @@ def _qid_column(qv: list[Any]) -> NDArray[Any] | None:
     return None if text is None else np.array(text, dtype=str)
 
 
-def _labels(ids: list[Raw | UnsetType], scores: list[Raw | UnsetType]
+def _labels(ids: list[Raw | UnsetType], scores: list[Raw | UnsetType], keep: bool
             ) -> tuple[bool, Ragged | None]:
     """Whether a chunk's raw highlight labels are plainly clean, and its labels (None
-    when no row names ``relevant_clip_ids``): every row with both fields written as
-    numbers (:func:`~cover.io.jsonl_typed.int_lists`, three-number rows of
-    :func:`~cover.io.jsonl_typed.number_rows`, as many as clip ids) or with neither (no
-    clips). Anything else (a null, a sign or fraction in a clip id, a missing field) is
-    the per-row reader's to judge."""
+    when no row names ``relevant_clip_ids``, or not ``keep``): every row with both
+    fields written as numbers (:func:`~cover.io.raw_numbers.int_lists`, three-number rows
+    of :func:`~cover.io.raw_numbers.number_rows`, as many as clip ids) or with neither
+    (no clips). Anything else (a null, a sign or fraction in a clip id, a missing field)
+    is the per-row reader's to judge."""
     keyed = ids.count(UNSET) != len(ids)
     if not keyed:
         return scores.count(UNSET) == len(scores), None
@@ -197,4 +197,6 @@ def _labels(ids: list[Raw | UnsetType], scores: list[Raw | UnsetType]
     got, rows = int_lists(raw_ids), number_rows(raw_scores, ANNOTATORS)
     if got is None or rows is None or not np.array_equal(got[1], rows[1]):
         return False, None
+    if not keep:
+        return True, None
     return True, Ragged(np.column_stack([got[0], rows[0]]), offsets_from_lengths(got[1]))

@@ -34,7 +34,7 @@ from cover.jobs.validity import (
     write_validity,
 )
 from cover.metrics import evaluate
-from cover.report.figure_pool import FigurePool, figure_pool
+from cover.report.figure_pool import FigurePool, pool_during
 from cover.report.tables import validity_summary, validity_table
 from cover.studies.coverage_validity import coverage_validity, n_steps
 from cover.studies.protocol import Protocol
@@ -83,13 +83,7 @@ def run_demo(*, out: Path, data_dir: str | None = None, n_resamples: int = 50) -
     say(f"cover demo: {DEMO_GROUNDER} predictions on QVHighlights val from {data}")
     inputs = [data / rel, data / QVH_VAL_GT]
     check_results_folder(out, inputs)
-    pool = figure_pool()  # its worker imports matplotlib while this process computes
-    try:
-        table = labelled(data / rel, data / QVH_VAL_GT, what=rel)
-    except BaseException:
-        if pool is not None:
-            pool.close(abort=True)
-        raise
+    pool, table = pool_during(lambda: labelled(data / rel, data / QVH_VAL_GT, what=rel))
     # Written beside --out and renamed into place when complete (cover.io.folders).
     with pool or nullcontext(), results_folder(out, inputs=inputs) as work:
         _write_demo(work, table, inputs, Protocol(n_resamples=n_resamples), pool)

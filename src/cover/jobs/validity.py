@@ -28,7 +28,7 @@ from cover.io.output import (
 from cover.jobs.study_inputs import guess_dataset
 from cover.jobs.study_seeds import check_split_seeds, run_spread
 from cover.report.demo_summary import summary_markdown
-from cover.report.figure_pool import FigurePool, figure_pool
+from cover.report.figure_pool import FigurePool, pool_during
 from cover.report.summary import summary_html
 from cover.report.tables import multi_validity_table, render, validity_summary, validity_table
 from cover.scores import missing_family_input
@@ -184,19 +184,18 @@ def run_validity(
     # Every file read and checked before the output folder is made: too few rows for the
     # study is an error that leaves nothing behind.
     check_results_folder(out, inputs)
-    # The figure worker imports matplotlib while this process reads and computes.
-    pool = figure_pool()
-    tables = []
-    try:
+
+    def read_all() -> list[GroundingTable]:
+        tables = []
         for path in preds:
             table = labelled(path, gt, qids=qids, clip=clip, strict=strict,
                              on_error=on_error, log=say, **(read_options or {}))
             check_enough_rows(table.units, protocol, ("validity",), what=str(path))
             tables.append(table)
-    except BaseException:
-        if pool is not None:
-            pool.close(abort=True)
-        raise
+        return tables
+
+    # The figure worker imports matplotlib while this process reads and computes.
+    pool, tables = pool_during(read_all)
     # The whole folder is built beside --out and renamed into place at the end: a run
     # that fails half-way leaves no folder (or the previous one) behind. The pool's exit
     # stops its worker on every path.

@@ -20,7 +20,7 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from cover.io.output import write_bytes
 from cover.report.style import capture_pngs
@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from concurrent.futures import Future, ProcessPoolExecutor
 
 Draw = Callable[..., Path]
+T = TypeVar("T")
 
 #: The per-pair studies that have figures (:meth:`FigurePool.study`).
 STUDIES_WITH_FIGURES = frozenset({"coverage", "margins", "conditional", "exchangeability",
@@ -88,12 +89,20 @@ def _draw(draw: Draw, args: tuple[Any, ...], kwargs: dict[str, Any]
     return pngs
 
 
-def figure_pool() -> FigurePool | None:
-    """A pool whose worker starts now, or None when matplotlib is not installed (the
-    caller draws in process and says the figures are skipped)."""
+def pool_during(load: Callable[[], T]) -> tuple[FigurePool | None, T]:
+    """A pool whose worker starts before ``load()`` runs (it imports matplotlib while the
+    caller reads its inputs), and what ``load`` returned; the pool is stopped when
+    ``load`` fails. None instead of a pool when matplotlib is not installed (the caller
+    draws in process and says the figures are skipped)."""
     import importlib.util
 
-    return FigurePool() if importlib.util.find_spec("matplotlib") is not None else None
+    pool = FigurePool() if importlib.util.find_spec("matplotlib") is not None else None
+    try:
+        return pool, load()
+    except BaseException:
+        if pool is not None:
+            pool.close(abort=True)
+        raise
 
 
 class FigurePool:
