@@ -30,37 +30,28 @@ def shared_data_dir() -> Path | None:
     return None
 
 
-#: The ``sys.dont_write_bytecode`` a run started with (restored after collection).
-_NO_BYTECODE = pytest.StashKey[bool]()
-
-
 def pytest_configure(config: pytest.Config) -> None:
-    # pytest rewrites the asserts of ~150 test modules in each process that collects them
-    # (each xdist worker), about 6 s, and caches the result unless PYTHONDONTWRITEBYTECODE
-    # is set: then every run pays it again. The cache (ignored by git) is written while
-    # collecting; the setting holds again for the tests themselves.
-    config.stash[_NO_BYTECODE] = sys.dont_write_bytecode
+    # Bytecode is cached for this run even where PYTHONDONTWRITEBYTECODE is set: pytest
+    # rewrites the asserts of ~150 test modules in each xdist worker (about 6 s), and
+    # every process the suite starts (the workers, Ray's, each `python -m cover`) would
+    # otherwise compile the same modules of .venv again, which the README's install no
+    # longer byte-compiles ahead (~27 s for every file of every package). The caches land
+    # in __pycache__ folders git ignores; subprocesses inherit the environment.
     sys.dont_write_bytecode = False
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
     config.addinivalue_line(
         "markers", "heavy: a long self-contained test (a subprocess of many seconds) that "
         "runs first, so under xdist it never starts last and leaves one worker alone")
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
-    """Compile ``src/`` to bytecode once, before xdist starts its workers. Where
-    ``PYTHONDONTWRITEBYTECODE`` is set, every process that imports ``cover`` (each xdist
-    worker, each Ray worker, each ``python -m cover`` a test starts) would otherwise
-    compile its ~150 modules again; ``compileall`` writes the cache regardless (it is
-    ignored by git), and a process that finds it fresh loads it."""
+    """Compile ``src/`` to bytecode once, before xdist starts its workers, which would
+    otherwise both compile its ~250 modules while they collect."""
     if hasattr(session.config, "workerinput"):  # an xdist worker: the controller did it
         return
     import compileall
 
     compileall.compile_dir(REPO / "src", quiet=1, workers=1)
-
-
-def pytest_collection_finish(session: pytest.Session) -> None:
-    sys.dont_write_bytecode = session.config.stash[_NO_BYTECODE]
 
 
 @pytest.hookimpl(trylast=True)  # after xdist's own hook has named each item's group
