@@ -168,6 +168,39 @@ def test_bulk_and_row_by_row_reading_keep_the_same_scores(gt, qdetr_preds, score
     assert got[0].families == got[1].families and got[0].problems == got[1].problems
 
 
+def test_a_fit_that_scores_no_saliency_reads_it_only_until_a_row_shows_one(
+        gt, qdetr_preds, tmp_path, monkeypatch):
+    """NORM does not score the saliency: the bulk reader decodes it (75 numbers a row)
+    only until a row has shown one, which is all the families a missing input's message
+    names need; a file whose first rows have none still finds it in later rows."""
+    import cover.stream.calibrate as streamed
+
+    recs = [json.loads(x) for x in qdetr_preds.read_text().splitlines()]
+    for r in recs[:300]:  # the first batch and part of the second: no saliency
+        del r["pred_saliency_scores"]
+    path = tmp_path / "p.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    signals: list[bool] = []
+    real = streamed.load_batch
+
+    def load_batch(*args, **kwargs):
+        signals.append(kwargs["signal"])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(streamed, "load_batch", load_batch)
+    kw = {"min_scale": 1e-3, "target": "envelope", "batch_rows": 211}
+    got = score_file(path, gt, family="norm", **kw)
+    assert signals == [True, True] + [False] * 6  # read until the second batch showed one
+    assert got.families == {"norm", "sec", "sls"}
+    signals.clear()
+    ref = score_file(path, gt, family="sls", **kw)  # SLS reads every batch's saliency
+    assert signals == [True] * 8 and ref.families == got.families
+    signals.clear()
+    slow = score_file(path, gt, family="norm", fast=False, **kw)  # row by row: read all
+    assert slow.families == got.families and slow.problems == got.problems
+    assert np.array_equal(slow.scores.values, got.scores.values)
+
+
 @pytest.fixture(scope="module")
 def table_files(whole, qvh_gt, qdetr_preds, tmp_path_factory):
     """QD-DETR's real predictions as Parquet (windows + saliency) and as CSV (top-1)."""

@@ -158,12 +158,17 @@ def score_file(
     name = str(preds)
     # Rejected rows are set aside as they are read; under on_error="raise" the join
     # raises once every batch is read, as a whole read would.
+    families: set[str] = set()
     if columns is None:
         def loaded() -> Iterator[Loaded]:
             for batch in line_batches(preds, batch_rows):
+                # Only SLS scores the saliency; another family reads it (75 numbers a
+                # row for QVHighlights) only until a row has shown one, for the families
+                # the rows carry (what a missing input's message offers instead).
+                signal = family == "sls" or "sls" not in families
                 with gc_paused():  # see cover.stream.jsonl: the batch's rows hold no cycles
                     yield load_batch(name, batch, clip=clip, on_error="reject", fast=fast,
-                                     keep_records=False).loaded
+                                     keep_records=False, signal=signal).loaded
         batches, rows = loaded(), 0
     else:
         batches = (prediction_table(c, clip=clip, on_error="reject", reasons=bad)
@@ -173,7 +178,7 @@ def score_file(
                 if kind_suffix(Path(preds)) in PARQUET_SUFFIXES else 0)
     return score_batches(batches, name, gt, family=family, min_scale=min_scale,
                          target=target, qids=qids, clip=clip, strict=strict,
-                         on_error=on_error, rows=rows, **settings)
+                         on_error=on_error, rows=rows, families=families, **settings)
 
 
 def score_batches(
@@ -197,6 +202,7 @@ def score_batches(
     durations: bool = True,
     keep_problems: int | None = KEEP,
     truth_rejected: NDArray[np.str_] | None = None,
+    families: set[str] | None = None,
 ) -> StreamedFit:
     """The scores of prediction batches already read (any format) joined with ``gt``
     (:func:`cover.io.batch_join.join_batches`, the join of every calibration input): the
@@ -211,14 +217,16 @@ def score_batches(
     :meth:`Calibrator.fit` computes them). ``own_truth``: ``gt`` is the caller's no
     more: its windows and queries are let go once the join is done
     (:meth:`CompactTruth.release`), before the table is built. ``keep_problems``: the
-    problems of each action kept as examples (None: every one); all are counted."""
+    problems of each action kept as examples (None: every one); all are counted.
+    ``families``: the set filled, batch by batch, with the score families some row has
+    the input of (read by a caller that reads the batches as they are needed)."""
     if qids is not None and not isinstance(qids, QidList):
         qids = QidList(None, qids, np.zeros(len(qids), dtype=np.int64))
     truth = gt if isinstance(gt, CompactTruth) else compact_truth(gt)
     # Each kept row joined its own truth row: the truth's row count bounds what is kept
     # (untouched pages of a column sized for it cost no memory; it is trimmed at the end).
     parts = _Parts(rows=min(rows, len(truth)) if rows else len(truth))
-    families: set[str] = set()
+    families = set() if families is None else families
     n_batches = 0
     # Row numbers of the truth fit 4 bytes below 2**31 rows: the qid, vid and duration
     # of a joined row are its truth row's, so 4 bytes stand for ~100 of text per row.
