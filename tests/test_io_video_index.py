@@ -8,7 +8,7 @@ import json
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from cover.data.join import fill_durations
@@ -87,6 +87,43 @@ def test_folding_small_parts_reads_as_the_per_row_reader(tmp_path_factory, rows)
     assert index.vid.dtype.kind == "S"  # bytes, not 4-byte text
     vid, t = index.texts()
     assert vid.tolist() == want[0].tolist() and t.tolist() == want[1].tolist()
+
+
+_VALUE = st.one_of(st.none(), st.booleans(), st.sampled_from(["v1", "é", "", " v2"]),
+                   st.integers(-3, 3), st.integers(2**63 - 2, 2**64 + 2),
+                   st.sampled_from([10.0, 20.5, 0.0, -1.0, 1e308]),
+                   st.lists(st.integers(0, 2**65), max_size=2))
+_LINE = st.one_of(
+    st.builds(lambda v, d, extra: json.dumps({"vid": v, "duration": d, **extra}).encode(),
+              st.sampled_from(["v1", "v2", 7, 2**64, True]) | _VALUE,
+              st.sampled_from([10, 10.0, 20.5]) | _VALUE,
+              st.dictionaries(st.sampled_from(["relevant_windows", "query", "qid"]), _VALUE,
+                              max_size=2)),
+    st.sampled_from([b'{"vid": "v1", "vid": "v2", "duration": 10}',  # the last one counts
+                     b'{"vid": "v1", "query": "\xff", "duration": 10}',  # not UTF-8
+                     b'{"vid": "v1", "duration": NaN}', b'[1, 2]', b'{"vid": "v1"}',
+                     b'{"vid": "v3", "duration": 10, "windows": [[1e400, 2]]}']))
+
+
+@settings(max_examples=150, deadline=None, derandomize=True, database=None)
+@example(lines=[b'{"vid": "v1", "vid": "v2", "duration": 10}', b'{"vid": 7, "duration": 3}'])
+@given(lines=st.lists(_LINE, min_size=1, max_size=6))
+def test_lean_lines_read_as_the_per_row_reader_on_any_line(tmp_path_factory, lines):
+    """The lean read decodes only vid and duration: on lines whose other fields, numbers
+    or bytes the two parsers could read apart (an integer past 64 bits, a duplicated key,
+    a byte that is not UTF-8, NaN, a number past float range, an odd type) it gives the
+    per-row reader's durations, or leaves the file to it (None)."""
+    path = tmp_path_factory.mktemp("d") / "gt.jsonl"
+    path.write_bytes(b"".join(line + b"\n" for line in lines))
+    lean = durations._lines_lean(path)
+    try:
+        want = qvhighlights.read_durations(path)
+    except InputError:
+        assert lean is None  # the per-row reader's message, never a table
+        return
+    if lean is not None:
+        vid, t = lean.texts()
+        assert vid.tolist() == want[0].tolist() and t.tolist() == want[1].tolist()
 
 
 @pytest.mark.parametrize("rel", [

@@ -16,15 +16,17 @@ character; numpy text takes four) beside float64 durations, looked up a batch at
 from __future__ import annotations
 
 from dataclasses import dataclass
-from itertools import chain, repeat
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import numpy as np
 from numpy.typing import NDArray
 
 from cover.errors import InputError
 from cover.io.document import load_document, read_bytes
+from cover.io.jsonl_typed import exact_values, utf8_lines
 from cover.io.narrow import merge_sorted, sorted_find
 from cover.io.qvhighlights import read_durations
 from cover.utf8 import as_bytes, as_text
@@ -156,7 +158,7 @@ def _lines_lean(path: str | Path) -> VideoIndex | None:
     merged into them (:func:`_fold`): the held columns stay one row per video, and a
     merge's temporaries are the pending rows and one new copy of the held columns."""
     from cover.io.json_columns import text_ids
-    from cover.io.jsonl_batch import CHUNK_LINES, gc_paused, parse_objects
+    from cover.io.jsonl_batch import CHUNK_LINES, gc_paused
     from cover.io.lines import line_chunks
 
     held = _Spans(np.array([], dtype="S1"), np.array([]), np.array([]))
@@ -167,13 +169,9 @@ def _lines_lean(path: str | Path) -> VideoIndex | None:
     with gc_paused():
         for batch in chain(line_chunks(path, CHUNK_LINES), [None]):
             if batch is not None:
-                recs = parse_objects([line for _, line in batch])
-                if recs is None:
+                pairs = _vid_durations([line for _, line in batch])
+                if pairs is None:
                     return None
-                pairs = [(v, d) for v, d in zip(map(dict.get, recs, repeat("vid")),
-                                                map(dict.get, recs, repeat("duration")),
-                                                strict=True)
-                         if v is not None and d is not None]
                 ids = text_ids([v for v, _ in pairs])
                 if ids is None or not {type(d) for _, d in pairs} <= {int, float}:
                     return None
@@ -200,6 +198,35 @@ def _lines_lean(path: str | Path) -> VideoIndex | None:
 
 #: Rows of a JSON-lines durations file made columns at a time (:func:`_lines_lean`).
 _GATHER = 1 << 16
+
+
+class _VidDuration(msgspec.Struct, gc=False):
+    """The two fields of a line :func:`_lines_lean` reads (absent: None, as null)."""
+
+    vid: Any = None
+    duration: Any = None
+
+
+_DECODE = msgspec.json.Decoder(_VidDuration).decode
+
+
+def _vid_durations(lines: list[bytes]) -> list[tuple[Any, Any]] | None:
+    """``(vid, duration)`` of each line that has both (absent or null: left out), each
+    line decoded by msgspec into those two fields alone (a ground-truth line's windows
+    and labels are skipped without a Python object: a tenth of a full parse's time); None
+    when a line needs the per-row reader: not a JSON object, not UTF-8 (msgspec does not
+    look inside a skipped field), or a value the two parsers read apart
+    (:func:`cover.io.jsonl_typed.exact_values`)."""
+    if not utf8_lines(lines):
+        return None
+    try:
+        rows = list(map(_DECODE, lines))
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return None
+    pairs = [(r.vid, r.duration) for r in rows if r.vid is not None and r.duration is not None]
+    if not (exact_values([v for v, _ in pairs]) and exact_values([d for _, d in pairs])):
+        return None
+    return pairs
 
 
 @dataclass(frozen=True)
