@@ -26,7 +26,7 @@ from numpy.typing import NDArray
 
 from cover.errors import InputError
 from cover.io.document import load_document, read_bytes
-from cover.io.jsonl_typed import exact_values, utf8_lines
+from cover.io.jsonl_typed import exact_values, typed_lines
 from cover.io.narrow import merge_sorted, sorted_find
 from cover.io.qvhighlights import read_durations
 from cover.utf8 import as_bytes, as_text
@@ -213,15 +213,11 @@ _DECODE = msgspec.json.Decoder(_VidDuration).decode
 def _vid_durations(lines: list[bytes]) -> list[tuple[Any, Any]] | None:
     """``(vid, duration)`` of each line that has both (absent or null: left out), each
     line decoded by msgspec into those two fields alone (a ground-truth line's windows
-    and labels are skipped without a Python object: a tenth of a full parse's time); None
-    when a line needs the per-row reader: not a JSON object, not UTF-8 (msgspec does not
-    look inside a skipped field), or a value the two parsers read apart
-    (:func:`cover.io.jsonl_typed.exact_values`)."""
-    if not utf8_lines(lines):
-        return None
-    try:
-        rows = list(map(_DECODE, lines))
-    except (msgspec.DecodeError, msgspec.ValidationError):
+    and labels are skipped without a Python object); None when a line needs the per-row
+    reader (:func:`cover.io.jsonl_typed.typed_lines`) or holds a value the two parsers
+    read apart (:func:`cover.io.jsonl_typed.exact_values`)."""
+    rows = typed_lines(_DECODE, lines)
+    if rows is None:
         return None
     pairs = [(r.vid, r.duration) for r in rows if r.vid is not None and r.duration is not None]
     if not (exact_values([v for v, _ in pairs]) and exact_values([d for _, d in pairs])):

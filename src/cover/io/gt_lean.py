@@ -37,7 +37,7 @@ from cover.io.gt_compact import CompactColumns
 from cover.io.json_columns import text_ids
 from cover.io.jsonl import OnError
 from cover.io.jsonl_batch import TYPED_CHUNK_LINES, gc_paused
-from cover.io.jsonl_typed import exact_values, pairs_column, utf8_lines
+from cover.io.jsonl_typed import exact_values, pairs_column, typed_lines
 from cover.io.lines import line_chunks
 from cover.io.qvhighlights import Loaded, read_ground_truth, truth_rules
 from cover.io.raw_numbers import int_lists, number_rows
@@ -134,11 +134,8 @@ def truth_chunk(lines: list[bytes], cols: tuple[list[Any], ...],
     """Append the checked columns of a few lines to ``cols`` (qid as int64 or numpy text,
     vid as numpy text, query, durations, windows, windows per row, labels; the rows are
     dropped); False when any row is not plainly clean (see the module doc)."""
-    if not utf8_lines(lines):
-        return False  # msgspec does not look inside a skipped string
-    try:
-        recs = list(map(_DECODE, lines))
-    except (msgspec.DecodeError, msgspec.ValidationError):
+    recs = typed_lines(_DECODE, lines)
+    if recs is None:
         return False
     qv, vv, query, durs, wins, ids, scores = map(list, zip(*map(_FIELDS, recs), strict=True))
     clean, labels = _labels(ids, scores, keep_labels)

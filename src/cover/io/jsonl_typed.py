@@ -24,10 +24,10 @@ columns.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from itertools import chain
 from operator import attrgetter
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
 import numpy as np
@@ -43,8 +43,10 @@ from cover.io.json_columns import (
 )
 from cover.io.raw_numbers import skeleton, skeleton_rows
 
-__all__ = ["exact_values", "pairs_column", "raw_number_lists", "typed_chunk", "utf8_lines",
-           "windows_column"]
+__all__ = ["exact_values", "pairs_column", "raw_number_lists", "typed_chunk", "typed_lines",
+           "utf8_lines", "windows_column"]
+
+T = TypeVar("T")
 
 
 class _Row(msgspec.Struct):
@@ -97,11 +99,8 @@ def typed_chunk(lines: list[bytes], signal: bool) -> tuple[Any, ...] | None:
     decoded typed (the records are not kept), or None when any line needs the per-row
     reader. ``signal=False``: the saliency scores are checked, not read (the signal
     columns are empty)."""
-    if not utf8_lines(lines):
-        return None
-    try:
-        rows = list(map(_DECODE[signal], lines))
-    except (msgspec.DecodeError, msgspec.ValidationError):
+    rows = typed_lines(_DECODE[signal], lines)
+    if rows is None:
         return None
     qv, vv, query, dur, std_s, std_e, win, sal, cov = zip(*map(_FIELDS, rows), strict=True)
     if text_ids(qv) is None or text_ids(vv) is None:
@@ -207,6 +206,19 @@ def _all_open(joined: bytes, raws: Sequence[Raw]) -> bool:
     starts = np.cumsum(lengths + 1) - lengths - 1  # where each value begins in joined
     return bool((np.frombuffer(joined, np.uint8)[starts] == _OPEN).all())
 
+
+
+def typed_lines(decode: Callable[[bytes], T], lines: list[bytes]) -> list[T] | None:
+    """Each line decoded by ``decode`` (a msgspec decoder of a struct of the fields a
+    bulk reader reads), or None when a line needs the per-row reader: refused by the
+    struct, or not UTF-8 text (msgspec does not look inside a skipped field, and the
+    per-row reader rejects such a line)."""
+    if not utf8_lines(lines):
+        return None
+    try:
+        return list(map(decode, lines))
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return None
 
 
 def utf8_lines(lines: list[bytes]) -> bool:

@@ -36,7 +36,7 @@ from numpy.typing import NDArray
 
 from cover.io.jsonl import parse_json_lines
 from cover.io.jsonl_batch import gc_paused
-from cover.io.jsonl_typed import exact_values, pairs_column, utf8_lines, windows_column
+from cover.io.jsonl_typed import exact_values, pairs_column, typed_lines, windows_column
 from cover.io.regions_columns import RegionColumns, RowIds, bulk_regions
 from cover.io.regions_read import (
     META_KEYS,
@@ -158,12 +158,7 @@ def _typed_rows(lines: list[bytes]) -> tuple[list[Any], ...] | None:
     """``(qids, vids, queries, raw windows, blocks)`` of the lines, or None when a line
     needs the per-row reader (refused by the structs, or not UTF-8: msgspec does not
     look inside a skipped string)."""
-    if not utf8_lines(lines):
-        return None
-    try:
-        rows = list(map(_DECODE, lines))
-    except (msgspec.DecodeError, msgspec.ValidationError):
-        return None
+    rows = typed_lines(_DECODE, lines)
     if not rows:
         return None
     return tuple(map(list, zip(*map(_FIELDS, rows), strict=True)))
