@@ -53,10 +53,15 @@ def test_a_clean_file_is_not_read_whole(tmp_path, monkeypatch):
     ('{"vid": "v", "duration": -1}', "vid v: duration must be a finite number > 0, got -1"),
     ('{"vid": "v", "duration": true}', "vid v: duration must be a finite number > 0, got true"),
     ('{"vid": " v", "duration": 3}', "vid"),
+    # A line that cannot be read is named, never skipped: its video's duration would be
+    # lost without a word (every row of that video then rejected for want of one).
+    ('{"vid": "v", "duration": ', "malformed JSON"),
+    (b'{"vid": "v", "query": "\xff", "duration": 3}', "not UTF-8 text (byte 0xff"),
 ])
 def test_a_bad_row_gets_the_per_row_message(tmp_path, line, why):
     path = tmp_path / "gt.jsonl"
-    path.write_text('{"vid": "a", "duration": 3}\n' + line + "\n")
+    text = line if isinstance(line, bytes) else line.encode()
+    path.write_bytes(b'{"vid": "a", "duration": 3}\n' + text + b"\n")
     with pytest.raises(InputError) as want:
         qvhighlights.read_durations(path)
     with pytest.raises(InputError) as got:

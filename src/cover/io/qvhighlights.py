@@ -118,9 +118,14 @@ def read_ground_truth(path: str | Path, *, on_error: OnError = "raise") -> Loade
 def read_durations(path: str | Path) -> tuple[NDArray[np.str_], NDArray[np.float64]]:
     """``(vid, duration)`` from any JSON-lines annotation file with those two fields
     (QVHighlights' unlabelled release files qualify). Rows lacking either are skipped:
-    they cannot say anything about a video's length. Conflicting durations for one
-    vid are an error."""
+    they cannot say anything about a video's length. A line that cannot be read (not
+    JSON, not an object, not UTF-8) is an error naming it, as are conflicting durations
+    for one vid: a video whose line is lost would otherwise lose its duration unsaid."""
     raw = read_json_rows(path)
+    if raw.problems:
+        more = len(raw.problems) - 1
+        raise InputError(str(raw.problems[0]) + (f" (and {more} more line(s) that cannot "
+                                                 "be read)" if more else ""))
     vids: list[str] = []
     durs: list[float] = []
     for rec, line in zip(raw.records, raw.lines.tolist(), strict=True):
