@@ -147,7 +147,7 @@ class UnitSums:
 
 class CodeUnitSums:
     """:class:`UnitSums` when every unit is known up front as a code, its rank among the
-    units' sorted text (:func:`cover.stream.calibrate.unit_codes`): one count and one
+    units' sorted text (:func:`cover.stream.fit_columns.unit_codes`): one count and one
     sum per unit in place (8 bytes a unit), no keys, no merges; :meth:`totals` gives
     the same arrays as :class:`UnitSums` fed the units' text (units with rows only)."""
 

@@ -16,7 +16,7 @@ import numpy as np
 from cover.data.relevance import SALIENCY
 from cover.errors import InputError, ProblemTally, no_rows_left, report_problems, say
 from cover.jobs.calibrate_job import CalibrateJob, group_settings, rule_params
-from cover.stream.calibrate import StreamedFit
+from cover.stream.fit_columns import StreamedFit
 
 
 def rcps_bound_line(given: str | None) -> str:

@@ -54,7 +54,7 @@ from cover.io.truth_index import CompactTruth, TruthSeen
 from cover.metric_sums import CodeUnitSums
 from cover.metrics import EvaluationSums
 from cover.regions import Regions
-from cover.stream.calibrate import unit_codes
+from cover.stream.fit_columns import unit_codes
 
 #: Rows per batch: as ``cover certify``'s JSON-lines default (~1.1 KB per echoed line).
 DEFAULT_BATCH_ROWS = 16_384
