@@ -39,7 +39,7 @@ NOT_PATHS = {
 
 
 def _looks_like_a_path(action: argparse.Action) -> bool:
-    from cover.cli import _common as c
+    from cover.cli import arg_types as c
 
     numbers = (int, float, c.positive_int, c.nonnegative_int, c.positive_float,
                c.nonnegative_float)

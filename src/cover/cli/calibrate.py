@@ -10,11 +10,10 @@ from cover.cli._common import (
     Subparsers,
     add_command,
     add_flags,
-    fraction_in,
     job_of,
-    nonnegative_int,
     printed,
 )
+from cover.cli.arg_types import fraction_in, nonnegative_int
 from cover.cli.formats import add_format_flags, add_relevance_flag, format_kwargs
 from cover.jobs.calibrate_job import DEFAULT_GROUPS
 

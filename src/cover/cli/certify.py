@@ -10,10 +10,10 @@ from cover.cli._common import (
     Subparsers,
     add_command,
     add_flags,
-    fraction_in,
     job_of,
     printed,
 )
+from cover.cli.arg_types import fraction_in
 from cover.cli.formats import add_format_flags, add_relevance_flag
 
 

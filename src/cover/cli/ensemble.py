@@ -5,13 +5,8 @@ from __future__ import annotations
 
 import argparse
 
-from cover.cli._common import (
-    InputPath,
-    Subparsers,
-    add_command,
-    add_flags,
-    positive_int,
-)
+from cover.cli._common import InputPath, Subparsers, add_command, add_flags
+from cover.cli.arg_types import positive_int
 from cover.errors import report_problems
 
 

@@ -6,13 +6,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from cover.cli._common import (
-    InputPath,
-    Subparsers,
-    add_command,
-    positive_float,
-    printed,
-)
+from cover.cli._common import InputPath, Subparsers, add_command, printed
+from cover.cli.arg_types import positive_float
 from cover.errors import say
 
 

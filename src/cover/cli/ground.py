@@ -14,6 +14,8 @@ from cover.cli._common import (
     add_command,
     add_flags,
     job_of,
+)
+from cover.cli.arg_types import (
     nonnegative_float,
     nonnegative_int,
     positive_float,

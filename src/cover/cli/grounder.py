@@ -5,15 +5,8 @@ from __future__ import annotations
 
 import argparse
 
-from cover.cli._common import (
-    InputPath,
-    Subparsers,
-    add_command,
-    add_flags,
-    job_of,
-    nonnegative_float,
-    positive_int,
-)
+from cover.cli._common import InputPath, Subparsers, add_command, add_flags, job_of
+from cover.cli.arg_types import nonnegative_float, positive_int
 from cover.errors import report_problems
 
 

@@ -12,11 +12,9 @@ from cover.cli._common import (
     Subparsers,
     add_command,
     add_flags,
-    checked_text,
-    fraction_in,
     job_of,
-    positive_int,
 )
+from cover.cli.arg_types import checked_text, fraction_in, positive_int
 from cover.cli.formats import add_format_flags, add_selection_flags, read_kwargs
 
 

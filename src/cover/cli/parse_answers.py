@@ -17,9 +17,8 @@ from cover.cli._common import (
     Subparsers,
     add_command,
     add_flags,
-    nonnegative_int,
-    positive_float,
 )
+from cover.cli.arg_types import nonnegative_int, positive_float
 from cover.errors import InputError, report_problems, say
 
 

@@ -11,9 +11,11 @@ from cover.cli._common import (
     Subparsers,
     add_command,
     add_flags,
+    job_of,
+)
+from cover.cli.arg_types import (
     alpha_text,
     fraction_in,
-    job_of,
     port_number,
     positive_float,
     positive_int,

@@ -11,9 +11,9 @@ from cover.cli._common import (
     add_command,
     add_flags,
     flag_default,
-    fraction_in,
     job_of,
 )
+from cover.cli.arg_types import fraction_in
 from cover.cli.formats import add_format_flags, add_selection_flags, read_kwargs
 
 
