@@ -37,15 +37,9 @@ from numpy.typing import NDArray
 from cover.io.jsonl import parse_json_lines
 from cover.io.jsonl_batch import gc_paused
 from cover.io.jsonl_typed import exact_values, pairs_column, typed_lines, windows_column
+from cover.io.regions_block import META_KEYS, META_OPTIONAL, meta_of, threshold_value
 from cover.io.regions_columns import RegionColumns, RowIds, bulk_regions
-from cover.io.regions_read import (
-    META_KEYS,
-    META_OPTIONAL,
-    LoadedRegions,
-    meta_of,
-    regions_from_rows,
-    threshold_value,
-)
+from cover.io.regions_read import LoadedRegions, regions_from_rows
 from cover.io.seen import SeenLines
 from cover.ragged import offsets_from_lengths
 from cover.row_status import STATUSES
@@ -178,7 +172,7 @@ def _regions(blocks: list[_Block]) -> tuple[Any, Any, Any] | None:
 
 def _refused(blocks: list[_Block]) -> NDArray[np.bool_] | None:
     """Each ``cover.refused`` (when absent: whether the status is ``refused``), or None
-    when one is not a boolean (:func:`cover.io.regions_read.status_problems` says so)."""
+    when one is not a boolean (:func:`cover.io.regions_block.status_problems` says so)."""
     refused = [s == "refused" if r is UNSET else r
                for r, s in zip(map(attrgetter("refused"), blocks), map(_STATUS, blocks),
                                strict=True)]
@@ -186,7 +180,7 @@ def _refused(blocks: list[_Block]) -> NDArray[np.bool_] | None:
 
 
 def _abstain_reasons(blocks: list[_Block]) -> Any:
-    """:func:`cover.io.regions_read.abstain_reasons` of typed blocks; False for a reason
+    """:func:`cover.io.regions_block.abstain_reasons` of typed blocks; False for a reason
     the two parsers read apart."""
     if "abstained" not in map(_STATUS, blocks):
         return None

@@ -30,16 +30,8 @@ from cover.data.table import GroundingTable
 from cover.io.json_columns import flat_values, list_lengths, scored_windows, text_ids
 from cover.io.jsonl import object_column
 from cover.io.qvhighlights import top1
-from cover.io.regions_read import (
-    META_KEYS,
-    META_OPTIONAL,
-    LoadedRegions,
-    Thresholds,
-    known_thresholds,
-    meta_of,
-    region_rules,
-    regions_of,
-)
+from cover.io.regions_block import META_KEYS, META_OPTIONAL, known_thresholds, meta_of
+from cover.io.regions_read import LoadedRegions, Thresholds, region_rules, regions_of
 from cover.io.seen import SeenLines
 from cover.ragged import Ragged, offsets_from_lengths
 

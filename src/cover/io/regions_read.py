@@ -22,7 +22,6 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from cover._json import from_json_number
 from cover.data.rules import duplicate_reason
 from cover.data.table import GroundingTable
 from cover.errors import InputError, RowProblem
@@ -33,17 +32,24 @@ from cover.io.jsonl import (
     RawRows,
     check_ids,
     check_unique_qids,
-    json_text,
     number_value,
     raise_on_rejections,
     read_json_rows,
 )
 from cover.io.opener import json_document, suffix_kind
 from cover.io.qvhighlights import top1
+from cover.io.regions_block import (
+    abstain_reasons,
+    block_of,
+    common_meta,
+    known_thresholds,
+    status_problems,
+    threshold_value,
+)
 from cover.io.seen import SeenLines
 from cover.ragged import Ragged, row_ids, segment_any
 from cover.regions import Regions
-from cover.row_status import ABSTAINED, CERTIFIED, REFUSED, empty_region_block
+from cover.row_status import empty_region_block
 
 #: Relative tolerance of the ``[0, T]`` check on regions read back (rounding only).
 REGION_ATOL = 1e-6
@@ -132,7 +138,7 @@ def regions_from_rows(raw: RawRows, *, seen: SeenLines | None = None,
     keep = fields.reject_rows(raw, fields.first_reason(region_rules(reg, roff, dur, has_dur)))
     reg, roff = fields.trim_ragged(keep, reg, roff)
     dur = dur[keep]
-    meta, meta_line = _common_meta(raw, first)
+    meta, meta_line = common_meta(raw, first)
     refused = np.array([block_of(r).get("status") == "refused" for r in raw.records], dtype=bool)
     abstained = abstain_reasons(raw.records)
     thr = np.array([threshold_value(block_of(r).get("threshold")) for r in raw.records], np.float64)
@@ -195,91 +201,6 @@ def _reject_repeats(raw: RawRows, seen: SeenLines) -> None:
                              for i in np.flatnonzero(dup).tolist()})
 
 
-#: The ``cover`` block keys every row of one regions file shares (one calibrator wrote them).
-META_KEYS = ("score", "rule", "alpha", "k", "n_calibration", "calibration_sha256")
-#: Shared keys written only when set: ``relevance`` ("proposals": the SLS signal was built
-#: from the scored windows; absent: saliency).
-META_OPTIONAL = ("relevance",)
-
-
-def meta_of(block: dict[str, Any]) -> dict[str, Any]:
-    """The calibrator fields of one ``cover`` block: every :data:`META_KEYS` (None when
-    absent) and the :data:`META_OPTIONAL` ones it has."""
-    return {**{k: block.get(k) for k in META_KEYS},
-            **{k: block[k] for k in META_OPTIONAL if block.get(k) is not None}}
-
-
-def _common_meta(raw: RawRows, ref: tuple[dict[str, Any], int] | None = None
-                 ) -> tuple[dict[str, Any], int | None]:
-    """The calibrator fields shared by every row, and the line they were read from
-    (``ref``: those of an earlier batch); a file that mixes calibrators would make one
-    coverage number meaningless, so the first differing row is an error."""
-    if ref is None:
-        if not raw.records:
-            return dict.fromkeys(META_KEYS), None
-        ref = meta_of(block_of(raw.records[0])), int(raw.lines[0])
-    first, first_line = ref
-    for rec, line in zip(raw.records, raw.lines.tolist(), strict=True):
-        this = meta_of(block_of(rec))
-        if this != first:
-            key = next(k for k in (*META_KEYS, *META_OPTIONAL) if this.get(k) != first.get(k))
-            raise InputError(
-                f"{raw.path}:{line} (qid={rec.get('qid')}): cover.{key} is "
-                f"{json_text(this.get(key))} but {json_text(first.get(key))} on line "
-                f"{first_line}; evaluate the output of one calibrator at a time"
-            )
-    return first, first_line
-
-
-def block_of(rec: dict[str, Any]) -> dict[str, Any]:
-    """The ``cover`` block of a row (``{}`` when it has none)."""
-    block = rec.get("cover")
-    return block if isinstance(block, dict) else {}
-
-
-def threshold_value(x: Any) -> float:
-    """``cover.threshold`` as a number (``"inf"`` text read, anything unreadable NaN)."""
-    try:
-        return from_json_number(x)
-    except (ValueError, OverflowError):
-        return math.nan
-
-
-def status_problems(raw: RawRows) -> dict[int, str]:
-    """Row -> why its ``cover.status`` / ``cover.refused`` cannot be read: the status is
-    ``certified``, ``refused`` or ``abstained`` (the whole video, not answered), or
-    ``rejected`` with an empty region, a miss (:mod:`cover.row_status`); ``cover.refused``,
-    when given, is a boolean that says the same (``"yes"`` is not true, and a certified row
-    is not refused)."""
-    why: dict[int, str] = {}
-    for i, rec in enumerate(raw.records):
-        b = block_of(rec)
-        status = b.get("status")
-        refused = b.get("refused", status == "refused")
-        if empty_region_block(b):  # rejected for its empty region: read as a miss
-            if refused is not False:
-                why[i] = (f"cover.status is \"rejected\" (empty region) but cover.refused "
-                          f"is {json_text(refused)}")
-            continue
-        if status not in (CERTIFIED, REFUSED, ABSTAINED):
-            why[i] = ("cover.status must be \"certified\", \"refused\" or \"abstained\", "
-                      f"got {json_text(status)}")
-        elif type(refused) is not bool:
-            why[i] = f"cover.refused must be true or false, got {json_text(refused)}"
-        elif refused is not (status == "refused"):
-            why[i] = (f"cover.status is {json_text(status)} but cover.refused is "
-                      f"{json_text(refused)}")
-    return why
-
-
-def abstain_reasons(records: list[dict[str, Any]]) -> NDArray[np.object_] | None:
-    """Per row, the reason of a row written ``abstained`` (None for the others); None when
-    no row abstained."""
-    out = np.array([str(b.get("reason", "abstained")) if b.get("status") == "abstained"
-                    else None for b in map(block_of, records)], dtype=object)
-    return out if any(r is not None for r in out.tolist()) else None
-
-
 def check_thresholds(raw: RawRows, want: Thresholds) -> None:
     """Reject the rows whose ``cover.threshold`` is none of ``want``'s: they were
     certified by another calibrator (another alpha), whose band would be wrong."""
@@ -291,13 +212,3 @@ def check_thresholds(raw: RawRows, want: Thresholds) -> None:
         int(i): f"cover.threshold {got[i]:.6g} is not a threshold of the calibrator "
                 f"{want.source} ({shown}): were these regions certified with another one?"
         for i in np.flatnonzero(~ok).tolist()})
-
-
-
-
-def known_thresholds(got: NDArray[np.float64], want: NDArray[np.float64]) -> NDArray[np.bool_]:
-    """Whether each threshold is one of ``want``: a non-finite one exactly, the others to a
-    relative 1e-9 (the decimal text certify writes)."""
-    finite = want[np.isfinite(want)]
-    return np.isin(got, want[~np.isfinite(want)]) | np.isclose(
-        got[:, None], finite[None, :], rtol=1e-9, atol=0.0).any(axis=1)
