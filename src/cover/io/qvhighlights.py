@@ -22,11 +22,12 @@ from cover.data.rules import (
     TRUTH_NONFINITE,
     TRUTH_REVERSED,
     check_clip,
+    in_line_order,
     nonfinite_windows,
     reversed_windows,
 )
 from cover.data.table import DEFAULT_CLIP_SECONDS
-from cover.errors import InputError
+from cover.errors import InputError, summarize
 from cover.intervals import Intervals
 from cover.io.fields import (
     bad_number,
@@ -123,9 +124,9 @@ def read_durations(path: str | Path) -> tuple[NDArray[np.str_], NDArray[np.float
     for one vid: a video whose line is lost would otherwise lose its duration unsaid."""
     raw = read_json_rows(path)
     if raw.problems:
-        more = len(raw.problems) - 1
-        raise InputError(str(raw.problems[0]) + (f" (and {more} more line(s) that cannot "
-                                                 "be read)" if more else ""))
+        raise InputError(f"{len(raw.problems)} line(s) of {raw.path} cannot be read (the "
+                         f"durations of their videos would be lost):\n"
+                         f"{summarize(in_line_order(raw.problems))}")
     vids: list[str] = []
     durs: list[float] = []
     for rec, line in zip(raw.records, raw.lines.tolist(), strict=True):
