@@ -13,7 +13,7 @@ string, another shape, a number beyond float range), for a slower reader to judg
 from __future__ import annotations
 
 from collections.abc import Sequence
-from itertools import repeat
+from itertools import compress, repeat
 
 import msgspec
 import numpy as np
@@ -59,12 +59,13 @@ def skeleton_rows(raws: Sequence[Raw], skel: bytes, w: int
               for k in set(per_row.tolist())}
     if b"\n".join(map(shapes.__getitem__, per_row.tolist())) != skel:
         return None
-    empty = [r for r, k in zip(raws, per_row.tolist(), strict=True) if not k]
-    if any(bytes(r).translate(None, b" \t\r") != b"[]" for r in empty):
-        return None  # "[7]" has the skeleton of "[]": a number, not a list of them
-    full = raws if not empty else [r for r, k in zip(raws, per_row.tolist(),
-                                                      strict=True) if k]
-    flat = flat_numbers(full)
+    has = per_row.astype(bool)
+    if not has.all():
+        empty = compress(raws, (~has).tolist())
+        if any(bytes(r).translate(None, b" \t\r") != b"[]" for r in empty):
+            return None  # "[7]" has the skeleton of "[]": a number, not a list of them
+        raws = list(compress(raws, has.tolist()))
+    flat = flat_numbers(raws)
     return None if flat is None else (flat.reshape(-1, w), per_row)
 
 
@@ -81,7 +82,7 @@ def int_lists(raws: Sequence[Raw]) -> tuple[NDArray[np.float64], NDArray[np.int6
     shapes = {k: b"[" + b"," * max(k - 1, 0) + b"]" for k in set(per_row.tolist())}
     if b"\n".join(map(shapes.__getitem__, per_row.tolist())) != skel:
         return None
-    flat = flat_numbers([r for r, k in zip(raws, per_row.tolist(), strict=True) if k])
+    flat = flat_numbers(list(compress(raws, per_row.tolist())))
     return None if flat is None else (flat, per_row)
 
 
