@@ -211,3 +211,31 @@ def test_no_fork_from_a_process_running_other_threads(tmp_path: Path) -> None:
     finally:
         stop.set()
         other.join()
+
+
+def test_pool_during_starts_the_pool_as_asked_and_stops_it_when_the_load_fails(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """``pool_during``: no pool unless wanted (or, where matplotlib is needed, when it is
+    missing); a load that raises stops the pool it started (aborted) and raises."""
+    pool, got = figure_pool.pool_during(lambda: 7, wanted=False)
+    assert pool is None and got == 7
+    monkeypatch.setattr("importlib.util.find_spec", lambda name: None)  # no matplotlib
+    assert figure_pool.pool_during(lambda: 1)[0] is None
+    closed: list[bool] = []
+    real_close = FigurePool.close
+
+    def close(self: FigurePool, *, abort: bool = False) -> None:
+        closed.append(abort)
+        real_close(self, abort=abort)
+
+    monkeypatch.setattr(FigurePool, "close", close)
+    started, _ = figure_pool.pool_during(lambda: 2, needs_matplotlib=False)
+    assert isinstance(started, FigurePool) and closed == []
+    started.close()
+
+    def fails() -> None:
+        raise ValueError("bad input")
+
+    with pytest.raises(ValueError, match="bad input"):
+        figure_pool.pool_during(fails, needs_matplotlib=False)
+    assert closed == [False, True]  # this test's own close, then the abort

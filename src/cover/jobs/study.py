@@ -28,7 +28,7 @@ from cover.io.output import check_results_folder, results_folder, write_json, wr
 from cover.jobs.study_inputs import InputPair
 from cover.jobs.study_overview import comparisons, overview_table, run_transfers
 from cover.jobs.study_seeds import check_split_seeds, pair_spread
-from cover.report.figure_pool import STUDIES_WITH_FIGURES, FigurePool
+from cover.report.figure_pool import STUDIES_WITH_FIGURES, FigurePool, pool_during
 from cover.studies.common import jsonify
 from cover.studies.context import Pair
 from cover.studies.minimum import check_enough_rows
@@ -170,10 +170,7 @@ def run_studies(
     check_results_folder(out, all_inputs)
     t_start = time.perf_counter()
     timings: dict[str, float] = {}
-    # The figure worker starts before the inputs are read: it imports matplotlib while
-    # this process reads and computes (cover.report.figure_pool).
-    figs = FigurePool() if figures else None
-    try:
+    def load() -> tuple[list[tuple[GroundingTable, dict[str, int]]], list[set[str]]]:
         loaded = _load(inputs, timings, read)
         any_std = any(t.start_std is not None for t, _ in loaded)
         skips = [{"uncertainty"} if any_std and t.start_std is None else set()
@@ -182,10 +179,11 @@ def run_studies(
         for inp, (table, _), skip in zip(inputs, loaded, skips, strict=True):
             check_enough_rows(table.units, protocol, [s for s in wanted if s not in skip],
                               what=str(inp.preds), flags=STUDY_FLAGS)
-    except BaseException:
-        if figs is not None:
-            figs.close(abort=True)
-        raise
+        return loaded, skips
+
+    # The figure worker starts before the inputs are read: it imports matplotlib while
+    # this process reads and computes (cover.report.figure_pool).
+    figs, (loaded, skips) = pool_during(load, wanted=figures, needs_matplotlib=False)
     # The folder is built beside --out and renamed into place once complete
     # (cover.io.folders): ``out`` names the temporary folder inside this block. The
     # pool's exit stops its worker on every path.

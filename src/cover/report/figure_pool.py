@@ -89,14 +89,17 @@ def _draw(draw: Draw, args: tuple[Any, ...], kwargs: dict[str, Any]
     return pngs
 
 
-def pool_during(load: Callable[[], T]) -> tuple[FigurePool | None, T]:
+def pool_during(load: Callable[[], T], *, wanted: bool = True,
+                needs_matplotlib: bool = True) -> tuple[FigurePool | None, T]:
     """A pool whose worker starts before ``load()`` runs (it imports matplotlib while the
     caller reads its inputs), and what ``load`` returned; the pool is stopped when
-    ``load`` fails. None instead of a pool when matplotlib is not installed (the caller
-    draws in process and says the figures are skipped)."""
+    ``load`` fails. None instead of a pool when not ``wanted``, or when matplotlib is not
+    installed and ``needs_matplotlib`` (the caller draws in process and says the figures
+    are skipped)."""
     import importlib.util
 
-    pool = FigurePool() if importlib.util.find_spec("matplotlib") is not None else None
+    pool = FigurePool() if wanted and not (
+        needs_matplotlib and importlib.util.find_spec("matplotlib") is None) else None
     try:
         return pool, load()
     except BaseException:
