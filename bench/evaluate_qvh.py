@@ -29,7 +29,13 @@ from pathlib import Path
 
 from markdown_out import command_line, machine_line, publish, ratio_table
 from stream_floors import parse_evaluate
-from timing import child_report, child_rounds
+from timing import (
+    add_child_flags,
+    child_report,
+    child_rounds,
+    child_rounds_note,
+    evaluated_rows,
+)
 
 PREDS = "qvhighlights/qd_detr/video_checkpoint_best_hl_val_preds.jsonl"
 GT = "qvhighlights/annotations/highlight_val_release.jsonl"
@@ -67,7 +73,7 @@ def make_files(data: Path, folder: Path, rows: int) -> dict[str, Path]:
 
 def child(mode: str, folder: str, rows: int) -> None:
     """One measured run (in its own process): prints its rows, wall time and peak RSS."""
-    from cover.jobs.evaluate import EvaluateFiles, evaluate_files
+    from cover.jobs.evaluate import EvaluateFiles
 
     d = Path(folder)
     job = EvaluateFiles(regions=str(d / f"regions_{rows}.jsonl"),
@@ -76,11 +82,7 @@ def child(mode: str, folder: str, rows: int) -> None:
     if mode == "parse-evaluate":
         n = parse_evaluate(job.regions, job.gt)
     else:
-        import contextlib
-        import io
-
-        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-            n = evaluate_files(job)["counts"]["rows"]
+        n = evaluated_rows(job)
     child_report(mode, n, time.perf_counter() - t0)
 
 
@@ -90,9 +92,7 @@ def main() -> int:
                     help="the folder holding qvhighlights/ (default: cover's data folder)")
     ap.add_argument("--rows", type=float, default=1e6)
     ap.add_argument("--dir", type=Path, default=Path("/tmp/cover-evaluate-qvh"))
-    ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--out", type=Path, default=None, help="also write the Markdown here")
-    ap.add_argument("--child", nargs=1, metavar="MODE", help=argparse.SUPPRESS)
+    add_child_flags(ap)
     args = ap.parse_args()
     rows = int(args.rows)
     if args.child:
@@ -107,9 +107,8 @@ def main() -> int:
                        ["--rows", str(rows), "--dir", str(args.dir)])
     size_mb = (files["regions"].stat().st_size + files["gt"].stat().st_size) / 1e6
     lines = [command_line("evaluate_qvh.py"), "",
-             machine_line(load0, ("numpy", "msgspec")) + f"; {args.repeats} interleaved "
-             "rounds, medians; wall times are the call alone (imports excluded); peak RSS is "
-             "each run's own `VmHWM` (the largest of the rounds)", "",
+             machine_line(load0, ("numpy", "msgspec")) + "; " + child_rounds_note(args.repeats),
+             "",
              f"QD-DETR's QVHighlights val predictions and the val ground truth repeated to "
              f"{res['evaluate']['rows']:,} rows (new qids), certified (NORM, alpha 0.1): "
              f"{files['regions'].stat().st_size / 1e6:.0f} MB of certified lines and a "

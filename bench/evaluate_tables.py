@@ -34,7 +34,13 @@ import numpy as np
 from markdown_out import command_line, machine_line, publish, ratio_table
 from stream_floors import parse_evaluate
 from stream_inputs import COLUMNS, make_file, parquet_calibrator
-from timing import child_report, child_rounds
+from timing import (
+    add_child_flags,
+    child_report,
+    child_rounds,
+    child_rounds_note,
+    evaluated_rows,
+)
 
 MODES = ("read-parquet", "evaluate-parquet", "whole-parquet", "read-csv", "evaluate-csv",
          "whole-csv")
@@ -75,7 +81,7 @@ def child(mode: str, folder: str, rows: int, batch_rows: int) -> None:
     import pyarrow.csv as pcsv
     import pyarrow.parquet as pq
 
-    from cover.jobs.evaluate import EvaluateFiles, evaluate_files
+    from cover.jobs.evaluate import EvaluateFiles
 
     d = Path(folder)
     kind = mode.split("-")[1]
@@ -97,11 +103,7 @@ def child(mode: str, folder: str, rows: int, batch_rows: int) -> None:
             column_types={"cover_region": pa.string()})).num_rows
         parse_evaluate(None, job.gt)
     else:
-        import contextlib
-        import io
-
-        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-            n = evaluate_files(job)["counts"]["rows"]
+        n = evaluated_rows(job)
     child_report(mode, n, time.perf_counter() - t0)
 
 
@@ -110,9 +112,7 @@ def main() -> int:
     ap.add_argument("--rows", type=float, default=1e6)
     ap.add_argument("--dir", type=Path, default=Path("/tmp/cover-evaluate-tables"))
     ap.add_argument("--batch-rows", type=int, default=16_384)
-    ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--out", type=Path, default=None, help="also write the Markdown here")
-    ap.add_argument("--child", nargs=1, metavar="MODE", help=argparse.SUPPRESS)
+    add_child_flags(ap)
     args = ap.parse_args()
     rows = int(args.rows)
     if args.child:
@@ -124,9 +124,8 @@ def main() -> int:
     res = child_rounds(__file__, MODES, args.repeats, [
         "--rows", str(rows), "--dir", str(args.dir), "--batch-rows", str(args.batch_rows)])
     lines = [command_line("evaluate_tables.py"), "",
-             machine_line(load0, ("numpy", "pyarrow", "msgspec")) + f"; {args.repeats} "
-             "interleaved rounds, medians; wall times are the call alone (imports excluded); "
-             "peak RSS is each run's own `VmHWM` (the largest of the rounds)", ""]
+             machine_line(load0, ("numpy", "pyarrow", "msgspec")) + "; "
+             + child_rounds_note(args.repeats), ""]
     for kind in ("parquet", "csv"):
         size_mb = files[kind].stat().st_size / 1e6
         same = ((args.dir / f"metrics-evaluate-{kind}.json").read_bytes()

@@ -134,3 +134,32 @@ def child_rounds(script: str, modes: tuple[str, ...], repeats: int, args: list[s
             runs[mode].append(json.loads(out.stdout.strip().splitlines()[-1]))
     return {m: {"rows": rs[0]["rows"], "wall_s": statistics.median(r["wall_s"] for r in rs),
                 "peak_rss_mb": max(r["peak_rss_mb"] for r in rs)} for m, rs in runs.items()}
+
+
+def child_rounds_note(repeats: int) -> str:
+    """What :func:`child_rounds`' figures are, for a results file's machine line."""
+    return (f"{repeats} interleaved rounds, medians; wall times are the call alone (imports "
+            "excluded); peak RSS is each run's own `VmHWM` (the largest of the rounds)")
+
+
+def evaluated_rows(job: Any) -> int:
+    """``cover evaluate`` of ``job`` (an :class:`cover.jobs.evaluate.EvaluateFiles`), its
+    printed summary dropped: the rows it evaluated."""
+    import contextlib
+    import io
+
+    from cover.jobs.evaluate import evaluate_files
+
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        return int(evaluate_files(job)["counts"]["rows"])
+
+
+def add_child_flags(ap: Any) -> None:
+    """The flags of a script measured by :func:`child_rounds` (an argparse parser):
+    ``--repeats``, ``--out`` and the hidden ``--child MODE`` of its measured runs."""
+    import argparse
+    from pathlib import Path
+
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--out", type=Path, default=None, help="also write the Markdown here")
+    ap.add_argument("--child", nargs=1, metavar="MODE", help=argparse.SUPPRESS)
