@@ -11,7 +11,7 @@ import numpy as np
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from cover.io.raw_numbers import flat_numbers, int_lists, number_rows
+from cover.io.raw_numbers import flat_numbers, int_lists, number_rows, raw_number_lists
 from test_io_jsonl_typed import _JSON_VALUES
 
 _LABEL_VALUES = st.one_of(
@@ -86,3 +86,35 @@ def test_flat_numbers_are_msgspecs_floats_in_order(values, nested, spaced):
     else:
         assert got is not None and got.tolist() == want
         assert np.array_equal(np.signbit(got), np.signbit(want))
+
+
+def test_raw_number_lists_on_its_own():
+    raw = msgspec.Raw
+    assert raw_number_lists([raw(b"[1, 2.5]"), raw(b"[]"), raw(b"null")])
+    assert not raw_number_lists([raw(b"[1, 2.5]"), raw(b'["a"]')])
+
+
+@settings(max_examples=300, deadline=None)
+@given(values=st.lists(st.one_of(
+    st.lists(st.floats(allow_nan=False, allow_infinity=False) | st.integers(-10**9, 10**9),
+             max_size=6), _JSON_VALUES), min_size=1, max_size=6),
+       spaced=st.booleans())
+@example(values=[[[1]], 5], spaced=False)  # as many "[" as values, one of them bare
+@example(values=[5, [[1]]], spaced=False)
+@example(values=[[1, 10**309]], spaced=False)  # a run of 310 digits: past float range
+def test_raw_number_lists_says_what_a_typed_decode_says(values, spaced):
+    """The byte-class test of raw saliency lists agrees with msgspec's typed decode of
+    ``list[list[float] | None]`` on any JSON values, nested lists, a bare number beside a
+    nested list, exponents and integers past float range included."""
+    import json
+
+    import msgspec
+
+    texts = [json.dumps(v, separators=(", ", ": ") if spaced else (",", ":")).encode()
+             for v in values]
+    try:
+        msgspec.json.Decoder(list[list[float] | None]).decode(b"[" + b",".join(texts) + b"]")
+        want = True
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        want = False
+    assert raw_number_lists([msgspec.Raw(t) for t in texts]) == want

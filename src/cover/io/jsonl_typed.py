@@ -9,9 +9,9 @@ Python object. The windows are kept as raw bytes and read as one column over a c
 of lines (:func:`raw_windows`); windows not written plainly (null, a boolean, ...) are
 decoded as typed lists. For a command that does not read the signal (NORM, SEC, SIGMA)
 the saliency scores are not decoded at all, only checked as raw bytes
-(:func:`raw_number_lists`). (SLS's scores read as one raw column, as the windows are,
-measured no faster than typed lists: the cost is one Python float per number either
-way.)
+(:func:`cover.io.raw_numbers.raw_number_lists`). (SLS's scores read as one raw column,
+as the windows are, measured no faster than typed lists: the cost is one Python float
+per number either way.)
 
 Typing is the first half of the checks: a number field refuses a string, a boolean,
 an object or an integer beyond float range; a list of floats refuses everything but
@@ -41,10 +41,10 @@ from cover.io.json_columns import (
     scored_windows,
     text_ids,
 )
-from cover.io.raw_numbers import skeleton, skeleton_rows
+from cover.io.raw_numbers import raw_number_lists, skeleton, skeleton_rows
 
-__all__ = ["exact_values", "pairs_column", "raw_number_lists", "typed_chunk", "typed_lines",
-           "utf8_lines", "windows_column"]
+__all__ = ["exact_values", "pairs_column", "typed_chunk", "typed_lines", "utf8_lines",
+           "windows_column"]
 
 T = TypeVar("T")
 
@@ -72,26 +72,14 @@ class _NoSignal(_Row):
 
 _DECODE = {True: msgspec.json.Decoder(_WithSignal).decode,
            False: msgspec.json.Decoder(_NoSignal).decode}
-_NUMBER_LISTS = msgspec.json.Decoder(list[list[float] | None])
 _WINDOW_LISTS = msgspec.json.Decoder(list[list[list[float]] | None])
 _PAIRS = msgspec.json.Decoder(list[list[tuple[float, float]]])
 _FIELDS = attrgetter("qid", "vid", "query", "duration", "start_std", "end_std",
                      "pred_relevant_windows", "pred_saliency_scores", "cover")
 
-#: Byte classes of raw saliency lists: digits "0", a number's other characters and
-#: JSON blanks " ", "[" kept, the line separator kept, anything else (a letter: an
-#: exponent, null, true; a quote; a brace) "x".
-_CLASSES = bytes(
-    ord("0") if chr(b).isdigit() and b < 128 else
-    ord(" ") if chr(b) in ".-+,] \t\r" else
-    b if chr(b) in "[\n" else ord("x") for b in range(256))
-#: A run of this many digits may be a number beyond float range (1e309 has 310).
-_LONG_DIGITS = b"0" * 309
 #: The integers orjson reads as integers; beyond them it reads floats (msgspec: integers).
 _LOW, _HIGH = -(2**63), 2**64
 _PLAIN = frozenset({str, float, bool, type(None)})
-#: The byte each raw saliency list opens with.
-_OPEN = ord("[")
 
 
 def typed_chunk(lines: list[bytes], signal: bool) -> tuple[Any, ...] | None:
@@ -176,36 +164,6 @@ def exact_values(vals: Sequence[Any]) -> bool:
         return False
     ints = [v for v in vals if type(v) is int]
     return _LOW <= min(ints) and max(ints) < _HIGH
-
-
-def raw_number_lists(raws: Sequence[Raw]) -> bool:
-    """Whether every raw JSON value is a list of finite numbers or null (what the
-    per-row reader takes as saliency scores without a message). The plain case (flat
-    lists of numbers without exponents or runs of 309 digits) is told by byte classes
-    over all of them at once; anything else is decoded, as floats, to be sure."""
-    if not raws:
-        return True
-    classes = b"\n".join(raws).translate(_CLASSES)
-    n = len(raws)
-    # Each value (valid JSON: msgspec read it as Raw) opens with "[" and holds no other
-    # "[" and nothing but numbers, commas and blanks: a flat list of plain numbers. The
-    # openings are looked up where each value starts (a count of "\n[" scans every byte).
-    if (b"x" not in classes and _LONG_DIGITS not in classes
-            and classes.count(b"[") == n and _all_open(classes, raws)):
-        return True
-    try:
-        _NUMBER_LISTS.decode(b"[" + b",".join(raws) + b"]")
-    except (msgspec.DecodeError, msgspec.ValidationError):
-        return False
-    return True
-
-
-def _all_open(joined: bytes, raws: Sequence[Raw]) -> bool:
-    """Whether each of ``raws``, joined by one byte into ``joined``, opens with "["."""
-    lengths = np.fromiter(map(len, raws), np.int64, len(raws))
-    starts = np.cumsum(lengths + 1) - lengths - 1  # where each value begins in joined
-    return bool((np.frombuffer(joined, np.uint8)[starts] == _OPEN).all())
-
 
 
 def typed_lines(decode: Callable[[bytes], T], lines: list[bytes]) -> list[T] | None:

@@ -8,6 +8,8 @@ written as plain digits (clip indices, QVHighlights' integer scores) by numpy ov
 bytes themselves, anything else by one msgspec decode of the flat list. Every reader
 returns None where a value is not plainly what it asks for (a null, a boolean, a
 string, another shape, a number beyond float range), for a slower reader to judge.
+:func:`raw_number_lists` reads nothing: it says whether saliency lists a command does
+not score are what the per-row reader takes (byte classes, or a decode when unsure).
 """
 
 from __future__ import annotations
@@ -31,6 +33,18 @@ _NUMBER_CHARS = b"0123456789.-+eE \t\r"
 _DIGITS = bytes(ord("0") if 48 <= b <= 57 else b if chr(b) in "[],\n" else ord("x")
                 for b in range(256))
 _FLOATS = msgspec.json.Decoder(list[float])
+#: Byte classes of raw saliency lists: digits "0", a number's other characters and
+#: JSON blanks " ", "[" kept, the line separator kept, anything else (a letter: an
+#: exponent, null, true; a quote; a brace) "x".
+_CLASSES = bytes(
+    ord("0") if chr(b).isdigit() and b < 128 else
+    ord(" ") if chr(b) in ".-+,] \t\r" else
+    b if chr(b) in "[\n" else ord("x") for b in range(256))
+#: A run of this many digits may be a number beyond float range (1e309 has 310).
+_LONG_DIGITS = b"0" * 309
+#: The byte each raw saliency list opens with.
+_OPEN = ord("[")
+_NUMBER_LISTS = msgspec.json.Decoder(list[list[float] | None])
 #: Digits an integer read by numpy may have (an int64 holds every one of 18 digits).
 _MAX_DIGITS = 18
 _POWERS = 10 ** np.arange(_MAX_DIGITS, dtype=np.int64)
@@ -125,4 +139,34 @@ def _plain_ints(text: bytes) -> NDArray[np.float64] | None:
     return np.add.reduceat(digits * _POWERS[power], starts).astype(np.float64)
 
 
-__all__ = ["flat_numbers", "int_lists", "number_rows", "skeleton", "skeleton_rows"]
+def raw_number_lists(raws: Sequence[Raw]) -> bool:
+    """Whether every raw JSON value is a list of finite numbers or null (what the
+    per-row reader takes as saliency scores without a message). The plain case (flat
+    lists of numbers without exponents or runs of 309 digits) is told by byte classes
+    over all of them at once; anything else is decoded, as floats, to be sure."""
+    if not raws:
+        return True
+    classes = b"\n".join(raws).translate(_CLASSES)
+    n = len(raws)
+    # Each value (valid JSON: msgspec read it as Raw) opens with "[" and holds no other
+    # "[" and nothing but numbers, commas and blanks: a flat list of plain numbers. The
+    # openings are looked up where each value starts (a count of "\n[" scans every byte).
+    if (b"x" not in classes and _LONG_DIGITS not in classes
+            and classes.count(b"[") == n and _all_open(classes, raws)):
+        return True
+    try:
+        _NUMBER_LISTS.decode(b"[" + b",".join(raws) + b"]")
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return False
+    return True
+
+
+def _all_open(joined: bytes, raws: Sequence[Raw]) -> bool:
+    """Whether each of ``raws``, joined by one byte into ``joined``, opens with "["."""
+    lengths = np.fromiter(map(len, raws), np.int64, len(raws))
+    starts = np.cumsum(lengths + 1) - lengths - 1  # where each value begins in joined
+    return bool((np.frombuffer(joined, np.uint8)[starts] == _OPEN).all())
+
+
+__all__ = ["flat_numbers", "int_lists", "number_rows", "raw_number_lists", "skeleton",
+           "skeleton_rows"]
