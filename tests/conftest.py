@@ -8,6 +8,7 @@ import io
 import json
 import os
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -84,6 +85,13 @@ def _group_kept(request: pytest.FixtureRequest) -> None:
     """Fails a test of an xdist_group the run has split (see above)."""
     if _SPLIT in request.node.stash:
         pytest.fail(request.node.stash[_SPLIT], pytrace=False)
+
+
+def example_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A new empty folder for one Hypothesis example, under the run's temporary folder:
+    ``mktemp`` would list every folder made so far to number the next one (thousands,
+    once per example)."""
+    return Path(tempfile.mkdtemp(dir=tmp_path_factory.getbasetemp()))
 
 
 @pytest.fixture(scope="session")

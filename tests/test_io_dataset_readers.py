@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import example_dir
 from cover.errors import InputError
 from cover.io import formats
 from cover.io.activitynet_captions import read_activitynet_captions
@@ -108,7 +109,7 @@ def test_caption_dict_accounts_for_every_sentence(tmp_path_factory: pytest.TempP
             ts[i] = [5.0, 1.0]
         sents = [f"s{i}" for i in range(n + (1 if mismatch else 0))]
         doc[f"v_{v}"] = {"duration": 60.0, "timestamps": ts, "sentences": sents}
-    p = dump(tmp_path_factory.mktemp("anet") / "a.json", doc)
+    p = dump(example_dir(tmp_path_factory) / "a.json", doc)
     got = read_activitynet_captions(p, on_error="reject")
     bad = rejected(got)
     total = sum(n + (1 if m else 0) for n, _, m in videos)

@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import example_dir
 from cover.errors import InputError
 from cover.io import durations, qvhighlights
 from cover.io.durations import read_video_durations
@@ -24,7 +25,7 @@ _ROW = st.fixed_dictionaries({}, optional={
 @settings(max_examples=60, deadline=None, derandomize=True, database=None)
 @given(rows=st.lists(_ROW, min_size=2, max_size=12))  # one line: a JSON document
 def test_streamed_durations_equal_the_per_row_reader(tmp_path_factory, rows):
-    path = tmp_path_factory.mktemp("d") / "gt.jsonl"
+    path = example_dir(tmp_path_factory) / "gt.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     try:
         want = qvhighlights.read_durations(path)

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import example_dir
 from cover.errors import InputError
 from cover.io.generic import parse_columns, read_table
 
@@ -40,7 +41,7 @@ def write_all(tmp: Path, rows: list[dict]) -> dict[str, Path]:
 @given(windows)
 def test_every_container_reads_the_same(tmp_path_factory: pytest.TempPathFactory,
                                         spans: list[tuple[float, float]]) -> None:
-    tmp = tmp_path_factory.mktemp("g")
+    tmp = example_dir(tmp_path_factory)
     rows = [{"id": f"q{i}", "video": f"v{i % 3}", "pred": [s, e]}
             for i, (s, e) in enumerate(spans)]
     files = write_all(tmp, rows)

@@ -10,6 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bulk_rows import same_tables
+from conftest import example_dir
 from cover.errors import InputError
 from cover.io import gt_lean
 from cover.io.gt_lean import read_ground_truth_lean
@@ -66,7 +67,7 @@ def both(path):
 @given(st.lists(rows(clean=False), min_size=1, max_size=8),
        st.sampled_from([b"", b"\n\n", b"not json\n", b"[1]\n", b'{"qid": NaN}\n']))
 def test_lean_read_is_the_per_row_read(tmp_path_factory, recs, extra):
-    got, ref = both(write(tmp_path_factory.mktemp("gt"), recs, extra))
+    got, ref = both(write(example_dir(tmp_path_factory), recs, extra))
     if isinstance(ref, str):
         assert got == ref
         return
@@ -77,7 +78,7 @@ def test_lean_read_is_the_per_row_read(tmp_path_factory, recs, extra):
 @given(st.lists(rows(clean=True), min_size=1, max_size=8).map(
     lambda rs: [{**r, "qid": i} for i, r in enumerate(rs)]))
 def test_clean_files_drop_their_rows(tmp_path_factory, recs):
-    path = write(tmp_path_factory.mktemp("gt"), recs)
+    path = write(example_dir(tmp_path_factory), recs)
     got, ref = both(path)
     assert got.table.records is None and ref.table.records is not None
     same_tables(got.table, ref.table, skip=("records",))
@@ -126,7 +127,7 @@ def test_typed_read_of_any_writing_and_labels_is_the_per_row_read(tmp_path_facto
     """Lines written in any way JSON allows, with highlight labels clean and not: the
     lean read (typed) is the per-row reader's table, or that reader itself."""
     lines = [b"{" + pre + json.dumps({**r, **lab}).encode()[1:] for r, lab, pre in parts]
-    path = tmp_path_factory.mktemp("gt") / "gt.jsonl"
+    path = example_dir(tmp_path_factory) / "gt.jsonl"
     path.write_bytes(b"\n".join(lines) + b"\n")
     got, ref = both(path)
     if isinstance(ref, str):

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from conftest import example_dir
 from cover.errors import InputError
 from cover.io import lines as io_lines
 from cover.io.lines import line_batches, nonblank_lines
@@ -21,7 +22,7 @@ from cover.io.lines import line_batches, nonblank_lines
 def test_line_batches_number_lines_as_iterating_the_file_does(tmp_path_factory, lines, ended,
                                                                batch, block):
 
-    path = tmp_path_factory.mktemp("lines") / "f.jsonl"
+    path = example_dir(tmp_path_factory) / "f.jsonl"
     path.write_bytes(b"\n".join(lines) + (b"\n" if ended else b""))
     want = [(n, ln.rstrip(b"\r\n")) for n, ln in enumerate(path.open("rb"), start=1)
             if ln.rstrip(b"\r\n").strip()]
@@ -97,7 +98,7 @@ def test_line_chunks_number_lines_as_the_whole_file_reader(tmp_path_factory, tex
     the whole file split at newlines (a trailing carriage return dropped), in chunks of
     at most ``size``."""
 
-    path = tmp_path_factory.mktemp("l") / "f.jsonl"
+    path = example_dir(tmp_path_factory) / "f.jsonl"
     path.write_bytes(text.encode())
 
     monkeypatch.setattr(io_lines, "READ_BYTES", block)
@@ -142,7 +143,7 @@ def test_a_damaged_line_reads_alike_whole_or_in_batches(tmp_path_factory, lines,
     from cover.io.jsonl import parse_json_lines, read_json_rows
 
     data = (b"\r\n" if crlf else b"\n").join(lines) + b"\n"
-    path = tmp_path_factory.mktemp("d") / "p.jsonl"
+    path = example_dir(tmp_path_factory) / "p.jsonl"
     path.write_bytes(data)
     if not data.strip() or data.lstrip()[:1] == b"[":
         return  # an empty file is an error; a JSON array is read whole, never streamed

@@ -14,6 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import example_dir
 from cover.io import threads
 from cover.io.lines import line_batches
 from cover.io.output import atomic_open
@@ -27,7 +28,7 @@ from cover.io.threads import threaded_writes as threaded
 def test_the_bytes_written_are_the_pieces_in_order(tmp_path_factory: Any,
                                                    pieces: list[list[bytes]], gz: bool) -> None:
     """A one-piece list is written by ``write``, others by ``writelines``."""
-    out = tmp_path_factory.mktemp("w") / ("out.bin.gz" if gz else "out.bin")
+    out = example_dir(tmp_path_factory) / ("out.bin.gz" if gz else "out.bin")
     with atomic_open(out, "wb", threaded=True) as fh:
         for p in pieces:
             if len(p) == 1:

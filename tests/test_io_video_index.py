@@ -11,6 +11,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from conftest import example_dir
 from cover.data.join import fill_durations
 from cover.data.table import GroundingTable
 from cover.errors import InputError
@@ -71,7 +72,7 @@ def test_folding_small_parts_reads_as_the_per_row_reader(tmp_path_factory, rows)
     """With lines read 2 at a time and a part made every 3 rows, folds happen often
     (videos met again in later folds, spans widening across them): the result, or the
     per-row reader's message for two durations of one video, is the per-row reader's."""
-    path = tmp_path_factory.mktemp("d") / "gt.jsonl"
+    path = example_dir(tmp_path_factory) / "gt.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(durations, "_GATHER", 3)
@@ -113,7 +114,7 @@ def test_lean_lines_read_as_the_per_row_reader_on_any_line(tmp_path_factory, lin
     or bytes the two parsers could read apart (an integer past 64 bits, a duplicated key,
     a byte that is not UTF-8, NaN, a number past float range, an odd type) it gives the
     per-row reader's durations, or leaves the file to it (None)."""
-    path = tmp_path_factory.mktemp("d") / "gt.jsonl"
+    path = example_dir(tmp_path_factory) / "gt.jsonl"
     path.write_bytes(b"".join(line + b"\n" for line in lines))
     lean = durations._lines_lean(path)
     try:

@@ -6,7 +6,12 @@ import platform
 import subprocess
 import sys
 
-from cover._memory import LARGE_INPUT
+from hypothesis import given
+from hypothesis import strategies as st
+
+from cover import _memory
+from cover._memory import LARGE_INPUT, TRIM_ROWS, RowTrim
+from cover.stream.evaluate import DEFAULT_BATCH_ROWS
 
 
 def test_the_threshold_is_set_once_on_glibc_and_trim_runs():
@@ -35,3 +40,23 @@ def test_only_a_large_input_sets_the_threshold(tmp_path):
     out = subprocess.run([sys.executable, "-c", code, str(big), str(small)],
                          capture_output=True, text=True, check=True).stdout.split()
     assert out == [str(platform.libc_ver()[0] == "glibc"), "False"]
+
+
+@given(st.lists(st.integers(0, 3 * TRIM_ROWS), max_size=40))
+def test_a_stream_trims_once_enough_rows_have_gone_by(batches):
+    """No trim before :data:`TRIM_ROWS` rows are read since the last; one as soon as they
+    are; so a batch of the default size always trims."""
+    calls: list[int] = []
+    real, _memory.trim = _memory.trim, lambda: calls.append(read)
+    try:
+        trims, read, since = RowTrim(), 0, 0
+        for rows in batches:
+            n = len(calls)
+            read += rows
+            since += rows
+            trims.after(rows)
+            assert len(calls) == n + (since >= TRIM_ROWS)
+            since = 0 if since >= TRIM_ROWS else since
+    finally:
+        _memory.trim = real
+    assert DEFAULT_BATCH_ROWS >= TRIM_ROWS

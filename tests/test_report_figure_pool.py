@@ -122,6 +122,11 @@ def _run_with_worker(tmp: str, reply: Any) -> None:
     reply.send(out)
 
 
+#: The tests that read :func:`with_worker`'s outcomes: on one xdist worker, which starts
+#: the fresh process (~3 s) once.
+ONE_WORKER = pytest.mark.xdist_group("figure_worker")
+
+
 @pytest.fixture(scope="module")
 def with_worker(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     import multiprocessing
@@ -142,26 +147,31 @@ def with_worker(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     return out
 
 
+@ONE_WORKER
 def test_worker_draws_the_bytes_of_an_in_process_run(with_worker: dict[str, str]) -> None:
     assert with_worker["can fork"] == "ok"  # the platform of these tests forks
     assert with_worker["same bytes"] == "ok", with_worker["same bytes"]
 
 
+@ONE_WORKER
 def test_nothing_is_written_before_finish_nor_after_close(with_worker: dict[str, str]
                                                           ) -> None:
     assert with_worker["nothing written"] == "ok", with_worker["nothing written"]
 
 
+@ONE_WORKER
 def test_a_failed_run_kills_the_worker_and_writes_nothing(with_worker: dict[str, str]
                                                           ) -> None:
     assert with_worker["aborted"] == "ok", with_worker["aborted"]
 
 
+@ONE_WORKER
 def test_a_dead_worker_leaves_its_figures_to_this_process(with_worker: dict[str, str]
                                                           ) -> None:
     assert with_worker["dead worker"] == "ok", with_worker["dead worker"]
 
 
+@ONE_WORKER
 def test_a_figure_error_is_raised_at_finish_and_nothing_is_written(
         with_worker: dict[str, str]) -> None:
     assert with_worker["error at finish"] == "ok", with_worker["error at finish"]

@@ -26,6 +26,9 @@ from pathlib import Path
 MAP_BYTES = 8 << 20
 #: Inputs this large (bytes) set the threshold (a 1e6-row ground truth is ~136 MB).
 LARGE_INPUT = 256 << 20
+#: Rows a stream reads between two trims: ``malloc_trim`` walks the whole heap (about
+#: half a millisecond), which a batch of a few rows, freeing a few pages, does not repay.
+TRIM_ROWS = 4096
 #: ``M_MMAP_THRESHOLD`` of glibc's ``mallopt``.
 _M_MMAP_THRESHOLD = -3
 
@@ -68,3 +71,20 @@ def trim() -> None:
     libc = _glibc()
     if libc is not None:
         libc.malloc_trim(0)
+
+
+class RowTrim:
+    """:func:`trim` between batches, once at least :data:`TRIM_ROWS` rows have been read
+    since the last one (every batch of the default size; one in many of a few rows)."""
+
+    __slots__ = ("_rows",)
+
+    def __init__(self) -> None:
+        self._rows = 0
+
+    def after(self, rows: int) -> None:
+        """Count ``rows`` more read; trim when the count reaches :data:`TRIM_ROWS`."""
+        self._rows += rows
+        if self._rows >= TRIM_ROWS:
+            self._rows = 0
+            trim()

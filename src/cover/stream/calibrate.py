@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from cover._memory import trim
+from cover._memory import RowTrim
 from cover.calibrate.calibrator import Calibrator
 from cover.data.relevance import PROPOSALS, SALIENCY, rebuild_relevance
 from cover.data.table import DEFAULT_CLIP_SECONDS, GroundingTable
@@ -161,10 +161,12 @@ def score_batches(
     # of a joined row are its truth row's, so 4 bytes stand for ~100 of text per row.
     row_type = np.int32 if len(truth) < 2**31 else np.int64
 
+    trims = RowTrim()
+
     def use(joined: GroundingTable) -> None:
         nonlocal n_batches
         n_batches += 1
-        trim()  # the previous batch's pages go back before this one is scored
+        trims.after(len(joined))  # the previous batches' pages go back before this one is scored
         families.update(f for f in FAMILY_INPUT if f not in families and len(joined)
                         and missing_family_input(joined, f) is None)
         if relevance == PROPOSALS:

@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from cover._memory import trim
+from cover._memory import RowTrim
 from cover.data.join import attach_truth, index_of
 from cover.data.table import GroundingTable
 from cover.errors import KEEP, InputError, ProblemTally, RowProblem
@@ -200,11 +200,13 @@ def evaluate_stream(
     agree = bound = 0
     n_cal: int | None = None
     digest_qids: list[NDArray[np.str_]] | None = []
-    n_joined = 0
+    n_joined = read_rows = 0
+    trims = RowTrim()
     for read in _batch_readers(path, batch_rows, columns, calibrator, whole):
         out.batches += 1
-        trim()  # the previous batch's pages go back before this one is read
+        trims.after(read_rows)  # the previous batches' pages go back before this one is read
         loaded = read(seen=seen, first=ref)
+        read_rows = len(loaded.table)
         if ref is None and loaded.meta_line is not None:
             ref = loaded.meta, loaded.meta_line
             n_cal = loaded.meta.get("n_calibration")
