@@ -26,6 +26,7 @@ from numpy.typing import NDArray
 
 from cover.errors import InputError
 from cover.io.document import load_document, read_bytes
+from cover.io.durations_document import document_durations
 from cover.io.jsonl_typed import exact_values, typed_lines
 from cover.io.narrow import merge_sorted, sorted_find
 from cover.io.qvhighlights import read_durations
@@ -94,21 +95,25 @@ def read_video_index(path: str | Path) -> VideoIndex:
     if shape != "document":
         lean = _lines_lean(path) if shape == "lines" else None
         return lean if lean is not None else VideoIndex.of(*read_durations(path))
-    doc = load_document(path, read_bytes(path))
+    data = read_bytes(path)
+    typed = document_durations(data)
+    if typed is not None:
+        return VideoIndex.of(np.array(typed[0], dtype=str), typed[1])
+    doc = load_document(path, data)
     if not isinstance(doc, dict) or "vid" in doc:
         return VideoIndex.of(*read_durations(path))
     from cover.io import tacos
 
+    durs: list[Any]
     if tacos.sniff(doc):  # frames + fps: T = num_frames / fps, vid without ".avi"
-        vids, listed = tacos.video_durations(doc)
-        durs = np.array(listed, dtype=object)
+        vids, durs = tacos.video_durations(doc)
     else:
         vids = list(doc)
-        durs = np.array([v.get("duration", np.nan) if isinstance(v, dict) else np.nan
-                         for v in doc.values()], dtype=object)
-    ok = np.array([isinstance(d, (int, float)) and not isinstance(d, bool) for d in durs],
-                  dtype=bool)
-    t = np.where(ok, durs, np.nan).astype(np.float64)
+        durs = [v.get("duration", np.nan) if isinstance(v, dict) else np.nan
+                for v in doc.values()]
+    # A number (not a boolean) per video; anything else (a list too) NaN, named below.
+    t = np.fromiter((d if type(d) in (int, float) else np.nan for d in durs),
+                    dtype=np.float64, count=len(durs))
     with np.errstate(invalid="ignore"):
         bad = np.flatnonzero(~(np.isfinite(t) & (t > 0)))
     if bad.size:
