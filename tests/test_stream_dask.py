@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-pa = pytest.importorskip("pyarrow")
-pd = pytest.importorskip("pandas")
-dd = pytest.importorskip("dask.dataframe")
+import cover
+from cover.row_status import row_status
+from cover.stream import certify_batch
 
-import cover  # noqa: E402
-from cover.row_status import row_status  # noqa: E402
-from cover.stream import certify_batch  # noqa: E402
+# Dask and pandas are imported by the tests, not at collection: every xdist worker
+# collects every module, and only the one that runs these needs them (about a second).
+pytestmark = pytest.mark.xdist_group("dask")
 
 COLS = {"qid": "qid", "vid": "vid", "duration": "duration",
         "windows": "pred_relevant_windows", "saliency": "pred_saliency_scores"}
@@ -19,6 +19,8 @@ COLS = {"qid": "qid", "vid": "vid", "duration": "duration",
 
 def certify_partition(df, calibrator: dict, columns: dict):
     """The recipe: one pandas partition in, the same rows with region and status out."""
+    import pyarrow as pa
+
     cal = cover.Calibrator.from_dict(calibrator)
     out, _ = certify_batch(cal, pa.Table.from_pandas(df, preserve_index=False),
                            columns=columns)
@@ -29,6 +31,9 @@ def certify_partition(df, calibrator: dict, columns: dict):
 
 @pytest.mark.parametrize("score", ["norm", "sls"])
 def test_dask_equals_in_process(qdetr_preds, qvh_gt, qdetr_columns, score):
+    pytest.importorskip("pyarrow")
+    pd = pytest.importorskip("pandas")
+    dd = pytest.importorskip("dask.dataframe")
     df = pd.DataFrame(qdetr_columns)
     table, _ = cover.load_labelled(qdetr_preds, qvh_gt)
     cal = cover.Calibrator(score=score, alpha=0.1).fit(table)

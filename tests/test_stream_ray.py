@@ -4,18 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-pa = pytest.importorskip("pyarrow")
-pq = pytest.importorskip("pyarrow.parquet")
-ray = pytest.importorskip("ray")
+import cover
+from cover.row_status import row_status
 
 # Ray's own deprecation chatter is not ours. One local Ray for both scores (two would
-# fight for the 2 cores).
+# fight for the 2 cores). Ray is imported by the test, not at collection: every xdist
+# worker collects every module, and only the one that runs it needs Ray.
 pytestmark = [pytest.mark.filterwarnings("ignore::DeprecationWarning"),
               pytest.mark.xdist_group("ray")]
-
-import cover  # noqa: E402
-from cover.row_status import row_status  # noqa: E402
-from cover.stream.ray import certify_dataset  # noqa: E402
 
 COLS = {"qid": "qid", "vid": "vid", "duration": "duration",
         "windows": "pred_relevant_windows", "saliency": "pred_saliency_scores"}
@@ -26,6 +22,9 @@ def test_ray_equals_in_process(qdetr_preds, qvh_gt, qdetr_columns, tmp_path):
     """NORM and SLS (the saliency column through Ray too), in one local Ray: starting
     it is most of the cost, so both calibrators share it; one actor certifies the
     blocks of three Parquet files in batches of 256 rows."""
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    ray = pytest.importorskip("ray")
     t = pa.table(qdetr_columns)
     for i, (a, b) in enumerate([(0, 400), (400, 1100), (1100, len(qdetr_columns["qid"]))]):
         pq.write_table(t.slice(a, b - a), tmp_path / f"part-{i}.parquet")
@@ -41,6 +40,12 @@ def test_ray_equals_in_process(qdetr_preds, qvh_gt, qdetr_columns, tmp_path):
 
 
 def _same_as_in_process(cal, table, n, folder):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    import ray
+
+    from cover.stream.ray import certify_dataset
+
     # Three Arrow blocks (Ray's own Parquet reader would add read tasks, each a worker
     # process to start, and read these small files as one block anyway).
     ds = ray.data.from_arrow([pq.read_table(p) for p in sorted(folder.glob("*.parquet"))])
