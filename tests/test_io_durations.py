@@ -50,7 +50,7 @@ def test_a_clean_file_is_not_read_whole(tmp_path, monkeypatch):
     assert vid.size == 1000 and t[np.searchsorted(vid, "v10")] == 40.0
 
 
-@pytest.mark.parametrize("line, why", [
+BAD_LINES = [
     ('{"vid": "v", "duration": -1}', "vid v: duration must be a finite number > 0, got -1"),
     ('{"vid": "v", "duration": true}', "vid v: duration must be a finite number > 0, got true"),
     ('{"vid": " v", "duration": 3}', "vid"),
@@ -58,7 +58,10 @@ def test_a_clean_file_is_not_read_whole(tmp_path, monkeypatch):
     # lost without a word (every row of that video then rejected for want of one).
     ('{"vid": "v", "duration": ', "malformed JSON"),
     (b'{"vid": "v", "query": "\xff", "duration": 3}', "not UTF-8 text (byte 0xff"),
-])
+]
+
+
+@pytest.mark.parametrize("line, why", BAD_LINES)
 def test_a_bad_row_gets_the_per_row_message(tmp_path, line, why):
     path = tmp_path / "gt.jsonl"
     text = line if isinstance(line, bytes) else line.encode()
@@ -69,3 +72,36 @@ def test_a_bad_row_gets_the_per_row_message(tmp_path, line, why):
         read_video_durations(path)
     assert str(got.value) == str(want.value) and why in str(got.value)
     assert f"{path}:2:" in str(got.value)
+
+
+@pytest.mark.parametrize("line, why", BAD_LINES)
+def test_a_file_of_one_bad_line_gets_the_per_row_message(tmp_path, line, why):
+    """One line is a JSON document or a JSON line: when it is not a document of
+    durations, the per-row reader reads it and names line 1 (not the whole-document
+    parser's column of the file)."""
+    path = tmp_path / "gt.jsonl"
+    path.write_bytes((line if isinstance(line, bytes) else line.encode()) + b"\n")
+    with pytest.raises(InputError) as want:
+        qvhighlights.read_durations(path)
+    with pytest.raises(InputError) as got:
+        read_video_durations(path)
+    assert str(got.value) == str(want.value) and why in str(got.value)
+    assert f"{path}:1" in str(got.value)
+
+
+@settings(max_examples=40, deadline=None, derandomize=True, database=None)
+@given(rows=st.lists(_ROW, min_size=2, max_size=8), indent=st.sampled_from([" ", "  ", "\t"]))
+def test_indented_json_lines_are_read_as_lines(tmp_path_factory, rows, indent):
+    """Lines that open with blanks are JSON lines all the same (not a document followed
+    by more): the per-row reader's durations or message."""
+    path = example_dir(tmp_path_factory) / "gt.jsonl"
+    path.write_text("".join(indent + json.dumps(r) + "\n" for r in rows))
+    try:
+        want = qvhighlights.read_durations(path)
+    except InputError as exc:
+        with pytest.raises(InputError) as got:
+            read_video_durations(path)
+        assert str(got.value) == str(exc)
+        return
+    vid, t = read_video_durations(path)
+    assert vid.tolist() == want[0].tolist() and t.tolist() == want[1].tolist()

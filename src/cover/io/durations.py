@@ -15,6 +15,7 @@ character; numpy text takes four) beside float64 durations, looked up a batch at
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from itertools import chain
 from pathlib import Path
@@ -27,6 +28,7 @@ from numpy.typing import NDArray
 from cover.errors import InputError
 from cover.io.document import load_document, read_bytes
 from cover.io.durations_document import document_durations
+from cover.io.jsonl import json_loads
 from cover.io.jsonl_typed import exact_values, typed_lines
 from cover.io.narrow import merge_sorted, sorted_find
 from cover.io.qvhighlights import read_durations
@@ -99,7 +101,13 @@ def read_video_index(path: str | Path) -> VideoIndex:
     typed = document_durations(data)
     if typed is not None:
         return VideoIndex.of(np.array(typed[0], dtype=str), typed[1])
-    doc = load_document(path, data)
+    try:
+        doc = json_loads(data)
+    except ValueError as exc:
+        if _json_lines_after_all(data, exc):
+            return VideoIndex.of(*read_durations(path))
+        load_document(path, data)  # raises, naming file, line and column
+        raise
     if not isinstance(doc, dict) or "vid" in doc:
         return VideoIndex.of(*read_durations(path))
     from cover.io import tacos
@@ -120,6 +128,15 @@ def read_video_index(path: str | Path) -> VideoIndex:
         raise InputError(f"{path}: video {vids[int(bad[0])]}: duration must be a finite "
                          f"number > 0, got {durs[int(bad[0])]}")
     return VideoIndex.of(np.array(vids, dtype=str), t)
+
+
+def _json_lines_after_all(data: bytes, error: ValueError) -> bool:
+    """Whether a file :func:`_shape` took for a document, and that does not parse as one
+    (``error``), is JSON lines: one line (the per-row reader names what is wrong in it),
+    or a whole JSON value followed by more (lines indented, which the shape test does
+    not look past)."""
+    return b"\n" not in data.strip() or (isinstance(error, json.JSONDecodeError) and error.msg in (
+        "unexpected content after document", "Extra data"))  # orjson's words, json's
 
 
 def lookup_durations(vid: NDArray[np.str_], known_vid: NDArray[np.str_],
