@@ -27,15 +27,22 @@ _ROW = st.fixed_dictionaries({}, optional={
 def test_streamed_durations_equal_the_per_row_reader(tmp_path_factory, rows):
     path = example_dir(tmp_path_factory) / "gt.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    _same_as_per_row(path)  # a message: no row with both, or two durations for one video
+
+
+def _same_as_per_row(path) -> str | None:
+    """Assert that ``path``'s durations are the per-row reader's, or its message (then
+    returned)."""
     try:
         want = qvhighlights.read_durations(path)
-    except InputError as exc:  # no row with both, or two durations for one video
+    except InputError as exc:
         with pytest.raises(InputError) as got:
             read_video_durations(path)
         assert str(got.value) == str(exc)
-        return
+        return str(exc)
     vid, t = read_video_durations(path)
     assert vid.tolist() == want[0].tolist() and t.tolist() == want[1].tolist()
+    return None
 
 
 def test_a_clean_file_is_not_read_whole(tmp_path, monkeypatch):
@@ -66,12 +73,8 @@ def test_a_bad_row_gets_the_per_row_message(tmp_path, line, why):
     path = tmp_path / "gt.jsonl"
     text = line if isinstance(line, bytes) else line.encode()
     path.write_bytes(b'{"vid": "a", "duration": 3}\n' + text + b"\n")
-    with pytest.raises(InputError) as want:
-        qvhighlights.read_durations(path)
-    with pytest.raises(InputError) as got:
-        read_video_durations(path)
-    assert str(got.value) == str(want.value) and why in str(got.value)
-    assert f"{path}:2:" in str(got.value)
+    message = _same_as_per_row(path)
+    assert message is not None and why in message and f"{path}:2:" in message
 
 
 @pytest.mark.parametrize("line, why", BAD_LINES)
@@ -81,12 +84,8 @@ def test_a_file_of_one_bad_line_gets_the_per_row_message(tmp_path, line, why):
     parser's column of the file)."""
     path = tmp_path / "gt.jsonl"
     path.write_bytes((line if isinstance(line, bytes) else line.encode()) + b"\n")
-    with pytest.raises(InputError) as want:
-        qvhighlights.read_durations(path)
-    with pytest.raises(InputError) as got:
-        read_video_durations(path)
-    assert str(got.value) == str(want.value) and why in str(got.value)
-    assert f"{path}:1" in str(got.value)
+    message = _same_as_per_row(path)
+    assert message is not None and why in message and f"{path}:1" in message
 
 
 @settings(max_examples=40, deadline=None, derandomize=True, database=None)
@@ -96,12 +95,4 @@ def test_indented_json_lines_are_read_as_lines(tmp_path_factory, rows, indent):
     by more): the per-row reader's durations or message."""
     path = example_dir(tmp_path_factory) / "gt.jsonl"
     path.write_text("".join(indent + json.dumps(r) + "\n" for r in rows))
-    try:
-        want = qvhighlights.read_durations(path)
-    except InputError as exc:
-        with pytest.raises(InputError) as got:
-            read_video_durations(path)
-        assert str(got.value) == str(exc)
-        return
-    vid, t = read_video_durations(path)
-    assert vid.tolist() == want[0].tolist() and t.tolist() == want[1].tolist()
+    _same_as_per_row(path)
