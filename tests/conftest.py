@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import gc
 import io
 import json
 import os
@@ -78,6 +79,17 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 _SPLIT = pytest.StashKey[str]()
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """What collection imported and built (numpy, scipy, pyarrow, Hypothesis, the test
+    items and their strategies) lives until the run ends: it is moved out of the cyclic
+    collector's reach (``gc.freeze``, after a collection), so each full collection during
+    the tests walks what the tests make, not all of it again (without: 27 s of the two
+    workers' CPU in 81 full collections; with: 21 s, measured with ``gc.callbacks``)."""
+    gc.collect()
+    gc.freeze()
 
 
 @pytest.fixture(autouse=True)
