@@ -6,6 +6,7 @@ import platform
 import subprocess
 import sys
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -46,17 +47,14 @@ def test_only_a_large_input_sets_the_threshold(tmp_path):
 def test_a_stream_trims_once_enough_rows_have_gone_by(batches):
     """No trim before :data:`TRIM_ROWS` rows are read since the last; one as soon as they
     are; so a batch of the default size always trims."""
-    calls: list[int] = []
-    real, _memory.trim = _memory.trim, lambda: calls.append(read)
-    try:
-        trims, read, since = RowTrim(), 0, 0
+    calls: list[None] = []
+    trims, since = RowTrim(), 0
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(_memory, "trim", lambda: calls.append(None))
         for rows in batches:
             n = len(calls)
-            read += rows
             since += rows
             trims.after(rows)
             assert len(calls) == n + (since >= TRIM_ROWS)
             since = 0 if since >= TRIM_ROWS else since
-    finally:
-        _memory.trim = real
     assert DEFAULT_BATCH_ROWS >= TRIM_ROWS
