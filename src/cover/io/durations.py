@@ -15,7 +15,6 @@ character; numpy text takes four) beside float64 durations, looked up a batch at
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from itertools import chain
 from pathlib import Path
@@ -103,8 +102,8 @@ def read_video_index(path: str | Path) -> VideoIndex:
         return VideoIndex.of(np.array(typed[0], dtype=str), typed[1])
     try:
         doc = json_loads(data)
-    except ValueError as exc:
-        if _json_lines_after_all(data, exc):
+    except ValueError:
+        if _json_lines_after_all(data):
             return VideoIndex.of(*read_durations(path))
         load_document(path, data)  # raises, naming file, line and column
         raise
@@ -130,13 +129,18 @@ def read_video_index(path: str | Path) -> VideoIndex:
     return VideoIndex.of(np.array(vids, dtype=str), t)
 
 
-def _json_lines_after_all(data: bytes, error: ValueError) -> bool:
-    """Whether a file :func:`_shape` took for a document, and that does not parse as one
-    (``error``), is JSON lines: one line (the per-row reader names what is wrong in it),
-    or a whole JSON value followed by more (lines indented, which the shape test does
-    not look past)."""
-    return b"\n" not in data.strip() or (isinstance(error, json.JSONDecodeError) and error.msg in (
-        "unexpected content after document", "Extra data"))  # orjson's words, json's
+def _json_lines_after_all(data: bytes) -> bool:
+    """Whether a file :func:`_shape` took for a document, and that does not parse as one,
+    is JSON lines: one line (the per-row reader names what is wrong in it), or a first
+    line that is a whole JSON object (lines indented, which the shape test does not look
+    past; a document's first line never is one)."""
+    first, newline, _ = data.strip().partition(b"\n")
+    if not newline:
+        return True
+    try:
+        return isinstance(json_loads(first), dict)
+    except ValueError:
+        return False
 
 
 def lookup_durations(vid: NDArray[np.str_], known_vid: NDArray[np.str_],
