@@ -365,3 +365,49 @@ def test_a_json_document_given_as_regions_is_named_before_the_truth_is_read(tmp_
 
     with pytest.raises(InputError, match="one JSON object written over many lines"):
         read_regions(cal, on_error="reject")
+
+
+def test_no_row_left_to_evaluate_is_an_error_not_a_coverage_of_nan(tmp_path: Path,
+                                                                   capsys) -> None:
+    """Regions with no row to evaluate (every row rejected at certify, every row rejected
+    here, a JSON array of none; JSON lines and Parquet, streamed and read whole): exit 2
+    with the counts in words and no JSON written, never "coverage nan" and exit 0 (as
+    calibrate refuses to fit on no row)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    gt, _, _, regions = _certified_synthetic(tmp_path)
+    rows = [json.loads(x) for x in regions.read_text().splitlines()]
+    at_certify = tmp_path / "at_certify.jsonl"
+    at_certify.write_text("".join(json.dumps(r | {"cover": r["cover"] | {
+        "status": "rejected", "region": None, "reason": "bad"}}) + "\n" for r in rows))
+    here = tmp_path / "here.jsonl"
+    here.write_text("".join(json.dumps(r | {"cover": r["cover"] | {"region": [[9.0, 1.0]]}})
+                            + "\n" for r in rows))
+    none = tmp_path / "none.json"
+    none.write_text("[]")
+    keep = ("status", "region", "refused", "duration", "threshold")
+    meta = {b"cover.calibrator": json.dumps({k: rows[0]["cover"].get(k) for k in (
+        "score", "rule", "alpha", "k", "n_calibration")}).encode()}
+    table = pa.table({"qid": [str(r["qid"]) for r in rows], "vid": [r["vid"] for r in rows],
+                      "cover": [{k: None if k == "region" else r["cover"][k] for k in keep}
+                                | {"status": "rejected"} for r in rows]})
+    pq.write_table(table.replace_schema_metadata(meta), tmp_path / "r.parquet")
+    n, truth = len(rows), len(gt.read_text().splitlines())
+    cases = [(at_certify, f"{n} row(s) rejected at certify (no region), 0 row(s) rejected "
+                          f"here; {truth} ground-truth row(s) had no region"),
+             (here, f"0 row(s) rejected at certify (no region), {n} row(s) rejected here "
+                    "(a region component has start > end"),
+             (none, f"0 row(s) rejected at certify (no region), 0 row(s) rejected here; "
+                    f"{truth} ground-truth row(s) had no region"),
+             (tmp_path / "r.parquet", f"{n} row(s) rejected at certify (no region)")]
+    out = tmp_path / "metrics.json"
+    for path, why in cases:
+        for flags in ([], ["--in-memory"], ["--batch-rows", "7"]):
+            capsys.readouterr()
+            assert main(["evaluate", "--regions", str(path), "--gt", str(gt), "--on-error",
+                         "reject", "--json", str(out), *flags]) == 2, (path, flags)
+            cap = capsys.readouterr()
+            assert (f"cover: error: no rows left to evaluate in {path} joined with {gt}: "
+                    f"{why}") in cap.err, (path, flags, cap.err)
+            assert "nan" not in cap.out + cap.err and not out.exists(), (path, flags)

@@ -221,13 +221,17 @@ def summarize(problems: list[RowProblem], *, limit: int = 5, total: int | None =
     return "\n".join(lines)
 
 
+def rejection_kinds(problems: list[RowProblem] | ProblemTally) -> str:
+    """The three most common kinds of rejection among ``problems``, with their counts
+    (``"reason (n); ..."``), or "" when none was rejected."""
+    kinds = as_tally(problems, 0).kinds.get("rejected", Counter()).most_common(3)
+    return "; ".join(f"{k} ({v})" for k, v in kinds)
+
+
 def no_rows_left(preds: object, gt: object, problems: list[RowProblem] | ProblemTally
                  ) -> str:
     """The message when validation leaves no calibration row: which files, and why (the
     three most common kinds of rejection)."""
-    tally = as_tally(problems, 0)
-    kinds = tally.kinds.get("rejected", Counter()).most_common(3)
-    why = ("; ".join(f"{k} ({v})" for k, v in kinds) if kinds
-           else "the files share no query id")
+    why = rejection_kinds(problems) or "the files share no query id"
     return (f"no calibration rows left after validation of {preds} joined with {gt}: "
-            f"{tally.count('rejected')} row(s) rejected ({why})")
+            f"{as_tally(problems, 0).count('rejected')} row(s) rejected ({why})")

@@ -17,7 +17,15 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from cover.errors import CoverWarning, InputError, ProblemTally, RowProblem, report_problems, say
+from cover.errors import (
+    CoverWarning,
+    InputError,
+    ProblemTally,
+    RowProblem,
+    rejection_kinds,
+    report_problems,
+    say,
+)
 from cover.grounding_metrics import GroundingMetrics
 from cover.io.jsonl import OnError, raise_on_rejections
 from cover.io.opener import json_array
@@ -87,12 +95,9 @@ def evaluate_files(job: EvaluateFiles) -> dict[str, Any]:
             "by qid)")
     raise_on_rejections(res.join_problems, job.on_error, f"{job.regions} joined with {job.gt}")
     # Both files' rows (each named with its file), as calibrate says "calibration input".
-    report_problems(res.read_problems + ProblemTally.of(problems) + res.join_problems,
-                    what="evaluation input")
+    tally = res.read_problems + ProblemTally.of(problems) + res.join_problems
+    report_problems(tally, what="evaluation input")
     n = res.sums.rows
-    _warn_overlap(res.in_calibration, res.same_as_calibration, n)
-    ev = res.sums.finish(_calibration(res.meta))
-    field = res.grounding.finish() if res.windows else None
     counts = {
         "rejected_at_certify": res.rejected_at_certify,
         "rejected_here": res.read_problems.count("rejected")
@@ -100,7 +105,25 @@ def evaluate_files(job: EvaluateFiles) -> dict[str, Any]:
         "ground_truth_not_certified": res.ground_truth_not_certified,
         "in_calibration": res.in_calibration or (n if res.same_as_calibration else 0),
     }
+    if not n:
+        raise InputError(_nothing_evaluated(job, counts, tally))
+    _warn_overlap(res.in_calibration, res.same_as_calibration, n)
+    ev = res.sums.finish(_calibration(res.meta))
+    field = res.grounding.finish() if res.windows else None
     return _finish(job, kind, ev, field, res.meta, counts, _diagnostics(job, ev, res))
+
+
+def _nothing_evaluated(job: EvaluateFiles, counts: dict[str, int], tally: ProblemTally
+                       ) -> str:
+    """Why no row was evaluated (a coverage of no row is no measurement): the rows
+    rejected at certify (no region), here (the commonest reasons) and the truth rows
+    without a region."""
+    here = counts["rejected_here"]
+    why = rejection_kinds(tally)
+    return (f"no rows left to evaluate in {job.regions} joined with {job.gt}: "
+            f"{counts['rejected_at_certify']} row(s) rejected at certify (no region), "
+            f"{here} row(s) rejected here{f' ({why})' if here and why else ''}; "
+            f"{counts['ground_truth_not_certified']} ground-truth row(s) had no region")
 
 
 def _check_relevance(job: EvaluateFiles, kind: str, meta: dict[str, Any]) -> None:
