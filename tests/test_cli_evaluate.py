@@ -411,3 +411,38 @@ def test_no_row_left_to_evaluate_is_an_error_not_a_coverage_of_nan(tmp_path: Pat
             assert (f"cover: error: no rows left to evaluate in {path} joined with {gt}: "
                     f"{why}") in cap.err, (path, flags, cap.err)
             assert "nan" not in cap.out + cap.err and not out.exists(), (path, flags)
+
+
+@pytest.mark.parametrize("policy", ["whole-video", "drop", "miss"])
+def test_a_summary_of_refused_rows_says_what_was_not_measured(tmp_path: Path, capsys,
+                                                              policy: str) -> None:
+    """Every row refused: the non-refused metrics are "none", and under --refusal-policy
+    drop the marginal coverage is "not measured" and the test band not tested, in words
+    (it printed "coverage nan ... is OUTSIDE its 95% test band" and counted the rows
+    evaluated as 0 on the first line and as all of them on the last)."""
+    gt, _, _, regions = _certified_synthetic(tmp_path)
+    rows = [json.loads(x) for x in regions.read_text().splitlines()]
+    refused = tmp_path / "refused.jsonl"
+    refused.write_text("".join(json.dumps(r | {"cover": r["cover"] | {
+        "status": "refused", "refused": True,
+        "region": [[0.0, r["cover"]["duration"]]]}}) + "\n" for r in rows))
+    out = tmp_path / "metrics.json"
+    capsys.readouterr()
+    assert main(["evaluate", "--regions", str(refused), "--gt", str(gt), "--refusal-policy",
+                 policy, "--json", str(out)]) == 0
+    said = capsys.readouterr().out
+    n = len(rows)
+    assert "nan" not in said.lower(), said
+    assert "non-refused: none (every row evaluated was refused)" in said
+    assert said.startswith(f"{refused}: {n} rows evaluated (sec, alpha=0.1)"), said
+    assert f"rows: {n} evaluated" in said
+    doc = json.loads(out.read_text())
+    assert doc["non_refused"]["coverage"] is None and doc["counts"]["rows"] == n
+    if policy == "drop":
+        assert (f"the marginal counts 0 of them (--refusal-policy drop leaves the {n} "
+                "refused out)") in said
+        assert "coverage: not measured" in said and "reference: not tested" in said
+        assert doc["marginal"]["coverage"] is None
+    else:
+        assert f"coverage {1.0 if policy == 'whole-video' else 0.0:.4f}" in said
+        assert "its 95% test band" in said

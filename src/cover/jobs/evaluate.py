@@ -203,24 +203,36 @@ def _finish(job: EvaluateFiles, kind: str, ev: Evaluation, field: GroundingMetri
     out["counts"] |= counts
     out["score"], out["alpha"] = meta.get("score"), meta.get("alpha")
     out["field_metrics"] = None if field is None else field.to_dict()
-    m, nr = ev.marginal, ev.non_refused
-    print(f"{job.regions}: {m.n} rows evaluated ({meta.get('score')}, "
-          f"alpha={meta.get('alpha')})")
-    print(f"coverage {m.coverage:.4f} (miss rate {m.miss_rate:.4f}); mean length "
-          f"{m.mean_length_s:.1f} s ({m.mean_length_frac:.1%} of the video); IoU "
-          f"{m.mean_iou:.3f}; components {m.mean_components:.2f}")
-    print(f"refusal rate {ev.refusal_rate:.3f}; non-refused: coverage {nr.coverage:.4f}, "
-          f"length {nr.mean_length_s:.1f} s; base grounder point-IoU {ev.point_iou:.3f}")
+    m, nr, rows = ev.marginal, ev.non_refused, ev.counts["rows"]
+    which = (f"{meta['score']}, alpha={meta.get('alpha')}" if meta.get("score") is not None
+             else "calibrator not known")
+    dropped = (f"; the marginal counts {m.n} of them (--refusal-policy drop leaves the "
+               f"{rows - m.n} refused out)" if m.n != rows else "")
+    print(f"{job.regions}: {rows} rows evaluated ({which}){dropped}")
+    if m.n:
+        print(f"coverage {m.coverage:.4f} (miss rate {m.miss_rate:.4f}); mean length "
+              f"{m.mean_length_s:.1f} s ({m.mean_length_frac:.1%} of the video); IoU "
+              f"{m.mean_iou:.3f}; components {m.mean_components:.2f}")
+    else:  # a coverage of no row is no measurement: say so, not "nan"
+        print("coverage: not measured (every row evaluated was refused, and "
+              "--refusal-policy drop leaves refused rows out)")
+    rest = (f"coverage {nr.coverage:.4f}, length {nr.mean_length_s:.1f} s" if nr.n
+            else "none (every row evaluated was refused)")
+    print(f"refusal rate {ev.refusal_rate:.3f}; non-refused: {rest}; base grounder point-IoU "
+          f"{ev.point_iou:.3f}")
     if ev.selective is not None:
         a = ev.selective["answered"]
+        answered = (f"answered-miss rate {a['miss_rate']:.4f}, mean length "
+                    f"{a['mean_length_s']:.1f} s" if a["n"] else "none answered")
         print(f"selective: abstention rate {ev.selective['abstention_rate']:.4f} "
               f"({ev.selective['abstained']} abstained, {ev.counts['refused']} refused; "
-              f"their region is the whole video); answered {a['n']}: answered-miss rate "
-              f"{a['miss_rate']:.4f}, mean length {a['mean_length_s']:.1f} s")
+              f"their region is the whole video); answered {a['n']}: {answered}")
     if field is not None:
         print(f"base grounder, the field's metrics (Moment-DETR eval, percent): "
               f"{field_metrics_text(field.to_dict())}")
-    if ev.reference is not None:
+    if ev.reference is not None and not m.n:
+        print("reference: not tested (no row in the marginal coverage)")
+    elif ev.reference is not None:
         r = ev.reference
         inside = r["band_lo"] <= m.coverage <= r["band_hi"]
         cb = r["calibration_band"]
