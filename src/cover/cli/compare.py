@@ -21,7 +21,7 @@ def add_parser(sub: Subparsers) -> None:
         description="Calibrate two prediction files (or one file with two --score / --rule "
         "choices) on the same calibration queries and certify the same test queries; print "
         "A, B and the paired difference A - B of coverage, certified length, R1@0.3/0.5/0.7 "
-        "and mIoU, with a 95%% interval clustered by source video. Only queries both files "
+        "and mIoU, with a 95% interval clustered by source video. Only queries both files "
         "predict are compared; the others are counted and named.",
         example="cover compare qd_detr/preds.jsonl moment_detr/preds.jsonl --gt gt.jsonl "
         "--json compare.json --html compare.html")
