@@ -376,3 +376,41 @@ def test_the_callers_arrays_are_kept_as_given_and_never_written(n, seed, family,
         assert raw_ids(cal) is ids and cal.pred_start is ps and cal.pred_end is pe
         assert cal.truth is not None and cal.truth.starts is ts and cal.truth.ends is te
         assert np.shares_memory(cal.duration, t) and test.pred_start is ps
+
+
+# qid given -> the row flagged (None: the whole column refused) and the words shown
+BAD_IDS = {
+    "a list among object ids": (np.array(["a", [1], "c"], dtype=object), 1,
+                                "qid must be an integer or a string, got a list"),
+    "an object among object ids": (np.array(["a", "b", {"k": 1}], dtype=object), 2,
+                                   "qid must be an integer or a string, got an object"),
+    "a boolean in a list": ([0, True, 2], 1, "qid must be an integer or a string, got true"),
+    "a boolean array": (np.array([True, False, True]), 0,
+                        "qid must be an integer or a string, got true"),
+    "a column of shape (3, 1)": (np.array([[0], [1], [2]]), None,
+                                 "qid has shape (3, 1); expected one id per row"),
+    "nested lists": ([[0], [1], [2]], None, "qid has shape (3, 1); expected one id per row"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_IDS))
+@pytest.mark.parametrize("column", ["qid", "vid"])
+def test_ids_that_are_no_ids_are_named_as_the_readers_name_them(case, column):
+    """A list, an object or a boolean among the ids, or a 2-D column: an InputError
+    naming the row and what it holds (a list raised numpy's "setting an array element
+    with a sequence"; [0, True, 2] became the ids "0", "1", "2" and a (3, 1) column three
+    ids), as the readers refuse such an id; a scalar is still one id."""
+    ids, row, why = BAD_IDS[case]
+    kw = {"qid": np.arange(3), "duration": 60.0, "pred_start": np.ones(3),
+          "pred_end": np.full(3, 5.0), column: ids}
+    with pytest.raises(InputError) as err:
+        GroundingTable.from_arrays(**kw)
+    text = str(err.value).replace("qid", column) if column == "vid" else str(err.value)
+    assert why.replace("qid", column) in text, text
+    if row is not None:
+        assert f"row {row} (qid=" in str(err.value), text
+        kept = GroundingTable.from_arrays(**kw, on_error="reject")
+        assert len(kept) == 3 - (1 if case != "a boolean array" else 3)
+    assert "sequence" not in text and "array(" not in text
+    assert GroundingTable.from_arrays(qid=7, duration=60.0, pred_start=1.0,
+                                      pred_end=5.0).qid.tolist() == ["7"]

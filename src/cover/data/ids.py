@@ -9,6 +9,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from cover.errors import InputError
+
 
 def qid_text(ids: ArrayLike) -> NDArray[np.str_]:
     """Ids as text (the join key), 1-D. Integers take the narrowest ``<U{digits}`` instead of
@@ -18,7 +20,24 @@ def qid_text(ids: ArrayLike) -> NDArray[np.str_]:
         lo, hi = int(a.min()), int(a.max())
         width = max(len(str(lo)), len(str(hi)))
         return decimal_text(a, width) if lo >= 0 and width <= 18 else a.astype(f"<U{width}")
+    if a.dtype.kind == "O":  # astype(str) fails on a list among the values: str() each
+        return np.array(list(map(str, a.tolist())) or [""], dtype=str)[:a.size]
     return a.astype(str, copy=False)
+
+
+def given_ids(values: ArrayLike, name: str) -> NDArray[Any]:
+    """An id column as given, 1-D: a scalar is one id; more dimensions are an error (as
+    for a number column). A boolean in a list is kept as one (numpy would read
+    ``[True, 2]`` as the integers 1 and 2), for the checks to reject it as the readers
+    do."""
+    a = np.asarray(values)
+    if a.ndim > 1:
+        raise InputError(f"{name} has shape {a.shape}; expected one id per row (a 1-D "
+                         "array)")
+    if (a.dtype.kind in "iuf" and isinstance(values, list | tuple)
+            and bool in set(map(type, values))):
+        a = np.array(values, dtype=object)
+    return a if a.ndim == 1 else a.reshape(-1)  # the caller's array itself (never written)
 
 
 def decimal_text(a: NDArray[np.integer], width: int, step: int = 1 << 16

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from cover.data.ids import TextIds, qid_text  # noqa: F401  (qid_text re-exported)
+from cover.data.ids import TextIds, given_ids, qid_text  # noqa: F401  (qid_text re-exported)
 from cover.data.rules import check_clip
 from cover.data.shape import ANSWERED as ANSWERED
 from cover.data.shape import ids_as_given as ids_as_given
@@ -137,8 +137,7 @@ class GroundingTable:
         if on_error not in ("raise", "reject"):
             raise ValueError(f"on_error must be 'raise' or 'reject', got {on_error!r}")
         clip = check_clip(clip)
-        q = np.asarray(qid)  # kept as given, read as text when first shown (TextIds)
-        q = q if q.ndim == 1 else q.reshape(-1)
+        q = given_ids(qid, "qid")  # kept as given, read as text when first shown (TextIds)
         n = q.size
         bad: dict[int, tuple[str, str]] = {}
         t = per_row_numbers(np.asarray(duration).reshape(-1), n, "duration", bad)
@@ -146,7 +145,7 @@ class GroundingTable:
               else per_row_numbers(pred_start, n, "pred_start", bad))
         pe = (np.full(n, np.nan) if pred_end is None
               else per_row_numbers(pred_end, n, "pred_end", bad))
-        v = q if vid is None else np.asarray(vid).reshape(-1)  # never written in place
+        v = q if vid is None else given_ids(vid, "vid")  # never written in place
         if v.size != n:
             raise InputError(f"vid has {v.size} values; expected {n} (one per qid)")
         if relevance is None:
