@@ -414,3 +414,19 @@ def test_ids_that_are_no_ids_are_named_as_the_readers_name_them(case, column):
     assert "sequence" not in text and "array(" not in text
     assert GroundingTable.from_arrays(qid=7, duration=60.0, pred_start=1.0,
                                       pred_end=5.0).qid.tolist() == ["7"]
+
+
+@pytest.mark.parametrize("given", [None, [1, 2], {"qid": [1]}, np.arange(3)])
+@pytest.mark.parametrize("entry", ["fit", "certify"])
+def test_fit_and_certify_of_no_table_say_what_they_take(given, entry):
+    """Not a table: a TypeError naming the method and what it takes (it was an
+    AttributeError "'list' object has no attribute 'checked'" from inside)."""
+    cal = Calibrator(score="norm", alpha=0.2)
+    if entry == "certify":
+        cal.fit(GroundingTable.from_arrays(**_arrays()))
+    with pytest.raises(TypeError) as err:
+        cal.fit(given) if entry == "fit" else cal.certify(given)
+    assert str(err.value) == (
+        f"the table given to Calibrator.{entry} must be a GroundingTable "
+        "(GroundingTable.from_arrays, cover.load_labelled, cover.read_predictions), got "
+        f"{type(given).__name__}")

@@ -157,9 +157,9 @@ class Calibrator(RowThresholds):
         did not come through :meth:`GroundingTable.from_arrays` is checked by the same
         rules first (:func:`cover.data.validate.ensure_valid`: an InputError naming
         each bad row)."""
+        table = self._signal(ensure_valid(table, FOR_FIT, "the table given to Calibrator.fit"))
         if len(table) == 0:
             raise ValueError("cannot calibrate on an empty table")
-        table = self._signal(ensure_valid(table, FOR_FIT, "the table given to Calibrator.fit"))
         require_inputs(table, check_family(self.score))
         spec = self._spec
         if "weights" in spec.needs and weights is None:
