@@ -125,3 +125,21 @@ def test_base_iou_can_be_skipped_without_changing_region_metrics():
     lean = evaluate(regions, table, base_iou=False)
     assert np.isnan(lean.point_iou) and full.point_iou == pytest.approx((0.6 + 0.25) / 2)
     assert lean.marginal == full.marginal and lean.non_refused == full.non_refused
+
+
+def test_evaluate_of_no_regions_or_no_table_says_what_it_takes():
+    """None, or the two arguments swapped: a TypeError naming what evaluate takes (an
+    AttributeError "'Regions' object has no attribute 'require_truth'" from inside)."""
+    n = 20
+    table = cover.GroundingTable.from_arrays(
+        qid=np.arange(n), duration=60.0, pred_start=np.full(n, 10.0),
+        pred_end=np.full(n, 20.0), truth=(np.full(n, 11.0), np.linspace(15, 25, n)))
+    regions = cover.Calibrator(score="norm", alpha=0.2).fit(table).certify(table)
+    for args, got in (((None, table), "NoneType and GroundingTable"),
+                      ((table, regions), "GroundingTable and Regions"),
+                      ((regions, {"qid": [1]}), "Regions and dict")):
+        with pytest.raises(TypeError, match=f"evaluate takes the Regions of Calibrator.certify "
+                                            f"and the labelled GroundingTable they certify, got "
+                                            f"{got}$"):
+            cover.evaluate(*args)
+    assert cover.evaluate(regions, table).counts["rows"] == n

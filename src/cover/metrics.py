@@ -265,6 +265,10 @@ def evaluate(
     evaluate many thresholds on one table compute it once. The same as
     :class:`EvaluationSums` fed all rows in one batch.
     """
+    if not (isinstance(regions, Regions) and isinstance(table, GroundingTable)):
+        raise TypeError("evaluate takes the Regions of Calibrator.certify and the labelled "
+                        "GroundingTable they certify, got "
+                        f"{type(regions).__name__} and {type(table).__name__}")
     sums = EvaluationSums(target=target, refusal_policy=refusal_policy,
                           units=calibration is not None, base_iou=base_iou)
     covered = sums.add(regions, table)
