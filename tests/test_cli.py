@@ -120,6 +120,22 @@ def test_alpha_outside_unit_interval_is_a_usage_error(tmp_path, alpha, capsys):
     assert "alpha" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("alpha", ["1/10", "1/3"])
+def test_alpha_as_a_fraction_fits_and_says_so(tmp_path, alpha, capsys):
+    """--alpha takes an exact fraction: the fit, the summary and the file agree (the
+    summary's ties line read it as a float and the run ended in "could not convert
+    string to float: '1/10'", exit 2, after the calibrator was written)."""
+    from fractions import Fraction
+
+    preds, gt = synthetic(tmp_path, saliency=False)
+    cal = tmp_path / "c.json"
+    assert main(["calibrate", "--preds", str(preds), "--gt", str(gt), "--alpha", alpha,
+                 "-o", str(cal)]) == 0
+    out = capsys.readouterr().out
+    assert f"at alpha={alpha} on" in out and "1 - alpha + 1/(n+1)" in out, out
+    assert Fraction(json.loads(cal.read_text())["alpha"]) == Fraction(alpha)
+
+
 def test_tampered_calibrator_is_refused(tmp_path, capsys):
     preds, gt = synthetic(tmp_path, saliency=False)
     cal = tmp_path / "cal.json"

@@ -104,6 +104,7 @@ def calibrate(job: CalibrateJob) -> list[str]:
     """Fit and save the calibrator of ``job``; returns the summary lines (notes on the
     grouping, the thresholds, the coverage band, the file written)."""
     from cover.calibrate import Calibrator
+    from cover.calibrate.quantile import as_fraction
     from cover.io.mapping_guard import refuse_csv_proposals
     from cover.scores import compute_scores
     from cover.ties import Ties
@@ -168,7 +169,7 @@ def calibrate(job: CalibrateJob) -> list[str]:
         bands = CoverageBands.of(cal.n_ or 0, cal.k_ or 0, calibration_deff=deff,
                                  calibration_units=g)
         out.append(f"expected coverage k/(n+1) = {bands.expected:.4f}; {bands.describe()}")
-    out.append(Ties.of(scores(), cal.threshold_).describe(float(job.alpha)))
+    out.append(Ties.of(scores(), cal.threshold_).describe(float(as_fraction(job.alpha))))
     out.append(f"refused rows {c.get('refused', 0)}, NORM scale floored "
                f"{c.get('min_scale_floored', 0)}, truth beyond signal "
                f"{c.get('beyond_signal', 0)}")
