@@ -85,6 +85,9 @@ def test_ground_truth_from_csv_with_bad_rows_named(tmp_path: Path) -> None:
     ("qid=a,start=b", "both start= and end="),
     ("qid=a,begin=b", "unknown field"),
     ("qid", "expected FIELD=COLUMN"),
+    # the last would win silently: start read from the end column
+    ("qid=a,start=s,end=e,start=e", r"start= given twice \(start=s and start=e\)"),
+    (" qid = a, qid=b ,start=s,end=e", r"qid= given twice \(qid=a and qid=b\)"),
 ])
 def test_bad_mapping(spec: str, msg: str) -> None:
     with pytest.raises(InputError, match=msg):

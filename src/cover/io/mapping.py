@@ -96,8 +96,8 @@ def is_nested(spec: str | dict[str, str]) -> bool:
 def spec_items(spec: str | dict[str, str], known: tuple[str, ...] = (),
                what: str = "SOURCE") -> dict[str, str]:
     """``"a=x,b=y"`` (or the same as a dict) -> ``{"a": "x", "b": "y"}``; a part without
-    ``=`` or a value (``expected FIELD=<what>``), or a key not ``known`` when that is
-    given, is an :class:`InputError`."""
+    ``=`` or a value (``expected FIELD=<what>``), a key given twice, or a key not
+    ``known`` when that is given, is an :class:`InputError`."""
     if isinstance(spec, dict):
         out = {str(k): str(v) for k, v in spec.items()}
     else:
@@ -106,7 +106,11 @@ def spec_items(spec: str | dict[str, str], known: tuple[str, ...] = (),
             key, eq, value = part.partition("=")
             if not eq or not value.strip():
                 raise InputError(f"--columns: expected FIELD={what}, got {part!r}")
-            out[key.strip()] = value.strip()
+            key, value = key.strip(), value.strip()
+            if key in out:  # the last would win silently: a typo that reads another column
+                raise InputError(f"--columns: {key}= given twice ({key}={out[key]} and "
+                                 f"{key}={value}); give each field once")
+            out[key] = value
     unknown = sorted(set(out) - set(known)) if known else []
     if unknown:
         raise InputError(f"--columns: unknown field(s) {', '.join(unknown)}; expected some of "
