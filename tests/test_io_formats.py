@@ -170,3 +170,24 @@ def test_a_byte_order_mark_is_read_past(tmp_path: Path, role: str, row: dict, na
     p.write_bytes(b"\xef\xbb\xbf" + json.dumps(row).encode() + b"\n")
     got = formats.read(p, role)  # type: ignore[arg-type]
     assert got.format == name and got.loaded.table.qid.tolist() == ["1"]
+
+
+@pytest.mark.parametrize(("spec", "why"), [
+    ("qid=id,start=s", "give both start= and end=, or windows="),
+    ("qid=id,start=s,end=e,end=x", "end= given twice (end=e and end=x)"),
+    ("qid=id,start=s,end=e,colour=red", "unknown field(s) colour"),
+    ("rows=*,qid=$key,windows=w,colour=red", "unknown field(s) colour"),
+])
+@pytest.mark.parametrize(("role", "flag"), [("predictions", "--columns"),
+                                            ("ground_truth", "--gt-columns")])
+def test_a_bad_mapping_names_the_flag_it_came_from(tmp_path: Path, spec: str, why: str,
+                                                   role: str, flag: str) -> None:
+    """A ground-truth mapping's mistake names --gt-columns, a prediction mapping's
+    --columns (every one said --columns)."""
+    from cover.io.format_catalogue import Options
+
+    path = tmp_path / "rows.csv"
+    path.write_text("id,s,e,w\nq1,1,2,3\n")
+    with pytest.raises(InputError) as err:
+        formats.read(path, role, options=Options(columns=spec))  # type: ignore[arg-type]
+    assert str(err.value).startswith(f"{flag}: {why}"), str(err.value)

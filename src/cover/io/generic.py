@@ -51,13 +51,14 @@ from cover.io.qvhighlights import Loaded
 FIELDS = ("qid", "vid", "query", "duration", "start", "end", "windows", "saliency")
 
 
-def parse_columns(spec: str | dict[str, str]) -> dict[str, str]:
-    """``"qid=id,start=pred.0"`` -> ``{"qid": "id", "start": "pred.0"}``, checked."""
-    mapping = spec_items(spec, FIELDS, "COLUMN")
+def parse_columns(spec: str | dict[str, str], flag: str = "--columns") -> dict[str, str]:
+    """``"qid=id,start=pred.0"`` -> ``{"qid": "id", "start": "pred.0"}``, checked; an
+    error names ``flag`` (``--gt-columns`` for the ground truth's)."""
+    mapping = spec_items(spec, FIELDS, "COLUMN", flag)
     if "qid" not in mapping:
-        raise InputError("--columns: the mapping must name the qid column (qid=...)")
+        raise InputError(f"{flag}: the mapping must name the qid column (qid=...)")
     if ("start" in mapping) != ("end" in mapping):
-        raise InputError("--columns: give both start= and end=, or windows=")
+        raise InputError(f"{flag}: give both start= and end=, or windows=")
     return mapping
 
 
@@ -94,7 +95,7 @@ def field_at(row: Any, where: str) -> Any:
 def read_table(path: str | Path, columns: str | dict[str, str], *, role: Role,
                clip: float = DEFAULT_CLIP_SECONDS, on_error: OnError = "raise") -> Loaded:
     """Read ``path`` with the column mapping ``columns`` as predictions or ground truth."""
-    m = parse_columns(columns)
+    m = parse_columns(columns, "--gt-columns" if role == "ground_truth" else "--columns")
     name = str(path)
     reasons: dict[int, str] = {}
     if kind_suffix(path) in CSV_SUFFIXES:

@@ -94,7 +94,7 @@ def is_nested(spec: str | dict[str, str]) -> bool:
 
 
 def spec_items(spec: str | dict[str, str], known: tuple[str, ...] = (),
-               what: str = "SOURCE") -> dict[str, str]:
+               what: str = "SOURCE", flag: str = "--columns") -> dict[str, str]:
     """``"a=x,b=y"`` (or the same as a dict) -> ``{"a": "x", "b": "y"}``; a part without
     ``=`` or a value (``expected FIELD=<what>``), a key given twice, or a key not
     ``known`` when that is given, is an :class:`InputError`."""
@@ -105,15 +105,15 @@ def spec_items(spec: str | dict[str, str], known: tuple[str, ...] = (),
         for part in filter(None, (p.strip() for p in spec.split(","))):
             key, eq, value = part.partition("=")
             if not eq or not value.strip():
-                raise InputError(f"--columns: expected FIELD={what}, got {part!r}")
+                raise InputError(f"{flag}: expected FIELD={what}, got {part!r}")
             key, value = key.strip(), value.strip()
             if key in out:  # the last would win silently: a typo that reads another column
-                raise InputError(f"--columns: {key}= given twice ({key}={out[key]} and "
+                raise InputError(f"{flag}: {key}= given twice ({key}={out[key]} and "
                                  f"{key}={value}); give each field once")
             out[key] = value
     unknown = sorted(set(out) - set(known)) if known else []
     if unknown:
-        raise InputError(f"--columns: unknown field(s) {', '.join(unknown)}; expected some of "
+        raise InputError(f"{flag}: unknown field(s) {', '.join(unknown)}; expected some of "
                          f"{', '.join(known)}")
     return out
 

@@ -27,12 +27,18 @@ def read_columns(path: str | Path, role: Role, spec: str | dict[str, str], *, cl
     """``(loaded, qids native, vid given, mapping)`` of ``path`` read with ``spec``."""
     from cover.io import mapping_read
 
-    if is_nested(spec):
-        m = parse_mapping(spec)
+    flag = "--gt-columns" if role == "ground_truth" else "--columns"
+    try:
+        m = parse_mapping(spec) if is_nested(spec) else None
+    except InputError as e:  # its words name --columns: say which flag gave it
+        if flag == "--columns" or not str(e).startswith("--columns:"):
+            raise
+        raise InputError(flag + str(e).removeprefix("--columns")) from None
+    if m is not None:
         loaded = mapping_read.read_mapped(path, m, role=role, clip=clip, on_error=on_error,
                                           relevance_from=relevance_from)
         return loaded, m.join == "qid", "vid" in m.fields, m
-    m_flat = parse_columns(spec)
+    m_flat = parse_columns(spec, flag)
     if role == "predictions":
         refuse_csv_proposals(path, relevance_from, "--relevance-from proposals")
     check_flat_rows(path, m_flat)
