@@ -76,3 +76,49 @@ def test_report_renders_in_headless_chromium(report: Path, tmp_path: Path) -> No
     assert dom.count("<svg") >= 8
     assert 'id="summary"' in dom
     assert dom.count('<tr data-pair="') > 3000  # the searchable table: every test query
+
+
+#: what stands where the results folder's manifest should be -> what the error says
+NOT_A_FOLDER = {
+    "a file given as the folder": (None, "is a file, not a `cover study` results folder"),
+    "no manifest": ("", "manifest.json: not found; is this a `cover study` results folder?"),
+    "an empty object": ("{}", "not the manifest `cover study` writes (Object missing "
+                              "required field `pairs`)"),
+    "a list": ("[1]", "not the manifest `cover study` writes (Expected `object`, got "
+                      "`array`)"),
+    "a pair without its fields": (
+        '{"pairs": [{"id": 1}], "protocol": {}, "studies": []}',
+        "not the manifest `cover study` writes (Expected `str`, got `int` - at "
+        "`$.pairs[0].id`)"),
+    "bytes that are not UTF-8": (b"\xff", "not UTF-8 text (byte 0xff at offset 0)"),
+    "a folder named manifest.json": ("dir", "manifest.json: cannot be read (Is a "
+                                            "directory)"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(NOT_A_FOLDER))
+def test_what_is_no_results_folder_is_named_as_such(tmp_path: Path, case: str, capsys) -> None:
+    """Anything but a results folder of `cover study`: exit 2 with the path and what it
+    is (a manifest of another shape ended in a KeyError traceback, bytes that are not
+    UTF-8 in "'utf-8' codec can't decode", a file given as the folder in "Not a
+    directory"); nothing written."""
+    from cover.cli import main
+
+    content, why = NOT_A_FOLDER[case]
+    folder = tmp_path / "results"
+    if content is None:
+        folder.write_text("{}")
+    else:
+        folder.mkdir()
+        manifest = folder / "manifest.json"
+        if content == "dir":
+            manifest.mkdir()
+        elif isinstance(content, bytes):
+            manifest.write_bytes(content)
+        elif content:
+            manifest.write_text(content)
+    out = tmp_path / "report.html"
+    assert main(["report", str(folder), "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert f"cover: error: {folder}" in err and why in err, err
+    assert "Traceback" not in err and not out.exists()

@@ -10,6 +10,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from cover.errors import InputError
 from cover.io.output import write_text
 from cover.report.gallery import gallery_html
@@ -19,6 +21,34 @@ from cover.report.sections import CAPTIONS, INTRO, section_html
 from cover.report.summary import summary_html
 
 
+class _Pair(msgspec.Struct):
+    """What the report reads of each grounder-dataset pair of the manifest."""
+
+    id: str
+    name: str
+    dataset: str
+    studies: dict[str, str]
+    figures: dict[str, list[str]] = {}
+    queries: str | None = None
+
+
+class _Protocol(msgspec.Struct):
+    cal_frac: float
+    seed: int
+    n_resamples: int
+    resample_frac: float
+    alphas: list[float]
+
+
+class _Manifest(msgspec.Struct):
+    """The fields of ``manifest.json`` the report reads first (the rest it reads where
+    present): checked before any is read, so another JSON file is named as such."""
+
+    pairs: list[_Pair]
+    protocol: _Protocol
+    studies: list[str]
+
+
 def _load(path: Path) -> Any:
     try:
         return json.loads(path.read_text(encoding="utf-8"))
@@ -26,12 +56,31 @@ def _load(path: Path) -> Any:
         raise InputError(f"{path}: not found; is this a `cover study` results folder?") from None
     except json.JSONDecodeError as exc:
         raise InputError(f"{path}:{exc.lineno}: not valid JSON ({exc.msg})") from None
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at "
+                         f"offset {exc.start}); is this a `cover study` results folder?"
+                         ) from None
+    except OSError as exc:  # a file for a folder, a folder for a file, no permission
+        raise InputError(f"{path}: cannot be read ({exc.strerror or exc}); is this a "
+                         "`cover study` results folder?") from None
+
+
+def _manifest(path: Path) -> Any:
+    """``manifest.json`` of a results folder, its shape checked (:class:`_Manifest`)."""
+    man = _load(path)
+    try:
+        msgspec.convert(man, _Manifest)
+    except msgspec.ValidationError as exc:
+        raise InputError(f"{path}: not the manifest `cover study` writes ({exc})") from None
+    return man
 
 
 def build_report(results: str | Path, out: str | Path) -> Path:
     """Write the HTML report of the results folder ``results`` to ``out``."""
     root = Path(results)
-    man = _load(root / "manifest.json")
+    if root.exists() and not root.is_dir():
+        raise InputError(f"{root}: is a file, not a `cover study` results folder")
+    man = _manifest(root / "manifest.json")
     pairs = man["pairs"]
     studies: dict[str, dict[str, dict[str, Any]]] = {
         p["id"]: {s: _load(root / rel) for s, rel in p["studies"].items()} for p in pairs}
