@@ -446,3 +446,28 @@ def test_a_summary_of_refused_rows_says_what_was_not_measured(tmp_path: Path, ca
     else:
         assert f"coverage {1.0 if policy == 'whole-video' else 0.0:.4f}" in said
         assert "its 95% test band" in said
+
+
+def test_compact_regions_do_not_make_up_the_grounders_iou(tmp_path: Path, capsys) -> None:
+    """--compact regions hold no predicted window: the base grounder's point-IoU is "not
+    known" (null in the JSON), not 0.000 (what every row without a prediction scores),
+    while the echoed regions of the same rows give it; the coverage is the same."""
+    from cli_files import synthetic
+
+    preds, gt = synthetic(tmp_path, n=60, saliency=False)
+    cal = tmp_path / "cal.json"
+    assert main(["calibrate", "--preds", str(preds), "--gt", str(gt), "--score", "sec",
+                 "--on-error", "reject", "-o", str(cal)]) == 0
+    got = {}
+    for name, flags in (("echo", []), ("compact", ["--compact"])):
+        regions, out = tmp_path / f"{name}.jsonl", tmp_path / f"{name}.json"
+        assert main(["certify", "--calibrator", str(cal), "--preds", str(preds), "--videos",
+                     str(gt), "--on-error", "reject", "-o", str(regions), *flags]) == 0
+        capsys.readouterr()
+        assert main(["evaluate", "--regions", str(regions), "--gt", str(gt), "--json",
+                     str(out)]) == 0
+        got[name] = (json.loads(out.read_text()), capsys.readouterr().out)
+    (echo, _), (compact, said) = got["echo"], got["compact"]
+    assert echo["point_iou"] > 0 and compact["point_iou"] is None
+    assert "base grounder point-IoU not known (the regions carry no predicted window" in said
+    assert compact["marginal"] == echo["marginal"]

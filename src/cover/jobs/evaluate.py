@@ -218,8 +218,13 @@ def _finish(job: EvaluateFiles, kind: str, ev: Evaluation, field: GroundingMetri
               "--refusal-policy drop leaves refused rows out)")
     rest = (f"coverage {nr.coverage:.4f}, length {nr.mean_length_s:.1f} s" if nr.n
             else "none (every row evaluated was refused)")
+    if field is None:  # no predicted window was read: an IoU of 0 would be made up
+        out["point_iou"] = None
+    piou = (f"{ev.point_iou:.3f}" if field is not None else "not known (the regions carry "
+            "no predicted window: --compact output, or CSV / Parquet regions read without "
+            "start= and end=)")
     print(f"refusal rate {ev.refusal_rate:.3f}; non-refused: {rest}; base grounder point-IoU "
-          f"{ev.point_iou:.3f}")
+          f"{piou}")
     if ev.selective is not None:
         a = ev.selective["answered"]
         answered = (f"answered-miss rate {a['miss_rate']:.4f}, mean length "
