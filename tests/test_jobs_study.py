@@ -182,17 +182,25 @@ def test_study_minimum_per_study(tmp_path: Path, capsys: pytest.CaptureFixture[s
 
 
 @pytest.mark.parametrize("command", ["study", "validity"])
-def test_resamples_below_one_names_the_flag(tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                            command: str) -> None:
+@pytest.mark.parametrize("flags", [["--resamples", "0"], ["--resamples", "1"],
+                                   ["--alphas", "0.1", "0.2", "0.10"]])
+def test_resamples_below_two_and_a_repeated_alpha_name_the_flag(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str,
+        flags: list[str]) -> None:
+    """One resample gave "± 0.000" for a spread it cannot measure; an alpha given twice
+    gave every table a repeated row: both are usage errors naming the flag."""
     from cli_files import synthetic
 
     preds, gt = synthetic(tmp_path, n=60)
     head = ["study", "coverage"] if command == "study" else ["validity"]
     with pytest.raises(SystemExit) as exc:
         main([*head, "--preds", str(preds), "--gt", str(gt), "--out", str(tmp_path / "o"),
-              "--resamples", "0"])
+              *flags])
     assert exc.value.code == 2
-    assert "argument --resamples: must be a whole number >= 1, got 0" in capsys.readouterr().err
+    want = (f"argument --resamples: must be a whole number >= 2 (the spread over resamples "
+            f"needs two), got {flags[1]}" if flags[0] == "--resamples"
+            else "argument --alphas: 0.1 given twice")
+    assert want in capsys.readouterr().err
     assert not (tmp_path / "o").exists()
 
 

@@ -48,8 +48,9 @@ def _table(n: int, seed: int) -> cover.GroundingTable:
 
 
 @FAST
-@given(st.integers(0, 2**16), st.integers(0, 10**6), st.integers(0, 5))
+@given(st.integers(0, 2**16), st.integers(0, 10**6), st.sampled_from([0, 2, 3, 4, 5]))
 def test_one_seed_reproduces_the_single_split_bit_for_bit(data_seed, split_seed, r):
+    # r: the whole pool once (0) or a spread over resamples (a Protocol takes no 1)
     table = _table(90, data_seed)
     protocol = Protocol(seed=split_seed, n_resamples=r, alphas=(0.1, 0.3, 0.5))
     vals = seed_values(table, families=FAMILIES, protocol=protocol, seeds=[split_seed],

@@ -11,7 +11,14 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from cover.cli.arg_types import alpha_text, fraction_in, positive_float, positive_int
+from cover.cli.arg_types import (
+    Distinct,
+    alpha_text,
+    fraction_in,
+    positive_float,
+    positive_int,
+    resample_count,
+)
 
 J = TypeVar("J")
 
@@ -155,11 +162,13 @@ def _flag_table() -> dict[str, dict[str, Any]]:
         "score": dict(choices=ALL_FAMILIES, default="norm", help="score family"),
         "alpha": dict(type=alpha_text, default="0.1", help="miscoverage level in (0, 1)"),
         # argparse hands this list itself to every run without --alphas: never mutated
-        "alphas": dict(nargs="+", type=fraction_in(one=False), default=list(PAPER_ALPHAS)),
+        "alphas": dict(nargs="+", type=fraction_in(one=False), action=Distinct,
+                       default=list(PAPER_ALPHAS)),
         "seed": dict(type=int, default=42),
         "cal_frac": dict(type=fraction_in(one=False), default=0.4,
                          help="share of source videos (the split unit) that calibrate"),
-        "resamples": dict(type=positive_int, default=50, help="calibration resamples per cell"),
+        "resamples": dict(type=resample_count, default=50,
+                          help="calibration resamples per cell (at least 2: the spread)"),
         "split_seeds": dict(type=positive_int, default=0, metavar="N",  # {}: what the spread covers
                             help="also repeat the unit-level split with seeds 0..N-1 and "
                             "report each cell's spread over seeds ({})"),

@@ -76,6 +76,28 @@ def positive_int(text: str) -> int:
     return _int_at_least(text, 1)
 
 
+def resample_count(text: str) -> int:
+    """argparse type: a whole number >= 2 (a mean +/- sd over one resample has no sd)."""
+    n = _read(text, int, "a whole number")
+    if n < 2:
+        raise argparse.ArgumentTypeError(f"must be a whole number >= 2 (the spread over "
+                                         f"resamples needs two), got {text}")
+    return n
+
+
+class Distinct(argparse.Action):
+    """For a flag of several values: each value at most once (a repeated alpha would be
+    a repeated row of every table)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: object, option_string: str | None = None) -> None:
+        got = list(values) if isinstance(values, list) else [values]
+        twice = next((v for i, v in enumerate(got) if v in got[:i]), None)
+        if twice is not None:
+            raise argparse.ArgumentError(self, f"{twice} given twice")
+        setattr(namespace, self.dest, got)
+
+
 def port_number(text: str) -> int:
     """argparse type: a TCP port, 0 (any free one) to 65535."""
     n = _int_at_least(text, 0)
@@ -96,5 +118,5 @@ def _int_at_least(text: str, low: int) -> int:
     return n
 
 
-__all__ = ["alpha_text", "checked_text", "fraction_in", "nonnegative_float", "nonnegative_int",
-           "port_number", "positive_float", "positive_int"]
+__all__ = ["Distinct", "alpha_text", "checked_text", "fraction_in", "nonnegative_float",
+           "nonnegative_int", "port_number", "positive_float", "positive_int", "resample_count"]

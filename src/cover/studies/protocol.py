@@ -25,10 +25,13 @@ class Protocol:
             raise ValueError(f"cal_frac must be in (0, 1), got {self.cal_frac}")
         if not 0 < self.resample_frac <= 1:
             raise ValueError(f"resample_frac must be in (0, 1], got {self.resample_frac}")
-        if self.n_resamples < 0:
-            raise ValueError(f"n_resamples must be >= 0, got {self.n_resamples}")
+        if self.n_resamples < 0 or self.n_resamples == 1:  # one resample: a spread of 0
+            raise ValueError(f"n_resamples must be 0 (the whole pool once) or >= 2 (the "
+                             f"spread over resamples needs two), got {self.n_resamples}")
         if not self.alphas or not all(0 < a < 1 for a in self.alphas):
             raise ValueError(f"alphas must be a non-empty list in (0, 1), got {self.alphas}")
+        if len(set(self.alphas)) != len(self.alphas):  # a repeated row of every table
+            raise ValueError(f"alphas must be distinct, got {self.alphas}")
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
