@@ -83,8 +83,33 @@ def build(opts: ServeOptions) -> Any:
 def serve(opts: ServeOptions) -> int:
     """Run the service until SIGINT / SIGTERM; returns the exit code."""
     app = build(opts)
+    check_listen(opts.host, opts.port)
     import uvicorn
 
     uvicorn.run(app, host=opts.host, port=opts.port, log_level=opts.log_level,
                 timeout_graceful_shutdown=5)
     return 0
+
+
+def check_listen(host: str, port: int) -> None:
+    """An :class:`InputError` naming --host / --port when the address cannot be resolved
+    or bound (taken, not this machine's): uvicorn would log its own words and exit 3.
+    A test bind, released at once (SO_REUSEADDR, as uvicorn binds)."""
+    import socket
+
+    from cover.errors import InputError
+
+    try:
+        family, kind, proto, _, addr = socket.getaddrinfo(host, port,
+                                                          type=socket.SOCK_STREAM)[0]
+    except socket.gaierror as exc:
+        raise InputError(f"--host {host}: cannot be resolved ({exc.strerror})") from None
+    except UnicodeError:  # an empty or overlong label: no host name at all
+        raise InputError(f"--host {host}: not a host name or address") from None
+    with socket.socket(family, kind, proto) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind(addr)
+        except OSError as exc:
+            raise InputError(f"--host {host} --port {port}: cannot listen there "
+                             f"({exc.strerror or exc})") from None

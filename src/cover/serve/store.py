@@ -17,6 +17,8 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+from cover.errors import InputError
+
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS feedback (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -37,9 +39,15 @@ class FeedbackStore:
     def __init__(self, path: str) -> None:
         self.path = path
         self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=FULL")
-        self._db.execute(_SCHEMA)
+        try:
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=FULL")
+            self._db.execute(_SCHEMA)
+        except sqlite3.DatabaseError as exc:  # another file given as --state
+            self._db.close()
+            raise InputError(f"--state {path}: not a state file of cover serve ({exc}); "
+                             "give a new file name, or the file an earlier run wrote"
+                             ) from None
         self.lock = threading.Lock()
 
     def add(self, calibrator: str, qid: str, score: float | None, covered: bool,
