@@ -430,3 +430,21 @@ def test_fit_and_certify_of_no_table_say_what_they_take(given, entry):
         f"the table given to Calibrator.{entry} must be a GroundingTable "
         "(GroundingTable.from_arrays, cover.load_labelled, cover.read_predictions), got "
         f"{type(given).__name__}")
+
+
+@pytest.mark.parametrize("reader", ["read_predictions", "read_ground_truth", "load_labelled",
+                                    "from_arrays"])
+@pytest.mark.parametrize("word", ["skip", "ignore", "Reject", None])
+def test_on_error_is_raise_or_reject_at_every_entry(qvh_gt, qdetr_preds, reader, word):
+    """Any other word was taken without a message by the readers (and read as
+    "reject" wherever they test for "raise"), while from_arrays refused it."""
+    import cover
+
+    calls = {"read_predictions": lambda: cover.read_predictions(qdetr_preds, on_error=word),
+             "read_ground_truth": lambda: cover.read_ground_truth(qvh_gt, on_error=word),
+             "load_labelled": lambda: cover.load_labelled(qdetr_preds, qvh_gt,
+                                                          on_error=word),
+             "from_arrays": lambda: GroundingTable.from_arrays(**_arrays(), on_error=word)}
+    with pytest.raises(ValueError, match=f"on_error must be 'raise' or 'reject', got "
+                                         f"{word!r}"):
+        calls[reader]()

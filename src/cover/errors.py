@@ -198,6 +198,13 @@ def report_lines(problems: list[RowProblem] | ProblemTally, *, what: str, limit:
     return out
 
 
+def check_on_error(on_error: object) -> None:
+    """A ValueError unless ``on_error`` is "raise" or "reject" (any other word would
+    read as "reject" where a reader tests for "raise")."""
+    if on_error not in ("raise", "reject"):
+        raise ValueError(f"on_error must be 'raise' or 'reject', got {on_error!r}")
+
+
 def say(msg: str) -> None:
     """A line for people on standard error (standard output may carry data), flushed at
     once so that a long job's progress shows as it goes."""

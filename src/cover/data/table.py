@@ -21,7 +21,7 @@ from cover.data.shape import raw_ids as raw_ids
 from cover.data.shape import replace_keeping_ids as replace_keeping_ids
 from cover.data.units import split_units
 from cover.data.validate import per_row_numbers, validate_table
-from cover.errors import InputError, RowProblem
+from cover.errors import InputError, RowProblem, check_on_error
 from cover.intervals import Intervals
 from cover.ragged import Ragged
 
@@ -134,8 +134,7 @@ class GroundingTable:
         (integer or text qids, float64 columns), and never written: whatever COVER
         changes (clipped windows, rejected rows, scores, regions) goes to new arrays.
         """
-        if on_error not in ("raise", "reject"):
-            raise ValueError(f"on_error must be 'raise' or 'reject', got {on_error!r}")
+        check_on_error(on_error)
         clip = check_clip(clip)
         q = given_ids(qid, "qid")  # kept as given, read as text when first shown (TextIds)
         n = q.size

@@ -12,7 +12,7 @@ import numpy as np
 from cover.data.join import index_of
 from cover.data.relevance import PROPOSALS, rebuild_relevance
 from cover.data.table import DEFAULT_CLIP_SECONDS, GroundingTable
-from cover.errors import InputError, RowProblem
+from cover.errors import InputError, RowProblem, check_on_error
 from cover.io import formats
 from cover.io.batch_join import QidList, join_batches, rejected_qids, row_problems
 from cover.io.charades_rf import NO_MOMENT, no_moment_qids
@@ -81,6 +81,7 @@ def read_labelled(
     because a silently dropped query biases calibration and the usual cause is
     calibrating on a subset without ``qids``.
     """
+    check_on_error(on_error)
     say = log or (lambda _msg: None)
     # The ground truth first, as a stream must read it (its index before any batch): a
     # bad row in both files stops the run at the same file on either path.

@@ -27,7 +27,7 @@ from cover.data.rules import (
     reversed_windows,
 )
 from cover.data.table import DEFAULT_CLIP_SECONDS
-from cover.errors import InputError, summarize
+from cover.errors import InputError, check_on_error, summarize
 from cover.intervals import Intervals
 from cover.io.fields import (
     bad_number,
@@ -67,6 +67,7 @@ def read_predictions(
     ``keep_records=False`` lets a clean file's table drop its parsed rows (``records``
     None); a file read row by row keeps them.
     """
+    check_on_error(on_error)
     check_clip(clip)
     # A clean file is read as the streams read it (in batches, checked column by column);
     # anything else row by row, which words every message and rejection.
@@ -99,6 +100,7 @@ def read_ground_truth(path: str | Path, *, on_error: OnError = "raise") -> Loade
     truth is attached; rows with ``s > e``, non-finite numbers, no window, a bad
     duration, a missing field or a duplicate qid are rejected with a reason.
     """
+    check_on_error(on_error)
     raw = read_json_rows(path)
     check_required(raw, ("qid", "vid", "duration", "relevant_windows"))
     check_ids(raw)
