@@ -89,3 +89,29 @@ def test_fit_and_certify_check_a_table_built_without_from_arrays() -> None:
     with pytest.raises(InputError, match=r"Calibrator.certify:\n  row 0 \(qid=0\): duration"):
         cal.certify(replace(good, duration=np.r_[0.0, np.full(19, 100.0)]))
     assert cal.certify(good).intervals.n_components.min() == 1
+
+
+def test_fitting_a_family_no_row_has_names_the_missing_input():
+    """SLS on a table without a relevance signal: the reason in words, as the file
+    commands give it (it said the threshold is -inf because k rows are refusals)."""
+    import numpy as np
+
+    import cover
+    from cover.errors import InputError
+
+    n = 50
+    table = cover.GroundingTable.from_arrays(
+        qid=np.arange(n), duration=60.0, pred_start=np.full(n, 10.0),
+        pred_end=np.full(n, 20.0), truth=(np.full(n, 11.0), np.linspace(15, 25, n)))
+    with pytest.raises(InputError, match=r"^<memory>: score family sls needs a relevance "
+                                         r"signal \(pred_saliency_scores\), and none of the "
+                                         r"50 rows has one; choose another family \(norm, "
+                                         r"sec\)$"):
+        cover.Calibrator(score="sls").fit(table)
+    # some rows with a signal: a fit as before (the check runs only when a fit fails)
+    rel = [[0.5] * 30 if i % 2 else [] for i in range(n)]
+    some = cover.GroundingTable.from_arrays(
+        qid=np.arange(n), duration=60.0, pred_start=np.full(n, 10.0),
+        pred_end=np.full(n, 20.0), relevance=rel,
+        truth=(np.full(n, 11.0), np.linspace(15, 25, n)))
+    assert cover.Calibrator(score="sls").fit(some).n_ == n

@@ -65,6 +65,7 @@ from cover.scores import (
     check_family,
     check_target,
     compute_scores,
+    require_family_input,
     require_inputs,
 )
 
@@ -170,9 +171,13 @@ class Calibrator(RowThresholds):
                 if "loss" in spec.needs else None)
         # The scores are made here and read after the rule only for their counts (and
         # the p-value sketch when kept): the rule may reorder them in place.
-        return self._fit(scores, table, loss=loss, weights=weights,
-                         whole=table if "table" in spec.needs else None,
-                         scratch=not self.keep_scores)
+        try:  # a failed fit where no row has the family's input says so (checked then)
+            return self._fit(scores, table, loss=loss, weights=weights,
+                             whole=table if "table" in spec.needs else None,
+                             scratch=not self.keep_scores)
+        except ValueError:
+            require_family_input(table, self.score, table.source)
+            raise
 
     def fit_scores(self, scores: Scores, table: GroundingTable) -> Self:
         """Set the thresholds from ``scores`` already computed on the rows of ``table``
