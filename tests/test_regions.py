@@ -187,6 +187,17 @@ def test_build_regions_rejects_nan_lam_and_bad_durations():
             build_regions(tb, "sec", 1.0)
     with pytest.raises(ValueError, match="family"):
         build_regions(table(duration=[10.0]), "nope", 1.0)
+    # a threshold per row of another count, or of two dimensions: named, not numpy's
+    # "operands could not be broadcast together"; one value (0-d or one element) serves all
+    tb3 = table(duration=[10.0] * 3, pred_start=[1.0] * 3, pred_end=[2.0] * 3)
+    for lam, end, shape in ((np.ones(2), None, "(2,)"), (np.ones((3, 1)), None, "(3, 1)"),
+                            (1.0, np.ones(4), "(4,)")):
+        name = "lam" if end is None else "lam_end"
+        with pytest.raises(ValueError, match=rf"^{name} has shape \{shape[:-1]}\); expected "
+                                             r"one threshold or 3 \(one per row\)$"):
+            build_regions(tb3, "sec", lam, lam_end=end)
+    one = build_regions(tb3, "sec", np.ones(1)).intervals.to_lists()
+    assert one == build_regions(tb3, "sec", 1.0).intervals.to_lists() == [[[0.0, 3.0]]] * 3
 
 
 # ---- fast paths == the general formulas they replace ----------------------------------------

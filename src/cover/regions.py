@@ -217,6 +217,10 @@ def build_regions(
         raise ValueError(f"{table.where(bad)}: video duration unknown or not positive")
     lam_in = _one_value(np.asarray(lam, dtype=np.float64))
     lam_end_in = None if lam_end is None else _one_value(np.asarray(lam_end, dtype=np.float64))
+    for name, a in (("lam", lam_in), ("lam_end", lam_end_in)):
+        if a is not None and a.ndim and a.shape not in ((n,), (1,)):  # numpy's words else
+            raise ValueError(f"{name} has shape {a.shape}; expected one threshold or {n} "
+                             "(one per row)")
     if np.isnan(lam_in).any() or (lam_end_in is not None and np.isnan(lam_end_in).any()):
         raise ValueError("threshold lam is NaN")
     if lam_end_in is not None and fam == "sls":
