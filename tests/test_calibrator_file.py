@@ -214,8 +214,20 @@ def test_just_enough_calibration_rows_gives_finite_threshold() -> None:
 def test_minus_inf_threshold_is_refused_at_fit() -> None:
     """A -inf threshold would certify empty regions: refused with the reason."""
     table = make_table(30, seed=3, refuse_every=1)  # every row refuses an interval
-    with pytest.raises(ValueError, match="refusals"):
+    # no row has a window at all: said in those words (an InputError, a ValueError)
+    with pytest.raises(ValueError, match="score family sec needs a predicted window "
+                                         r"\(pred_relevant_windows\), and none of the 30 "
+                                         "rows has one"):
         Calibrator(score="sec", alpha=0.2).fit(table)
+    # most rows refuse, some do not: the threshold's own reason
+    from dataclasses import replace
+
+    some = make_table(30, seed=3)
+    ps, pe = some.pred_start.copy(), some.pred_end.copy()
+    ps[:27], pe[:27] = np.nan, np.nan
+    with pytest.raises(ValueError, match="at least k=25 of its 30 calibration rows are "
+                                         "refusals"):
+        Calibrator(score="sec", alpha=0.2).fit(replace(some, pred_start=ps, pred_end=pe))
 
 
 # ---------------------------------------------------------------------------------

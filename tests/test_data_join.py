@@ -520,3 +520,19 @@ def test_fill_durations_never_keeps_a_non_positive_duration(tmp_path: Path) -> N
     assert out.qid.tolist() == ["3"]
     assert sorted(q.qid for q in rejected(problems)) == ["1", "2"]
 
+
+
+@pytest.mark.parametrize("which", ["predictions", "ground truth"])
+def test_attach_truth_of_no_table_says_what_it_takes(which):
+    """None, a dict: a TypeError naming the argument (an AttributeError "'NoneType' object
+    has no attribute 'require_truth'" from inside)."""
+    import cover
+
+    t = cover.GroundingTable.from_arrays(qid=np.arange(3), duration=60.0,
+                                         pred_start=np.ones(3), pred_end=np.full(3, 5.0),
+                                         truth=(np.ones(3), np.full(3, 4.0)))
+    for bad in (None, {"qid": [1]}):
+        args = (bad, t) if which == "predictions" else (t, bad)
+        with pytest.raises(TypeError, match=f"^the {which} given to attach_truth must be a "
+                                            f"GroundingTable .*, got {type(bad).__name__}$"):
+            cover.attach_truth(*args)

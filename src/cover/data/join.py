@@ -13,7 +13,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from cover.data.rules import NO_DURATION, PRED_STRICT, outside_video, wholly_outside
-from cover.data.shape import T, TableShape, ids_as_given, replace_keeping_ids
+from cover.data.shape import T, TableShape, ids_as_given, replace_keeping_ids, require_table
 from cover.errors import RowProblem
 from cover.ragged import segment_any
 
@@ -78,6 +78,8 @@ def attach_truth(
     when ``strict``. ``truth_rejected``: qids whose ground-truth row the reader rejected,
     as text (a prediction of one has a truth row, set aside: its reason says so).
     """
+    require_table(preds, "the predictions given to attach_truth")
+    require_table(gt, "the ground truth given to attach_truth")
     problems: list[RowProblem] = []
     gt_truth = gt.require_truth()
     j, matched = index_of(gt.qid, preds.qid)

@@ -74,6 +74,15 @@ class TableShape(Protocol):
 T = TypeVar("T", bound=TableShape)
 
 
+def require_table(value: object, what: str) -> None:
+    """A TypeError in words when ``value`` is no table (None, a list, a dict), where an
+    attribute read inside would fail in Python's words."""
+    if not isinstance(getattr(value, "checked", None), frozenset):
+        raise TypeError(f"{what} must be a GroundingTable (GroundingTable.from_arrays, "
+                        "cover.load_labelled, cover.read_predictions), got "
+                        f"{type(value).__name__}")
+
+
 def raw_ids(table: TableShape, name: str = "qid") -> NDArray[Any]:
     """The ``qid`` (or ``vid``) column as given to the table: text or integers."""
     return table.__dict__[f"_{name}_raw"]

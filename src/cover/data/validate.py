@@ -49,7 +49,7 @@ from cover.data.rules import (
     not_a_number,
     raise_on_rejections,
 )
-from cover.data.shape import ANSWERED, T, TableShape, raw_ids
+from cover.data.shape import ANSWERED, T, TableShape, raw_ids, require_table
 from cover.data.shape import replace_keeping_ids as _replace
 from cover.errors import CoverWarning, InputError, RowProblem
 
@@ -171,10 +171,7 @@ def ensure_valid(table: T, need: frozenset[str], what: str) -> T:
     """``table`` when already checked for ``need`` (one set test), else validated
     (``on_error="raise"``; ``what`` names it, e.g. ``the table given to fit``): the gate
     at the top of :meth:`Calibrator.fit` and ``certify``."""
-    if not isinstance(getattr(table, "checked", None), frozenset):  # a list, a dict, None
-        raise TypeError(f"{what} must be a GroundingTable (GroundingTable.from_arrays, "
-                        f"cover.load_labelled, cover.read_predictions), got "
-                        f"{type(table).__name__}")
+    require_table(table, what)
     if need <= table.checked:
         return table
     return validate_table(table, need=need, what=what)
