@@ -177,6 +177,9 @@ def test_a_byte_order_mark_is_read_past(tmp_path: Path, role: str, row: dict, na
     ("qid=id,start=s,end=e,end=x", "end= given twice (end=e and end=x)"),
     ("qid=id,start=s,end=e,colour=red", "unknown field(s) colour"),
     ("rows=*,qid=$key,windows=w,colour=red", "unknown field(s) colour"),
+    ("rows=*,qid=$kex,windows=w", "qid=$kex: expected $key, $key1.., or $value"),
+    ("rows=*,qid=$key,vid=v|<video>,windows=w", "vid=v|<video>: the pattern must have a "
+                                                "<vid> part"),
 ])
 @pytest.mark.parametrize(("role", "flag"), [("predictions", "--columns"),
                                             ("ground_truth", "--gt-columns")])

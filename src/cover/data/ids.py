@@ -20,9 +20,10 @@ def qid_text(ids: ArrayLike) -> NDArray[np.str_]:
         lo, hi = int(a.min()), int(a.max())
         width = max(len(str(lo)), len(str(hi)))
         return decimal_text(a, width) if lo >= 0 and width <= 18 else a.astype(f"<U{width}")
-    if a.dtype.kind == "O":  # astype(str) fails on a list among the values: str() each
-        return np.array(list(map(str, a.tolist())) or [""], dtype=str)[:a.size]
-    return a.astype(str, copy=False)
+    try:
+        return a.astype(str, copy=False)
+    except ValueError:  # a list among object values ("setting an array element with a
+        return np.array([str(v) for v in a.tolist()], dtype=str)  # sequence"): str() each
 
 
 def given_ids(values: ArrayLike, name: str) -> NDArray[Any]:

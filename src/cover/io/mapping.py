@@ -84,11 +84,11 @@ class Mapping:
         return ",".join(f"{k}={v}" for k, v in self.given.items())
 
 
-def is_nested(spec: str | dict[str, str]) -> bool:
+def is_nested(spec: str | dict[str, str], flag: str = "--columns") -> bool:
     """Whether a mapping needs this engine (a rows path, ``$key``, ``*``, ``|``, or a
     field the flat column reader does not know) rather than the flat column reader
     (:mod:`cover.io.generic`)."""
-    items = spec_items(spec)
+    items = spec_items(spec, flag=flag)
     return any(k in SETTINGS or k in ("scores", "order") or _NESTED.search(v)
                for k, v in items.items())
 
@@ -118,40 +118,40 @@ def spec_items(spec: str | dict[str, str], known: tuple[str, ...] = (),
     return out
 
 
-def parse_mapping(spec: str | dict[str, str]) -> Mapping:
+def parse_mapping(spec: str | dict[str, str], flag: str = "--columns") -> Mapping:
     """``"rows=results.*,vid=$key|<vid>-<order>,windows=timestamp"`` (or the same as a
     dict) -> a checked :class:`Mapping`; a wrong key or source is an
-    :class:`InputError` naming it."""
-    items = spec_items(spec, FIELDS + SETTINGS)
+    :class:`InputError` naming it and ``flag`` (``--gt-columns`` for the ground truth)."""
+    items = spec_items(spec, FIELDS + SETTINGS, flag=flag)
     rows = tuple(p for p in items.get("rows", "").split(".") if p)
     relevance = items.get("relevance")
     if relevance not in (None, "proposals", "none"):
-        raise InputError(f"--columns: relevance={relevance} must be 'proposals' or 'none'")
-    sources = {k: _source(k, v) for k, v in items.items() if k not in SETTINGS}
+        raise InputError(f"{flag}: relevance={relevance} must be 'proposals' or 'none'")
+    sources = {k: _source(k, v, flag) for k, v in items.items() if k not in SETTINGS}
     m = Mapping(rows, sources, items, relevance)
     f = m.fields
     if ("start" in f) != ("end" in f):
-        raise InputError("--columns: give both start= and end=, or windows=")
+        raise InputError(f"{flag}: give both start= and end=, or windows=")
     if m.join == "order" and "vid" not in f:
-        raise InputError("--columns: order= joins by position within each video and needs "
+        raise InputError(f"{flag}: order= joins by position within each video and needs "
                          "vid= too")
     if m.join == "content" and not {"vid", "query"} <= f:
-        raise InputError("--columns: the mapping gives no qid, so rows join to ground truth "
+        raise InputError(f"{flag}: the mapping gives no qid, so rows join to ground truth "
                          "by order within a video (vid= and order=) or on the query text "
                          "(vid= and query=); give one of them")
     return m
 
 
-def _source(name: str, text: str) -> Source:
+def _source(name: str, text: str, flag: str) -> Source:
     where, *mods = text.split("|")
     var = None
     path: tuple[str, ...] = ()
     if where.startswith("$"):
         var = where[1:]
         if not re.fullmatch(r"key\d*|value", var):
-            raise InputError(f"--columns: {name}={text}: expected $key, $key1.., or $value")
+            raise InputError(f"{flag}: {name}={text}: expected $key, $key1.., or $value")
         if var != "key" and var != "value" and int(var[3:]) < 1:
-            raise InputError(f"--columns: {name}={text}: keys count from $key1")
+            raise InputError(f"{flag}: {name}={text}: keys count from $key1")
     else:
         path = tuple(where.split(".")) if where else ()
     is_json = False
@@ -163,15 +163,15 @@ def _source(name: str, text: str) -> Source:
         elif _PART.search(mod):
             names = tuple(_PART.findall(mod))
             if name not in names:
-                raise InputError(f"--columns: {name}={text}: the pattern must have a "
+                raise InputError(f"{flag}: {name}={text}: the pattern must have a "
                                  f"<{name}> part")
             bad: list[str] = sorted(set(names) - set(FIELDS) - {"_"})
             if bad:
-                raise InputError(f"--columns: {name}={text}: unknown part(s) "
+                raise InputError(f"{flag}: {name}={text}: unknown part(s) "
                                  f"{', '.join(f'<{b}>' for b in bad)}")
             pattern = re.compile(_regex(mod))
         else:
-            raise InputError(f"--columns: {name}={text}: unknown modifier {mod!r} (expected "
+            raise InputError(f"{flag}: {name}={text}: unknown modifier {mod!r} (expected "
                              "json, or a pattern such as <vid>-<order>)")
     return Source(text, path, var, is_json, pattern, names)
 

@@ -28,12 +28,7 @@ def read_columns(path: str | Path, role: Role, spec: str | dict[str, str], *, cl
     from cover.io import mapping_read
 
     flag = "--gt-columns" if role == "ground_truth" else "--columns"
-    try:
-        m = parse_mapping(spec) if is_nested(spec) else None
-    except InputError as e:  # its words name --columns: say which flag gave it
-        if flag == "--columns" or not str(e).startswith("--columns:"):
-            raise
-        raise InputError(flag + str(e).removeprefix("--columns")) from None
+    m = parse_mapping(spec, flag) if is_nested(spec, flag) else None
     if m is not None:
         loaded = mapping_read.read_mapped(path, m, role=role, clip=clip, on_error=on_error,
                                           relevance_from=relevance_from)
