@@ -433,7 +433,7 @@ def test_fit_and_certify_of_no_table_say_what_they_take(given, entry):
 
 
 @pytest.mark.parametrize("reader", ["read_predictions", "read_ground_truth", "load_labelled",
-                                    "from_arrays"])
+                                    "from_arrays", "read_regions"])
 @pytest.mark.parametrize("word", ["skip", "ignore", "Reject", None])
 def test_on_error_is_raise_or_reject_at_every_entry(qvh_gt, qdetr_preds, reader, word):
     """Any other word was taken without a message by the readers (and read as
@@ -444,7 +444,8 @@ def test_on_error_is_raise_or_reject_at_every_entry(qvh_gt, qdetr_preds, reader,
              "read_ground_truth": lambda: cover.read_ground_truth(qvh_gt, on_error=word),
              "load_labelled": lambda: cover.load_labelled(qdetr_preds, qvh_gt,
                                                           on_error=word),
-             "from_arrays": lambda: GroundingTable.from_arrays(**_arrays(), on_error=word)}
+             "from_arrays": lambda: GroundingTable.from_arrays(**_arrays(), on_error=word),
+             "read_regions": lambda: cover.io.read_regions(qdetr_preds, on_error=word)}
     with pytest.raises(ValueError, match=f"on_error must be 'raise' or 'reject', got "
                                          f"{word!r}"):
         calls[reader]()

@@ -19,7 +19,15 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from cover.errors import KEEP, InputError, ProblemTally, RowProblem, as_tally, summarize
+from cover.errors import (
+    KEEP,
+    InputError,
+    ProblemTally,
+    RowProblem,
+    as_tally,
+    check_on_error,
+    summarize,
+)
 from cover.ragged import segment_any
 
 #: Reasons shared word for word by the readers and the API.
@@ -116,7 +124,9 @@ def raise_on_rejections(problems: list[RowProblem] | ProblemTally, on_error: OnE
     their count and the first five by line (a list, or a
     :class:`~cover.errors.ProblemTally` its stream filled in line order), whatever the
     order the rules found them in. ``videos_given=False`` (certify without ``--videos``):
-    rows without a duration add what to pass."""
+    rows without a duration add what to pass. Any other ``on_error`` is a ValueError: it
+    would read as "reject" here."""
+    check_on_error(on_error)
     if on_error != "raise":
         return
     tally = as_tally(in_line_order(problems) if isinstance(problems, list) else problems,
