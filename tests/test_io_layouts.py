@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from cover.data.join import index_of
-from cover.data.relevance import proposal_relevance
+from cover.data.relevance import MAX_SIGNAL_CLIPS, proposal_relevance, rebuild_relevance
 from cover.errors import InputError
 from cover.io import formats, layouts
 from cover.io.durations import read_video_durations
@@ -224,6 +224,37 @@ def test_proposal_relevance_floor_is_each_rows_own() -> None:
     assert both.row(1).tolist() == [0.5, 0.0, 0.0]
     alone = proposal_relevance(w[2:], np.array([0, 1]), np.array([6.0]), clip=2.0)
     assert alone.row(0).tolist() == both.row(1).tolist()
+
+
+def test_a_signal_of_too_many_clips_is_an_error_naming_the_row(tmp_path: Path) -> None:
+    """A duration in the wrong unit would need a signal of billions of clips: an error
+    naming the file, line and qid, before anything is allocated (it was a MemoryError,
+    or at ~1e9 s the process killed for memory). A proposal reaching that far while T
+    is not known yet gets no signal until T is known, when it is clipped to [0, T]."""
+    path = tmp_path / "p.jsonl"
+    rows = [{"qid": 7, "vid": "v", "pred_relevant_windows": [[0, 4, 0.5], [4, 5, 0.8]],
+             "duration": 1e9},
+            {"qid": 8, "vid": "v", "pred_relevant_windows": [[0, 4, 0.5], [4, 3.7e12, 0.8]]}]
+    options = formats.Options(relevance_from="proposals", on_error="reject")
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    with pytest.raises(InputError) as got:
+        formats.read(path, "predictions", options=options)
+    assert str(got.value) == (
+        f"{path}:1 (qid=7): a relevance signal from proposals over its duration, 1e+09 s, "
+        f"would hold more than {MAX_SIGNAL_CLIPS:,} clips of 2 s (no video is that long: "
+        f"are its times in seconds?)")
+    path.write_text(json.dumps(rows[1]) + "\n")
+    table = formats.read(path, "predictions", options=options).loaded.table
+    assert table.relevance.lengths.tolist() == [0]
+    t30 = replace(table, duration=np.array([30.0]))
+    assert rebuild_relevance(t30).relevance.row(0).tolist() == [0.5, 0.5, 0.8] + [0.8] * 12
+    w = np.array([[0.0, 4.0, 0.5], [4.0, 5.0, 0.8]])
+    with pytest.raises(ValueError, match="row 0: its relevance signal would hold more"):
+        proposal_relevance(w, np.array([0, 2]), np.array([1e9]), clip=2.0)
+    # the longest signal allowed is built as any other
+    edge = proposal_relevance(w, np.array([0, 2]), np.array([2.0 * MAX_SIGNAL_CLIPS]),
+                              clip=2.0)
+    assert edge.lengths.tolist() == [MAX_SIGNAL_CLIPS]
 
 
 def test_relevance_from_proposals_flag_on_any_format(tmp_path: Path) -> None:

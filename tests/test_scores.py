@@ -187,6 +187,19 @@ def test_sls_clips_beyond_signal_score_plus_inf():
     assert compute_scores(tb, "sls").values.tolist() == [-3.0]
 
 
+def test_sls_truth_across_a_very_long_video_is_scored_without_listing_its_clips():
+    """A truth window over a 1e12-second video needs 5e11 clips: the score is +inf
+    (past the 3-clip signal) from the window's ends, never from an array of its clips
+    (which raised MemoryError, or had the process killed for memory at ~1e9 s)."""
+    for t in (1e12, 1e300):
+        tb = one_row(duration=t, relevance=[[1.0, 2.0, 3.0]], truth=([0.0], [t]))
+        sc = compute_scores(tb, "sls")
+        assert sc.values.tolist() == [np.inf] and sc.beyond_signal.tolist() == [True]
+    # inside the signal it is the same score as before: every clip the window needs
+    tb = one_row(duration=1e12, relevance=[[1.0, 2.0, 3.0]], truth=([0.5], [3.5]))
+    assert compute_scores(tb, "sls").values.tolist() == [-1.0]
+
+
 def test_sls_multi_window_envelope_vs_windows():
     tb = one_row(duration=10.0, relevance=[[5.0, -4.0, 3.0, 1.0, 0.0]],
                  truth=Intervals.from_lists([[[0.5, 1.5], [4.5, 5.0]]]))

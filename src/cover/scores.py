@@ -134,11 +134,18 @@ def superlevel_score(
     """
     n = len(truth)
     w_row = truth.rows
-    lo = np.floor((truth.starts + atol) / clip).astype(np.int64)
-    hi = (np.ceil((truth.ends - atol) / clip) - 1).astype(np.int64)
-    need_all = hi >= lo
+    size = relevance.lengths[w_row]
+    lo_f = np.floor((truth.starts + atol) / clip)
+    hi_f = np.ceil((truth.ends - atol) / clip) - 1
+    need_all = hi_f >= lo_f
+    # A window needing every clip lo..hi needs one past the signal (or at or after T)
+    # iff its first or its last does: decided without listing the clips, which a long
+    # video's window would make millions. Cast once clamped: 1e300 s must not wrap round.
+    past = need_all & ((lo_f < 0) | (hi_f >= size) | (hi_f * clip >= duration[w_row]))
+    lo = np.clip(lo_f, -1, size).astype(np.int64)
+    hi = np.clip(hi_f, -1, size).astype(np.int64)
     first = np.minimum(lo, hi)
-    counts = np.abs(hi - lo) + 1
+    counts = np.where(past, 1, np.abs(hi - lo) + 1)
     off = offsets_from_lengths(counts)
     k = row_ids(off)
     clip_idx = first[k] + (np.arange(off[-1], dtype=np.int64) - off[k])
@@ -150,7 +157,7 @@ def superlevel_score(
     f = np.where(valid, values, -np.inf)
     f_min = np.minimum.reduceat(f, off[:-1]) if f.size else np.empty(0)
     f_max = np.maximum.reduceat(f, off[:-1]) if f.size else np.empty(0)
-    window_score = -np.where(need_all, f_min, f_max)
+    window_score = np.where(past, np.inf, -np.where(need_all, f_min, f_max))
     beyond_window = np.isposinf(window_score)
     scores = segment_max(window_score, truth.offsets, empty=-np.inf)
     beyond = np.bincount(w_row, weights=beyond_window, minlength=n) > 0

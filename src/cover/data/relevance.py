@@ -8,12 +8,16 @@ proposal scoring at least that level, whole, and a level low enough takes the wh
 video. The floor is the row's own, so a row's signal depends on that row alone: the
 same whichever rows share its batch, file or path (``cover certify`` builds it batch by
 batch, once the durations are known). The signal covers ``[0, T]`` where T is known,
-else up to the furthest proposal end (clips past the signal never enter a region:
+else up to the furthest proposal end, or none when that is past ``MAX_SIGNAL_CLIPS``
+clips (it stands in until T is known; clips past the signal never enter a region:
 :func:`cover.scores.superlevel_score`).
 
 Cost: one pass over the (proposal, clip) pairs, ``sum over proposals of (clips it
 spans)`` values, vectorised (no Python loop over rows or proposals); memory is the
-same count of int64 indices.
+same count of int64 indices. A row's signal holds at most :data:`MAX_SIGNAL_CLIPS`
+clips (97 days of 2-second clips): a duration that would need more (in the wrong unit,
+e.g. milliseconds) is an error naming its row, before anything is allocated, never a
+process the machine runs out of memory for.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from cover.data.table import GroundingTable
+from cover.errors import InputError
 from cover.ragged import Ragged, offsets_from_lengths, row_ids, segment_max, segment_min
 
 #: Where an SLS relevance signal comes from: the grounder's own per-clip saliency, or
@@ -33,27 +38,52 @@ SALIENCY = "saliency"
 PROPOSALS = "proposals"
 RELEVANCE_SOURCES = (SALIENCY, PROPOSALS)
 
+#: The most clips one row's signal from proposals may hold (32 MB of float64).
+MAX_SIGNAL_CLIPS = 1 << 22
+
+
+def signal_clips(windows: NDArray[np.float64], offsets: NDArray[np.int64],
+                 duration: NDArray[np.float64], clip: float
+                 ) -> tuple[NDArray[np.int64], NDArray[np.float64], NDArray[np.bool_]]:
+    """Each row's signal length ``ceil(T / clip)`` (``MAX_SIGNAL_CLIPS + 1`` past that),
+    each row's floor, and which windows count (finite, ``start <= end``). Where T is not
+    known yet, the signal reaches the furthest proposal end, and none past
+    ``MAX_SIGNAL_CLIPS`` clips: it stands in until T is known (every region needs T), and a
+    proposal past the video's end is clipped then."""
+    w = np.asarray(windows, dtype=np.float64).reshape(-1, 3)
+    ok = np.isfinite(w).all(axis=1) & (w[:, 1] >= w[:, 0])
+    floor = np.minimum(segment_min(np.where(ok, w[:, 2], np.inf), offsets, empty=0.0), 0.0)
+    reach = segment_max(np.where(ok, w[:, 1], -np.inf), offsets, empty=-np.inf)
+    t = np.asarray(duration, dtype=np.float64)
+    known = np.isfinite(t) & (t > 0)
+    with np.errstate(invalid="ignore", over="ignore"):
+        clips = np.ceil(np.round(np.where(known, t, np.maximum(reach, 0.0)) / clip, 9))
+    # Compared as floats: a length past int64 must not wrap round to a small one.
+    fits = clips <= MAX_SIGNAL_CLIPS  # False for NaN
+    lengths = np.where(fits, clips, 0).astype(np.int64)
+    lengths[known & ~fits] = MAX_SIGNAL_CLIPS + 1
+    return lengths, floor, ok
+
 
 def proposal_relevance(windows: NDArray[np.float64], offsets: NDArray[np.int64],
                        duration: NDArray[np.float64], clip: float) -> Ragged:
     """Per-clip relevance from ragged scored windows (``windows`` rows are start, end,
     score; row ``i`` owns ``windows[offsets[i]:offsets[i+1]]``); see the module rule."""
     w = np.asarray(windows, dtype=np.float64).reshape(-1, 3)
-    ok = np.isfinite(w).all(axis=1) & (w[:, 1] >= w[:, 0])
+    lengths, floor, ok = signal_clips(w, offsets, duration, clip)
+    if (lengths > MAX_SIGNAL_CLIPS).any():
+        i = int(np.argmax(lengths > MAX_SIGNAL_CLIPS))
+        raise ValueError(f"row {i}: its relevance signal would hold more than "
+                         f"{MAX_SIGNAL_CLIPS:,} clips of {clip:g} s")
     r = row_ids(offsets)
-    floor = np.minimum(segment_min(np.where(ok, w[:, 2], np.inf), offsets, empty=0.0), 0.0)
-    reach = segment_max(np.where(ok, w[:, 1], -np.inf), offsets, empty=-np.inf)
-    t = np.asarray(duration, dtype=np.float64)
-    t = np.where(np.isfinite(t) & (t > 0), t, np.maximum(reach, 0.0))
-    lengths = np.ceil(np.round(t / clip, 9)).astype(np.int64)
-    lengths[~np.isfinite(t)] = 0
     out_off = offsets_from_lengths(lengths)
     values = np.repeat(floor, lengths)
     # Clip span of each proposal, clamped to its row's signal.
     lo = np.floor(w[:, 0] / clip)
     hi = np.ceil(w[:, 1] / clip) - 1
     with np.errstate(invalid="ignore"):
-        lo = np.clip(np.where(ok, lo, 0), 0, None).astype(np.int64)
+        # Clamped as floats, then cast: a start of 1e300 s must not wrap round in int64.
+        lo = np.clip(np.where(ok, lo, 0), 0, lengths[r]).astype(np.int64)
         hi = np.minimum(np.where(ok, np.maximum(hi, lo), -1), lengths[r] - 1).astype(np.int64)
     span = np.where(ok & (hi >= lo), hi - lo + 1, 0)
     pair_off = offsets_from_lengths(span)
@@ -70,5 +100,12 @@ def rebuild_relevance(table: GroundingTable) -> GroundingTable:
     if table.pred_windows is None:
         return table
     w = table.pred_windows
+    lengths, _, _ = signal_clips(w.values, w.offsets, table.duration, table.clip)
+    if (lengths > MAX_SIGNAL_CLIPS).any():
+        i = int(np.argmax(lengths > MAX_SIGNAL_CLIPS))
+        raise InputError(
+            f"{table.where(i)}: a relevance signal from proposals over its duration, "
+            f"{table.duration[i]:g} s, would hold more than {MAX_SIGNAL_CLIPS:,} clips of "
+            f"{table.clip:g} s (no video is that long: are its times in seconds?)")
     return replace(table, relevance=proposal_relevance(w.values, w.offsets, table.duration,
                                                        table.clip))
