@@ -696,3 +696,37 @@ def test_a_csv_with_a_header_and_no_row_is_certified_alike_on_every_path(cal_pat
         said.append(capsys.readouterr().out.splitlines()[0])
     assert all(s.startswith("certified 0, refused (whole video) 0, rejected 0 of 0 input rows")
                and s.endswith("; no region written") for s in said), said
+
+
+def test_the_calibration_row_warning_counts_only_rows_given_a_region(
+        qdetr_preds, qvh_gt, qdetr_columns, tmp_path, capsys):
+    """SLS certifying the rows it was fitted on leaves some regions empty (rejected): the
+    warning counts the marked rows among those given a region, never more than them
+    (it said "1550 of the 1527 rows certified"), alike on every path."""
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    cal = tmp_path / "cal.json"
+    assert main(["calibrate", "--preds", str(qdetr_preds), "--gt", str(qvh_gt), "--score",
+                 "sls", "--alpha", "0.1", "-o", str(cal)]) == 0
+    capsys.readouterr()
+    parquet = tmp_path / "p.parquet"
+    pq.write_table(pa.table(qdetr_columns), parquet)
+    cols = ("qid=qid,vid=vid,duration=duration,windows=pred_relevant_windows,"
+            "saliency=pred_saliency_scores")
+    said = set()
+    for src, extra, out in [(qdetr_preds, [], "o.jsonl"),
+                            (qdetr_preds, ["--in-memory"], "w.jsonl"),
+                            (parquet, ["--columns", cols], "o.parquet"),
+                            (parquet, ["--columns", cols, "--in-memory"], "p.jsonl")]:
+        assert main(["certify", "--calibrator", str(cal), "--preds", str(src), *extra,
+                     "--videos", str(qvh_gt), "-o", str(tmp_path / out)]) == 0
+        cap = capsys.readouterr()
+        n = re.search(r"certified (\d+), refused \(whole video\) (\d+), rejected (\d+) ",
+                      cap.out)
+        assert n is not None, cap.out
+        given, rejected = int(n[1]) + int(n[2]), int(n[3])
+        assert rejected > 0  # the case: empty SLS regions among the calibration rows
+        assert f"warning: {given} of the {given} rows certified are rows the calibrator " \
+            "was fitted on" in cap.err, cap.err
+        said.add(cap.err.split("warning: ")[1].split(" rows certified")[0])
+    assert len(said) == 1

@@ -31,7 +31,12 @@ def test_streamed_equals_in_memory_and_echoes_bytes(qvh, qdetr_preds, qvh_gt, tm
     counts, _ = certify_jsonl(cal, qdetr_preds, tmp_path / "s.jsonl", videos=videos,
                               batch_lines=batch)
     assert counts.rows == 1550 == counts.certified + counts.refused + counts.rejected
-    assert counts.in_calibration == 600
+    # the 600 calibration rows are marked; those given a region are counted (an empty SLS
+    # region is rejected: marked, but no row certified)
+    blocks = [json.loads(x)["cover"] for x in (tmp_path / "s.jsonl").read_text().splitlines()]
+    marked = [b for b in blocks if b.get("in_calibration")]
+    assert len(marked) == 600
+    assert counts.in_calibration == sum(b["status"] != "rejected" for b in marked)
     said = {}
     for name, extra in (("m", ["--in-memory"]), ("c", ["--batch-rows", str(batch)])):
         assert main(["certify", "--calibrator", str(tmp_path / "cal.json"), "--preds",

@@ -53,7 +53,7 @@ from cover.io.narrow import sorted_find
 from cover.io.qvhighlights import Loaded
 from cover.io.seen import SeenIds
 from cover.regions import Regions
-from cover.row_status import ABSTAINED, CERTIFIED, REFUSED, REJECTED
+from cover.row_status import ABSTAINED, CERTIFIED, REFUSED, REJECTED, status_codes
 
 #: ``--videos`` durations: ``(vids, durations)`` in any order, or an index of them.
 Videos = tuple[NDArray[np.str_], NDArray[np.float64]] | VideoIndex
@@ -74,7 +74,11 @@ class Staged:
 
     @property
     def n_in_calibration(self) -> int:
-        return 0 if self.in_calibration is None else int(self.in_calibration.sum())
+        """Calibration rows among those given a region (a row whose region is empty is
+        rejected: it is marked, but is no row certified)."""
+        if self.in_calibration is None:
+            return 0
+        return int((self.in_calibration & (status_codes(self.regions) != 0)).sum())
 
 
 @dataclass(frozen=True)
@@ -242,7 +246,10 @@ class StreamCounts:
         # region is null): the summed length is sum(e) - sum(s).
         ends = pc.list_flatten(pc.list_flatten(block.field("region"))).to_numpy()
         self.add(by_status, problems, float(ends[1::2].sum() - ends[0::2].sum()))
-        self.in_calibration += int(pc.sum(block.field("in_calibration")).as_py() or 0)
+        # the calibration rows given a region, as Staged.n_in_calibration counts them
+        given = pc.and_(block.field("in_calibration"),
+                        pc.not_equal(block.field("status"), REJECTED))
+        self.in_calibration += int(pc.sum(given).as_py() or 0)
 
 
 def _among(qids: NDArray[Any], fitted: NDArray[np.str_]) -> NDArray[np.bool_]:
