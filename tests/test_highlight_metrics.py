@@ -224,3 +224,36 @@ def test_all_rows_at_once_equal_the_row_by_row_definition(data):
     assert got is not None and got.n == n
     assert got.map == {k: 100.0 * v / (n * 3) for k, v in want_ap.items()}
     assert got.hit1 == {k: 100.0 * v / n for k, v in want_hit.items()}
+
+
+def test_rows_in_grids_of_any_size_give_the_same_bits(qvh_gt: Path, data_dir: Path,
+                                                      monkeypatch: pytest.MonkeyPatch):
+    """HL-mAP ranks rows in groups of similar length, each group's (rows, clips) grid
+    bounded (one long video no longer widens every row's grid: 1,550 rows beside one
+    11-day video took 5.8 GB): any bound gives the same per-row values, so the same
+    sums, down to one row a grid."""
+    import cover.highlight_metrics as hm
+
+    table, _ = cover.load_labelled(
+        data_dir / "qvhighlights/qd_detr/video_checkpoint_best_hl_val_preds.jsonl", qvh_gt)
+    table = table.take(np.arange(300))
+    long = table.duration.copy()
+    long[[3, 100]] = [40.0, 3600.0]  # a short video and an hour-long one among 150-s ones
+    table = replace(table, duration=long)
+    want = hm.highlight_rows(table)
+    for cells in (1, 75 * 7, 75 * 100):
+        monkeypatch.setattr(hm, "GRID_CELLS", cells)
+        got = hm.highlight_rows(table)
+        assert np.array_equal(got[0], want[0])
+        for k in hm.HL_LEVELS:
+            assert np.array_equal(got[1][k], want[1][k]) and np.array_equal(got[2][k], want[2][k])
+
+
+def test_a_duration_of_too_many_label_clips_is_an_error_naming_the_row():
+    """A duration in the wrong unit (1e12 s) is an error naming the row, not an array
+    of 5e11 clips (MemoryError, or the process killed for memory)."""
+    table = _table([[[0, 4, 4, 4]], [[1, 2, 3, 4]]], [[1.0, 0.5], [0.5, 1.0]])
+    table = replace(table, duration=np.array([20.0, 1e12]))
+    with pytest.raises(InputError, match=r"^<memory> \(qid=1\): a duration of 1e\+12 s has "
+                                         r"more than 4,194,304 clips of 2 s to rank"):
+        highlight_metrics(table)

@@ -32,7 +32,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from cover.data.relevance import MAX_SIGNAL_CLIPS
 from cover.data.table import GroundingTable
+from cover.errors import InputError
 from cover.io.saliency_labels import ANNOTATORS
 from cover.metric_sums import ChunkedSum
 from cover.ragged import row_ids, take_index
@@ -43,6 +45,8 @@ LABEL_CLIP_SECONDS = 2.0
 HL_LEVELS: dict[str, int] = {"Fair": 2, "Good": 3, "VeryGood": 4}
 #: The level papers quote ("HL-min-VeryGood").
 HL_HEADLINE = "VeryGood"
+#: The most cells of one ``(rows, clips)`` grid of HL-mAP (about 32 MB of float64).
+GRID_CELLS = 1 << 22
 
 
 @dataclass(frozen=True)
@@ -194,8 +198,36 @@ def highlight_rows(table: GroundingTable) -> tuple[
     if not rows.size:
         return rows, {k: np.zeros(0, dtype=bool) for k in HL_LEVELS}, {
             k: np.zeros(0) for k in HL_LEVELS}
-    hits, ap = _row_metrics(table, rows)
+    hits = {k: np.zeros(rows.size, dtype=bool) for k in HL_LEVELS}
+    ap = {k: np.zeros(rows.size) for k in HL_LEVELS}
+    for part in _grid_groups(table, rows):
+        got_hits, got_ap = _row_metrics(table, rows[part])
+        for k in HL_LEVELS:
+            hits[k][part], ap[k][part] = got_hits[k], got_ap[k]
     return rows, hits, ap
+
+
+def _grid_groups(table: GroundingTable, rows: NDArray[np.int64]) -> list[NDArray[np.int64]]:
+    """``rows`` (positions into it) in groups of similar clip counts, each group's
+    ``(rows, clips)`` grid at most :data:`GRID_CELLS` cells (a group of one row past
+    that): one long video no longer widens the grid of every row beside it. A video
+    of more than ``MAX_SIGNAL_CLIPS`` label clips is an error naming its row."""
+    clips = np.floor(table.duration[rows] / LABEL_CLIP_SECONDS)
+    if not (clips <= MAX_SIGNAL_CLIPS).all():
+        i = int(rows[np.argmax(~(clips <= MAX_SIGNAL_CLIPS))])
+        raise InputError(f"{table.where(i)}: a duration of {table.duration[i]:g} s has "
+                         f"more than {MAX_SIGNAL_CLIPS:,} clips of {LABEL_CLIP_SECONDS:g} s "
+                         "to rank for HL-mAP (no video is that long: is it in seconds?)")
+    order = np.argsort(clips, kind="stable")
+    width = np.maximum(clips[order], 1.0)
+    groups, a = [], 0
+    while a < order.size:  # a loop over groups, each of many rows (or one long video)
+        # the most rows from a whose grid (rows x the widest of them) fits
+        fits = (np.arange(1, order.size - a + 1) * width[a:]) <= GRID_CELLS
+        b = a + max(int(np.count_nonzero(fits)), 1)
+        groups.append(np.sort(order[a:b]))
+        a = b
+    return groups
 
 
 class HighlightSums:
