@@ -76,6 +76,18 @@ def test_learns_position_from_words_and_relevance_follows():
     np.testing.assert_allclose(prior.pred_end / prior.duration, y[:, 1].mean())
 
 
+def test_a_duration_in_the_wrong_unit_is_an_error_naming_the_row():
+    """A video of 1e12 s would need a relevance signal of 1e12 clips: an error naming
+    the row, not a MemoryError (or, near 1e9 s, the process killed for memory)."""
+    test = _toy(3, 1)
+    test = replace(test, duration=np.array([30.0, 1e12, 30.0]))
+    model = BlindGrounder(alpha=0.01, bins=10, min_df=1).fit(_toy(50, 0))
+    with pytest.raises(InputError, match=rf"^<memory> \(qid={test.qid[1]}\): a relevance "
+                                         r"signal over its duration of 1e\+12 s would need "
+                                         r"more than 4,194,304 clips of 1 s"):
+        model.predict(test, clip=1.0)
+
+
 @settings(max_examples=50, deadline=None, derandomize=True)
 @given(st.floats(0, 90), st.floats(0, 90), st.floats(1, 100), st.integers(1, 30))
 def test_targets_are_the_envelope_and_bin_shares(s, d, t, bins):

@@ -240,9 +240,9 @@ def test_a_signal_of_too_many_clips_is_an_error_naming_the_row(tmp_path: Path) -
     with pytest.raises(InputError) as got:
         formats.read(path, "predictions", options=options)
     assert str(got.value) == (
-        f"{path}:1 (qid=7): a relevance signal from proposals over its duration, 1e+09 s, "
-        f"would hold more than {MAX_SIGNAL_CLIPS:,} clips of 2 s (no video is that long: "
-        f"are its times in seconds?)")
+        f"{path}:1 (qid=7): a relevance signal from proposals over its duration of 1e+09 s "
+        f"would need more than {MAX_SIGNAL_CLIPS:,} clips of 2 s (no video is that long: "
+        f"is it in seconds?)")
     path.write_text(json.dumps(rows[1]) + "\n")
     table = formats.read(path, "predictions", options=options).loaded.table
     assert table.relevance.lengths.tolist() == [0]

@@ -32,9 +32,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from cover.data.relevance import MAX_SIGNAL_CLIPS
+from cover.data.relevance import require_signal_clips
 from cover.data.table import GroundingTable
-from cover.errors import InputError
 from cover.io.saliency_labels import ANNOTATORS
 from cover.metric_sums import ChunkedSum
 from cover.ragged import row_ids, take_index
@@ -211,13 +210,9 @@ def _grid_groups(table: GroundingTable, rows: NDArray[np.int64]) -> list[NDArray
     """``rows`` (positions into it) in groups of similar clip counts, each group's
     ``(rows, clips)`` grid at most :data:`GRID_CELLS` cells (a group of one row past
     that): one long video no longer widens the grid of every row beside it. A video
-    of more than ``MAX_SIGNAL_CLIPS`` label clips is an error naming its row."""
+    of more label clips than a signal may hold is an error naming its row."""
     clips = np.floor(table.duration[rows] / LABEL_CLIP_SECONDS)
-    if not (clips <= MAX_SIGNAL_CLIPS).all():
-        i = int(rows[np.argmax(~(clips <= MAX_SIGNAL_CLIPS))])
-        raise InputError(f"{table.where(i)}: a duration of {table.duration[i]:g} s has "
-                         f"more than {MAX_SIGNAL_CLIPS:,} clips of {LABEL_CLIP_SECONDS:g} s "
-                         "to rank for HL-mAP (no video is that long: is it in seconds?)")
+    require_signal_clips(table, rows, clips, "HL-mAP's ranking of clips", LABEL_CLIP_SECONDS)
     order = np.argsort(clips, kind="stable")
     width = np.maximum(clips[order], 1.0)
     groups, a = [], 0

@@ -23,6 +23,7 @@ process the machine runs out of memory for.
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -40,6 +41,20 @@ RELEVANCE_SOURCES = (SALIENCY, PROPOSALS)
 
 #: The most clips one row's signal from proposals may hold (32 MB of float64).
 MAX_SIGNAL_CLIPS = 1 << 22
+
+
+def require_signal_clips(table: GroundingTable, rows: NDArray[np.int64],
+                         clips: NDArray[Any], what: str, clip: float) -> None:
+    """An :class:`InputError` naming the first of ``rows`` (of ``table``) whose ``clips``
+    (a count over its duration) are more than :data:`MAX_SIGNAL_CLIPS`: its duration is
+    surely in the wrong unit, and the array would not fit in memory."""
+    over = ~(np.asarray(clips) <= MAX_SIGNAL_CLIPS)  # NaN counts as over
+    if over.any():
+        i = int(rows[np.argmax(over)])
+        raise InputError(f"{table.where(i)}: {what} over its duration of "
+                         f"{table.duration[i]:g} s would need more than "
+                         f"{MAX_SIGNAL_CLIPS:,} clips of {clip:g} s (no video is that long: "
+                         "is it in seconds?)")
 
 
 def signal_clips(windows: NDArray[np.float64], offsets: NDArray[np.int64],
@@ -101,11 +116,7 @@ def rebuild_relevance(table: GroundingTable) -> GroundingTable:
         return table
     w = table.pred_windows
     lengths, _, _ = signal_clips(w.values, w.offsets, table.duration, table.clip)
-    if (lengths > MAX_SIGNAL_CLIPS).any():
-        i = int(np.argmax(lengths > MAX_SIGNAL_CLIPS))
-        raise InputError(
-            f"{table.where(i)}: a relevance signal from proposals over its duration, "
-            f"{table.duration[i]:g} s, would hold more than {MAX_SIGNAL_CLIPS:,} clips of "
-            f"{table.clip:g} s (no video is that long: are its times in seconds?)")
+    require_signal_clips(table, np.arange(len(table)), lengths,
+                         "a relevance signal from proposals", table.clip)
     return replace(table, relevance=proposal_relevance(w.values, w.offsets, table.duration,
                                                        table.clip))

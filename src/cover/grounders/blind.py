@@ -30,6 +30,7 @@ from numpy.typing import NDArray
 from scipy import sparse
 
 from cover._version import __version__
+from cover.data.relevance import require_signal_clips
 from cover.data.table import DEFAULT_CLIP_SECONDS, GroundingTable
 from cover.errors import InputError
 from cover.io.output import write_json
@@ -170,7 +171,10 @@ class BlindGrounder:
         t = table.duration
         a, b = np.clip(y[:, 0], 0.0, 1.0), np.clip(y[:, 1], 0.0, 1.0)
         s, e = np.minimum(a, b) * t, np.maximum(a, b) * t
-        n_clips = np.ceil(t / clip - 1e-9).astype(np.int64)
+        n_clips = np.ceil(t / clip - 1e-9)
+        require_signal_clips(table, np.arange(len(table)), n_clips, "a relevance signal",
+                             clip)
+        n_clips = n_clips.astype(np.int64)
         off = offsets_from_lengths(n_clips)
         r = row_ids(off)
         centre = (np.arange(off[-1]) - off[r] + 0.5) * clip
