@@ -110,10 +110,17 @@ def test_cover_formats_names_the_format_of_files(tmp_path: Path,
     pred.write_text(json.dumps({"qid": 1, "vid": "a", "pred_relevant_windows": [[1, 2, 0.5]]}))
     other = tmp_path / "o.json"
     other.write_text(json.dumps({"results": {"r1": 0.5}}))
-    assert main(["formats", str(pred), str(other)]) == 0
+    # every file named, then exit 2 for the one that has no format (a script asking
+    # whether its files read must not be told yes)
+    assert main(["formats", str(pred), str(other)]) == 2
     out = capsys.readouterr().out
     assert f"{pred}: moment-detr (predictions)" in out
     assert f"{other}: error: " in out and "unrecognised format" in out
+    assert main(["formats", str(pred)]) == 0
+    assert main(["formats", "--explain", str(other), str(pred)]) == 2
+    out = capsys.readouterr().out
+    assert f"{other}:\n  no format fits: " in out and "detected: moment-detr (predictions)" in out
+    assert main(["formats", "--explain", str(pred)]) == 0
 
 
 def test_answer_files_are_pointed_to_parse_answers(tmp_path: Path,
@@ -131,7 +138,7 @@ def test_answer_files_are_pointed_to_parse_answers(tmp_path: Path,
             formats.detect(path, "predictions")
         assert (f"(free-text answers in field {field!r}: `cover parse-answers {path}` turns "
                 "them into a prediction file)") in str(err.value)
-        assert main(["formats", str(path)]) == 0
+        assert main(["formats", str(path)]) == 2  # not a format
         assert capsys.readouterr().out == (
             f"{path}: free-text answers (field {field!r}), not a prediction file: read them "
             f"with `cover parse-answers {path}`\n")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from cover.cli._common import InputPath, Subparsers, add_command, printed
+from cover.cli._common import InputPath, Subparsers, add_command
 from cover.cli.arg_types import positive_float
 from cover.errors import say
 
@@ -15,7 +15,8 @@ def add_parser(sub: Subparsers) -> None:
     p = add_command(sub, "formats", help="list the prediction and ground-truth formats read, "
                     "or name the format of files",
                     description="List the prediction and ground-truth formats COVER reads, "
-                    "with one example row each; given files, name the format detected in each.",
+                    "with one example row each; given files, name the format detected in each "
+                    "(exit status 2 when a file has none).",
                     example="cover formats preds.jsonl charades_sta_test.txt")
     p.add_argument("files", nargs="*", type=InputPath,
                    help="name the detected format of these files")
@@ -78,8 +79,8 @@ def read_kwargs(args: argparse.Namespace) -> dict[str, Any]:
     return format_kwargs(args) | {k: getattr(args, k) for k in ("clip", "strict", "on_error")}
 
 
-def _detect(path: str) -> str:
-    """``<format> (<role>)`` of ``path``, or why none fits."""
+def _detect(path: str) -> tuple[str, bool]:
+    """``<format> (<role>)`` of ``path``, or why none fits; and whether one does."""
     from cover.errors import InputError
     from cover.io.formats import Role, detect
 
@@ -97,22 +98,31 @@ def _detect(path: str) -> str:
                 answers = peek(path).answer_field()
                 if answers is not None:  # not a format: an input of parse-answers
                     return (f"free-text answers (field {answers!r}), not a prediction file: "
-                            f"read them with `cover parse-answers {path}`")
-                return f"error: {exc}"
+                            f"read them with `cover parse-answers {path}`"), False
+                return f"error: {exc}", False
             continue
         found.append(f"{f.name} ({role.replace('_', ' ')})")
-    return ", ".join(dict.fromkeys(found))
+    return ", ".join(dict.fromkeys(found)), True
 
 
 def run(args: argparse.Namespace) -> int:
     from cover.io.formats import COLUMNS_EXAMPLE, COLUMNS_FORMAT, FORMATS
 
-    if args.files and args.explain:
-        from cover.cli.formats_explain import explain
-
-        return printed(explain(path) for path in args.files)
     if args.files:
-        return printed(f"{path}: {_detect(path)}" for path in args.files)
+        # every file named (or why not) first; exit 2 when any was not named, as any
+        # other command given an input it cannot read
+        named = True
+        for path in args.files:
+            if args.explain:
+                from cover.cli.formats_explain import explain
+
+                text, ok = explain(path)
+            else:
+                said, ok = _detect(path)
+                text = f"{path}: {said}"
+            print(text)
+            named &= ok
+        return 0 if named else 2
 
     for role, title in (("predictions", "Predictions (--preds)"),
                         ("ground_truth", "Ground truth (--gt)")):

@@ -11,9 +11,9 @@ import numpy as np
 FIRST = 3
 
 
-def explain(path: str) -> str:
+def explain(path: str) -> tuple[str, bool]:
     """A few lines about ``path``: its format (or why none fits), the mapping of a named
-    layout, and its first rows as COVER reads them."""
+    layout, and its first rows as COVER reads them; and whether it reads."""
     from cover.errors import CoverError
     from cover.io import formats
 
@@ -37,7 +37,7 @@ def explain(path: str) -> str:
                                options=formats.Options(on_error="reject"))
         except CoverError as exc:
             out.append(f"  read:     error: {exc}")
-            return "\n".join(out)
+            return "\n".join(out), False
         t = got.loaded.table
         out.append(f"  read:     {len(t)} rows, {got.loaded.n_rejected} rejected"
                    + (f", relevance over {int(t.has_relevance.sum())} rows"
@@ -46,9 +46,9 @@ def explain(path: str) -> str:
         placeholder = f.mapping is not None and "vid" not in f.mapping.fields
         out += [f"  row {i + 1}:    {_row(t, i, scored, placeholder)}"
                 for i in range(min(FIRST, len(t)))]
-        return "\n".join(out)
+        return "\n".join(out), True
     out.append(f"  no format fits: {why}")
-    return "\n".join(out)
+    return "\n".join(out), False
 
 
 def _join(how: str) -> str:
