@@ -90,6 +90,9 @@ NOT_A_FOLDER = {
         '{"pairs": [{"id": 1}], "protocol": {}, "studies": []}',
         "not the manifest `cover study` writes (Expected `str`, got `int` - at "
         "`$.pairs[0].id`)"),
+    "no pair": ('{"pairs": [], "protocol": {}, "studies": []}',
+                "not the manifest `cover study` writes (Expected `array` of length >= 1 - at "
+                "`$.pairs`)"),
     "bytes that are not UTF-8": (b"\xff", "not UTF-8 text (byte 0xff at offset 0)"),
     "a folder named manifest.json": ("dir", "manifest.json: cannot be read (Is a "
                                             "directory)"),

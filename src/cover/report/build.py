@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
 
@@ -44,7 +44,8 @@ class _Manifest(msgspec.Struct):
     """The fields of ``manifest.json`` the report reads first (the rest it reads where
     present): checked before any is read, so another JSON file is named as such."""
 
-    pairs: list[_Pair]
+    #: at least one: a report of no pair would be an empty page said to be written
+    pairs: Annotated[list[_Pair], msgspec.Meta(min_length=1)]
     protocol: _Protocol
     studies: list[str]
 
