@@ -42,7 +42,7 @@ def _looks_like_a_path(action: argparse.Action) -> bool:
     from cover.cli import arg_types as c
 
     numbers = (int, float, c.positive_int, c.nonnegative_int, c.positive_float,
-               c.nonnegative_float)
+               c.nonnegative_float, c.resample_count, c.split_seed_count)
     if action.nargs == 0 or action.choices or action.type in numbers:
         return False  # a switch, a choice or a number cannot be a path
     return bool(_PATH_DEST.search(action.dest) or _PATH_HELP.search(action.help or "")

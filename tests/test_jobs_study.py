@@ -183,12 +183,13 @@ def test_study_minimum_per_study(tmp_path: Path, capsys: pytest.CaptureFixture[s
 
 @pytest.mark.parametrize("command", ["study", "validity"])
 @pytest.mark.parametrize("flags", [["--resamples", "0"], ["--resamples", "1"],
-                                   ["--alphas", "0.1", "0.2", "0.10"]])
+                                   ["--split-seeds", "1"], ["--alphas", "0.1", "0.2", "0.10"]])
 def test_resamples_below_two_and_a_repeated_alpha_name_the_flag(
         tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str,
         flags: list[str]) -> None:
-    """One resample gave "± 0.000" for a spread it cannot measure; an alpha given twice
-    gave every table a repeated row: both are usage errors naming the flag."""
+    """One resample gave "± 0.000" and one split seed "± n/a" for a spread neither can
+    measure; an alpha given twice gave every table a repeated row: all are usage errors
+    naming the flag."""
     from cli_files import synthetic
 
     preds, gt = synthetic(tmp_path, n=60)
@@ -197,9 +198,9 @@ def test_resamples_below_two_and_a_repeated_alpha_name_the_flag(
         main([*head, "--preds", str(preds), "--gt", str(gt), "--out", str(tmp_path / "o"),
               *flags])
     assert exc.value.code == 2
-    want = (f"argument --resamples: must be a whole number >= 2 (the spread over resamples "
-            f"needs two), got {flags[1]}" if flags[0] == "--resamples"
-            else "argument --alphas: 0.1 given twice")
+    over = {"--resamples": "resamples", "--split-seeds": "split seeds"}.get(flags[0])
+    want = (f"argument {flags[0]}: must be a whole number >= 2 (the spread over {over} "
+            f"needs two), got {flags[1]}" if over else "argument --alphas: 0.1 given twice")
     assert want in capsys.readouterr().err
     assert not (tmp_path / "o").exists()
 

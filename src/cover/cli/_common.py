@@ -18,6 +18,7 @@ from cover.cli.arg_types import (
     positive_float,
     positive_int,
     resample_count,
+    split_seed_count,
 )
 
 J = TypeVar("J")
@@ -169,9 +170,9 @@ def _flag_table() -> dict[str, dict[str, Any]]:
                          help="share of source videos (the split unit) that calibrate"),
         "resamples": dict(type=resample_count, default=50,
                           help="calibration resamples per cell (at least 2: the spread)"),
-        "split_seeds": dict(type=positive_int, default=0, metavar="N",  # {}: what the spread covers
+        "split_seeds": dict(type=split_seed_count, default=0, metavar="N",  # {}: the spread covers
                             help="also repeat the unit-level split with seeds 0..N-1 and "
-                            "report each cell's spread over seeds ({})"),
+                            "report each cell's spread over the N seeds, N >= 2 ({})"),
         "min_scale": dict(type=positive_float, default=1.0, help="NORM scale floor, s"),
         "target": dict(choices=TARGETS, default="envelope",
                        help="cover the envelope of multi-window truth, or every window"),

@@ -76,13 +76,19 @@ def positive_int(text: str) -> int:
     return _int_at_least(text, 1)
 
 
-def resample_count(text: str) -> int:
-    """argparse type: a whole number >= 2 (a mean +/- sd over one resample has no sd)."""
-    n = _read(text, int, "a whole number")
-    if n < 2:
-        raise argparse.ArgumentTypeError(f"must be a whole number >= 2 (the spread over "
-                                         f"resamples needs two), got {text}")
-    return n
+def spread_count(what: str) -> Callable[[str], int]:
+    """argparse type: a whole number >= 2 of ``what`` (a mean +/- sd over one has no sd)."""
+    def parse(text: str) -> int:
+        n = _read(text, int, "a whole number")
+        if n < 2:
+            raise argparse.ArgumentTypeError(f"must be a whole number >= 2 (the spread over "
+                                             f"{what} needs two), got {text}")
+        return n
+    return parse
+
+
+resample_count = spread_count("resamples")
+split_seed_count = spread_count("split seeds")
 
 
 class Distinct(argparse.Action):
@@ -119,4 +125,5 @@ def _int_at_least(text: str, low: int) -> int:
 
 
 __all__ = ["Distinct", "alpha_text", "checked_text", "fraction_in", "nonnegative_float",
-           "nonnegative_int", "port_number", "positive_float", "positive_int", "resample_count"]
+           "nonnegative_int", "port_number", "positive_float", "positive_int", "resample_count",
+           "split_seed_count", "spread_count"]
