@@ -592,20 +592,28 @@ def test_damaged_parquet_regions_get_one_outcome_streamed_or_whole(small_parquet
     assert streamed == whole
 
 
+@pytest.fixture(scope="module")
+def bad_read_per_row(certified):
+    """:func:`_bad_regions` and what the per-row reader gives it (read once: every
+    example below compares against it)."""
+    from cover.io.jsonl import read_json_rows
+    from cover.io.regions_jsonl import regions_from_rows
+
+    bad = _bad_regions(certified)
+    return bad, regions_from_rows(read_json_rows(bad))
+
+
 @settings(max_examples=12, deadline=None)
 @given(batch=st.integers(1, 400))
-def test_batches_collected_in_memory_are_the_file_read_whole(certified, batch):
+def test_batches_collected_in_memory_are_the_file_read_whole(bad_read_per_row, batch):
     """The in-memory read (every batch read as the stream reads it, then joined) gives
     what the per-row reader gives the whole file: rows, regions, marks, set-aside rows
     and their messages, on real certified QVHighlights lines with a broken line, a qid
     repeated in a later batch and a region past its video."""
-    from cover.io.jsonl import read_json_rows
-    from cover.io.regions_jsonl import regions_from_rows
     from cover.stream.evaluate import _batch_readers
 
-    bad = _bad_regions(certified)
+    bad, ref = bad_read_per_row
     got = next(_batch_readers(bad, batch, None, None, whole=True))()
-    ref = regions_from_rows(read_json_rows(bad))
     assert got.table.qid.tolist() == ref.table.qid.tolist()
     assert got.table.line.tolist() == ref.table.line.tolist()
     assert got.regions.intervals.to_lists() == ref.regions.intervals.to_lists()
