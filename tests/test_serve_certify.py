@@ -121,3 +121,35 @@ def test_the_first_bad_row_named_is_the_first_sent(files, base):
     err = r.json()
     assert err["error"].startswith(f"row 0 (qid={rows[0]['qid']}):"), err
     assert [p["row"] for p in err["problems"]] == [0, 2]
+
+
+def test_a_duration_in_the_wrong_unit_is_a_422_and_the_service_lives_on(tmp_path: Path):
+    """SLS on proposals: a row of T = 1e9 s would need a signal of 5e8 clips (it had the
+    service process killed for memory, for every client): a 422 naming the row, then
+    the next request is answered as before."""
+    from cover.calibrate import Calibrator
+    from cover.data.join import attach_truth
+    from cover.data.table import GroundingTable
+    from cover.io.formats import Options, read
+    from cover.serve import ServeOptions, build
+
+    rows = [{"qid": i, "vid": f"v{i % 5}", "duration": 60.0,
+             "pred_relevant_windows": [[i % 20, i % 20 + 10, 0.9], [0, 60, 0.1]]}
+            for i in range(40)]
+    src = tmp_path / "p.jsonl"
+    src.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    preds = read(src, "predictions", options=Options(relevance_from="proposals")).loaded.table
+    gt = GroundingTable.from_arrays(qid=[r["qid"] for r in rows], vid=[r["vid"] for r in rows],
+                                    duration=60.0, truth=([5.0] * 40, [15.0] * 40))
+    cal = Calibrator(score="sls", alpha=0.2, relevance="proposals")
+    cal.fit(attach_truth(preds, gt)[0])
+    path = tmp_path / "cal.json"
+    cal.save(path)
+    opts = ServeOptions(calibrators=(("main", str(path)),), state=str(tmp_path / "s.db"))
+    with thread_server(build(opts)) as url:
+        bad = HTTP.post(f"{url}/v1/certify", json=[rows[0] | {"qid": 99, "duration": 1e9}])
+        assert bad.status_code == 422, bad.text
+        assert "(qid=99): a relevance signal from proposals over its duration of 1e+09 s " \
+               "would need more than 4,194,304 clips" in bad.json()["error"]
+        good = HTTP.post(f"{url}/v1/certify", json=rows[:3])
+        assert good.status_code == 200, good.text
