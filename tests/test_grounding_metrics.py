@@ -312,3 +312,34 @@ def test_rank_by_score_is_a_stable_sort_per_row(scores):
     assert n == sum(vals[a:b].tolist() != w for (a, b), w in zip(spans, want, strict=True))
     again, n2 = rank_by_score(out)
     assert n2 == 0 and again is out
+
+
+def test_top1_iou_of_a_row_of_many_truth_windows_widens_no_other_row():
+    """One row of 50,000 truth windows among 200: its best window is found along its
+    own windows (the rows were padded to a (rows, widest row) grid, 10 million cells
+    for 50,200 windows; 200,000 such windows in a 1,550-row file is 2.5 GB a copy)."""
+    import tracemalloc
+
+    from cover.window_matching import top1_iou
+
+    rng = np.random.default_rng(3)
+    n, wide = 200, 50_000
+    counts = np.ones(n, dtype=np.int64)
+    counts[17] = wide
+    toff = np.r_[0, np.cumsum(counts)].astype(np.int64)
+    ts = rng.uniform(0, 100, toff[-1])
+    te = ts + rng.uniform(0, 20, toff[-1])
+    ps = rng.uniform(0, 100, n)
+    win = Ragged(np.c_[ps, ps + 10, np.ones(n)], np.arange(n + 1, dtype=np.int64))
+    tracemalloc.start()
+    try:
+        got = top1_iou(win, ts, te, toff)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 20 * toff[-1] * 8  # a few flat copies of the windows, no grid
+    for i in (0, 17, n - 1):  # the best of each row's own windows, first on ties
+        a, b = toff[i], toff[i + 1]
+        ious = cross_iou(ps[i], ps[i] + 10, ts[a:b], te[a:b])
+        k = a + int(np.argmax(ious))
+        assert got[i] == paired_iou(ps[i], ps[i] + 10, ts[k], te[k])

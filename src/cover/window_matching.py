@@ -1,6 +1,7 @@
 """Matching predicted windows to truth windows, as Moment-DETR's ``standalone_eval``
 does: the two IoU forms, top-1 IoU and per-row average precision, vectorised over rows
-(ragged windows as values + offsets, padded to dense ``(rows, windows)`` views).
+(ragged windows as values + offsets: top-1 IoU along each row's own windows, AP on dense
+``(rows, windows)`` views of rows grouped by their number of truth windows).
 
 The definitions are stated in :mod:`cover.grounding_metrics`, which sums these per-row
 values into the field's R1, mIoU and mAP.
@@ -54,20 +55,26 @@ def dense_index(offsets: NDArray[np.int64], width: int | None = None) -> tuple[
 def top1_iou(win: Ragged, ts: NDArray[np.float64], te: NDArray[np.float64],
               toff: NDArray[np.int64]) -> NDArray[np.float64]:
     """IoU of the first listed window with the truth window of highest IoU (first on
-    ties), 0 for rows without a window."""
+    ties), 0 for rows without a window. One IoU per truth window, each row's best found
+    along its own windows: a row of many windows widens no other row's work."""
     n = toff.size - 1
     has = np.diff(win.offsets) > 0
     first = np.zeros((n, 3))
     first[has] = win.values[win.offsets[:-1][has]]
-    gidx, gvalid = dense_index(toff)
-    if gidx.shape[1] == 0:
+    n_truth = np.diff(toff)
+    if int(toff[-1]) == 0:
         return np.zeros(n)
-    gs, ge = ts[gidx], te[gidx]
-    ious = cross_iou(first[:, :1], first[:, 1:2], gs, ge)
-    best = np.argmax(np.where(gvalid, ious, -np.inf), axis=1)
-    k = gidx[np.arange(n), best]
+    r = row_ids(toff)  # the row of every truth window
+    ious = cross_iou(first[r, 0], first[r, 1], ts[: toff[-1]], te[: toff[-1]])
+    some = n_truth > 0
+    best = np.full(n, -np.inf)
+    best[some] = np.maximum.reduceat(ious, toff[:-1][some])
+    # the first window of each row reaching its best: the least flat index that does
+    at = np.where(ious == best[r], np.arange(ious.size), ious.size)
+    k = np.zeros(n, dtype=np.int64)
+    k[some] = np.minimum(np.minimum.reduceat(at, toff[:-1][some]), ious.size - 1)
     iou = paired_iou(first[:, 0], first[:, 1], ts[k], te[k])
-    return np.where(has & (np.diff(toff) > 0), iou, 0.0)
+    return np.where(has & some, iou, 0.0)
 
 
 def average_precision(win: Ragged, ts: NDArray[np.float64], te: NDArray[np.float64],
