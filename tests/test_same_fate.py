@@ -268,6 +268,8 @@ def test_parquet_durations_that_are_no_numbers_are_rejected_as_in_json(
      'integer) or "2579" (a string)'),
     (pa.array([True]), True, "qid must be an integer or a string, got true"),
     (pa.array([" 12"]), " 12", 'qid " 12" has leading or trailing spaces'),
+    (pa.array(["q" * 2000]), "q" * 2000, "qid is 2,000 characters long; an id holds at "
+     "most 1,024"),
 ])
 def test_qids_that_are_no_ids_are_rejected_on_every_format(cal_path, tmp_path, capsys,
                                                            qids, json_qid, why):
@@ -730,3 +732,44 @@ def test_the_calibration_row_warning_counts_only_rows_given_a_region(
             "was fitted on" in cap.err, cap.err
         said.add(cap.err.split("warning: ")[1].split(" rows certified")[0])
     assert len(said) == 1
+
+
+#: Every path of certify on p.jsonl / p.parquet / p.csv with COLS, and its output name.
+PATHS_ALL = [("p.jsonl", [], "o.jsonl"), ("p.jsonl", ["--in-memory"], "w.jsonl"),
+             ("p.parquet", ["--columns", COLS], "o.parquet"),
+             ("p.parquet", ["--columns", COLS, "--in-memory"], "m.jsonl"),
+             ("p.csv", ["--columns", COLS], "o.csv"),
+             ("p.csv", ["--columns", COLS, "--in-memory"], "c.jsonl")]
+
+
+def test_one_id_of_a_million_characters_is_rejected_alike_and_costs_no_more(
+        cal_path, tmp_path, capsys):
+    """Ids are fixed-width text columns: one qid of a million characters made every row
+    of its batch a million wide (61 GB for a batch of 16,384 rows; a MemoryError
+    traceback, or the process killed for memory). It is now rejected, named by its start,
+    on every path, and the other rows are certified as before."""
+    n, long_qid = 300, "q" * 1_000_000
+    qids = [f"c{i}" for i in range(n)]
+    qids[5] = long_qid
+    rows = [{"qid": q, "vid": "va", "duration": T, "pred_relevant_windows": [[1, 2, 0.9]]}
+            for q in qids]
+    (tmp_path / "p.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    pq.write_table(pa.table({"qid": qids, "vid": ["va"] * n, "duration": [T] * n,
+                             "start": [1.0] * n, "end": [2.0] * n}), tmp_path / "p.parquet")
+    (tmp_path / "p.csv").write_text("qid,vid,duration,start,end\n" + "".join(
+        f"{q},va,150,1,2\n" for q in qids))
+    shown = f"{'q' * 40}... (1,000,000 characters)"
+    why = "qid is 1,000,000 characters long; an id holds at most 1,024"
+    for src, extra, out in PATHS_ALL:
+        assert main(["certify", "--calibrator", str(cal_path), "--preds", str(tmp_path / src),
+                     *extra, "--batch-rows", "64", "--on-error", "reject",
+                     "-o", str(tmp_path / out)]) == 0, src
+        cap = capsys.readouterr()
+        assert f"certified {n - 1}, refused (whole video) 0, rejected 1 of {n}" in cap.out
+        assert f":{7 if src == 'p.csv' else 6} (qid={shown}): {why}" in cap.err, (src, cap.err)
+        old = csv.field_size_limit(2_000_000)  # the CSV echo holds the long qid as given
+        try:
+            fates = _fates(tmp_path / out)
+        finally:
+            csv.field_size_limit(old)
+        assert [f[1] for f in fates].count("rejected") == 1, src

@@ -17,6 +17,7 @@ from numpy.typing import NDArray
 from cover.data.ids import qid_text
 from cover.data.rules import (
     BLOCK_ROWS,
+    MAX_ID_CHARS,
     PRED_REVERSED,
     TRUTH_NONFINITE,
     TRUTH_REVERSED,
@@ -53,7 +54,7 @@ def id_rows(raw: NDArray[Any], key: str) -> Found:
         last = codes.take(np.arange(0, codes.size, width) + np.maximum(length - 1, 0))
         space = (_SPACE_OR_ABOVE.take(np.minimum(first, 0x3001))
                  | _SPACE_OR_ABOVE.take(np.minimum(last, 0x3001)))
-        odd = (length == 0) | space
+        odd = (length == 0) | space | (length > MAX_ID_CHARS)
         grid = codes.reshape(raw.size, width)
         # an inner NUL (numpy keeps it; only trailing ones are padding): fewer non-NUL
         # code points than the length

@@ -73,14 +73,40 @@ def not_a_number(odd: Any) -> str:
     return f"holds {what}{json_text(odd)} where a number is expected"
 
 
+#: The longest id, in characters: ids are held as fixed-width text columns, each row as
+#: wide as the longest, so one id of a million characters would make a column of
+#: 16,384 rows 61 GB.
+MAX_ID_CHARS = 1024
+
+
+def too_long_id(length: int, key: str = "qid") -> str:
+    """The reason an id of ``length`` characters is no id."""
+    return f"{key} is {length:,} characters long; an id holds at most {MAX_ID_CHARS:,}"
+
+
+def shown_id(text: str) -> str:
+    """An id as messages show it: itself, or the start of one too long to be an id."""
+    return text if len(text) <= MAX_ID_CHARS else f"{text[:40]}... ({len(text):,} characters)"
+
+
+def ids_fit(*texts: list[str]) -> bool:
+    """Whether every id of ``texts`` (lists of id text) is at most :data:`MAX_ID_CHARS`
+    long: a bulk reader builds its text columns only then, and leaves a file with a longer
+    one to the per-row reader, which rejects that row before any column is built."""
+    return all(max(map(len, t), default=0) <= MAX_ID_CHARS for t in texts)
+
+
 def id_problem(value: Any, key: str = "qid") -> str | None:
     """Why ``value`` cannot be an id (``qid``, ``vid``), or None: ids are integers or
-    non-empty strings without surrounding spaces or lone surrogates. A float, even
+    non-empty strings of at most :data:`MAX_ID_CHARS` characters, without surrounding
+    spaces or lone surrogates. A float, even
     ``2579.0``, is refused because its text form differs from the integer's and joins
     would silently miss."""
     if isinstance(value, str):
         if not value:
             return f"{key} is an empty string"
+        if len(value) > MAX_ID_CHARS:
+            return too_long_id(len(value), key)
         if value != value.strip():
             return f"{key} {json.dumps(value)} has leading or trailing spaces"
         if "\x00" in value:  # numpy text drops trailing NULs: "5\0" would join as "5"

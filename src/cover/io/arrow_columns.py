@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from cover.data.rules import DURATION_RULE
+from cover.data.rules import DURATION_RULE, MAX_ID_CHARS, shown_id, too_long_id
 from cover.data.validate import id_reasons as text_id_reasons
 from cover.errors import InputError
 from cover.io.columns import (
@@ -181,18 +181,42 @@ def arrow_ids(col: Any, key: str, *, text: bool = True
     t = col.type
     if pa.types.is_integer(t) and not col.null_count and not text:
         return np.asarray(col.to_numpy(zero_copy_only=False)), {}
+    long: dict[int, str] = {}
+    if pa.types.is_string(t) or pa.types.is_large_string(t):
+        col, long = without_long_ids(col, key)
     if (pa.types.is_string(t) or pa.types.is_large_string(t)) and not col.null_count:
         text_ids = arrow_text(col)
         # An empty or space-padded id is refused here, by the reader, as in a column
         # with nulls (value_ids): before any other rule, whichever rows a batch holds.
-        return text_ids, text_id_reasons(text_ids, key)
+        return text_ids, text_id_reasons(text_ids, key) | long
     out = np.asarray(col.to_numpy(zero_copy_only=False)).astype(str)
     if pa.types.is_integer(t) and not col.null_count:
         return out, {}
     values = col.to_pylist()
     if col.null_count:  # "nan" / "None" as text would be named as the row's qid
         out = id_text(values)
-    return out, value_ids(values, key)
+    return out, value_ids(values, key) | long
+
+
+def without_long_ids(col: Any, key: str) -> tuple[Any, dict[int, str]]:
+    """A string column with every id longer than ``MAX_ID_CHARS`` cut to how messages
+    show it (:func:`cover.data.rules.shown_id`), and row -> why each is no id: numpy
+    text is as wide as its longest value, so one id of a million characters would make
+    every row of the batch a million wide."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    length = pc.utf8_length(col)
+    over = pc.fill_null(pc.greater(length, MAX_ID_CHARS), False)
+    if not pc.any(over).as_py():
+        return col, {}
+    rows = np.flatnonzero(over.to_numpy(zero_copy_only=False))
+    sizes = np.asarray(length.to_numpy(zero_copy_only=False))[rows]
+    if isinstance(col, pa.ChunkedArray):
+        col, over = col.combine_chunks(), over.combine_chunks()
+    shown = pa.array([shown_id(v) for v in col.take(rows).to_pylist()], type=col.type)
+    return (pc.replace_with_mask(col, over, shown),
+            {int(i): too_long_id(int(n), key) for i, n in zip(rows, sizes, strict=True)})
 
 
 def arrow_numbers(col: Any, why: str | None = None, name: str = ""

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from cover.data.rules import ids_fit
 from cover.ragged import offsets_from_lengths
 
 _ID = frozenset({int, str})
@@ -21,13 +22,14 @@ _ID = frozenset({int, str})
 
 def text_ids(vals: Sequence[Any]) -> list[str] | None:
     """Ids as text when every one is an integer or a plain non-empty string (no
-    surrounding blanks), else None: what the per-row readers accept without a message."""
+    surrounding blanks, at most ``MAX_ID_CHARS`` long), else None: what the per-row
+    readers accept without a message."""
     if not set(map(type, vals)) <= _ID:  # absent, null, bool, float, list, ...
         return None
     text = list(map(str, vals))
     if not all(text) or list(map(str.strip, text)) != text or "\x00" in "".join(text):
         return None
-    return text
+    return text if ids_fit(text) else None  # an id too long for a text column
 
 def list_lengths(vals: Sequence[Any]) -> NDArray[np.int64]:
     """``len`` of each list, as one array."""

@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from cover.data.rules import ids_fit
 from cover.data.table import DEFAULT_CLIP_SECONDS, GroundingTable
 from cover.io.jsonl import OnError, RawRows, gc_paused, json_loads, object_column, parse_json_lines
 from cover.io.jsonl_typed import typed_chunk
@@ -105,9 +106,11 @@ def decode_batch(name: str, batch: Sequence[tuple[int, bytes]], *,
     qv, vv, query = ([x for p in parts for x in p[k]] for k in range(3))
     win, nwin, sal, nsal, scal, has = (np.concatenate([p[k] for p in parts])
                                        for k in range(4, 10))
-    qtext = list(map(str, qv))
+    qtext, vtext = list(map(str, qv)), list(map(str, vv))
     if len(set(qtext)) != len(qtext):
         return None  # a repeated qid: the per-row reader names the first line
+    if not ids_fit(qtext, vtext):
+        return None  # an id too long for a text column: the per-row reader rejects it
     woff, soff = offsets_from_lengths(nwin), offsets_from_lengths(nsal)
     dur, std_s, std_e = scal.reshape(-1, 3).T
     has_dur, has_s, has_e = has.reshape(-1, 3).T
@@ -121,7 +124,7 @@ def decode_batch(name: str, batch: Sequence[tuple[int, bytes]], *,
     has_std = keep_stds or bool(np.isfinite(std_s).any())
     ps, pe = top1(win, woff)
     table = GroundingTable(
-        qid=np.array(qtext, dtype=str), vid=np.array(list(map(str, vv)), dtype=str),
+        qid=np.array(qtext, dtype=str), vid=np.array(vtext, dtype=str),
         duration=dur.copy(), pred_start=ps, pred_end=pe, relevance=Ragged(sal, soff),
         clip=float(clip), start_std=std_s.copy() if has_std else None,
         end_std=std_e.copy() if has_std else None, pred_windows=Ragged(win, woff),

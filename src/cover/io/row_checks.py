@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from cover.data.rules import duplicate_reason, id_problem, json_text, repeats
+from cover.data.rules import duplicate_reason, id_problem, json_text, repeats, shown_id
 from cover.errors import RowProblem
 
 
@@ -43,7 +43,7 @@ def _qid_text(qid: Any) -> str | None:
             qid.encode("utf-8")
         except UnicodeEncodeError:  # a lone surrogate cannot be printed: shown escaped
             return json_text(qid)
-        return qid
+        return shown_id(qid)
     if isinstance(qid, int) and not isinstance(qid, bool):
         return str(qid)
     return json_text(qid)

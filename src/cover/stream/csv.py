@@ -24,6 +24,7 @@ from numpy.typing import NDArray
 from cover.calibrate.calibrator import Calibrator
 from cover.data.rules import duplicate_reason
 from cover.errors import ProblemTally
+from cover.io.arrow_columns import without_long_ids
 from cover.io.csv_lines import csv_batches
 from cover.io.generic import parse_columns
 from cover.io.jsonl import OnError
@@ -100,7 +101,9 @@ def batch_repeats(seen: SeenIds, qids: Any, lines: NDArray[np.int64]) -> dict[in
     (``seen``, which then takes this batch's qids) or earlier in this one
     (:func:`cover.io.seen.repeated_rows`), each naming the line of that qid's first row:
     the rule of a whole read, in one pass over the file."""
-    text = np.asarray(qids.to_numpy(zero_copy_only=False), dtype=str)
+    # an id too long to be one is empty here (the reader rejects it first, by its length)
+    text = np.asarray(without_long_ids(qids, "qid")[0].to_numpy(zero_copy_only=False),
+                      dtype=str)
     dup, first = seen.add_lines(text, lines)
     rows, firsts = repeated_rows(text)  # within the batch, the ids as `seen` holds them
     new_here = ~dup[rows]  # an id this batch meets first: its first line is here
