@@ -201,3 +201,36 @@ def test_a_bad_mapping_names_the_flag_it_came_from(tmp_path: Path, spec: str, wh
     with pytest.raises(InputError) as err:
         formats.read(path, role, options=Options(columns=spec))  # type: ignore[arg-type]
     assert str(err.value).startswith(f"{flag}: {why}"), str(err.value)
+
+
+@pytest.mark.parametrize("name", ["activitynet-captions", "charades-sta", "charades-rf",
+                                  "lmms-eval-samples"])
+def test_an_id_too_long_is_a_rejected_row_in_every_dataset_format(tmp_path: Path,
+                                                                   name: str) -> None:
+    """A video id of a million characters in a dataset file: its rows are rejected with
+    the id's length, the other rows read (it made every row of the id column a million
+    characters wide: 65 GB for ActivityNet's val_1, a MemoryError traceback)."""
+    long = "W" * 1_000_000
+    role = "ground_truth" if name != "lmms-eval-samples" else "predictions"
+    path = tmp_path / ("g.txt" if name == "charades-sta" else "g.json")
+    if name == "activitynet-captions":
+        path.write_text(json.dumps({
+            v: {"duration": 35.4, "timestamps": [[2.0, 9.0]], "sentences": ["x"]}
+            for v in ("v_a", long)}))
+    elif name == "charades-sta":
+        path.write_text(f"3MSZA 0.0 6.9##x\n{long} 1.0 2.0##y\n")
+    elif name == "charades-rf":
+        path.write_text(json.dumps({v: {"duration": 30.9, "sts": [
+            {"sentence": "x", "id": f"{v[:5]}-0", "timestamp": [2.3, 9.4],
+             "no_answer": False}]} for v in ("3M", long)}))
+    else:
+        path.write_text("".join(json.dumps({
+            "doc_id": i, "doc": {"video": f"{v}.mp4", "caption": "x", "timestamp": [1, 2]},
+            "resps": [["It happens at 1 - 2 s."]]}) + "\n" for i, v in enumerate(("a", long))))
+    durations = tmp_path / "charades.json"
+    durations.write_text(json.dumps({"3MSZA": {"duration": 30.96}}))
+    got = formats.read(path, role, format=name, options=formats.Options(
+        on_error="reject", durations=durations)).loaded
+    assert len(got.table) == 1
+    why = [p.problem for p in got.problems if p.action == "rejected"]
+    assert why and all(w.endswith("characters long; an id holds at most 1,024") for w in why)

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from cover.data.rules import ids_fit, shown_id, too_long_id
 from cover.errors import InputError
 
 
@@ -90,3 +91,15 @@ class TextIds:
         a = np.asarray(value)
         obj.__dict__[self.raw] = a if a.ndim == 1 else a.reshape(-1)
         obj.__dict__.pop(self.text, None)
+
+
+def text_id_column(ids: list[str], key: str = "qid"
+                   ) -> tuple[NDArray[np.str_], dict[int, str]]:
+    """``ids`` (text read from a file) as numpy text, and row -> why for each longer than
+    ``MAX_ID_CHARS``: those are shown by their start (:func:`cover.data.rules.shown_id`),
+    so one id of a million characters cannot make every row a million wide; the reader
+    rejects their rows first."""
+    if ids_fit(ids):
+        return np.array(ids, dtype=str), {}
+    why = {i: too_long_id(len(v), key) for i, v in enumerate(ids) if shown_id(v) != v}
+    return np.array([shown_id(v) for v in ids], dtype=str), why

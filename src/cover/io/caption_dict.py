@@ -14,8 +14,9 @@ from typing import Any
 
 import numpy as np
 
+from cover.data.ids import text_id_column
 from cover.errors import RowProblem
-from cover.io.columns import Columns, truth_table
+from cover.io.columns import Columns, id_reasons, truth_table
 from cover.io.document import key_lines, load_object
 from cover.io.jsonl import OnError, object_column
 from cover.io.qvhighlights import Loaded
@@ -66,10 +67,12 @@ def read_caption_dict(path: str | Path, *, time_base: TimeBase,
         parts.append(w)
     win = np.concatenate(parts) if parts else np.empty((0, 2))
     query = object_column(queries)
-    c = Columns(source=name, qid=np.array(qids, dtype=str), vid=np.array(vids, dtype=str),
+    (qid, why_q), (vid_text, why_v) = text_id_column(qids), text_id_column(vids, "vid")
+    c = Columns(source=name, qid=qid, vid=vid_text,
                 duration=np.asarray(durs, dtype=np.float64), windows=win,
                 offsets=np.arange(len(qids) + 1, dtype=np.int64),
-                line=np.asarray(lines, dtype=np.int64), query=query, problems=problems)
+                line=np.asarray(lines, dtype=np.int64), query=query, problems=problems,
+                reasons=id_reasons(why_q, why_v))
     return truth_table(c, on_error=on_error)
 
 

@@ -22,8 +22,9 @@ from typing import Any
 
 import numpy as np
 
+from cover.data.ids import text_id_column
 from cover.errors import InputError, RowProblem
-from cover.io.columns import Columns, numbers, stack_windows, truth_table
+from cover.io.columns import Columns, id_reasons, numbers, stack_windows, truth_table
 from cover.io.document import key_lines, load_object
 from cover.io.jsonl import OnError, object_column
 from cover.io.qvhighlights import Loaded
@@ -78,10 +79,12 @@ def read_charades_rf(path: str | Path, *, on_error: OnError = "raise",
     query = object_column(queries)
     t = numbers(durs)
     flat, off = take_index(offsets, rows)
-    c = Columns(source=name, qid=np.array(qids, dtype=str)[rows],
-                vid=np.array(vids, dtype=str)[rows], duration=t[rows],
+    picked = rows.tolist()
+    (qid, why_q), (vid, why_v) = (text_id_column([qids[i] for i in picked]),
+                                  text_id_column([vids[i] for i in picked], "vid"))
+    c = Columns(source=name, qid=qid, vid=vid, duration=t[rows],
                 windows=windows[flat], offsets=off, line=line[rows], query=query[rows],
-                problems=problems)
+                problems=problems, reasons=id_reasons(why_q, why_v))
     return truth_table(c, on_error=on_error)
 
 

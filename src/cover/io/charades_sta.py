@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
+from cover.data.ids import text_id_column
 from cover.errors import InputError, RowProblem
 from cover.io.columns import Columns, truth_table
 from cover.io.document import read_bytes
@@ -78,7 +79,7 @@ def read_charades_sta(path: str | Path, *, durations: str | Path | None = None,
     line = np.asarray(lines, dtype=np.int64)
     s = _numbers(starts)
     e = _numbers(ends)
-    vid = np.array(vids, dtype=str)
+    vid, long_vid = text_id_column(vids, "vid")
     qid = (line - 1 + qid_offset).astype(str)
     t = lookup_durations(vid, *read_video_durations(dur_path))
     query = object_column(queries)
@@ -86,9 +87,9 @@ def read_charades_sta(path: str | Path, *, durations: str | Path | None = None,
                 windows=np.column_stack([s, e]), offsets=np.arange(vid.size + 1),
                 line=line, query=query, problems=problems)
     missing = ~np.isfinite(t)
-    for i in np.flatnonzero(missing).tolist():
-        problems.append(RowProblem(name, int(line[i]), str(qid[i]),
-                                   f"video {vid[i]} has no duration in {dur_path}", "rejected"))
+    for i in np.flatnonzero(missing).tolist():  # (an id too long has none, said so)
+        problems.append(RowProblem(name, int(line[i]), str(qid[i]), long_vid.get(
+            i, f"video {vid[i]} has no duration in {dur_path}"), "rejected"))
     c = _drop(c, missing)
     bad = ~np.isfinite(c.windows).all(axis=1)
     return truth_table(c, on_error=on_error, reasons={

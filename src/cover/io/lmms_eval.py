@@ -30,9 +30,10 @@ from typing import Any
 
 import numpy as np
 
+from cover.data.ids import text_id_column
 from cover.data.table import DEFAULT_CLIP_SECONDS
 from cover.errors import RowProblem
-from cover.io.columns import Columns, numbers, prediction_table
+from cover.io.columns import Columns, id_reasons, numbers, prediction_table
 from cover.io.document import key_lines, load_object
 from cover.io.jsonl import OnError, RawRows, object_column, read_json_rows
 from cover.io.qvhighlights import Loaded
@@ -95,11 +96,12 @@ def _columns(name: str, qids: list[str], vids: list[str], queries: list[Any],
     problems += [RowProblem(name, int(line[i]), qids[i], UNPARSED, "noted")
                  for i in np.flatnonzero(~has).tolist()]
     query = object_column(queries)
-    return Columns(source=name, qid=np.array(qids, dtype=str), vid=np.array(vids, dtype=str),
+    (qid, why_q), (vid, why_v) = text_id_column(qids), text_id_column(vids, "vid")
+    return Columns(source=name, qid=qid, vid=vid,
                    duration=(np.full(len(qids), np.nan) if durations is None
                              else numbers(durations)),
                    windows=win, offsets=offsets_from_lengths(has), line=line,
-                   query=query, problems=problems)
+                   query=query, problems=problems, reasons=id_reasons(why_q, why_v))
 
 
 def read_lmms_eval_samples(path: str | Path, *, clip: float = DEFAULT_CLIP_SECONDS,
