@@ -204,14 +204,14 @@ def test_a_bad_mapping_names_the_flag_it_came_from(tmp_path: Path, spec: str, wh
 
 
 @pytest.mark.parametrize("name", ["activitynet-captions", "charades-sta", "charades-rf",
-                                  "lmms-eval-samples"])
+                                  "lmms-eval-samples", "timechat-tvg", "uag-oops"])
 def test_an_id_too_long_is_a_rejected_row_in_every_dataset_format(tmp_path: Path,
                                                                    name: str) -> None:
     """A video id of a million characters in a dataset file: its rows are rejected with
     the id's length, the other rows read (it made every row of the id column a million
     characters wide: 65 GB for ActivityNet's val_1, a MemoryError traceback)."""
     long = "W" * 1_000_000
-    role = "ground_truth" if name != "lmms-eval-samples" else "predictions"
+    role = "predictions" if name in ("lmms-eval-samples", "timechat-tvg") else "ground_truth"
     path = tmp_path / ("g.txt" if name == "charades-sta" else "g.json")
     if name == "activitynet-captions":
         path.write_text(json.dumps({
@@ -223,6 +223,13 @@ def test_an_id_too_long_is_a_rejected_row_in_every_dataset_format(tmp_path: Path
         path.write_text(json.dumps({v: {"duration": 30.9, "sts": [
             {"sentence": "x", "id": f"{v[:5]}-0", "timestamp": [2.3, 9.4],
              "no_answer": False}]} for v in ("3M", long)}))
+    elif name == "timechat-tvg":
+        path.write_text(json.dumps({f"{v}_1": {"timestamp": [[1, 2]], "query": "x",
+                                               "vid": f"{v}.mp4"} for v in ("a", long)}))
+    elif name == "uag-oops":
+        path.write_text(json.dumps({v: {"video_path": f"x/{v}.mp4", "start_time": 1.5,
+                                        "end_time": 7.0, "description": "y"}
+                                    for v in ("Fails (May 2017)0", long)}))
     else:
         path.write_text("".join(json.dumps({
             "doc_id": i, "doc": {"video": f"{v}.mp4", "caption": "x", "timestamp": [1, 2]},
@@ -234,3 +241,13 @@ def test_an_id_too_long_is_a_rejected_row_in_every_dataset_format(tmp_path: Path
     assert len(got.table) == 1
     why = [p.problem for p in got.problems if p.action == "rejected"]
     assert why and all(w.endswith("characters long; an id holds at most 1,024") for w in why)
+
+
+def test_a_qid_list_line_too_long_for_an_id_is_an_error_naming_it(tmp_path: Path) -> None:
+    from cover.io.qids import read_qid_lines
+
+    path = tmp_path / "qids.txt"
+    path.write_text("1\n" + "x" * 2000 + "\n3\n")
+    with pytest.raises(InputError, match=r"qids.txt:2: qid is 2,000 characters long; an id "
+                                         r"holds at most 1,024$"):
+        read_qid_lines(path)

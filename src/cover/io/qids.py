@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from cover.data.rules import MAX_ID_CHARS, too_long_id
 from cover.errors import InputError, RowProblem
 from cover.io.jsonl import read_input_bytes
 from cover.io.output import write_text
@@ -32,6 +33,8 @@ def read_qid_lines(path: str | Path) -> tuple[NDArray[np.str_], NDArray[np.int64
         except UnicodeDecodeError as exc:
             raise InputError(f"{path}:{i}: not UTF-8 text (byte 0x{raw[exc.start]:02x} at "
                              f"column {exc.start + 1}); save the file as UTF-8") from None
+        if len(text) > MAX_ID_CHARS:  # no id: and one would widen every row of the list
+            raise InputError(f"{path}:{i}: {too_long_id(len(text))}")
         if text:
             lines.append((i, text))
     if not lines:

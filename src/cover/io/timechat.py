@@ -20,10 +20,18 @@ from typing import Any
 
 import numpy as np
 
+from cover.data.ids import text_id_column
 from cover.data.table import DEFAULT_CLIP_SECONDS
 from cover.errors import InputError
 from cover.io import fields
-from cover.io.columns import Columns, numbers, prediction_table, stack_windows, truth_table
+from cover.io.columns import (
+    Columns,
+    id_reasons,
+    numbers,
+    prediction_table,
+    stack_windows,
+    truth_table,
+)
 from cover.io.document import key_lines, load_document, load_object, read_bytes
 from cover.io.durations import lookup_durations, read_video_durations
 from cover.io.jsonl import OnError, check_required, field_column, object_column, read_json_rows
@@ -64,14 +72,16 @@ def read_timechat_tvg(path: str | Path, *, clip: float = DEFAULT_CLIP_SECONDS,
     line = key_lines(data, qids)
     windows, offsets, bad = stack_windows([v.get("timestamp") for v in vals], 2)
     query = field_column(vals, "query")
-    c = Columns(source=name, qid=np.array(qids, dtype=str),
-                vid=np.array([strip_ext(str(v.get("vid", q))) for q, v in
-                              zip(qids, vals, strict=True)], dtype=str),
+    (qid, why_q), (vid, why_v) = text_id_column(qids), text_id_column(
+        [strip_ext(str(v.get("vid", q))) for q, v in zip(qids, vals, strict=True)], "vid")
+    c = Columns(source=name, qid=qid, vid=vid,
                 duration=numbers([v.get("duration") for v in vals]),
-                windows=windows, offsets=offsets, line=line, query=query)
+                windows=windows, offsets=offsets, line=line, query=query,
+                reasons=id_reasons(why_q, why_v))
     records = object_column([{"qid": q, **v} for q, v in zip(qids, vals, strict=True)])
     return prediction_table(c, clip=clip, on_error=on_error, records=records, reasons={
-        i: "timestamp must look like [[start, end], ...] or []" for i in bad})
+        i: "timestamp must look like [[start, end], ...] or []" for i in bad
+        if i not in c.reasons})  # an id that is none is named first
 
 
 def read_timechat_vhd(path: str | Path, *, clip: float = DEFAULT_CLIP_SECONDS,
@@ -116,11 +126,12 @@ def read_timeit_gt(path: str | Path, *, durations: str | Path | None,
     if not isinstance(ann, list):
         raise InputError(f"{name}: expected {{\"annotations\": [...]}}")
     rows = [a if isinstance(a, dict) else {} for a in ann]
-    qid = np.array([str(a.get("id")) for a in rows], dtype=str)
+    qid, why_q = text_id_column([str(a.get("id")) for a in rows])
     windows, offsets, bad = stack_windows([a.get("timestamp") for a in rows], 2)
-    vid = np.array([strip_ext(str(a.get("image_id"))) for a in rows], dtype=str)
+    vid, why_v = text_id_column([strip_ext(str(a.get("image_id"))) for a in rows], "vid")
     t = lookup_durations(vid, *read_video_durations(durations))
-    reasons = {i: "timestamp must be [start, end]" for i in bad}
+    reasons = id_reasons(why_q, why_v)
+    reasons |= {i: "timestamp must be [start, end]" for i in bad if i not in reasons}
     reasons |= {i: f"video {vid[i]} has no duration in {durations}"
                 for i in np.flatnonzero(~np.isfinite(t)).tolist() if i not in reasons}
     c = Columns(source=name, qid=qid, vid=vid, duration=np.where(np.isfinite(t), t, 1.0),

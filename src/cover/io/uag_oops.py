@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from cover.data.rules import MAX_ID_CHARS, too_long_id
 from cover.errors import InputError, RowProblem
 from cover.intervals import Intervals
 from cover.io.fields import bad_number, first_reason, float_field, reject_rows, table_of
@@ -107,7 +108,9 @@ def read_uag_ground_truth(path: str | Path, *, on_error: OnError = "raise") -> L
     raw = read_keyed_json(path)
     s, has_s = float_field(raw, "start_time", get=lambda r: _number(r.get("start_time")))
     e, has_e = float_field(raw, "end_time", get=lambda r: _number(r.get("end_time")))
+    size = np.fromiter((len(r["qid"]) for r in raw.records), np.int64, len(raw.records))
     keep = reject_rows(raw, first_reason([
+        *[(size == n, too_long_id(int(n))) for n in np.unique(size[size > MAX_ID_CHARS])],
         (s == -1, "start_time is -1: the annotator saw no failure (no true moment)"),
         (~has_s | bad_number(s, has_s, positive=False), "start_time must be a number >= 0"),
         (~has_e | bad_number(e, has_e, positive=True), "end_time must be a number > 0"),
