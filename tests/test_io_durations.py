@@ -96,3 +96,20 @@ def test_indented_json_lines_are_read_as_lines(tmp_path_factory, rows, indent):
     path = example_dir(tmp_path_factory) / "gt.jsonl"
     path.write_text("".join(indent + json.dumps(r) + "\n" for r in rows))
     _same_as_per_row(path)
+
+
+@pytest.mark.parametrize("typed", [True, False])
+def test_a_video_id_too_long_in_a_durations_document_is_an_error_naming_it(tmp_path, typed):
+    """A durations document (charades.json's shape) keyed by an id of a million
+    characters: an error naming it by its start, not a column of every video as wide as
+    it (37 GB for charades.json's 9,849 videos). Both reads: the typed one, and the
+    whole parse a document with any other entry (here a list) goes to."""
+    long = "K" * 1_000_000
+    doc = {"3MSZA": {"duration": 30.96}, long: {"duration": 12.0}}
+    if not typed:
+        doc["odd"] = {"duration": 5.0, "extra": [1, 2]}
+    path = tmp_path / "charades.json"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(InputError, match=r"charades.json: video K{40}\.\.\. \(1,000,000 "
+                                         r"characters\): vid is 1,000,000 characters long"):
+        durations.read_video_index(path)

@@ -24,6 +24,7 @@ import msgspec
 import numpy as np
 from numpy.typing import NDArray
 
+from cover.data.ids import text_id_column
 from cover.errors import InputError
 from cover.io.document import load_document, read_bytes
 from cover.io.durations_document import document_durations
@@ -99,7 +100,7 @@ def read_video_index(path: str | Path) -> VideoIndex:
     data = read_bytes(path)
     typed = document_durations(data)
     if typed is not None:
-        return VideoIndex.of(np.array(typed[0], dtype=str), typed[1])
+        return VideoIndex.of(_vid_column(path, typed[0]), typed[1])
     try:
         doc = json_loads(data)
     except ValueError:
@@ -126,7 +127,17 @@ def read_video_index(path: str | Path) -> VideoIndex:
     if bad.size:
         raise InputError(f"{path}: video {vids[int(bad[0])]}: duration must be a finite "
                          f"number > 0, got {durs[int(bad[0])]}")
-    return VideoIndex.of(np.array(vids, dtype=str), t)
+    return VideoIndex.of(_vid_column(path, vids), t)
+
+
+def _vid_column(path: str | Path, vids: list[str]) -> NDArray[np.str_]:
+    """The video ids of a durations document as numpy text; one longer than an id may
+    be is an error naming it (the column would be as wide as it)."""
+    text, why = text_id_column(vids, "vid")
+    if why:
+        i = min(why)
+        raise InputError(f"{path}: video {text[i]}: {why[i]}")
+    return text
 
 
 def _json_lines_after_all(data: bytes) -> bool:
