@@ -21,12 +21,27 @@ from numpy.typing import NDArray
 from cover.data.join import index_of
 from cover.data.table import GroundingTable
 
+#: A normalised query longer than this joins by its digest: the keys are one text column,
+#: as wide as its longest, and one query of a million characters would make every key so.
+LONG_QUERY = 256
+
 
 def normalise(query: NDArray[np.object_] | None, n: int) -> NDArray[np.str_]:
+    """Each query lower-cased, blanks collapsed, a final period dropped (a long one as
+    the BLAKE2b digest of that: equal queries, equal keys)."""
     if query is None:
         return np.full(n, "", dtype=str)
-    return np.array([" ".join(str(q).lower().split()).removesuffix(".") if q is not None
-                     else "" for q in query.tolist()], dtype=str)
+    text = [" ".join(str(q).lower().split()).removesuffix(".") if q is not None else ""
+            for q in query.tolist()]
+    return np.array([t if len(t) <= LONG_QUERY else _digest(t) for t in text], dtype=str)
+
+
+def _digest(text: str) -> str:
+    import hashlib
+
+    # \x1e (record separator) cannot start a normalised query: split() strips it
+    return "\x1e" + hashlib.blake2b(text.encode("utf-8", "surrogatepass"),
+                                     digest_size=16).hexdigest()
 
 
 def _order(qid: NDArray[np.str_]) -> NDArray[np.int64]:
