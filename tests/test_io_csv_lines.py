@@ -48,3 +48,27 @@ def test_whole_and_batched_reads_number_and_judge_rows_alike(tmp_path: Path, bod
     assert set(by_line) == {ln for ln, cells in zip(want_lines, [b for b in body
                                                                   if isinstance(b, tuple)],
                                                      strict=True) if "abc" in cells}
+
+
+def test_a_field_past_the_csv_limit_is_a_row_problem_or_a_header_error(tmp_path: Path):
+    """A line pyarrow refuses is told apart with Python's csv module, which stops at a
+    field of 131,072 characters: such a line is a rejected row with that reason, read
+    whole or in batches (it was the module's own `_csv.Error` traceback), and such a
+    header an error naming line 1."""
+    import pytest
+
+    from cover.errors import InputError
+
+    long = "d" * 200_000
+    path = tmp_path / "p.csv"
+    path.write_text("qid,vid,s,e\nq1,v,1,2\n" + f"q2,v,1,2,{long}\n" + "q3,v,3,4\n")
+    whole, _, why = csv_columns(path, MAPPING, str(path))
+    want = {3: "cannot read as CSV: a field longer than the 131,072 characters a CSV field "
+               "may hold here"}
+    assert {int(whole.line[i]): w for i, w in why.items()} == want
+    parts = list(column_batches(path, MAPPING, 1))
+    assert {int(c.line[i]): w for c, _, bad in parts for i, w in bad.items()} == want
+    path.write_text(f"qid,vid,s,e,{long}\nq1,v,1,2,x\n")
+    with pytest.raises(InputError, match=r"p.csv:1: a header field is longer than the "
+                                         r"131,072 characters"):
+        csv_columns(path, MAPPING, str(path))

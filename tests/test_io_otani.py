@@ -46,3 +46,26 @@ def test_bad_rows(tmp_path: Path) -> None:
     (tmp_path / "empty").mkdir()
     with pytest.raises(InputError, match="no test_"):
         read_otani(tmp_path / "empty")
+
+
+def test_an_id_too_long_is_a_rejected_row(tmp_path: Path) -> None:
+    """A HITId or video_id longer than an id may be: its row is rejected, named by its
+    start, not a column of every row as wide as it. A field past the csv module's limit
+    is an error naming the line (it was the module's own `_csv.Error` traceback)."""
+    long = "H" * 2000
+    p = tmp_path / "test_00.csv"
+    p.write_text("HITId,video_id,description,start,end\n"
+                 "H1,A.mp4,a person sits.,10,20\n"
+                 f"{long},A.mp4,a person sits.,10,20\n"
+                 f"H2,{long},a dog.,0,100\n")
+    ann = read_otani(p, on_error="reject")
+    assert len(ann) == 1 and ann.hit.dtype.itemsize < 4 * 100
+    assert [str(x) for x in ann.problems] == [
+        f"{p}:3 (qid={'H' * 40}... (2,000 characters)): HITId is 2,000 characters long; an "
+        "id holds at most 1,024",
+        f"{p}:4 (qid=H2): video_id is 2,000 characters long; an id holds at most 1,024"]
+    p.write_text("HITId,video_id,description,start,end\nH1,A.mp4,a person sits.,10,20\n"
+                 f"{'H' * 1_000_000},A.mp4,a person sits.,10,20\n")
+    with pytest.raises(InputError, match=r"test_00.csv:3: not a CSV row this reader takes "
+                                         r"\(field larger than field limit"):
+        read_otani(p, on_error="reject")

@@ -55,7 +55,11 @@ def header_names(header: bytes, delim: str, name: str) -> list[str]:
         text = header.decode("utf-8-sig")
     except UnicodeDecodeError:
         raise InputError(f"{name}:1: the header is not UTF-8 text") from None
-    return next(csv.reader([text], delimiter=delim), [])
+    fields = csv_fields(text, delim)
+    if fields is None:
+        raise InputError(f"{name}:1: a header field is longer than the "
+                         f"{csv.field_size_limit():,} characters a CSV field may hold here")
+    return fields
 
 
 def parse_lines(header: bytes, raws: list[bytes], lines: NDArray[np.int64], delim: str,
@@ -180,7 +184,10 @@ def line_problem(raw: bytes, header: bytes, names: list[str], delim: str,
     """Why pyarrow refused one line: its field count, a number column's text, a byte
     that is not UTF-8 (else pyarrow's own first line)."""
     text = raw.decode("utf-8", "surrogateescape")
-    fields = next(csv.reader([text], delimiter=delim), [])
+    fields = csv_fields(text, delim)
+    if fields is None:
+        return (f"cannot read as CSV: a field longer than the {csv.field_size_limit():,} "
+                "characters a CSV field may hold here")
     if len(fields) != len(names):
         return (f"cannot read as CSV: {len(fields)} field(s), the header has "
                 f"{len(names)}")
@@ -244,7 +251,7 @@ def _bisect(header: bytes, raws: list[bytes], delim: str, types: dict[str, Any],
 
 def _placeholder(raw: bytes, names: list[str], delim: str, qid_column: str | None) -> bytes:
     """An empty row for a line pyarrow refused, its qid kept when it can be read."""
-    fields = next(csv.reader([raw.decode("utf-8", "replace")], delimiter=delim), [])
+    fields = csv_fields(raw.decode("utf-8", "replace"), delim) or []
     row = [""] * len(names)
     if qid_column is not None and qid_column in names:
         at = names.index(qid_column)
@@ -252,6 +259,15 @@ def _placeholder(raw: bytes, names: list[str], delim: str, qid_column: str | Non
     buf = io.StringIO()
     csv.writer(buf, delimiter=delim, lineterminator="").writerow(row)
     return buf.getvalue().encode()
+
+
+def csv_fields(text: str, delim: str) -> list[str] | None:
+    """The fields of one CSV line, or None when the csv module refuses it (a field past
+    its size limit): the caller says so in its own words, never with the module's."""
+    try:
+        return next(csv.reader([text], delimiter=delim), [])
+    except csv.Error:
+        return None
 
 
 def _first_line(msg: str) -> str:

@@ -14,13 +14,15 @@ from __future__ import annotations
 
 import csv
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
+from cover.data.rules import MAX_ID_CHARS, shown_id, too_long_id
 from cover.errors import InputError, RowProblem
 from cover.io.content_join import rank_within
 from cover.io.jsonl import OnError, object_column, raise_on_rejections
@@ -79,13 +81,13 @@ def read_otani(paths: str | Path | Sequence[str | Path], *, on_error: OnError = 
             if head is None or tuple(h.strip() for h in head) != HEADER:
                 raise InputError(f"{p}:1: expected the header {','.join(HEADER)}, got "
                                  f"{','.join(head or [])!r}")
-            for row in reader:
+            for row in _rows(reader, p):
                 line = reader.line_num
                 why = (_check(row) if encodes_utf8("".join(row))
                        else "the row is not valid UTF-8 text")
                 if why is not None:
-                    problems.append(RowProblem(str(p), line, row[0] if row else None, why,
-                                               "rejected"))
+                    problems.append(RowProblem(str(p), line, shown_id(row[0]) if row else None,
+                                               why, "rejected"))
                     continue
                 for key, v in zip(("hit", "vid", "desc"), row[:3], strict=True):
                     cols[key].append(v)
@@ -104,11 +106,28 @@ def read_otani(paths: str | Path | Sequence[str | Path], *, on_error: OnError = 
         line=np.array(cols["line"], dtype=np.int64), problems=problems)
 
 
+def _rows(reader: Any, path: str | Path) -> Iterator[list[str]]:
+    """The rows of ``reader``; a line the csv module cannot read (a field past its
+    131,072-character limit, a NUL) is an error naming the file and line."""
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            raise InputError(f"{path}:{reader.line_num}: not a CSV row this reader takes "
+                             f"({exc})") from None
+        yield row
+
+
 def _check(row: list[str]) -> str | None:
     if len(row) != len(HEADER):
         return f"expected {len(HEADER)} fields, got {len(row)}"
     if not row[0] or not row[1]:
         return "missing HITId or video_id"
+    for key, v in (("HITId", row[0]), ("video_id", row[1])):
+        if len(v) > MAX_ID_CHARS:  # no id, and its column would be as wide as it
+            return too_long_id(len(v), key)
     try:
         s, e = float(row[3]), float(row[4])
     except ValueError:
