@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from cover.ragged import Ragged, row_ids
+from cover.ragged import Ragged, row_ids, segment_max, segment_min
 
 #: IoU thresholds averaged by mAP: 0.5, 0.55, ..., 0.95.
 MAP_THRESHOLDS: tuple[float, ...] = tuple(round(0.5 + 0.05 * i, 2) for i in range(10))
@@ -61,20 +61,16 @@ def top1_iou(win: Ragged, ts: NDArray[np.float64], te: NDArray[np.float64],
     has = np.diff(win.offsets) > 0
     first = np.zeros((n, 3))
     first[has] = win.values[win.offsets[:-1][has]]
-    n_truth = np.diff(toff)
     if int(toff[-1]) == 0:
         return np.zeros(n)
     r = row_ids(toff)  # the row of every truth window
     ious = cross_iou(first[r, 0], first[r, 1], ts[: toff[-1]], te[: toff[-1]])
-    some = n_truth > 0
-    best = np.full(n, -np.inf)
-    best[some] = np.maximum.reduceat(ious, toff[:-1][some])
+    best = segment_max(ious, toff)
     # the first window of each row reaching its best: the least flat index that does
     at = np.where(ious == best[r], np.arange(ious.size), ious.size)
-    k = np.zeros(n, dtype=np.int64)
-    k[some] = np.minimum(np.minimum.reduceat(at, toff[:-1][some]), ious.size - 1)
+    k = np.minimum(segment_min(at, toff, empty=0), ious.size - 1).astype(np.int64)
     iou = paired_iou(first[:, 0], first[:, 1], ts[k], te[k])
-    return np.where(has & some, iou, 0.0)
+    return np.where(has & (np.diff(toff) > 0), iou, 0.0)
 
 
 def average_precision(win: Ragged, ts: NDArray[np.float64], te: NDArray[np.float64],

@@ -101,7 +101,7 @@ def batch_repeats(seen: SeenIds, qids: Any, lines: NDArray[np.int64]) -> dict[in
     (``seen``, which then takes this batch's qids) or earlier in this one
     (:func:`cover.io.seen.repeated_rows`), each naming the line of that qid's first row:
     the rule of a whole read, in one pass over the file."""
-    # an id too long to be one is empty here (the reader rejects it first, by its length)
+    # an id too long to be one is its shown start here (the reader rejects it first)
     text = np.asarray(without_long_ids(qids, "qid")[0].to_numpy(zero_copy_only=False),
                       dtype=str)
     dup, first = seen.add_lines(text, lines)

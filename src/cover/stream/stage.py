@@ -53,7 +53,7 @@ from cover.io.narrow import sorted_find
 from cover.io.qvhighlights import Loaded
 from cover.io.seen import SeenIds
 from cover.regions import Regions
-from cover.row_status import ABSTAINED, CERTIFIED, REFUSED, REJECTED, status_codes
+from cover.row_status import ABSTAINED, CERTIFIED, REFUSED, REJECTED, empty_rows
 
 #: ``--videos`` durations: ``(vids, durations)`` in any order, or an index of them.
 Videos = tuple[NDArray[np.str_], NDArray[np.float64]] | VideoIndex
@@ -78,7 +78,7 @@ class Staged:
         rejected: it is marked, but is no row certified)."""
         if self.in_calibration is None:
             return 0
-        return int((self.in_calibration & (status_codes(self.regions) != 0)).sum())
+        return int((self.in_calibration & ~empty_rows(self.regions)).sum())
 
 
 @dataclass(frozen=True)
