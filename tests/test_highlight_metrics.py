@@ -258,3 +258,26 @@ def test_a_duration_of_too_many_label_clips_is_an_error_naming_the_row():
                                          r"over its duration of 1e\+12 s would need more than "
                                          r"4,194,304 clips of 2 s"):
         highlight_metrics(table)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.sampled_from([1.0, 4.0, 31.0, 150.0, 3600.0, 86_400.0]), min_size=1,
+                max_size=40), st.integers(1, 20_000))
+def test_grid_groups_partition_the_rows_each_grid_within_its_bound(durations, cells):
+    """Every row in exactly one group, in ascending order within it; a group's grid
+    (rows x its widest row's clips) within the bound, unless the group is one row."""
+    import cover.highlight_metrics as hm
+
+    n = len(durations)
+    table = replace(_table([[[0, 1, 1, 1]]] * n, [[1.0]] * n), duration=np.array(durations))
+    rows = np.arange(n, dtype=np.int64)
+    old, hm.GRID_CELLS = hm.GRID_CELLS, cells
+    try:
+        groups = hm._grid_groups(table, rows)
+    finally:
+        hm.GRID_CELLS = old
+    assert sorted(np.concatenate(groups).tolist()) == rows.tolist()
+    clips = np.maximum(np.floor(np.array(durations) / 2.0), 1.0)
+    for g in groups:
+        assert g.tolist() == sorted(g.tolist())
+        assert g.size == 1 or g.size * clips[g].max() <= cells
