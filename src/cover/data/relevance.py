@@ -90,6 +90,13 @@ def proposal_relevance(windows: NDArray[np.float64], offsets: NDArray[np.int64],
         i = int(np.argmax(lengths > MAX_SIGNAL_CLIPS))
         raise ValueError(f"row {i}: its relevance signal would hold more than "
                          f"{MAX_SIGNAL_CLIPS:,} clips of {clip:g} s")
+    return _signal(w, offsets, clip, lengths, floor, ok)
+
+
+def _signal(w: NDArray[np.float64], offsets: NDArray[np.int64], clip: float,
+            lengths: NDArray[np.int64], floor: NDArray[np.float64], ok: NDArray[np.bool_]
+            ) -> Ragged:
+    """The signal of :func:`proposal_relevance` from :func:`signal_clips`' columns."""
     r = row_ids(offsets)
     out_off = offsets_from_lengths(lengths)
     values = np.repeat(floor, lengths)
@@ -115,8 +122,8 @@ def rebuild_relevance(table: GroundingTable) -> GroundingTable:
     if table.pred_windows is None:
         return table
     w = table.pred_windows
-    lengths, _, _ = signal_clips(w.values, w.offsets, table.duration, table.clip)
+    values = np.asarray(w.values, dtype=np.float64).reshape(-1, 3)
+    lengths, floor, ok = signal_clips(values, w.offsets, table.duration, table.clip)
     require_signal_clips(table, np.arange(len(table)), lengths,
                          "a relevance signal from proposals", table.clip)
-    return replace(table, relevance=proposal_relevance(w.values, w.offsets, table.duration,
-                                                       table.clip))
+    return replace(table, relevance=_signal(values, w.offsets, table.clip, lengths, floor, ok))
