@@ -773,3 +773,34 @@ def test_one_id_of_a_million_characters_is_rejected_alike_and_costs_no_more(
         finally:
             csv.field_size_limit(old)
         assert [f[1] for f in fates].count("rejected") == 1, src
+
+
+def test_a_parquet_of_dictionary_columns_certifies_as_its_plain_copy(cal_path, tmp_path,
+                                                                     capsys):
+    """pandas writes a categorical column to Parquet as an Arrow dictionary: streamed
+    certify stopped with a TypeError traceback in its repeat check (read whole, it
+    worked). Both paths now give every row the fate of the plain copy: a repeated qid,
+    an id too long to be one, and the rest."""
+    n = 40
+    qids = [f"c{i}" for i in range(n)]
+    qids[7], qids[9] = qids[3], "q" * 2000
+    cols = {"vid": ["va"] * n, "duration": [T] * n, "start": [1.0] * n, "end": [2.0] * n}
+    pq.write_table(pa.table({"qid": qids, **cols}), tmp_path / "plain.parquet")
+    pq.write_table(pa.table({"qid": pa.array(qids).dictionary_encode(),
+                             "vid": pa.array(cols["vid"]).dictionary_encode(),
+                             **{k: v for k, v in cols.items() if k != "vid"}}),
+                   tmp_path / "dict.parquet")
+    assert pa.types.is_dictionary(pq.read_schema(tmp_path / "dict.parquet").field("qid").type)
+    got = {}
+    for name in ("plain", "dict"):
+        for extra, out in (([], "o.parquet"), (["--in-memory"], "m.jsonl")):
+            dst = tmp_path / f"{name}_{out}"
+            assert main(["certify", "--calibrator", str(cal_path), "--preds",
+                         str(tmp_path / f"{name}.parquet"), "--columns", COLS, *extra,
+                         "--on-error", "reject", "-o", str(dst)]) == 0
+            got[name, out] = (_fates(dst),
+                              capsys.readouterr().err.replace(f"{name}.parquet", "P"))
+    for out in ("o.parquet", "m.jsonl"):
+        assert got["dict", out] == got["plain", out]
+    fates = got["plain", "o.parquet"][0]
+    assert [f[1] for f in fates].count("rejected") == 2

@@ -179,6 +179,9 @@ def arrow_ids(col: Any, key: str, *, text: bool = True
     import pyarrow as pa
 
     t = col.type
+    if pa.types.is_dictionary(t):  # (pandas' categorical) read as its values are
+        col = col.cast(t.value_type)
+        t = col.type
     if pa.types.is_integer(t) and not col.null_count and not text:
         return np.asarray(col.to_numpy(zero_copy_only=False)), {}
     long: dict[int, str] = {}

@@ -170,6 +170,8 @@ def repeated_rows(ids: Any) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
     import pyarrow as pa
 
     arr = ids.combine_chunks() if isinstance(ids, pa.ChunkedArray) else pa.array(ids)
+    if pa.types.is_dictionary(arr.type):  # (pandas' categorical) its values, as written
+        arr = arr.dictionary_decode()
     if pa.types.is_integer(arr.type) and arr.null_count == 0:
         keys = np.asarray(arr.to_numpy(zero_copy_only=False))
     else:
