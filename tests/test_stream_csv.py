@@ -144,8 +144,8 @@ def test_batches_are_read_lazily(qvh, monkeypatch):
     pulled = []
     real = csv_lines.line_batches
 
-    def counting(path, n):
-        for b in real(path, n):
+    def counting(path, n, **kw):
+        for b in real(path, n, **kw):
             pulled.append(len(b))
             yield b
 
@@ -155,6 +155,30 @@ def test_batches_are_read_lazily(qvh, monkeypatch):
     assert len(pulled) == 1  # the header's batch, whose other lines are the first batch
     batches = 1 + sum(1 for _ in it)
     assert len(pulled) == batches  # every later batch was pulled once, on demand
+
+
+@pytest.mark.parametrize("batch_rows", [1, 10, 50, 97])
+def test_every_batch_holds_batch_rows_data_lines(qvh, qvh_gt, tmp_path, capsys, batch_rows):
+    """The header is no data row: each batch holds ``batch_rows`` data lines (the last
+    fewer), none is empty, and certify and calibrate say how many there were."""
+    from cover.io.csv_lines import csv_batches
+    from cover.io.generic import parse_columns
+
+    src = tmp_path / "p.csv"
+    src.write_text("\n".join(qvh[0].read_text().splitlines()[:101]) + "\n")  # 100 rows
+    qids = tmp_path / "qids.txt"
+    qids.write_text("\n".join(map(str, qvh[1].qid[:100])) + "\n")
+    sizes = [ln.size for _, _, ln, _ in csv_batches(src, parse_columns(COLS), batch_rows)]
+    want = -(-100 // batch_rows)
+    assert sizes == [batch_rows] * (want - 1) + [100 - batch_rows * (want - 1)]
+    assert main(["certify", "--calibrator", str(qvh[3]), "--preds", str(src), "--columns",
+                 COLS, "--batch-rows", str(batch_rows), "-o", str(tmp_path / "r.csv")]) == 0
+    assert f"streamed in {want} batch(es) of up to {batch_rows} rows" in capsys.readouterr().out
+    assert main(["calibrate", "--preds", str(src), "--columns", COLS, "--gt", str(qvh_gt),
+                 "--qids", str(qids), "--batch-rows", str(batch_rows),
+                 "-o", str(tmp_path / "c.json")]) == 0
+    assert f"{src}: streamed in {want} batch(es) of up to {batch_rows} rows" in \
+        capsys.readouterr().err
 
 
 def _field(i: int, value: bytes):

@@ -137,7 +137,7 @@ def csv_batches(src: str | Path, mapping: dict[str, str], batch_rows: int) -> Cs
                              "hold; map start= and end= (or convert the file to Parquet)")
     delim = b"\t" if kind_suffix(Path(src)) == ".tsv" else b","
     name = str(src)
-    batches = line_batches(src, batch_rows)
+    batches = line_batches(src, batch_rows, header=True)
     first = next(batches, [])
     if not first or first[0][0] != 1:
         raise InputError(f"{src}: no header line (a CSV file starts with its column names)")

@@ -93,11 +93,14 @@ def numbered_blocks(fh: IO[bytes], *, source: str = "<bytes>", capped: bool = Tr
             reads.close()
 
 
-def line_batches(path: str | Path, batch_lines: int) -> Iterator[Numbered]:
+def line_batches(path: str | Path, batch_lines: int, *, header: bool = False
+                 ) -> Iterator[Numbered]:
     """Non-blank ``(line number, bytes)`` pairs, exactly ``batch_lines`` at a time (the
-    last batch fewer), for the streamed commands. A JSON array file cannot be streamed
-    by lines: that is an error."""
+    last batch fewer), for the streamed commands; ``header``: the first batch holds one
+    line more (a CSV header), so every batch holds ``batch_lines`` data lines. A JSON
+    array file cannot be streamed by lines: that is an error."""
     batch: Numbered = []
+    size = batch_lines + header
     with open_input(path) as fh, \
             contextlib.closing(numbered_blocks(fh, source=str(path), ahead=True)) as blocks:
         for first, lines in blocks:
@@ -106,9 +109,10 @@ def line_batches(path: str | Path, batch_lines: int) -> Iterator[Numbered]:
                                  "not a batch of lines at a time (--in-memory)")
             batch += lines
             start = 0
-            while len(batch) - start >= batch_lines:
-                yield batch[start:start + batch_lines]
-                start += batch_lines
+            while len(batch) - start >= size:
+                yield batch[start:start + size]
+                start += size
+                size = batch_lines
             del batch[:start]
     if batch:
         yield batch

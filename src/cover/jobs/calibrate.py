@@ -95,7 +95,7 @@ def _labelled(job: CalibrateJob) -> StreamedFit:
         truth_rejected=rejected_qids(g.problems))
     got = score_file(job.preds, g.truth, columns=kw["columns"] if kind == "columns" else None,
                      batch_rows=job.batch_rows, **args)
-    say(f"{job.preds}: streamed in {got.batches} batch(es) of up to {job.batch_rows} lines")
+    say(f"{job.preds}: streamed in {got.batches} batch(es) of up to {job.batch_rows} rows")
     got.problems = ProblemTally.of(g.problems) + got.problems
     return got
 
