@@ -138,18 +138,20 @@ def qdetr_columns(qdetr_preds: Path, qvh_gt: Path) -> dict[str, list[Any]]:
 
 
 @pytest.fixture(scope="session")
-def demo_run(data_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[int, Path, str]:
+def demo_run(data_dir: Path, tmp_path_factory: pytest.TempPathFactory
+             ) -> tuple[int, Path, str, str]:
     """One ``cover demo --resamples 5`` on the real data, shared by the tests that read its
     folder (mark them ``xdist_group("demo")`` so one worker runs it once): the exit code,
-    the results folder and the printed text."""
+    the results folder, the printed text (standard output) and what it said on standard
+    error."""
     from cover.cli import main
 
     out = tmp_path_factory.mktemp("demo") / "demo"
-    printed = io.StringIO()
-    with contextlib.redirect_stdout(printed):
+    printed, said = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(said):
         code = main(["demo", "--out", str(out), "--data-dir", str(data_dir), "--resamples",
                      "5"])
-    return code, out, printed.getvalue()
+    return code, out, printed.getvalue(), said.getvalue()
 
 
 @pytest.fixture(scope="session")

@@ -169,9 +169,14 @@ def test_demo_without_data_says_what_to_do(tmp_path, capsys):
 
 
 @pytest.mark.xdist_group("demo")  # one worker runs the shared demo (tests/conftest.py)
-def test_demo_writes_table_json_figures_and_report(demo_run):
-    code, out, printed = demo_run
+def test_demo_writes_table_json_figures_and_report(demo_run, data_dir):
+    code, out, printed, said = demo_run
     assert code == 0
+    # The row QD-DETR predicts past its video's end: its file named as its example names
+    # it (one path a person can open, not a short one and then a long one).
+    preds = data_dir / "qvhighlights" / "qd_detr" / "video_checkpoint_best_hl_val_preds.jsonl"
+    assert f"cover: 1 row(s) clipped in {preds}: predicted interval clipped" in said
+    assert f"  {preds}:271 (qid=9471): predicted interval clipped to [0, T]" in said
     assert "1-alpha" in printed and "NORM coverage" in printed and "0.90" in printed
     # The console opens as the reports do: the misses first, in plain words.
     assert printed.index("Where the guarantee falls short (2)") < printed.index(

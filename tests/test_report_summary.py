@@ -92,8 +92,8 @@ def test_qd_detr_long_tercile_undercovers_at_0_9(data_dir: Path, qvh_gt: Path,
 
 
 @pytest.mark.xdist_group("demo")  # one worker runs the shared demo (tests/conftest.py)
-def test_demo_report_opens_with_the_box(demo_run: tuple[int, Path, str]) -> None:
-    code, out, _ = demo_run
+def test_demo_report_opens_with_the_box(demo_run: tuple[int, Path, str, str]) -> None:
+    code, out, _, _ = demo_run
     assert code == 0
     html = (out / "report.html").read_text()
     body = html[html.index("<body>"):]

@@ -83,7 +83,7 @@ def run_demo(*, out: Path, data_dir: str | None = None, n_resamples: int = 50) -
     say(f"cover demo: {DEMO_GROUNDER} predictions on QVHighlights val from {data}")
     inputs = [data / rel, data / QVH_VAL_GT]
     check_results_folder(out, inputs)
-    pool, table = pool_during(lambda: labelled(data / rel, data / QVH_VAL_GT, what=rel))
+    pool, table = pool_during(lambda: labelled(data / rel, data / QVH_VAL_GT))
     # Written beside --out and renamed into place when complete (cover.io.folders).
     with pool or nullcontext(), results_folder(out, inputs=inputs) as work:
         _write_demo(work, table, inputs, Protocol(n_resamples=n_resamples), pool)
