@@ -264,12 +264,11 @@ def run_validity(
     return results
 
 
-def labelled(preds: Path, gt: Path, what: str | None = None, **read: Any) -> GroundingTable:
+def labelled(preds: Path, gt: Path, **read: Any) -> GroundingTable:
     """The labelled rows of ``preds`` (:func:`cover.io.labelled.load_labelled`, ``read``
-    its keywords), their problems said in one line per kind (first example only) as of
-    ``what`` (default: the prediction file)."""
+    its keywords), their problems said in one line per kind (first example only)."""
     table, problems = load_labelled(preds, gt, **read)
-    report_problems(problems, what=what or str(preds), limit=1)
+    report_problems(problems, what=str(preds), limit=1)
     return table
 
 
