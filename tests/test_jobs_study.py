@@ -239,6 +239,33 @@ def test_split_seeds_need_the_envelope_target(data_dir: Path, tmp_path: Path,
     assert not (tmp_path / "v").exists()
 
 
+@pytest.mark.parametrize("n", [1, -3, 2.5, True])
+def test_the_api_takes_no_split_seed_count_the_command_line_refuses(tmp_path: Path,
+                                                                    n: object) -> None:
+    """One split seed has no spread (the CLI refuses it): the jobs refuse it too, before
+    anything is read or written, as the library's spread does."""
+    from cover.errors import InputError
+    from cover.jobs.study import run_studies
+    from cover.jobs.study_inputs import InputPair
+    from cover.jobs.validity import run_validity
+    from cover.studies import Protocol
+    from cover.studies.seed_spread import split_spread
+
+    missing = tmp_path / "none.jsonl"
+    with pytest.raises(InputError, match="split_seeds must be 0 .no spread. or a whole "):
+        run_validity(preds=[missing], gt=missing, out=tmp_path / "v",
+                     split_seeds=n)  # type: ignore[arg-type]
+    with pytest.raises(InputError, match="split_seeds must be 0 .no spread. or a whole "):
+        run_studies(studies=["coverage"], inputs=[InputPair(missing, missing, "g", "d")],
+                    out=tmp_path / "s", protocol=Protocol(),
+                    split_seeds=n)  # type: ignore[arg-type]
+    assert not list(tmp_path.iterdir())
+    if n == 1:
+        with pytest.raises(ValueError, match="n_seeds must be >= 2"):
+            split_spread(None, name="g", dataset="d", protocol=Protocol(), n_seeds=1,
+                         families=["norm"])
+
+
 def test_no_report_writes_tables_without_figures(tmp_path: Path) -> None:
     """--no-report skips report.html and the figures only it shows: every study's JSON and
     Markdown are there, no PNG, and the manifest lists no figure."""

@@ -24,7 +24,12 @@ STEM = "split_seeds"
 
 
 def check_split_seeds(n_seeds: int, target: str) -> None:
-    """The spread runs on the studies' fast sweep, which certifies the truth envelope."""
+    """``n_seeds`` is 0 (no spread) or at least 2 (a mean +/- sd over one seed has no sd),
+    and the spread runs on the studies' fast sweep, which certifies the truth envelope."""
+    if isinstance(n_seeds, bool) or not isinstance(n_seeds, int) or n_seeds < 0 \
+            or n_seeds == 1:
+        raise InputError(f"split_seeds must be 0 (no spread) or a whole number >= 2 (the "
+                         f"spread over split seeds needs two), got {n_seeds!r}")
     if n_seeds and target != "envelope":
         raise InputError("--split-seeds needs --target envelope (the default): the "
                          "split-seed spread runs on the envelope sweep")

@@ -142,6 +142,9 @@ def split_spread(table: Any, *, name: str, dataset: str, protocol: Protocol, n_s
                  target: str = "envelope") -> SplitSpread:
     """The spread of ``studies``' cells over seeds ``0 .. n_seeds - 1`` (plus the protocol's
     seed when outside them). ``lengths`` adds study 1's length per (family, alpha)."""
+    if n_seeds < 2:
+        raise ValueError(f"n_seeds must be >= 2 (the spread over split seeds needs two), "
+                         f"got {n_seeds}")
     t0 = time.perf_counter()
     seeds = default_seeds(n_seeds)
     run = seeds if protocol.seed in seeds else (*seeds, protocol.seed)
