@@ -252,10 +252,10 @@ def test_the_api_takes_no_split_seed_count_the_command_line_refuses(tmp_path: Pa
     from cover.studies.seed_spread import split_spread
 
     missing = tmp_path / "none.jsonl"
-    with pytest.raises(InputError, match="split_seeds must be 0 .no spread. or a whole "):
+    with pytest.raises(InputError, match=r"split_seeds must be 0 \(no spread\) or a whole "):
         run_validity(preds=[missing], gt=missing, out=tmp_path / "v",
                      split_seeds=n)  # type: ignore[arg-type]
-    with pytest.raises(InputError, match="split_seeds must be 0 .no spread. or a whole "):
+    with pytest.raises(InputError, match=r"split_seeds must be 0 \(no spread\) or a whole "):
         run_studies(studies=["coverage"], inputs=[InputPair(missing, missing, "g", "d")],
                     out=tmp_path / "s", protocol=Protocol(),
                     split_seeds=n)  # type: ignore[arg-type]
