@@ -56,6 +56,7 @@ RUNS: dict[str, list[str]] = {
     "inmemory": "--sizes 1e3 --repeats 1".split(),
     "latency": "--calls 200 --timeit-calls 200 --out {t}/r.md".split(),
     "long_line": "--sizes 1 --repeat 1 --parse".split(),
+    "highlight_ranks": "--clips 100 300 --repeats 1 --out {t}/r.md".split(),
     "study_seeds": "--seeds 1 --out {t}/r.md".split(),
     "cli_start": "--rounds 1 --out {t}/r.md".split(),
     "serve_load": "--requests 20 --batch-rows 10 --clients 1 4 --out {t}/r.md".split(),

@@ -281,3 +281,25 @@ def test_grid_groups_partition_the_rows_each_grid_within_its_bound(durations, ce
     for g in groups:
         assert g.tolist() == sorted(g.tolist())
         assert g.size == 1 or g.size * clips[g].max() <= cells
+
+
+def test_a_long_video_scores_as_the_row_by_row_definition():
+    """One video of 20,000 label clips (11 hours) among short ones: its AP is the per-row
+    definition's (the ranks scanned in blocks, not one step a rank)."""
+    rng = np.random.default_rng(5)
+    durations = [40_000.0, 150.0, 30.0]
+    labels, sal = [], []
+    for t in durations:
+        clips = int(t / 2)
+        ids = rng.choice(clips, size=min(clips, 3000), replace=False)
+        labels.append([[i, *rng.integers(0, 5, size=3)] for i in ids])
+        sal.append((rng.integers(-4, 5, size=clips) / 2).tolist())
+    table = replace(_table(labels, sal), duration=np.array(durations))
+    got = highlight_metrics(table)
+    want = {k: 0.0 for k in ("Fair", "Good", "VeryGood")}
+    for i, t in enumerate(durations):
+        scores = label_matrix(table.truth_saliency.row(i), t)
+        for name, level in (("Fair", 2), ("Good", 3), ("VeryGood", 4)):
+            want[name] += float(average_precision(scores >= level,
+                                                  np.asarray(sal[i], dtype=float)).sum())
+    assert got is not None and got.map == {k: 100.0 * v / 9 for k, v in want.items()}

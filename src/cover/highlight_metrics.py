@@ -37,6 +37,7 @@ from cover.data.table import GroundingTable
 from cover.io.saliency_labels import ANNOTATORS
 from cover.metric_sums import ChunkedSum
 from cover.ragged import row_ids, take_index
+from cover.scans import accumulate_ranks
 
 #: Seconds per labelled clip in QVHighlights.
 LABEL_CLIP_SECONDS = 2.0
@@ -165,17 +166,16 @@ def _ranked_ap(positive: NDArray[np.bool_], ends: NDArray[np.bool_],
     after each group end that holds a positive, over the number of such groups (0 with
     no positive, 1 when every clip is one)."""
     width = positive.shape[0]
-    tp = np.empty(positive.shape, dtype=np.int64)  # positives up to each rank
-    grouped = np.empty(positive.shape, dtype=bool)  # a positive in the tie group so far
-    tp[0], grouped[0] = positive[0], positive[0]
-    for k in range(1, width):
-        np.add(tp[k - 1], positive[k], out=tp[k])
-        np.logical_or(positive[k], grouped[k - 1] & ~starts[k], out=grouped[k])
+    tp = accumulate_ranks(positive, np.add, 0, np.int32)  # positives up to each rank
+    # A positive in the tie group so far: more positives up to this rank than before
+    # the group's first rank. The count before a rank (the count up to the rank above)
+    # never falls, so the count before the latest group start is the largest such count
+    # at the starts so far.
+    at_starts = np.zeros(positive.shape, dtype=np.int32)
+    np.multiply(tp[:-1], starts[1:], out=at_starts[1:])  # branch-free: starts are random
+    grouped = tp > accumulate_ranks(at_starts, np.maximum, 0, scratch=True)
     precision = np.where(ends, tp / np.arange(1.0, width + 1)[:, None], -np.inf)
-    best_later = np.empty(positive.shape)
-    best_later[-1] = precision[-1]
-    for k in range(width - 2, -1, -1):
-        np.maximum(precision[k], best_later[k + 1], out=best_later[k])
+    best_later = accumulate_ranks(precision, np.maximum, -np.inf, reverse=True, scratch=True)
     gained = ends & grouped
     # Summed along the ranks (the first axis): the terms added in rank order, as the
     # row-by-row definition adds them.
