@@ -42,7 +42,8 @@ GT = "qvhighlights/annotations/highlight_val_release.jsonl"
 def step_per_rank(positive: np.ndarray, ends: np.ndarray, starts: np.ndarray,
                   n_clips: np.ndarray) -> np.ndarray:
     """The reference: :func:`cover.highlight_metrics._ranked_ap` with one vector step
-    per rank for the running counts and the best precision after each rank."""
+    per rank for the running counts and the best precision after each rank (the AP
+    from them is COVER's own, :func:`cover.highlight_metrics.ap_of_ranks`)."""
     width = positive.shape[0]
     tp = np.empty(positive.shape, dtype=np.int64)
     grouped = np.empty(positive.shape, dtype=bool)
@@ -55,12 +56,7 @@ def step_per_rank(positive: np.ndarray, ends: np.ndarray, starts: np.ndarray,
     best_later[-1] = precision[-1]
     for k in range(width - 2, -1, -1):
         np.maximum(precision[k], best_later[k + 1], out=best_later[k])
-    gained = ends & grouped
-    summed = np.add.reduce(np.where(gained, best_later, 0.0), axis=0)
-    with np.errstate(invalid="ignore"):
-        one = summed / np.count_nonzero(gained, axis=0)
-    total = tp[-1]
-    return np.where(total == 0, 0.0, np.where(total == n_clips, 1.0, one))
+    return hm.ap_of_ranks(ends & grouped, best_later, tp[-1], n_clips)
 
 
 def long_video(clips: int, seed: int = 0) -> GroundingTable:

@@ -176,13 +176,20 @@ def _ranked_ap(positive: NDArray[np.bool_], ends: NDArray[np.bool_],
     grouped = tp > accumulate_ranks(at_starts, np.maximum, 0, scratch=True)
     precision = np.where(ends, tp / np.arange(1.0, width + 1)[:, None], -np.inf)
     best_later = accumulate_ranks(precision, np.maximum, -np.inf, reverse=True, scratch=True)
-    gained = ends & grouped
+    return ap_of_ranks(ends & grouped, best_later, tp[-1], n_clips)
+
+
+def ap_of_ranks(gained: NDArray[np.bool_], best_later: NDArray[np.float64],
+                total: NDArray[np.integer[Any]], n_clips: NDArray[np.int64]
+                ) -> NDArray[np.float64]:
+    """AP per column from its scanned ranks: the mean of ``best_later`` (the best
+    precision at or after each rank) over the ``gained`` ranks (a tie group's end that
+    holds a positive); 0 with no positive, 1 when all ``n_clips`` are (``total``)."""
     # Summed along the ranks (the first axis): the terms added in rank order, as the
     # row-by-row definition adds them.
     summed = np.add.reduce(np.where(gained, best_later, 0.0), axis=0)
     with np.errstate(invalid="ignore"):
         one = summed / np.count_nonzero(gained, axis=0)
-    total = tp[-1]
     return np.where(total == 0, 0.0, np.where(total == n_clips, 1.0, one))
 
 
