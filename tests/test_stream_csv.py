@@ -219,7 +219,9 @@ def test_a_line_pyarrow_cannot_read_is_rejected_not_the_run(qvh, tmp_path, case,
     counts = certify_csv(cal, bad, dst, columns=COLS, batch_rows=batch_rows)
     assert counts.rows == 29 and counts.rejected == 1
     out = dst.read_bytes().splitlines()
-    assert out[12].startswith(lines[12] + b',"rejected",')
+    # A line of too few fields is echoed, then padded to the header's (see below).
+    pad = b"," * (6 - len(lines[12].split(b","))) if case == "too few fields" else b""
+    assert out[12].startswith(lines[12] + pad + b',"rejected",')
     assert next(csv.reader([out[12].decode("latin-1")]))[-1] == why
     good = tmp_path / "good.csv"
     good.write_bytes(b"\n".join([*src.read_bytes().splitlines()[:12],
@@ -233,6 +235,32 @@ def test_a_line_pyarrow_cannot_read_is_rejected_not_the_run(qvh, tmp_path, case,
     assert f"bad.csv:13 (qid={qid}): {why}" in str(got.value)
     assert "ArrowInvalid" not in str(got.value) and "b'" not in str(got.value)
     assert not (tmp_path / "r.csv").exists() and bad.read_bytes() == before
+
+
+@pytest.mark.parametrize("compact", [False, True])
+def test_a_short_line_is_padded_so_its_cover_cells_sit_under_their_names(qvh, tmp_path,
+                                                                        compact):
+    """A line of fewer fields than the header is echoed byte for byte, then given empty
+    fields up to the header's count: a CSV reader finds its rejection under cover_status
+    and cover_reason, not under the input's own columns. A line of more fields keeps
+    them all (nothing of the input is dropped), echoed as it is."""
+    src, _, cal, _ = qvh
+    lines = src.read_bytes().splitlines()[:8]
+    lines[3] = b",".join(lines[3].split(b",")[:2])  # qid, vid: 2 of the header's 6
+    lines[5] = lines[5] + b",extra"  # 7 of 6
+    bad = tmp_path / "bad.csv"
+    bad.write_bytes(b"\n".join(lines) + b"\n")
+    dst = tmp_path / "o.csv"
+    counts = certify_csv(cal, bad, dst, columns=COLS, batch_rows=3, compact=compact)
+    assert counts.rejected == 2
+    out = dst.read_bytes().splitlines()
+    if not compact:
+        assert out[3].startswith(lines[3] + b",,,,,\"rejected\",")
+        assert out[5].startswith(lines[5] + b',"rejected",')
+    rows = list(csv.DictReader(io.StringIO(dst.read_text())))
+    assert rows[2]["cover_status"] == "rejected"
+    assert rows[2]["cover_reason"] == "cannot read as CSV: 2 field(s), the header has 6"
+    assert None not in rows[2] and all(len(r) == len(rows[0]) for r in rows[:4])
 
 
 def test_the_whole_file_reader_rejects_the_same_lines(qvh, tmp_path):

@@ -1,6 +1,7 @@
 """Certify a CSV (or TSV) file of any size in bounded memory, a batch of lines at a time.
 
-Each output line is the input line **byte for byte** followed by the cover columns
+Each output line is the input line **byte for byte** (a line of fewer fields than the
+header then given empty ones up to it) followed by the cover columns
 (:data:`COVER_COLUMNS`, then :data:`P_VALUE_COLUMN` when the calibrator kept its
 calibration scores); ``compact=True`` writes only the qid and vid columns before
 them. The header gets the cover column names appended. Lines are parsed a batch at a
@@ -25,7 +26,7 @@ from cover.calibrate.calibrator import Calibrator
 from cover.data.rules import duplicate_reason
 from cover.errors import ProblemTally
 from cover.io.arrow_columns import without_long_ids
-from cover.io.csv_lines import csv_batches
+from cover.io.csv_lines import csv_batches, csv_fields
 from cover.io.generic import parse_columns
 from cover.io.jsonl import OnError
 from cover.io.output import atomic_open
@@ -89,11 +90,26 @@ def certify_csv(
             if compact:  # qid and vid as parsed, then the cover columns
                 out.write(b"\n".join(cells) + b"\n" if cells else b"")
             else:  # one write a batch: the writer thread takes whole batches
+                raws = padded(batch, unread, len(csv_in.names), delim)
                 out.write(b"".join([raw + delim + tail + b"\n"
-                                    for (_, raw), tail in zip(batch, cells, strict=True)]))
+                                    for raw, tail in zip(raws, cells, strict=True)]))
         # Every batch read, as a whole read reads every row; dst is left as it was.
         stage.raise_on(bad, on_error, name)
     return counts
+
+
+def padded(batch: list[tuple[int, bytes]], unread: dict[int, str], width: int,
+           delim: bytes) -> list[bytes]:
+    """The batch's lines as echoed: byte for byte, the lines pyarrow could not read
+    (``unread``) of fewer than ``width`` fields given empty ones up to it, so that the
+    cover cells after them sit under their names. A line of more fields keeps them all:
+    nothing of the input is dropped."""
+    raws = [raw for _, raw in batch]
+    for i in unread:
+        fields = csv_fields(raws[i].decode("utf-8", "surrogateescape"), delim.decode())
+        if fields is not None and len(fields) < width:
+            raws[i] += delim * (width - len(fields))
+    return raws
 
 
 def batch_repeats(seen: SeenIds, qids: Any, lines: NDArray[np.int64]) -> dict[int, str]:
