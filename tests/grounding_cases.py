@@ -88,14 +88,34 @@ WINDOW_KINDS = ("random", "point", "end", "end_point", "start", "grid", "grid_po
 TINY_LENGTHS = (0.5e-6, 1.8e-6, 2e-6, 2.5e-6, 3e-6)
 PRED_KINDS = ("normal", "normal", "zero", "short", "overhang", "whole", "nan", "nan_end")
 
+# The strategies drawn from, built once: a strategy made inside a draw is built and
+# validated again at every example (most of a small example's cost).
+_N_WINDOWS = st.sampled_from((1, 1, 2, 3))
+_WINDOW_KIND = st.sampled_from(WINDOW_KINDS)
+_GRID_OFFSET = st.sampled_from(GRID_OFFSETS)
+_TINY_LENGTH = st.sampled_from(TINY_LENGTHS)
+_CLIP = st.sampled_from(CLIPS)
+_MIN_SCALE = st.sampled_from((1.0, 0.5, 3.0))
+_TARGET = st.sampled_from(TARGETS)
+_SEED = st.integers(0, 2**32 - 1)
+_T_KIND = st.sampled_from(("grid", "float", "short"))
+_PRED_KIND = st.sampled_from(PRED_KINDS)
+_SIGNAL_LENGTH = st.sampled_from(("full", "full", "shorter", "empty", "longer"))
+_SIGNAL_MODE = st.sampled_from(("ties", "normal", "constant"))
+_LAM_MODE = st.sampled_from(("own", "own", "below", "above", "random", "negative", "inf",
+                             "ninf", "clip_value"))
+_STEP = st.sampled_from((2e-5, 1e-4, 1e-2))
+_NEGATIVE = st.floats(0.0, 5.0)
+_FREE = st.floats(-5.0, 20.0)
+
 
 @st.composite
 def truth_windows(draw, rng: np.random.Generator, duration: float,
                   clip: float) -> list[list[float]]:
-    n_windows = draw(st.sampled_from([1, 1, 2, 3]))
+    n_windows = draw(_N_WINDOWS)
     rows = []
     for _ in range(n_windows):
-        kind = draw(st.sampled_from(WINDOW_KINDS))
+        kind = draw(_WINDOW_KIND)
         u, v = rng.uniform(size=2)
         if kind == "random":
             a, b = u * duration, v * duration
@@ -110,12 +130,12 @@ def truth_windows(draw, rng: np.random.Generator, duration: float,
         elif kind in ("grid", "grid_point", "tiny"):
             n_grid = int(duration // clip) + 1
             i, j = rng.integers(0, n_grid + 1, size=2)
-            off_a, off_b = draw(st.sampled_from(GRID_OFFSETS)), draw(st.sampled_from(GRID_OFFSETS))
+            off_a, off_b = draw(_GRID_OFFSET), draw(_GRID_OFFSET)
             a = i * clip + off_a
             if kind == "grid_point":
                 b = a
             elif kind == "tiny":  # straddling / hugging a clip boundary
-                b = a + draw(st.sampled_from(TINY_LENGTHS))
+                b = a + draw(_TINY_LENGTH)
             else:
                 b = j * clip + off_b
         else:
@@ -130,13 +150,13 @@ def cases(draw, family: str, *, max_rows: int = 5) -> Case:
     """A labelled table for ``family``. SLS signals are empty (refusal), shorter than
     the video, exactly the clips that start before T, or longer (clips at or past T)."""
     n = draw(st.integers(1, max_rows))
-    clip = draw(st.sampled_from(CLIPS))
-    min_scale = draw(st.sampled_from([1.0, 0.5, 3.0]))
-    target = draw(st.sampled_from(TARGETS))
-    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    clip = draw(_CLIP)
+    min_scale = draw(_MIN_SCALE)
+    target = draw(_TARGET)
+    rng = np.random.default_rng(draw(_SEED))
     durations, ps, pe, truth, relevance = [], [], [], [], []
     for _ in range(n):
-        t_kind = draw(st.sampled_from(["grid", "float", "short"]))
+        t_kind = draw(_T_KIND)
         if family == "sls":
             t = {"grid": int(rng.integers(1, 31)) * clip, "float": rng.uniform(0.2, 40.0),
                  "short": rng.uniform(0.05, clip)}[t_kind]
@@ -150,7 +170,7 @@ def cases(draw, family: str, *, max_rows: int = 5) -> Case:
         vals: list[float] = []
         if family != "sls":
             # Prediction (NORM/SEC); NaN marks a refusal.
-            kind = draw(st.sampled_from(PRED_KINDS))
+            kind = draw(_PRED_KIND)
             u, v = np.sort(rng.uniform(size=2))
             if kind == "normal":
                 s, e = u * t, v * t
@@ -168,10 +188,10 @@ def cases(draw, family: str, *, max_rows: int = 5) -> Case:
         else:
             # Relevance (SLS); an empty signal is a refusal.
             full = clips_in_video(t, clip)
-            which = draw(st.sampled_from(["full", "full", "shorter", "empty", "longer"]))
+            which = draw(_SIGNAL_LENGTH)
             length = {"full": full, "shorter": int(rng.integers(0, full + 1)), "empty": 0,
                       "longer": full + int(rng.integers(1, 4))}[which]
-            mode = draw(st.sampled_from(["ties", "normal", "constant"]))
+            mode = draw(_SIGNAL_MODE)
             if mode == "ties":
                 vals = rng.integers(-2, 3, size=length).astype(float).tolist()
             elif mode == "normal":
@@ -204,8 +224,7 @@ def thresholds(draw, case: Case, scores: np.ndarray) -> np.ndarray:
     lam = np.empty(case.n)
     for i in range(case.n):
         s = float(scores[i])
-        mode = draw(st.sampled_from(["own", "own", "below", "above", "random", "negative",
-                                     "inf", "ninf", "clip_value"]))
+        mode = draw(_LAM_MODE)
         finite = math.isfinite(s)
         drawn_freely = False
         if mode == "own":
@@ -215,7 +234,7 @@ def thresholds(draw, case: Case, scores: np.ndarray) -> np.ndarray:
             if case.family == "sls":  # exact comparisons: the next float suffices
                 lam[i] = math.nextafter(s, sign * math.inf)
             else:
-                step = draw(st.sampled_from([2e-5, 1e-4, 1e-2]))
+                step = draw(_STEP)
                 lam[i] = s + sign * step / scale[i]
         elif mode == "inf":
             lam[i] = math.inf
@@ -225,10 +244,10 @@ def thresholds(draw, case: Case, scores: np.ndarray) -> np.ndarray:
             vals = case.table.relevance.row(i)
             lam[i] = -float(vals[draw(st.integers(0, vals.size - 1))])
         elif mode == "negative":
-            lam[i] = -draw(st.floats(0.0, 5.0))
+            lam[i] = -draw(_NEGATIVE)
             drawn_freely = True
         else:
-            lam[i] = draw(st.floats(-5.0, 20.0))
+            lam[i] = draw(_FREE)
             drawn_freely = True
         if case.family != "sls" and finite and drawn_freely:
             assume(abs(s - lam[i]) * scale[i] > MARGIN_S)
