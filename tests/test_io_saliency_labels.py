@@ -29,12 +29,18 @@ def _row(draw: st.DrawFn) -> dict:
     return row
 
 
+# Strategies built once (one built inside a draw is built and validated at every example).
+_CLEAN_IDS = st.lists(st.integers(0, 2**62), max_size=5)
+_CLEAN_SCORES = st.lists(st.one_of(st.integers(0, 4), st.floats(0, 4)), min_size=3,
+                         max_size=3)
+_NOT_FINITE = st.sampled_from((float("nan"), float("inf"), 10**400))
+_BAD_KIND = st.sampled_from(("ids", "scores"))
+
+
 @st.composite
 def _clean_row(draw: st.DrawFn) -> dict:
-    ids = draw(st.lists(st.integers(0, 2**62), max_size=5))
-    scores = draw(st.lists(st.lists(st.one_of(st.integers(0, 4), st.floats(0, 4)),
-                                    min_size=3, max_size=3),
-                           min_size=len(ids), max_size=len(ids)))
+    ids = draw(_CLEAN_IDS)
+    scores = [draw(_CLEAN_SCORES) for _ in ids]
     return {"relevant_clip_ids": ids, "saliency_scores": scores} if draw(st.booleans()) else {}
 
 
@@ -44,9 +50,8 @@ def _one_bad_value(draw: st.DrawFn) -> list[dict]:
     index, a score that is not finite, an integer score past a float."""
     rows = draw(st.lists(_clean_row(), min_size=1, max_size=4))
     bad = {"relevant_clip_ids": [draw(st.integers(-5, -1))],
-           "saliency_scores": [[1, 2, draw(st.sampled_from([float("nan"), float("inf"),
-                                                             10**400]))]]}
-    kind = draw(st.sampled_from(["ids", "scores"]))
+           "saliency_scores": [[1, 2, draw(_NOT_FINITE)]]}
+    kind = draw(_BAD_KIND)
     good = {"relevant_clip_ids": [0], "saliency_scores": [[1, 2, 3]]}
     good["relevant_clip_ids" if kind == "ids" else "saliency_scores"] = bad[
         "relevant_clip_ids" if kind == "ids" else "saliency_scores"]
