@@ -125,6 +125,33 @@ def qdetr_preds(data_dir: Path) -> Path:
 
 
 @pytest.fixture(scope="session")
+def qdetr_table(qdetr_preds: Path, qvh_gt: Path) -> Any:
+    """QD-DETR's real predictions joined with the QVHighlights val truth
+    (``cover.load_labelled``), read once for the tests that take it as their data, not
+    the reader's tests. Its arrays are read-only: a test, or COVER, that wrote into the
+    shared table would fail there, not corrupt the tests after it."""
+    import cover
+
+    table, _ = cover.load_labelled(qdetr_preds, qvh_gt)
+    _read_only(table)
+    return table
+
+
+def _read_only(obj: Any, depth: int = 0) -> None:
+    """Every numpy array of ``obj`` and of the dataclasses it holds made read-only."""
+    import dataclasses
+
+    import numpy as np
+
+    for f in dataclasses.fields(obj):
+        v = getattr(obj, f.name)
+        if isinstance(v, np.ndarray):
+            v.setflags(write=False)
+        elif dataclasses.is_dataclass(v) and depth < 2:
+            _read_only(v, depth + 1)
+
+
+@pytest.fixture(scope="session")
 def qdetr_columns(qdetr_preds: Path, qvh_gt: Path) -> dict[str, list[Any]]:
     """QD-DETR's real predictions as columns (qid, vid, the video duration joined from the
     ground truth, windows, saliency): what the Parquet, Ray and Dask tests write."""

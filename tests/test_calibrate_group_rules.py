@@ -158,13 +158,13 @@ def test_weighted_bad_weights_and_tampered_ratio(tmp_path):
         covariate_of(cal, "fps")
 
 
-def test_real_qd_detr_mondrian_closes_the_short_prediction_gap(qvh_gt, qdetr_preds):
+def test_real_qd_detr_mondrian_closes_the_short_prediction_gap(qdetr_table, qvh_gt, qdetr_preds):
     """QD-DETR (video), NORM, alpha 0.1, the 40/60 video split: one marginal threshold
     undercovers the shortest predicted-length tercile; Mondrian brings every tercile
     near the target (docs/calibration-rules.md, Mondrian vs the marginal rule)."""
     from cover.calibrate.registry import get_grouping
 
-    table, _ = cover.load_labelled(qdetr_preds, qvh_gt)
+    table = qdetr_table
     split = cover.split_by_unit(table.units, cal_frac=0.4, seed=42)
     cal, test = table.take(split.calibration), table.take(split.test)
     mon = cover.Calibrator(rule="mondrian", groups="pred_length").fit(cal)

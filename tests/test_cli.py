@@ -253,7 +253,8 @@ def test_listed_qids_that_match_nothing_are_named(tmp_path, capsys):
     assert "1 row(s) rejected" in capsys.readouterr().err
 
 
-def test_validity_over_two_real_grounders(tmp_path, data_dir, qvh_gt, qdetr_preds, capsys):
+def test_validity_over_two_real_grounders(qdetr_table, tmp_path, data_dir, qvh_gt, qdetr_preds,
+                                          capsys):
     eatr = data_dir / "qvhighlights" / "eatr" / "best_hl_val_preds.jsonl"
     out = tmp_path / "v"
     assert main(["validity", "--gt", str(qvh_gt), "--out", str(out), "--preds",
@@ -269,7 +270,7 @@ def test_validity_over_two_real_grounders(tmp_path, data_dir, qvh_gt, qdetr_pred
     assert md.index("Where the guarantee falls short") < md.index("What this checks:") \
         < md.index("| 1-alpha |")
     doc = json.loads((out / "qd-detr" / "validity.json").read_text())
-    table, _ = cover.load_labelled(qdetr_preds, qvh_gt)
+    table = qdetr_table
     groups = conditional(Pair("QD-DETR", "", table, Protocol(n_resamples=0))).to_dict()
     long_norm = next(c for c in groups["data"]["cells"] if c["half"] == "diagnostic"
                      and c["family"] == "norm" and c["stratum"] == "Long")

@@ -233,13 +233,13 @@ def test_golden_field_miou_differs_from_point_iou_only_by_clipping(data_dir: Pat
                  > table.duration[differ]).all())
 
 
-def test_validity_output_carries_the_fields_metrics(qvh_gt: Path, qdetr_preds: Path):
+def test_validity_output_carries_the_fields_metrics(qdetr_table, qvh_gt: Path, qdetr_preds: Path):
     from cover.data.splits import split_by_unit
     from cover.report.tables import multi_validity_table, validity_summary
     from cover.studies.coverage_validity import coverage_validity
     from cover.studies.protocol import Protocol
 
-    table, _ = cover.load_labelled(qdetr_preds, qvh_gt)
+    table = qdetr_table
     proto = Protocol(n_resamples=0, alphas=(0.1,))
     res = coverage_validity(table, name="QD-DETR", families=("sec",), protocol=proto)
     split = split_by_unit(table.units, cal_frac=proto.cal_frac, seed=proto.seed)

@@ -11,7 +11,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import cover
 import cover.grounding_rows as grounding_rows
 from cover.grounding_metrics import GroundingSums, grounding_metrics
 from cover.grounding_rows import GroundingRows
@@ -39,11 +38,11 @@ def test_any_subset_in_any_order_scores_as_itself(case, rnd):
     assert _taken(values, idx) == repr(grounding_metrics(table.take(idx)).to_dict())
 
 
-def test_real_file_with_highlights_every_split_and_any_block_size(
+def test_real_file_with_highlights_every_split_and_any_block_size(qdetr_table,
         qvh_gt: Path, qdetr_preds: Path, monkeypatch: pytest.MonkeyPatch):
     from cover.data.splits import split_by_unit
 
-    table, _ = cover.load_labelled(qdetr_preds, qvh_gt)
+    table = qdetr_table
     values = GroundingRows.of(table)
     for seed in (0, 3):
         test = split_by_unit(table.units, seed=seed).test

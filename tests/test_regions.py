@@ -408,8 +408,8 @@ def test_impossible_threshold_certifies_no_row_on_any_writer(tmp_path, capsys):
     assert got["marginal"]["coverage"] == 0.0
 
 
-def test_sls_rows_below_the_calibrated_level_are_rejected_when_streamed(qdetr_preds, qvh_gt,
-                                                                       tmp_path):
+def test_sls_rows_below_the_calibrated_level_are_rejected_when_streamed(qdetr_table, qdetr_preds,
+                                                                       qvh_gt, tmp_path):
     """QD-DETR on QVHighlights, SLS at alpha = 0.1: the rows whose relevance never reaches
     the calibrated level (an empty super-level set) are rejected with the reason; the
     others are certified, each with a non-empty region."""
@@ -419,7 +419,7 @@ def test_sls_rows_below_the_calibrated_level_are_rejected_when_streamed(qdetr_pr
     from cover.row_status import empty_rows
     from cover.stream import certify_jsonl
 
-    table, _ = cover.load_labelled(qdetr_preds, qvh_gt)
+    table = qdetr_table
     cal = cover.Calibrator(score="sls", alpha=0.1).fit(table)
     n_empty = int(empty_rows(cal.certify(table)).sum())
     assert n_empty > 0

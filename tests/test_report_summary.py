@@ -75,14 +75,13 @@ def test_glossary_defines_every_term_the_box_uses() -> None:
     assert glossary_html(["SEC"]).count("<dt>") == 1
 
 
-def test_qd_detr_long_tercile_undercovers_at_0_9(data_dir: Path, qvh_gt: Path,
+def test_qd_detr_long_tercile_undercovers_at_0_9(qdetr_table, data_dir: Path, qvh_gt: Path,
                                                  qdetr_preds: Path) -> None:
-    from cover.io.labelled import load_labelled
     from cover.studies.conditional import conditional
     from cover.studies.context import Pair
     from cover.studies.protocol import Protocol
 
-    table, _ = load_labelled(qdetr_preds, qvh_gt)
+    table = qdetr_table
     doc = conditional(Pair("QD-DETR", "QVHighlights", table, Protocol(n_resamples=0))).to_dict()
     found = conditional_misses(doc)
     assert found[0].startswith("<b>Long events")

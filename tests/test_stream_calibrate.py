@@ -22,8 +22,8 @@ def gt(qvh_gt):
 
 
 @pytest.fixture(scope="module")
-def whole(qdetr_preds, qvh_gt):
-    return cover.load_labelled(qdetr_preds, qvh_gt)[0]
+def whole(qdetr_table, qdetr_preds, qvh_gt):
+    return qdetr_table
 
 
 def _doc(cal: cover.Calibrator) -> dict:

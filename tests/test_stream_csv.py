@@ -26,10 +26,10 @@ COLS = "qid=qid,vid=vid,duration=duration,start=start,end=end"
 
 
 @pytest.fixture(scope="module")
-def qvh(qdetr_preds, qvh_gt, tmp_path_factory):
+def qvh(qdetr_table, qdetr_preds, qvh_gt, tmp_path_factory):
     """QD-DETR's real top-1 windows as CSV (durations joined in; some written as ints,
     a refusal with empty start/end), the labelled table and a fitted calibrator."""
-    table, _ = cover.load_labelled(qdetr_preds, qvh_gt)
+    table = qdetr_table
     d = tmp_path_factory.mktemp("csv")
     lines = ["qid,vid,duration,start,end,note"]
     for i, (q, v, t, s, e) in enumerate(zip(table.qid, table.vid, table.duration,

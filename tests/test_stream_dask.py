@@ -30,12 +30,12 @@ def certify_partition(df, calibrator: dict, columns: dict):
 
 
 @pytest.mark.parametrize("score", ["norm", "sls"])
-def test_dask_equals_in_process(qdetr_preds, qvh_gt, qdetr_columns, score):
+def test_dask_equals_in_process(qdetr_table, qdetr_preds, qvh_gt, qdetr_columns, score):
     pytest.importorskip("pyarrow")
     pd = pytest.importorskip("pandas")
     dd = pytest.importorskip("dask.dataframe")
     df = pd.DataFrame(qdetr_columns)
-    table, _ = cover.load_labelled(qdetr_preds, qvh_gt)
+    table = qdetr_table
     cal = cover.Calibrator(score=score, alpha=0.1).fit(table)
 
     import dask

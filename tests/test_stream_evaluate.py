@@ -44,12 +44,12 @@ def _test_lines(rows: list[dict]) -> list[str]:
 
 
 @pytest.fixture(scope="module", params=["norm", "sls"])
-def certified(request, rows, qdetr_preds, qvh_gt, tmp_path_factory):
+def certified(qdetr_table, request, rows, qdetr_preds, qvh_gt, tmp_path_factory):
     """Regions of QD-DETR's held-out QVHighlights rows, certified by a calibrator fitted on
     the first 600: echoed JSON lines, --compact JSON lines, and Parquet."""
     score = request.param
     d = tmp_path_factory.mktemp(f"ev_{score}")
-    table, _ = cover.load_labelled(qdetr_preds, qvh_gt)
+    table = qdetr_table
     cal_t = table.select_qids(np.array([str(r["qid"]) for r in rows[:N_CAL]]))
     cover.Calibrator(score=score, alpha=0.1).fit(cal_t).save(d / "cal.json")
     preds = d / "preds.jsonl"

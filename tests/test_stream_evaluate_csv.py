@@ -23,10 +23,10 @@ N_CAL = 600
 
 
 @pytest.fixture(scope="module")
-def certified(qdetr_preds, qvh_gt, tmp_path_factory):
+def certified(qdetr_table, qdetr_preds, qvh_gt, tmp_path_factory):
     """QD-DETR's real top-1 windows after the first 600 rows (the calibration rows), as a
     CSV and as the same rows in JSON lines, each certified by the same calibrator."""
-    table, _ = cover.load_labelled(qdetr_preds, qvh_gt)
+    table = qdetr_table
     d = tmp_path_factory.mktemp("ev_csv")
     cal = cover.Calibrator(score="norm", alpha=0.1).fit(table.take(np.arange(N_CAL)))
     cal.save(d / "cal.json")

@@ -17,8 +17,8 @@ from cover.stream import certify_jsonl
 
 
 @pytest.fixture(scope="module")
-def qvh(qdetr_preds, qvh_gt):
-    table, _ = cover.load_labelled(qdetr_preds, qvh_gt)
+def qvh(qdetr_table, qdetr_preds, qvh_gt):
+    table = qdetr_table
     return table, cover.read_durations(qvh_gt)
 
 

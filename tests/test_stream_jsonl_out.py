@@ -25,8 +25,8 @@ def _both(cal, src, tmp_path, **kw) -> tuple[bytes, bytes]:
 
 
 @pytest.fixture(scope="module")
-def labelled(qdetr_preds, qvh_gt):
-    return cover.load_labelled(qdetr_preds, qvh_gt)[0], cover.read_durations(qvh_gt)
+def labelled(qdetr_table, qdetr_preds, qvh_gt):
+    return qdetr_table, cover.read_durations(qvh_gt)
 
 
 @pytest.mark.parametrize(("score", "rule", "batch", "compact"), [

@@ -19,11 +19,11 @@ COLS = {"qid": "qid", "vid": "vid", "duration": "duration",
 
 
 @pytest.fixture(scope="module")
-def qvh(qdetr_preds, qvh_gt, qdetr_columns, tmp_path_factory):
+def qvh(qdetr_table, qdetr_preds, qvh_gt, qdetr_columns, tmp_path_factory):
     """QD-DETR's real predictions as Parquet (durations joined in), and the table."""
     src = tmp_path_factory.mktemp("pq") / "preds.parquet"
     pq.write_table(pa.table(qdetr_columns), src)
-    table, _ = cover.load_labelled(qdetr_preds, qvh_gt)
+    table = qdetr_table
     return src, table
 
 

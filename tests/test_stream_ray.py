@@ -18,7 +18,7 @@ COLS = {"qid": "qid", "vid": "vid", "duration": "duration",
 
 
 @pytest.mark.heavy  # a local Ray started and stopped: start it first
-def test_ray_equals_in_process(qdetr_preds, qvh_gt, qdetr_columns, tmp_path):
+def test_ray_equals_in_process(qdetr_table, qdetr_preds, qvh_gt, qdetr_columns, tmp_path):
     """NORM and SLS (the saliency column through Ray too), in one local Ray: starting
     it is most of the cost, so both calibrators share it; one actor certifies the
     blocks of three Parquet files in batches of 256 rows."""
@@ -28,7 +28,7 @@ def test_ray_equals_in_process(qdetr_preds, qvh_gt, qdetr_columns, tmp_path):
     t = pa.table(qdetr_columns)
     for i, (a, b) in enumerate([(0, 400), (400, 1100), (1100, len(qdetr_columns["qid"]))]):
         pq.write_table(t.slice(a, b - a), tmp_path / f"part-{i}.parquet")
-    table, _ = cover.load_labelled(qdetr_preds, qvh_gt)
+    table = qdetr_table
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
              configure_logging=False)
     try:

@@ -119,10 +119,9 @@ def test_spread_cells_and_paper_percentile():
     assert "| QD-DETR | QVHighlights | coverage | NORM | 0.90 | coverage |" in text
 
 
-def test_real_qdetr_spread_over_20_seeds(qvh_gt, qdetr_preds):
-    from cover.io.labelled import load_labelled
+def test_real_qdetr_spread_over_20_seeds(qdetr_table, qvh_gt, qdetr_preds):
 
-    table, _ = load_labelled(qdetr_preds, qvh_gt)
+    table = qdetr_table
     spread = split_spread(table, name="QD-DETR", dataset="QVHighlights", protocol=Protocol(),
                           n_seeds=20, families=("norm",), studies=("coverage", "conditional"))
     cov = next(c for c in spread.cells if c.study == "coverage" and abs(c.target - 0.9) < 1e-9)
