@@ -7,7 +7,7 @@ from pathlib import Path
 
 from cover.cli._common import OutputFolder, Subparsers, add_command, add_flags
 from cover.cli.formats import add_format_flags
-from cover.errors import report_problems, say
+from cover.errors import InputError, report_problems, say
 
 
 def add_parser(sub: Subparsers) -> None:
@@ -45,11 +45,24 @@ def run(args: argparse.Namespace) -> int:
     report_problems(gt.problems, what=args.gt)
     t = gt.table
     sp = split_by_unit(t.units, cal_frac=args.cal_frac, seed=args.seed)
+    if not (sp.n_units_calibration and sp.n_units_test):  # one video: all on one side
+        videos = sp.n_units_calibration + sp.n_units_test
+        raise InputError(f"{args.gt}: cannot split {_count(len(t), 'query', 'queries')} "
+                         f"from {_count(videos, 'source video')} into calibration and "
+                         "test: a split by source video needs at least 2 videos (never the "
+                         "same video on both sides)")
     make_folder(out)
     write_qids(targets[0], t.qid[sp.calibration], inputs=inputs)
     write_qids(targets[1], t.qid[sp.test], inputs=inputs)
-    print(f"split {len(t)} queries by source video (seed {args.seed}): calibration "
-          f"{int(sp.calibration.sum())} queries / {sp.n_units_calibration} videos, test "
-          f"{int(sp.test.sum())} queries / {sp.n_units_test} videos")
+    print(f"split {_count(len(t), 'query', 'queries')} by source video (seed {args.seed}): "
+          f"calibration {_count(int(sp.calibration.sum()), 'query', 'queries')} / "
+          f"{_count(sp.n_units_calibration, 'video')}, test "
+          f"{_count(int(sp.test.sum()), 'query', 'queries')} / "
+          f"{_count(sp.n_units_test, 'video')}")
     print(f"wrote {out / 'calibration_qids.txt'} and {out / 'test_qids.txt'}")
     return 0
+
+
+def _count(n: int, one: str, many: str | None = None) -> str:
+    """``n`` and the noun, singular for 1 (``many``: the plural when not ``one + "s"``)."""
+    return f"{n} {one if n == 1 else many or one + 's'}"

@@ -1,0 +1,40 @@
+"""``cover split``: a calibration/test split by source video, or an error saying why not."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from cover.cli import main
+
+
+@pytest.mark.parametrize("rows", [1, 3])
+def test_queries_of_one_video_are_no_split(qvh_gt: Path, tmp_path: Path,
+                                           capsys: pytest.CaptureFixture[str],
+                                           rows: int) -> None:
+    """The first three queries of QVHighlights val share one source video: a split by
+    video can only put them all on one side, which is no calibration/test split. It is
+    an error naming the file and the counts, and no qid list is written."""
+    gt = tmp_path / "gt.jsonl"
+    gt.write_text("".join(qvh_gt.read_text().splitlines(keepends=True)[:rows]))
+    assert main(["split", "--gt", str(gt), "--out-dir", str(tmp_path / "s")]) == 2
+    err = capsys.readouterr().err
+    assert (f"{gt}: cannot split {rows} quer{'y' if rows == 1 else 'ies'} from 1 source "
+            "video into calibration and test: a split by source video needs at least 2 "
+            "videos") in err
+    assert "Traceback" not in err and not (tmp_path / "s").exists()
+
+
+def test_two_videos_are_split_one_each_side(qvh_gt: Path, tmp_path: Path,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    lines = qvh_gt.read_text().splitlines(keepends=True)
+    gt = tmp_path / "gt.jsonl"
+    gt.write_text("".join(lines[:3] + lines[-1:]))  # one video, then another
+    assert main(["split", "--gt", str(gt), "--out-dir", str(tmp_path / "s")]) == 0
+    out = capsys.readouterr().out
+    assert "calibration 3 queries / 1 video, test 1 query / 1 video" in out or \
+        "calibration 1 query / 1 video, test 3 queries / 1 video" in out
+    cal = (tmp_path / "s" / "calibration_qids.txt").read_text().split()
+    test = (tmp_path / "s" / "test_qids.txt").read_text().split()
+    assert cal and test and len(cal) + len(test) == 4
