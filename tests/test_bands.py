@@ -94,3 +94,13 @@ def test_design_effect_of_unit_codes_is_that_of_their_text(rows):
     text = np.array([f"u{c:03d}" for c in codes.tolist()])  # sorts as the codes do
     got, want = unit_design_effect(y, codes), unit_design_effect(y, text)
     assert got[1] == want[1] and (got[0] == want[0] or (np.isnan(got[0]) and np.isnan(want[0])))
+
+
+def test_one_video_is_said_in_the_singular() -> None:
+    """A band over one source video says "1 source video", not "1 source videos"."""
+    from cover.bands import CoverageBands
+
+    one = CoverageBands.of(9, 9, calibration_units=1, test_sd=0.1, test_p=0.9, test_n=3,
+                           test_units=1)
+    text = one.describe()
+    assert "1 source video," in text and "1 video," in text and "videos" not in text

@@ -201,13 +201,15 @@ class CoverageBands:
         cal = f"[{f.format(self.calibration[0])}, {f.format(self.calibration[1])}]"
         text = f"{lv} {CALIBRATION_BAND} {cal}"
         if self.calibration_units:
-            text += (f" (Beta(k, n+1-k), {self.calibration_units} {CLUSTER_UNIT}s, design "
+            units = self.calibration_units
+            text += (f" (Beta(k, n+1-k), {units} {CLUSTER_UNIT}{'s' * (units != 1)}, design "
                      f"effect {self.calibration_deff:.2f})")
         else:
             text += " (Beta(k, n+1-k))"
         if self.test is not None:
             tb = f"[{f.format(self.test[0])}, {f.format(self.test[1])}]"
             text += (f"; {lv} {TEST_BAND} {tb} (adds the test sample's noise, clustered by "
-                     f"{CLUSTER_UNIT}: {self.test_units} videos, design effect "
+                     f"{CLUSTER_UNIT}: {self.test_units} video{'s' * (self.test_units != 1)}, "
+                     "design effect "
                      f"{self.test_deff:.2f})")
         return text
