@@ -4,6 +4,7 @@ at a time, for the streams' batches, the bulk reads' chunks and a body in memory
 from __future__ import annotations
 
 import io
+import itertools
 import json
 
 import pytest
@@ -18,9 +19,12 @@ from cover.io.lines import line_batches, nonblank_lines
 
 @given(st.lists(st.sampled_from([b'{"a": 1}', b"", b"  ", b"\r", b"x\r", b"y\r\r", b"[1]",
                                  b"\t{}", b"z" * 9]), max_size=30),
-       st.booleans(), st.integers(1, 5), st.integers(1, 40))
+       st.booleans(), st.integers(1, 5), st.integers(1, 40), st.booleans())
 def test_line_batches_number_lines_as_iterating_the_file_does(tmp_path_factory, lines, ended,
-                                                               batch, block):
+                                                               batch, block, header):
+    """Every non-blank line once, numbered as the file is, ``batch`` lines a batch (the
+    last fewer); with ``header`` the first batch holds one more (a CSV header), so every
+    batch holds ``batch`` lines after it."""
 
     path = example_dir(tmp_path_factory) / "f.jsonl"
     path.write_bytes(b"\n".join(lines) + (b"\n" if ended else b""))
@@ -31,13 +35,14 @@ def test_line_batches_number_lines_as_iterating_the_file_does(tmp_path_factory, 
     try:
         if want and want[0][0] == 1 and want[0][1].lstrip()[:1] == b"[":
             with pytest.raises(InputError, match="JSON array"):
-                list(line_batches(path, batch))
+                list(line_batches(path, batch, header=header))
             return
-        got = list(line_batches(path, batch))
+        got = list(line_batches(path, batch, header=header))
     finally:
         io_lines.READ_BYTES = old
     assert [x for b in got for x in b] == want
-    assert [len(b) for b in got[:-1]] == [batch] * (len(got) - 1) and all(got)
+    cuts = [0, *range(batch + header, len(want), batch), len(want)] if want else [0]
+    assert [len(b) for b in got] == [b - a for a, b in itertools.pairwise(cuts) if b > a]
 
 
 def test_a_line_spanning_many_reads_is_read_whole(tmp_path, monkeypatch):
