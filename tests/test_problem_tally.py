@@ -271,3 +271,12 @@ def test_the_kind_cap_holds_whatever_the_batches(problems, cuts):
             assert tally.count(action) == sum(texts.values())
     finally:
         errors.MAX_KINDS = old
+
+
+def test_a_count_of_one_takes_the_singular() -> None:
+    """Messages count with :func:`cover.errors.counted`: never "1 videos"."""
+    from cover.errors import counted
+
+    assert [counted(n, "video") for n in (0, 1, 2)] == ["0 videos", "1 video", "2 videos"]
+    assert counted(1, "query", "queries") == "1 query"
+    assert counted(3, "query", "queries") == "3 queries"

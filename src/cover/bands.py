@@ -29,6 +29,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from cover.errors import counted
+
 CALIBRATION_BAND = "calibration band"
 TEST_BAND = "test band"
 CLUSTER_UNIT = "source video"
@@ -201,15 +203,13 @@ class CoverageBands:
         cal = f"[{f.format(self.calibration[0])}, {f.format(self.calibration[1])}]"
         text = f"{lv} {CALIBRATION_BAND} {cal}"
         if self.calibration_units:
-            units = self.calibration_units
-            text += (f" (Beta(k, n+1-k), {units} {CLUSTER_UNIT}{'s' * (units != 1)}, design "
-                     f"effect {self.calibration_deff:.2f})")
+            text += (f" (Beta(k, n+1-k), {counted(self.calibration_units, CLUSTER_UNIT)}, "
+                     f"design effect {self.calibration_deff:.2f})")
         else:
             text += " (Beta(k, n+1-k))"
         if self.test is not None:
             tb = f"[{f.format(self.test[0])}, {f.format(self.test[1])}]"
             text += (f"; {lv} {TEST_BAND} {tb} (adds the test sample's noise, clustered by "
-                     f"{CLUSTER_UNIT}: {self.test_units} video{'s' * (self.test_units != 1)}, "
-                     "design effect "
-                     f"{self.test_deff:.2f})")
+                     f"{CLUSTER_UNIT}: {counted(self.test_units or 0, 'video')}, design "
+                     f"effect {self.test_deff:.2f})")
         return text

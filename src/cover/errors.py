@@ -205,6 +205,12 @@ def check_on_error(on_error: object) -> None:
         raise ValueError(f"on_error must be 'raise' or 'reject', got {on_error!r}")
 
 
+def counted(n: int, one: str, many: str | None = None) -> str:
+    """``n`` and its noun for a message: ``one`` for 1, else ``many`` (default ``one``
+    and an s), so a count of one never reads "1 videos"."""
+    return f"{n} {one if n == 1 else many or one + 's'}"
+
+
 def say(msg: str) -> None:
     """A line for people on standard error (standard output may carry data), flushed at
     once so that a long job's progress shows as it goes."""

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from cover.cli._common import OutputFolder, Subparsers, add_command, add_flags
 from cover.cli.formats import add_format_flags
-from cover.errors import InputError, report_problems, say
+from cover.errors import InputError, counted, report_problems, say
 
 
 def add_parser(sub: Subparsers) -> None:
@@ -47,22 +47,17 @@ def run(args: argparse.Namespace) -> int:
     sp = split_by_unit(t.units, cal_frac=args.cal_frac, seed=args.seed)
     if not (sp.n_units_calibration and sp.n_units_test):  # one video: all on one side
         videos = sp.n_units_calibration + sp.n_units_test
-        raise InputError(f"{args.gt}: cannot split {_count(len(t), 'query', 'queries')} "
-                         f"from {_count(videos, 'source video')} into calibration and "
+        raise InputError(f"{args.gt}: cannot split {counted(len(t), 'query', 'queries')} "
+                         f"from {counted(videos, 'source video')} into calibration and "
                          "test: a split by source video needs at least 2 videos (never the "
                          "same video on both sides)")
     make_folder(out)
     write_qids(targets[0], t.qid[sp.calibration], inputs=inputs)
     write_qids(targets[1], t.qid[sp.test], inputs=inputs)
-    print(f"split {_count(len(t), 'query', 'queries')} by source video (seed {args.seed}): "
-          f"calibration {_count(int(sp.calibration.sum()), 'query', 'queries')} / "
-          f"{_count(sp.n_units_calibration, 'video')}, test "
-          f"{_count(int(sp.test.sum()), 'query', 'queries')} / "
-          f"{_count(sp.n_units_test, 'video')}")
+    print(f"split {counted(len(t), 'query', 'queries')} by source video (seed {args.seed}): "
+          f"calibration {counted(int(sp.calibration.sum()), 'query', 'queries')} / "
+          f"{counted(sp.n_units_calibration, 'video')}, test "
+          f"{counted(int(sp.test.sum()), 'query', 'queries')} / "
+          f"{counted(sp.n_units_test, 'video')}")
     print(f"wrote {out / 'calibration_qids.txt'} and {out / 'test_qids.txt'}")
     return 0
-
-
-def _count(n: int, one: str, many: str | None = None) -> str:
-    """``n`` and the noun, singular for 1 (``many``: the plural when not ``one + "s"``)."""
-    return f"{n} {one if n == 1 else many or one + 's'}"

@@ -22,6 +22,7 @@ from cover.errors import (
     InputError,
     ProblemTally,
     RowProblem,
+    counted,
     rejection_kinds,
     report_problems,
     say,
@@ -245,8 +246,8 @@ def _finish(job: EvaluateFiles, kind: str, ev: Evaluation, field: GroundingMetri
               f"its 95% test band [{r['band_lo']:.4f}, {r['band_hi']:.4f}] around k/(n+1) = "
               f"{r['expected']:.4f} (calibration band [{cb[0]:.4f}, {cb[1]:.4f}] from n = "
               f"{r['n_calibration']}, Beta sd {r['beta_sd']:.4f}; this test sample's own sd "
-              f"{r['test_sd']:.4f}, clustered by {r['cluster_unit']}: {r['test_units']} "
-              f"video{'s' * (r['test_units'] != 1)}, design effect "
+              f"{r['test_sd']:.4f}, clustered by {r['cluster_unit']}: "
+              f"{counted(r['test_units'], 'video')}, design effect "
               f"{r['test_design_effect']:.2f}; docs/bands.md)")
     elif kind == "csv" and job.calibrator is None:
         print("reference: not known (CSV regions carry no calibrator fields; give "

@@ -26,7 +26,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from cover.calibrate.quantile import as_fraction
 from cover.data.splits import UnitSplit, resample_units, split_by_unit
-from cover.errors import InputError
+from cover.errors import InputError, counted
 from cover.studies.protocol import Protocol
 
 #: Trailing window of study 7's rolling miss rate, steps (its test split needs as many rows).
@@ -58,8 +58,8 @@ def study_alpha(study: str, protocol: Protocol) -> float:
 def _check_videos(n_rows: int, n_units: int, what: str) -> None:
     if n_units < 2:
         raise InputError(
-            f"{what}: too few rows to study: {n_rows} row{'s' * (n_rows != 1)} from "
-            f"{n_units} video{'s' * (n_units != 1)}; the calibration pool and the test split "
+            f"{what}: too few rows to study: {counted(n_rows, 'row')} from "
+            f"{counted(n_units, 'video')}; the calibration pool and the test split "
             "are split by video, so the rows must come from at least 2 videos")
 
 
@@ -99,8 +99,8 @@ def check_split_rows(split: UnitSplit, masks: NDArray[np.bool_] | None, protocol
         need_test = STUDY_TEST_ROWS.get(study, 1)
         if n_test < need_test:
             raise InputError(
-                f"{what}: too few rows for {study}: it needs at least {need_test} test "
-                f"row{'s' * (need_test != 1)}; {where}; give more rows, or a smaller "
+                f"{what}: too few rows for {study}: it needs at least "
+                f"{counted(need_test, 'test row')}; {where}; give more rows, or a smaller "
                 "--cal-frac")
         alpha = study_alpha(study, protocol)
         need = calibration_rows_needed(alpha)
