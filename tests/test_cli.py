@@ -237,7 +237,10 @@ def test_listed_qids_that_match_nothing_are_named(tmp_path, capsys):
     code = main(["calibrate", "--preds", str(preds), "--gt", str(gt), "--qids", str(qids),
                  "-o", str(cal)])
     assert code == 2
-    assert "q.txt:4 (qid=nope): qid not found" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "q.txt:4 (qid=nope): qid not found" in err
+    # the error's first line names the file its rows come from, the list beside the inputs
+    assert f"1 bad row(s) in {preds} joined with {gt} and {qids}:" in err
     qids.write_text("\n".join(str(i) for i in range(30)) + "\n")
     assert main(["calibrate", "--preds", str(preds), "--gt", str(gt), "--qids", str(qids),
                  "-o", str(cal)]) == 0
@@ -245,8 +248,11 @@ def test_listed_qids_that_match_nothing_are_named(tmp_path, capsys):
     out = tmp_path / "r.jsonl"
     args = ["certify", "--calibrator", str(cal), "--preds", str(preds), "--videos", str(gt),
             "--qids", str(qids), "-o", str(out)]
-    assert main(args) == 2
-    assert "q.txt:2 (qid=ghost): qid not found in" in capsys.readouterr().err
+    for how in ([], ["--in-memory"]):
+        assert main([*args, *how]) == 2
+        err = capsys.readouterr().err
+        assert "q.txt:2 (qid=ghost): qid not found in" in err
+        assert f"1 bad row(s) in {preds} and {qids}:" in err, how
     assert main([*args, "--on-error", "reject"]) == 0
     rows = [json.loads(x) for x in out.read_text().splitlines()]
     assert [r["qid"] for r in rows] == [3] and rows[0]["cover"]["status"] == "certified"

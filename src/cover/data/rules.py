@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Sequence
 from typing import Any, Literal
 
 import numpy as np
@@ -168,6 +169,13 @@ def raise_on_rejections(problems: list[RowProblem] | ProblemTally, on_error: OnE
             + "Fix these rows, or pass --on-error reject (API: on_error='reject') to set them "
             "aside with their reasons and go on."
         )
+
+
+def with_files_of(what: str, late: Sequence[RowProblem]) -> str:
+    """``what`` and, after it, every other file ``late`` problems name (a ``--qids``
+    list's rows, checked once the predictions are read): the files an error's rows
+    come from."""
+    return " and ".join([what, *dict.fromkeys(p.path for p in late if p.path != what)])
 
 
 def outside_video(start: float, end: float, duration: float) -> str:

@@ -14,7 +14,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from cover.data.join import KeyIndex, attach_truth
-from cover.data.rules import duplicate_reason, in_line_order
+from cover.data.rules import duplicate_reason, in_line_order, with_files_of
 from cover.data.table import GroundingTable
 from cover.errors import KEEP, InputError, ProblemTally, RowProblem
 from cover.io.jsonl import OnError, raise_on_rejections
@@ -119,10 +119,12 @@ def join_batches(
     # read every batch, names the same rows.
     raise_on_rejections(read_bad, on_error, name)
     problems = ProblemTally.of(head or [], keep)
+    unlisted: list[RowProblem] = []  # of the --qids list, named in the error's first line
     if qids is not None and qids.path is not None:
         assert wanted is not None
-        problems.add(unknown_qids(qids.path, qids.wanted, qids.lines,
-                                  _known(gt, seen, wanted), f"{preds} nor in {gt_name}"))
+        unlisted = unknown_qids(qids.path, qids.wanted, qids.lines,
+                                _known(gt, seen, wanted), f"{preds} nor in {gt_name}")
+        problems.add(unlisted)
     missing = np.flatnonzero(~predicted if listed is None else listed & ~predicted)
     # A truth row whose qid a rejected prediction row claimed has a prediction, set aside.
     if isinstance(seen, TruthSeen):
@@ -145,7 +147,8 @@ def join_batches(
             "on purpose, pass --qids FILE (e.g. from `cover split`); to set them aside, "
             "pass --on-error reject."
         )
-    raise_on_rejections(problems, on_error, f"{preds} joined with {gt_name}")
+    raise_on_rejections(problems, on_error,
+                        with_files_of(f"{preds} joined with {gt_name}", unlisted))
     return problems
 
 

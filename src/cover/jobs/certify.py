@@ -186,7 +186,7 @@ def certify_whole(job: CertifyJob) -> list[str]:
                             qids=wanted, strict=job.strict, max_p=job.max_p)
     done = stage.run(preds)
     problems = [*done.problems, *late]  # the reader's and the stage's, in line order
-    stage.raise_on(problems, job.on_error, job.preds)
+    stage.raise_on(problems, job.on_error, job.preds, late)
     table, regions = done.table, done.regions
     rejected = dict(preds.rejected)
     lines = preds.table.line if preds.table.line is not None else np.zeros(0, dtype=np.int64)

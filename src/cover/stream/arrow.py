@@ -36,7 +36,7 @@ from cover.io.generic import arrow_columns, parse_columns
 from cover.io.generic import pyarrow_module as pa  # pyarrow, or the extra to install
 from cover.regions import Regions
 from cover.row_status import STATUSES, status_codes, status_reasons
-from cover.stream.stage import CertifyStage, calibrator_fields
+from cover.stream.stage import CertifyStage, StreamCounts, calibrator_fields
 
 #: Default field mapping: Moment-DETR / Lighthouse names as Parquet columns.
 DEFAULT_COLUMNS = {"qid": "qid", "vid": "vid", "duration": "duration",
@@ -109,6 +109,7 @@ def certify_batch(
     reasons: dict[int, str] | None = None,
     stage: CertifyStage | None = None,
     repeats: dict[int, str] | None = None,
+    counts: StreamCounts | None = None,
 ) -> tuple[Any, list[RowProblem]]:
     """``(batch + cover column, problems)`` for one Arrow ``RecordBatch`` or ``Table``.
 
@@ -122,7 +123,8 @@ def certify_batch(
     read); ``repeats`` the rows repeating a qid of an earlier row
     (:func:`repeat_reasons`), after the reader's own findings, as a whole read orders
     them. Bad rows are rejected with a reason, never raised; ``problems`` lists them
-    and the clipped rows.
+    and the clipped rows. ``counts``, when given, counts the batch
+    (:meth:`~cover.stream.stage.StreamCounts.add_staged`).
     """
     p = pa()
     stage = stage or CertifyStage.of(cal, videos=videos)
@@ -146,6 +148,9 @@ def certify_batch(
     valid[kept] = True
     codes = np.zeros(n, dtype=np.int8)  # cover.row_status.STATUSES: 0 is rejected
     codes[kept] = status_codes(regions)
+    if counts is not None:
+        counts.add_staged(dict(zip(STATUSES, np.bincount(codes, minlength=len(STATUSES))
+                                   .tolist(), strict=True)), done)
     why = {int(np.searchsorted(cols.line, prob.line)): prob.problem for prob in done.bad}
     why.update({int(kept[i]): why_not  # rejected ([] kept) or abstained
                 for i, why_not in status_reasons(regions).items()})

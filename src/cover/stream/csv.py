@@ -77,12 +77,11 @@ def certify_csv(
         for batch, table, lines, unread in csv_in:
             done, problems = certify_batch(
                 cal, table, columns=csv_in.mapping, lines=lines, source=name, stage=stage,
-                reasons=unread,
+                reasons=unread, counts=counts,
                 repeats=batch_repeats(seen, table.column(csv_in.mapping["qid"]), lines))
             if on_error == "raise":
                 bad.add([p for p in problems if p.action == "rejected"])  # in line order
             block = done.column("cover").combine_chunks()
-            counts.add_block(block, problems)
             if bad:  # the output is dropped: nothing more to write
                 continue
             cells = _cover_cells(block, delim, [table.column(c) for c in ids] if compact

@@ -39,7 +39,7 @@ from cover.io.seen import SeenIds
 from cover.regions import Regions
 from cover.row_status import row_status
 from cover.stream.jsonl_out import fast_lines
-from cover.stream.stage import CertifyStage, StreamCounts, Videos
+from cover.stream.stage import CertifyStage, Staged, StreamCounts, Videos
 
 #: 16,384 lines of 75-clip saliency (~1.1 KB each) keep a 1e6-line certify under ~500 MB
 #: peak; 65,536 reached 1.3 GB (bench/results-stream.md).
@@ -98,8 +98,7 @@ def certify_jsonl(
                 bad.add(done.bad)  # in line order (the stage's)
             if not bad:  # once a row is bad the output is dropped: nothing more to write
                 out.writelines(done.parts)  # joined and written on the writer's thread
-            counts.add(Counter(done.status.tolist()), done.found, done.length)
-            counts.in_calibration += done.in_calibration
+            counts.add_staged(Counter(done.status.tolist()), done.staged)
             if every_problem:
                 every += done.found
         late = [] if before_commit is None else before_commit(seen.array())
@@ -107,7 +106,7 @@ def certify_jsonl(
             bad.add(late)
         # Every batch read, as a whole read reads every row: the same count and the same
         # first rows named, whatever the batch size; dst is left as it was.
-        kernel.stage.raise_on(bad, on_error, name)
+        kernel.stage.raise_on(bad, on_error, name, late)
         counts.tally.add(late)
         if every_problem:
             every += late
@@ -141,14 +140,13 @@ def _out_line(raw: bytes | None, row: dict[str, Any], rec: Any, compact: bool) -
 class BatchOut:
     """One certified batch: the output ``parts`` (written one after the other, each line
     newline-terminated), each written row's status, every problem found (``bad``: the
-    rejected ones) and how many rows the calibrator was fitted on."""
+    rejected ones) and the batch after the stage (``staged``: what it counts)."""
 
     parts: list[bytes]
     status: NDArray[np.object_]
     found: list[RowProblem]
     bad: list[RowProblem]
-    in_calibration: int
-    length: float = 0.0  # the summed length of the batch's regions (rejected: none)
+    staged: Staged
 
 
 @dataclass(frozen=True)
@@ -194,9 +192,7 @@ class CertifyKernel:
         else:
             parts, status = _write_rows(batch, got.raw, got.ensure_records(table), regions,
                                         meta, rejected, found, in_cal, self.compact)
-        # A rejected row's region is empty (length 0): the sum is over the rows given one.
-        return BatchOut(parts, status, found, done.bad, done.n_in_calibration,
-                        float(regions.length.sum()))
+        return BatchOut(parts, status, found, done.bad, done)
 
 
 def _fast_out(got: Batch, table: GroundingTable, regions: Regions, meta: dict[str, Any],

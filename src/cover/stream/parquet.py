@@ -87,11 +87,10 @@ def certify_parquet(
                 table = p.Table.from_batches([batch])
                 out, problems = certify_batch(
                     cal, table, columns=mapping, first_line=counts.rows + 1, source=str(src),
-                    repeats=repeats.reasons(table, counts.rows), stage=stage)
+                    repeats=repeats.reasons(table, counts.rows), stage=stage, counts=counts)
                 out = out.select([*keep, "cover"])
                 if on_error == "raise":
                     bad.add([q for q in problems if q.action == "rejected"])  # in line order
-                counts.add_block(out.column("cover").combine_chunks(), problems)
                 if not bad:  # else the output is dropped: nothing more to write
                     writer.write_table(out.replace_schema_metadata(out_schema.metadata))
         finally:

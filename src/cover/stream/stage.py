@@ -31,7 +31,7 @@ So a row gets the same fate, region and reason whichever format and path it come
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import Any
@@ -43,7 +43,7 @@ from cover.calibrate.calibrator import Calibrator
 from cover.calibrate.pvalues import abstain_above
 from cover.data.join import fill_durations
 from cover.data.relevance import SALIENCY
-from cover.data.rules import OnError, raise_on_rejections
+from cover.data.rules import OnError, raise_on_rejections, with_files_of
 from cover.data.table import GroundingTable, ids_as_given
 from cover.data.validate import id_reasons, ids_checked
 from cover.errors import KEEP, ProblemTally, RowProblem
@@ -117,11 +117,14 @@ class CertifyStage:
         return cls(cal, meta, fitted, index, videos_source, qids, strict, max_p)
 
     def raise_on(self, problems: list[RowProblem] | ProblemTally, on_error: OnError,
-                 what: str) -> None:
+                 what: str, late: Sequence[RowProblem] = ()) -> None:
         """Under ``on_error='raise'``, the rows this run rejected as one error, the same
         on every path (:func:`cover.data.rules.raise_on_rejections`; without
-        ``--videos``, rows with no duration say what to pass)."""
-        raise_on_rejections(problems, on_error, what, videos_given=self.index is not None)
+        ``--videos``, rows with no duration say what to pass). ``late``: problems of
+        another file among ``problems`` (a ``--qids`` list's), whose file the error
+        names beside ``what``."""
+        raise_on_rejections(problems, on_error, with_files_of(what, late),
+                            videos_given=self.index is not None)
 
     def known_durations(self, vid: NDArray[Any]
                         ) -> tuple[NDArray[np.str_], NDArray[np.float64]] | tuple[None, None]:
@@ -235,21 +238,13 @@ class StreamCounts:
         self.abstained += by_status.get(ABSTAINED, 0)
         self.tally.add(problems)
 
-    def add_block(self, block: Any, problems: list[RowProblem]) -> None:
-        """Count one Arrow batch by its ``cover`` struct column
-        (:func:`cover.stream.arrow.cover_type`), in Arrow (no Python string per row)."""
-        import pyarrow.compute as pc
-
-        by_status = {v["values"]: v["counts"]
-                     for v in pc.value_counts(block.field("status")).to_pylist()}
-        # Every region's components flattened to s0, e0, s1, e1, ... (a rejected row's
-        # region is null): the summed length is sum(e) - sum(s).
-        ends = pc.list_flatten(pc.list_flatten(block.field("region"))).to_numpy()
-        self.add(by_status, problems, float(ends[1::2].sum() - ends[0::2].sum()))
-        # the calibration rows given a region, as Staged.n_in_calibration counts them
-        given = pc.and_(block.field("in_calibration"),
-                        pc.not_equal(block.field("status"), REJECTED))
-        self.in_calibration += int(pc.sum(given).as_py() or 0)
+    def add_staged(self, by_status: Mapping[str, int], done: Staged) -> None:
+        """Count one batch after the stage: how many written rows have each status (the
+        reader's rejections among them), what was found, the summed length of the regions
+        (a rejected row's is empty) and the calibration rows given one
+        (:attr:`Staged.n_in_calibration`), the same on every format."""
+        self.add(by_status, done.problems, float(done.regions.length.sum()))
+        self.in_calibration += done.n_in_calibration
 
 
 def _among(qids: NDArray[Any], fitted: NDArray[np.str_]) -> NDArray[np.bool_]:
