@@ -231,6 +231,34 @@ def test_the_issue_table_gets_one_fate_on_every_path(cal_path, tmp_path, capsys,
         assert "  FILE:3 (qid=partly_out): predicted interval clipped to [0, T]" in msgs
 
 
+@pytest.mark.parametrize("batch", ["16384", "2"])
+def test_a_qids_list_gets_one_fate_on_every_path(cal_path, tmp_path, capsys, batch):
+    """``--qids`` on every format and path: only the listed rows are written, with the
+    rows rejected whether listed or not (a repeated qid, a window wholly outside); a
+    listed qid no row has is named with the list's line; ``--on-error raise`` stops
+    with both files named. (Streamed CSV and Parquet refused --qids.)"""
+    rows = [*CASES, ("plain", 11.0, 21.0, T), ("c3", 31.0, 46.0, T)]  # two repeats
+    _write_inputs(tmp_path, rows)
+    listed = tmp_path / "q.txt"
+    listed.write_text("plain\nghost\ncontradicts\nno_duration\n")
+    results = _csv_lines_as_rows(_certify_all(
+        tmp_path, cal_path, capsys, "--qids", str(listed), "--batch-rows", batch,
+        "--on-error", "reject"))
+    _assert_same(results)
+    # the listed rows, then the unlisted ones that repeat a qid (rejected), in file order
+    assert [(q, status) for q, status, *_ in results["csv streamed"][0]] == [
+        ("contradicts", "rejected"), ("plain", "certified"), ("no_duration", "certified"),
+        ("plain", "rejected"), ("c3", "rejected")]
+    assert results["csv streamed"][1][:5] == ("2", "0", None, "3", "5")
+    for name, kind, extra, out in PATHS:
+        assert main(["certify", "--calibrator", str(cal_path), "--preds",
+                     str(tmp_path / f"p.{kind}"), "--videos", str(tmp_path / "videos.jsonl"),
+                     *extra, "--qids", str(listed), "-o", str(tmp_path / f"r_{out}")]) == 2
+        err = capsys.readouterr().err
+        assert f"4 bad row(s) in {tmp_path / f'p.{kind}'} and {listed}:" in err, name
+        assert f"{listed}:2 (qid=ghost): qid not found in {tmp_path / f'p.{kind}'}" in err
+
+
 def test_on_error_raise_stops_every_path_and_writes_nothing(cal_path, tmp_path, capsys):
     _write_inputs(tmp_path, CASES[:1] + CASES[4:5])
     for name, kind, extra, out in PATHS:
@@ -357,12 +385,18 @@ def test_random_rows_get_one_fate_on_every_path(cal_path, tmp_path, capsys, rows
     _write_inputs(tmp_path, cases)
     got = _certify_all(tmp_path, cal_path, capsys, "--on-error", "reject", "--batch-rows",
                        str(batch))
-    for name in ("csv streamed", "csv whole"):  # a CSV's first row is on line 2
+    _assert_same(_csv_lines_as_rows(got))
+    _assert_one_row_api_agrees(cal_path, cases, got["jsonl streamed"][0])
+
+
+def _csv_lines_as_rows(got: dict[str, tuple]) -> dict[str, tuple]:
+    """``got`` with the line numbers in the CSV paths' reasons and messages made rows (a
+    CSV's first row is on line 2), as the other formats number them."""
+    for name in ("csv streamed", "csv whole"):
         fates, counts, messages, *rest = got[name]
         got[name] = ([(q, st_, reg, _row_lines(why), cal) for q, st_, reg, why, cal in fates],
                      counts, [_row_lines(m) for m in messages], *rest)
-    _assert_same(got)
-    _assert_one_row_api_agrees(cal_path, cases, got["jsonl streamed"][0])
+    return got
 
 
 def _row_lines(why: str | None) -> str | None:

@@ -116,23 +116,21 @@ def certify_streaming(kind: Stream, job: CertifyJob) -> list[str]:
     inputs: list[str | Path | None] = [calibrator, videos, qids]
     vd = videos_index(videos) if videos else None
     source = videos or "--videos (not given)"
+    wanted, lines = read_qid_lines(qids) if qids else (None, None)
+
+    def unknown(seen: NDArray[np.str_]) -> list[RowProblem]:
+        assert qids is not None and wanted is not None and lines is not None
+        return unknown_qids(qids, wanted, lines, seen, preds)
+
     if kind in ("parquet", "csv"):
-        if qids:
-            raise InputError(f"--qids is not supported when streaming {kind}; filter the "
-                             "file first, or certify it as JSON lines")
-        stage = CertifyStage.of(cal, videos=vd, videos_source=source, strict=job.strict,
-                                max_p=job.max_p)
+        stage = CertifyStage.of(cal, videos=vd, videos_source=source, qids=wanted,
+                                strict=job.strict, max_p=job.max_p)
         assert job.columns is not None  # streamable() streams a table only with a mapping
         counts = (certify_parquet if kind == "parquet" else certify_csv)(
             cal, preds, output, columns=job.columns, batch_rows=job.batch_rows,
-            compact=job.compact, on_error=job.on_error, inputs=inputs, stage=stage)
+            compact=job.compact, on_error=job.on_error, inputs=inputs, stage=stage,
+            before_commit=unknown if qids else None)
     else:
-        wanted, lines = read_qid_lines(qids) if qids else (None, None)
-
-        def unknown(seen: NDArray[np.str_]) -> list[RowProblem]:
-            assert qids is not None and wanted is not None and lines is not None
-            return unknown_qids(qids, wanted, lines, seen, preds)
-
         # Only a --qids list asks which ids were seen: every id as text, sorted, would
         # otherwise be built at the end for nothing (about 60 bytes a row at its peak).
         counts, _ = certify_jsonl(

@@ -15,7 +15,9 @@ struct column ``cover`` appended, the Arrow twin of the JSON ``cover`` block::
 A row whose region is empty is rejected with its reason and region ``[]``
 (:mod:`cover.row_status`).
 
-Every input row comes out, in input order: nothing is dropped. The calibrator's
+Every input row comes out, in input order: nothing is dropped, except, with a
+``--qids`` list (the stage's ``qids``), the rows it does not list that are not rejected,
+as on every path (:func:`certify_rows` says which rows come out). The calibrator's
 score, rule, alpha, k and n go into the schema metadata (:func:`calibrator_metadata`).
 The work is columnar: no Python object per row except the qid text the checks need.
 """
@@ -23,7 +25,7 @@ The work is columnar: no Python object per row except the qid text the checks ne
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
@@ -97,7 +99,25 @@ def _regions_array(regions: Regions, kept: NDArray[np.int64], valid: NDArray[np.
     return p.ListArray.from_arrays(offsets, inner, mask=None if every else p.array(~valid))
 
 
-def certify_batch(
+class CertifiedRows(NamedTuple):
+    """One batch certified: the rows written (``table``, the input's columns plus
+    ``cover``), every problem found, and which input rows they are (``rows``, positions in
+    the batch; None: every row)."""
+
+    table: Any
+    problems: list[RowProblem]
+    rows: NDArray[np.int64] | None
+
+
+def certify_batch(cal: Calibrator, batch: Any, **options: Any) -> tuple[Any, list[RowProblem]]:
+    """``(batch + cover column, problems)`` for one Arrow ``RecordBatch`` or ``Table``: the
+    rows :func:`certify_rows` writes (every row, unless its stage has a ``--qids`` list),
+    with the same ``options``."""
+    done = certify_rows(cal, batch, **options)
+    return done.table, done.problems
+
+
+def certify_rows(
     cal: Calibrator,
     batch: Any,
     *,
@@ -110,8 +130,8 @@ def certify_batch(
     stage: CertifyStage | None = None,
     repeats: dict[int, str] | None = None,
     counts: StreamCounts | None = None,
-) -> tuple[Any, list[RowProblem]]:
-    """``(batch + cover column, problems)`` for one Arrow ``RecordBatch`` or ``Table``.
+) -> CertifiedRows:
+    """One Arrow ``RecordBatch`` or ``Table`` certified (:class:`CertifiedRows`).
 
     The rows go through the one certify stage of every format
     (:class:`~cover.stream.stage.CertifyStage`: ids, durations from the row or
@@ -123,7 +143,9 @@ def certify_batch(
     read); ``repeats`` the rows repeating a qid of an earlier row
     (:func:`repeat_reasons`), after the reader's own findings, as a whole read orders
     them. Bad rows are rejected with a reason, never raised; ``problems`` lists them
-    and the clipped rows. ``counts``, when given, counts the batch
+    and the clipped rows. With a ``--qids`` list, a row it does not list is written only
+    when rejected (a repeated qid, a row that cannot be read), as the JSON-lines stream
+    writes it. ``counts``, when given, counts the rows written
     (:meth:`~cover.stream.stage.StreamCounts.add_staged`).
     """
     p = pa()
@@ -148,10 +170,17 @@ def certify_batch(
     valid[kept] = True
     codes = np.zeros(n, dtype=np.int8)  # cover.row_status.STATUSES: 0 is rejected
     codes[kept] = status_codes(regions)
-    if counts is not None:
-        counts.add_staged(dict(zip(STATUSES, np.bincount(codes, minlength=len(STATUSES))
-                                   .tolist(), strict=True)), done)
     why = {int(np.searchsorted(cols.line, prob.line)): prob.problem for prob in done.bad}
+    # the rows written: those kept and those rejected (a --qids list drops the others)
+    rows = None
+    if stage.qids is not None:
+        shown = valid.copy()
+        shown[list(why)] = True
+        rows = None if shown.all() else np.flatnonzero(shown)
+    if counts is not None:
+        counts.add_staged(dict(zip(STATUSES, np.bincount(
+            codes if rows is None else codes[rows], minlength=len(STATUSES)).tolist(),
+            strict=True)), done)
     why.update({int(kept[i]): why_not  # rejected ([] kept) or abstained
                 for i, why_not in status_reasons(regions).items()})
 
@@ -176,7 +205,32 @@ def certify_batch(
         assert regions.p_value is not None  # the calibrator kept its scores
         fields.append(per_row(regions.p_value))
     block = p.StructArray.from_arrays(fields, fields=list(cover_type(stage.p_values)))
-    return table.append_column("cover", block), done.problems
+    out = table.append_column("cover", block)
+    return CertifiedRows(out if rows is None else out.take(rows), done.problems, rows)
+
+
+class ListedSeen:
+    """Which qids of a ``--qids`` list (``wanted``) the rows of a stream of Arrow batches
+    have, marked a batch at a time in Arrow (no Python string per row): a listed qid
+    that no row has is named once the input is read."""
+
+    def __init__(self, wanted: NDArray[np.str_]) -> None:
+        self.wanted = np.asarray(wanted, dtype=str)
+        self._asked = pa().array(self.wanted, pa().string())
+        self.found = np.zeros(self.wanted.size, dtype=bool)
+
+    def add(self, qids: Any) -> None:
+        """Mark the listed qids among ``qids`` (an Arrow column, as the file has it)."""
+        import pyarrow.compute as pc
+
+        if isinstance(qids, pa().ChunkedArray):
+            qids = qids.combine_chunks()
+        self.found |= pc.is_in(self._asked, value_set=pc.cast(qids, pa().string())
+                               ).to_numpy(zero_copy_only=False)
+
+    def seen(self) -> NDArray[np.str_]:
+        """The listed qids some row had."""
+        return self.wanted[self.found]
 
 
 def _text_at(n: int, text: dict[int, str]) -> Any:

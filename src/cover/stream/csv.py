@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -24,14 +25,14 @@ from numpy.typing import NDArray
 
 from cover.calibrate.calibrator import Calibrator
 from cover.data.rules import duplicate_reason
-from cover.errors import ProblemTally
+from cover.errors import ProblemTally, RowProblem
 from cover.io.arrow_columns import without_long_ids
 from cover.io.csv_lines import csv_batches, csv_fields
 from cover.io.generic import parse_columns
 from cover.io.jsonl import OnError
 from cover.io.output import atomic_open
 from cover.io.seen import SeenIds, repeated_rows
-from cover.stream.arrow import certify_batch, pa
+from cover.stream.arrow import ListedSeen, certify_rows, pa
 from cover.stream.stage import CertifyStage, StreamCounts
 
 #: The columns appended to every row: the ``cover`` block, flattened (region as JSON).
@@ -56,10 +57,14 @@ def certify_csv(
     on_error: OnError = "reject",
     inputs: list[str | Path | None] | None = None,
     stage: CertifyStage | None = None,
+    before_commit: Callable[[NDArray[np.str_]], list[RowProblem]] | None = None,
 ) -> StreamCounts:
     """Stream ``src`` into ``dst`` (atomically); ``rows == certified + refused + rejected``.
     A qid repeated on a later line is rejected there, whichever batch it falls in;
-    ``stage`` is the run's certify stage (else one of ``cal`` and ``videos``).
+    ``stage`` is the run's certify stage (else one of ``cal`` and ``videos``; with its
+    ``--qids`` list, only the listed rows and the rejected ones are written).
+    ``before_commit(the listed qids some row has)``: the problems found once every
+    batch is read (listed qids no row has), counted as the rows' are.
     Under ``on_error="raise"`` a rejected row stops the run once every batch is read (as
     a whole read names them), ``dst`` untouched."""
     csv_in = csv_batches(src, parse_columns(columns), batch_rows)
@@ -70,30 +75,36 @@ def certify_csv(
     names = [*COVER_COLUMNS, *([P_VALUE_COLUMN] if stage.p_values else [])]
     seen = SeenIds()  # the qids of earlier batches, each with its first line
     bad = ProblemTally()  # under on_error="raise": every rejected row, raised at the end
+    listed = None if stage.qids is None else ListedSeen(stage.qids)
     with atomic_open(dst, "wb", inputs=[src, *(inputs or [])], threaded=True) as out:
         head = (_pick(csv_in.header, [csv_in.names.index(c) for c in ids], delim)
                 if compact else csv_in.header)
         out.write(head + delim + delim.join(c.encode() for c in names) + b"\n")
         for batch, table, lines, unread in csv_in:
-            done, problems = certify_batch(
+            qids = table.column(csv_in.mapping["qid"])
+            done = certify_rows(
                 cal, table, columns=csv_in.mapping, lines=lines, source=name, stage=stage,
-                reasons=unread, counts=counts,
-                repeats=batch_repeats(seen, table.column(csv_in.mapping["qid"]), lines))
+                reasons=unread, counts=counts, repeats=batch_repeats(seen, qids, lines))
+            if listed is not None:
+                listed.add(qids)
             if on_error == "raise":
-                bad.add([p for p in problems if p.action == "rejected"])  # in line order
-            block = done.column("cover").combine_chunks()
+                bad.add([p for p in done.problems if p.action == "rejected"])  # line order
             if bad:  # the output is dropped: nothing more to write
                 continue
-            cells = _cover_cells(block, delim, [table.column(c) for c in ids] if compact
-                                 else [])
+            written = done.table
+            cells = _cover_cells(written.column("cover").combine_chunks(), delim,
+                                 [written.column(c) for c in ids] if compact else [])
             if compact:  # qid and vid as parsed, then the cover columns
                 out.write(b"\n".join(cells) + b"\n" if cells else b"")
             else:  # one write a batch: the writer thread takes whole batches
                 raws = padded(batch, unread, len(csv_in.names), delim)
+                if done.rows is not None:
+                    raws = [raws[i] for i in done.rows.tolist()]
                 out.write(b"".join([raw + delim + tail + b"\n"
                                     for raw, tail in zip(raws, cells, strict=True)]))
+        late = [] if before_commit is None or listed is None else before_commit(listed.seen())
         # Every batch read, as a whole read reads every row; dst is left as it was.
-        stage.raise_on(bad, on_error, name)
+        stage.end_of_input(bad, counts, on_error, name, late)
     return counts
 
 

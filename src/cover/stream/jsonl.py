@@ -102,12 +102,9 @@ def certify_jsonl(
             if every_problem:
                 every += done.found
         late = [] if before_commit is None else before_commit(seen.array())
-        if on_error == "raise":
-            bad.add(late)
         # Every batch read, as a whole read reads every row: the same count and the same
         # first rows named, whatever the batch size; dst is left as it was.
-        kernel.stage.raise_on(bad, on_error, name, late)
-        counts.tally.add(late)
+        kernel.stage.end_of_input(bad, counts, on_error, name, late)
         if every_problem:
             every += late
     return counts, every

@@ -9,6 +9,7 @@ previous output intact.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,7 @@ from numpy.typing import NDArray
 
 from cover.calibrate.calibrator import Calibrator
 from cover.data.rules import increasing
-from cover.errors import ProblemTally
+from cover.errors import ProblemTally, RowProblem
 from cover.io.generic import arrow_column, parse_columns
 from cover.io.jsonl import OnError
 from cover.io.opener import parquet_file
@@ -25,8 +26,9 @@ from cover.io.output import atomic_open
 from cover.io.seen import repeated_rows
 from cover.stream.arrow import (
     DEFAULT_COLUMNS,
+    ListedSeen,
     calibrator_metadata,
-    certify_batch,
+    certify_rows,
     cover_type,
     pa,
     repeat_reasons,
@@ -51,11 +53,15 @@ def certify_parquet(
     on_error: OnError = "reject",
     inputs: list[str | Path | None] | None = None,
     stage: CertifyStage | None = None,
+    before_commit: Callable[[NDArray[np.str_]], list[RowProblem]] | None = None,
 ) -> StreamCounts:
-    """Stream ``src`` through :func:`cover.stream.arrow.certify_batch` into ``dst``
+    """Stream ``src`` through :func:`cover.stream.arrow.certify_rows` into ``dst``
     (``compact``: only the qid and vid columns and ``cover``); ``stage`` is the run's
-    certify stage (else one of ``cal`` and ``videos``). Under ``on_error="raise"`` a
-    rejected row stops the run once every batch is read, ``dst`` untouched.
+    certify stage (else one of ``cal`` and ``videos``; with its ``--qids`` list, only the
+    listed rows and the rejected ones are written). ``before_commit(the listed qids some
+    row has)``: the problems found once every batch is read (listed qids no row has),
+    counted as the rows' are. Under ``on_error="raise"`` a rejected row stops the run
+    once every batch is read, ``dst`` untouched.
 
     Rows are numbered from 1 in file order in every message; ``rows == certified +
     refused + rejected`` always holds.
@@ -78,25 +84,31 @@ def certify_parquet(
     counts = StreamCounts()
     repeats = _Repeats(reader, mapping["qid"], str(src))
     bad = ProblemTally()  # under on_error="raise": every rejected row, raised at the end
+    listed = None if stage.qids is None else ListedSeen(stage.qids)
     with atomic_open(dst, "wb", inputs=[src, *(inputs or [])]) as fh:
         # Dictionary-encode only the status; trying it on float columns costs ~40% of a
         # write for nothing.
         writer: Any = pq.ParquetWriter(fh, out_schema, use_dictionary=["cover.status"])
         try:
+            read = 0  # rows read so far (those written are fewer with a --qids list)
             for batch in reader.iter_batches(batch_size=batch_rows):
                 table = p.Table.from_batches([batch])
-                out, problems = certify_batch(
-                    cal, table, columns=mapping, first_line=counts.rows + 1, source=str(src),
-                    repeats=repeats.reasons(table, counts.rows), stage=stage, counts=counts)
-                out = out.select([*keep, "cover"])
+                done = certify_rows(
+                    cal, table, columns=mapping, first_line=read + 1, source=str(src),
+                    repeats=repeats.reasons(table, read), stage=stage, counts=counts)
+                read += table.num_rows
+                if listed is not None:
+                    listed.add(arrow_column(table, mapping["qid"], str(src)))
+                out = done.table.select([*keep, "cover"])
                 if on_error == "raise":
-                    bad.add([q for q in problems if q.action == "rejected"])  # in line order
+                    bad.add([q for q in done.problems if q.action == "rejected"])  # in order
                 if not bad:  # else the output is dropped: nothing more to write
                     writer.write_table(out.replace_schema_metadata(out_schema.metadata))
         finally:
             writer.close()
+        late = [] if before_commit is None or listed is None else before_commit(listed.seen())
         # Every batch read, as a whole read reads every row; dst is left as it was.
-        stage.raise_on(bad, on_error, str(src))
+        stage.end_of_input(bad, counts, on_error, str(src), late)
     return counts
 
 

@@ -126,6 +126,17 @@ class CertifyStage:
         raise_on_rejections(problems, on_error, with_files_of(what, late),
                             videos_given=self.index is not None)
 
+    def end_of_input(self, bad: ProblemTally, counts: StreamCounts, on_error: OnError,
+                     name: str, late: list[RowProblem]) -> None:
+        """Every batch read: the problems found once the input is read whole (``late``:
+        the ``--qids`` list's qids no row has) count as the rows' do, and under
+        ``on_error='raise'`` every rejected row (``bad``) stops the run, as a whole read
+        names them (:meth:`raise_on`)."""
+        if on_error == "raise":
+            bad.add(late)
+        self.raise_on(bad, on_error, name, late)
+        counts.tally.add(late)
+
     def known_durations(self, vid: NDArray[Any]
                         ) -> tuple[NDArray[np.str_], NDArray[np.float64]] | tuple[None, None]:
         """The ``--videos`` durations a batch of ``vid`` needs, for
