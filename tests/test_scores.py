@@ -279,7 +279,11 @@ def test_boundary_lam_keeps_a_point_region_clipped_at_the_video_edge(
 @SETTINGS
 @given(data=st.data())
 def test_interval_scores_equal_the_where_formula(family, data):
-    """The in-place score arithmetic gives the np.where formula it replaced, bit for bit."""
+    """The in-place, block-by-block score arithmetic gives the np.where formula it
+    replaced and the paper's Eq. 1 as written (:func:`cover.scores.interval_score` over
+    :func:`cover.scores.interval_scale`), bit for bit; a refusal scores -inf."""
+    from cover.scores import interval_scale, interval_score
+
     case = data.draw(cases(family))
     tb = case.table
     ps, pe = tb.pred_start, tb.pred_end
@@ -293,10 +297,13 @@ def test_interval_scores_equal_the_where_formula(family, data):
     with np.errstate(invalid="ignore"):
         s_start = np.where(refused, -np.inf, (ps - ts) / scale)
         s_end = np.where(refused, -np.inf, (te - pe) / scale)
+        eq1 = np.where(refused, -np.inf, interval_score(
+            ps, pe, ts, te, interval_scale(ps, pe, family, case.min_scale)[0]))
     got = compute_scores(tb, family, min_scale=case.min_scale)
     np.testing.assert_array_equal(got.start, s_start)
     np.testing.assert_array_equal(got.end, s_end)
     np.testing.assert_array_equal(got.values, np.maximum(s_start, s_end))
+    np.testing.assert_array_equal(got.values, eq1)
 
 
 @pytest.mark.parametrize("family", ["norm", "sec"])
