@@ -126,7 +126,8 @@ def test_the_first_bad_row_named_is_the_first_sent(files, base):
 def test_a_duration_in_the_wrong_unit_is_a_422_and_the_service_lives_on(tmp_path: Path):
     """SLS on proposals: a row of T = 1e9 s would need a signal of 5e8 clips (it had the
     service process killed for memory, for every client): a 422 naming the row, then
-    the next request is answered as before."""
+    the next request is answered as before; under on_error=reject that row alone is
+    rejected, with the reason."""
     from cover.calibrate import Calibrator
     from cover.data.join import attach_truth
     from cover.data.table import GroundingTable
@@ -153,3 +154,12 @@ def test_a_duration_in_the_wrong_unit_is_a_422_and_the_service_lives_on(tmp_path
                "would need more than 4,194,304 clips" in bad.json()["error"]
         good = HTTP.post(f"{url}/v1/certify", json=rows[:3])
         assert good.status_code == 200, good.text
+        # with on_error=reject that row alone is rejected, with the reason: the row's
+        # fate, as cover certify gives it, and the rows beside it are certified
+        both = HTTP.post(f"{url}/v1/certify", params={"on_error": "reject"},
+                         json=[rows[0] | {"qid": 99, "duration": 1e9}, rows[1]])
+        assert both.status_code == 200, both.text
+        first, second = (r["cover"] for r in both.json()["results"])
+        assert first["status"] == "rejected" and "would need more than 4,194,304 clips" \
+            in first["reason"]
+        assert second["status"] == "certified"

@@ -17,7 +17,8 @@ spans)`` values, vectorised (no Python loop over rows or proposals); memory is t
 same count of int64 indices. A row's signal holds at most :data:`MAX_SIGNAL_CLIPS`
 clips (97 days of 2-second clips): a duration that would need more (in the wrong unit,
 e.g. milliseconds) is an error naming its row, before anything is allocated, never a
-process the machine runs out of memory for.
+process the machine runs out of memory for; where rows get a fate each (``cover
+certify``), such a row is rejected with that reason (:func:`reject_long_signals`).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from cover.data.table import GroundingTable
-from cover.errors import InputError
+from cover.errors import InputError, RowProblem
 from cover.ragged import Ragged, offsets_from_lengths, row_ids, segment_max, segment_min
 
 #: Where an SLS relevance signal comes from: the grounder's own per-clip saliency, or
@@ -41,6 +42,8 @@ RELEVANCE_SOURCES = (SALIENCY, PROPOSALS)
 
 #: The most clips one row's signal from proposals may hold (32 MB of float64).
 MAX_SIGNAL_CLIPS = 1 << 22
+#: What a signal from proposals is called in the reason a row has none.
+FROM_PROPOSALS = "a relevance signal from proposals"
 
 
 def require_signal_clips(table: GroundingTable, rows: NDArray[np.int64],
@@ -51,10 +54,33 @@ def require_signal_clips(table: GroundingTable, rows: NDArray[np.int64],
     over = ~(np.asarray(clips) <= MAX_SIGNAL_CLIPS)  # NaN counts as over
     if over.any():
         i = int(rows[np.argmax(over)])
-        raise InputError(f"{table.where(i)}: {what} over its duration of "
-                         f"{table.duration[i]:g} s would need more than "
-                         f"{MAX_SIGNAL_CLIPS:,} clips of {clip:g} s (no video is that long: "
-                         "is it in seconds?)")
+        raise InputError(f"{table.where(i)}: {_too_long(what, table.duration[i], clip)}")
+
+
+def _too_long(what: str, duration: float, clip: float) -> str:
+    """Why a row's signal of ``clip``-second clips over ``duration`` cannot be built."""
+    return (f"{what} over its duration of {duration:g} s would need more than "
+            f"{MAX_SIGNAL_CLIPS:,} clips of {clip:g} s (no video is that long: is it in "
+            "seconds?)")
+
+
+def reject_long_signals(table: GroundingTable) -> tuple[GroundingTable, list[RowProblem]]:
+    """``table`` without the rows whose relevance from proposals over ``[0, T]`` would
+    need more than :data:`MAX_SIGNAL_CLIPS` clips, and a rejection naming each: the
+    rule :func:`rebuild_relevance` raises on, a row at a time (as is without proposals)."""
+    if table.pred_windows is None:
+        return table, []
+    w = table.pred_windows
+    lengths, _, _ = signal_clips(np.asarray(w.values, dtype=np.float64).reshape(-1, 3),
+                                 w.offsets, table.duration, table.clip)
+    over = lengths > MAX_SIGNAL_CLIPS
+    if not over.any():
+        return table, []
+    lines = table.line if table.line is not None else np.zeros(len(table), dtype=np.int64)
+    problems = [RowProblem(table.source, int(lines[i]), str(table.qid[i]),
+                           _too_long(FROM_PROPOSALS, float(table.duration[i]), table.clip),
+                           "rejected") for i in np.flatnonzero(over).tolist()]
+    return table.take(~over), problems
 
 
 def signal_clips(windows: NDArray[np.float64], offsets: NDArray[np.int64],
@@ -124,6 +150,5 @@ def rebuild_relevance(table: GroundingTable) -> GroundingTable:
     w = table.pred_windows
     values = np.asarray(w.values, dtype=np.float64).reshape(-1, 3)
     lengths, floor, ok = signal_clips(values, w.offsets, table.duration, table.clip)
-    require_signal_clips(table, np.arange(len(table)), lengths,
-                         "a relevance signal from proposals", table.clip)
+    require_signal_clips(table, np.arange(len(table)), lengths, FROM_PROPOSALS, table.clip)
     return replace(table, relevance=_signal(values, w.offsets, table.clip, lengths, floor, ok))

@@ -47,13 +47,16 @@ def certified_rows(
     table: GroundingTable,
     regions: Regions,
     meta: dict[str, Any],
-    rejected: dict[int, Any],
+    rejected: dict[int, Any] | list[tuple[int, Any, str]],
     problems: list[RowProblem],
     *,
     in_calibration: NDArray[np.bool_] | None = None,
 ) -> list[dict[str, Any]]:
     """Rows to write, in input-line order: kept rows with their region, rejected rows
-    with their reason. ``meta`` holds score, rule, alpha, k, n_calibration (and
+    with their reason. ``rejected`` maps line -> the row (one row a line: its reason is
+    the first rejected problem of ``table.source`` on that line), or lists
+    ``(line, row, reason)``, one per rejected row (rows of a document may share a
+    line). ``meta`` holds score, rule, alpha, k, n_calibration (and
     ``calibration_sha256``, the digest of the calibration qids). Rows where
     ``in_calibration`` is set were calibration rows and say so (``"in_calibration":
     true``). A table built in memory (no records) gets ``{"qid": ..., "vid": ...}`` rows."""
@@ -88,13 +91,16 @@ def certified_rows(
         if i in empty:
             block["reason"] = empty[i]
         out.append((int(lines[i]), {**rec, "cover": block}))
-    reasons: dict[int, str] = {}
-    for p in problems:
-        if p.action == "rejected" and p.path == table.source:
-            reasons.setdefault(p.line, p.problem)
-    for line, rec in rejected.items():
-        block = {"status": "rejected", "region": None, "refused": False,
-                 "reason": reasons.get(line, "rejected"), "line": line}
+    if isinstance(rejected, dict):
+        reasons: dict[int, str] = {}
+        for p in problems:
+            if p.action == "rejected" and p.path == table.source:
+                reasons.setdefault(p.line, p.problem)
+        rejected = [(line, rec, reasons.get(line, "rejected"))
+                    for line, rec in rejected.items()]
+    for line, rec, why in rejected:
+        block = {"status": "rejected", "region": None, "refused": False, "reason": why,
+                 "line": line}
         if isinstance(rec, dict):
             out.append((line, {**rec, "cover": block}))
         else:

@@ -16,9 +16,10 @@ rows.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -37,6 +38,7 @@ from cover.jobs.certify_stream import (
 )
 
 if TYPE_CHECKING:
+    from cover.io.prediction_rows import Loaded
     from cover.stream.stage import StreamCounts
 
 #: ``--in-memory`` JSON lines: every line in one batch of the stream.
@@ -155,6 +157,27 @@ def summary_line(counts: StreamCounts, how: str) -> str:
                if counts.rows > counts.rejected else "no region written"))
 
 
+def rejected_rows(preds: Loaded, problems: list[RowProblem]) -> list[tuple[int, Any, str]]:
+    """``(line, row, reason)`` of every rejected row of ``preds``, one per rejected problem
+    of its file: the row the stage rejected found by line and qid (the rows of a document
+    may share a line), else the one the reader set aside on that line."""
+    t = preds.table
+    lines = t.line if t.line is not None else np.zeros(0, dtype=np.int64)
+    records = [] if t.records is None else list(t.records)
+    by_row: dict[tuple[int, str | None], Any] = {
+        (int(ln), str(q)): rec
+        for ln, q, rec in zip(lines.tolist(), t.qid.tolist(), records, strict=True)}
+    mine = [p for p in problems if p.action == "rejected" and p.path == t.source]
+    shared = {ln for ln, n in Counter(p.line for p in mine).items() if n > 1}
+    out = []
+    for p in mine:
+        rec = by_row.get((p.line, p.qid), preds.rejected.get(p.line))
+        if p.line in shared and (p.line, p.qid) not in by_row:
+            rec = {"qid": p.qid}  # set aside by the reader on a line other rows share
+        out.append((p.line, rec, p.problem))
+    return out
+
+
 def certify_whole(job: CertifyJob) -> list[str]:
     """The whole input as one batch through the certify stage, written as JSON lines."""
     from cover.io import formats
@@ -186,13 +209,7 @@ def certify_whole(job: CertifyJob) -> list[str]:
     problems = [*done.problems, *late]  # the reader's and the stage's, in line order
     stage.raise_on(problems, job.on_error, job.preds, late)
     table, regions = done.table, done.regions
-    rejected = dict(preds.rejected)
-    lines = preds.table.line if preds.table.line is not None else np.zeros(0, dtype=np.int64)
-    records = [] if preds.table.records is None else list(preds.table.records)
-    by_line = {int(ln): rec for ln, rec in zip(lines.tolist(), records, strict=True)}
-    for p in problems:
-        if p.action == "rejected" and p.path == preds.table.source and p.line in by_line:
-            rejected[p.line] = by_line[p.line]
+    rejected = rejected_rows(preds, problems)
     status = row_status(regions)  # an empty region is rejected, never certified
     calibration_warning(done.n_in_calibration, int((status != REJECTED).sum()))
     rows = certified_rows(table, regions, stage.meta, rejected, problems,

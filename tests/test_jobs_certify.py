@@ -1,0 +1,94 @@
+"""``cover certify`` of a whole file (``cover.jobs.certify``): every input row comes out,
+certified or rejected with its own reason, also where a document puts many rows on one
+line (TGN's proposals file is one line of JSON)."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from cover.cli import main
+
+TGN = "charades_sta/tgn/TGN_predict_proposals_test_nms_0.55.json"
+GT = "charades_sta/annotations/charades_sta_test.txt"
+VIDEOS = "charades_sta/annotations/charades.json"
+
+
+@pytest.fixture(scope="module")
+def tgn_calibrator(data_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """SLS on the relevance built from TGN's proposals, fitted on all of Charades-STA
+    test (the rows' fates, not coverage, are checked here)."""
+    out = tmp_path_factory.mktemp("tgn") / "cal.json"
+    assert main(["calibrate", "--preds", str(data_dir / TGN), "--gt", str(data_dir / GT),
+                 "--score", "sls", "--alpha", "0.3", "--relevance-from", "proposals",
+                 "-o", str(out)]) == 0
+    return out
+
+
+def _videos(data_dir: Path, tmp_path: Path, vid: str, duration: float | None) -> Path:
+    """Charades' durations with ``vid``'s changed (None: left out)."""
+    doc = json.loads((data_dir / VIDEOS).read_text())
+    if duration is None:
+        del doc[vid]
+    else:
+        doc[vid]["duration"] = duration
+    out = tmp_path / "videos.json"
+    out.write_text(json.dumps(doc))
+    return out
+
+
+@pytest.mark.parametrize(("duration", "why"), [
+    (None, "no duration known for video 'JVLAZ'"),
+    (1e9, "a relevance signal from proposals over its duration of 1e+09 s would need more "
+          "than 4,194,304 clips of 2 s"),
+])
+def test_rows_of_one_line_rejected_by_the_stage_are_each_written(
+        data_dir: Path, tmp_path: Path, tgn_calibrator: Path, capsys, duration, why):
+    """The three queries of video JVLAZ, on the file's one line, rejected by the stage
+    (no duration known; a duration whose signal from proposals would be too long): each
+    row is written with its own record and reason, and the summary counts every input
+    row. (One of the three was written and two were lost; a too-long signal stopped the
+    whole run under --on-error reject.)"""
+    videos = _videos(data_dir, tmp_path, "JVLAZ", duration)
+    out = tmp_path / "r.jsonl"
+    capsys.readouterr()
+    assert main(["certify", "--calibrator", str(tgn_calibrator), "--preds",
+                 str(data_dir / TGN), "--videos", str(videos), "--on-error", "reject",
+                 "-o", str(out)]) == 0
+    rows = [json.loads(x) for x in out.read_text().splitlines()]
+    assert len(rows) == 3720  # every query of the file
+    mine = {r["qid"]: r for r in rows if r["vid"] == "JVLAZ"}
+    assert sorted(mine) == ["JVLAZ-0", "JVLAZ-1", "JVLAZ-2"]
+    for qid, r in mine.items():
+        assert r["cover"]["status"] == "rejected" and why in r["cover"]["reason"], qid
+        assert r["value"], qid  # its own record: its proposals echoed
+    assert len({json.dumps(r["value"]) for r in mine.values()}) == 3
+    assert Counter(r["cover"]["status"] for r in rows)["rejected"] >= 3
+    assert "of 3720 input rows (read whole)" in capsys.readouterr().out
+
+
+def test_rows_of_one_line_rejected_by_the_reader_are_each_written(
+        data_dir: Path, tmp_path: Path, tgn_calibrator: Path, capsys):
+    """Two rows of a one-line document the reader sets aside (a timestamp that is no
+    number, one that is null): each is written with its qid and its own reason."""
+    doc = json.loads((data_dir / TGN).read_text())
+    keys = list(doc["results"])[:5]
+    sub = {"results": {k: doc["results"][k] for k in keys}}
+    sub["results"][keys[1]][0]["timestamp"] = [9.0, "x"]
+    sub["results"][keys[3]][0]["timestamp"] = [None, 3]
+    src, out = tmp_path / "tgn5.json", tmp_path / "r.jsonl"
+    src.write_text(json.dumps(sub))
+    assert main(["certify", "--calibrator", str(tgn_calibrator), "--preds", str(src),
+                 "--videos", str(data_dir / VIDEOS), "--on-error", "reject",
+                 "-o", str(out)]) == 0
+    rows = [json.loads(x) for x in out.read_text().splitlines()]
+    assert sorted(r["qid"] for r in rows) == sorted(keys)
+    why = {r["qid"]: r["cover"].get("reason") for r in rows
+           if r["cover"]["status"] == "rejected"}
+    assert why == {keys[1]: "windows and scores do not pair up (one score per window)",
+                   keys[3]: "a predicted window's start or end is no finite number (empty, "
+                            "null, NaN or inf)"}
+    assert "rejected 2 of 5 input rows" in capsys.readouterr().out
