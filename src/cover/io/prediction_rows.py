@@ -93,7 +93,9 @@ class Loaded:
 
     @property
     def n_rejected(self) -> int:
-        return len(self.rejected)
+        """Rows set aside: one rejected problem each (``rejected`` holds one row a line,
+        and the rows of a document may share a line)."""
+        return sum(p.action == "rejected" for p in self.problems)
 
 
 def predictions_from_rows(raw: RawRows, *, clip: float = DEFAULT_CLIP_SECONDS,
