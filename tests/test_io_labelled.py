@@ -260,3 +260,28 @@ def test_calibrate_in_memory_grouped_by_a_record_field_keeps_the_records(
     got = json.loads((tmp_path / "a.json").read_text())
     assert got["groups"] == {"kind": "key", "field": "camera"}
     assert sorted(got["thresholds"]) == ["a", "b"]
+
+
+def test_a_duration_whose_signal_from_proposals_is_too_long_rejects_its_rows(
+        data_dir: Path, tmp_path: Path) -> None:
+    """TGN's proposals joined with Charades-STA whose durations give one video 1e9 s:
+    under on_error="reject" the three queries of that video are rejected, each named with
+    the reason, and the other 3,717 rows are read (it stopped the whole read); under
+    "raise" the error names them."""
+    from cover.errors import InputError
+    from cover.io.labelled import read_labelled
+
+    doc = json.loads((data_dir / "charades_sta/annotations/charades.json").read_text())
+    doc["JVLAZ"]["duration"] = 1e9
+    durations = tmp_path / "charades.json"
+    durations.write_text(json.dumps(doc))
+    preds = data_dir / "charades_sta/tgn/TGN_predict_proposals_test_nms_0.55.json"
+    gt = data_dir / "charades_sta/annotations/charades_sta_test.txt"
+    got = read_labelled(preds, gt, gt_durations=durations, relevance_from="proposals",
+                        on_error="reject")
+    assert len(got.table) == 3717 and "JVLAZ" not in set(got.table.vid.tolist())
+    long = [p for p in got.problems if "would need more than 4,194,304 clips" in p.problem]
+    assert sorted(p.qid for p in long) == ["JVLAZ-0", "JVLAZ-1", "JVLAZ-2"]
+    assert all(p.action == "rejected" and p.path == str(preds) for p in long)
+    with pytest.raises(InputError, match=r"(?s)3 bad row\(s\) in .*\(qid=JVLAZ-"):
+        read_labelled(preds, gt, gt_durations=durations, relevance_from="proposals")
