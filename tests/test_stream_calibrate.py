@@ -445,3 +445,32 @@ def test_a_row_whose_partner_was_rejected_says_so(tmp_path, batch):
     assert why[(str(preds), 6)] == f"its ground-truth row in {truth} was rejected"
     assert why[(str(preds), 10)] == f"no ground truth for this qid in {truth}"
     assert len(why) == 5  # and the two rows rejected for their windows
+
+
+def test_a_signal_too_long_for_its_duration_rejects_the_row_streamed_or_whole(
+        data_dir, tmp_path, capsys):
+    """SLS on the relevance built from QD-DETR's ranked windows, one ground-truth
+    duration 1e9 s: streamed and read whole, that row is rejected with the reason and
+    the other 1,549 rows fit the same threshold (both stopped the run under --on-error
+    reject); under raise the error names it."""
+    qvh = data_dir / "qvhighlights"
+    rows = (qvh / "annotations/highlight_val_release.jsonl").read_text().splitlines()
+    bad = json.loads(rows[5])
+    bad["duration"] = 1e9
+    gt = tmp_path / "gt.jsonl"
+    gt.write_text("\n".join([*rows[:5], json.dumps(bad), *rows[6:]]) + "\n")
+    base = ["calibrate", "--preds", str(qvh / "qd_detr/video_checkpoint_best_hl_val_preds.jsonl"),
+            "--gt", str(gt), "--score", "sls", "--relevance-from", "proposals"]
+    fits = []
+    for how in ([], ["--in-memory"]):
+        out = tmp_path / f"cal{len(fits)}.json"
+        capsys.readouterr()
+        assert main([*base, *how, "--on-error", "reject", "-o", str(out)]) == 0
+        err = capsys.readouterr().err
+        assert "1 row(s) rejected" in err and f"(qid={bad['qid']}): a relevance signal " \
+            "from proposals over its duration of 1e+09 s would need more than" in err, how
+        fits.append(json.loads(out.read_text()))
+    assert fits[0]["counts"]["rows"] == fits[1]["counts"]["rows"] == 1549
+    assert fits[0]["thresholds"] == fits[1]["thresholds"]
+    assert main([*base, "-o", str(tmp_path / "c.json")]) == 2
+    assert "1 bad row(s) in" in capsys.readouterr().err

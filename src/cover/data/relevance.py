@@ -23,6 +23,7 @@ certify``), such a row is rejected with that reason (:func:`reject_long_signals`
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -62,6 +63,13 @@ def _too_long(what: str, duration: float, clip: float) -> str:
     return (f"{what} over its duration of {duration:g} s would need more than "
             f"{MAX_SIGNAL_CLIPS:,} clips of {clip:g} s (no video is that long: is it in "
             "seconds?)")
+
+
+def signal_rule(relevance: str) -> Callable[[GroundingTable], tuple[
+        GroundingTable, list[RowProblem]]] | None:
+    """The rule a joined row meets for its relevance: from proposals, a signal its
+    duration does not make too long (:func:`reject_long_signals`); else none."""
+    return reject_long_signals if relevance == PROPOSALS else None
 
 
 def reject_long_signals(table: GroundingTable) -> tuple[GroundingTable, list[RowProblem]]:

@@ -48,6 +48,7 @@ def join_batches(
     truth_rows: Callable[[NDArray[np.int64]], None] | None = None,
     keep: int | None = KEEP,
     truth_rejected: NDArray[np.str_] | None = None,
+    row_rule: Callable[[GroundingTable], tuple[GroundingTable, list[RowProblem]]] | None = None,
 ) -> ProblemTally:
     """Join prediction batches (a whole file is one batch) with ``gt`` by qid, handing
     each joined batch to ``use``; returns the problems tallied in this order: ``head``
@@ -68,6 +69,9 @@ def join_batches(
     passes ``gt`` as compact columns
     (:class:`cover.io.truth_index.CompactTruth`): each batch then takes only its own
     truth rows, and the qids seen are kept per truth row (:class:`TruthSeen`).
+    ``row_rule``: a rule a joined row must also meet (the rows it keeps, and a rejection
+    for each other), as the join's own are met: e.g. a signal from proposals that its
+    duration does not make too long (:func:`cover.data.relevance.reject_long_signals`).
     """
     name = str(preds)
     index = gt if isinstance(gt, CompactTruth) else KeyIndex(gt.qid)  # sorted once
@@ -105,6 +109,9 @@ def join_batches(
         predicted[rows] = True
         joined, more = attach_truth(table, gt.take(rows), strict=strict,
                                     truth_rejected=truth_rejected)
+        if row_rule is not None:
+            joined, ruled = row_rule(joined)
+            more = [*more, *ruled]
         # A batch's problems in line order: the same first ones, whatever the batch size.
         found.add(sorted([*read, *repeats, *more], key=attrgetter("line")))
         if on_error == "raise":

@@ -10,8 +10,7 @@ from typing import Any
 import numpy as np
 
 from cover.data.join import index_of
-from cover.data.relevance import PROPOSALS, rebuild_relevance, reject_long_signals
-from cover.data.rules import raise_on_rejections
+from cover.data.relevance import PROPOSALS, rebuild_relevance, signal_rule
 from cover.data.table import DEFAULT_CLIP_SECONDS, GroundingTable
 from cover.errors import InputError, RowProblem, check_on_error
 from cover.io import formats
@@ -135,13 +134,10 @@ def read_labelled(
                             gt_name=gt, qids=listed, strict=strict, on_error=on_error,
                             head=[*g.loaded.problems, *problems],
                             use=kept.append, keep=None,
-                            truth_rejected=rejected_qids(g.loaded.problems)).kept
+                            truth_rejected=rejected_qids(g.loaded.problems),
+                            row_rule=signal_rule(p.loaded.relevance)).kept
     table = kept[0]
     if p.loaded.relevance == PROPOSALS:  # asked for, or the mapping's default
-        # a T whose signal would be too long rejects its row, as cover certify does
-        table, long = reject_long_signals(table)
-        raise_on_rejections(long, on_error, f"{preds} joined with {gt}")
-        problems = [*problems, *long]
         table = rebuild_relevance(table)  # over [0, T] now that T is known
     if max_duration is not None:
         table = _shorter(table, max_duration, gt, say)

@@ -26,7 +26,7 @@ from numpy.typing import NDArray
 
 from cover._memory import RowTrim
 from cover.calibrate.calibrator import Calibrator
-from cover.data.relevance import PROPOSALS, SALIENCY, rebuild_relevance
+from cover.data.relevance import PROPOSALS, SALIENCY, rebuild_relevance, signal_rule
 from cover.data.table import DEFAULT_CLIP_SECONDS, GroundingTable
 from cover.errors import KEEP, InputError
 from cover.io.batch_join import QidList, join_batches
@@ -182,7 +182,8 @@ def score_batches(
     problems = join_batches(batches, truth, preds=name, gt_name=gt_name or truth.source,
                             qids=qids, strict=strict, on_error=on_error, use=use,
                             truth_rows=lambda rows: parts.add(row=rows.astype(row_type)),
-                            keep=keep_problems, truth_rejected=truth_rejected)
+                            keep=keep_problems, truth_rejected=truth_rejected,
+                            row_rule=signal_rule(relevance))
     flags = parts.get("flags", np.uint8)
     scores = Scores(check_family(family), values=parts.get("values", np.float64),
                     refused=(flags & 1) > 0, floored=(flags & 2) > 0,

@@ -18,7 +18,7 @@ one implementation:
    row) and clipping to ``[0, T]`` (counted; wholly outside, or ``--strict``, rejects):
    :func:`cover.data.join.fill_durations`; for a calibrator reading relevance from
    proposals, a T whose signal would be too long rejects the row
-   (:func:`cover.data.relevance.reject_long_signals`);
+   (:func:`cover.data.relevance.signal_rule`);
 5. the calibrator (:meth:`Calibrator.certify`; an SLS calibrator fitted on relevance
    from proposals builds it there, from each row's scored windows over ``[0, T]`` now
    that T is known), and the mark of the rows it was fitted
@@ -44,7 +44,7 @@ from numpy.typing import NDArray
 from cover.calibrate.calibrator import Calibrator
 from cover.calibrate.pvalues import abstain_above
 from cover.data.join import fill_durations
-from cover.data.relevance import PROPOSALS, SALIENCY, reject_long_signals
+from cover.data.relevance import SALIENCY, signal_rule
 from cover.data.rules import OnError, raise_on_rejections, with_files_of
 from cover.data.table import GroundingTable, ids_as_given
 from cover.data.validate import id_reasons, ids_checked
@@ -172,8 +172,9 @@ class CertifyStage:
         table, filled = fill_durations(table, *self.known_durations(table.vid),
                                        strict=self.strict, source=self.videos_source)
         found += filled
-        if self.cal.relevance == PROPOSALS:  # a signal T makes too long: the row, not the run
-            table, long = reject_long_signals(table)
+        rule = signal_rule(self.cal.relevance)  # a signal T makes too long: the row, not the run
+        if rule is not None:
+            table, long = rule(table)
             found += long
         table = ids_checked(table)  # rule 1 held: the calibrator's gate need not judge ids
         problems = sorted([*read, *found], key=attrgetter("line"))
