@@ -28,6 +28,16 @@ def tgn_calibrator(data_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> 
     return out
 
 
+def _first_rows(data_dir: Path, tmp_path: Path, n: int) -> Path:
+    """TGN's file cut to its first ``n`` queries, still one line of JSON (the first three
+    are video JVLAZ's)."""
+    doc = json.loads((data_dir / TGN).read_text())
+    keys = list(doc["results"])[:n]
+    out = tmp_path / "tgn.json"
+    out.write_text(json.dumps({"results": {k: doc["results"][k] for k in keys}}))
+    return out
+
+
 def _videos(data_dir: Path, tmp_path: Path, vid: str, duration: float | None) -> Path:
     """Charades' durations with ``vid``'s changed (None: left out)."""
     doc = json.loads((data_dir / VIDEOS).read_text())
@@ -53,13 +63,12 @@ def test_rows_of_one_line_rejected_by_the_stage_are_each_written(
     row. (One of the three was written and two were lost; a too-long signal stopped the
     whole run under --on-error reject.)"""
     videos = _videos(data_dir, tmp_path, "JVLAZ", duration)
-    out = tmp_path / "r.jsonl"
+    src, out = _first_rows(data_dir, tmp_path, 200), tmp_path / "r.jsonl"
     capsys.readouterr()
-    assert main(["certify", "--calibrator", str(tgn_calibrator), "--preds",
-                 str(data_dir / TGN), "--videos", str(videos), "--on-error", "reject",
-                 "-o", str(out)]) == 0
+    assert main(["certify", "--calibrator", str(tgn_calibrator), "--preds", str(src),
+                 "--videos", str(videos), "--on-error", "reject", "-o", str(out)]) == 0
     rows = [json.loads(x) for x in out.read_text().splitlines()]
-    assert len(rows) == 3720  # every query of the file
+    assert len(rows) == 200  # every query of the file
     mine = {r["qid"]: r for r in rows if r["vid"] == "JVLAZ"}
     assert sorted(mine) == ["JVLAZ-0", "JVLAZ-1", "JVLAZ-2"]
     for qid, r in mine.items():
@@ -67,19 +76,18 @@ def test_rows_of_one_line_rejected_by_the_stage_are_each_written(
         assert r["value"], qid  # its own record: its proposals echoed
     assert len({json.dumps(r["value"]) for r in mine.values()}) == 3
     assert Counter(r["cover"]["status"] for r in rows)["rejected"] >= 3
-    assert "of 3720 input rows (read whole)" in capsys.readouterr().out
+    assert "of 200 input rows (read whole)" in capsys.readouterr().out
 
 
 def test_rows_of_one_line_rejected_by_the_reader_are_each_written(
         data_dir: Path, tmp_path: Path, tgn_calibrator: Path, capsys):
     """Two rows of a one-line document the reader sets aside (a timestamp that is no
     number, one that is null): each is written with its qid and its own reason."""
-    doc = json.loads((data_dir / TGN).read_text())
-    keys = list(doc["results"])[:5]
-    sub = {"results": {k: doc["results"][k] for k in keys}}
+    src, out = _first_rows(data_dir, tmp_path, 5), tmp_path / "r.jsonl"
+    sub = json.loads(src.read_text())
+    keys = list(sub["results"])
     sub["results"][keys[1]][0]["timestamp"] = [9.0, "x"]
     sub["results"][keys[3]][0]["timestamp"] = [None, 3]
-    src, out = tmp_path / "tgn5.json", tmp_path / "r.jsonl"
     src.write_text(json.dumps(sub))
     assert main(["certify", "--calibrator", str(tgn_calibrator), "--preds", str(src),
                  "--videos", str(data_dir / VIDEOS), "--on-error", "reject",
