@@ -109,11 +109,21 @@ class CertifiedRows(NamedTuple):
     rows: NDArray[np.int64] | None
 
 
-def certify_batch(cal: Calibrator, batch: Any, **options: Any) -> tuple[Any, list[RowProblem]]:
-    """``(batch + cover column, problems)`` for one Arrow ``RecordBatch`` or ``Table``: the
-    rows :func:`certify_rows` writes (every row, unless its stage has a ``--qids`` list),
-    with the same ``options``."""
-    done = certify_rows(cal, batch, **options)
+def certify_batch(
+    cal: Calibrator,
+    batch: Any,
+    *,
+    columns: dict[str, str] | str | None = None,
+    videos: tuple[NDArray[np.str_], NDArray[np.float64]] | None = None,
+    first_line: int = 1,
+    source: str = "<batch>",
+    stage: CertifyStage | None = None,
+) -> tuple[Any, list[RowProblem]]:
+    """``(batch + cover column, problems)`` for one Arrow ``RecordBatch`` or ``Table``, the
+    entry point of a distributed engine (Ray, Dask): the rows :func:`certify_rows`
+    writes (every row, unless ``stage`` has a ``--qids`` list), the arguments as there."""
+    done = certify_rows(cal, batch, columns=columns, videos=videos, first_line=first_line,
+                        source=source, stage=stage)
     return done.table, done.problems
 
 
