@@ -25,7 +25,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from cover.data.rules import OnError
-from cover.errors import InputError, RowProblem, report_problems, say
+from cover.errors import InputError, ProblemTally, RowProblem, report_problems, say
 from cover.io.mapping_guard import refuse_csv_proposals
 from cover.io.opener import suffix_kind
 from cover.io.qids import read_qid_lines, unknown_qids
@@ -162,12 +162,14 @@ def rejected_rows(preds: Loaded, problems: list[RowProblem]) -> list[tuple[int, 
     of its file: the row the stage rejected found by line and qid (the rows of a document
     may share a line), else the one the reader set aside on that line."""
     t = preds.table
+    mine = [p for p in problems if p.action == "rejected" and p.path == t.source]
+    if not mine:  # the usual case: no row's record is looked up
+        return []
     lines = t.line if t.line is not None else np.zeros(0, dtype=np.int64)
     records = [] if t.records is None else list(t.records)
     by_row: dict[tuple[int, str | None], Any] = {
         (int(ln), str(q)): rec
         for ln, q, rec in zip(lines.tolist(), t.qid.tolist(), records, strict=True)}
-    mine = [p for p in problems if p.action == "rejected" and p.path == t.source]
     shared = {ln for ln, n in Counter(p.line for p in mine).items() if n > 1}
     out = []
     for p in mine:
@@ -182,7 +184,7 @@ def certify_whole(job: CertifyJob) -> list[str]:
     """The whole input as one batch through the certify stage, written as JSON lines."""
     from cover.io import formats
     from cover.io.regions_jsonl import certified_rows, write_certified
-    from cover.row_status import ABSTAINED, CERTIFIED, REFUSED, REJECTED, row_status
+    from cover.row_status import REJECTED, row_status
     from cover.stream.stage import CertifyStage, StreamCounts
 
     cal = load_calibrator(job.calibrator, job.max_p, job.relevance_from)
@@ -206,19 +208,18 @@ def certify_whole(job: CertifyJob) -> list[str]:
                             videos_source=job.videos or "--videos (not given)",
                             qids=wanted, strict=job.strict, max_p=job.max_p)
     done = stage.run(preds)
-    problems = [*done.problems, *late]  # the reader's and the stage's, in line order
-    stage.raise_on(problems, job.on_error, job.preds, late)
-    table, regions = done.table, done.regions
-    rejected = rejected_rows(preds, problems)
-    status = row_status(regions)  # an empty region is rejected, never certified
-    calibration_warning(done.n_in_calibration, int((status != REJECTED).sum()))
-    rows = certified_rows(table, regions, stage.meta, rejected, problems,
+    # Counted and ended as a stream of one batch is (StreamCounts, end_of_input): the
+    # reader's and the stage's problems in line order, then the --qids list's.
+    counts = StreamCounts()
+    rejected = rejected_rows(preds, done.problems)
+    by_status = Counter(row_status(done.regions).tolist())  # an empty region: rejected
+    by_status[REJECTED] += len(rejected)
+    counts.add_staged(by_status, done)
+    stage.end_of_input(ProblemTally.of(done.bad), counts, job.on_error, job.preds, late)
+    calibration_warning(counts.in_calibration,
+                        counts.certified + counts.refused + counts.abstained)
+    rows = certified_rows(done.table, done.regions, stage.meta, rejected, done.problems,
                           in_calibration=done.in_calibration)
     write_certified(job.output, rows, inputs=[job.calibrator, job.preds, job.videos, job.qids])
-    report_problems(problems, what=job.preds)
-    counts = StreamCounts(rows=len(rows), certified=int((status == CERTIFIED).sum()),
-                          refused=int((status == REFUSED).sum()),
-                          rejected=len(rejected) + int((status == REJECTED).sum()),
-                          abstained=int((status == ABSTAINED).sum()),
-                          length=float(regions.length.sum()))
+    report_problems(counts.tally, what=job.preds)
     return [summary_line(counts, "read whole"), f"wrote {job.output}"]
