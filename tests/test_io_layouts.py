@@ -227,22 +227,29 @@ def test_proposal_relevance_floor_is_each_rows_own() -> None:
 
 
 def test_a_signal_of_too_many_clips_is_an_error_naming_the_row(tmp_path: Path) -> None:
-    """A duration in the wrong unit would need a signal of billions of clips: an error
-    naming the file, line and qid, before anything is allocated (it was a MemoryError,
-    or at ~1e9 s the process killed for memory). A proposal reaching that far while T
-    is not known yet gets no signal until T is known, when it is clipped to [0, T]."""
+    """A duration in the wrong unit would need a signal of billions of clips: the row is
+    rejected naming the file, line and qid (an error under on_error="raise"), before
+    anything is allocated (it was a MemoryError, or at ~1e9 s the process killed for
+    memory; then an error that stopped the read under "reject" too). A proposal reaching
+    that far while T is not known yet gets no signal until T is known, when it is clipped
+    to [0, T]."""
     path = tmp_path / "p.jsonl"
     rows = [{"qid": 7, "vid": "v", "pred_relevant_windows": [[0, 4, 0.5], [4, 5, 0.8]],
              "duration": 1e9},
             {"qid": 8, "vid": "v", "pred_relevant_windows": [[0, 4, 0.5], [4, 3.7e12, 0.8]]}]
     options = formats.Options(relevance_from="proposals", on_error="reject")
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    with pytest.raises(InputError) as got:
-        formats.read(path, "predictions", options=options)
-    assert str(got.value) == (
-        f"{path}:1 (qid=7): a relevance signal from proposals over its duration of 1e+09 s "
-        f"would need more than {MAX_SIGNAL_CLIPS:,} clips of 2 s (no video is that long: "
-        f"is it in seconds?)")
+    why = (f"a relevance signal from proposals over its duration of 1e+09 s would need "
+           f"more than {MAX_SIGNAL_CLIPS:,} clips of 2 s (no video is that long: is it in "
+           f"seconds?)")
+    got = formats.read(path, "predictions", options=options).loaded
+    assert got.table.qid.tolist() == ["8"]
+    assert [(p.line, p.qid, p.problem, p.action) for p in got.problems] == [
+        (1, "7", why, "rejected")]
+    assert got.rejected[1]["qid"] == 7  # its record, echoed by certify
+    with pytest.raises(InputError) as raised:
+        formats.read(path, "predictions", options=replace(options, on_error="raise"))
+    assert f"{path}:1 (qid=7): {why}" in str(raised.value)
     path.write_text(json.dumps(rows[1]) + "\n")
     table = formats.read(path, "predictions", options=options).loaded.table
     assert table.relevance.lengths.tolist() == [0]

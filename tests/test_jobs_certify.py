@@ -100,3 +100,43 @@ def test_rows_of_one_line_rejected_by_the_reader_are_each_written(
                    keys[3]: "a predicted window's start or end is no finite number (empty, "
                             "null, NaN or inf)"}
     assert "rejected 2 of 5 input rows" in capsys.readouterr().out
+
+
+def test_a_too_long_signal_gets_one_fate_read_whole_or_streamed(data_dir: Path, tmp_path: Path,
+                                                                capsys):
+    """QD-DETR's ranked windows with their durations, one of them 1e9 s, certified by a
+    calibrator reading relevance from proposals: as JSON lines (streamed) and as a JSON
+    array (read whole) the row is rejected with the same reason and every other row has
+    the same region (the whole read stopped the run, even under --on-error reject)."""
+    qvh = data_dir / "qvhighlights"
+    gt = qvh / "annotations/highlight_val_release.jsonl"
+    truth = [json.loads(x) for x in gt.read_text().splitlines()[:120]]
+    duration = {r["vid"]: r["duration"] for r in truth}
+    rows = [json.loads(x) for x in
+            (qvh / "qd_detr/video_checkpoint_best_hl_val_preds.jsonl").read_text().splitlines()
+            if json.loads(x)["vid"] in duration]
+    for r in rows:
+        r["duration"] = duration[r["vid"]]
+    cal, lines, array = tmp_path / "cal.json", tmp_path / "p.jsonl", tmp_path / "p.json"
+    lines.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    small_gt = tmp_path / "gt.jsonl"
+    small_gt.write_text("".join(json.dumps(r) + "\n" for r in truth))
+    assert main(["calibrate", "--preds", str(lines), "--gt", str(small_gt), "--score", "sls",
+                 "--relevance-from", "proposals", "-o", str(cal)]) == 0
+    rows[5]["duration"] = 1e9
+    lines.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    array.write_text(json.dumps(rows))
+    fates = []
+    for src in (lines, array):
+        out = tmp_path / f"{src.suffix[1:]}.out.jsonl"
+        assert main(["certify", "--calibrator", str(cal), "--preds", str(src),
+                     "--on-error", "reject", "-o", str(out)]) == 0, src
+        fates.append([(r["qid"], r["cover"]["status"], r["cover"].get("region"),
+                       r["cover"].get("reason"))
+                      for r in map(json.loads, out.read_text().splitlines())])
+        assert main(["certify", "--calibrator", str(cal), "--preds", str(src),
+                     "-o", str(tmp_path / "x.jsonl")]) == 2
+        assert f"1 bad row(s) in {src}:\n  {src}:6 (qid={rows[5]['qid']}): a relevance " \
+            "signal from proposals over its duration of 1e+09 s" in capsys.readouterr().err
+    assert fates[0] == fates[1] and len(fates[0]) == len(rows)
+    assert [f[1] for f in fates[0]].count("rejected") == 1

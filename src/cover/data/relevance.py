@@ -72,23 +72,33 @@ def signal_rule(relevance: str) -> Callable[[GroundingTable], tuple[
     return reject_long_signals if relevance == PROPOSALS else None
 
 
-def reject_long_signals(table: GroundingTable) -> tuple[GroundingTable, list[RowProblem]]:
-    """``table`` without the rows whose relevance from proposals over ``[0, T]`` would
-    need more than :data:`MAX_SIGNAL_CLIPS` clips, and a rejection naming each: the
-    rule :func:`rebuild_relevance` raises on, a row at a time (as is without proposals)."""
+def long_signal_rows(table: GroundingTable) -> NDArray[np.bool_]:
+    """The rows whose relevance from proposals over ``[0, T]`` would need more than
+    :data:`MAX_SIGNAL_CLIPS` clips (none without proposals): the rule
+    :func:`rebuild_relevance` raises on."""
     if table.pred_windows is None:
-        return table, []
+        return np.zeros(len(table), dtype=bool)
     w = table.pred_windows
     lengths, _, _ = signal_clips(np.asarray(w.values, dtype=np.float64).reshape(-1, 3),
                                  w.offsets, table.duration, table.clip)
-    over = lengths > MAX_SIGNAL_CLIPS
+    return lengths > MAX_SIGNAL_CLIPS
+
+
+def long_signal_problems(table: GroundingTable, over: NDArray[np.bool_]) -> list[RowProblem]:
+    """A rejection naming each row of ``over`` (:func:`long_signal_rows`) and why."""
+    lines = table.line if table.line is not None else np.zeros(len(table), dtype=np.int64)
+    return [RowProblem(table.source, int(lines[i]), str(table.qid[i]),
+                       _too_long(FROM_PROPOSALS, float(table.duration[i]), table.clip),
+                       "rejected") for i in np.flatnonzero(over).tolist()]
+
+
+def reject_long_signals(table: GroundingTable) -> tuple[GroundingTable, list[RowProblem]]:
+    """``table`` without the rows of :func:`long_signal_rows`, and a rejection naming
+    each: that rule a row at a time (as is without proposals)."""
+    over = long_signal_rows(table)
     if not over.any():
         return table, []
-    lines = table.line if table.line is not None else np.zeros(len(table), dtype=np.int64)
-    problems = [RowProblem(table.source, int(lines[i]), str(table.qid[i]),
-                           _too_long(FROM_PROPOSALS, float(table.duration[i]), table.clip),
-                           "rejected") for i in np.flatnonzero(over).tolist()]
-    return table.take(~over), problems
+    return table.take(~over), long_signal_problems(table, over)
 
 
 def signal_clips(windows: NDArray[np.float64], offsets: NDArray[np.int64],

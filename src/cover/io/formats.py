@@ -112,7 +112,7 @@ def read(path: str | Path, role: Role, *, format: str | None = None,
     if f.mapping is None and o.relevance_from == "proposals" and role == "predictions":
         from cover.io.mapping_read import with_proposal_relevance
 
-        loaded = with_proposal_relevance(loaded)
+        loaded = with_proposal_relevance(loaded, o.on_error)
     return Read(loaded, f.name, f.native_qids, mapping=f.mapping,
                 vid_given=f.mapping is None or "vid" in f.mapping.fields)
 

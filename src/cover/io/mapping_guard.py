@@ -39,7 +39,7 @@ def read_columns(path: str | Path, role: Role, spec: str | dict[str, str], *, cl
     check_flat_rows(path, m_flat)
     loaded = read_table(path, m_flat, role=role, clip=clip, on_error=on_error)
     if relevance_from == "proposals" and role == "predictions":
-        loaded = mapping_read.with_proposal_relevance(loaded)
+        loaded = mapping_read.with_proposal_relevance(loaded, on_error)
     return loaded, True, "vid" in m_flat, None
 
 

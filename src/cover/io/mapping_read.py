@@ -21,7 +21,13 @@ from typing import Any
 
 import numpy as np
 
-from cover.data.relevance import PROPOSALS, rebuild_relevance
+from cover.data.relevance import (
+    PROPOSALS,
+    long_signal_problems,
+    long_signal_rows,
+    rebuild_relevance,
+)
+from cover.data.rules import in_line_order, raise_on_rejections
 from cover.data.table import DEFAULT_CLIP_SECONDS
 from cover.errors import InputError
 from cover.io.columns import (
@@ -154,7 +160,7 @@ def read_mapped(path: str | Path, m: Mapping, *, role: Role,
     loaded = role_table(role, c, clip=clip, on_error=on_error, records=records_out,
                         reasons=reasons)
     if role == "predictions" and wants_proposals(m, loaded, relevance_from):
-        loaded = with_proposal_relevance(loaded)
+        loaded = with_proposal_relevance(loaded, on_error)
     return loaded
 
 
@@ -171,9 +177,28 @@ def wants_proposals(m: Mapping | None, loaded: Loaded, relevance_from: str | Non
                                            and not t.has_relevance.any())
 
 
-def with_proposal_relevance(loaded: Loaded) -> Loaded:
+def with_proposal_relevance(loaded: Loaded, on_error: OnError = "reject") -> Loaded:
     """``loaded`` with its relevance built from its scored windows
-    (:func:`cover.data.relevance.proposal_relevance`), over ``[0, T]`` where T is known."""
+    (:func:`cover.data.relevance.proposal_relevance`), over ``[0, T]`` where T is known.
+    A row whose T would make that signal too long is rejected with the reason (an
+    :class:`InputError` under ``on_error='raise'``), as the certify stage and the
+    calibration join reject it: the same row, the same fate, read whole or streamed."""
+    t = loaded.table
+    over = long_signal_rows(t)
+    if over.any():
+        long = long_signal_problems(t, over)
+        raise_on_rejections(long, on_error, t.source)
+        gone = np.flatnonzero(over)
+        lines = t.line if t.line is not None else np.zeros(len(t), dtype=np.int64)
+        recs = (t.records[gone].tolist() if t.records is not None else
+                [{"qid": q, "vid": v} for q, v in zip(t.qid[gone].tolist(),
+                                                        t.vid[gone].tolist(), strict=True)])
+        loaded = replace(
+            loaded, table=t.take(~over), problems=in_line_order([*loaded.problems, *long]),
+            rejected={**loaded.rejected, **dict(zip(lines[gone].tolist(), recs, strict=True))},
+            # the rows set aside still hold their qids for the duplicate rule and the join
+            claims=loaded.claims if loaded.claims is not None or t.line is None
+            else (t.qid, t.line))
     return replace(loaded, table=rebuild_relevance(loaded.table), relevance=PROPOSALS)
 
 
