@@ -24,8 +24,11 @@ The work is columnar: no Python object per row except the qid text the checks ne
 
 from __future__ import annotations
 
+import functools
+import inspect
 import json
-from typing import Any, NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple, ParamSpec
 
 import numpy as np
 from numpy.typing import NDArray
@@ -39,6 +42,8 @@ from cover.io.generic import pyarrow_module as pa  # pyarrow, or the extra to in
 from cover.regions import Regions
 from cover.row_status import STATUSES, status_codes, status_reasons
 from cover.stream.stage import CertifyStage, StreamCounts, calibrator_fields
+
+P = ParamSpec("P")
 
 #: Default field mapping: Moment-DETR / Lighthouse names as Parquet columns.
 DEFAULT_COLUMNS = {"qid": "qid", "vid": "vid", "duration": "duration",
@@ -107,24 +112,6 @@ class CertifiedRows(NamedTuple):
     table: Any
     problems: list[RowProblem]
     rows: NDArray[np.int64] | None
-
-
-def certify_batch(
-    cal: Calibrator,
-    batch: Any,
-    *,
-    columns: dict[str, str] | str | None = None,
-    videos: tuple[NDArray[np.str_], NDArray[np.float64]] | None = None,
-    first_line: int = 1,
-    source: str = "<batch>",
-    stage: CertifyStage | None = None,
-) -> tuple[Any, list[RowProblem]]:
-    """``(batch + cover column, problems)`` for one Arrow ``RecordBatch`` or ``Table``, the
-    entry point of a distributed engine (Ray, Dask): the rows :func:`certify_rows`
-    writes (every row, unless ``stage`` has a ``--qids`` list), the arguments as there."""
-    done = certify_rows(cal, batch, columns=columns, videos=videos, first_line=first_line,
-                        source=source, stage=stage)
-    return done.table, done.problems
 
 
 def certify_rows(
@@ -241,6 +228,28 @@ class ListedSeen:
     def seen(self) -> NDArray[np.str_]:
         """The listed qids some row had."""
         return self.wanted[self.found]
+
+
+def _pair(rows: Callable[P, CertifiedRows]) -> Callable[P, tuple[Any, list[RowProblem]]]:
+    """``rows`` giving ``(table, problems)`` of its :class:`CertifiedRows`, with the same
+    typed arguments."""
+    @functools.wraps(rows)
+    def pair(*args: P.args, **kwargs: P.kwargs) -> tuple[Any, list[RowProblem]]:
+        done = rows(*args, **kwargs)
+        return done.table, done.problems
+
+    # help() and editors show the pair it returns, not the rows' result
+    pair.__signature__ = inspect.signature(rows).replace(  # type: ignore[attr-defined]
+        return_annotation="tuple[Any, list[RowProblem]]")
+    pair.__doc__ = ("``(batch + cover column, problems)`` for one Arrow ``RecordBatch`` or "
+                    "``Table``, the entry point of a distributed engine (Ray, Dask): the rows "
+                    ":func:`certify_rows` writes (every row, unless ``stage`` has a "
+                    "``--qids`` list), with its arguments.")
+    return pair
+
+
+#: :func:`certify_rows` as ``(table, problems)``: what Ray's and Dask's batches return.
+certify_batch = _pair(certify_rows)
 
 
 def _text_at(n: int, text: dict[int, str]) -> Any:
