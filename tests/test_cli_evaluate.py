@@ -337,7 +337,8 @@ def test_rows_rejected_in_either_file_are_reported_as_the_evaluation_input(tmp_p
                      or ln.startswith("  ")])
     head = said[0][0]
     # the region row of the rejected truth row has no ground truth left: rejected too
-    assert head.startswith("cover: 3 row(s) rejected in evaluation input: "), head
+    assert head.startswith(f"cover: 3 row(s) rejected in evaluation input (2 in {bad}, "
+                           f"1 in {gt_bad}): "), head
     assert f"its ground-truth row in {gt_bad} was rejected (1)" in head, head
     assert any(f"{bad}:3" in ln for ln in said[0])
     assert any(f"{gt_bad}:{hit + 1}" in ln for ln in said[0])

@@ -19,6 +19,7 @@ from cover.data.rules import in_line_order, raise_on_rejections
 from cover.errors import (
     KEEP,
     MAX_KINDS,
+    OTHER_FILES,
     OTHER_KINDS,
     InputError,
     ProblemTally,
@@ -30,13 +31,17 @@ from cover.stream import certify_jsonl, certify_parquet
 
 
 def old_report_lines(problems: list[RowProblem], *, what: str, limit: int = 3) -> list[str]:
-    """The rule before the tally, on the full list: the oracle."""
+    """The rule on the full list: the oracle. The header names the rows' one file, else
+    ``what`` with the count in each file (in the order first found)."""
     out: list[str] = []
     for action in ("clipped", "rejected"):
         these = [p for p in problems if p.action == action]
         if these:
             kinds = Counter(p.problem for p in these)
-            out.append(f"cover: {len(these)} row(s) {action} in {what}: " +
+            files = Counter(p.path for p in these)
+            where = (these[0].path if len(files) == 1 else
+                     f"{what} (" + ", ".join(f"{n} in {f}" for f, n in files.items()) + ")")
+            out.append(f"cover: {len(these)} row(s) {action} in {where}: " +
                        "; ".join(f"{k} ({v})" for k, v in kinds.most_common(4)))
             lines = [f"  {p}" for p in these[:limit]]
             if len(these) > limit:
@@ -153,8 +158,32 @@ def test_a_tally_counts_at_most_max_kinds_texts_apart(how):
     assert kinds["duration missing"] == 3
     assert kinds[OTHER_KINDS] == len(problems) - MAX_KINDS - 2
     assert report_lines(tally, what="f")[0].startswith(
-        f"cover: {len(problems)} row(s) rejected in f: {OTHER_KINDS} ({kinds[OTHER_KINDS]}); "
-        "duration missing (3)")
+        f"cover: {len(problems)} row(s) rejected in a.jsonl: {OTHER_KINDS} "
+        f"({kinds[OTHER_KINDS]}); duration missing (3)")
+
+
+@pytest.mark.parametrize("how", ["whole", "by batch", "summed"])
+def test_a_tally_counts_at_most_max_kinds_files_apart(how):
+    """Rows of more files than MAX_KINDS: the count in each of the first MAX_KINDS files
+    is kept, the others are counted together, and the header names them so."""
+    problems = [RowProblem(f"f{i}.jsonl", 1, "q", "bad", "rejected")
+                for i in range(2 * MAX_KINDS)] + [RowProblem("f0.jsonl", 2, "r", "bad",
+                                                             "rejected")]
+    if how == "whole":
+        tally = ProblemTally.of(problems)
+    elif how == "by batch":
+        tally = ProblemTally()
+        for a in range(0, len(problems), 700):
+            tally.add(problems[a:a + 700])
+    else:
+        tally = ProblemTally()
+        for a in range(0, len(problems), 700):
+            tally = tally + ProblemTally.of(problems[a:a + 700])
+    files = tally.files["rejected"]
+    assert sum(files.values()) == len(problems) and len(files) == MAX_KINDS + 1
+    assert files["f0.jsonl"] == 2 and files[OTHER_FILES] == MAX_KINDS
+    assert report_lines(tally, what="run")[0].startswith(
+        f"cover: {len(problems)} row(s) rejected in run (2 in f0.jsonl, 1 in f1.jsonl, ")
 
 
 def test_a_tally_refuses_to_show_examples_it_did_not_keep():

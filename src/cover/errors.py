@@ -63,7 +63,7 @@ class RowProblem:
         }
 
 
-_ACTION_KIND = attrgetter("action", "problem")
+_ACTION_FILE_KIND = attrgetter("action", "path", "problem")
 
 #: Problems of each action a bounded :class:`ProblemTally` keeps as examples: as many as
 #: any message shows (:func:`summarize`'s default, ``StreamCounts.examples``).
@@ -73,22 +73,24 @@ KEEP = 5
 #: counted together under :data:`OTHER_KINDS`: memory stays bounded whatever the file.
 MAX_KINDS = 1000
 OTHER_KINDS = "other problems (more kinds than are counted apart)"
+OTHER_FILES = "other files (more than are counted apart)"
 
 
 @dataclass
 class ProblemTally:
-    """Problems counted, not kept: per action its count and a count per kind (problem
-    text, in the order first found), and the first ``keep`` problems of each action in
-    the order found (``kept``; every problem when ``keep`` is None): what a streamed
-    command holds instead of a list. Its memory is bounded: at most :data:`MAX_KINDS`
-    problem texts are counted apart per action (a text naming a vid, a line or the
-    numbers involved, such as a repeated qid's, is one text per video or row), the
-    rest together."""
+    """Problems counted, not kept: per action its count, a count per kind (problem
+    text, in the order first found) and per file (``files``: the rows' own paths), and
+    the first ``keep`` problems of each action in the order found (``kept``; every
+    problem when ``keep`` is None): what a streamed command holds instead of a list. Its
+    memory is bounded: at most :data:`MAX_KINDS` problem texts (and paths) are counted
+    apart per action (a text naming a vid, a line or the numbers involved, such as a
+    repeated qid's, is one text per video or row), the rest together."""
 
     keep: int | None = KEEP
     kept: list[RowProblem] = field(default_factory=list)
     counts: dict[str, int] = field(default_factory=dict)
     kinds: dict[str, Counter[str]] = field(default_factory=dict)
+    files: dict[str, Counter[str]] = field(default_factory=dict)
 
     @classmethod
     def of(cls, problems: Iterable[RowProblem], keep: int | None = KEEP) -> ProblemTally:
@@ -101,11 +103,12 @@ class ProblemTally:
         problems = problems if isinstance(problems, list) else list(problems)
         if not problems:
             return
-        # One pass in C over (action, kind) pairs: per action, kinds in first-found order.
+        # One pass in C over (action, file, kind): per action, kinds in first-found order.
         here: set[str] = set()
-        for (action, kind), n in Counter(map(_ACTION_KIND, problems)).items():
+        for (action, path, kind), n in Counter(map(_ACTION_FILE_KIND, problems)).items():
             self.counts[action] = self.counts.get(action, 0) + n
             _count_kind(self.kinds.setdefault(action, Counter()), kind, n)
+            _count_kind(self.files.setdefault(action, Counter()), path, n, OTHER_FILES)
             here.add(action)
         if self.keep is None:
             self.kept += problems
@@ -134,12 +137,15 @@ class ProblemTally:
             raise ValueError(f"a tally keeping {other.keep} example(s) cannot be added to "
                              f"one keeping {self.keep}")
         out = ProblemTally(self.keep, list(self.kept), dict(self.counts),
-                           {a: Counter(c) for a, c in self.kinds.items()})
+                           {a: Counter(c) for a, c in self.kinds.items()},
+                           {a: Counter(c) for a, c in self.files.items()})
         for action, n in other.counts.items():
             out.counts[action] = out.counts.get(action, 0) + n
-            mine = out.kinds.setdefault(action, Counter())
-            for kind, k in other.kinds[action].items():
-                _count_kind(mine, kind, k)
+            for mine, theirs, label in ((out.kinds, other.kinds, OTHER_KINDS),
+                                        (out.files, other.files, OTHER_FILES)):
+                counter = mine.setdefault(action, Counter())
+                for kind, k in theirs[action].items():
+                    _count_kind(counter, kind, k, label)
         if out.keep is None:
             out.kept += other.kept
             return out
@@ -176,26 +182,36 @@ def as_tally(problems: list[RowProblem] | ProblemTally, keep: int) -> ProblemTal
     return ProblemTally.of(problems, keep)
 
 
-def _count_kind(kinds: Counter[str], kind: str, n: int) -> None:
-    """``kinds[kind] += n``, or ``kinds[OTHER_KINDS] += n`` for a new text once
+def _count_kind(kinds: Counter[str], kind: str, n: int, other: str = OTHER_KINDS) -> None:
+    """``kinds[kind] += n``, or ``kinds[other] += n`` for a new text once
     :data:`MAX_KINDS` texts are counted."""
-    kinds[kind if kind in kinds or len(kinds) < MAX_KINDS else OTHER_KINDS] += n
+    kinds[kind if kind in kinds or len(kinds) < MAX_KINDS else other] += n
 
 
 def report_lines(problems: list[RowProblem] | ProblemTally, *, what: str, limit: int = 3
                  ) -> list[str]:
-    """Human lines about clipped and rejected rows: per action, its count and its four
-    most common kinds (ties in the order first found), then its first ``limit`` rows.
-    A list is tallied first (:class:`ProblemTally`): one rule for both."""
+    """Human lines about clipped and rejected rows: per action, its count, where they are
+    (:func:`_where`) and its four most common kinds (ties in the order first found),
+    then its first ``limit`` rows. A list is tallied first (:class:`ProblemTally`): one
+    rule for both."""
     tally = as_tally(problems, limit)
     out: list[str] = []
     for action in ("clipped", "rejected"):
         n = tally.count(action)
         if n:
-            out.append(f"cover: {n} row(s) {action} in {what}: " +
+            out.append(f"cover: {n} row(s) {action} in {_where(tally.files[action], what)}: " +
                        "; ".join(f"{k} ({v})" for k, v in tally.kinds[action].most_common(4)))
             out.append(summarize(tally.examples(action, limit), limit=limit, total=n))
     return out
+
+
+def _where(files: Counter[str], what: str) -> str:
+    """The file the rows are in, else ``what`` (the run's inputs) with the count in each
+    file: the ground truth's clipped rows are said to be in the ground truth, not in
+    the predictions the run is named by."""
+    if len(files) == 1:
+        return next(iter(files))
+    return f"{what} (" + ", ".join(f"{n} in {f}" for f, n in files.items()) + ")"
 
 
 def check_on_error(on_error: object) -> None:
