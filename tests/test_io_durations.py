@@ -113,3 +113,19 @@ def test_a_video_id_too_long_in_a_durations_document_is_an_error_naming_it(tmp_p
     with pytest.raises(InputError, match=r"charades.json: video K{40}\.\.\. \(1,000,000 "
                                          r"characters\): vid is 1,000,000 characters long"):
         durations.read_video_index(path)
+
+
+def test_a_ground_truth_with_no_durations_is_named_as_not_a_durations_file(data_dir):
+    """Charades-STA's text ground truth given as --videos (it is the --gt of the same
+    run): the message says it is not a durations file, what one holds, and where
+    Charades-STA's durations are, not only that its lines are malformed JSON."""
+    path = data_dir / "charades_sta/annotations/charades_sta_test.txt"
+    with pytest.raises(InputError) as got:
+        durations.read_video_index(path)
+    head, *rows = str(got.value).splitlines()
+    assert head.startswith(f"{path}: not a durations file (none of its lines is JSON): "
+                           "JSON lines with vid and duration, or a JSON object vid -> ")
+    assert head.endswith("in charades.json)")
+    assert rows == [f"  {path}:1: malformed JSON (Extra data at column 2)",
+                    f"  {path}:2: malformed JSON (Extra data at column 2)",
+                    "  ... and 3718 more"]

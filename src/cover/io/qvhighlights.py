@@ -118,6 +118,12 @@ def read_ground_truth(path: str | Path, *, on_error: OnError = "raise") -> Loade
     return Loaded(table, raw.problems, raw.rejected)
 
 
+#: What a durations file (``--videos``) holds, for a message about one that is not one.
+DURATIONS_SHAPES = ("JSON lines with vid and duration, or a JSON object vid -> {duration} "
+                    "(Charades-STA's text ground truth has no durations: its videos' are "
+                    "in charades.json)")
+
+
 def read_durations(path: str | Path) -> tuple[NDArray[np.str_], NDArray[np.float64]]:
     """``(vid, duration)`` from any JSON-lines annotation file with those two fields
     (QVHighlights' unlabelled release files qualify). Rows lacking either are skipped:
@@ -125,6 +131,9 @@ def read_durations(path: str | Path) -> tuple[NDArray[np.str_], NDArray[np.float
     JSON, not an object, not UTF-8) is an error naming it, as are conflicting durations
     for one vid: a video whose line is lost would otherwise lose its duration unsaid."""
     raw = read_json_rows(path)
+    if raw.problems and not raw.records:  # no line is JSON: another kind of file
+        raise InputError(f"{raw.path}: not a durations file (none of its lines is JSON): "
+                         f"{DURATIONS_SHAPES}\n{summarize(in_line_order(raw.problems), limit=2)}")
     if raw.problems:
         raise InputError(f"{len(raw.problems)} line(s) of {raw.path} cannot be read (the "
                          f"durations of their videos would be lost):\n"
