@@ -115,15 +115,15 @@ def test_align_truth_rekeys_only_when_content_matches_more() -> None:
     assert same is preds and (agree, matched) == (2, 0)
 
 
-def _certified_synthetic(tmp_path: Path) -> tuple[Path, Path, Path, Path]:
-    """60 synthetic rows: a calibrator at alpha 0.1 on the first 30, the other 30
+def _certified_synthetic(tmp_path: Path, n: int = 60) -> tuple[Path, Path, Path, Path]:
+    """``n`` synthetic rows: a calibrator at alpha 0.1 on the first half, the others
     certified as JSON lines, and a second calibrator at alpha 0.3."""
     from cli_files import synthetic, write_jsonl
 
-    preds, gt = synthetic(tmp_path, n=60, saliency=False)
+    preds, gt = synthetic(tmp_path, n=n, saliency=False)
     rows = [json.loads(x) for x in preds.read_text().splitlines()]
-    cal_p = write_jsonl(tmp_path / "cal_preds.jsonl", list(rows[:30]))
-    test_p = write_jsonl(tmp_path / "test_preds.jsonl", list(rows[30:]))
+    cal_p = write_jsonl(tmp_path / "cal_preds.jsonl", list(rows[:n // 2]))
+    test_p = write_jsonl(tmp_path / "test_preds.jsonl", list(rows[n // 2:]))
     cal, cal3 = tmp_path / "cal.json", tmp_path / "cal3.json"
     regions = tmp_path / "regions.jsonl"
     for path, alpha in ((cal, "0.1"), (cal3, "0.3")):
@@ -276,17 +276,22 @@ def test_csv_regions_of_a_conditional_calibrator_pass_the_threshold_check(tmp_pa
 
 def test_tgn_proposals_calibrate_certify_evaluate_as_the_study_fits(
         data_dir: Path, tmp_path: Path) -> None:
-    """TGN writes ten scored proposals and no saliency: SLS on the relevance built from
-    them, calibrated, certified on held-out videos and evaluated by the CLI, gives the
-    regions of the study's fit (the labelled table read with the flag, fitted as is)
-    and a coverage near 1 - alpha."""
+    """TGN writes ten scored proposals and no saliency, and names its queries <vid>-<k>
+    where Charades-STA numbers them by line: `cover split --preds` writes the lists in
+    TGN's names, so the one pair of lists serves calibrate, certify and evaluate, from
+    the command line alone. SLS on the relevance built from the proposals, calibrated,
+    certified on held-out videos and evaluated, gives the regions of the study's fit
+    (the labelled table read with the flag, fitted as is) and a coverage near 1 - alpha."""
     from cover.calibrate import Calibrator
     from cover.io.labelled import read_labelled
 
     preds = data_dir / "charades_sta/tgn/TGN_predict_proposals_test_nms_0.55.json"
     gt = data_dir / "charades_sta/annotations/charades_sta_test.txt"
     videos = data_dir / "charades_sta/annotations/charades.json"
-    assert main(["split", "--gt", str(gt), "--out-dir", str(tmp_path)]) == 0
+    by_gt = tmp_path / "by_gt"
+    assert main(["split", "--gt", str(gt), "--out-dir", str(by_gt)]) == 0
+    assert main(["split", "--gt", str(gt), "--preds", str(preds), "--out-dir",
+                 str(tmp_path)]) == 0
     cal_q, test_q = tmp_path / "calibration_qids.txt", tmp_path / "test_qids.txt"
     cal, regions, metrics = tmp_path / "cal.json", tmp_path / "r.jsonl", tmp_path / "m.json"
     assert main(["calibrate", "--preds", str(preds), "--gt", str(gt), "--qids", str(cal_q),
@@ -295,10 +300,15 @@ def test_tgn_proposals_calibrate_certify_evaluate_as_the_study_fits(
     assert json.loads(cal.read_text())["relevance"] == "proposals"
     cal_t = read_labelled(preds, gt, qids=cal_q, relevance_from="proposals").table
     test_t = read_labelled(preds, gt, qids=test_q, relevance_from="proposals").table
-    held_out = tmp_path / "tgn_test_qids.txt"  # the test videos' queries in TGN's names
-    held_out.write_text("\n".join(test_t.qid.tolist()) + "\n")
+    # the same queries as the ground truth's own lists, in TGN's names
+    for mine, theirs in ((cal_t, by_gt / "calibration_qids.txt"),
+                         (test_t, by_gt / "test_qids.txt")):
+        same = read_labelled(preds, gt, qids=theirs, relevance_from="proposals").table
+        assert sorted(mine.qid.tolist()) == sorted(same.qid.tolist())
+    listed = test_q.read_text().splitlines()
+    assert len(listed) == len(test_t) == 2184 and all("-" in q for q in listed)
     assert main(["certify", "--calibrator", str(cal), "--preds", str(preds), "--videos",
-                 str(videos), "--qids", str(held_out), "-o", str(regions)]) == 0
+                 str(videos), "--qids", str(test_q), "-o", str(regions)]) == 0
     assert main(["evaluate", "--regions", str(regions), "--gt", str(gt), "--relevance-from",
                  "proposals", "--json", str(metrics)]) == 0
     study = Calibrator(score="sls", alpha="0.3").fit(cal_t)
@@ -472,3 +482,24 @@ def test_compact_regions_do_not_make_up_the_grounders_iou(tmp_path: Path, capsys
     assert echo["point_iou"] > 0 and compact["point_iou"] is None
     assert "base grounder point-IoU not known (the regions carry no predicted window" in said
     assert compact["marginal"] == echo["marginal"]
+
+
+@pytest.mark.parametrize("region, said", [
+    ("whole", "ABOVE (more coverage than calibrated, not a miss: e.g. calibration scores "
+              "tied at the threshold, which cover calibrate counts)"),
+    ("point", "BELOW (the guarantee is missed on these rows)")])
+def test_a_coverage_off_its_band_says_which_side_and_what_that_means(
+        tmp_path: Path, capsys, region: str, said: str) -> None:
+    """Above the test band is more coverage than calibrated (ties at the threshold give
+    it: TGN's SLS at alpha 0.1 covers every test query), below it the guarantee is
+    missed: the two are not one word ("OUTSIDE")."""
+    gt, _, _, regions = _certified_synthetic(tmp_path, n=600)  # a band short of 1
+    rows = [json.loads(x) for x in regions.read_text().splitlines()]
+    for r in rows:
+        t = r["cover"]["duration"]
+        r["cover"]["region"] = [[0.0, t]] if region == "whole" else [[t / 2, t / 2 + 1e-3]]
+    regions.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    capsys.readouterr()
+    assert main(["evaluate", "--regions", str(regions), "--gt", str(gt)]) == 0
+    ref = next(ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("reference"))
+    assert f" is {said} its 95% test band [" in ref, ref

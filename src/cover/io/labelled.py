@@ -104,20 +104,8 @@ def read_labelled(
         say(f"{gt}: {len(empty)} queries have no relevant moment; set aside "
             f"({int(drop.sum())} predictions for them)")
     if not p.vid_given:
-        ptab = _vid_from_truth(ptab, gtab, f"{preds}: the mapping names no vid", gt, say)
-    renamed: tuple[np.ndarray, np.ndarray] | None = None
-    # A format numbering queries by position, or text qids (charades_sta_test_<i>: the
-    # grounder's own names), may name the ground truth's queries differently: try the
-    # joins on content. Numeric qids of two id-keyed files are the ids themselves.
-    try_content = not (p.native_qids and g.native_qids) or not _numeric(ptab.qid)
-    joined_by = join_truth(ptab, gtab, g.loaded.rejected) if try_content else None
-    if joined_by is not None and joined_by.gt is not gtab:
-        renamed = (gtab.qid, joined_by.gt.qid)
-        gtab = joined_by.gt
-        differs = (f"; {joined_by.text_differs} of them with a different query text"
-                   if joined_by.text_differs else "")
-        say(f"joined on {joined_by.how}: {joined_by.matched} of {len(ptab)} predictions "
-            f"matched ({joined_by.agree} by qid){differs}")
+        ptab = vid_from_truth(ptab, gtab, f"{preds}: the mapping names no vid", gt, say)
+    gtab, renamed = truth_named_as_predictions(p, g, ptab, say)
     listed = None
     if qids is not None:
         wanted, lines = read_qid_lines(qids)
@@ -144,6 +132,28 @@ def read_labelled(
     return Labelled(table, problems, p.loaded.relevance)
 
 
+def truth_named_as_predictions(p: formats.Read, g: formats.Read, ptab: GroundingTable,
+                               say: Callable[[str], None]
+                               ) -> tuple[GroundingTable, tuple[np.ndarray, np.ndarray] | None]:
+    """The ground truth of ``g`` under the qids of the predictions ``ptab`` (read as
+    ``p``) when another join matches more of them than their qids do
+    (:func:`cover.io.order_join.join_truth`), said, with ``(old qids, new qids)``; else
+    the ground truth as read and None."""
+    gtab = g.loaded.table
+    # A format numbering queries by position, or text qids (charades_sta_test_<i>: the
+    # grounder's own names), may name the ground truth's queries differently: try the
+    # joins on content. Numeric qids of two id-keyed files are the ids themselves.
+    try_content = not (p.native_qids and g.native_qids) or not _numeric(ptab.qid)
+    joined_by = join_truth(ptab, gtab, g.loaded.rejected) if try_content else None
+    if joined_by is None or joined_by.gt is gtab:
+        return gtab, None
+    differs = (f"; {joined_by.text_differs} of them with a different query text"
+               if joined_by.text_differs else "")
+    say(f"joined on {joined_by.how}: {joined_by.matched} of {len(ptab)} predictions "
+        f"matched ({joined_by.agree} by qid){differs}")
+    return joined_by.gt, (gtab.qid, joined_by.gt.qid)
+
+
 def _translate(wanted: np.ndarray, old: np.ndarray, new: np.ndarray, *,
                keep: np.ndarray) -> np.ndarray:
     """``wanted`` qids that are ground-truth qids renamed by the content join, in their
@@ -154,7 +164,7 @@ def _translate(wanted: np.ndarray, old: np.ndarray, new: np.ndarray, *,
     return np.where(hit, new[order][pos], wanted)
 
 
-def _vid_from_truth(ptab: GroundingTable, gtab: GroundingTable, why: str, gt: str | Path,
+def vid_from_truth(ptab: GroundingTable, gtab: GroundingTable, why: str, gt: str | Path,
                     say: Callable[[str], None]) -> GroundingTable:
     """``ptab`` with each vid taken from the ground-truth row of the same qid, said."""
     j, hit = index_of(gtab.qid, ptab.qid)

@@ -240,9 +240,8 @@ def _finish(job: EvaluateFiles, kind: str, ev: Evaluation, field: GroundingMetri
         print("reference: not tested (no row in the marginal coverage)")
     elif ev.reference is not None:
         r = ev.reference
-        inside = r["band_lo"] <= m.coverage <= r["band_hi"]
         cb = r["calibration_band"]
-        print(f"reference: coverage {m.coverage:.4f} is {'inside' if inside else 'OUTSIDE'} "
+        print(f"reference: coverage {m.coverage:.4f} is {_against_band(m.coverage, r)} "
               f"its 95% test band [{r['band_lo']:.4f}, {r['band_hi']:.4f}] around k/(n+1) = "
               f"{r['expected']:.4f} (calibration band [{cb[0]:.4f}, {cb[1]:.4f}] from n = "
               f"{r['n_calibration']}, Beta sd {r['beta_sd']:.4f}; this test sample's own sd "
@@ -268,3 +267,15 @@ def _finish(job: EvaluateFiles, kind: str, ev: Evaluation, field: GroundingMetri
                    inputs=[job.regions, job.gt, job.gt_durations])
         print(f"wrote {job.json}")
     return out
+
+
+def _against_band(coverage: float, r: dict[str, Any]) -> str:
+    """Where ``coverage`` lies against the test band, in words: below it is a miss of the
+    guarantee; above it is more coverage than promised (not a miss), e.g. from
+    calibration scores tied at the threshold (``cover calibrate`` counts them)."""
+    if coverage < r["band_lo"]:
+        return "BELOW (the guarantee is missed on these rows)"
+    if coverage > r["band_hi"]:
+        return ("ABOVE (more coverage than calibrated, not a miss: e.g. calibration scores "
+                "tied at the threshold, which cover calibrate counts)")
+    return "inside"
