@@ -51,7 +51,19 @@ def test_study_all_fills_every_table(study_run: tuple[Path, dict]) -> None:
     assert man["missing"] == [
         "Nominal region of the grounder's own uncertainty: needs a prediction file with "
         "start_std/end_std (e.g. `cover ensemble` of several checkpoints), not available"]
-    assert (out / "tables.md").read_text().count("| ") > 100
+    md = (out / "tables.md").read_text()
+    assert md.count("| ") > 100
+    # It opens as the report does: the command, then the summary, misses first, then
+    # the tables; the report's box, read back from the files written.
+    from cover.report.build import summary_of
+    from cover.report.demo_summary import summary_markdown
+
+    heads = [ln for ln in md.splitlines() if ln.startswith("## ")]
+    assert heads[:2] == ["## Summary", "## overview"]
+    summary = md[md.index("## Summary\n\n") + 12:md.index("## overview")]
+    assert summary.strip() == summary_markdown(summary_of(out)).strip()
+    assert summary.startswith("**Where the guarantee falls short (")
+    assert "| Grounder | Dataset | On target | Coverage at 0.90 |" in summary
     assert man["command"].startswith("cover study all --preds")
 
 

@@ -155,3 +155,41 @@ def test_several_pairs_claim_only_what_their_studies_said() -> None:
                         [], [])
     assert "Weak boundary: G (start) need a clearly larger widening" in html
     assert "<th>Weak side (start/end)</th>" in html and "<td>start (2.00)</td>" in html
+
+
+def test_pairs_without_a_coverage_study_are_not_said_to_miss_their_target() -> None:
+    """`cover study conditional` over two grounders measures no marginal coverage: the
+    summary said "consistent with the 90% target on 0 of 2" and "On target: NO" for
+    both. It now says coverage was not measured; with one pair measured, the count is
+    of that one and the other is named as not measured."""
+    pairs = [PAIR, {**PAIR, "id": "q", "name": "H"}]
+    bare = {k: v for k, v in _studies(0.80).items() if k != "coverage"}
+    html = summary_html(pairs, {"p": bare, "q": dict(bare)}, [], [])
+    assert "consistent with" not in html and "<td>NO</td>" not in html
+    assert ("Realised coverage over all test queries was not measured in this run (the "
+            "coverage study did not run).") in html
+    assert html.count("<td>not measured</td>") == 2
+    html = summary_html(pairs, {"p": bare, "q": _studies(0.91)}, [], [])
+    assert ("consistent with the 90% target on 1 of 1</span> (at or above it, or inside the "
+            "test band that a finite calibration set and a finite test set allow); not "
+            "measured on 1 (no coverage study).") in html
+    assert re.findall(r"<td>(yes|NO|not measured)</td>", html) == ["not measured", "yes"]
+
+
+def test_the_summary_as_markdown_keeps_its_table_and_folded_titles() -> None:
+    """tables.md opens with the report's summary box as Markdown: the overview's HTML
+    table becomes a Markdown table (it ran its cells together as one word), and a folded
+    part keeps its title."""
+    from cover.report.demo_summary import summary_markdown
+
+    pairs = [PAIR, {**PAIR, "id": "q", "name": "H"}]
+    md = summary_markdown(summary_html(pairs, {"p": _studies(0.80), "q": _studies(0.91)},
+                                       [], []))
+    assert md.startswith("**Where the guarantee falls short (")
+    lines = md.splitlines()
+    at = lines.index("| Grounder | Dataset | On target | Coverage at 0.90 |")
+    assert lines[at + 1] == "|---|---|---|---|"
+    assert lines[at + 2] == "| G | D | yes | NORM 0.910 |"
+    assert lines[at + 3] == "| H | D | yes | NORM 0.910 |"
+    assert lines[at - 1] == lines[at + 4] == ""
+    assert "The same in sentences, per pair:" in lines

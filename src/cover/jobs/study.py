@@ -234,7 +234,6 @@ def run_studies(
         missing = sorted({m.text() for r in results for m in r.missing})
         if missing:
             md.append("## Not filled\n\n" + "\n".join(f"* {m}" for m in missing) + "\n")
-        write_text(out / "tables.md", "\n".join(md), inputs=all_inputs)
         manifest = jsonify({
             "cover_version": __version__, "command": command, "protocol": protocol.to_dict(),
             "min_scale": min_scale, "target": target, "studies": wanted, "pairs": manifest_pairs,
@@ -242,6 +241,13 @@ def run_studies(
             "tables": [t.to_dict() for t in tables], "missing": missing, "timings": timings,
         })
         write_json(out / "manifest.json", manifest, inputs=all_inputs)
+        # tables.md opens as the report does: the summary, misses first (read back from
+        # the files just written, as the report reads them).
+        from cover.report.build import summary_of
+        from cover.report.demo_summary import summary_markdown
+
+        md.insert(2 if command else 1, f"## Summary\n\n{summary_markdown(summary_of(out))}")
+        write_text(out / "tables.md", "\n".join(md), inputs=all_inputs)
         if report:
             from cover.report.build import build_report
 

@@ -76,19 +76,39 @@ def _manifest(path: Path) -> Any:
     return man
 
 
-def build_report(results: str | Path, out: str | Path) -> Path:
-    """Write the HTML report of the results folder ``results`` to ``out``."""
+def _folder(results: str | Path) -> tuple[Path, Any, dict[str, dict[str, dict[str, Any]]],
+                                         list[dict[str, Any]]]:
+    """The results folder: its path, manifest, every pair's studies and the transfers."""
     root = Path(results)
     if root.exists() and not root.is_dir():
         raise InputError(f"{root}: is a file, not a `cover study` results folder")
     man = _manifest(root / "manifest.json")
-    pairs = man["pairs"]
     studies: dict[str, dict[str, dict[str, Any]]] = {
-        p["id"]: {s: _load(root / rel) for s, rel in p["studies"].items()} for p in pairs}
+        p["id"]: {s: _load(root / rel) for s, rel in p["studies"].items()}
+        for p in man["pairs"]}
     transfers = []
     for t in man.get("transfers", []):
         doc = _load(root / t["json"])
         transfers.append({**t, "data": doc["data"], "doc": doc})
+    return root, man, studies, transfers
+
+
+def summary_of(results: str | Path) -> str:
+    """The report's summary box (:func:`cover.report.summary.summary_html`, misses first)
+    of the results folder ``results``."""
+    return _summary(*_folder(results))
+
+
+def _summary(root: Path, man: Any, studies: dict[str, dict[str, dict[str, Any]]],
+             transfers: list[dict[str, Any]]) -> str:
+    humans_doc = _load(root / "humans" / "humans.json") if "humans" in man["studies"] else None
+    return summary_html(man["pairs"], studies, transfers, man.get("missing", []), humans_doc)
+
+
+def build_report(results: str | Path, out: str | Path) -> Path:
+    """Write the HTML report of the results folder ``results`` to ``out``."""
+    root, man, studies, transfers = _folder(results)
+    pairs = man["pairs"]
     records = {p["id"]: _load(root / p["queries"]) for p in pairs if p.get("queries")}
     labels = {p["id"]: f"{p['name']} on {p['dataset']}" for p in pairs}
     for pid, rec in records.items():
@@ -109,8 +129,7 @@ def build_report(results: str | Path, out: str | Path) -> Path:
         f"calibrated cut (SLS), so that it contains the true moment with the requested "
         f"probability. COVER {esc(str(man.get('cover_version', '')))}.</p>")
     body.append("<h2 id='summary-h'>Summary</h2>")
-    humans_doc = _load(root / "humans" / "humans.json") if "humans" in man["studies"] else None
-    body.append(summary_html(pairs, studies, transfers, man.get("missing", []), humans_doc))
+    body.append(_summary(root, man, studies, transfers))
     nav = "".join(f"<a href='#s-{s}'>{esc(INTRO.get(s, (s, ''))[0])}</a>"
                   for s in man["studies"])
     body.append(f"<nav>{nav}<a href='#gallery'>Gallery</a><a href='#queries'>All queries</a>"

@@ -83,9 +83,26 @@ def summary_markdown(html_box: str, *, plain: bool = False) -> str:
     import re
 
     box = html_box.split("</div>", 1)[0]
+    box = re.sub(r"<table>(.*?)</table>", lambda m: _markdown_table(m.group(1)), box,
+                 flags=re.S)
+    box = re.sub(r"<summary>(.*?)</summary>", r"<p>\1:</p>", box)  # a folded part's title
     text = re.sub(r"<li>", "\n* ", box)
     text = re.sub(r"</?b[^>]*>", "" if plain else "**", text)
     text = re.sub(r"</?i>", "" if plain else "*", text)
     text = re.sub(r"<p[^>]*>", "\n\n", text)
     text = re.sub(r"<[^>]+>", "", text)
     return html.unescape(re.sub(r"\n{3,}", "\n\n", text)).strip() + "\n"
+
+
+def _markdown_table(rows_html: str) -> str:
+    """An HTML table's rows (``<tr>`` of ``<th>``/``<td>``) as a Markdown table, the
+    first row its header, set off by blank lines."""
+    import re
+
+    rows = [re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", r, flags=re.S)
+            for r in re.findall(r"<tr[^>]*>(.*?)</tr>", rows_html, flags=re.S)]
+    if not rows:
+        return ""
+    lines = ["| " + " | ".join(c.replace("|", "\\|") for c in r) + " |" for r in rows]
+    lines.insert(1, "|" + "---|" * len(rows[0]))
+    return "\n\n" + "\n".join(lines) + "\n\n"
