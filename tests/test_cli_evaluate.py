@@ -485,14 +485,15 @@ def test_compact_regions_do_not_make_up_the_grounders_iou(tmp_path: Path, capsys
 
 
 @pytest.mark.parametrize("region, said", [
-    ("whole", "ABOVE (more coverage than calibrated, not a miss: e.g. calibration scores "
-              "tied at the threshold, which cover calibrate counts)"),
-    ("point", "BELOW (the guarantee is missed on these rows)")])
+    ("whole", "ABOVE (more coverage than asked, paid for in length; calibration scores "
+              "tied at the threshold give it, which cover calibrate counts)"),
+    ("point", "BELOW (fewer true moments covered than promised)")])
 def test_a_coverage_off_its_band_says_which_side_and_what_that_means(
         tmp_path: Path, capsys, region: str, said: str) -> None:
-    """Above the test band is more coverage than calibrated (ties at the threshold give
-    it: TGN's SLS at alpha 0.1 covers every test query), below it the guarantee is
-    missed: the two are not one word ("OUTSIDE")."""
+    """Above the test band is more coverage than asked, paid for in length (ties at the
+    threshold give it: TGN's SLS at alpha 0.1 covers every test query), below it fewer
+    true moments are covered than promised: the two are not one word ("OUTSIDE"), and
+    their words are the study's."""
     gt, _, _, regions = _certified_synthetic(tmp_path, n=600)  # a band short of 1
     rows = [json.loads(x) for x in regions.read_text().splitlines()]
     for r in rows:

@@ -270,12 +270,14 @@ def _finish(job: EvaluateFiles, kind: str, ev: Evaluation, field: GroundingMetri
 
 
 def _against_band(coverage: float, r: dict[str, Any]) -> str:
-    """Where ``coverage`` lies against the test band, in words: below it is a miss of the
-    guarantee; above it is more coverage than promised (not a miss), e.g. from
-    calibration scores tied at the threshold (``cover calibrate`` counts them)."""
+    """Where ``coverage`` lies against the test band, and what that means in the study's
+    words (:data:`cover.report.misses.OFF_BAND`); above it, the likely cause too:
+    calibration scores tied at the threshold, which ``cover calibrate`` counts."""
+    from cover.report.misses import OFF_BAND
+
     if coverage < r["band_lo"]:
-        return "BELOW (the guarantee is missed on these rows)"
+        return f"BELOW ({OFF_BAND['below']})"
     if coverage > r["band_hi"]:
-        return ("ABOVE (more coverage than calibrated, not a miss: e.g. calibration scores "
-                "tied at the threshold, which cover calibrate counts)")
+        return (f"ABOVE ({OFF_BAND['above']}; calibration scores tied at the threshold "
+                "give it, which cover calibrate counts)")
     return "inside"

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from cover.report.layout import esc
+from cover.report.misses import OFF_BAND
 
 #: Term -> one plain sentence (report order).
 GLOSSARY: dict[str, str] = {
@@ -31,7 +32,7 @@ GLOSSARY: dict[str, str] = {
     "cluster in source videos): how far one calibration set alone can move coverage.",
     "test band": "the calibration band widened by the test sample's own noise (sd of "
     "the test mean, clustered by source video; docs/bands.md); a coverage outside it is "
-    "a real miss.",
+    f"a real finding: below it, {OFF_BAND['below']}; above it, {OFF_BAND['above']}.",
     "resamples": "random halves of the calibration pool's videos; a mean ± sd over them "
     "shows how much the choice of calibration set moves coverage and length.",
     "IoU": "of a certified region: overlap with the true moment divided by their union "

@@ -92,14 +92,18 @@ def mondrian_note(doc: dict[str, Any] | None) -> str:
             f"(worst {where}).")
 
 
+#: What a coverage below or above its test band means, in every message that says it.
+OFF_BAND = {"below": "fewer true moments covered than promised",
+            "above": "more coverage than asked, paid for in length"}
+
+
 def band_misses(doc: dict[str, Any]) -> list[str]:
     """Coverage cells outside their test band: below first, then above."""
     cells = [c for c in doc["data"]["cells"] if not c.get("within_band", True)]
     out = []
     for c in sorted(cells, key=lambda c: c["coverage_mean"] >= c["band_lo"]):
         side = "below" if c["coverage_mean"] < c["band_lo"] else "above"
-        what = ("fewer true moments covered than promised" if side == "below" else
-                "more coverage than asked, paid for in length")
+        what = OFF_BAND[side]
         out.append(f"{c['family'].upper()} at the {c['target']:.2f} target: coverage "
                    f"{c['coverage_mean']:.3f}, {side} its test band [{c['band_lo']:.3f}, "
                    f"{c['band_hi']:.3f}] ({what}).")
