@@ -46,7 +46,7 @@ def test_array_entries_that_are_not_objects_are_rejected_by_line(tmp_path) -> No
     assert [(x.line, x.qid, x.problem) for x in raw.problems] == [
         (3, None, "entry is not a JSON object (got a number)"),
         (5, None, "entry is not a JSON object (got a list)")]
-    assert raw.rejected == {3: 5, 5: [1]}
+    assert raw.rejected == {(3, None): 5, (5, None): [1]}
 
 
 def test_array_entries_on_one_line_are_numbered_by_place_and_none_is_lost(tmp_path,

@@ -246,7 +246,7 @@ def test_a_signal_of_too_many_clips_is_an_error_naming_the_row(tmp_path: Path) -
     assert got.table.qid.tolist() == ["8"]
     assert [(p.line, p.qid, p.problem, p.action) for p in got.problems] == [
         (1, "7", why, "rejected")]
-    assert got.rejected[1]["qid"] == 7  # its record, echoed by certify
+    assert got.rejected[1, "7"]["qid"] == 7  # its record, echoed by certify
     with pytest.raises(InputError) as raised:
         formats.read(path, "predictions", options=replace(options, on_error="raise"))
     assert f"{path}:1 (qid=7): {why}" in str(raised.value)

@@ -56,7 +56,7 @@ def assert_accounted(loaded: Loaded, path: Path) -> None:
     """Every non-blank line is either kept or rejected (with a reason), never both."""
     lines = nonblank_lines(path)
     kept = [int(x) for x in loaded.table.line.tolist()]
-    rejected = sorted(loaded.rejected)
+    rejected = sorted(line for line, _ in loaded.rejected)  # keyed by (line, qid)
     assert len(kept) + len(rejected) == len(lines), (kept, rejected, lines)
     assert sorted(kept + rejected) == lines
     rejected_problems = [p for p in loaded.problems if p.action == "rejected"]
@@ -233,7 +233,7 @@ def test_malformed_json_line_names_file_line_and_qid(tmp_path: Path) -> None:
     assert loaded.table.qid.tolist() == ["1", "3"]
     prob = only_problem(loaded)
     assert (prob.line, prob.qid) == (2, "77")
-    assert loaded.rejected[2].startswith('{"qid": 77')  # the raw text is echoed back
+    assert loaded.rejected[2, "77"].startswith('{"qid": 77')  # the raw text is echoed back
     assert_accounted(loaded, p)
 
 
@@ -292,7 +292,7 @@ def test_missing_prediction_field_is_rejected_naming_it(tmp_path: Path, row: dic
     assert loaded.table.qid.tolist() == ["1", "3"]
     prob = only_problem(loaded)
     assert prob.line == 2 and field in prob.problem
-    assert loaded.rejected[2] == row
+    assert loaded.rejected[prob.key] == row
     assert_accounted(loaded, p)
 
 
@@ -412,7 +412,7 @@ def test_many_problems_one_file_every_line_accounted(tmp_path: Path) -> None:
     loaded = read_predictions(p, on_error="reject")
     assert loaded.table.qid.tolist() == ["1", "8", "10"]
     assert loaded.table.line.tolist() == [1, 9, 11]
-    assert sorted(loaded.rejected) == [2, 4, 5, 6, 7, 8, 10]
+    assert sorted(line for line, _ in loaded.rejected) == [2, 4, 5, 6, 7, 8, 10]
     assert_accounted(loaded, p)
 
 
@@ -420,7 +420,7 @@ def test_rejected_rows_keep_the_original_record(tmp_path: Path) -> None:
     bad = pred(2, windows=[[3, 1, 0.5]], query="a query", extra_field=[1, 2])
     p = write_lines(tmp_path / "p.jsonl", [pred(1), bad])
     loaded = read_predictions(p, on_error="reject")
-    assert loaded.rejected == {2: bad}
+    assert loaded.rejected == {(2, "2"): bad}
     assert list(loaded.table.records) == [pred(1)]
 
 
@@ -650,4 +650,4 @@ def test_a_row_with_neither_windows_nor_saliency_is_rejected(tmp_path):
     assert got.table.qid.tolist() == ["1", "3"]
     assert [(x.line, x.qid, x.problem) for x in got.problems] == [
         (2, "2", "missing field: pred_relevant_windows (and no pred_saliency_scores)")]
-    assert got.rejected == {2: {"qid": 2, "vid": "a", "duration": 150}}
+    assert got.rejected == {(2, "2"): {"qid": 2, "vid": "a", "duration": 150}}

@@ -82,7 +82,8 @@ def test_rows_of_one_line_rejected_by_the_stage_are_each_written(
 def test_rows_of_one_line_rejected_by_the_reader_are_each_written(
         data_dir: Path, tmp_path: Path, tgn_calibrator: Path, capsys):
     """Two rows of a one-line document the reader sets aside (a timestamp that is no
-    number, one that is null): each is written with its qid and its own reason."""
+    number, one that is null): each is written with its own reason and its own record,
+    as a kept row is (it was its qid alone: the reader kept one record a line)."""
     src, out = _first_rows(data_dir, tmp_path, 5), tmp_path / "r.jsonl"
     sub = json.loads(src.read_text())
     keys = list(sub["results"])
@@ -100,6 +101,10 @@ def test_rows_of_one_line_rejected_by_the_reader_are_each_written(
                    keys[3]: "a predicted window's start or end is no finite number (empty, "
                             "null, NaN or inf)"}
     assert "rejected 2 of 5 input rows" in capsys.readouterr().out
+    assert {tuple(sorted(k for k in r if k != "cover")) for r in rows} == {
+        ("qid", "value", "vid")}
+    for r in rows:
+        assert r["vid"] == r["qid"].rsplit("-", 1)[0] and r["value"] == sub["results"][r["qid"]]
 
 
 def test_a_too_long_signal_gets_one_fate_read_whole_or_streamed(data_dir: Path, tmp_path: Path,

@@ -48,6 +48,12 @@ class RowProblem:
     problem: str
     action: Action
 
+    @property
+    def key(self) -> tuple[int, str | None]:
+        """``(line, qid)``: the row this problem is about, where the rows of a document
+        may share a line (what a reader's set-aside records are keyed by)."""
+        return self.line, self.qid
+
     def __str__(self) -> str:
         where = f"{self.path}:{self.line}" if self.line > 0 else self.path
         who = f" (qid={self.qid})" if self.qid is not None else ""

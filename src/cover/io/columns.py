@@ -83,9 +83,13 @@ def _reject(c: Columns, reasons: dict[int, str]) -> NDArray[np.bool_]:
     return keep
 
 
-def _rejected_rows(c: Columns, keep: NDArray[np.bool_]) -> dict[int, Any]:
-    """line -> a minimal record for every rejected row (certified output echoes it)."""
-    return {int(c.line[i]): {"qid": str(c.qid[i]), "vid": str(c.vid[i])}
+def _rejected_rows(c: Columns, keep: NDArray[np.bool_], records: NDArray[np.object_] | None
+                   ) -> dict[tuple[int, str | None], Any]:
+    """``(line, qid)`` (the key of its problem, :func:`_reject`) -> the record of every
+    rejected row, as a kept row's (``records``; else its qid and vid): certified output
+    echoes it, and the rows of a document may share a line."""
+    return {(int(c.line[i]), str(c.qid[i]) or None):
+            records[i] if records is not None else {"qid": str(c.qid[i]), "vid": str(c.vid[i])}
             for i in np.flatnonzero(~keep).tolist()}
 
 
@@ -132,7 +136,7 @@ def truth_table(c: Columns, *, on_error: OnError = "raise",
         records=None if records is None else records[keep],
     )
     raise_on_rejections(c.problems, on_error, c.source)
-    return Loaded(table, c.problems, _rejected_rows(c, keep))
+    return Loaded(table, c.problems, _rejected_rows(c, keep, records))
 
 
 def prediction_table(c: Columns, *, clip: float = DEFAULT_CLIP_SECONDS,
@@ -198,7 +202,7 @@ def prediction_table(c: Columns, *, clip: float = DEFAULT_CLIP_SECONDS,
     )
     raise_on_rejections(c.problems, on_error, c.source)
     claims = None if every else (np.asarray(c.qid)[claimed].astype(str), c.line[claimed])
-    return Loaded(table, c.problems, _rejected_rows(c, keep), claims=claims)
+    return Loaded(table, c.problems, _rejected_rows(c, keep, records), claims=claims)
 
 
 def value_ids(values: list[Any], key: str) -> dict[int, str]:

@@ -119,16 +119,13 @@ def parse_json_lines(name: str, numbered: Iterable[tuple[int, bytes]]) -> RawRow
             except _LineError as exc:
                 text = line.decode("utf-8", "backslashreplace")
                 m = _QID_HINT.search(text)
-                raw.problems.append(RowProblem(name, lineno, m.group(2) if m else None,
-                                               str(exc), "rejected"))
-                raw.rejected[lineno] = text.rstrip("\r")
+                raw.set_aside(RowProblem(name, lineno, m.group(2) if m else None,
+                                         str(exc), "rejected"), text.rstrip("\r"))
                 continue
         if not isinstance(obj, dict):
-            raw.problems.append(
-                RowProblem(name, lineno, None,
-                           f"expected a JSON object, got {json_kind(obj)}", "rejected")
-            )
-            raw.rejected[lineno] = line.decode("utf-8", "backslashreplace").rstrip("\r")
+            raw.set_aside(RowProblem(name, lineno, None, "expected a JSON object, got "
+                                     f"{json_kind(obj)}", "rejected"),
+                          line.decode("utf-8", "backslashreplace").rstrip("\r"))
             continue
         records.append(obj)
         lines.append(lineno)

@@ -189,13 +189,12 @@ def with_proposal_relevance(loaded: Loaded, on_error: OnError = "reject") -> Loa
         long = long_signal_problems(t, over)
         raise_on_rejections(long, on_error, t.source)
         gone = np.flatnonzero(over)
-        lines = t.line if t.line is not None else np.zeros(len(t), dtype=np.int64)
         recs = (t.records[gone].tolist() if t.records is not None else
                 [{"qid": q, "vid": v} for q, v in zip(t.qid[gone].tolist(),
                                                         t.vid[gone].tolist(), strict=True)])
         loaded = replace(
             loaded, table=t.take(~over), problems=in_line_order([*loaded.problems, *long]),
-            rejected={**loaded.rejected, **dict(zip(lines[gone].tolist(), recs, strict=True))},
+            rejected={**loaded.rejected, **{p.key: r for p, r in zip(long, recs, strict=True)}},
             # the rows set aside still hold their qids for the duplicate rule and the join
             claims=loaded.claims if loaded.claims is not None or t.line is None
             else (t.qid, t.line))

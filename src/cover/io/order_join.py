@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -23,6 +22,7 @@ from numpy.typing import NDArray
 from cover.data.join import index_of
 from cover.data.table import GroundingTable
 from cover.io.content_join import content_keys, qid_agreement, rank_within, rekey
+from cover.io.row_checks import RejectedRows
 
 _NOT_WORD = re.compile(r"[\W_]+")
 
@@ -51,13 +51,13 @@ def order_qids(t: GroundingTable) -> bool:
     return bool(np.char.isdigit(tail).all())
 
 
-def order_keys(gt: GroundingTable, rejected: dict[int, Any] | None = None) -> NDArray[np.str_]:
+def order_keys(gt: GroundingTable, rejected: RejectedRows | None = None) -> NDArray[np.str_]:
     """``<vid>-<k>`` of every ground-truth row: k = its place among its video's rows in
-    file order (by line, then row), the ``rejected`` rows (line -> record with a vid)
-    holding their places."""
+    file order (by line, then row), the ``rejected`` rows (``(line, qid)`` -> record with a vid)
+    holding their places (a document's rejected row after the kept rows of its line)."""
     n = len(gt)
     lines = gt.line if gt.line is not None else np.zeros(n, dtype=np.int64)
-    extra = [(str(r["vid"]), int(ln)) for ln, r in (rejected or {}).items()
+    extra = [(str(r["vid"]), int(ln)) for (ln, _), r in (rejected or {}).items()
              if isinstance(r, dict) and r.get("vid") is not None]
     vid = np.concatenate([gt.vid.astype(str), np.array([v for v, _ in extra], dtype=str)])
     line = np.concatenate([lines, np.array([ln for _, ln in extra], dtype=np.int64)])
@@ -75,7 +75,7 @@ def _words(q: NDArray[np.object_] | None, n: int) -> NDArray[np.str_]:
 
 
 def join_truth(preds: GroundingTable, gt: GroundingTable,
-               rejected: dict[int, Any] | None = None) -> Joined:
+               rejected: RejectedRows | None = None) -> Joined:
     """The join that matches the most predictions: by qid (kept when it matches them
     all), by order within each video (predictions whose qids are ``<vid>-<k>``), or on
     (vid, query text). ``rejected`` are the ground-truth reader's rejected rows."""

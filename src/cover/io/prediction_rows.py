@@ -6,7 +6,6 @@ reference the bulk reads (:mod:`cover.io.jsonl_batch`) either equal or defer to.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -37,6 +36,7 @@ from cover.io.jsonl import (
     check_unique_qids,
     raise_on_rejections,
 )
+from cover.io.row_checks import RejectedRows
 from cover.ragged import Ragged, row_ids, segment_any
 
 
@@ -74,8 +74,9 @@ def top1(win: NDArray[np.float64], offsets: NDArray[np.int64]) -> tuple[
 class Loaded:
     """A table read from a file, what was wrong with it, and the rows set aside.
 
-    ``rejected`` maps line -> the original row (dict, or raw text when the line was
-    not JSON) of every rejected row, so writers can echo every input row back.
+    ``rejected`` maps ``(line, qid)`` (:attr:`cover.errors.RowProblem.key`: the rows
+    of a document may share a line) -> the original row (dict, or raw text when the
+    line was not JSON) of every rejected row, so writers can echo every input row back.
     ``relevance`` says where the table's relevance signal came from: the file's own
     saliency, or its scored proposals (:mod:`cover.data.relevance`). ``claims``: the
     ``(qids, lines)`` of every row the duplicate rule kept, rejected later or not (a
@@ -87,14 +88,13 @@ class Loaded:
 
     table: GroundingTable
     problems: list[RowProblem]
-    rejected: dict[int, Any]
+    rejected: RejectedRows
     relevance: str = SALIENCY
     claims: tuple[NDArray[np.str_], NDArray[np.int64]] | None = None
 
     @property
     def n_rejected(self) -> int:
-        """Rows set aside: one rejected problem each (``rejected`` holds one row a line,
-        and the rows of a document may share a line)."""
+        """Rows set aside: one rejected problem each."""
         return sum(p.action == "rejected" for p in self.problems)
 
 

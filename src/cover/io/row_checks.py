@@ -17,12 +17,17 @@ from numpy.typing import NDArray
 from cover.data.rules import duplicate_reason, id_problem, json_text, repeats, shown_id
 from cover.errors import RowProblem
 
+#: A reader's set-aside rows: ``(line, qid)`` (:attr:`cover.errors.RowProblem.key`) ->
+#: the row as read (a dict, or the raw text of a line that was not JSON).
+RejectedRows = dict[tuple[int, str | None], Any]
+
 
 @dataclass
 class RawRows:
     """Parsed rows of one file, with their 1-based line numbers.
 
-    ``rejected`` maps line -> the original row (a dict, or the raw text when the
+    ``rejected`` maps ``(line, qid)`` (:attr:`cover.errors.RowProblem.key`: the rows of
+    a document may share a line) -> the original row (a dict, or the raw text when the
     line was not valid JSON) of every row that was rejected, so writers can echo
     every input row back with its fate.
     """
@@ -31,7 +36,12 @@ class RawRows:
     records: list[dict[str, Any]]
     lines: NDArray[np.int64]
     problems: list[RowProblem] = field(default_factory=list)
-    rejected: dict[int, Any] = field(default_factory=dict)
+    rejected: RejectedRows = field(default_factory=dict)
+
+    def set_aside(self, problem: RowProblem, record: Any) -> None:
+        """Reject a row: its problem, and its record under the problem's key."""
+        self.problems.append(problem)
+        self.rejected[problem.key] = record
 
 
 def _qid_text(qid: Any) -> str | None:
@@ -62,8 +72,7 @@ def reject_rows(raw: RawRows, reasons: dict[int, str]) -> NDArray[np.bool_]:
         rec = raw.records[i]
         qid = rec.get("qid") if isinstance(rec, dict) else None
         line = int(raw.lines[i])
-        raw.problems.append(RowProblem(raw.path, line, _qid_text(qid), why, "rejected"))
-        raw.rejected[line] = rec
+        raw.set_aside(RowProblem(raw.path, line, _qid_text(qid), why, "rejected"), rec)
     idx = np.flatnonzero(keep)
     raw.records = [raw.records[i] for i in idx.tolist()]
     raw.lines = raw.lines[idx]

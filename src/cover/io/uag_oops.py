@@ -65,9 +65,8 @@ def read_keyed_json(path: str | Path) -> RawRows:
     for i, (name, rec) in enumerate(data.items(), start=1):
         line = lines.get(name, i) if len(lines) == len(data) else i
         if not isinstance(rec, dict):
-            raw.problems.append(RowProblem(str(path), line, name, "entry is not an object",
-                                           "rejected"))
-            raw.rejected[line] = rec
+            raw.set_aside(RowProblem(str(path), line, name, "entry is not an object",
+                                     "rejected"), rec)
             continue
         records.append({**rec, "qid": name, "vid": name})
         at.append(line)

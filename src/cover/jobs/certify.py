@@ -159,8 +159,8 @@ def summary_line(counts: StreamCounts, how: str) -> str:
 
 def rejected_rows(preds: Loaded, problems: list[RowProblem]) -> list[tuple[int, Any, str]]:
     """``(line, row, reason)`` of every rejected row of ``preds``, one per rejected problem
-    of its file: the row the stage rejected found by line and qid (the rows of a document
-    may share a line), else the one the reader set aside on that line."""
+    of its file, found by line and qid (the rows of a document may share a line): a row
+    the stage rejected among the table's, else the one the reader set aside."""
     t = preds.table
     mine = [p for p in problems if p.action == "rejected" and p.path == t.source]
     if not mine:  # the usual case: no row's record is looked up
@@ -170,14 +170,7 @@ def rejected_rows(preds: Loaded, problems: list[RowProblem]) -> list[tuple[int, 
     by_row: dict[tuple[int, str | None], Any] = {
         (int(ln), str(q)): rec
         for ln, q, rec in zip(lines.tolist(), t.qid.tolist(), records, strict=True)}
-    shared = {ln for ln, n in Counter(p.line for p in mine).items() if n > 1}
-    out = []
-    for p in mine:
-        rec = by_row.get((p.line, p.qid), preds.rejected.get(p.line))
-        if p.line in shared and (p.line, p.qid) not in by_row:
-            rec = {"qid": p.qid}  # set aside by the reader on a line other rows share
-        out.append((p.line, rec, p.problem))
-    return out
+    return [(p.line, by_row.get(p.key, preds.rejected.get(p.key)), p.problem) for p in mine]
 
 
 def certify_whole(job: CertifyJob) -> list[str]:

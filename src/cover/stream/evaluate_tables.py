@@ -148,8 +148,8 @@ def _set_aside(name: str, batch: list[tuple[int, bytes]], records: list[dict[str
     raw = RawRows(name, [records[i] for i in keep], lines[keep])
     for i, why in sorted(bad.items()):
         qid = records[i].get("qid") or None
-        raw.problems.append(RowProblem(name, int(lines[i]), qid, why, "rejected"))
-        raw.rejected[int(lines[i])] = batch[i][1].decode("utf-8", "backslashreplace")
+        raw.set_aside(RowProblem(name, int(lines[i]), qid, why, "rejected"),
+                      batch[i][1].decode("utf-8", "backslashreplace"))
     return raw
 
 

@@ -180,7 +180,7 @@ class CertifyKernel:
         done = self.stage.run(got.loaded, seen)
         table, regions, in_cal = done.table, done.regions, done.in_calibration
         found = done.problems
-        rejected = dict(got.loaded.rejected)
+        rejected = {line: r for (line, _), r in got.loaded.rejected.items()}  # a row a line
         meta = self.stage.meta
         parts = (_fast_out(got, table, regions, meta, in_cal, self.compact)
                  if got.fast and not done.bad and not rejected else None)
@@ -222,7 +222,7 @@ def _write_rows(batch: list[tuple[int, bytes]], raw: RawRows, table: GroundingTa
         if p.action == "rejected" and p.line not in rejected and p.line in raw_by_line \
                 and p.line not in kept_lines:
             at = np.flatnonzero(raw.lines == p.line)
-            rejected[p.line] = raw.records[int(at[0])] if at.size else raw.rejected.get(p.line)
+            rejected[p.line] = raw.records[int(at[0])] if at.size else raw.rejected.get(p.key)
     rows = certified_rows(table, regions, meta, rejected, found, in_calibration=in_cal)
     recs = dict(zip(raw.lines.tolist(), raw.records, strict=True)) | rejected
     order = sorted([*kept_lines, *rejected])
