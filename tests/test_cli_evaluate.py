@@ -283,6 +283,7 @@ def test_tgn_proposals_calibrate_certify_evaluate_as_the_study_fits(
     certified on held-out videos and evaluated, gives the regions of the study's fit
     (the labelled table read with the flag, fitted as is) and a coverage near 1 - alpha."""
     from cover.calibrate import Calibrator
+    from cover.io import formats
     from cover.io.labelled import read_labelled
 
     preds = data_dir / "charades_sta/tgn/TGN_predict_proposals_test_nms_0.55.json"
@@ -300,13 +301,16 @@ def test_tgn_proposals_calibrate_certify_evaluate_as_the_study_fits(
     assert json.loads(cal.read_text())["relevance"] == "proposals"
     cal_t = read_labelled(preds, gt, qids=cal_q, relevance_from="proposals").table
     test_t = read_labelled(preds, gt, qids=test_q, relevance_from="proposals").table
-    # the same queries as the ground truth's own lists, in TGN's names
-    for mine, theirs in ((cal_t, by_gt / "calibration_qids.txt"),
-                         (test_t, by_gt / "test_qids.txt")):
-        same = read_labelled(preds, gt, qids=theirs, relevance_from="proposals").table
-        assert sorted(mine.qid.tolist()) == sorted(same.qid.tolist())
-    listed = test_q.read_text().splitlines()
-    assert len(listed) == len(test_t) == 2184 and all("-" in q for q in listed)
+    # the split of the ground truth's own lists (the same videos, as many queries), in
+    # TGN's names
+    truth = formats.read(gt, "ground_truth").loaded.table
+    vid_of = dict(zip(truth.qid.tolist(), truth.vid.tolist(), strict=True))
+    for mine, theirs, n in ((cal_q, by_gt / "calibration_qids.txt", 1536),
+                            (test_q, by_gt / "test_qids.txt", 2184)):
+        named, own = mine.read_text().splitlines(), theirs.read_text().splitlines()
+        assert len(named) == len(own) == n
+        assert {q.rsplit("-", 1)[0] for q in named} == {vid_of[q] for q in own}
+    assert sorted(test_t.qid.tolist()) == sorted(test_q.read_text().splitlines())
     assert main(["certify", "--calibrator", str(cal), "--preds", str(preds), "--videos",
                  str(videos), "--qids", str(test_q), "-o", str(regions)]) == 0
     assert main(["evaluate", "--regions", str(regions), "--gt", str(gt), "--relevance-from",
