@@ -132,6 +132,20 @@ def test_in_line_order_sorts_by_line_within_each_file_in_first_seen_file_order(p
             assert a.line <= b.line
 
 
+def _tallied(problems: list[RowProblem], how: str) -> ProblemTally:
+    """``problems`` tallied whole, added by batches of 700, or as the sum of the
+    batches' own tallies."""
+    if how == "whole":
+        return ProblemTally.of(problems)
+    tally = ProblemTally()
+    for a in range(0, len(problems), 700):
+        if how == "by batch":
+            tally.add(problems[a:a + 700])
+        else:
+            tally = tally + ProblemTally.of(problems[a:a + 700])
+    return tally
+
+
 @pytest.mark.parametrize("how", ["whole", "by batch", "summed"])
 def test_a_tally_counts_at_most_max_kinds_texts_apart(how):
     """One text a row (a repeated qid names its first line): the tally's memory stays
@@ -142,16 +156,7 @@ def test_a_tally_counts_at_most_max_kinds_texts_apart(how):
     each = [RowProblem("a.jsonl", 10 + i, f"q{i}", f"repeated qid q{i} (line {i})",
                        "rejected") for i in range(3 * MAX_KINDS)]
     problems = common + each
-    if how == "whole":
-        tally = ProblemTally.of(problems)
-    elif how == "by batch":
-        tally = ProblemTally()
-        for a in range(0, len(problems), 700):
-            tally.add(problems[a:a + 700])
-    else:
-        tally = ProblemTally()
-        for a in range(0, len(problems), 700):
-            tally = tally + ProblemTally.of(problems[a:a + 700])
+    tally = _tallied(problems, how)
     kinds = tally.kinds["rejected"]
     assert tally.count("rejected") == sum(kinds.values()) == len(problems)
     assert len(kinds) == MAX_KINDS + 1
@@ -169,16 +174,7 @@ def test_a_tally_counts_at_most_max_kinds_files_apart(how):
     problems = [RowProblem(f"f{i}.jsonl", 1, "q", "bad", "rejected")
                 for i in range(2 * MAX_KINDS)] + [RowProblem("f0.jsonl", 2, "r", "bad",
                                                              "rejected")]
-    if how == "whole":
-        tally = ProblemTally.of(problems)
-    elif how == "by batch":
-        tally = ProblemTally()
-        for a in range(0, len(problems), 700):
-            tally.add(problems[a:a + 700])
-    else:
-        tally = ProblemTally()
-        for a in range(0, len(problems), 700):
-            tally = tally + ProblemTally.of(problems[a:a + 700])
+    tally = _tallied(problems, how)
     files = tally.files["rejected"]
     assert sum(files.values()) == len(problems) and len(files) == MAX_KINDS + 1
     assert files["f0.jsonl"] == 2 and files[OTHER_FILES] == MAX_KINDS
