@@ -88,7 +88,7 @@ def test_no_configuration_abstains_everywhere_with_the_reason() -> None:
     assert cal.params_["found"] is False and cal.threshold_ == math.inf
     reg = cal.certify(t)
     assert reg.abstained.all()
-    rows = certified_rows(t, reg, {"rule": "ltt"}, {}, [])
+    rows = certified_rows(t, reg, {"rule": "ltt"}, [])
     assert len(rows) == 20
     assert {r["cover"]["status"] for r in rows} == {"abstained"}
     assert rows[0]["cover"]["region"] == [[0.0, 100.0]]
@@ -123,7 +123,7 @@ def test_fit_certify_save_load_evaluate(tmp_path) -> None:  # type: ignore[no-un
     assert back.params_ == cal.params_
     again = back.certify(t)
     assert (again.abstained == reg.abstained).all()
-    rows = certified_rows(t, reg, {"score": "sec", "rule": "ltt", "alpha": 0.2}, {}, [])
+    rows = certified_rows(t, reg, {"score": "sec", "rule": "ltt", "alpha": 0.2}, [])
     i = int(np.flatnonzero(reg.abstained)[0])
     assert rows[i]["cover"]["status"] == "abstained"
     assert "above the width budget max_share 0.3" in rows[i]["cover"]["reason"]

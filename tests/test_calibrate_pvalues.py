@@ -74,7 +74,7 @@ def test_p_value_written_and_file_round_trip(tmp_path) -> None:  # type: ignore[
     t = table(120, 4)
     cal = Calibrator(score="sec", alpha=0.1, keep_scores=True).fit(t)
     reg = cal.certify(t)
-    rows = certified_rows(t, reg, {"rule": "split"}, {}, [])
+    rows = certified_rows(t, reg, {"rule": "split"}, [])
     assert rows[0]["cover"]["p_value"] == reg.p_value[0]
     path = tmp_path / "cal.json"
     cal.save(path)

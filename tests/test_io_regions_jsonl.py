@@ -39,7 +39,7 @@ def test_round_trip_reproduces_the_evaluation(tmp_path, family):
     cal = cover.Calibrator(score=family, alpha=0.2).fit(table)
     regions = cal.certify(table)
     rows = certified_rows(table, regions, {"score": family, "rule": "split", "alpha": 0.2,
-                                           "k": cal.k_, "n_calibration": cal.n_}, {}, [])
+                                           "k": cal.k_, "n_calibration": cal.n_}, [])
     out = tmp_path / "r.jsonl"
     write_certified(out, rows)
     back = read_regions(out)
@@ -101,7 +101,7 @@ def test_in_memory_tables_certify_to_rows(tmp_path):
                                                  pred_end=np.full(9, 20.0),
                                                  truth=(np.full(9, 10.0), 20.0 + np.arange(9)))
     cal.fit(cal_table)  # k = ceil(10 * 0.5) = 5 -> threshold 4
-    rows = certified_rows(table, cal.certify(table), {"score": "sec"}, {}, [])
+    rows = certified_rows(table, cal.certify(table), {"score": "sec"}, [])
     assert [r["qid"] for r in rows] == ["a", "b"]
     assert rows[0]["cover"]["region"] == [[6.0, 24.0]] and rows[0]["cover"]["threshold"] == 4.0
     assert rows[1]["cover"]["status"] == "refused" and rows[1]["cover"]["region"] == [[0.0, 50.0]]

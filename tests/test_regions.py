@@ -321,7 +321,7 @@ def test_a_certified_region_is_never_empty(family, data):
     assert ((status == "rejected") == ((comps == 0) & ~reg.refused)).all()
     reasons = empty_reasons(reg)
     assert sorted(reasons) == np.flatnonzero(status == "rejected").tolist()
-    rows = certified_rows(case.table, reg, {"score": family}, {}, [])
+    rows = certified_rows(case.table, reg, {"score": family}, [])
     for row, st_i in zip(rows, status.tolist(), strict=True):
         block = row["cover"]
         assert block["status"] == st_i

@@ -32,7 +32,6 @@ from numpy.typing import NDArray
 
 from cover._json import to_json_number
 from cover.data.table import GroundingTable
-from cover.errors import RowProblem
 from cover.io.output import atomic_open
 from cover.io.regions_read import (  # noqa: F401  (re-exported here)
     LoadedRegions,
@@ -47,16 +46,14 @@ def certified_rows(
     table: GroundingTable,
     regions: Regions,
     meta: dict[str, Any],
-    rejected: dict[int, Any] | list[tuple[int, Any, str]],
-    problems: list[RowProblem],
+    rejected: list[tuple[int, Any, str]],
     *,
     in_calibration: NDArray[np.bool_] | None = None,
 ) -> list[dict[str, Any]]:
     """Rows to write, in input-line order: kept rows with their region, rejected rows
-    with their reason. ``rejected`` maps line -> the row (one row a line: its reason is
-    the first rejected problem of ``table.source`` on that line), or lists
-    ``(line, row, reason)``, one per rejected row (rows of a document may share a
-    line). ``meta`` holds score, rule, alpha, k, n_calibration (and
+    with their reason. ``rejected`` lists ``(line, row, reason)``, one per rejected row
+    (rows of a document may share a line). ``meta`` holds score, rule, alpha, k,
+    n_calibration (and
     ``calibration_sha256``, the digest of the calibration qids). Rows where
     ``in_calibration`` is set were calibration rows and say so (``"in_calibration":
     true``). A table built in memory (no records) gets ``{"qid": ..., "vid": ...}`` rows."""
@@ -91,13 +88,6 @@ def certified_rows(
         if i in empty:
             block["reason"] = empty[i]
         out.append((int(lines[i]), {**rec, "cover": block}))
-    if isinstance(rejected, dict):
-        reasons: dict[int, str] = {}
-        for p in problems:
-            if p.action == "rejected" and p.path == table.source:
-                reasons.setdefault(p.line, p.problem)
-        rejected = [(line, rec, reasons.get(line, "rejected"))
-                    for line, rec in rejected.items()]
     for line, rec, why in rejected:
         block = {"status": "rejected", "region": None, "refused": False, "reason": why,
                  "line": line}

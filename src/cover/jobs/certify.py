@@ -211,7 +211,7 @@ def certify_whole(job: CertifyJob) -> list[str]:
     stage.end_of_input(ProblemTally.of(done.bad), counts, job.on_error, job.preds, late)
     calibration_warning(counts.in_calibration,
                         counts.certified + counts.refused + counts.abstained)
-    rows = certified_rows(done.table, done.regions, stage.meta, rejected, done.problems,
+    rows = certified_rows(done.table, done.regions, stage.meta, rejected,
                           in_calibration=done.in_calibration)
     write_certified(job.output, rows, inputs=[job.calibrator, job.preds, job.videos, job.qids])
     report_problems(counts.tally, what=job.preds)

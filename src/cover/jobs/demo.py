@@ -113,7 +113,7 @@ def _write_demo(out: Path, table: GroundingTable, inputs: list[Path],
         meta = {"score": fam, "rule": cal.rule, "alpha": 0.1, "k": cal.k_,
                 "n_calibration": cal.n_}
         write_certified(out / "regions" / f"{fam}_alpha0.1_test.jsonl",
-                        certified_rows(test, regions, meta, {}, []), inputs=inputs)
+                        certified_rows(test, regions, meta, []), inputs=inputs)
         evaluation[fam] = evaluate(regions, test, calibration=(cal.n_ or 0, cal.k_ or 0)
                                    ).to_dict() | {"threshold": cal.threshold_}
     write_json(out / "evaluation_alpha0.1.json", strict_json(evaluation), inputs=inputs)

@@ -223,7 +223,14 @@ def _write_rows(batch: list[tuple[int, bytes]], raw: RawRows, table: GroundingTa
                 and p.line not in kept_lines:
             at = np.flatnonzero(raw.lines == p.line)
             rejected[p.line] = raw.records[int(at[0])] if at.size else raw.rejected.get(p.key)
-    rows = certified_rows(table, regions, meta, rejected, found, in_calibration=in_cal)
+    # one row a line: a rejected row's reason is the first rejected problem on its line
+    reasons: dict[int, str] = {}
+    for p in found:
+        if p.action == "rejected" and p.path == table.source:
+            reasons.setdefault(p.line, p.problem)
+    rows = certified_rows(table, regions, meta, [(line, rec, reasons.get(line, "rejected"))
+                                                 for line, rec in rejected.items()],
+                          in_calibration=in_cal)
     recs = dict(zip(raw.lines.tolist(), raw.records, strict=True)) | rejected
     order = sorted([*kept_lines, *rejected])
     return ([_out_line(raw_by_line.get(line), row, recs.get(line), compact) + b"\n"
