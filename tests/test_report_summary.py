@@ -193,3 +193,33 @@ def test_the_summary_as_markdown_keeps_its_table_and_folded_titles() -> None:
     assert lines[at + 3] == "| H | D | yes | NORM 0.910 |"
     assert lines[at - 1] == lines[at + 4] == ""
     assert "The same in sentences, per pair:" in lines
+
+
+def test_a_grounders_own_uncertainty_is_said_beside_covers_regions() -> None:
+    """Study 9 in plain words: the nominal region of the grounder's reported sd at the
+    headline target, flagged as overconfident when it falls short by more than the
+    study's shading, beside COVER's calibrated regions; nothing without a reported sd."""
+    def cell(method: str, cov: float, length: float) -> dict[str, Any]:
+        return {"method": method, "target": 0.9, "coverage": cov, "length": length}
+
+    unc = {"data": {"targets": [0.8, 0.9], "cells": [
+        {"method": "nominal", "target": 0.8, "coverage": 0.5, "length": 50.0},
+        cell("nominal", 0.721, 76.3), cell("COVER (NORM)", 0.923, 130.6),
+        cell("COVER (SIGMA)", 0.892, 105.0)]}}
+    box = _box({**_studies(0.91), "uncertainty": unc})
+    assert ("The grounder's own reported uncertainty, read as a 90% region without "
+            "calibration, covers <b>0.721</b> of the test queries at 76.3 s (overconfident: "
+            "short of the level it claims); COVER's calibrated regions on the same queries "
+            "(mean over calibration resamples): NORM 0.923 at 130.6 s, SIGMA 0.892 at "
+            "105.0 s.") in box
+    unc["data"]["cells"][1] = cell("nominal", 0.889, 90.0)  # within the shading
+    assert "covers <b>0.889</b> of the test queries at 90.0 s; COVER" in _box(
+        {**_studies(0.91), "uncertainty": unc})
+    none = {"data": {"targets": [0.8, 0.9], "cells": [cell("COVER (NORM)", 0.9, 1.0)]}}
+    assert "reported uncertainty" not in _box({**_studies(0.91), "uncertainty": none})
+    # a run of this study alone checks nothing that can miss: it says so, not "no miss"
+    box = _box({"uncertainty": unc})
+    assert "No miss found" not in box and "class='ok' id='misses'" not in box
+    assert ("<p id='misses'>No study of this run can find a miss of the guarantee (those "
+            "that can: conditional strata, coverage cells against their test band, RCPS "
+            "violations, width vs accuracy, calibration/test exchangeability).</p>") in box

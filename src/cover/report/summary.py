@@ -45,6 +45,9 @@ def pair_sentences(studies: dict[str, dict[str, Any]]) -> list[str]:
                    f"{d['lams'][0]:g}-{d['lams'][-1]:g} s give coverage from {lo:.3f} to "
                    f"{hi:.3f} (a swing of {hi - lo:.3f}); only calibration lands on the "
                    "target you ask for.")
+    unc = studies.get("uncertainty")
+    if unc:
+        out += _uncertainty_sentences(unc["data"])
     exch = studies.get("exchangeability")
     if exch:
         ps = [c["p_value"] for c in exch["data"]["cells"]]
@@ -55,6 +58,27 @@ def pair_sentences(studies: dict[str, dict[str, Any]]) -> list[str]:
                        f"The split shows a calibration/test difference (smallest permutation "
                        f"p = {min(ps):.3f}); read coverage with that in mind.")
     return out
+
+
+def _uncertainty_sentences(data: dict[str, Any]) -> list[str]:
+    """The grounder's own reported uncertainty at :data:`TARGET` (study 9): what its
+    nominal region covers and costs, beside COVER's calibrated regions on the same test
+    queries; nothing when the grounder reports none."""
+    at = {c["method"]: c for c in data.get("cells", []) if abs(c["target"] - TARGET) < 1e-9}
+    nominal = at.pop("nominal", None)
+    if nominal is None:
+        return []
+    from cover.studies.uncertainty import SHADE_GAP
+
+    short = nominal["coverage"] < TARGET - SHADE_GAP  # the study's shading
+    cover = ", ".join(f"{m.removeprefix('COVER (').rstrip(')')} {c['coverage']:.3f} at "
+                      f"{c['length']:.1f} s" for m, c in at.items())
+    return [f"The grounder's own reported uncertainty, read as a {TARGET:.0%} region "
+            f"without calibration, covers <b>{nominal['coverage']:.3f}</b> of the test "
+            f"queries at {nominal['length']:.1f} s"
+            + (" (overconfident: short of the level it claims)" if short else "")
+            + (f"; COVER's calibrated regions on the same queries (mean over calibration "
+               f"resamples): {cover}." if cover else ".")]
 
 
 def _facts(studies: dict[str, dict[str, Any]]) -> dict[str, Any]:
@@ -254,8 +278,11 @@ def misses_html(pairs: list[dict[str, Any]], studies: dict[str, dict[str, dict[s
     if not items:
         checked = [w for key, w in CHECKED.items() if any(key in studies[p["id"]]
                                                           for p in pairs)]
+        if not checked:  # green "no miss" would claim a check that did not run
+            return ("<p id='misses'>No study of this run can find a miss of the guarantee "
+                    f"(those that can: {esc(', '.join(CHECKED.values()))}).</p>")
         return ("<p class='ok' id='misses'>No miss found in what this run checked: "
-                f"{esc(', '.join(checked) or 'nothing (no coverage study was run)')}.</p>")
+                f"{esc(', '.join(checked))}.</p>")
     notes = [f"{esc(p['name'])}: {n}" if many else n for p in pairs
              if (n := mondrian_note(studies[p["id"]].get("conditional")))]
     return (f"<p id='misses'><b class='bad'>Where the guarantee falls short ({len(items)})"
