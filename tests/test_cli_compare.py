@@ -96,6 +96,10 @@ def test_sides_names_each_side_and_says_what_differs_when_names_agree():
     a, b = sides("qd/preds.jsonl", "md/preds.jsonl", "norm", None, "mondrian", None)
     assert (a.name, b.name) == ("qd", "md")
     assert (b.score, b.rule, b.groups) == ("norm", "mondrian", "pred_length")  # A's choices
+    # two files of one folder (QD-DETR's checkpoints): named apart by their files, as a
+    # study names them (both were "qd NORM/split")
+    a, b = sides("qd/video_preds.jsonl", "qd/audio_preds.jsonl", "norm", None, "split", None)
+    assert (a.name, b.name) == ("qd/video_preds", "qd/audio_preds")
     a, b = sides("qd/preds.jsonl", None, "norm", "sec", "split", None)
     assert (a.name, b.name) == ("qd NORM/split", "qd SEC/split")
     assert b.preds == a.preds

@@ -62,17 +62,22 @@ def sides(a: str, b: str | None, score: str, score_b: str | None, rule: str,
           ) -> tuple[Side, Side]:
     """Side A, and side B: file ``b``, or A again, with ``score_b`` / ``rule_b`` (default:
     A's; the same file with the same choices is an error). Each is named ``name_*``, else
-    by its file's folder, with score and rule added when the two names would agree."""
+    by its file as a study names it (:func:`cover.jobs.study_inputs.default_names`: its
+    folder, with the file's stem when both files are in one), with score and rule
+    added when the two names would agree."""
     from cover.jobs.calibrate_job import DEFAULT_GROUPS
+    from cover.jobs.study_inputs import default_names
 
     path_b, score_b, rule_b = b or a, score_b or score, rule_b or rule
     if b is None and (score_b, rule_b) == (score, rule):
         raise InputError("nothing to compare: give a second prediction file B, or "
                          "--score-b / --rule-b for a second choice on A")
-    shown_a, shown_b = (given or Path(path).parent.name or Path(path).stem
-                        for path, given in ((a, name_a), (path_b, name_b)))
+    files = [Path(a)] if b is None else [Path(a), Path(b)]
+    named = default_names(files) * (3 - len(files))  # one file: its name on both sides
+    shown_a, shown_b = (given or auto for given, auto in zip((name_a, name_b), named,
+                                                              strict=True))
     if shown_a == shown_b and name_b is None:
-        # One file (or two files in one folder): say what differs.
+        # One file with two choices (or two names given alike): say what differs.
         shown_a = f"{shown_a} {score.upper()}/{rule}"
         shown_b = f"{shown_b} {score_b.upper()}/{rule_b}"
     return (Side(Path(a), shown_a, score, rule, DEFAULT_GROUPS.get(rule, "all")),

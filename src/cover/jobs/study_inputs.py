@@ -27,6 +27,16 @@ def guess_dataset(gt: Path) -> str:
     return gt.stem
 
 
+def default_names(preds: Sequence[Path], groups: Sequence[str] | None = None) -> list[str]:
+    """A grounder's name from its prediction file: the file's folder (the grounder), with
+    the file's stem added when one folder holds several of the files (of one group, e.g.
+    one dataset: a grounder on two datasets keeps one name)."""
+    folders = [p.parent.name or p.stem for p in preds]
+    keys = list(zip(folders, groups or [""] * len(preds), strict=True))
+    return [f if keys.count(k) == 1 else f"{f}/{p.stem}"
+            for p, f, k in zip(preds, folders, keys, strict=True)]
+
+
 @dataclass(frozen=True)
 class InputPair:
     preds: Path
@@ -53,14 +63,7 @@ def input_pairs(preds: Sequence[Path], gts: Sequence[Path], names: Sequence[str]
     if datasets and len(datasets) != len(preds):
         raise InputError("give one --dataset per --preds")
     ds = list(datasets) if datasets else [guess_dataset(x) for x in g]
-    if names:
-        nm = list(names)
-    else:
-        folders = [p.parent.name or p.stem for p in preds]
-        nm = []
-        for i, p in enumerate(preds):
-            dup = sum(1 for j in range(len(preds)) if folders[j] == folders[i] and ds[j] == ds[i])
-            nm.append(folders[i] if dup == 1 else f"{folders[i]}/{p.stem}")
+    nm = list(names) if names else default_names(preds, ds)
     pairs = [InputPair(p, gg, n, d) for p, gg, n, d in zip(preds, g, nm, ds, strict=True)]
     ids = [x.id for x in pairs]
     if len(set(ids)) != len(ids):
