@@ -157,12 +157,18 @@ def test_validity_keeps_same_named_files_apart(tmp_path, capsys):
     for folder in ("qd_detr", "eatr"):
         args += ["--preds", str(tmp_path / folder / "best_hl_val_preds.jsonl")]
     assert main(args) == 0
-    a = json.loads((out / "qd-detr-best-hl-val-preds" / "validity.json").read_text())
-    b = json.loads((out / "eatr-best-hl-val-preds" / "validity.json").read_text())
-    assert a["name"] == "qd_detr/best_hl_val_preds" and b["name"] == "eatr/best_hl_val_preds"
+    # named as a study names them: by folder (the grounder), one name per grounder
+    a = json.loads((out / "qd-detr" / "validity.json").read_text())
+    b = json.loads((out / "eatr" / "validity.json").read_text())
+    assert a["name"] == "qd_detr" and b["name"] == "eatr"
     assert a["point_iou"] != b["point_iou"]
     html = (out / "report.html").read_text()
-    assert "qd_detr/best_hl_val_preds" in html and "eatr/best_hl_val_preds" in html
+    assert "qd_detr" in html and "eatr" in html
+    # two files of one folder: the file's stem joins the folder's name
+    write_jsonl(tmp_path / "eatr" / "latest.jsonl", list(rows))
+    assert main([*args, "--preds", str(tmp_path / "eatr" / "latest.jsonl")]) == 0
+    names = {json.loads(f.read_text())["name"] for f in out.glob("*/validity.json")}
+    assert names == {"qd_detr", "eatr/best_hl_val_preds", "eatr/latest"}
     # The same display name twice: suffixed, never overwritten.
     assert main([*args, "--name", "x", "--name", "x"]) == 0
     assert (out / "x" / "validity.json").exists() and (out / "x-2" / "validity.json").exists()
@@ -184,7 +190,7 @@ def test_validity_takes_qids_and_on_error(tmp_path, capsys):
     md = (out / "validity.md").read_text()
     # The summary first (what this run found, misses first), then what it checks.
     paras = md.split("\n\n")
-    assert paras[1] == "**p on gt** (90 queries, 54 in the test split)."
+    assert paras[1] == f"**{tmp_path.name} on gt** (90 queries, 54 in the test split)."
     checks = next(p for p in paras if p.startswith("What this checks: COVER widens each"))
     assert paras.index(checks) > 2
     # No cell at the 0.90 target (alpha 0.2 only): no headline, and no empty heading for it.

@@ -29,8 +29,10 @@ def add_parser(sub: Subparsers) -> None:
     p.add_argument("b", metavar="B", nargs="?", type=InputPath,
                    help="predictions of grounder B (default: A again, with --score-b/--rule-b)")
     add_flags(p, "gt")
-    p.add_argument("--name-a", help="display name of A (default: its file's folder)")
-    p.add_argument("--name-b", help="display name of B (default: its file's folder)")
+    p.add_argument("--name-a", help="display name of A (default: its file's folder, with "
+                   "the file name when A and B share a folder)")
+    p.add_argument("--name-b", help="display name of B (default: its file's folder, with "
+                   "the file name when A and B share a folder)")
     add_flags(p, "score", score="score family of A")
     p.add_argument("--score-b", choices=ALL_FAMILIES, help="score family of B (default: --score)")
     p.add_argument("--rule", choices=COMPARABLE_RULES, default="split",

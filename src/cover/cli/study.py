@@ -34,7 +34,8 @@ def add_parser(sub: Subparsers) -> None:
               gt={"action": "append",
                   "help": "ground truth; one for all --preds or one per --preds"})
     p.add_argument("--name", action="append", help="grounder name per --preds "
-                   "(default: the prediction file's folder)")
+                   "(default: the prediction file's folder, with the file name when one "
+                   "folder holds several)")
     p.add_argument("--dataset", action="append", help="dataset name per --preds "
                    "(default: guessed from the --gt file name)")
     add_flags(p, "out", "alphas", "resamples", alphas="alpha grid (default: the paper's)",

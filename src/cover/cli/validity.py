@@ -24,8 +24,8 @@ def add_parser(sub: Subparsers) -> None:
     add_flags(p, "preds", preds={"action": "append",
                                  "help": "prediction jsonl; repeat for more grounders"})
     p.add_argument("--name", action="append",
-                   help="display name per --preds (default: the file name, with its folder "
-                   "when file names repeat)")
+                   help="display name per --preds (default: as cover study names it: the "
+                   "file's folder, with the file name when one folder holds several)")
     add_flags(p, "gt", "qids", "out",
               qids="study only these query ids (one per line)")
     p.add_argument("--families", nargs="+", choices=FAMILIES, default=list(FAMILIES),

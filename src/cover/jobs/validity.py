@@ -62,17 +62,14 @@ def grounder_names(preds: Sequence[Path], names: Sequence[str] | None = None
                    ) -> tuple[list[str], list[str]]:
     """Display names and output folder names, both unique, one per prediction file.
 
-    Without ``names`` a file is named by its stem, or ``parent/stem`` when stems repeat
-    (most Moment-DETR-style files are ``best_hl_val_preds.jsonl``). A name or folder that
-    still repeats gets a ``(2)`` / ``-2`` suffix, so no grounder's results replace
-    another's.
+    Without ``names`` a file is named as a study names it
+    (:func:`cover.jobs.study_inputs.default_names`: its folder, the grounder, with the
+    file's stem when one folder holds several). A name or folder that still repeats gets
+    a ``(2)`` / ``-2`` suffix, so no grounder's results replace another's.
     """
-    if names:
-        shown = list(names)
-    else:
-        stems = [p.name.removesuffix(".gz").rsplit(".", 1)[0] for p in preds]
-        shown = [f"{p.parent.name}/{s}" if stems.count(s) > 1 and p.parent.name else s
-                 for p, s in zip(preds, stems, strict=True)]
+    from cover.jobs.study_inputs import default_names
+
+    shown = list(names) if names else default_names(preds)
     display: list[str] = []
     folders: list[str] = []
     for name in shown:
