@@ -38,3 +38,31 @@ def test_two_videos_are_split_one_each_side(qvh_gt: Path, tmp_path: Path,
     cal = (tmp_path / "s" / "calibration_qids.txt").read_text().split()
     test = (tmp_path / "s" / "test_qids.txt").read_text().split()
     assert cal and test and len(cal) + len(test) == 4
+
+
+def test_predictions_named_as_the_truth_give_the_truths_lists(
+        qvh_gt: Path, qdetr_preds: Path, tmp_path: Path) -> None:
+    """--preds names each query as the predictions do (cover.jobs.split): QD-DETR names
+    QVHighlights' queries by their own qids, so the lists are the ground truth's."""
+    assert main(["split", "--gt", str(qvh_gt), "--out-dir", str(tmp_path / "a")]) == 0
+    assert main(["split", "--gt", str(qvh_gt), "--preds", str(qdetr_preds), "--out-dir",
+                 str(tmp_path / "b")]) == 0
+    for name in ("calibration_qids.txt", "test_qids.txt"):
+        assert (tmp_path / "a" / name).read_text() == (tmp_path / "b" / name).read_text()
+
+
+def test_a_list_is_never_written_onto_the_predictions(
+        qvh_gt: Path, qdetr_preds: Path, tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """The predictions are an input of the split: a list named like them is refused
+    before anything is read or written, naming the flag."""
+    out = tmp_path / "s"
+    out.mkdir()
+    preds = out / "test_qids.txt"
+    preds.write_bytes(qdetr_preds.read_bytes())
+    assert main(["split", "--gt", str(qvh_gt), "--preds", str(preds), "--out-dir",
+                 str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "--preds" in err and str(preds) in err and "Traceback" not in err
+    assert preds.read_bytes() == qdetr_preds.read_bytes()
+    assert not (out / "calibration_qids.txt").exists()
