@@ -489,8 +489,8 @@ def test_compact_regions_do_not_make_up_the_grounders_iou(tmp_path: Path, capsys
 
 
 @pytest.mark.parametrize("region, said", [
-    ("whole", "ABOVE (more coverage than asked, paid for in length; calibration scores "
-              "tied at the threshold give it, which cover calibrate counts)"),
+    ("whole", "ABOVE (more coverage than asked, paid for in length; e.g. from calibration "
+              "scores tied at the threshold, which cover calibrate counts)"),
     ("point", "BELOW (fewer true moments covered than promised)")])
 def test_a_coverage_off_its_band_says_which_side_and_what_that_means(
         tmp_path: Path, capsys, region: str, said: str) -> None:

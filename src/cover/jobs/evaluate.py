@@ -271,13 +271,14 @@ def _finish(job: EvaluateFiles, kind: str, ev: Evaluation, field: GroundingMetri
 
 def _against_band(coverage: float, r: dict[str, Any]) -> str:
     """Where ``coverage`` lies against the test band, and what that means in the study's
-    words (:data:`cover.report.misses.OFF_BAND`); above it, the likely cause too:
-    calibration scores tied at the threshold, which ``cover calibrate`` counts."""
+    words (:data:`cover.report.misses.OFF_BAND`); above it, one cause to look at (the
+    regions alone cannot say which): calibration scores tied at the threshold, which
+    ``cover calibrate`` counts."""
     from cover.report.misses import OFF_BAND
 
     if coverage < r["band_lo"]:
         return f"BELOW ({OFF_BAND['below']})"
     if coverage > r["band_hi"]:
-        return (f"ABOVE ({OFF_BAND['above']}; calibration scores tied at the threshold "
-                "give it, which cover calibrate counts)")
+        return (f"ABOVE ({OFF_BAND['above']}; e.g. from calibration scores tied at the "
+                "threshold, which cover calibrate counts)")
     return "inside"
