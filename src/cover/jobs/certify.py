@@ -165,11 +165,11 @@ def rejected_rows(preds: Loaded, problems: list[RowProblem]) -> list[tuple[int, 
     mine = [p for p in problems if p.action == "rejected" and p.path == t.source]
     if not mine:  # the usual case: no row's record is looked up
         return []
-    lines = t.line if t.line is not None else np.zeros(0, dtype=np.int64)
-    records = [] if t.records is None else list(t.records)
-    by_row: dict[tuple[int, str | None], Any] = {
-        (int(ln), str(q)): rec
-        for ln, q, rec in zip(lines.tolist(), t.qid.tolist(), records, strict=True)}
+    by_row: dict[tuple[int, str | None], Any] = {}
+    if t.line is not None and t.records is not None:
+        # only the rows on a line with a rejected row: a few, not the file
+        at = np.flatnonzero(np.isin(t.line, np.array([p.line for p in mine], dtype=np.int64)))
+        by_row = {(int(t.line[i]), str(t.qid[i])): t.records[i] for i in at.tolist()}
     return [(p.line, by_row.get(p.key, preds.rejected.get(p.key)), p.problem) for p in mine]
 
 
