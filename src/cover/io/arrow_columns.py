@@ -41,6 +41,7 @@ from cover.io.opener import (
     not_parquet,
     parquet_file,
 )
+from cover.io.row_checks import id_records
 from cover.ragged import Ragged
 
 _NEEDS_PYARROW = "reading CSV/Parquet needs pyarrow: pip install 'cover-grounding[parquet]'"
@@ -135,9 +136,7 @@ def arrow_columns(table: Any, m: dict[str, str], name: str, first_row: int = 0, 
                 line=np.arange(1, n + 1, dtype=np.int64) + header + first_row, query=query,
                 saliency=sal, reasons=reasons)
     # one dict per row: only for writers that echo rows back as JSON
-    return c, object_column([{"qid": q, "vid": v}
-                             for q, v in zip(qid.tolist(), vid.tolist(), strict=True)]
-                            if with_records else [])
+    return c, object_column(id_records(qid, vid) if with_records else [])
 
 
 def _arrow_ragged(arr: Any, name: str, where: str) -> tuple[NDArray[np.float64],

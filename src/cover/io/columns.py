@@ -31,7 +31,7 @@ from cover.intervals import Intervals
 from cover.io.fields import first_reason
 from cover.io.jsonl import OnError, raise_on_rejections
 from cover.io.qvhighlights import Loaded, top1
-from cover.io.row_checks import id_problem
+from cover.io.row_checks import id_problem, id_records
 from cover.ragged import Ragged, offsets_from_lengths, segment_any, take_index
 
 
@@ -88,9 +88,11 @@ def _rejected_rows(c: Columns, keep: NDArray[np.bool_], records: NDArray[np.obje
     """``(line, qid)`` (the key of its problem, :func:`_reject`) -> the record of every
     rejected row, as a kept row's (``records``; else its qid and vid): certified output
     echoes it, and the rows of a document may share a line."""
-    return {(int(c.line[i]), str(c.qid[i]) or None):
-            records[i] if records is not None else {"qid": str(c.qid[i]), "vid": str(c.vid[i])}
-            for i in np.flatnonzero(~keep).tolist()}
+    gone = np.flatnonzero(~keep)
+    recs = records[gone].tolist() if records is not None else id_records(c.qid[gone],
+                                                                          c.vid[gone])
+    return {(int(c.line[i]), str(c.qid[i]) or None): rec
+            for i, rec in zip(gone.tolist(), recs, strict=True)}
 
 
 #: What a file read holds: a grounder's predictions or the ground truth.

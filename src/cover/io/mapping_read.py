@@ -43,6 +43,7 @@ from cover.io.generic import Role, field_at
 from cover.io.jsonl import OnError, field_column, object_column
 from cover.io.mapping import Mapping, Source
 from cover.io.qvhighlights import Loaded
+from cover.io.row_checks import id_records
 
 _BAD = object()  # a value that could not be read (e.g. a string that is not JSON)
 
@@ -190,8 +191,7 @@ def with_proposal_relevance(loaded: Loaded, on_error: OnError = "reject") -> Loa
         raise_on_rejections(long, on_error, t.source)
         gone = np.flatnonzero(over)
         recs = (t.records[gone].tolist() if t.records is not None else
-                [{"qid": q, "vid": v} for q, v in zip(t.qid[gone].tolist(),
-                                                        t.vid[gone].tolist(), strict=True)])
+                id_records(t.qid[gone], t.vid[gone]))
         loaded = replace(
             loaded, table=t.take(~over), problems=in_line_order([*loaded.problems, *long]),
             rejected={**loaded.rejected, **{p.key: r for p, r in zip(long, recs, strict=True)}},

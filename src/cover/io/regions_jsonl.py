@@ -38,6 +38,7 @@ from cover.io.regions_read import (  # noqa: F401  (re-exported here)
     read_regions,
     regions_from_rows,
 )
+from cover.io.row_checks import id_records
 from cover.regions import Regions
 from cover.row_status import row_status, status_reasons
 
@@ -58,8 +59,7 @@ def certified_rows(
     ``in_calibration`` is set were calibration rows and say so (``"in_calibration":
     true``). A table built in memory (no records) gets ``{"qid": ..., "vid": ...}`` rows."""
     records: list[Any] = (list(table.records) if table.records is not None else
-                          [{"qid": q, "vid": v} for q, v in zip(table.qid.tolist(),
-                                                                table.vid.tolist(), strict=True)])
+                          id_records(table.qid, table.vid))
     lines = (table.line if table.line is not None
              else np.arange(1, len(table) + 1, dtype=np.int64))
     out: list[tuple[int, dict[str, Any]]] = []

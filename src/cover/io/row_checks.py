@@ -17,6 +17,14 @@ from numpy.typing import NDArray
 from cover.data.rules import duplicate_reason, id_problem, json_text, repeats, shown_id
 from cover.errors import RowProblem
 
+
+def id_records(qid: Any, vid: Any) -> list[dict[str, Any]]:
+    """A record for each row that has none as read (a table, a table built in memory):
+    its qid and vid, what certified output echoes of it."""
+    return [{"qid": q, "vid": v}
+            for q, v in zip(np.asarray(qid).tolist(), np.asarray(vid).tolist(), strict=True)]
+
+
 #: A reader's set-aside rows: ``(line, qid)`` (:attr:`cover.errors.RowProblem.key`) ->
 #: the row as read (a dict, or the raw text of a line that was not JSON).
 RejectedRows = dict[tuple[int, str | None], Any]
