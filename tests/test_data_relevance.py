@@ -12,8 +12,10 @@ from hypothesis import strategies as st
 
 from cover.data.relevance import (
     MAX_SIGNAL_CLIPS,
+    long_signal_rows,
     rebuild_relevance,
     reject_long_signals,
+    signal_clips,
     signal_rule,
 )
 from cover.data.table import GroundingTable
@@ -67,3 +69,27 @@ def test_a_row_is_rejected_exactly_when_its_signal_would_be_too_long(rows, clip)
             rebuild_relevance(table)
     assert signal_rule("proposals") is reject_long_signals
     assert signal_rule("saliency") is None
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.one_of(DURATIONS, st.sampled_from([float("nan"), 0.0, -5.0])),
+                          st.lists(st.tuples(st.floats(0, 100), st.sampled_from(
+                              [1.0, 50.0, MAX_SIGNAL_CLIPS * 4.0]), st.floats(-1, 1)),
+                              min_size=1, max_size=3)), min_size=1, max_size=8),
+       st.sampled_from([1.0, 2.0]))
+def test_the_rows_too_long_are_those_whose_signal_would_be(rows, clip):
+    """long_signal_rows reads T alone: it marks exactly the rows whose signal length
+    (signal_clips, which reads the windows too) passes the bound. A row whose T is not
+    known is never marked, however far its proposals reach: its signal stands in, capped,
+    until T is known."""
+    durations = [d for d, _ in rows]
+    windows = [[(s, s + w, c) for s, w, c in ws] for _, ws in rows]
+    # an unknown T (NaN, or not > 0) as a table holds it before T is known
+    table = replace(_table([1.0] * len(rows), windows, clip),
+                    duration=np.array(durations, dtype=np.float64))
+    w = table.pred_windows
+    assert w is not None
+    lengths, _, _ = signal_clips(w.values, w.offsets, table.duration, clip)
+    over = long_signal_rows(table)
+    assert over.tolist() == (lengths > MAX_SIGNAL_CLIPS).tolist()
+    assert not over[~(np.array(durations) > 0)].any()

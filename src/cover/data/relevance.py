@@ -75,13 +75,27 @@ def signal_rule(relevance: str) -> Callable[[GroundingTable], tuple[
 def long_signal_rows(table: GroundingTable) -> NDArray[np.bool_]:
     """The rows whose relevance from proposals over ``[0, T]`` would need more than
     :data:`MAX_SIGNAL_CLIPS` clips (none without proposals): the rule
-    :func:`rebuild_relevance` raises on."""
+    :func:`rebuild_relevance` raises on. Only a known T can pass the bound
+    (:func:`signal_clips` caps a signal that stands in for an unknown one), so the
+    windows are not read."""
     if table.pred_windows is None:
         return np.zeros(len(table), dtype=bool)
-    w = table.pred_windows
-    lengths, _, _ = signal_clips(np.asarray(w.values, dtype=np.float64).reshape(-1, 3),
-                                 w.offsets, table.duration, table.clip)
-    return lengths > MAX_SIGNAL_CLIPS
+    t = np.asarray(table.duration, dtype=np.float64)
+    known = _known(t)
+    return known & ~(_clip_count(np.where(known, t, 0.0), table.clip) <= MAX_SIGNAL_CLIPS)
+
+
+def _known(t: NDArray[np.float64]) -> NDArray[np.bool_]:
+    """Where the duration T is known (a finite number > 0)."""
+    with np.errstate(invalid="ignore"):
+        return np.isfinite(t) & (t > 0)
+
+
+def _clip_count(span: NDArray[np.float64], clip: float) -> NDArray[np.float64]:
+    """``ceil(span / clip)`` clips, as floats (a count past int64 must not wrap round to a
+    small one; NaN stays NaN), rounded first so that 30.000000001 s is 15 clips of 2 s."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        return np.ceil(np.round(span / clip, 9))
 
 
 def long_signal_problems(table: GroundingTable, over: NDArray[np.bool_]) -> list[RowProblem]:
@@ -114,10 +128,8 @@ def signal_clips(windows: NDArray[np.float64], offsets: NDArray[np.int64],
     floor = np.minimum(segment_min(np.where(ok, w[:, 2], np.inf), offsets, empty=0.0), 0.0)
     reach = segment_max(np.where(ok, w[:, 1], -np.inf), offsets, empty=-np.inf)
     t = np.asarray(duration, dtype=np.float64)
-    known = np.isfinite(t) & (t > 0)
-    with np.errstate(invalid="ignore", over="ignore"):
-        clips = np.ceil(np.round(np.where(known, t, np.maximum(reach, 0.0)) / clip, 9))
-    # Compared as floats: a length past int64 must not wrap round to a small one.
+    known = _known(t)
+    clips = _clip_count(np.where(known, t, np.maximum(reach, 0.0)), clip)
     fits = clips <= MAX_SIGNAL_CLIPS  # False for NaN
     lengths = np.where(fits, clips, 0).astype(np.int64)
     lengths[known & ~fits] = MAX_SIGNAL_CLIPS + 1
