@@ -66,3 +66,21 @@ def test_a_list_is_never_written_onto_the_predictions(
     assert "--preds" in err and str(preds) in err and "Traceback" not in err
     assert preds.read_bytes() == qdetr_preds.read_bytes()
     assert not (out / "calibration_qids.txt").exists()
+
+
+def test_rejected_predictions_are_said_and_their_queries_keep_the_truths_names(
+        qvh_gt: Path, qdetr_preds: Path, tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """A prediction row that cannot be read is named on stderr (file, line), and its
+    query is still split, under the ground truth's own name: no query is lost."""
+    lines = qdetr_preds.read_text().splitlines(keepends=True)
+    preds = tmp_path / "preds.jsonl"
+    preds.write_text("".join(["{broken\n", *lines[1:]]))
+    assert main(["split", "--gt", str(qvh_gt), "--preds", str(preds), "--out-dir",
+                 str(tmp_path / "b")]) == 0
+    assert main(["split", "--gt", str(qvh_gt), "--out-dir", str(tmp_path / "a")]) == 0
+    err = capsys.readouterr().err
+    assert f"cover: 1 row(s) rejected in {preds}: malformed JSON" in err
+    assert f"{preds}:1: malformed JSON" in err
+    for name in ("calibration_qids.txt", "test_qids.txt"):
+        assert (tmp_path / "a" / name).read_text() == (tmp_path / "b" / name).read_text()

@@ -44,6 +44,9 @@ def split_queries(gt: str, *, out_dir: str, cal_frac: float, seed: int,
         p = formats.read(preds, "predictions", format=pred_format,
                          options=formats.Options(on_error="reject", columns=columns))
         say(f"{preds}: {p.format} ({len(p.loaded.table)} rows)")
+        # its rejected rows are said, not raised: the split is of the ground truth's
+        # queries, and one with no usable prediction keeps the ground truth's name
+        report_problems(p.loaded.problems, what=preds)
         ptab = p.loaded.table
         if not p.vid_given:
             ptab = vid_from_truth(ptab, t, f"{preds}: the mapping names no vid", gt, say)
