@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 import cover
 from cover.data.table import GroundingTable
 from cover.grounding_metrics import MAP_THRESHOLDS, MAP_TOP_K, grounding_metrics
+from cover.grounding_rows import LENGTH_BUCKETS
 from cover.intervals import Intervals
 from cover.ragged import Ragged
 from cover.window_matching import cross_iou, paired_iou, rank_by_score
@@ -78,7 +79,7 @@ coord = st.integers(0, 40).map(float)
 @st.composite
 def window(draw: st.DrawFn) -> tuple[float, float]:
     s = draw(coord)
-    return s, s + draw(st.integers(1, 30))
+    return s, s + draw(st.integers(1, 45))  # every length bucket
 
 
 @st.composite
@@ -108,6 +109,21 @@ def test_matches_a_per_row_reference(case):
     assert m.miou == pytest.approx(100 * np.mean(ious), abs=1e-9)
     assert m.r1_at(0.5) == pytest.approx(100 * np.mean(np.array(ious) >= 0.5))
     assert m.n_refused == sum(1 for p in preds if not p)
+    # Each length bucket: the rows with a truth window in it, scored on those windows
+    # alone (rows whose windows fall in several buckets are split between them).
+    for name, (lo, hi) in LENGTH_BUCKETS.items():
+        kept = [(p, [w for w in g if lo < w[1] - w[0] <= hi]) for p, g in
+                zip(preds, truth, strict=True)]
+        kept = [(p, g) for p, g in kept if g]
+        got = m.buckets[name]
+        assert got.n == len(kept)
+        if not kept:
+            continue
+        for thr in MAP_THRESHOLDS:
+            want = np.mean([_ap_row(p, g, thr) for p, g in kept])
+            assert got.map_at[thr] == pytest.approx(100 * want, abs=1e-9)
+        want = np.mean([max(_iou(p[0][:2], w) for w in g) if p else 0.0 for p, g in kept])
+        assert got.miou == pytest.approx(100 * want, abs=1e-9)
 
 
 @SETTINGS

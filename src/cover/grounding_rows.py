@@ -102,17 +102,25 @@ class GroundingRows:
         win, reordered = rank_rows_by_score(windows_of(table))
         full = PointRows.of(n, np.arange(n), win, truth.starts, truth.ends, truth.offsets)
         length = truth.ends - truth.starts
-        r = truth.rows
+        r, n_truth = truth.rows, np.diff(truth.offsets)
         buckets = {}
         for name, (lo, hi) in LENGTH_BUCKETS.items():
             keep = (length > lo) & (length <= hi)
-            rows = np.unique(r[keep])
+            count = np.bincount(r[keep], minlength=n)
+            # A row whose every truth window is in the bucket is matched as in ``full``:
+            # its values are copied, and only the rows the bucket splits are matched.
+            whole = (count == n_truth) & (count > 0)
+            keep &= ~whole[r]
+            rows = np.flatnonzero(count * ~whole)
             # Renumber the kept truth windows onto the kept rows.
             new_row = np.searchsorted(rows, r[keep])
             toff = np.zeros(rows.size + 1, dtype=np.int64)
             np.cumsum(np.bincount(new_row, minlength=rows.size), out=toff[1:])
-            buckets[name] = PointRows.of(n, rows, win.take(rows), truth.starts[keep],
-                                         truth.ends[keep], toff)
+            part = PointRows.of(n, rows, win.take(rows), truth.starts[keep],
+                                truth.ends[keep], toff)
+            part.member[whole], part.iou[whole], part.ap[whole] = (True, full.iou[whole],
+                                                                   full.ap[whole])
+            buckets[name] = part
         hl, hits, ap = highlight_rows(table)
         member = np.zeros(n, dtype=bool)
         member[hl] = True
