@@ -259,6 +259,42 @@ def test_a_qids_list_gets_one_fate_on_every_path(cal_path, tmp_path, capsys, bat
         assert f"{listed}:2 (qid=ghost): qid not found in {tmp_path / f'p.{kind}'}" in err
 
 
+@pytest.mark.parametrize("batch", ["16384", "1"])
+def test_a_listed_qid_whose_row_is_rejected_is_found_on_every_path(cal_path, tmp_path,
+                                                                    capsys, batch):
+    """A listed qid whose row is rejected (its vid is no id; its start no number, which
+    the reader sets aside) was found: the row is written rejected for its own reason,
+    and only a qid no row has is named "not found", on every path and batch size."""
+    _write_inputs(tmp_path, [("plain", 10.0, 20.0, T), ("badvid", 10.0, 20.0, T)])
+    for name in ("p.jsonl", "p.csv"):  # the vid " vbadvid": space-padded, no id
+        (tmp_path / name).write_text((tmp_path / name).read_text().replace("vbadvid",
+                                                                           " vbadvid"))
+    pq.write_table(pq.read_table(tmp_path / "p.parquet").set_column(
+        1, "vid", pa.array(["vplain", " vbadvid"])), tmp_path / "p.parquet")
+    with (tmp_path / "p.jsonl").open("a") as fh:
+        fh.write('{"qid": "badrow", "vid": "vb", "duration": 150, '
+                 '"pred_relevant_windows": [[1, "x", 0.9]]}\n')
+    with (tmp_path / "p.csv").open("a") as fh:
+        fh.write("badrow,vb,150.0,1.0,x\n")
+    listed = tmp_path / "q.txt"
+    listed.write_text("plain\nbadvid\nbadrow\nghost\n")
+    for name, kind, extra, out in PATHS:
+        src = tmp_path / f"p.{kind}"
+        assert main(["certify", "--calibrator", str(cal_path), "--preds", str(src), *extra,
+                     "--qids", str(listed), "--batch-rows", batch, "--on-error", "reject",
+                     "-o", str(tmp_path / f"r_{out}")]) == 0
+        err = capsys.readouterr().err
+        missing = re.findall(r"qid=(\w+)\): qid not found", err)
+        # (the Parquet file has no row "badrow": a float column holds no "x")
+        assert missing == (["badrow", "ghost"] if kind == "parquet" else ["ghost"]), name
+        fates = {q: (status, reason) for q, status, _, reason, _ in _fates(
+            tmp_path / f"r_{out}")}
+        assert fates["plain"][0] == "certified", name
+        assert fates["badvid"] == ("rejected", 'vid " vbadvid" has leading or trailing '
+                                   "spaces"), name
+        assert kind == "parquet" or fates["badrow"][0] == "rejected", name
+
+
 def test_on_error_raise_stops_every_path_and_writes_nothing(cal_path, tmp_path, capsys):
     _write_inputs(tmp_path, CASES[:1] + CASES[4:5])
     for name, kind, extra, out in PATHS:

@@ -133,8 +133,6 @@ def certify_streaming(kind: Stream, job: CertifyJob) -> list[str]:
             compact=job.compact, on_error=job.on_error, inputs=inputs, stage=stage,
             before_commit=unknown if qids else None)
     else:
-        # Only a --qids list asks which ids were seen: every id as text, sorted, would
-        # otherwise be built at the end for nothing (about 60 bytes a row at its peak).
         counts, _ = certify_jsonl(
             cal, preds, output, videos=vd, videos_source=source, qids=wanted, clip=job.clip,
             strict=job.strict, compact=job.compact, on_error=job.on_error,
@@ -192,11 +190,7 @@ def certify_whole(job: CertifyJob) -> list[str]:
                                                relevance_from=cal.relevance))
     say(f"{job.preds}: {got.format} ({len(got.loaded.table)} rows)")
     preds = got.loaded
-    late: list[RowProblem] = []  # of the --qids list, after the rows' (as when streamed)
-    wanted = None
-    if job.qids:
-        wanted, lines = read_qid_lines(job.qids)
-        late = unknown_qids(job.qids, wanted, lines, preds.table.qid, job.preds)
+    wanted, lines = read_qid_lines(job.qids) if job.qids else (None, None)
     stage = CertifyStage.of(cal, videos=videos_index(job.videos) if job.videos else None,
                             videos_source=job.videos or "--videos (not given)",
                             qids=wanted, strict=job.strict, max_p=job.max_p)
@@ -208,6 +202,9 @@ def certify_whole(job: CertifyJob) -> list[str]:
     by_status = Counter(row_status(done.regions).tolist())  # an empty region: rejected
     by_status[REJECTED] += len(rejected)
     counts.add_staged(by_status, done)
+    late: list[RowProblem] = []  # of the --qids list, after the rows' (as when streamed)
+    if job.qids and wanted is not None and lines is not None:
+        late = unknown_qids(job.qids, wanted, lines, stage.listed_seen(counts), job.preds)
     stage.end_of_input(ProblemTally.of(done.bad), counts, job.on_error, job.preds, late)
     calibration_warning(counts.in_calibration,
                         counts.certified + counts.refused + counts.abstained)

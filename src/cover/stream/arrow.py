@@ -206,30 +206,6 @@ def certify_rows(
     return CertifiedRows(out if rows is None else out.take(rows), done.problems, rows)
 
 
-class ListedSeen:
-    """Which qids of a ``--qids`` list (``wanted``) the rows of a stream of Arrow batches
-    have, marked a batch at a time in Arrow (no Python string per row): a listed qid
-    that no row has is named once the input is read."""
-
-    def __init__(self, wanted: NDArray[np.str_]) -> None:
-        self.wanted = np.asarray(wanted, dtype=str)
-        self._asked = pa().array(self.wanted, pa().string())
-        self.found = np.zeros(self.wanted.size, dtype=bool)
-
-    def add(self, qids: Any) -> None:
-        """Mark the listed qids among ``qids`` (an Arrow column, as the file has it)."""
-        import pyarrow.compute as pc
-
-        if isinstance(qids, pa().ChunkedArray):
-            qids = qids.combine_chunks()
-        self.found |= pc.is_in(self._asked, value_set=pc.cast(qids, pa().string())
-                               ).to_numpy(zero_copy_only=False)
-
-    def seen(self) -> NDArray[np.str_]:
-        """The listed qids some row had."""
-        return self.wanted[self.found]
-
-
 def _pair(rows: Callable[P, CertifiedRows]) -> Callable[P, tuple[Any, list[RowProblem]]]:
     """``rows`` giving ``(table, problems)`` of its :class:`CertifiedRows`, with the same
     typed arguments."""

@@ -32,7 +32,7 @@ from cover.io.generic import parse_columns
 from cover.io.jsonl import OnError
 from cover.io.output import atomic_open
 from cover.io.seen import SeenIds, repeated_rows
-from cover.stream.arrow import ListedSeen, certify_rows, pa
+from cover.stream.arrow import certify_rows, pa
 from cover.stream.stage import CertifyStage, StreamCounts
 
 #: The columns appended to every row: the ``cover`` block, flattened (region as JSON).
@@ -75,7 +75,6 @@ def certify_csv(
     names = [*COVER_COLUMNS, *([P_VALUE_COLUMN] if stage.p_values else [])]
     seen = SeenIds()  # the qids of earlier batches, each with its first line
     bad = ProblemTally()  # under on_error="raise": every rejected row, raised at the end
-    listed = None if stage.qids is None else ListedSeen(stage.qids)
     with atomic_open(dst, "wb", inputs=[src, *(inputs or [])], threaded=True) as out:
         head = (_pick(csv_in.header, [csv_in.names.index(c) for c in ids], delim)
                 if compact else csv_in.header)
@@ -85,8 +84,6 @@ def certify_csv(
             done = certify_rows(
                 cal, table, columns=csv_in.mapping, lines=lines, source=name, stage=stage,
                 reasons=unread, counts=counts, repeats=batch_repeats(seen, qids, lines))
-            if listed is not None:
-                listed.add(qids)
             if on_error == "raise":
                 bad.add([p for p in done.problems if p.action == "rejected"])  # line order
             if bad:  # the output is dropped: nothing more to write
@@ -102,7 +99,7 @@ def certify_csv(
                     raws = [raws[i] for i in done.rows.tolist()]
                 out.write(b"".join([raw + delim + tail + b"\n"
                                     for raw, tail in zip(raws, cells, strict=True)]))
-        late = [] if before_commit is None or listed is None else before_commit(listed.seen())
+        late = [] if before_commit is None else before_commit(stage.listed_seen(counts))
         # Every batch read, as a whole read reads every row; dst is left as it was.
         stage.end_of_input(bad, counts, on_error, name, late)
     return counts

@@ -73,7 +73,7 @@ def certify_jsonl(
     messages read the tally, and the output names each rejected row's reason). Under
     ``on_error="raise"`` a rejected row stops the run once every batch is read (the
     count and the first rows named, as a whole read names them), and ``dst`` is left as
-    it was. ``before_commit(seen qids)`` runs before the output is renamed
+    it was. ``before_commit(the listed qids some row has)`` runs before the output is renamed
     into place; the problems it returns count like the rows' (e.g. listed qids that
     no row has). ``fast=False`` reads and writes every batch row by row (the reference
     the batch-at-a-time path is tested against; the output is the same). ``max_p``:
@@ -101,7 +101,7 @@ def certify_jsonl(
             counts.add_staged(Counter(done.status.tolist()), done.staged)
             if every_problem:
                 every += done.found
-        late = [] if before_commit is None else before_commit(seen.array())
+        late = [] if before_commit is None else before_commit(kernel.stage.listed_seen(counts))
         # Every batch read, as a whole read reads every row: the same count and the same
         # first rows named, whatever the batch size; dst is left as it was.
         kernel.stage.end_of_input(bad, counts, on_error, name, late)

@@ -26,7 +26,6 @@ from cover.io.output import atomic_open
 from cover.io.seen import repeated_rows
 from cover.stream.arrow import (
     DEFAULT_COLUMNS,
-    ListedSeen,
     calibrator_metadata,
     certify_rows,
     cover_type,
@@ -84,7 +83,6 @@ def certify_parquet(
     counts = StreamCounts()
     repeats = _Repeats(reader, mapping["qid"], str(src))
     bad = ProblemTally()  # under on_error="raise": every rejected row, raised at the end
-    listed = None if stage.qids is None else ListedSeen(stage.qids)
     with atomic_open(dst, "wb", inputs=[src, *(inputs or [])]) as fh:
         # Dictionary-encode only the status; trying it on float columns costs ~40% of a
         # write for nothing.
@@ -97,8 +95,6 @@ def certify_parquet(
                     cal, table, columns=mapping, first_line=read + 1, source=str(src),
                     repeats=repeats.reasons(table, read), stage=stage, counts=counts)
                 read += table.num_rows
-                if listed is not None:
-                    listed.add(arrow_column(table, mapping["qid"], str(src)))
                 out = done.table.select([*keep, "cover"])
                 if on_error == "raise":
                     bad.add([q for q in done.problems if q.action == "rejected"])  # in order
@@ -106,7 +102,7 @@ def certify_parquet(
                     writer.write_table(out.replace_schema_metadata(out_schema.metadata))
         finally:
             writer.close()
-        late = [] if before_commit is None or listed is None else before_commit(listed.seen())
+        late = [] if before_commit is None else before_commit(stage.listed_seen(counts))
         # Every batch read, as a whole read reads every row; dst is left as it was.
         stage.end_of_input(bad, counts, on_error, str(src), late)
     return counts

@@ -73,6 +73,9 @@ class Staged:
     #: Every problem of the batch, the reader's and the stage's, in line order (so the
     #: first ones shown are the same whatever the batch size).
     problems: list[RowProblem]
+    #: Which qids of the stage's ``--qids`` list a row of the batch has, kept or rejected
+    #: (:meth:`CertifyStage._listed`); None without a list.
+    listed: NDArray[np.bool_] | None = None
 
     @property
     def n_in_calibration(self) -> int:
@@ -160,6 +163,7 @@ class CertifyStage:
         """Apply the stage to ``loaded`` (see the module docstring); ``seen`` holds the
         qids of earlier batches (a repeat is rejected) and gets this batch's."""
         table = loaded.table
+        listed = None if self.qids is None else self._listed(loaded)
         rows, found = _id_rejections(table)
         if rows:
             table = table.take(np.delete(np.arange(len(table)), rows))
@@ -183,7 +187,21 @@ class CertifyStage:
         regions = self.cal.certify(table)
         if self.max_p is not None:
             regions = abstain_above(regions, self.max_p)
-        return Staged(table, regions, bad, in_cal, problems)
+        return Staged(table, regions, bad, in_cal, problems, listed)
+
+    def _listed(self, loaded: Loaded) -> NDArray[np.bool_]:
+        """Which qids of the ``--qids`` list a row of the batch has: a row the reader
+        kept, or one rejected (by the reader too) whose qid was read. A listed row
+        rejected for another field was found, and its own reason says why."""
+        assert self.qids is not None
+        named = [p.qid for p in loaded.problems if p.qid is not None]
+        return np.isin(self.qids, loaded.table.qid) | np.isin(self.qids, np.array(named, str))
+
+    def listed_seen(self, counts: StreamCounts) -> NDArray[np.str_]:
+        """The qids of the ``--qids`` list some row of the run had (the batches counted
+        in ``counts``): what :func:`cover.io.qids.unknown_qids` is told, on every path."""
+        assert self.qids is not None
+        return self.qids[counts.listed] if counts.listed is not None else self.qids[:0]
 
 
 def calibrator_fields(cal: Calibrator, **extra: Any) -> dict[str, Any]:
@@ -225,6 +243,8 @@ class StreamCounts:
     #: The summed length (seconds) of the regions written: certified, refused and
     #: abstained rows (a rejected row has none).
     length: float = 0.0
+    #: Which qids of the stage's ``--qids`` list some row had (:attr:`Staged.listed`).
+    listed: NDArray[np.bool_] | None = None
 
     @property
     def mean_length(self) -> float:
@@ -262,6 +282,8 @@ class StreamCounts:
         (:attr:`Staged.n_in_calibration`), the same on every format."""
         self.add(by_status, done.problems, float(done.regions.length.sum()))
         self.in_calibration += done.n_in_calibration
+        if done.listed is not None:
+            self.listed = done.listed if self.listed is None else self.listed | done.listed
 
 
 def _among(qids: NDArray[Any], fitted: NDArray[np.str_]) -> NDArray[np.bool_]:
