@@ -415,9 +415,10 @@ def test_damaged_files_get_one_outcome_streamed_or_whole(tmp_path, capsys, pred_
 @pytest.mark.parametrize("batch", [None, 1, 3])
 def test_a_row_whose_partner_was_rejected_says_so(tmp_path, batch):
     """A prediction whose ground-truth row was rejected, and a ground-truth row whose
-    prediction was rejected, are set aside naming that (both were called 'no ground
-    truth / no prediction for this qid', though the file has a row for it), read whole
-    (``batch`` None) or streamed; a qid in one file only keeps its own reason."""
+    prediction was rejected (for its numbers or for its vid), are set aside naming that
+    (both were called 'no ground truth / no prediction for this qid', though the file
+    has a row for it), read whole (``batch`` None) or streamed; a qid in one file only
+    keeps its own reason."""
     from cover.io.formats import read_truth
 
     preds, truth = tmp_path / "p.jsonl", tmp_path / "g.jsonl"
@@ -428,6 +429,7 @@ def test_a_row_whose_partner_was_rejected_says_so(tmp_path, batch):
     p[2]["pred_relevant_windows"] = [[50.0, 10.0, 0.9]]  # rejected: truth 2 is alone
     g[5]["relevant_windows"] = [[60.0, 20.0]]  # rejected: prediction 5 is alone
     del g[9]  # prediction 9 has no truth row at all
+    p[7]["vid"], g[3]["vid"] = " v7", " v3"  # rejected for an id that is not the qid
     preds.write_text("".join(json.dumps(r) + "\n" for r in p))
     truth.write_text("".join(json.dumps(r) + "\n" for r in g))
     if batch is None:
@@ -444,7 +446,9 @@ def test_a_row_whose_partner_was_rejected_says_so(tmp_path, batch):
     assert why[(str(truth), 3)] == f"its prediction row in {preds} was rejected"
     assert why[(str(preds), 6)] == f"its ground-truth row in {truth} was rejected"
     assert why[(str(preds), 10)] == f"no ground truth for this qid in {truth}"
-    assert len(why) == 5  # and the two rows rejected for their windows
+    assert why[(str(truth), 8)] == f"its prediction row in {preds} was rejected"
+    assert why[(str(preds), 4)] == f"its ground-truth row in {truth} was rejected"
+    assert len(why) == 9  # and the four rows rejected for their windows or vids
 
 
 def test_a_signal_too_long_for_its_duration_rejects_the_row_streamed_or_whole(

@@ -88,6 +88,9 @@ def join_batches(
     # The truth rows some kept prediction row joined (a byte a truth row): seen also
     # holds the qids of rows rejected for their numbers, which predict nothing.
     predicted = np.zeros(len(gt), dtype=bool)
+    # The truth rows whose prediction row the reader rejected, whatever the reason (a
+    # byte a truth row): seen's claims leave out a row rejected for its vid.
+    set_aside = np.zeros(len(gt), dtype=bool)
     found = ProblemTally(keep)
     read_bad = ProblemTally()  # the readers' rejections (a stream's reads set them aside)
     source, n_batches = name, 0
@@ -97,6 +100,10 @@ def join_batches(
         # The truth rows of the batch's rows, looked up once when the rows are the claims.
         pre = index.find(loaded.table.qid) if loaded.claims is None else None
         table, read, repeats = across_batches(loaded, loaded.table, seen, found=pre)
+        lost = [p.qid for p in read if p.action == "rejected" and p.qid is not None]
+        if lost:
+            k, found_k = index.find(np.array(lost, dtype=str))
+            set_aside[k[found_k]] = True
         j, hit = (pre if pre is not None and len(table) == len(loaded.table)
                   else index.find(table.qid))
         if wanted is not None:  # the rows select_qids keeps
@@ -139,6 +146,7 @@ def join_batches(
     else:
         assert isinstance(gt, GroundingTable)  # a SeenIds goes with a table (above)
         claimed = np.isin(gt.qid[missing], seen.array())
+    claimed |= set_aside[missing]
     no_pred = ProblemTally(keep)
     why = (f"no prediction for this qid in {source}",
            f"its prediction row in {source} was rejected")
