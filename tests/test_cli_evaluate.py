@@ -484,8 +484,41 @@ def test_compact_regions_do_not_make_up_the_grounders_iou(tmp_path: Path, capsys
         got[name] = (json.loads(out.read_text()), capsys.readouterr().out)
     (echo, _), (compact, said) = got["echo"], got["compact"]
     assert echo["point_iou"] > 0 and compact["point_iou"] is None
-    assert "base grounder point-IoU not known (the regions carry no predicted window" in said
+    assert "base grounder point-IoU not known (no row carries a predicted window" in said
     assert compact["marginal"] == echo["marginal"]
+
+
+def test_json_lines_regions_of_another_layout_say_why_the_iou_is_not_known(tmp_path: Path,
+                                                                          capsys) -> None:
+    """Regions certified from a table (here CSV) into JSON lines echo the table's own
+    fields (start, end): evaluate says why the base grounder's IoU is not known, and
+    --columns, which only Parquet and CSV regions read, is refused before the ground
+    truth is read, as --calibrator is (neither was a word before: --columns was
+    ignored)."""
+    gt, cal, _, _ = _certified_synthetic(tmp_path)
+    lines = [json.loads(x) for x in (tmp_path / "test_preds.jsonl").read_text().splitlines()]
+    csv_in = tmp_path / "test.csv"
+    csv_in.write_text("qid,vid,duration,start,end\n" + "".join(
+        f"{r['qid']},{r['vid']},150,{r['pred_relevant_windows'][0][0]},"
+        f"{r['pred_relevant_windows'][0][1]}\n" for r in lines))
+    regions = tmp_path / "regions-of-csv.jsonl"
+    assert main(["certify", "--calibrator", str(cal), "--preds", str(csv_in), "--columns",
+                 "qid=qid,vid=vid,duration=duration,start=start,end=end", "-o",
+                 str(regions)]) == 0
+    capsys.readouterr()
+    assert main(["evaluate", "--regions", str(regions), "--gt", str(gt)]) == 0
+    said = capsys.readouterr().out
+    assert ("base grounder point-IoU not known (no row carries a predicted window: JSON-lines "
+            "regions hold one as Moment-DETR's pred_relevant_windows, which --compact output "
+            "and the rows of other layouts lack; CSV and Parquet regions through start= and "
+            "end= of --columns)") in said
+    missing = tmp_path / "no-truth.jsonl"
+    for flag, value in (("--columns", "qid=qid,start=start,end=end"),
+                        ("--calibrator", str(cal))):
+        assert main(["evaluate", "--regions", str(regions), "--gt", str(missing), flag,
+                     value]) == 2
+        err = capsys.readouterr().err
+        assert f"{regions}: {flag} is for CSV" in err, err
 
 
 @pytest.mark.parametrize("region, said", [

@@ -69,11 +69,14 @@ def evaluate_files(job: EvaluateFiles) -> dict[str, Any]:
     from cover.stream.evaluate import evaluate_stream
 
     kind = regions_kind(job.regions)  # before the truth is read: a wrong file fails first
-    map_large_blocks_for(job.gt)  # a large truth and its per-video sums: growing columns
-    truth, problems = _read_truth(job)
     if job.calibrator is not None and kind != "csv":
         raise InputError(f"{job.regions}: --calibrator is for CSV regions; JSON-lines and "
                          "Parquet regions carry their calibrator's fields")
+    if job.columns is not None and kind == "jsonl":
+        raise InputError(f"{job.regions}: --columns is for CSV and Parquet regions; "
+                         "JSON-lines regions are read by their own field names")
+    map_large_blocks_for(job.gt)  # a large truth and its per-video sums: growing columns
+    truth, problems = _read_truth(job)
     run = partial(evaluate_stream, job.regions, truth, target=job.target,
                   refusal_policy=job.refusal_policy, batch_rows=job.batch_rows,
                   columns=job.columns, calibrator=job.calibrator, covariates=job.diagnostics,
@@ -221,9 +224,10 @@ def _finish(job: EvaluateFiles, kind: str, ev: Evaluation, field: GroundingMetri
             else "none (every row evaluated was refused)")
     if field is None:  # no predicted window was read: an IoU of 0 would be made up
         out["point_iou"] = None
-    piou = (f"{ev.point_iou:.3f}" if field is not None else "not known (the regions carry "
-            "no predicted window: --compact output, or CSV / Parquet regions read without "
-            "start= and end=)")
+    piou = (f"{ev.point_iou:.3f}" if field is not None else "not known (no row carries a "
+            "predicted window: JSON-lines regions hold one as Moment-DETR's "
+            "pred_relevant_windows, which --compact output and the rows of other layouts "
+            "lack; CSV and Parquet regions through start= and end= of --columns)")
     print(f"refusal rate {ev.refusal_rate:.3f}; non-refused: {rest}; base grounder point-IoU "
           f"{piou}")
     if ev.selective is not None:
