@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cover.bands import (
+    BETA_BAND,
     CALIBRATION_BAND,
     TEST_BAND,
     CoverageBands,
@@ -42,10 +43,21 @@ def test_bands_are_clipped_named_and_nest(n, frac, deff, g, sd, p) -> None:
 
 
 def test_without_clustering_the_calibration_band_is_the_beta_interval() -> None:
-    b = CoverageBands.of(623, 561)
+    """One query per video (a design effect of 1 over as many videos as rows): the
+    calibration band is the Beta interval. Where the calibration rows were not counted
+    (``cover evaluate`` reads regions only), the same interval is named the Beta band, with
+    no design effect claimed."""
+    b = CoverageBands.of(623, 561, calibration_deff=1.0, calibration_units=623)
     assert b.calibration == beta_band(623, 561)
     assert b.to_dict()["band"] == CALIBRATION_BAND and "test_band" not in b.to_dict()
     assert "Beta(k, n+1-k)" in b.describe() and TEST_BAND not in b.describe()
+    blind = CoverageBands.of(623, 561)
+    assert blind.calibration == b.calibration
+    d = blind.to_dict()
+    assert d["band"] == d["calibration_band_name"] == BETA_BAND
+    assert d["calibration_design_effect"] is None
+    assert blind.describe().startswith(f"95% {BETA_BAND} [") and CALIBRATION_BAND not in (
+        blind.describe())
 
 
 def test_test_band_formula() -> None:

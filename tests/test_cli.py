@@ -169,6 +169,30 @@ def test_demo_without_data_says_what_to_do(tmp_path, capsys):
 
 
 @pytest.mark.xdist_group("demo")  # one worker runs the shared demo (tests/conftest.py)
+def test_demo_calibration_bands_are_those_calibrate_prints(demo_run, qdetr_preds, qvh_gt,
+                                                           tmp_path, capsys):
+    """Each family's calibration band in the demo's evaluation (and its report) is the
+    one `cover calibrate` prints for the demo's calibration queries: widened for queries
+    that share a video (190 videos here). The demo printed the Beta interval alone under
+    that name."""
+    code, out, _, _ = demo_run
+    assert code == 0
+    evaluation = json.loads((out / "evaluation_alpha0.1.json").read_text())
+    for fam in ("norm", "sec", "sls"):
+        ref = evaluation[fam]["reference"]
+        assert ref["calibration_band_name"] == "calibration band"
+        assert ref["calibration_units"] == 190 and ref["calibration_design_effect"] >= 1.0
+        capsys.readouterr()
+        assert main(["calibrate", "--preds", str(qdetr_preds), "--gt", str(qvh_gt),
+                     "--qids", str(out / "calibration_qids.txt"), "--score", fam,
+                     "-o", str(tmp_path / f"{fam}.json")]) == 0
+        said = capsys.readouterr().out
+        lo, hi = ref["calibration_band"]
+        assert (f"95% calibration band [{lo:.4f}, {hi:.4f}] (Beta(k, n+1-k), 190 source "
+                f"videos, design effect {ref['calibration_design_effect']:.2f})") in said, fam
+
+
+@pytest.mark.xdist_group("demo")  # one worker runs the shared demo (tests/conftest.py)
 def test_demo_writes_table_json_figures_and_report(demo_run, data_dir):
     code, out, printed, said = demo_run
     assert code == 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -519,6 +520,26 @@ def test_json_lines_regions_of_another_layout_say_why_the_iou_is_not_known(tmp_p
                      value]) == 2
         err = capsys.readouterr().err
         assert f"{regions}: {flag} is for CSV" in err, err
+
+
+def test_the_band_evaluate_cannot_widen_is_named_the_beta_band(tmp_path: Path,
+                                                               capsys) -> None:
+    """The regions say n and k, not how the calibration queries share videos: evaluate's
+    reference names its interval the Beta band and says why (it called it the calibration
+    band, which `cover calibrate` prints widened), and claims no design effect for it."""
+    gt, _, _, regions = _certified_synthetic(tmp_path)
+    out = tmp_path / "ev.json"
+    capsys.readouterr()
+    assert main(["evaluate", "--regions", str(regions), "--gt", str(gt), "--json",
+                 str(out)]) == 0
+    said = capsys.readouterr().out
+    assert re.search(r"\(Beta band \[0\.\d{4}, 0\.\d{4}\] from n = 30, Beta sd 0\.\d{4}: the "
+                     r"calibration band before its widening for calibration queries that "
+                     r"share a video, which the regions cannot count \(cover calibrate prints "
+                     r"it\); this test sample's own sd", said), said
+    ref = json.loads(out.read_text())["reference"]
+    assert ref["calibration_band_name"] == "Beta band"
+    assert ref["calibration_design_effect"] is None and ref["calibration_units"] is None
 
 
 @pytest.mark.parametrize("region, said", [

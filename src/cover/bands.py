@@ -32,6 +32,9 @@ from numpy.typing import NDArray
 from cover.errors import counted
 
 CALIBRATION_BAND = "calibration band"
+#: The calibration band's Beta interval alone, where how the calibration rows cluster
+#: in videos is not known (``cover evaluate`` reads the regions, not those rows).
+BETA_BAND = "Beta band"
 TEST_BAND = "test band"
 CLUSTER_UNIT = "source video"
 LEVEL = 0.95
@@ -64,6 +67,14 @@ def design_effect(clustered_sd: float, p: float, n: int) -> float:
 
 #: Unit codes counted this many rows at a time.
 _CODE_SLICE = 1 << 21
+
+
+def calibration_clusters(scores: NDArray[np.float64], threshold: float, units: NDArray[Any]
+                         ) -> tuple[float, int]:
+    """``(design effect, videos)`` of the calibration rows' coverage (``score <=
+    threshold``) clustered by ``units`` (source videos): what widens the calibration band
+    (:meth:`CoverageBands.of`)."""
+    return unit_design_effect(np.asarray(scores) <= threshold, units)
 
 
 def unit_design_effect(y: NDArray[np.bool_], units: NDArray[Any]) -> tuple[float, int]:
@@ -150,6 +161,12 @@ class CoverageBands:
     def expected(self) -> float:
         return min(self.k, self.n + 1) / (self.n + 1)
 
+    @property
+    def calibration_name(self) -> str:
+        """:data:`CALIBRATION_BAND` when the calibration rows' videos were counted (the
+        band widens for them), else :data:`BETA_BAND`: the interval is Beta's alone."""
+        return CALIBRATION_BAND if self.calibration_units else BETA_BAND
+
     @classmethod
     def of(cls, n: int, k: int, level: float = LEVEL, *, calibration_deff: float = 1.0,
            calibration_units: int | None = None, test_sd: float | None = None,
@@ -185,10 +202,12 @@ class CoverageBands:
         band = self.test if self.test is not None else self.calibration
         out: dict[str, Any] = {
             "n_calibration": self.n, "k": self.k, "expected": self.expected,
-            "band": TEST_BAND if self.test is not None else CALIBRATION_BAND,
+            "band": TEST_BAND if self.test is not None else self.calibration_name,
             "band_lo": band[0], "band_hi": band[1], "band_level": self.level,
-            "calibration_band": list(self.calibration), "beta_sd": self.beta_sd,
-            "calibration_design_effect": self.calibration_deff,
+            "calibration_band": list(self.calibration),
+            "calibration_band_name": self.calibration_name, "beta_sd": self.beta_sd,
+            "calibration_design_effect": (self.calibration_deff if self.calibration_units
+                                          else None),
             "calibration_units": self.calibration_units, "cluster_unit": CLUSTER_UNIT,
         }
         if self.test is not None:
@@ -201,12 +220,12 @@ class CoverageBands:
         f = f"{{:.{digits}f}}"
         lv = f"{self.level:.0%}"
         cal = f"[{f.format(self.calibration[0])}, {f.format(self.calibration[1])}]"
-        text = f"{lv} {CALIBRATION_BAND} {cal}"
+        text = f"{lv} {self.calibration_name} {cal}"
         if self.calibration_units:
             text += (f" (Beta(k, n+1-k), {counted(self.calibration_units, CLUSTER_UNIT)}, "
                      f"design effect {self.calibration_deff:.2f})")
-        else:
-            text += " (Beta(k, n+1-k))"
+        else:  # no calibration rows counted: not widened for queries sharing a video
+            text += " (Beta(k, n+1-k); the calibration queries' videos not counted)"
         if self.test is not None:
             tb = f"[{f.format(self.test[0])}, {f.format(self.test[1])}]"
             text += (f"; {lv} {TEST_BAND} {tb} (adds the test sample's noise, clustered by "

@@ -213,8 +213,10 @@ class EvaluationSums:
                 self.units.add(unit_codes[everyone], covered[everyone])
         return covered
 
-    def finish(self, calibration: tuple[int, int] | None = None) -> Evaluation:
-        """The :class:`Evaluation` of every row added (``covered`` left empty)."""
+    def finish(self, calibration: tuple[int, int] | None = None,
+               clusters: tuple[float, int] | None = None) -> Evaluation:
+        """The :class:`Evaluation` of every row added (``covered`` left empty);
+        ``clusters``: :func:`evaluate`'s ``calibration_clusters``."""
         n = self.rows
         reference = None
         if calibration is not None:
@@ -226,7 +228,9 @@ class EvaluationSums:
                 *calibration, test_sd=0.0 if np.isnan(sd) else sd,
                 test_p=float(unit_sum.sum() / unit_n.sum()) if unit_n.size else None,
                 test_n=self.marginal.n,
-                test_units=int(unit_n.size))
+                test_units=int(unit_n.size),
+                calibration_deff=1.0 if clusters is None else clusters[0],
+                calibration_units=None if clusters is None else clusters[1])
         piou = self.point_iou.mean() if self.point_iou is not None and n else float("nan")
         return Evaluation(
             marginal=self.marginal.finish(),
@@ -252,6 +256,7 @@ def evaluate(
     target: str = "envelope",
     refusal_policy: str = "whole-video",
     calibration: tuple[int, int] | None = None,
+    calibration_clusters: tuple[float, int] | None = None,
     base_iou: bool = True,
 ) -> Evaluation:
     """Coverage, length, IoU, miss rate, components and refusal rate of ``regions``.
@@ -260,7 +265,10 @@ def evaluate(
     output is always the whole video): ``"whole-video"`` scores them as certified,
     ``"miss"`` counts them as misses, ``"drop"`` leaves them out of the marginal.
     ``calibration=(n, k)`` adds the named bands of :func:`coverage_reference`,
-    widened by this test sample's own noise (cluster sd over split units). ``base_iou=False`` skips
+    widened by this test sample's own noise (cluster sd over split units);
+    ``calibration_clusters=(design effect, videos)`` of the calibration rows' coverage
+    (:func:`cover.bands.calibration_clusters`) widens the calibration band for them
+    (without: the Beta band, named so). ``base_iou=False`` skips
     the grounder's point-IoU (NaN), which does not depend on the regions: loops that
     evaluate many thresholds on one table compute it once. The same as
     :class:`EvaluationSums` fed all rows in one batch.
@@ -272,4 +280,4 @@ def evaluate(
     sums = EvaluationSums(target=target, refusal_policy=refusal_policy,
                           units=calibration is not None, base_iou=base_iou)
     covered = sums.add(regions, table)
-    return replace(sums.finish(calibration), covered=covered)
+    return replace(sums.finish(calibration, calibration_clusters), covered=covered)

@@ -163,9 +163,9 @@ def calibrate(job: CalibrateJob) -> list[str]:
     if job.no_band:
         out.append(f"expected coverage k/(n+1) = {cal.expected_coverage:.4f}")
     else:
-        from cover.bands import CoverageBands, unit_design_effect
+        from cover.bands import CoverageBands, calibration_clusters
 
-        deff, g = unit_design_effect(scores() <= cal.threshold_, got.row_units())
+        deff, g = calibration_clusters(scores(), cal.threshold_, got.row_units())
         bands = CoverageBands.of(cal.n_ or 0, cal.k_ or 0, calibration_deff=deff,
                                  calibration_units=g)
         out.append(f"expected coverage k/(n+1) = {bands.expected:.4f}; {bands.describe()}")

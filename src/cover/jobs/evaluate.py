@@ -247,8 +247,9 @@ def _finish(job: EvaluateFiles, kind: str, ev: Evaluation, field: GroundingMetri
         cb = r["calibration_band"]
         print(f"reference: coverage {m.coverage:.4f} is {_against_band(m.coverage, r)} "
               f"its 95% test band [{r['band_lo']:.4f}, {r['band_hi']:.4f}] around k/(n+1) = "
-              f"{r['expected']:.4f} (calibration band [{cb[0]:.4f}, {cb[1]:.4f}] from n = "
-              f"{r['n_calibration']}, Beta sd {r['beta_sd']:.4f}; this test sample's own sd "
+              f"{r['expected']:.4f} ({r['calibration_band_name']} [{cb[0]:.4f}, {cb[1]:.4f}] "
+              f"from n = {r['n_calibration']}, Beta sd {r['beta_sd']:.4f}{_unclustered(r)}; "
+              "this test sample's own sd "
               f"{r['test_sd']:.4f}, clustered by {r['cluster_unit']}: "
               f"{counted(r['test_units'], 'video')}, design effect "
               f"{r['test_design_effect']:.2f}; docs/bands.md)")
@@ -271,6 +272,17 @@ def _finish(job: EvaluateFiles, kind: str, ev: Evaluation, field: GroundingMetri
                    inputs=[job.regions, job.gt, job.gt_durations])
         print(f"wrote {job.json}")
     return out
+
+
+def _unclustered(r: dict[str, Any]) -> str:
+    """Why the reference gives the Beta band, not the calibration band, when it does
+    (:data:`cover.bands.BETA_BAND`): the regions do not say where the calibration rows
+    were."""
+    from cover.bands import BETA_BAND
+
+    return (": the calibration band before its widening for calibration queries that share "
+            "a video, which the regions cannot count (cover calibrate prints it)"
+            if r["calibration_band_name"] == BETA_BAND else "")
 
 
 def _against_band(coverage: float, r: dict[str, Any]) -> str:

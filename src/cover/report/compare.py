@@ -97,7 +97,8 @@ def _summary(doc: dict[str, Any]) -> str:
         band = doc[side].get("calibration_band")
         if band:
             bands.append(f"{esc(doc[side]['name'])}: expected coverage k/(n+1) = "
-                         f"{band['expected']:.3f}, calibration band [{band['lo']:.3f}, "
+                         f"{band['expected']:.3f}, {esc(band.get('name', 'calibration band'))} "
+                         f"[{band['lo']:.3f}, "
                          f"{band['hi']:.3f}]")
     return (f"<div class='summary' id='summary'><p><b>In short.</b> A = "
             f"{esc(side_label(doc['a']))}, B = {esc(side_label(doc['b']))}, on "
@@ -117,7 +118,9 @@ def compare_html(doc: dict[str, Any]) -> str:
         body.append(f"<p><b>{side.upper()} = {esc(side_label(s))}</b>, {esc(s['preds'])}, "
                     f"{s['n_calibration']} calibration rows:</p><ul>"
                     + "".join(f"<li>{esc(line)}</li>" for line in s["thresholds"]) + "</ul>")
+    bands = sorted({doc[side].get("calibration_band", {}).get("name", "calibration band")
+                    for side in ("a", "b")})
     body.append(glossary_html(["target (1 - alpha)", "certified region", "NORM", "SEC", "SLS",
-                               "share of T", "k/(n+1)", "calibration band", "R1@t, mIoU",
+                               "share of T", "k/(n+1)", *bands, "R1@t, mIoU",
                                "paired difference", "source video (unit)"]))
     return page("COVER compare", "".join(body), {})

@@ -28,7 +28,8 @@ def _headline(evaluation: dict[str, Any], target: float, mean_duration: float) -
     return [
         f"<b>Target {target:.0%}, achieved</b> {esc(achieved)} on "
         f"{first['marginal']['n']} test queries. Expected k/(n+1) = {ref['expected']:.3f} "
-        f"with n = {ref['n_calibration']}; <b>calibration band</b> [{cal_lo:.3f}, "
+        f"with n = {ref['n_calibration']}; <b>{esc(ref['calibration_band_name'])}</b> "
+        f"[{cal_lo:.3f}, "
         f"{cal_hi:.3f}], test band [{ref['band_lo']:.3f}, {ref['band_hi']:.3f}]: "
         + ('<span class="ok">every family inside</span>.' if inside else
            '<span class="bad">not every family inside</span>.'),

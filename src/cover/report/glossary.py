@@ -30,6 +30,10 @@ GLOSSARY: dict[str, str] = {
     "calibration band": "95% range of the realised coverage over calibration sets of this "
     "size (the central interval of Beta(k, n+1-k), widened when calibration queries "
     "cluster in source videos): how far one calibration set alone can move coverage.",
+    "Beta band": "the calibration band's Beta(k, n+1-k) interval alone, not widened for "
+    "calibration queries that share a video, where those queries were not counted (e.g. "
+    "a rule of several thresholds in cover compare): narrower than the calibration band "
+    "when queries cluster.",
     "test band": "the calibration band widened by the test sample's own noise (sd of "
     "the test mean, clustered by source video; docs/bands.md); a coverage outside it is "
     f"a real finding: below it, {OFF_BAND['below']}; above it, {OFF_BAND['above']}.",
@@ -54,9 +58,16 @@ GLOSSARY: dict[str, str] = {
 }
 
 
+#: Terms a page lists only when it asks for them: the study and demo reports always count
+#: the calibration queries' videos, so they never show a Beta band.
+ASKED_ONLY = frozenset({"Beta band"})
+
+
 def glossary_html(terms: Iterable[str] | None = None) -> str:
-    """A compact definition list of ``terms`` (default: all), folded under the summary."""
-    keys = list(GLOSSARY) if terms is None else [t for t in GLOSSARY if t in set(terms)]
+    """A compact definition list of ``terms`` (default: all but :data:`ASKED_ONLY`),
+    folded under the summary."""
+    keys = ([k for k in GLOSSARY if k not in ASKED_ONLY] if terms is None
+            else [t for t in GLOSSARY if t in set(terms)])
     items = "".join(f"<dt>{esc(k)}</dt><dd>{esc(GLOSSARY[k])}</dd>" for k in keys)
     return (f"<details class='glossary' id='glossary' open><summary>Glossary: the terms on "
             f"this page</summary><dl>{items}</dl></details>")

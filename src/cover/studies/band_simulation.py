@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from cover.bands import CoverageBands, unit_design_effect
+from cover.bands import CoverageBands, calibration_clusters
 from cover.calibrate.quantile import conformal_rank
 from cover.calibrate.split import beta_band, beta_sd
 from cover.metrics import cluster_sd
@@ -71,7 +71,7 @@ def simulate(sc: Scenario, *, alpha: float = 0.1, reps: int = 1000, seed: int = 
         q = np.partition(s[cal], k - 1)[k - 1]
         covered = s[~cal] <= q
         p = float(covered.mean())
-        deff, g_cal = unit_design_effect(s[cal] <= q, vid[cal])
+        deff, g_cal = calibration_clusters(s[cal], q, vid[cal])
         t_sd = cluster_sd(covered.astype(np.float64), vid[~cal])
         b = CoverageBands.of(n, k, calibration_deff=deff, calibration_units=g_cal,
                              test_sd=t_sd, test_p=p, test_n=n_test,

@@ -18,7 +18,7 @@ from numpy.typing import NDArray
 
 from cover._json import json_safe
 from cover._progress import NullProgress, Progress
-from cover.bands import CoverageBands, unit_design_effect
+from cover.bands import CoverageBands, calibration_clusters
 from cover.calibrate.quantile import conformal_rank
 from cover.calibrate.split import split_conformal
 from cover.data.table import GroundingTable
@@ -207,7 +207,7 @@ def pair_validity(pair: Pair, *, families: tuple[str, ...] | None = None,
             ev_full = evaluate(build_regions(test, fam, full.value, min_scale=min_scale), test,
                                target=target, base_iou=False)
             k = conformal_rank(n_med, alpha)
-            cal_deff, _ = unit_design_effect(pool_values <= full.value, pool_units)
+            cal_deff, _ = calibration_clusters(pool_values, full.value, pool_units)
             bands = CoverageBands.of(
                 n_med, k, calibration_deff=cal_deff, calibration_units=g_med,
                 test_sd=cluster_sd(ev_full.covered.astype(np.float64), test_units),
