@@ -135,6 +135,21 @@ def _certified_synthetic(tmp_path: Path, n: int = 60) -> tuple[Path, Path, Path,
     return gt, cal, cal3, regions
 
 
+def _certified_from_csv(tmp_path: Path, cal: Path, out: str) -> Path:
+    """The test rows of :func:`_certified_synthetic` as a CSV table (top-1 start and end),
+    certified by ``cal`` into ``out`` (its suffix picks the format)."""
+    lines = [json.loads(x) for x in (tmp_path / "test_preds.jsonl").read_text().splitlines()]
+    csv_in = tmp_path / "test.csv"
+    csv_in.write_text("qid,vid,duration,start,end\n" + "".join(
+        f"{r['qid']},{r['vid']},150,{r['pred_relevant_windows'][0][0]},"
+        f"{r['pred_relevant_windows'][0][1]}\n" for r in lines))
+    regions = tmp_path / out
+    assert main(["certify", "--calibrator", str(cal), "--preds", str(csv_in), "--columns",
+                 "qid=qid,vid=vid,duration=duration,start=start,end=end", "-o",
+                 str(regions)]) == 0
+    return regions
+
+
 def _tamper(regions: Path, line: int, change: dict, qid: object = None) -> Path:
     rows = [json.loads(x) for x in regions.read_text().splitlines()]
     rows[line - 1]["cover"].update(change)
@@ -196,15 +211,7 @@ def test_csv_regions_against_another_calibrator_are_refused(tmp_path: Path, caps
     """CSV regions carry no alpha: a calibrator whose thresholds are not theirs (another
     alpha) is a row problem on every path, and `"yes"` is not a refusal."""
     gt, cal, cal3, _ = _certified_synthetic(tmp_path)
-    lines = [json.loads(x) for x in (tmp_path / "test_preds.jsonl").read_text().splitlines()]
-    csv_in = tmp_path / "test.csv"
-    csv_in.write_text("qid,vid,duration,start,end\n" + "".join(
-        f"{r['qid']},{r['vid']},150,{r['pred_relevant_windows'][0][0]},"
-        f"{r['pred_relevant_windows'][0][1]}\n" for r in lines))
-    regions = tmp_path / "regions.csv"
-    assert main(["certify", "--calibrator", str(cal), "--preds", str(csv_in), "--columns",
-                 "qid=qid,vid=vid,duration=duration,start=start,end=end", "-o",
-                 str(regions)]) == 0
+    regions = _certified_from_csv(tmp_path, cal, "regions.csv")
     for flags in ([], ["--in-memory"], ["--batch-rows", "5"]):
         assert main(["evaluate", "--regions", str(regions), "--gt", str(gt), "--calibrator",
                      str(cal), *flags]) == 0
@@ -497,15 +504,7 @@ def test_json_lines_regions_of_another_layout_say_why_the_iou_is_not_known(tmp_p
     truth is read, as --calibrator is (neither was a word before: --columns was
     ignored)."""
     gt, cal, _, _ = _certified_synthetic(tmp_path)
-    lines = [json.loads(x) for x in (tmp_path / "test_preds.jsonl").read_text().splitlines()]
-    csv_in = tmp_path / "test.csv"
-    csv_in.write_text("qid,vid,duration,start,end\n" + "".join(
-        f"{r['qid']},{r['vid']},150,{r['pred_relevant_windows'][0][0]},"
-        f"{r['pred_relevant_windows'][0][1]}\n" for r in lines))
-    regions = tmp_path / "regions-of-csv.jsonl"
-    assert main(["certify", "--calibrator", str(cal), "--preds", str(csv_in), "--columns",
-                 "qid=qid,vid=vid,duration=duration,start=start,end=end", "-o",
-                 str(regions)]) == 0
+    regions = _certified_from_csv(tmp_path, cal, "regions-of-csv.jsonl")
     capsys.readouterr()
     assert main(["evaluate", "--regions", str(regions), "--gt", str(gt)]) == 0
     said = capsys.readouterr().out
