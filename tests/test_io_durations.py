@@ -125,7 +125,7 @@ def test_a_ground_truth_with_no_durations_is_named_as_not_a_durations_file(data_
     head, *rows = str(got.value).splitlines()
     assert head.startswith(f"{path}: not a durations file (none of its lines is JSON): "
                            "JSON lines with vid and duration, or a JSON object vid -> ")
-    assert head.endswith("in charades.json)")
+    assert head.endswith("its videos' are in charades.json")
     assert rows == [f"  {path}:1: malformed JSON (Extra data at column 2)",
                     f"  {path}:2: malformed JSON (Extra data at column 2)",
                     "  ... and 3718 more"]

@@ -20,6 +20,7 @@ from cover.cli.arg_types import (
     resample_count,
     split_seed_count,
 )
+from cover.io.qvhighlights import DURATIONS_SHAPES
 
 J = TypeVar("J")
 
@@ -87,9 +88,7 @@ RESULTS_FOLDER_HELP = ("results folder, written all or nothing: built beside it 
                        "there is replaced whole, a folder holding other files is refused")
 
 #: ``--videos`` wherever durations are read from a file (cover.io.durations).
-VIDEOS_HELP = ("video durations for rows that lack them: JSON lines with vid and duration, "
-               "or a JSON object vid -> {duration} (charades.json; a TACoS split: "
-               "num_frames / fps)")
+VIDEOS_HELP = f"video durations for rows that lack them: {DURATIONS_SHAPES}"
 
 
 class OutputFolder(str):

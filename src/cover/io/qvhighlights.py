@@ -119,9 +119,10 @@ def read_ground_truth(path: str | Path, *, on_error: OnError = "raise") -> Loade
 
 
 #: What a durations file (``--videos``) holds, for a message about one that is not one.
+#: What a durations file (``--videos``, ``--gt-durations``) holds: the flags' help and the
+#: error for a file that is none say it in these words.
 DURATIONS_SHAPES = ("JSON lines with vid and duration, or a JSON object vid -> {duration} "
-                    "(Charades-STA's text ground truth has no durations: its videos' are "
-                    "in charades.json)")
+                    "(charades.json; a TACoS split: num_frames / fps)")
 
 
 def read_durations(path: str | Path) -> tuple[NDArray[np.str_], NDArray[np.float64]]:
@@ -133,7 +134,9 @@ def read_durations(path: str | Path) -> tuple[NDArray[np.str_], NDArray[np.float
     raw = read_json_rows(path)
     if raw.problems and not raw.records:  # no line is JSON: another kind of file
         raise InputError(f"{raw.path}: not a durations file (none of its lines is JSON): "
-                         f"{DURATIONS_SHAPES}\n{summarize(in_line_order(raw.problems), limit=2)}")
+                         f"{DURATIONS_SHAPES}; Charades-STA's text ground truth has no "
+                         "durations: its videos' are in charades.json\n"
+                         f"{summarize(in_line_order(raw.problems), limit=2)}")
     if raw.problems:
         raise InputError(f"{len(raw.problems)} line(s) of {raw.path} cannot be read (the "
                          f"durations of their videos would be lost):\n"
