@@ -129,3 +129,23 @@ def test_a_ground_truth_with_no_durations_is_named_as_not_a_durations_file(data_
     assert rows == [f"  {path}:1: malformed JSON (Extra data at column 2)",
                     f"  {path}:2: malformed JSON (Extra data at column 2)",
                     "  ... and 3718 more"]
+
+
+def test_a_document_whose_videos_have_no_duration_field_says_so(data_dir, tmp_path):
+    """UAG-OOPS' ground truth (clip name -> start_time, end_time, ...) given as --videos:
+    the error says its entries have no duration field and what a durations file holds,
+    not "duration must be a finite number > 0, got nan". A duration that is there but
+    no number keeps its own message."""
+    path = data_dir / "oops_uag/annotations/uag_oops_dataset_v1_start_time_fixed.json"
+    with pytest.raises(InputError) as got:
+        durations.read_video_index(path)
+    said = str(got.value)
+    assert said.startswith(f"{path}: video 34 Funny Kid Nominees - FailArmy Hall Of Fame "
+                           "(May 2017)0 has no duration field (its fields: description, ")
+    assert "not a durations file: JSON lines with vid and duration, or a JSON object" in said
+    assert "got nan" not in said
+    bad = tmp_path / "d.json"
+    bad.write_text('{"v1": {"duration": 12.5}, "v2": {"duration": "long"}}')
+    with pytest.raises(InputError, match=r"video v2: duration must be a finite number > 0, "
+                                         r"got long"):
+        durations.read_video_index(bad)

@@ -31,7 +31,7 @@ from cover.io.durations_document import document_durations
 from cover.io.jsonl import json_loads
 from cover.io.jsonl_typed import exact_values, typed_lines
 from cover.io.narrow import merge_sorted, sorted_find
-from cover.io.qvhighlights import read_durations
+from cover.io.qvhighlights import DURATIONS_SHAPES, read_durations
 from cover.utf8 import as_bytes, as_text
 
 
@@ -113,20 +113,26 @@ def read_video_index(path: str | Path) -> VideoIndex:
     from cover.io import tacos
 
     durs: list[Any]
+    entries: list[Any] = []
     if tacos.sniff(doc):  # frames + fps: T = num_frames / fps, vid without ".avi"
         vids, durs = tacos.video_durations(doc)
     else:
-        vids = list(doc)
+        vids, entries = list(doc), list(doc.values())
         durs = [v.get("duration", np.nan) if isinstance(v, dict) else np.nan
-                for v in doc.values()]
+                for v in entries]
     # A number (not a boolean) per video; anything else (a list too) NaN, named below.
     t = np.fromiter((d if type(d) in (int, float) else np.nan for d in durs),
                     dtype=np.float64, count=len(durs))
     with np.errstate(invalid="ignore"):
         bad = np.flatnonzero(~(np.isfinite(t) & (t > 0)))
     if bad.size:
-        raise InputError(f"{path}: video {vids[int(bad[0])]}: duration must be a finite "
-                         f"number > 0, got {durs[int(bad[0])]}")
+        i = int(bad[0])
+        if entries and isinstance(entries[i], dict) and "duration" not in entries[i]:
+            fields = ", ".join(sorted(entries[i])[:6])
+            raise InputError(f"{path}: video {vids[i]} has no duration field (its fields: "
+                             f"{fields}): not a durations file: {DURATIONS_SHAPES}")
+        raise InputError(f"{path}: video {vids[i]}: duration must be a finite number > 0, "
+                         f"got {durs[i]}")
     return VideoIndex.of(_vid_column(path, vids), t)
 
 
