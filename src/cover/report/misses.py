@@ -15,7 +15,10 @@ Rules (stated here and in the report's glossary):
 * the **width is uninformative** when the Spearman correlation between certified width
   and the grounder's IoU is above -0.1 (a useful width is clearly negative: narrow
   regions, better predictions);
-* the **split is suspect** when a unit-level permutation test gives p < 0.05.
+* the **split is suspect** when a unit-level permutation test gives p < 0.05;
+* a **transfer misses** when regions calibrated on one dataset cover the other's test
+  queries below the target by more than 1.96 binomial sd of that test split's size (the
+  stratum rule): the guarantee holds within one distribution, not across datasets.
 """
 
 from __future__ import annotations
@@ -138,6 +141,26 @@ def other_misses(studies: dict[str, dict[str, Any]]) -> list[str]:
             out.append("The calibration pool and the test split differ (unit-level "
                        f"permutation p = {min(c['p_value'] for c in low):.3f}); coverage "
                        "may not carry over.")
+    return out
+
+
+def transfer_misses(transfer: dict[str, Any]) -> list[str]:
+    """Directions of one grounder's transfer study whose NORM regions, calibrated on the
+    source dataset, cover the target's test queries below :func:`stratum_floor` at
+    :data:`TARGET`."""
+    out = []
+    for direction, cells in transfer.get("data", {}).get("directions", {}).items():
+        c = next((c for c in cells if c["family"] == "norm"
+                  and abs(c["target"] - TARGET) < 1e-9), None)
+        if c is None or c["unweighted"] >= stratum_floor(TARGET, c["positivity"]["n_test"]):
+            continue
+        source, target = direction.split(" -> ")
+        out.append(f"<b>Transfer {esc(direction)}</b> ({esc(transfer['name'])}, NORM): "
+                   f"calibrated on {esc(source)}, the regions cover {c['unweighted']:.3f} of "
+                   f"{esc(target)}'s {c['positivity']['n_test']} test queries at the "
+                   f"{TARGET:.2f} target, {100 * (TARGET - c['unweighted']):.1f} points short "
+                   f"(calibrated on {esc(target)}'s own pool: {c['matched']:.3f}). The "
+                   "guarantee holds within one distribution, not across datasets.")
     return out
 
 

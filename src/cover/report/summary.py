@@ -6,11 +6,12 @@ then the glossary (:mod:`cover.report.glossary`)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from cover.report.glossary import glossary_html
 from cover.report.layout import esc
-from cover.report.misses import TARGET, headline, misses, mondrian_note
+from cover.report.misses import TARGET, headline, misses, mondrian_note, transfer_misses
 
 
 def _cell(cells: list[dict[str, Any]], family: str, target: float) -> dict[str, Any] | None:
@@ -219,7 +220,7 @@ def summary_html(pairs: list[dict[str, Any]], studies: dict[str, dict[str, dict[
     facts = {p["id"]: _facts(studies[p["id"]]) for p in pairs}
     if len(pairs) == 1:
         parts.append(_pair_title(pairs[0]))
-    parts.append(misses_html(pairs, studies))
+    parts.append(misses_html(pairs, studies, transfers))
     if len(pairs) > 1:
         parts.append(_overview(pairs, facts))
         parts.append("<details><summary>The same in sentences, per pair</summary>")
@@ -266,21 +267,26 @@ def _pair_title(p: dict[str, Any]) -> str:
 CHECKED = {"conditional": "conditional strata", "coverage": "coverage cells against their "
            "test band", "rcps": "RCPS violations", "utility": "width vs accuracy",
            "exchangeability": "calibration/test exchangeability"}
+#: What :func:`cover.report.misses.transfer_misses` looks at.
+TRANSFER_CHECKED = "cross-dataset transfer"
 
 
-def misses_html(pairs: list[dict[str, Any]], studies: dict[str, dict[str, dict[str, Any]]]
-                ) -> str:
-    """Where the guarantee falls short, every pair (named when there are several), before
-    anything else; or one line saying nothing did."""
+def misses_html(pairs: list[dict[str, Any]], studies: dict[str, dict[str, dict[str, Any]]],
+                transfers: Sequence[dict[str, Any]] = ()) -> str:
+    """Where the guarantee falls short, every pair (named when there are several), then
+    every transfer direction, before anything else; or one line saying nothing did."""
     many = len(pairs) > 1
     items = [f"{esc(p['name'])} on {esc(p['dataset'])}: {m}" if many else m
              for p in pairs for m in misses(studies[p["id"]])]
+    items += [m for t in transfers for m in transfer_misses(t)]
     if not items:
         checked = [w for key, w in CHECKED.items() if any(key in studies[p["id"]]
                                                           for p in pairs)]
+        checked += [TRANSFER_CHECKED] if transfers else []
         if not checked:  # green "no miss" would claim a check that did not run
             return ("<p id='misses'>No study of this run can find a miss of the guarantee "
-                    f"(those that can: {esc(', '.join(CHECKED.values()))}).</p>")
+                    f"(those that can: {esc(', '.join([*CHECKED.values(), TRANSFER_CHECKED]))})"
+                    ".</p>")
         return ("<p class='ok' id='misses'>No miss found in what this run checked: "
                 f"{esc(', '.join(checked))}.</p>")
     notes = [f"{esc(p['name'])}: {n}" if many else n for p in pairs
