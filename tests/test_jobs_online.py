@@ -67,6 +67,9 @@ def test_cli_writes_steps_summary_and_figure(tmp_path, capsys):
     assert (out / "online_miss_rate.png").read_bytes()[:4] == b"\x89PNG"
     printed = capsys.readouterr().out
     assert "ACI guarantee" in printed and "online_miss_rate.png" in printed
+    # the misses (or their absence) in words, right after what was replayed, and saved
+    said = printed.splitlines()[1:1 + len(summary["misses"])]
+    assert said == summary["misses"] and said[0].startswith(("Miss: ", "No miss: "))
 
 
 def test_cli_errors(tmp_path, capsys):
@@ -153,3 +156,23 @@ def test_online_keeps_the_queries_of_short_videos(tmp_path):
                  "--max-duration", "150", "--no-figure"]) == 0
     s = json.loads((out / "online_summary.json").read_text())
     assert s["steps"] + s["n_calibration"] == 80
+
+
+def test_the_misses_come_first_in_plain_words(qvh_gt, data_dir):
+    """QD-DETR's rows replayed by predicted length: the fixed split threshold misses 18.1%
+    of the first half (463 rows) at alpha 0.1, beyond sampling noise (12.7%); ACI does
+    not. A stream in file order misses nowhere, and says so."""
+    from cover.data.splits import split_by_unit
+    from cover.io.labelled import load_labelled
+
+    t, _ = load_labelled(data_dir / "qvhighlights" / "qd_detr" /
+                         "video_checkpoint_best_hl_val_preds.jsonl", qvh_gt)
+    cal = split_by_unit(t.units, cal_frac=0.4, seed=42).calibration
+    run = replay(t, calibration=cal, alpha="0.1", order="pred_length")
+    assert run.misses("pred_length") == [
+        "Miss: split conformal (one fixed threshold) missed 18.1% of the 463 rows in the "
+        "first half (order=pred_length), above alpha = 0.1 by more than sampling noise "
+        "allows (12.7%)."]
+    calm = replay(t, calibration=cal, alpha="0.1", order="file").misses("file")
+    assert calm == ["No miss: each rule's miss rate on each part of the stream (order=file) "
+                    "lies within sampling noise of alpha = 0.1."]

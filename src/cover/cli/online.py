@@ -65,6 +65,7 @@ def run(args: argparse.Namespace) -> int:
     s = res.summary()
     print(f"replayed {s['steps']} rows (order={args.order}) against {s['n_calibration']} "
           f"calibration rows at alpha={args.alpha}, gamma={args.gamma}")
+    print("\n".join(res.misses(args.order)))
     print(f"rule   miss: overall  before   after  last {s['window']:<4}  mean length, s: before "
           " after")
     for rule in ("aci", "split"):

@@ -10,6 +10,7 @@ Writes ``online_steps.jsonl`` (one record per step), ``online_summary.json`` and
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,7 @@ from cover.io.labelled import load_labelled
 from cover.io.output import write_bytes, write_json
 from cover.io.qids import read_qid_lines
 from cover.regions import build_regions
+from cover.report.misses import Z95
 from cover.scores import compute_scores
 
 ORDERS = ("file", "random", "duration", "pred_length", "reverse")
@@ -87,6 +89,29 @@ class OnlineRun:
         out["aci_miss_rate_last_window"] = float(rec.miss[tail].mean()) if T else None
         out["split_miss_rate_last_window"] = float(self.split_miss[tail].mean()) if T else None
         return out
+
+    def misses(self, order: str) -> list[str]:
+        """The misses first, in plain words: each rule's miss rate on each part of the
+        stream (before / after the switch, else the first / second half) above alpha by
+        more than 1.96 binomial sd of that part's size; or one sentence saying none is."""
+        rec, T = self.record, self.record.miss.size
+        alpha = float(rec.alpha)
+        cut = self.switch_step if self.switch_step is not None else T // 2
+        parts = (("before the switch", "after the switch") if self.switch_step is not None
+                 else ("in the first half", "in the second half"))
+        out = []
+        for rule, miss in (("split conformal (one fixed threshold)", self.split_miss),
+                           ("ACI", rec.miss)):
+            for words, sl in zip(parts, (slice(0, cut), slice(cut, T)), strict=True):
+                n = int(miss[sl].size)
+                floor = alpha + Z95 * math.sqrt(alpha * (1 - alpha) / max(n, 1))
+                rate = float(miss[sl].mean()) if n else 0.0
+                if n and rate > floor:
+                    out.append(f"Miss: {rule} missed {rate:.1%} of the {n} rows {words} "
+                               f"(order={order}), above alpha = {alpha:g} by more than "
+                               f"sampling noise allows ({floor:.1%}).")
+        return out or [f"No miss: each rule's miss rate on each part of the stream "
+                       f"(order={order}) lies within sampling noise of alpha = {alpha:g}."]
 
     def steps(self) -> list[dict[str, Any]]:
         rec = self.record
@@ -218,7 +243,8 @@ def run_online(
     write_jsonl(out / "online_steps.jsonl", run.steps(), inputs=inputs)
     summary = {"preds": str(preds), "gt": str(gt), "switch_preds": str(switch_preds)
                if switch_preds else None, "switch_at": switch_at if switch_preds else None,
-               "score": score, "order": order, "seed": seed, **run.summary()}
+               "score": score, "order": order, "seed": seed, **run.summary(),
+               "misses": run.misses(order)}
     write_json(out / "online_summary.json", summary, inputs=inputs)
     if figure:
         try:
