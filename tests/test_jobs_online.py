@@ -176,3 +176,41 @@ def test_the_misses_come_first_in_plain_words(qvh_gt, data_dir):
     calm = replay(t, calibration=cal, alpha="0.1", order="file").misses("file")
     assert calm == ["No miss: each rule's miss rate on each part of the stream (order=file) "
                     "lies within sampling noise of alpha = 0.1."]
+
+
+def test_the_out_dir_is_a_results_folder_written_all_or_nothing(tmp_path, capsys,
+                                                                  monkeypatch):
+    """--out-dir is written as every results folder is: a folder holding files COVER did
+    not write is refused before any reading; a previous run's folder is replaced whole;
+    a run that fails while writing leaves the folder as it was (online wrote each file
+    into the folder as it went)."""
+    preds, gt = _files(tmp_path)
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "notes.txt").write_text("mine")
+    assert main(["online", "--preds", str(preds), "--gt", str(tmp_path / "absent.jsonl"),
+                 "--out-dir", str(out)]) == 2
+    assert "exists and is not a COVER results folder (it holds notes.txt)" in (
+        capsys.readouterr().err)
+    (out / "notes.txt").unlink()
+    cmd = ["online", "--preds", str(preds), "--gt", str(gt), "--out-dir", str(out),
+           "--no-figure"]
+    assert main(cmd) == 0
+    (out / "stale.png").write_bytes(b"old")  # a file of an earlier run goes with it
+    first = (out / "online_summary.json").read_text()
+    import cover.jobs.online as online
+
+    def broken(*_a, **_k):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(online, "write_json", broken)
+    with pytest.raises(OSError):
+        online.run_online(preds=preds, gt=gt, out=out, figure=False)
+    assert sorted(p.name for p in out.iterdir()) == [
+        "online_steps.jsonl", "online_summary.json", "stale.png"]
+    assert (out / "online_summary.json").read_text() == first
+    assert not list(tmp_path.glob(".out.*.tmp"))
+    monkeypatch.undo()
+    assert main(cmd) == 0
+    assert sorted(p.name for p in out.iterdir()) == ["online_steps.jsonl",
+                                                     "online_summary.json"]

@@ -1,6 +1,7 @@
 """Output folders, and the rule for results folders written all or nothing.
 
-A results folder (``cover validity``, ``cover study``, ``cover demo``) is several files
+A results folder (``cover validity``, ``cover study``, ``cover demo``, ``cover online``) is
+several files
 that only make sense together, so it is written the way :func:`cover.io.output.atomic_open`
 writes one file: :func:`cover.io.output.results_folder` (with every other writer) gives
 the run a new temporary folder beside the target (``.<name>.<random>.tmp``) and renames
@@ -36,7 +37,8 @@ PathLike = str | os.PathLike[str]
 
 #: A folder holding one of these files is taken for a COVER results folder, which a new
 #: run may replace whole.
-RESULTS_MARKERS = ("manifest.json", "report.html", "validity.json", "overview.json")
+RESULTS_MARKERS = ("manifest.json", "report.html", "validity.json", "overview.json",
+                   "online_summary.json")
 
 
 def slug(text: str, empty: str = "x") -> str:

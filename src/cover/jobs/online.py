@@ -25,9 +25,10 @@ from cover.calibrate.split import split_conformal
 from cover.data.splits import split_by_unit
 from cover.data.table import GroundingTable
 from cover.errors import InputError, report_problems, say
+from cover.io.folders import check_results_folder
 from cover.io.jsonl import write_jsonl
 from cover.io.labelled import load_labelled
-from cover.io.output import write_bytes, write_json
+from cover.io.output import results_folder, write_bytes, write_json
 from cover.io.qids import read_qid_lines
 from cover.regions import build_regions
 from cover.report.misses import Z95
@@ -225,6 +226,8 @@ def run_online(
     matplotlib) ``online_miss_rate.png`` out. ``read_options`` go to
     :func:`cover.io.labelled.load_labelled` (formats, mappings, durations)."""
     read = read_options or {}
+    inputs = [preds, gt, switch_preds, cal_qids]
+    check_results_folder(out, inputs)  # before any reading: a folder it may not replace
     table, problems = load_labelled(preds, gt, **read)
     report_problems(problems, what=str(preds))
     switch_table = None
@@ -238,13 +241,25 @@ def run_online(
                  order=order, seed=seed, switch_table=switch_table, switch_at=switch_at,
                  names=(name, switch_name),
                  window=window, min_scale=min_scale, target=target)
-    inputs = [preds, gt, switch_preds, cal_qids]
-    out.mkdir(parents=True, exist_ok=True)
+    with results_folder(out, inputs=inputs) as work:  # the three files, or none of them
+        _write_run(work, run, inputs, figure, {
+            "preds": str(preds), "gt": str(gt),
+            "switch_preds": str(switch_preds) if switch_preds else None,
+            "switch_at": switch_at if switch_preds else None, "score": score,
+            "order": order, "seed": seed},
+            title=(f"{name} ({score.upper()}, order={order}"
+                   + (f", switched to {switch_name} at {switch_at:g}" if switch_preds else "")
+                   + ")"))
+    return run
+
+
+def _write_run(out: Path, run: OnlineRun, inputs: list[Path | None], figure: bool,
+               head: dict[str, Any], title: str) -> None:
+    """``online_steps.jsonl``, ``online_summary.json`` (``head``, then the run's summary
+    and misses) and, with matplotlib, ``online_miss_rate.png`` into ``out``."""
+    order = head["order"]
     write_jsonl(out / "online_steps.jsonl", run.steps(), inputs=inputs)
-    summary = {"preds": str(preds), "gt": str(gt), "switch_preds": str(switch_preds)
-               if switch_preds else None, "switch_at": switch_at if switch_preds else None,
-               "score": score, "order": order, "seed": seed, **run.summary(),
-               "misses": run.misses(order)}
+    summary = {**head, **run.summary(), "misses": run.misses(order)}
     write_json(out / "online_summary.json", summary, inputs=inputs)
     if figure:
         try:
@@ -253,10 +268,6 @@ def run_online(
             say("cover: matplotlib is not installed; skipping the figure "
                 "(pip install 'cover-grounding[plot]')")
         else:
-            title = (f"{name} ({score.upper()}, order={order}"
-                     + (f", switched to {switch_name} at {switch_at:g}" if switch_preds
-                        else "") + ")")
             png = miss_rate_figure(run.record, run.split_miss, window=run.window,
                                    switch_step=run.switch_step, title=title)
             write_bytes(out / "online_miss_rate.png", png, inputs=inputs)
-    return run
