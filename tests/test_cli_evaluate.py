@@ -561,3 +561,19 @@ def test_a_coverage_off_its_band_says_which_side_and_what_that_means(
     assert main(["evaluate", "--regions", str(regions), "--gt", str(gt)]) == 0
     ref = next(ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("reference"))
     assert f" is {said} its 95% test band [" in ref, ref
+
+
+def test_a_prediction_file_given_as_regions_is_named_as_one(qdetr_preds: Path, qvh_gt: Path,
+                                                            capsys) -> None:
+    """QD-DETR's predictions given as --regions: one message naming the file and what to
+    do, under either --on-error, where it listed all 1550 rows as bad, each for the
+    block certify writes on every row."""
+    for on_error in ("raise", "reject"):
+        assert main(["evaluate", "--regions", str(qdetr_preds), "--gt", str(qvh_gt),
+                     "--on-error", on_error]) == 2
+        err = capsys.readouterr().err
+        assert err.strip().splitlines()[-1] == (
+            f"cover: error: {qdetr_preds}: no row has a cover.region list, which `cover "
+            "certify` writes on every row: a prediction file? Certify it first and give its "
+            "output as --regions"), on_error
+        assert "bad row(s)" not in err

@@ -78,6 +78,10 @@ class Thresholds:
     source: str
 
 
+#: Why a row without a ``cover.region`` list is rejected (:func:`regions_from_rows`).
+NO_REGION = "no cover.region list (is this the output of `cover certify`?)"
+
+
 def read_regions(path: str | Path, *, on_error: OnError = "raise") -> LoadedRegions:
     """Read certified regions (the ``cover`` block of each row) for evaluation, by the
     rules of the module doc: a region inside ``[0, T]`` up to ``REGION_ATOL * max(1, T)``,
@@ -121,7 +125,7 @@ def regions_from_rows(raw: RawRows, *, seen: SeenLines | None = None,
         (np.array([r.get("qid") is None for r in raw.records], dtype=bool),
          "missing field: qid"),
         (np.array([not isinstance(block_of(r).get("region"), list) for r in raw.records],
-                  dtype=bool), "no cover.region list (is this the output of `cover certify`?)"),
+                  dtype=bool), NO_REGION),
     ]))
     fields.reject_rows(raw, status_problems(raw))
     check_ids(raw)

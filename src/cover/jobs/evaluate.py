@@ -65,7 +65,7 @@ def evaluate_files(job: EvaluateFiles) -> dict[str, Any]:
     """Run ``cover evaluate``: print the summary, write ``job.json``; returns the metrics."""
     from cover._memory import map_large_blocks_for
     from cover.io.batch_join import rejected_qids
-    from cover.io.regions_read import regions_kind
+    from cover.io.regions_read import NO_REGION, regions_kind
     from cover.stream.evaluate import evaluate_stream
 
     kind = regions_kind(job.regions)  # before the truth is read: a wrong file fails first
@@ -92,6 +92,11 @@ def evaluate_files(job: EvaluateFiles) -> dict[str, Any]:
         say(f"{job.regions}: streamed in {res.batches} batch(es) of up to {job.batch_rows} "
             "rows")
     assert res is not None  # read whole, the join on content is decided, never deferred
+    if not res.sums.rows and set(res.read_problems.kinds.get("rejected", ())) == {NO_REGION}:
+        # every row lacks the block certify writes on each: the file, not its rows
+        raise InputError(f"{job.regions}: no row has a cover.region list, which `cover "
+                         "certify` writes on every row: a prediction file? Certify it first "
+                         "and give its output as --regions")
     raise_on_rejections(res.read_problems, job.on_error, job.regions)
     if res.content_join is not None:
         matched, rows, by_qid = res.content_join
