@@ -295,6 +295,32 @@ def test_a_listed_qid_whose_row_is_rejected_is_found_on_every_path(cal_path, tmp
         assert kind == "parquet" or fates["badrow"][0] == "rejected", name
 
 
+def test_certify_output_given_as_input_is_refused_on_every_path(cal_path, tmp_path, capsys):
+    """certify's own output certified again: JSON lines replaced its cover block, CSV
+    wrote its cover columns twice, Parquet read whole certified it, Parquet streamed
+    refused it. Every path now refuses it before any work, naming the field."""
+    _write_inputs(tmp_path, CASES)
+    first = {}
+    for name, kind, extra, out in PATHS:
+        if name.endswith("streamed"):  # certify's own output, in each format
+            dst = tmp_path / f"first_{out}"
+            assert main(["certify", "--calibrator", str(cal_path), "--preds",
+                         str(tmp_path / f"p.{kind}"), "--videos", str(tmp_path / "videos.jsonl"),
+                         *extra, "--on-error", "reject", "-o", str(dst)]) == 0
+            first[kind] = dst
+    capsys.readouterr()
+    for name, kind, extra, out in PATHS:
+        again = tmp_path / f"again_{name.replace(' ', '_')}_{out}"
+        assert main(["certify", "--calibrator", str(cal_path), "--preds", str(first[kind]),
+                     "--videos", str(tmp_path / "videos.jsonl"), *extra,
+                     "-o", str(again)]) == 2, name
+        field = "cover_status" if kind == "csv" else "cover"
+        assert capsys.readouterr().err == (
+            f"cover: error: {first[kind]}: the input already has a {field!r} field (is it the "
+            "output of cover certify?); certify the original predictions\n"), name
+        assert not again.exists()
+
+
 def test_on_error_raise_stops_every_path_and_writes_nothing(cal_path, tmp_path, capsys):
     _write_inputs(tmp_path, CASES[:1] + CASES[4:5])
     for name, kind, extra, out in PATHS:

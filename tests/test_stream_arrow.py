@@ -59,7 +59,7 @@ def test_durations_come_from_videos_when_rows_lack_them():
 def test_already_certified_input_is_refused():
     cal = _calibrator()
     out, _ = certify_batch(cal, _batch([[[40.0, 60.0, 0.9]]], [150.0]), columns=COLS)
-    with pytest.raises(InputError, match="already has a 'cover' column"):
+    with pytest.raises(InputError, match="already has a 'cover' field"):
         certify_batch(cal, out, columns=COLS)
 
 

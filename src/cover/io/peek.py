@@ -3,6 +3,7 @@ JSON document or the first JSON line, each parsed at most once."""
 
 from __future__ import annotations
 
+import csv
 import re
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -11,7 +12,14 @@ from typing import Any
 
 from cover.errors import InputError
 from cover.io.jsonl import json_loads, read_input_bytes
-from cover.io.opener import GZIP_ERRORS, damaged_gzip, open_input
+from cover.io.opener import (
+    GZIP_ERRORS,
+    damaged_gzip,
+    kind_suffix,
+    open_input,
+    parquet_file,
+    suffix_kind,
+)
 
 #: How much of a file the sniffers see without parsing it.
 HEAD_BYTES = 1 << 16
@@ -140,6 +148,20 @@ class Peek:
             return f"first row keys {sorted(self.first_row)}"
         text = self.head.decode("utf-8", "replace").strip().splitlines()
         return f"first line {text[0][:80]!r}" if text else "an empty file"
+
+
+def field_names(path: str | Path) -> list[str]:
+    """The fields of a file's rows: a Parquet file's columns, a CSV/TSV file's header, or
+    the first row's keys of JSON (none for a JSON document of another shape)."""
+    kind = suffix_kind(path)
+    if kind == "parquet":
+        return list(parquet_file(path).schema_arrow.names)
+    p = peek(path)
+    if kind == "csv":
+        first = p.head.split(b"\n", 1)[0].decode("utf-8", "replace").rstrip("\r")
+        return next(csv.reader([first], delimiter="\t" if kind_suffix(p.path) == ".tsv"
+                               else ","), [])
+    return list(p.first_row) if p.first_row is not None else []
 
 
 def _is_document(doc: dict[str, Any]) -> bool:

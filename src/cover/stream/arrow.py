@@ -35,13 +35,13 @@ from numpy.typing import NDArray
 
 from cover.calibrate.calibrator import Calibrator
 from cover.data.rules import duplicate_reason
-from cover.errors import InputError, RowProblem
+from cover.errors import RowProblem
 from cover.io.columns import prediction_table
 from cover.io.generic import arrow_columns, parse_columns
 from cover.io.generic import pyarrow_module as pa  # pyarrow, or the extra to install
 from cover.regions import Regions
 from cover.row_status import STATUSES, status_codes, status_reasons
-from cover.stream.stage import CertifyStage, StreamCounts, calibrator_fields
+from cover.stream.stage import CertifyStage, StreamCounts, calibrator_fields, refuse_certified
 
 P = ParamSpec("P")
 
@@ -150,9 +150,7 @@ def certify_rows(
     mapping = parse_columns(columns if columns is not None else DEFAULT_COLUMNS)
     table = batch if isinstance(batch, p.Table) else p.Table.from_batches([batch])
     n = table.num_rows
-    if "cover" in table.column_names:
-        raise InputError(f"{source}: the input already has a 'cover' column (is it the output "
-                         "of cover certify?); certify the original predictions")
+    refuse_certified(source, table.column_names)
     cols, _ = arrow_columns(table, mapping, source, with_records=False, raw_ids=True)
     cols.line = (np.arange(first_line, first_line + n, dtype=np.int64) if lines is None
                  else np.asarray(lines, dtype=np.int64))

@@ -34,12 +34,13 @@ from cover.io.jsonl import OnError, RawRows
 from cover.io.jsonl_batch import Batch, gc_paused, load_batch
 from cover.io.lines import line_batches
 from cover.io.output import atomic_open
+from cover.io.peek import field_names
 from cover.io.regions_jsonl import certified_rows, echo_line
 from cover.io.seen import SeenIds
 from cover.regions import Regions
 from cover.row_status import row_status
 from cover.stream.jsonl_out import fast_lines
-from cover.stream.stage import CertifyStage, Staged, StreamCounts, Videos
+from cover.stream.stage import CertifyStage, Staged, StreamCounts, Videos, refuse_certified
 
 #: 16,384 lines of 75-clip saliency (~1.1 KB each) keep a 1e6-line certify under ~500 MB
 #: peak; 65,536 reached 1.3 GB (bench/results-stream.md).
@@ -80,6 +81,7 @@ def certify_jsonl(
     ``--max-p`` (:class:`cover.stream.stage.CertifyStage`)."""
     if batch_lines < 1:
         raise ValueError(f"batch_lines must be >= 1, got {batch_lines}")
+    refuse_certified(src, field_names(src))  # as certify_rows refuses a cover column
     name = str(src)
     kernel = CertifyKernel.of(cal, videos=videos, videos_source=videos_source, qids=qids,
                               clip=clip, strict=strict, compact=compact, fast=fast,

@@ -33,9 +33,10 @@ So a row gets the same fate, region and reason whichever format and path it come
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from operator import attrgetter
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -48,7 +49,7 @@ from cover.data.relevance import SALIENCY, signal_rule
 from cover.data.rules import OnError, raise_on_rejections, with_files_of
 from cover.data.table import GroundingTable, ids_as_given
 from cover.data.validate import id_reasons, ids_checked
-from cover.errors import KEEP, ProblemTally, RowProblem
+from cover.errors import KEEP, InputError, ProblemTally, RowProblem
 from cover.io.batch_join import across_batches
 from cover.io.durations import VideoIndex
 from cover.io.narrow import sorted_find
@@ -56,6 +57,18 @@ from cover.io.qvhighlights import Loaded
 from cover.io.seen import SeenIds
 from cover.regions import Regions
 from cover.row_status import ABSTAINED, CERTIFIED, REFUSED, REJECTED, empty_rows
+
+
+def refuse_certified(source: str | Path, fields: Iterable[str]) -> None:
+    """An :class:`InputError` when ``fields`` (an input's columns, or its first row's keys)
+    hold one that certify's output adds: the ``cover`` block, or a ``cover_*`` column of
+    its CSV output. Such an input is certify's own output, refused on every path (its
+    block was replaced in JSON lines, kept twice in CSV)."""
+    got = next((f for f in fields if f == "cover" or f.startswith("cover_")), None)
+    if got is not None:
+        raise InputError(f"{source}: the input already has a {got!r} field (is it the output "
+                         "of cover certify?); certify the original predictions")
+
 
 #: ``--videos`` durations: ``(vids, durations)`` in any order, or an index of them.
 Videos = tuple[NDArray[np.str_], NDArray[np.float64]] | VideoIndex
