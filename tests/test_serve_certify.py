@@ -163,3 +163,24 @@ def test_a_duration_in_the_wrong_unit_is_a_422_and_the_service_lives_on(tmp_path
         assert first["status"] == "rejected" and "would need more than 4,194,304 clips" \
             in first["reason"]
         assert second["status"] == "certified"
+
+
+def test_certify_output_sent_again_is_refused_as_the_command_refuses_it(files, base,
+                                                                        capsys):
+    """Rows certify wrote, sent to the service: a 422 with the command's words, where the
+    service certified them again (the command refuses the file). A row among others is
+    enough, in bulk or row by row (a bad row elsewhere sends the batch to the per-row
+    reader)."""
+    out = files["dir"] / "certified-once.jsonl"
+    assert main(["certify", "--calibrator", str(files["cal"]), "--preds", str(files["new"]),
+                 "--videos", str(files["gt"]), "-o", str(out)]) == 0
+    capsys.readouterr()
+    assert main(["certify", "--calibrator", str(files["cal"]), "--preds", str(out),
+                 "--videos", str(files["gt"]), "-o", str(files["dir"] / "twice.jsonl")]) == 2
+    said = capsys.readouterr().err.strip().removeprefix(f"cover: error: {out}: ")
+    plain = files["new"].read_text().splitlines()
+    for body in (out.read_text().splitlines()[0],
+                 "\n".join([plain[0], out.read_text().splitlines()[1], "not json"])):
+        r = HTTP.post(f"{base}/v1/certify", content=body.encode())
+        assert r.status_code == 422, r.text
+        assert r.json()["error"].endswith(said), r.text

@@ -73,7 +73,7 @@ def test_every_line_comes_back_with_its_fate(tmp_path):
         "{not json",
         GOOD % 1,  # a duplicate, in a later batch
         '{"qid": 3, "vid": "v", "extra": NaN, "pred_relevant_windows": [[40, 60, 0.9]]}',
-        '{"qid": 4, "vid": "v", "duration": 150, "cover": {"old": 1}, '
+        '{"qid": 4, "vid": "v", "duration": 150, "notes": {"old": 1}, '
         '"pred_relevant_windows": []}',
         '{"qid": 5, "vid": "w", "pred_relevant_windows": [[1, 2, 0.5]]}',
     ])
@@ -88,9 +88,19 @@ def test_every_line_comes_back_with_its_fate(tmp_path):
     assert "malformed JSON" in reasons[1] or "not JSON" in reasons[1]
     assert "duplicate qid" in reasons[2] and "no duration known" in reasons[5]
     assert out[3]["extra"] is None and out[3]["cover"]["non_finite_fields"] == ["extra"]
-    assert out[4]["cover"]["status"] == "refused" and "old" not in out[4]["cover"]
+    assert out[4]["cover"]["status"] == "refused" and out[4]["notes"] == {"old": 1}
     assert {(p.line, p.qid) for p in problems if p.action == "rejected"} >= {(3, "1"),
                                                                              (6, "5")}
+    # A row that already has a cover block (certify's own output) is refused, in bulk or
+    # row by row, whichever batch it is in; nothing is written (its block was replaced).
+    lines = src.read_text().splitlines()
+    lines[4] = lines[4].replace('"notes"', '"cover"')
+    again = _rows(tmp_path, lines)
+    for fast in (True, False):
+        with pytest.raises(InputError, match="already has a 'cover' field"):
+            certify_jsonl(sec_calibrator(), again, tmp_path / "x.jsonl", videos=videos,
+                          batch_lines=2, fast=fast)
+        assert not (tmp_path / "x.jsonl").exists()
 
 
 def test_compact_writes_ids_and_block_only(tmp_path):

@@ -68,7 +68,7 @@ EDGE = [
     '{"qid": 4, "vid": "v", "duration": 150, "pred_relevant_windows": [[40, 60, 0.9]] }',
     '{ "qid": 5, "vid": "v", "pred_saliency_scores": [0.5, -1, 2]}',
     '{"qid": 6, "vid": "v", "duration": 150, "pred_relevant_windows": []}',
-    '{"qid": 7, "vid": "v", "duration": 150, "cover": {"old": 1}, '
+    '{"qid": 7, "vid": "v", "duration": 150, "notes": {"old": 1}, '
     '"pred_relevant_windows": [[40, 60, 0.9]]}',
     '{"qid": 8, "vid": "v", "extra": Infinity, "pred_relevant_windows": [[40, 60, 0.9]]}',
     '{"qid": 9, "vid": "u", "pred_relevant_windows": [[40, 60, 0.9]]}',

@@ -47,7 +47,8 @@ class Batch:
     """One batch read: the rows (``raw``; after a fast read its ``records`` are empty
     unless asked for: :meth:`ensure_records`) and the table. ``fast`` says the batch was
     read in bulk: then ``lines`` are its input lines and ``qid_values`` / ``vid_values``
-    the ids as parsed, and ``has_cover`` whether a row already has a ``cover`` field."""
+    the ids as parsed. ``has_cover``: whether a row already has a ``cover`` field (either
+    read)."""
 
     raw: RawRows
     loaded: Loaded
@@ -82,7 +83,9 @@ def load_batch(name: str, batch: Sequence[tuple[int, bytes]], *,
         if got is not None:
             return got
         raw = parse_json_lines(name, batch)
-        return Batch(raw, predictions_from_rows(raw, clip=clip, on_error=on_error))
+        has_cover = any(isinstance(r, dict) and "cover" in r for r in raw.records)
+        return Batch(raw, predictions_from_rows(raw, clip=clip, on_error=on_error),
+                     has_cover=has_cover)
 
 
 def decode_batch(name: str, batch: Sequence[tuple[int, bytes]], *,

@@ -34,7 +34,6 @@ from cover.io.jsonl import OnError, RawRows
 from cover.io.jsonl_batch import Batch, gc_paused, load_batch
 from cover.io.lines import line_batches
 from cover.io.output import atomic_open
-from cover.io.peek import field_names
 from cover.io.regions_jsonl import certified_rows, echo_line
 from cover.io.seen import SeenIds
 from cover.regions import Regions
@@ -81,7 +80,6 @@ def certify_jsonl(
     ``--max-p`` (:class:`cover.stream.stage.CertifyStage`)."""
     if batch_lines < 1:
         raise ValueError(f"batch_lines must be >= 1, got {batch_lines}")
-    refuse_certified(src, field_names(src))  # as certify_rows refuses a cover column
     name = str(src)
     kernel = CertifyKernel.of(cal, videos=videos, videos_source=videos_source, qids=qids,
                               clip=clip, strict=strict, compact=compact, fast=fast,
@@ -127,7 +125,7 @@ def _out_line(raw: bytes | None, row: dict[str, Any], rec: Any, compact: bool) -
     if compact:
         keep = {k: rec[k] for k in ("qid", "vid") if isinstance(rec, dict) and k in rec}
         return echo_line({**keep, "cover": block}).encode()
-    if (raw is not None and isinstance(rec, dict) and "cover" not in rec
+    if (raw is not None and isinstance(rec, dict)
             and not any(t in raw for t in _NON_FINITE)):
         return splice(raw, block)
     if isinstance(rec, dict):
@@ -179,6 +177,8 @@ class CertifyKernel:
         holds the qids of earlier batches (a repeat is rejected) and gets this batch's."""
         got = load_batch(name, batch, clip=self.clip, on_error="reject", fast=self.fast,
                          keep_records=self.keep_records, signal=self.signal)
+        if got.has_cover:  # certify's own output: refused, as certify_rows refuses it
+            refuse_certified(name, ["cover"])
         done = self.stage.run(got.loaded, seen)
         table, regions, in_cal = done.table, done.regions, done.in_calibration
         found = done.problems
@@ -209,7 +209,7 @@ def _fast_out(got: Batch, table: GroundingTable, regions: Regions, meta: dict[st
     if at.size < read.size:  # the rows of --qids only
         pick = at.tolist()
         ls, qv, vv = [ls[i] for i in pick], [qv[i] for i in pick], [vv[i] for i in pick]
-    return fast_lines(ls, qv, vv, got.has_cover, table, regions, meta, in_cal, compact)
+    return fast_lines(ls, qv, vv, table, regions, meta, in_cal, compact)
 
 
 def _write_rows(batch: list[tuple[int, bytes]], raw: RawRows, table: GroundingTable,

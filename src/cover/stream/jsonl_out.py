@@ -32,16 +32,15 @@ _NOT_BEFORE_BRACE = np.frombuffer(b" \t\r\x0b\x0c{", np.uint8)
 
 
 def fast_lines(lines: list[bytes], qid_values: list[Any], vid_values: list[Any],
-               has_cover: bool, table: GroundingTable, regions: Regions,
+               table: GroundingTable, regions: Regions,
                meta: dict[str, Any], in_calibration: NDArray[np.bool_] | None,
                compact: bool) -> list[bytes] | None:
     """The output of the kept rows ``table`` (whose input lines and parsed ids are
     ``lines``, ``qid_values`` and ``vid_values``, in order), as pieces to write one
     after the other (each line newline-terminated); None when the row by row writer is
-    needed (``has_cover``: some row has a ``cover`` field, which is replaced, not
-    spliced)."""
+    needed."""
     n = len(lines)
-    if n == 0 or n != len(table) or (not compact and not _spliceable(lines, has_cover)):
+    if n == 0 or n != len(table) or (not compact and not _spliceable(lines)):
         return None
     cols = _block_columns(table, regions, meta, in_calibration)
     if cols is None:
@@ -59,11 +58,10 @@ def fast_lines(lines: list[bytes], qid_values: list[Any], vid_values: list[Any],
     return parts
 
 
-def _spliceable(lines: list[bytes], has_cover: bool) -> bool:
+def _spliceable(lines: list[bytes]) -> bool:
     """Every line is cut before its last byte, "}" (not after whitespace or "{"), and
-    none is re-serialised (no ``cover`` field, no NaN/Infinity anywhere in it)."""
-    if has_cover:
-        return False
+    none is re-serialised (no NaN/Infinity anywhere in it; a row with a ``cover`` field
+    is refused before: :func:`cover.stream.stage.refuse_certified`)."""
     ends = b"".join(map(bytes.__getitem__, lines, repeat(slice(-2, None))))
     if len(ends) != 2 * len(lines):
         return False
