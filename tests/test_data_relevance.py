@@ -67,6 +67,8 @@ def test_a_row_is_rejected_exactly_when_its_signal_would_be_too_long(rows, clip)
     assert all(p.action == "rejected" and p.path == "p.json" and
                f"would need more than {MAX_SIGNAL_CLIPS:,} clips of {clip:g} s" in p.problem
                for p in problems)
+    # an unlabelled row's duration is its own (or --videos'): not called the truth's
+    assert not any("ground truth" in p.problem for p in problems)
     # the kept rows build their signal (those at the bound itself, 32 MB each, left out)
     small = kept.take(kept.duration / clip < 1e5)
     assert rebuild_relevance(small).relevance.lengths.tolist() == _clips(

@@ -83,7 +83,8 @@ def test_a_duration_in_the_wrong_unit_is_an_error_naming_the_row():
     test = replace(test, duration=np.array([30.0, 1e12, 30.0]))
     model = BlindGrounder(alpha=0.01, bins=10, min_df=1).fit(_toy(50, 0))
     with pytest.raises(InputError, match=rf"^<memory> \(qid={test.qid[1]}\): a relevance "
-                                         r"signal over its duration of 1e\+12 s would need "
+                                         r"signal over its duration of 1e\+12 s \(its ground "
+                                         r"truth's\) would need "
                                          r"more than 4,194,304 clips of 1 s"):
         model.predict(test, clip=1.0)
 

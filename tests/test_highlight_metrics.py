@@ -250,12 +250,14 @@ def test_rows_in_grids_of_any_size_give_the_same_bits(qvh_gt: Path, data_dir: Pa
 
 
 def test_a_duration_of_too_many_label_clips_is_an_error_naming_the_row():
-    """A duration in the wrong unit (1e12 s) is an error naming the row, not an array
-    of 5e11 clips (MemoryError, or the process killed for memory)."""
+    """A duration in the wrong unit (1e12 s) is an error naming the row, and that the
+    duration is its ground truth's (the row named is its prediction's), not an array of
+    5e11 clips (MemoryError, or the process killed for memory)."""
     table = _table([[[0, 4, 4, 4]], [[1, 2, 3, 4]]], [[1.0, 0.5], [0.5, 1.0]])
     table = replace(table, duration=np.array([20.0, 1e12]))
     with pytest.raises(InputError, match=r"^<memory> \(qid=1\): HL-mAP's ranking of clips "
-                                         r"over its duration of 1e\+12 s would need more than "
+                                         r"over its duration of 1e\+12 s \(its ground "
+                                         r"truth's\) would need more than "
                                          r"4,194,304 clips of 2 s"):
         highlight_metrics(table)
 

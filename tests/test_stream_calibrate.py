@@ -472,7 +472,8 @@ def test_a_signal_too_long_for_its_duration_rejects_the_row_streamed_or_whole(
         assert main([*base, *how, "--on-error", "reject", "-o", str(out)]) == 0
         err = capsys.readouterr().err
         assert "1 row(s) rejected" in err and f"(qid={bad['qid']}): a relevance signal " \
-            "from proposals over its duration of 1e+09 s would need more than" in err, how
+            "from proposals over its duration of 1e+09 s (its ground truth's) would need " \
+            "more than" in err, how
         fits.append(json.loads(out.read_text()))
     assert fits[0]["counts"]["rows"] == fits[1]["counts"]["rows"] == 1549
     assert fits[0]["thresholds"] == fits[1]["thresholds"]

@@ -55,14 +55,17 @@ def require_signal_clips(table: GroundingTable, rows: NDArray[np.int64],
     over = ~(np.asarray(clips) <= MAX_SIGNAL_CLIPS)  # NaN counts as over
     if over.any():
         i = int(rows[np.argmax(over)])
-        raise InputError(f"{table.where(i)}: {_too_long(what, table.duration[i], clip)}")
+        raise InputError(f"{table.where(i)}: {_too_long(what, table, i, clip)}")
 
 
-def _too_long(what: str, duration: float, clip: float) -> str:
-    """Why a row's signal of ``clip``-second clips over ``duration`` cannot be built."""
-    return (f"{what} over its duration of {duration:g} s would need more than "
-            f"{MAX_SIGNAL_CLIPS:,} clips of {clip:g} s (no video is that long: is it in "
-            "seconds?)")
+def _too_long(what: str, table: GroundingTable, i: int, clip: float) -> str:
+    """Why row ``i``'s signal of ``clip``-second clips over its duration cannot be built.
+    The row is named by its prediction's line; a labelled row's duration is its ground
+    truth's (the join takes it from there), so the message says whose it is."""
+    whose = " (its ground truth's)" if table.truth is not None else ""
+    return (f"{what} over its duration of {float(table.duration[i]):g} s{whose} would need "
+            f"more than {MAX_SIGNAL_CLIPS:,} clips of {clip:g} s (no video is that long: is "
+            "it in seconds?)")
 
 
 def signal_rule(relevance: str) -> Callable[[GroundingTable], tuple[
@@ -102,7 +105,7 @@ def long_signal_problems(table: GroundingTable, over: NDArray[np.bool_]) -> list
     """A rejection naming each row of ``over`` (:func:`long_signal_rows`) and why."""
     lines = table.line if table.line is not None else np.zeros(len(table), dtype=np.int64)
     return [RowProblem(table.source, int(lines[i]), str(table.qid[i]),
-                       _too_long(FROM_PROPOSALS, float(table.duration[i]), table.clip),
+                       _too_long(FROM_PROPOSALS, table, i, table.clip),
                        "rejected") for i in np.flatnonzero(over).tolist()]
 
 
