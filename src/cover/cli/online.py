@@ -62,18 +62,7 @@ def run(args: argparse.Namespace) -> int:
                  out=Path(args.out_dir), paths=("cal_qids", "switch_preds"),
                  figure=not args.no_figure, names=(args.name, args.switch_name),
                  read_options=read_kwargs(args))
-    s = res.summary()
-    print(f"replayed {s['steps']} rows (order={args.order}) against {s['n_calibration']} "
-          f"calibration rows at alpha={args.alpha}, gamma={args.gamma}")
-    print("\n".join(res.misses(args.order)))
-    print(f"rule   miss: overall  before   after  last {s['window']:<4}  mean length, s: before "
-          " after")
-    for rule in ("aci", "split"):
-        print(f"{rule:<6} {s[f'{rule}_miss_rate']:13.3f} {s[f'{rule}_miss_rate_before']:7.3f} "
-              f"{s[f'{rule}_miss_rate_after']:7.3f} {s[f'{rule}_miss_rate_last_window']:9.3f}"
-              f"  {s[f'{rule}_mean_length_s_before']:20.1f} "
-              f"{s[f'{rule}_mean_length_s_after']:6.1f}")
-    print(f"ACI guarantee: |miss rate - alpha| <= {s['aci_bound']:.3f} after {s['steps']} steps")
+    print("\n".join(res.lines(args.order)))
     print(f"wrote {args.out_dir}/online_steps.jsonl, online_summary.json"
           + ("" if args.no_figure else ", online_miss_rate.png"))
     return 0

@@ -114,6 +114,22 @@ class OnlineRun:
         return out or [f"No miss: each rule's miss rate on each part of the stream "
                        f"(order={order}) lies within sampling noise of alpha = {alpha:g}."]
 
+    def lines(self, order: str) -> list[str]:
+        """What ``cover online`` prints: what was replayed, the misses in words, then each
+        rule's miss rate and mean length on each part of the stream, and ACI's bound."""
+        s = self.summary()
+        out = [f"replayed {s['steps']} rows (order={order}) against {s['n_calibration']} "
+               f"calibration rows at alpha={s['alpha']:g}, gamma={s['gamma']:g}",
+               *self.misses(order),
+               f"rule   miss: overall  before   after  last {s['window']:<4}  mean length, s: "
+               "before  after"]
+        out += [f"{rule:<6} {s[f'{rule}_miss_rate']:13.3f} {s[f'{rule}_miss_rate_before']:7.3f} "
+                f"{s[f'{rule}_miss_rate_after']:7.3f} {s[f'{rule}_miss_rate_last_window']:9.3f}"
+                f"  {s[f'{rule}_mean_length_s_before']:20.1f} "
+                f"{s[f'{rule}_mean_length_s_after']:6.1f}" for rule in ("aci", "split")]
+        return [*out, f"ACI guarantee: |miss rate - alpha| <= {s['aci_bound']:.3f} after "
+                      f"{s['steps']} steps"]
+
     def steps(self) -> list[dict[str, Any]]:
         rec = self.record
         roll = rolling_mean(rec.miss, self.window)
