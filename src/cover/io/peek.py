@@ -3,7 +3,6 @@ JSON document or the first JSON line, each parsed at most once."""
 
 from __future__ import annotations
 
-import csv
 import re
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -157,10 +156,11 @@ def field_names(path: str | Path) -> list[str]:
     if kind == "parquet":
         return list(parquet_file(path).schema_arrow.names)
     p = peek(path)
-    if kind == "csv":
-        first = p.head.split(b"\n", 1)[0].decode("utf-8", "replace").rstrip("\r")
-        return next(csv.reader([first], delimiter="\t" if kind_suffix(p.path) == ".tsv"
-                               else ","), [])
+    if kind == "csv":  # the header as every CSV read names it
+        from cover.io.csv_lines import header_names
+
+        return header_names(p.head.split(b"\n", 1)[0].rstrip(b"\r"),
+                            "\t" if kind_suffix(p.path) == ".tsv" else ",", str(path))
     return list(p.first_row) if p.first_row is not None else []
 
 
