@@ -24,12 +24,16 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from cover.errors import counted
+
+if TYPE_CHECKING:
+    from cover.calibrate.calibrator import Calibrator
+    from cover.data.table import GroundingTable
 
 CALIBRATION_BAND = "calibration band"
 #: The calibration band's Beta interval alone, where how the calibration rows cluster
@@ -75,6 +79,18 @@ def calibration_clusters(scores: NDArray[np.float64], threshold: float, units: N
     threshold``) clustered by ``units`` (source videos): what widens the calibration band
     (:meth:`CoverageBands.of`)."""
     return unit_design_effect(np.asarray(scores) <= threshold, units)
+
+
+def fitted_clusters(cal: Calibrator, pool: GroundingTable) -> tuple[float, int] | None:
+    """:func:`calibration_clusters` of the rows ``pool`` that ``cal`` was fitted on: their
+    scores (as the fit computed them) at its one threshold, by source video; None for a
+    rule of several thresholds (the band is then the Beta band, named so)."""
+    if cal.threshold_ is None:
+        return None
+    from cover.scores import compute_scores
+
+    scores = compute_scores(pool, cal.score, min_scale=cal.min_scale, target=cal.target)
+    return calibration_clusters(scores.values, cal.threshold_, pool.units)
 
 
 def unit_design_effect(y: NDArray[np.bool_], units: NDArray[Any]) -> tuple[float, int]:

@@ -129,11 +129,11 @@ def side_values(side: Side, pool: GroundingTable, test: GroundingTable, spec: Co
                 ) -> tuple[NDArray[np.float64], dict[str, Any]]:
     """Per test query (rows) the compared metrics (columns, :func:`metric_specs` order) of
     ``side`` calibrated on ``pool``, and what its calibrator is."""
-    from cover.bands import calibration_clusters
+    from cover.bands import fitted_clusters
     from cover.calibrate import Calibrator
     from cover.grounding_metrics import grounding_metrics
     from cover.metrics import coverage_reference, evaluate
-    from cover.scores import compute_scores, require_family_input
+    from cover.scores import require_family_input
 
     require_family_input(pool, side.score, str(side.preds))
     cal = Calibrator(score=side.score, alpha=spec.alpha,
@@ -151,9 +151,7 @@ def side_values(side: Side, pool: GroundingTable, test: GroundingTable, spec: Co
     if cal.k_ is not None and cal.n_ is not None:
         # widened for calibration queries sharing a video, as calibrate prints it (one
         # threshold: the split rule; a rule of several keeps the Beta band, named so)
-        clusters = None if cal.threshold_ is None else calibration_clusters(
-            compute_scores(pool, side.score, min_scale=spec.min_scale,
-                           target=spec.target).values, cal.threshold_, pool.units)
+        clusters = fitted_clusters(cal, pool)
         deff, videos = clusters if clusters is not None else (1.0, None)
         ref = coverage_reference(cal.n_, cal.k_, calibration_deff=deff,
                                  calibration_units=videos)

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from cover._progress import Progress
-from cover.bands import calibration_clusters
+from cover.bands import fitted_clusters
 from cover.calibrate import Calibrator
 from cover.data.splits import split_by_unit
 from cover.data.table import GroundingTable
@@ -37,7 +37,6 @@ from cover.jobs.validity import (
 from cover.metrics import evaluate
 from cover.report.figure_pool import FigurePool, pool_during
 from cover.report.tables import validity_summary, validity_table
-from cover.scores import compute_scores
 from cover.studies.coverage_validity import coverage_validity, n_steps
 from cover.studies.protocol import Protocol
 from cover.studies.result import family_label
@@ -117,12 +116,8 @@ def _write_demo(out: Path, table: GroundingTable, inputs: list[Path],
         write_certified(out / "regions" / f"{fam}_alpha0.1_test.jsonl",
                         certified_rows(test, regions, meta, []), inputs=inputs)
         # the calibration band widened for queries sharing a video, as calibrate prints it
-        assert cal.threshold_ is not None  # the split rule: one threshold
-        clusters = calibration_clusters(compute_scores(pool, fam, min_scale=cal.min_scale,
-                                                       target=cal.target).values,
-                                        cal.threshold_, pool.units)
         evaluation[fam] = evaluate(regions, test, calibration=(cal.n_ or 0, cal.k_ or 0),
-                                   calibration_clusters=clusters
+                                   calibration_clusters=fitted_clusters(cal, pool)
                                    ).to_dict() | {"threshold": cal.threshold_}
     write_json(out / "evaluation_alpha0.1.json", strict_json(evaluation), inputs=inputs)
 
