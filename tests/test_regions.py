@@ -430,6 +430,12 @@ def test_sls_rows_below_the_calibrated_level_are_rejected_when_streamed(qdetr_ta
     assert all(b["region"] for b in blocks if b["status"] == "certified")
     assert all(b["reason"].startswith("empty certified region: no clip's relevance reaches")
                for b in blocks if b["status"] == "rejected")
+    # that output, given again (every row carries its cover block), is refused whole
+    from cover.errors import InputError
+
+    with pytest.raises(InputError, match=rf"^{dst}: the input already has a 'cover' field"):
+        certify_jsonl(cal, dst, tmp_path / "twice.jsonl", videos=cover.read_durations(qvh_gt))
+    assert not (tmp_path / "twice.jsonl").exists()
 
 
 # ---- Theorem 1(i): an inequality, not an identity ------------------------------------------
