@@ -49,10 +49,11 @@ def certified_note(n_pool: int, n_test: int, evaluation: dict[str, Any]) -> str:
     return (f"One calibrator per family, fitted on the whole calibration pool ({n_pool} "
             f"queries), certifies the {n_test} test queries; expected coverage is k/(n+1) and "
             "its 95% test band adds, to the calibration band (the Beta(k, n+1-k) spread of "
-            "one calibration set), the test split's own sampling noise, clustered by source "
-            "video. The price of the guarantee is the region's length: "
-            f"on average {lengths} of the video. The calibrators, the certified test regions "
-            "and their metrics are in calibrators/, regions/ and evaluation_alpha0.1.json.")
+            "one calibration set, widened for calibration queries that share a video), the "
+            "test split's own sampling noise, clustered by source video. The price of the "
+            f"guarantee is the region's length: on average {lengths} of the video. The "
+            "calibrators, the certified test regions and their metrics are in calibrators/, "
+            "regions/ and evaluation_alpha0.1.json.")
 
 
 def certified_table(evaluation: dict[str, Any], *, markdown: bool = False) -> str:
