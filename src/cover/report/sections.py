@@ -59,7 +59,7 @@ CAPTIONS: dict[str, str] = {
     "conditional.png": "Coverage per stratum against the target. Bars below the grey strip "
                        "are strata the marginal guarantee leaves behind.",
     "calsize.png": "Coverage spread vs calibration size: the error bars should shrink with "
-                   "size and track the grey calibration band (Beta).",
+                   "size and track the grey band, the mean ± sd of Beta(k, n+1-k).",
     "transfer_ks.png": "Cross-dataset KS (orange) against the within-dataset noise floors "
                        "(blue): bars far beyond the floor are real shift.",
     "aci_rolling.png": "Miss rate over the last 100 queries of a stream (full windows "
