@@ -1,8 +1,10 @@
-"""The certify stage every streamed format runs: the calibration-row mark."""
+"""The certify stage every streamed format runs: the calibration-row mark, and which
+inputs are certify's own output."""
 
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -32,3 +34,16 @@ def test_rows_the_calibrator_was_fitted_on_are_marked_and_only_they(fitted, batc
     marked = dict(zip(staged.table.qid.tolist(), staged.in_calibration.tolist(),
                       strict=True))
     assert marked == {q: q in set(fitted) for q in batch}
+
+
+def test_certify_output_is_told_by_the_fields_certify_writes_only() -> None:
+    """The ``cover`` block and the CSV output's columns mark an input as certify's own
+    output; a user's column that merely starts alike (``cover_type``) does not."""
+    from cover.errors import InputError
+    from cover.stream.stage import CERTIFIED_FIELDS, refuse_certified
+
+    for field in sorted(CERTIFIED_FIELDS):
+        with pytest.raises(InputError, match=rf"^p\.csv: the input already has a '{field}' "):
+            refuse_certified("p.csv", ["qid", field])
+    refuse_certified("p.csv", ["qid", "cover_type", "coverage", "covered"])
+    assert {"cover", "cover_status", "cover_p_value"} <= CERTIFIED_FIELDS

@@ -33,15 +33,8 @@ from cover.io.jsonl import OnError
 from cover.io.output import atomic_open
 from cover.io.seen import SeenIds, repeated_rows
 from cover.stream.arrow import certify_rows, pa
-from cover.stream.stage import CertifyStage, StreamCounts
+from cover.stream.stage import COVER_COLUMNS, P_VALUE_COLUMN, CertifyStage, StreamCounts
 
-#: The columns appended to every row: the ``cover`` block, flattened (region as JSON).
-COVER_COLUMNS = ("cover_status", "cover_region", "cover_refused", "cover_duration",
-                 "cover_threshold", "cover_threshold_end", "cover_in_calibration",
-                 "cover_reason")
-#: The column after them when the calibrator was fitted with ``--keep-scores``: each
-#: row's conformal p-value (``cover.p_value``), empty for a rejected row.
-P_VALUE_COLUMN = "cover_p_value"
 DEFAULT_BATCH_LINES = 131_072
 
 

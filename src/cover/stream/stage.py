@@ -58,13 +58,24 @@ from cover.io.seen import SeenIds
 from cover.regions import Regions
 from cover.row_status import ABSTAINED, CERTIFIED, REFUSED, REJECTED, empty_rows
 
+#: The columns certify's CSV output appends to every row: the ``cover`` block,
+#: flattened (region as JSON).
+COVER_COLUMNS = ("cover_status", "cover_region", "cover_refused", "cover_duration",
+                 "cover_threshold", "cover_threshold_end", "cover_in_calibration",
+                 "cover_reason")
+#: The column after them when the calibrator was fitted with ``--keep-scores``: each
+#: row's conformal p-value (``cover.p_value``), empty for a rejected row.
+P_VALUE_COLUMN = "cover_p_value"
+#: The fields certify's output adds to a row, in any of its formats.
+CERTIFIED_FIELDS = frozenset({"cover", *COVER_COLUMNS, P_VALUE_COLUMN})
+
 
 def refuse_certified(source: str | Path, fields: Iterable[str]) -> None:
     """An :class:`InputError` when ``fields`` (an input's columns, or its first row's keys)
-    hold one that certify's output adds: the ``cover`` block, or a ``cover_*`` column of
-    its CSV output. Such an input is certify's own output, refused on every path (its
-    block was replaced in JSON lines, kept twice in CSV)."""
-    got = next((f for f in fields if f == "cover" or f.startswith("cover_")), None)
+    hold one that certify's output adds (:data:`CERTIFIED_FIELDS`: the ``cover`` block,
+    or a column of its CSV output). Such an input is certify's own output, refused on
+    every path (its block was replaced in JSON lines, kept twice in CSV)."""
+    got = next((f for f in fields if f in CERTIFIED_FIELDS), None)
     if got is not None:
         raise InputError(f"{source}: the input already has a {got!r} field (is it the output "
                          "of cover certify?); certify the original predictions")
