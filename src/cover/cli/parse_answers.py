@@ -8,7 +8,6 @@ prediction file that every COVER command reads (unparseable = refusal = whole vi
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from cover.cli._common import (
     InputPath,
@@ -19,7 +18,6 @@ from cover.cli._common import (
     add_flags,
 )
 from cover.cli.arg_types import nonnegative_int, positive_float
-from cover.errors import InputError, report_problems, say
 
 
 def add_parser(sub: Subparsers) -> None:
@@ -68,78 +66,16 @@ def add_parser(sub: Subparsers) -> None:
     p.set_defaults(func=run)
 
 
-def _targets(args: argparse.Namespace) -> dict[str, str | Path]:
-    """The prediction file each answer file is written to, checked before any work:
-    with ``--out-dir``, ``<name>.preds.jsonl`` per input, and two inputs of one name
-    (``a/answers.jsonl``, ``b/answers.jsonl``) are refused rather than one silently
-    overwriting the other; no target may be an input or the ``--summary``."""
-    from cover.io.output import check_outputs, make_folder
-
-    if args.out:
-        return {args.answers[0]: args.out}
-    if not args.out_dir:
-        return {}
-    targets: dict[str, str | Path] = {}
-    for path in args.answers:
-        target = Path(args.out_dir) / f"{Path(path).stem}.preds.jsonl"
-        first = next((src for src, t in targets.items() if t == target), None)
-        if first is not None:
-            raise InputError(f"{first} and {path} would both be written to {target} "
-                             "(--out-dir names each output after its input file); rename "
-                             "one, or run once per file with -o")
-        targets[path] = target
-    make_folder(args.out_dir)
-    check_outputs([("--out-dir", t) for t in targets.values()]
-                  + ([("--summary", args.summary)] if args.summary else []),
-                  [("answers", p) for p in args.answers]
-                  + ([("--videos", args.videos)] if args.videos else []))
-    return targets
-
-
 def run(args: argparse.Namespace) -> int:
-    from cover.errors import summarize
     from cover.grounders.parse.fields import text_fields_per_file
-    from cover.grounders.parse.files import parse_answer_file, summary_lines, warnings_of
-    from cover.io import write_jsonl
-    from cover.io.durations import read_video_durations
-    from cover.io.output import write_json
+    from cover.jobs.parse_answers import parse_answers
 
-    if args.out and len(args.answers) > 1:
-        raise ValueError("-o names one output file; with several answer files use --out-dir")
-    text_fields = text_fields_per_file(args.text_field, [str(a) for a in args.answers])
-    targets = _targets(args)
-    durations = None
-    if args.videos:
-        vids, durs = read_video_durations(args.videos)
-        durations = dict(zip(vids.tolist(), durs.tolist(), strict=True))
-    summaries = []
-    inputs = [*args.answers, args.videos]
-    for path, text_field in zip(args.answers, text_fields, strict=True):
-        pf = parse_answer_file(
-            path, text_field=text_field, qid_field=args.qid_field, vid_field=args.vid_field,
-            vid_pattern=args.vid_pattern, duration_field=args.duration_field,
-            durations=durations, fps=args.fps,
-            prompt_examples=tuple(args.prompt_example), bare=args.bare,
-            start_only=args.start_only)
-        summary = pf.summary(k=args.samples)
-        summaries.append(summary)
-        for line in summary_lines(summary, samples=args.samples > 0):
-            print(line)
-        report_problems(pf.problems, what=path)
-        for line in warnings_of(summary, duration_field=args.duration_field):
-            say(line)
-        noted = [q for q in pf.problems if q.action == "noted"]
-        if noted:
-            say(f"cover: {len(noted)} duration(s) set aside in {path} (each row parsed "
-                 "without it):\n" + summarize(noted, limit=3))
-        target = targets.get(path)
-        if target is not None:
-            write_jsonl(target, pf.rows, inputs=inputs)
-            n_ref = len(pf.rows) - int(sum(1 for r in pf.rows if r["pred_relevant_windows"]))
-            print(f"wrote {target}: {len(pf.rows)} rows ({n_ref} refusals, whole video)")
-    if args.summary:
-        write_json(args.summary, {"files": summaries}, inputs=inputs)
-        print(f"wrote {args.summary}")
-    if not (args.out or args.out_dir):
-        say("cover: no prediction file written (pass -o FILE or --out-dir DIR)")
+    answers = [str(a) for a in args.answers]
+    parse_answers(answers, text_fields=text_fields_per_file(args.text_field, answers),
+                  out=args.out, out_dir=args.out_dir, summary=args.summary,
+                  videos=args.videos, samples=args.samples,
+                  duration_field=args.duration_field, qid_field=args.qid_field,
+                  vid_field=args.vid_field, vid_pattern=args.vid_pattern, fps=args.fps,
+                  prompt_examples=tuple(args.prompt_example), bare=args.bare,
+                  start_only=args.start_only)
     return 0
