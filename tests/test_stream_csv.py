@@ -238,29 +238,41 @@ def test_a_line_pyarrow_cannot_read_is_rejected_not_the_run(qvh, tmp_path, case,
 
 
 @pytest.mark.parametrize("compact", [False, True])
-def test_a_short_line_is_padded_so_its_cover_cells_sit_under_their_names(qvh, tmp_path,
-                                                                        compact):
+def test_a_line_of_another_shape_is_echoed_as_the_headers_fields(qvh, tmp_path, compact):
     """A line of fewer fields than the header is echoed byte for byte, then given empty
-    fields up to the header's count: a CSV reader finds its rejection under cover_status
-    and cover_reason, not under the input's own columns. A line of more fields keeps
-    them all (nothing of the input is dropped), echoed as it is."""
+    fields up to the header's count; a line of more fields, or with an unclosed quote,
+    is echoed as its first fields, re-quoted, up to the header's count. A CSV reader
+    finds every rejection under cover_status and cover_reason, not under the input's own
+    columns, and every row of the output has the header's fields."""
     src, _, cal, _ = qvh
-    lines = src.read_bytes().splitlines()[:8]
+    lines = src.read_bytes().splitlines()[:9]
     lines[3] = b",".join(lines[3].split(b",")[:2])  # qid, vid: 2 of the header's 6
-    lines[5] = lines[5] + b",extra"  # 7 of 6
+    lines[5] = lines[5] + b",extra,more"  # 8 of 6
+    lines[7] = b",".join(lines[7].split(b",")[:3]) + b',"unclosed'  # 4 of 6, a quote open
     bad = tmp_path / "bad.csv"
     bad.write_bytes(b"\n".join(lines) + b"\n")
     dst = tmp_path / "o.csv"
     counts = certify_csv(cal, bad, dst, columns=COLS, batch_rows=3, compact=compact)
-    assert counts.rejected == 2
+    assert counts.rejected == 3
     out = dst.read_bytes().splitlines()
     if not compact:
         assert out[3].startswith(lines[3] + b",,,,,\"rejected\",")
-        assert out[5].startswith(lines[5] + b',"rejected",')
+        six = next(csv.reader([lines[5].decode()]))[:6]  # the 6th is quoted, commas inside
+        buf = io.StringIO()
+        csv.writer(buf, lineterminator="").writerow(six)
+        assert out[5].startswith(buf.getvalue().encode() + b',"rejected",')
+        assert out[7].startswith(b",".join(lines[7].split(b",")[:3]) + b',unclosed,,,"rejected",')
+        assert [out[i][:len(lines[i]) + 1] for i in (1, 2, 4, 6, 8)] == [
+            lines[i] + b"," for i in (1, 2, 4, 6, 8)]  # the others byte for byte
     rows = list(csv.DictReader(io.StringIO(dst.read_text())))
-    assert rows[2]["cover_status"] == "rejected"
-    assert rows[2]["cover_reason"] == "cannot read as CSV: 2 field(s), the header has 6"
-    assert None not in rows[2] and all(len(r) == len(rows[0]) for r in rows[:4])
+    assert [rows[i]["cover_status"] for i in (2, 4, 6)] == ["rejected"] * 3
+    assert [rows[i]["cover_reason"] for i in (2, 4, 6)] == [
+        "cannot read as CSV: 2 field(s), the header has 6",
+        "cannot read as CSV: 8 field(s), the header has 6",
+        "cannot read as CSV: 4 field(s), the header has 6"]
+    assert all(None not in r and len(r) == len(rows[0]) for r in rows)
+    pa_csv = pytest.importorskip("pyarrow.csv")
+    assert pa_csv.read_csv(dst).num_rows == 8  # a strict reader reads it whole
 
 
 def test_the_whole_file_reader_rejects_the_same_lines(qvh, tmp_path):

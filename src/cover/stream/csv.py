@@ -1,7 +1,8 @@
 """Certify a CSV (or TSV) file of any size in bounded memory, a batch of lines at a time.
 
-Each output line is the input line **byte for byte** (a line of fewer fields than the
-header then given empty ones up to it) followed by the cover columns
+Each output line is the input line **byte for byte** (a line rejected for its count of
+fields or an unclosed quote cut or padded to the header's fields: :func:`padded`)
+followed by the cover columns
 (:data:`COVER_COLUMNS`, then :data:`P_VALUE_COLUMN` when the calibrator kept its
 calibration scores); ``compact=True`` writes only the qid and vid columns before
 them. The header gets the cover column names appended. Lines are parsed a batch at a
@@ -100,16 +101,30 @@ def certify_csv(
 
 def padded(batch: list[tuple[int, bytes]], unread: dict[int, str], width: int,
            delim: bytes) -> list[bytes]:
-    """The batch's lines as echoed: byte for byte, the lines pyarrow could not read
-    (``unread``) of fewer than ``width`` fields given empty ones up to it, so that the
-    cover cells after them sit under their names. A line of more fields keeps them all:
-    nothing of the input is dropped."""
+    """The batch's lines as echoed, each of ``width`` fields so that the cover cells after
+    them sit under their names: byte for byte, but a line pyarrow could not read
+    (``unread``) for its shape. One of fewer fields is given empty ones up to ``width``;
+    one of more fields, an unclosed quote or a field past the csv module's limit is
+    written as its first ``width`` fields, re-quoted (the reason gives its count of
+    fields; the input file keeps the line)."""
     raws = [raw for _, raw in batch]
+    sep = delim.decode()
     for i in unread:
-        fields = csv_fields(raws[i].decode("utf-8", "surrogateescape"), delim.decode())
-        if fields is not None and len(fields) < width:
+        text = raws[i].decode("utf-8", "surrogateescape")
+        fields = csv_fields(text, sep)
+        if fields is not None and len(fields) < width and text.count('"') % 2 == 0:
             raws[i] += delim * (width - len(fields))
+        elif fields is None or len(fields) != width or text.count('"') % 2:
+            cut = (fields or [])[:width]
+            raws[i] = _csv_line([*cut, *[""] * (width - len(cut))], sep)
     return raws
+
+
+def _csv_line(fields: list[str], delim: str) -> bytes:
+    """``fields`` as one CSV line, quoted where needed (no line end)."""
+    buf = io.StringIO()
+    csv.writer(buf, delimiter=delim, lineterminator="").writerow(fields)
+    return buf.getvalue().encode("utf-8", "surrogateescape")
 
 
 def batch_repeats(seen: SeenIds, qids: Any, lines: NDArray[np.int64]) -> dict[int, str]:
@@ -132,10 +147,7 @@ def _pick(raw: bytes, idx: list[int], delim: bytes) -> bytes:
     """The fields ``idx`` of one CSV line, re-quoted (the compact output's qid, vid)."""
     text = raw.decode("utf-8-sig", errors="replace")
     row = next(csv.reader([text], delimiter=delim.decode()))
-    buf = io.StringIO()
-    csv.writer(buf, delimiter=delim.decode(), lineterminator="").writerow(
-        [row[i] if i < len(row) else "" for i in idx])
-    return buf.getvalue().encode()
+    return _csv_line([row[i] if i < len(row) else "" for i in idx], delim.decode())
 
 
 def _cover_cells(block: Any, delim: bytes, lead: list[Any]) -> list[bytes]:
