@@ -40,7 +40,7 @@ def test_certify_output_is_told_by_the_fields_certify_writes_only() -> None:
     """The ``cover`` block and the CSV output's columns mark an input as certify's own
     output; a user's column that merely starts alike (``cover_type``) does not."""
     from cover.errors import InputError
-    from cover.stream.stage import CERTIFIED_FIELDS, refuse_certified
+    from cover.stream.output_fields import CERTIFIED_FIELDS, refuse_certified
 
     for field in sorted(CERTIFIED_FIELDS):
         with pytest.raises(InputError, match=rf"^p\.csv: the input already has a '{field}' "):

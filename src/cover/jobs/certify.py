@@ -95,7 +95,7 @@ def certify(job: CertifyJob) -> list[str]:
     """Run ``job``; returns its summary lines (what happened to every row, the file
     written)."""
     from cover.io.peek import field_names
-    from cover.stream.stage import refuse_certified
+    from cover.stream.output_fields import refuse_certified
 
     refuse_certified(job.preds, field_names(job.preds))  # before any work, every path
     kind = route(job)

@@ -41,7 +41,8 @@ from cover.io.generic import arrow_columns, parse_columns
 from cover.io.generic import pyarrow_module as pa  # pyarrow, or the extra to install
 from cover.regions import Regions
 from cover.row_status import STATUSES, status_codes, status_reasons
-from cover.stream.stage import CertifyStage, StreamCounts, calibrator_fields, refuse_certified
+from cover.stream.output_fields import calibrator_fields, refuse_certified
+from cover.stream.stage import CertifyStage, StreamCounts
 
 P = ParamSpec("P")
 

@@ -34,7 +34,8 @@ from cover.io.jsonl import OnError
 from cover.io.output import atomic_open
 from cover.io.seen import SeenIds, repeated_rows
 from cover.stream.arrow import certify_rows, pa
-from cover.stream.stage import COVER_COLUMNS, P_VALUE_COLUMN, CertifyStage, StreamCounts
+from cover.stream.output_fields import COVER_COLUMNS, P_VALUE_COLUMN
+from cover.stream.stage import CertifyStage, StreamCounts
 
 DEFAULT_BATCH_LINES = 131_072
 

@@ -6,7 +6,7 @@ qid and vid (and query, and the predicted windows or top-1 ``start``/``end``, wh
 field's metrics use) come through ``--columns``, by default the columns of those names.
 A Parquet row carries its ``cover`` struct, with the calibrator fields of the schema
 metadata (``cover.calibrator``: :func:`cover.stream.arrow.calibrator_metadata`). A CSV
-row carries the cover columns (:data:`cover.stream.csv.COVER_COLUMNS`: status, region as
+row carries the cover columns (:data:`cover.stream.output_fields.COVER_COLUMNS`: status, region as
 JSON text, refused, duration, threshold, threshold_end, reason) after the input's own,
 and no calibrator fields (score, alpha, k, n_calibration, the calibration digest). With
 ``--calibrator`` (the file certify used) they are those of the Parquet metadata and the
@@ -50,7 +50,7 @@ from cover.stream.arrow import (
     block_fields,
     calibrator_metadata,
 )
-from cover.stream.csv import COVER_COLUMNS
+from cover.stream.output_fields import COVER_COLUMNS
 
 _STRINGS = ("cover_status", "cover_region", "cover_refused")
 #: ``cover_refused`` as certify writes it; any other text is kept for the reader to reject.

@@ -39,7 +39,8 @@ from cover.io.seen import SeenIds
 from cover.regions import Regions
 from cover.row_status import row_status
 from cover.stream.jsonl_out import fast_lines
-from cover.stream.stage import CertifyStage, Staged, StreamCounts, Videos, refuse_certified
+from cover.stream.output_fields import refuse_certified
+from cover.stream.stage import CertifyStage, Staged, StreamCounts, Videos
 
 #: 16,384 lines of 75-clip saliency (~1.1 KB each) keep a 1e6-line certify under ~500 MB
 #: peak; 65,536 reached 1.3 GB (bench/results-stream.md).

@@ -61,7 +61,7 @@ def fast_lines(lines: list[bytes], qid_values: list[Any], vid_values: list[Any],
 def _spliceable(lines: list[bytes]) -> bool:
     """Every line is cut before its last byte, "}" (not after whitespace or "{"), and
     none is re-serialised (no NaN/Infinity anywhere in it; a row with a ``cover`` field
-    is refused before: :func:`cover.stream.stage.refuse_certified`)."""
+    is refused before: :func:`cover.stream.output_fields.refuse_certified`)."""
     ends = b"".join(map(bytes.__getitem__, lines, repeat(slice(-2, None))))
     if len(ends) != 2 * len(lines):
         return False

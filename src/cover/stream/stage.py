@@ -33,10 +33,9 @@ So a row gets the same fate, region and reason whichever format and path it come
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from operator import attrgetter
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -45,11 +44,11 @@ from numpy.typing import NDArray
 from cover.calibrate.calibrator import Calibrator
 from cover.calibrate.pvalues import abstain_above
 from cover.data.join import fill_durations
-from cover.data.relevance import SALIENCY, signal_rule
+from cover.data.relevance import signal_rule
 from cover.data.rules import OnError, raise_on_rejections, with_files_of
 from cover.data.table import GroundingTable, ids_as_given
 from cover.data.validate import id_reasons, ids_checked
-from cover.errors import KEEP, InputError, ProblemTally, RowProblem
+from cover.errors import KEEP, ProblemTally, RowProblem
 from cover.io.batch_join import across_batches
 from cover.io.durations import VideoIndex
 from cover.io.narrow import sorted_find
@@ -57,29 +56,7 @@ from cover.io.qvhighlights import Loaded
 from cover.io.seen import SeenIds
 from cover.regions import Regions
 from cover.row_status import ABSTAINED, CERTIFIED, REFUSED, REJECTED, empty_rows
-
-#: The columns certify's CSV output appends to every row: the ``cover`` block,
-#: flattened (region as JSON).
-COVER_COLUMNS = ("cover_status", "cover_region", "cover_refused", "cover_duration",
-                 "cover_threshold", "cover_threshold_end", "cover_in_calibration",
-                 "cover_reason")
-#: The column after them when the calibrator was fitted with ``--keep-scores``: each
-#: row's conformal p-value (``cover.p_value``), empty for a rejected row.
-P_VALUE_COLUMN = "cover_p_value"
-#: The fields certify's output adds to a row, in any of its formats.
-CERTIFIED_FIELDS = frozenset({"cover", *COVER_COLUMNS, P_VALUE_COLUMN})
-
-
-def refuse_certified(source: str | Path, fields: Iterable[str]) -> None:
-    """An :class:`InputError` when ``fields`` (an input's columns, or its first row's keys)
-    hold one that certify's output adds (:data:`CERTIFIED_FIELDS`: the ``cover`` block,
-    or a column of its CSV output). Such an input is certify's own output, refused on
-    every path (its block was replaced in JSON lines, kept twice in CSV)."""
-    got = next((f for f in fields if f in CERTIFIED_FIELDS), None)
-    if got is not None:
-        raise InputError(f"{source}: the input already has a {got!r} field (is it the output "
-                         "of cover certify?); certify the original predictions")
-
+from cover.stream.output_fields import calibrator_fields
 
 #: ``--videos`` durations: ``(vids, durations)`` in any order, or an index of them.
 Videos = tuple[NDArray[np.str_], NDArray[np.float64]] | VideoIndex
@@ -226,16 +203,6 @@ class CertifyStage:
         in ``counts``): what :func:`cover.io.qids.unknown_qids` is told, on every path."""
         assert self.qids is not None
         return self.qids[counts.listed] if counts.listed is not None else self.qids[:0]
-
-
-def calibrator_fields(cal: Calibrator, **extra: Any) -> dict[str, Any]:
-    """What a reader of the regions needs to trust them: the calibrator's score, rule,
-    alpha, k and n, then ``extra``, then its relevance when not saliency."""
-    meta = {"score": cal.score, "rule": cal.rule, "alpha": float(cal.alpha_fraction),
-            "k": cal.k_, "n_calibration": cal.n_, **extra}
-    if cal.relevance != SALIENCY:  # absent means saliency: older files keep their bytes
-        meta["relevance"] = cal.relevance
-    return meta
 
 
 def _id_rejections(table: GroundingTable) -> tuple[list[int], list[RowProblem]]:
