@@ -532,6 +532,7 @@ def test_the_band_evaluate_cannot_widen_is_named_the_beta_band(tmp_path: Path,
     assert main(["evaluate", "--regions", str(regions), "--gt", str(gt), "--json",
                  str(out)]) == 0
     said = capsys.readouterr().out
+    assert said.splitlines()[1].startswith("coverage "), said  # inside its band: no miss line
     assert re.search(r"\(Beta band \[0\.\d{4}, 0\.\d{4}\] from n = 30, Beta sd 0\.\d{4}: the "
                      r"calibration band before its widening for calibration queries that "
                      r"share a video, which the regions cannot count \(cover calibrate prints "
@@ -559,8 +560,16 @@ def test_a_coverage_off_its_band_says_which_side_and_what_that_means(
     regions.write_text("".join(json.dumps(r) + "\n" for r in rows))
     capsys.readouterr()
     assert main(["evaluate", "--regions", str(regions), "--gt", str(gt)]) == 0
-    ref = next(ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("reference"))
+    lines = capsys.readouterr().out.splitlines()
+    ref = next(ln for ln in lines if ln.startswith("reference"))
     assert f" is {said} its 95% test band [" in ref, ref
+    # The miss first: the line after the header says it, in the same words.
+    side = said.split(" ")[0].lower()
+    assert lines[1].startswith(("falls short: " if side == "below" else "off its band: ")
+                               + "coverage "), lines[:3]
+    assert f" is {side} its 95% test band [" in lines[1]
+    assert lines[1].endswith(said.split("(", 1)[1].split(";")[0].rstrip(")")), lines[1]
+    assert lines[2].startswith("coverage ")
 
 
 def test_a_prediction_file_given_as_regions_is_named_as_one(qdetr_preds: Path, qvh_gt: Path,

@@ -22,7 +22,6 @@ from cover.errors import (
     InputError,
     ProblemTally,
     RowProblem,
-    counted,
     rejection_kinds,
     report_problems,
     say,
@@ -206,100 +205,21 @@ def _finish(job: EvaluateFiles, kind: str, ev: Evaluation, field: GroundingMetri
             meta: dict[str, Any], counts: dict[str, int], diag: Any = None) -> dict[str, Any]:
     """The metrics as JSON and the printed summary (the same for both paths)."""
     from cover.io.output import strict_json, write_json
-    from cover.report.tables import field_metrics_text
+    from cover.report.evaluate_summary import summary_lines
 
     out = ev.to_dict()
     out["counts"] |= counts
     out["score"], out["alpha"] = meta.get("score"), meta.get("alpha")
     out["field_metrics"] = None if field is None else field.to_dict()
-    m, nr, rows = ev.marginal, ev.non_refused, ev.counts["rows"]
-    which = (f"{meta['score']}, alpha={meta.get('alpha')}" if meta.get("score") is not None
-             else "calibrator not known")
-    dropped = (f"; the marginal counts {m.n} of them (--refusal-policy drop leaves the "
-               f"{rows - m.n} refused out)" if m.n != rows else "")
-    print(f"{job.regions}: {rows} rows evaluated ({which}){dropped}")
-    if m.n:
-        print(f"coverage {m.coverage:.4f} (miss rate {m.miss_rate:.4f}); mean length "
-              f"{m.mean_length_s:.1f} s ({m.mean_length_frac:.1%} of the video); IoU "
-              f"{m.mean_iou:.3f}; components {m.mean_components:.2f}")
-    else:  # a coverage of no row is no measurement: say so, not "nan"
-        print("coverage: not measured (every row evaluated was refused, and "
-              "--refusal-policy drop leaves refused rows out)")
-    rest = (f"coverage {nr.coverage:.4f}, length {nr.mean_length_s:.1f} s" if nr.n
-            else "none (every row evaluated was refused)")
     if field is None:  # no predicted window was read: an IoU of 0 would be made up
         out["point_iou"] = None
-    piou = (f"{ev.point_iou:.3f}" if field is not None else "not known (no row carries a "
-            "predicted window: JSON-lines regions hold one as Moment-DETR's "
-            "pred_relevant_windows, which --compact output and the rows of other layouts "
-            "lack; CSV and Parquet regions through start= and end= of --columns)")
-    print(f"refusal rate {ev.refusal_rate:.3f}; non-refused: {rest}; base grounder point-IoU "
-          f"{piou}")
-    if ev.selective is not None:
-        a = ev.selective["answered"]
-        answered = (f"answered-miss rate {a['miss_rate']:.4f}, mean length "
-                    f"{a['mean_length_s']:.1f} s" if a["n"] else "none answered")
-        print(f"selective: abstention rate {ev.selective['abstention_rate']:.4f} "
-              f"({ev.selective['abstained']} abstained, {ev.counts['refused']} refused; "
-              f"their region is the whole video); answered {a['n']}: {answered}")
-    if field is not None:
-        print(f"base grounder, the field's metrics (Moment-DETR eval, percent): "
-              f"{field_metrics_text(field.to_dict())}")
-    if ev.reference is not None and not m.n:
-        print("reference: not tested (no row in the marginal coverage)")
-    elif ev.reference is not None:
-        r = ev.reference
-        cb = r["calibration_band"]
-        print(f"reference: coverage {m.coverage:.4f} is {_against_band(m.coverage, r)} "
-              f"its 95% test band [{r['band_lo']:.4f}, {r['band_hi']:.4f}] around k/(n+1) = "
-              f"{r['expected']:.4f} ({r['calibration_band_name']} [{cb[0]:.4f}, {cb[1]:.4f}] "
-              f"from n = {r['n_calibration']}, Beta sd {r['beta_sd']:.4f}{_unclustered(r)}; "
-              "this test sample's own sd "
-              f"{r['test_sd']:.4f}, clustered by {r['cluster_unit']}: "
-              f"{counted(r['test_units'], 'video')}, design effect "
-              f"{r['test_design_effect']:.2f}; docs/bands.md)")
-    elif kind == "csv" and job.calibrator is None:
-        print("reference: not known (CSV regions carry no calibrator fields; give "
-              "--calibrator, the file certify used, for the band)")
     if diag is not None:
         out["diagnostics"] = diag.to_dict()
-        print(f"conditional diagnostics over {', '.join(diag.covariates)} ({diag.rows} rows "
-              f"with them): worst-slab coverage {diag.worst_slab:.4f} (held-out, "
-              f"{diag.slab_rows} rows; in-sample minimum {diag.worst_slab_in_sample:.4f}); "
-              f"coverage gap max {diag.gap_max:.4f} ({diag.worst_bin}), mean "
-              f"{diag.gap_mean:.4f}")
-    c = out["counts"]
-    print(f"rows: {c['rows']} evaluated, {c['rejected_at_certify']} rejected at certify, "
-          f"{c['rejected_here']} rejected here; {c['ground_truth_not_certified']} ground-truth "
-          "rows had no region (not evaluated)")
+    for line in summary_lines(job.regions, ev, field, meta, out["counts"], diag,
+                              csv_without_calibrator=kind == "csv" and job.calibrator is None):
+        print(line)
     if job.json:
         write_json(job.json, strict_json(out),
                    inputs=[job.regions, job.gt, job.gt_durations])
         print(f"wrote {job.json}")
     return out
-
-
-def _unclustered(r: dict[str, Any]) -> str:
-    """Why the reference gives the Beta band, not the calibration band, when it does
-    (:data:`cover.bands.BETA_BAND`): the regions do not say where the calibration rows
-    were."""
-    from cover.bands import BETA_BAND
-
-    return (": the calibration band before its widening for calibration queries that share "
-            "a video, which the regions cannot count (cover calibrate prints it)"
-            if r["calibration_band_name"] == BETA_BAND else "")
-
-
-def _against_band(coverage: float, r: dict[str, Any]) -> str:
-    """Where ``coverage`` lies against the test band, and what that means in the study's
-    words (:data:`cover.report.misses.OFF_BAND`); above it, one cause to look at (the
-    regions alone cannot say which): calibration scores tied at the threshold, which
-    ``cover calibrate`` counts."""
-    from cover.report.misses import OFF_BAND
-
-    if coverage < r["band_lo"]:
-        return f"BELOW ({OFF_BAND['below']})"
-    if coverage > r["band_hi"]:
-        return (f"ABOVE ({OFF_BAND['above']}; e.g. from calibration scores tied at the "
-                "threshold, which cover calibrate counts)")
-    return "inside"
