@@ -496,23 +496,43 @@ def test_compact_regions_do_not_make_up_the_grounders_iou(tmp_path: Path, capsys
     assert compact["marginal"] == echo["marginal"]
 
 
-def test_json_lines_regions_of_another_layout_say_why_the_iou_is_not_known(tmp_path: Path,
-                                                                          capsys) -> None:
-    """Regions certified from a table (here CSV) into JSON lines echo the table's own
-    fields (start, end): evaluate says why the base grounder's IoU is not known, and
-    --columns, which only Parquet and CSV regions read, is refused before the ground
-    truth is read, as --calibrator is (neither was a word before: --columns was
-    ignored)."""
+def test_regions_of_another_layout_give_the_base_iou_on_every_format(tmp_path: Path,
+                                                                     capsys) -> None:
+    """One table's rows (start, end: no pred_relevant_windows) as CSV, JSON lines and
+    Parquet, each certified into its own format: evaluate reads the base grounder's
+    window from start and end on every format, streamed and whole, with the same numbers
+    (JSON lines and Parquet said "not known"); --columns, which only Parquet and CSV
+    regions read, is refused for JSON lines before the ground truth is read, as
+    --calibrator is."""
+    pa_csv = pytest.importorskip("pyarrow.csv")
+    pq = pytest.importorskip("pyarrow.parquet")
     gt, cal, _, _ = _certified_synthetic(tmp_path)
-    regions = _certified_from_csv(tmp_path, cal, "regions-of-csv.jsonl")
+    _certified_from_csv(tmp_path, cal, "regions.csv")
+    table = pa_csv.read_csv(tmp_path / "test.csv",
+                            convert_options=pa_csv.ConvertOptions(column_types={
+                                "qid": "string", "vid": "string"}))
+    pq.write_table(table, tmp_path / "test.parquet")
+    (tmp_path / "test.jsonl").write_text("".join(json.dumps(r) + "\n" for r in table.to_pylist()))
+    got = {}
+    for kind in ("csv", "jsonl", "parquet"):
+        regions = tmp_path / f"regions-{kind}.{kind}"
+        assert main(["certify", "--calibrator", str(cal), "--preds",
+                     str(tmp_path / f"test.{kind}"), "--columns",
+                     "qid=qid,vid=vid,duration=duration,start=start,end=end", "-o",
+                     str(regions)]) == 0
+        more = ["--calibrator", str(cal)] if kind == "csv" else []
+        for flags in ([], ["--in-memory"], ["--batch-rows", "7"]):
+            js = tmp_path / "ev.json"
+            assert main(["evaluate", "--regions", str(regions), "--gt", str(gt), "--json",
+                         str(js), *more, *flags]) == 0
+            doc = json.loads(js.read_text())
+            got[kind, *flags] = (doc["point_iou"], doc["field_metrics"], doc["marginal"])
+    first = got["csv",]
+    assert first[0] is not None and first[1]["full"]["n"] == 30, first
+    assert all(v == first for v in got.values()), got
     capsys.readouterr()
-    assert main(["evaluate", "--regions", str(regions), "--gt", str(gt)]) == 0
-    said = capsys.readouterr().out
-    assert ("base grounder point-IoU not known (no row carries a predicted window: JSON-lines "
-            "regions hold one as Moment-DETR's pred_relevant_windows, which --compact output "
-            "and the rows of other layouts lack; CSV and Parquet regions through start= and "
-            "end= of --columns)") in said
     missing = tmp_path / "no-truth.jsonl"
+    regions = tmp_path / "regions-jsonl.jsonl"
     for flag, value in (("--columns", "qid=qid,start=start,end=end"),
                         ("--calibrator", str(cal))):
         assert main(["evaluate", "--regions", str(regions), "--gt", str(missing), flag,

@@ -87,6 +87,11 @@ def rows(clean: bool) -> st.SearchStrategy[dict[str, object]]:
         "pred_relevant_windows": st.one_of(wins, st.just(MISSING)) if clean else st.one_of(
             wins, pairs(num), pairs(num, 3), st.sampled_from([None, MISSING, 5, [[1, 2, 3, 4]]])),
         "pred_saliency_scores": st.lists(num, max_size=4),
+        # another layout's prediction (DisTime's): the window of a row without the above
+        "start": st.one_of(numbers, st.just(MISSING)) if clean else st.one_of(
+            maybe, st.just(MISSING)),
+        "end": st.one_of(numbers, st.just(MISSING)) if clean else st.one_of(
+            maybe, st.just(MISSING)),
         "cover": block(clean) if clean else st.one_of(block(False), block(False),
                                                       st.sampled_from([MISSING, None, 3])),
     }).map(lambda d: {k: v for k, v in d.items() if v is not MISSING})
@@ -215,3 +220,28 @@ def test_a_bad_row_anywhere_sends_the_batch_to_the_per_row_reader(change):
     batch = as_batch([row] + [{**row, "qid": i} for i in range(2, 200)] + [{**row, **change}])
     assert decode_regions("r.jsonl", batch) is None
     assert decode_regions("r.jsonl", batch[:-1]) is not None
+
+
+def test_a_row_of_another_layout_gives_its_start_and_end_as_its_window() -> None:
+    """pred_relevant_windows when the row has it (null: no window); else [[start, end]]
+    when both are numbers (a boolean, a string or one alone: no window); the bulk read
+    and the per-row reader alike."""
+    blk = {"status": "certified", "region": [[0.0, 9.0]], "refused": False,
+           "duration": 10.0, "score": "norm", "rule": "split", "alpha": 0.1, "k": 9,
+           "n_calibration": 10, "threshold": 1.0}
+    recs = [{"qid": 1, "vid": "v", "start": 2, "end": 3.5, "cover": blk},
+            {"qid": 2, "vid": "v", "start": 2.0, "end": "3", "cover": blk},
+            {"qid": 3, "vid": "v", "start": True, "end": 3.0, "cover": blk},
+            {"qid": 4, "vid": "v", "start": 2.0, "cover": blk},
+            {"qid": 5, "vid": "v", "pred_relevant_windows": [[1.0, 2.0, 0.5]], "start": 7.0,
+             "end": 8.0, "cover": blk},
+            {"qid": 6, "vid": "v", "pred_relevant_windows": None, "start": 7.0, "end": 8.0,
+             "cover": blk}]
+    batch = as_batch(recs)
+    want = regions_from_rows(parse_json_lines("r.jsonl", batch))
+    got = decode_regions("r.jsonl", batch)
+    assert got is not None  # every row plainly read: in bulk
+    same(got, want)
+    w = want.table.pred_windows
+    assert w.offsets.tolist() == [0, 1, 1, 1, 1, 2, 2]
+    assert w.values[:, :2].tolist() == [[2.0, 3.5], [1.0, 2.0]]

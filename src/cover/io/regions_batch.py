@@ -74,10 +74,12 @@ class _Row(msgspec.Struct, gc=False):
     query: Any = None
     pred_relevant_windows: Raw | UnsetType = UNSET
     cover: _Block | None = None
+    start: Any = None  # the base window of a row without pred_relevant_windows
+    end: Any = None  # (:func:`cover.io.regions_read.base_windows`)
 
 
 _DECODE = msgspec.json.Decoder(_Row).decode
-_FIELDS = attrgetter("qid", "vid", "query", "pred_relevant_windows", "cover")
+_FIELDS = attrgetter("qid", "vid", "query", "pred_relevant_windows", "cover", "start", "end")
 _NUMBER = frozenset({int, float})
 _STATUS = attrgetter("status")
 _META = (*META_KEYS, *META_OPTIONAL)
@@ -122,10 +124,15 @@ def decode_regions(name: str, batch: Sequence[tuple[int, bytes]], *,
         keep = (~was_rejected).tolist()
         cols = tuple(list(compress(c, keep)) for c in cols)
         line_no = line_no[~was_rejected]
-    qv, vv, query, wins, blocks = cols
+    qv, vv, query, wins, blocks, starts, ends = cols
     n = len(blocks)
     if n == 0 or not exact_values(query):
         return None
+    if UNSET in wins:  # a row of another layout: its start and end, as the per-row reader
+        paired = _start_end_windows(wins, starts, ends)
+        if paired is None:
+            return None
+        wins = paired
     # the typed fields as the per-row reader's dict has them (absent: None, as meta_of reads)
     first = first if first is not None else (
         meta_of({k: getattr(blocks[0], k) for k in _META}), int(line_no[0]))
@@ -146,6 +153,24 @@ def decode_regions(name: str, batch: Sequence[tuple[int, bytes]], *,
     ids = RowIds(name, qv, vv, query, win[0], offsets_from_lengths(win[1]), line_no)
     return bulk_regions(rc, ids, first[0], seen=seen, first=first, statuses=_STATUSES,
                         abstained=reasons, rejected_at_certify=int(was_rejected.sum()))
+
+
+def _start_end_windows(wins: list[Any], starts: list[Any], ends: list[Any]
+                       ) -> list[Any] | None:
+    """``wins`` with each absent one made ``[[start, end]]`` where the row's start and end
+    both hold numbers (:func:`cover.io.regions_read.base_windows`); None when one is an
+    integer the two parsers read apart."""
+    pick = [w is UNSET and type(s) in _NUMBER and type(e) in _NUMBER
+            for w, s, e in zip(wins, starts, ends, strict=True)]
+    if not any(pick):
+        return wins
+    pairs = [v for p, s, e in zip(pick, starts, ends, strict=True) if p for v in (s, e)]
+    if not exact_values(pairs):
+        return None
+    # Scored as the per-row reader scores a lone two-number window (by list order: -0.0),
+    # so a batch mixing these rows with Moment-DETR's three-number ones stays in bulk.
+    return [Raw(f"[[{s!r}, {e!r}, -0.0]]".encode()) if p else w
+            for p, w, s, e in zip(pick, wins, starts, ends, strict=True)]
 
 
 def _typed_rows(lines: list[bytes]) -> tuple[list[Any], ...] | None:

@@ -53,6 +53,8 @@ from cover.row_status import empty_region_block
 
 #: Relative tolerance of the ``[0, T]`` check on regions read back (rounding only).
 REGION_ATOL = 1e-6
+#: The JSON numbers (a boolean is no number).
+_NUMBER = (int, float)
 
 
 @dataclass(frozen=True)
@@ -147,7 +149,8 @@ def regions_from_rows(raw: RawRows, *, seen: SeenLines | None = None,
     abstained = abstain_reasons(raw.records)
     thr = np.array([threshold_value(block_of(r).get("threshold")) for r in raw.records], np.float64)
     before = raw.lines
-    win, woff = fields.ragged_field(raw, "pred_relevant_windows", (2, 3), optional=True)
+    win, woff = fields.ragged_field(raw, "pred_relevant_windows", (2, 3), optional=True,
+                                    get=base_windows)
     if raw.lines.size != before.size:  # rows rejected for their windows: drop their region
         kept = np.isin(before, raw.lines)
         reg, roff = fields.trim_ragged(kept, reg, roff)
@@ -161,6 +164,18 @@ def regions_from_rows(raw: RawRows, *, seen: SeenLines | None = None,
                       dtype=bool)
     return LoadedRegions(table, regions, raw.problems, int(was_rejected.sum()), meta, in_cal,
                          meta_line)
+
+
+def base_windows(rec: dict[str, Any]) -> Any:
+    """The base grounder's windows a certified row carries: Moment-DETR's
+    ``pred_relevant_windows`` when the row has that field, else ``[[start, end]]`` when
+    its ``start`` and ``end`` both hold numbers (a row of another layout, echoed by
+    certify: DisTime's), else None (no window: its IoU is not known). The rule of CSV
+    regions, whose ``start`` and ``end`` columns are read by name."""
+    if "pred_relevant_windows" in rec:
+        return rec["pred_relevant_windows"]
+    s, e = rec.get("start"), rec.get("end")
+    return [[s, e]] if type(s) in _NUMBER and type(e) in _NUMBER else None
 
 
 def regions_of(reg: NDArray[np.float64], roff: NDArray[np.int64], dur: NDArray[np.float64],

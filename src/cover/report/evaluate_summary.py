@@ -20,10 +20,9 @@ from cover.report.tables import field_metrics_text
 __all__ = ["band_side", "summary_lines"]
 
 #: Why the base grounder's IoU is not known: where a predicted window would be read.
-NO_WINDOW = ("not known (no row carries a predicted window: JSON-lines regions hold one as "
-             "Moment-DETR's pred_relevant_windows, which --compact output and the rows of "
-             "other layouts lack; CSV and Parquet regions through start= and end= of "
-             "--columns)")
+NO_WINDOW = ("not known (no row carries a predicted window: Moment-DETR's "
+             "pred_relevant_windows, or start and end numbers, which --compact output lacks; "
+             "CSV and Parquet regions may name other columns by start= and end= of --columns)")
 
 
 def band_side(coverage: float, reference: dict[str, Any]) -> str | None:

@@ -254,9 +254,13 @@ def _parquet_parts(path: str | Path, batch_rows: int, columns: str | None
         raise InputError(f"{name}: no 'cover' column with cover.calibrator metadata (is this "
                          "the output of `cover certify`?)")
     meta = block_fields(raw_meta)
+    # The base window by name, as a row of JSON lines has it
+    # (:func:`cover.io.regions_read.base_windows`): pred_relevant_windows, else start and end.
+    named = {**DEFAULT_COLUMNS, "query": "query"}
+    if DEFAULT_COLUMNS["windows"] not in schema.names:
+        named |= {"start": "start", "end": "end"}
     given = parse_columns(columns) if columns else {
-        f: c for f, c in {**DEFAULT_COLUMNS, "query": "query"}.items()
-        if f != "duration" and c in schema.names}
+        f: c for f, c in named.items() if f != "duration" and c in schema.names}
     mapping = {f: c for f, c in given.items() if f in ("qid", "vid", "query", "windows",
                                                        "start", "end")}
     first = 0
