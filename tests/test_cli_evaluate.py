@@ -499,11 +499,12 @@ def test_compact_regions_do_not_make_up_the_grounders_iou(tmp_path: Path, capsys
 def test_regions_of_another_layout_give_the_base_iou_on_every_format(tmp_path: Path,
                                                                      capsys) -> None:
     """One table's rows (start, end: no pred_relevant_windows) as CSV, JSON lines and
-    Parquet, each certified into its own format: evaluate reads the base grounder's
-    window from start and end on every format, streamed and whole, with the same numbers
-    (JSON lines and Parquet said "not known"); --columns, which only Parquet and CSV
-    regions read, is refused for JSON lines before the ground truth is read, as
-    --calibrator is."""
+    Parquet, each certified into its own format and the tables into JSON lines too:
+    evaluate reads the base grounder's window from start and end on every format,
+    streamed and whole, with the same numbers (JSON lines and Parquet said "not known",
+    and a table certified into JSON lines kept no start or end); --columns, which only
+    Parquet and CSV regions read, is refused for JSON lines before the ground truth is
+    read, as --calibrator is."""
     pa_csv = pytest.importorskip("pyarrow.csv")
     pq = pytest.importorskip("pyarrow.parquet")
     gt, cal, _, _ = _certified_synthetic(tmp_path)
@@ -514,25 +515,26 @@ def test_regions_of_another_layout_give_the_base_iou_on_every_format(tmp_path: P
     pq.write_table(table, tmp_path / "test.parquet")
     (tmp_path / "test.jsonl").write_text("".join(json.dumps(r) + "\n" for r in table.to_pylist()))
     got = {}
-    for kind in ("csv", "jsonl", "parquet"):
-        regions = tmp_path / f"regions-{kind}.{kind}"
+    for kind, out in (("csv", "csv"), ("jsonl", "jsonl"), ("parquet", "parquet"),
+                      ("csv", "jsonl"), ("parquet", "jsonl")):  # the last two: read whole
+        regions = tmp_path / f"regions-{kind}.{out}"
         assert main(["certify", "--calibrator", str(cal), "--preds",
                      str(tmp_path / f"test.{kind}"), "--columns",
                      "qid=qid,vid=vid,duration=duration,start=start,end=end", "-o",
                      str(regions)]) == 0
-        more = ["--calibrator", str(cal)] if kind == "csv" else []
+        more = ["--calibrator", str(cal)] if out == "csv" else []
         for flags in ([], ["--in-memory"], ["--batch-rows", "7"]):
             js = tmp_path / "ev.json"
             assert main(["evaluate", "--regions", str(regions), "--gt", str(gt), "--json",
                          str(js), *more, *flags]) == 0
             doc = json.loads(js.read_text())
-            got[kind, *flags] = (doc["point_iou"], doc["field_metrics"], doc["marginal"])
-    first = got["csv",]
+            got[kind, out, *flags] = (doc["point_iou"], doc["field_metrics"], doc["marginal"])
+    first = got["csv", "csv"]
     assert first[0] is not None and first[1]["full"]["n"] == 30, first
     assert all(v == first for v in got.values()), got
     capsys.readouterr()
     missing = tmp_path / "no-truth.jsonl"
-    regions = tmp_path / "regions-jsonl.jsonl"
+    regions = tmp_path / "regions-csv.jsonl"
     for flag, value in (("--columns", "qid=qid,start=start,end=end"),
                         ("--calibrator", str(cal))):
         assert main(["evaluate", "--regions", str(regions), "--gt", str(missing), flag,

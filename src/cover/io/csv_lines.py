@@ -110,6 +110,10 @@ class CsvBatches:
         """The batches with the mapped columns parsed (:meth:`parsed`)."""
         return self.parsed(column_types(self.mapping))
 
+    def raw(self) -> Iterator[list[tuple[int, bytes]]]:
+        """The data lines a batch at a time, unparsed (instead of iterating the batches)."""
+        return (batch for batch in self._rest if batch)
+
     def parsed(self, types: dict[str, Any]) -> Iterator[tuple[
             list[tuple[int, bytes]], Any, NDArray[np.int64], dict[int, str]]]:
         """``(lines, table, line numbers, {row: why})`` a batch at a time, the table of

@@ -27,7 +27,7 @@ from numpy.typing import NDArray
 from cover.data.rules import OnError
 from cover.errors import InputError, ProblemTally, RowProblem, report_problems, say
 from cover.io.mapping_guard import refuse_csv_proposals
-from cover.io.opener import suffix_kind
+from cover.io.opener import CSV_SUFFIXES, PARQUET_SUFFIXES, kind_suffix, suffix_kind
 from cover.io.qids import read_qid_lines, unknown_qids
 from cover.jobs.certify_stream import (
     Stream,
@@ -38,11 +38,15 @@ from cover.jobs.certify_stream import (
 )
 
 if TYPE_CHECKING:
+    from cover.data.table import GroundingTable
     from cover.io.prediction_rows import Loaded
     from cover.stream.stage import StreamCounts
 
 #: ``--in-memory`` JSON lines: every line in one batch of the stream.
 ONE_BATCH = 1 << 62
+#: Tables whose rows a whole read keeps only the ids of (their fields are read again
+#: for the JSON-lines output: :func:`_whole_rows`).
+TABLE_SUFFIXES = (*CSV_SUFFIXES, *PARQUET_SUFFIXES)
 
 
 @dataclass(frozen=True)
@@ -212,8 +216,33 @@ def certify_whole(job: CertifyJob) -> list[str]:
     stage.end_of_input(ProblemTally.of(done.bad), counts, job.on_error, job.preds, late)
     calibration_warning(counts.in_calibration,
                         counts.certified + counts.refused + counts.abstained)
-    rows = certified_rows(done.table, done.regions, stage.meta, rejected,
+    table = done.table
+    if job.columns is not None and kind_suffix(job.preds) in TABLE_SUFFIXES:
+        table, rejected = _whole_rows(job.preds, job.columns, table, rejected)
+    rows = certified_rows(table, done.regions, stage.meta, rejected,
                           in_calibration=done.in_calibration)
     write_certified(job.output, rows, inputs=[job.calibrator, job.preds, job.videos, job.qids])
     report_problems(counts.tally, what=job.preds)
     return [summary_line(counts, "read whole"), f"wrote {job.output}"]
+
+
+def _whole_rows(preds: str, columns: str, table: GroundingTable,
+                rejected: list[tuple[int, Any, str]]
+                ) -> tuple[GroundingTable, list[tuple[int, Any, str]]]:
+    """``table`` and the ``rejected`` rows of a CSV or Parquet table with every field of
+    each row in its record (:func:`cover.io.table_rows.table_rows`; the reader keeps
+    only the ids), the ids read first, as a JSON row's echo has them."""
+    from dataclasses import replace
+
+    from cover.io.generic import parse_columns
+    from cover.io.jsonl import object_column
+    from cover.io.table_rows import table_rows
+
+    if table.records is None or table.line is None:
+        return table, rejected
+    whole = table_rows(preds, parse_columns(columns))
+    recs = [r | whole.get(line, {}) if isinstance(r, dict) else r
+            for r, line in zip(table.records.tolist(), table.line.tolist(), strict=True)]
+    return (replace(table, records=object_column(recs)),
+            [(line, r | whole.get(line, {}) if isinstance(r, dict) else r, why)
+             for line, r, why in rejected])
