@@ -23,6 +23,23 @@ def test_input_pairs_names_and_datasets() -> None:
     assert [p.name for p in pairs] == ["qd_detr/a", "qd_detr/b", "la_detr"]
     assert {p.dataset for p in pairs} == {"QVHighlights"}
     assert guess_dataset(Path("lighthouse/charades_test_release.jsonl")) == "Charades-STA"
+    # a benchmark on another's videos is not that dataset (it was: Charades-STA)
+    for path, name in (("d/charades_cd/momentdiff_repo/charades_test_ood.json",
+                        "Charades-CD test-ood"),
+                       ("d/charades_cd/momentdiff_repo/charades_test_iid.json",
+                        "Charades-CD test-iid"),
+                       ("d/activitynet_cd/momentdiff_repo/anet_test_ood_momentdiff.jsonl",
+                        "ActivityNet-CD test-ood"),
+                       ("x/anet_test_iid_momentdiff.jsonl", "ActivityNet-CD test-iid"),
+                       ("d/charades_rf/ratsg_repo/charades_sta_test2.0.json", "Charades-RF"),
+                       ("d/charades_sta_len_mom/momentdiff_repo/test_len_80.jsonl",
+                        "Charades-STA-Len"),
+                       ("d/charades_sta_len_mom/momentdiff_repo/test_mom_80.jsonl",
+                        "Charades-STA-Mom"),
+                       ("d/charades_sta/annotations/charades_sta_test.txt", "Charades-STA"),
+                       ("d/activitynet_captions/annotations/val_2.json",
+                        "ActivityNet-Captions")):
+        assert guess_dataset(Path(path)) == name, path
     with pytest.raises(InputError, match="one --gt"):
         input_pairs([Path("a"), Path("b"), Path("c")], [Path("g1"), Path("g2")], None, None)
     with pytest.raises(InputError, match="results folder") as exc:

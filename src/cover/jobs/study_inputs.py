@@ -18,9 +18,25 @@ _DATASETS = (("highlight_", "QVHighlights"), ("qvhighlights", "QVHighlights"),
              ("tacos", "TACoS"))
 
 
+#: Benchmarks built on another's videos, told by their folder or file name before the
+#: dataset they reuse (Charades-CD's ``charades_test_ood.json`` is not Charades-STA's
+#: test split); the distribution-shift splits keep their test split in the name.
+_DERIVED = (("charades_cd", "Charades-CD"), ("charades-cd", "Charades-CD"),
+            ("activitynet_cd", "ActivityNet-CD"), ("anet_test_", "ActivityNet-CD"),
+            ("charades_rf", "Charades-RF"), ("test_len_", "Charades-STA-Len"),
+            ("test_mom_", "Charades-STA-Mom"))
+
+
 def guess_dataset(gt: Path) -> str:
-    """Dataset name from the ground-truth file name (else its stem)."""
+    """Dataset name from the ground-truth file's path: a benchmark derived from another
+    (:data:`_DERIVED`) first, then the dataset it names (else the file's stem)."""
     low = str(gt).lower()
+    file = Path(low).name
+    for key, name in _DERIVED:
+        if key in low:
+            split = ("test-ood" if "_ood" in file else "test-iid" if "_iid" in file
+                     else "") if name.endswith("-CD") else ""
+            return f"{name} {split}".rstrip()
     for key, name in _DATASETS:
         if key in Path(low).name or f"/{key}" in low:
             return name
