@@ -502,9 +502,10 @@ def test_regions_of_another_layout_give_the_base_iou_on_every_format(tmp_path: P
     Parquet, each certified into its own format and the tables into JSON lines too:
     evaluate reads the base grounder's window from start and end on every format,
     streamed and whole, with the same numbers (JSON lines and Parquet said "not known",
-    and a table certified into JSON lines kept no start or end); --columns, which only
-    Parquet and CSV regions read, is refused for JSON lines before the ground truth is
-    read, as --calibrator is."""
+    and a table certified into JSON lines kept no start or end). A row whose prediction
+    has another name is read where --columns says (windows=, or start= and end=, field
+    paths); any other --columns, or --calibrator, is refused for JSON lines before the
+    ground truth is read."""
     pa_csv = pytest.importorskip("pyarrow.csv")
     pq = pytest.importorskip("pyarrow.parquet")
     gt, cal, _, _ = _certified_synthetic(tmp_path)
@@ -532,15 +533,46 @@ def test_regions_of_another_layout_give_the_base_iou_on_every_format(tmp_path: P
     first = got["csv", "csv"]
     assert first[0] is not None and first[1]["full"]["n"] == 30, first
     assert all(v == first for v in got.values()), got
+    # A layout whose prediction is under another name (Shuffling Videos' "timestamp":
+    # [s, e]): not known by itself, read where --columns says, with the same numbers.
+    rows = [json.loads(x) for x in (tmp_path / "test.jsonl").read_text().splitlines()]
+    for r in rows:
+        r["timestamp"] = [r.pop("start"), r.pop("end")]
+        r["windows"] = [[*r["timestamp"], 1.0]]
+    (tmp_path / "ts.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    regions = tmp_path / "regions-ts.jsonl"
+    assert main(["certify", "--calibrator", str(cal), "--preds", str(tmp_path / "ts.jsonl"),
+                 "--columns", "qid=qid,vid=vid,duration=duration,windows=windows", "-o",
+                 str(regions)]) == 0
+    for flags in ([], ["--columns", "start=timestamp.0,end=timestamp.1"],
+                  ["--columns", "windows=windows"]):
+        for more in ([], ["--in-memory"]):
+            js = tmp_path / "ev.json"
+            rows = [json.loads(x) for x in regions.read_text().splitlines()]
+            if not flags:
+                for r in rows:
+                    r.pop("windows")
+                bare = tmp_path / "bare.jsonl"
+                bare.write_text("".join(json.dumps(r) + "\n" for r in rows))
+            assert main(["evaluate", "--regions", str(bare if not flags else regions),
+                         "--gt", str(gt), "--json", str(js), *flags, *more]) == 0
+            doc = json.loads(js.read_text())
+            if not flags:
+                assert doc["point_iou"] is None and doc["field_metrics"] is None
+            else:
+                assert (doc["point_iou"], doc["field_metrics"], doc["marginal"]) == first
     capsys.readouterr()
     missing = tmp_path / "no-truth.jsonl"
-    regions = tmp_path / "regions-csv.jsonl"
-    for flag, value in (("--columns", "qid=qid,start=start,end=end"),
-                        ("--calibrator", str(cal))):
+    for flag, value, said in (
+            ("--columns", "qid=qid,start=start,end=end",
+             "--columns: unknown field(s) qid; expected some of windows, start, end"),
+            ("--columns", "start=a", "for JSON-lines regions, name the base grounder's "
+             "prediction: windows=FIELD, or start=FIELD,end=FIELD"),
+            ("--calibrator", str(cal), f"{regions}: --calibrator is for CSV")):
         assert main(["evaluate", "--regions", str(regions), "--gt", str(missing), flag,
                      value]) == 2
         err = capsys.readouterr().err
-        assert f"{regions}: {flag} is for CSV" in err, err
+        assert said in err and "no-truth" not in err, err
 
 
 def test_the_band_evaluate_cannot_widen_is_named_the_beta_band(tmp_path: Path,

@@ -28,7 +28,10 @@ def add_parser(sub: Subparsers) -> None:
     p.add_argument("--columns", metavar="MAP",
                    help="Parquet or CSV regions: the column mapping they were certified "
                    "with (qid=COL[,vid=..,windows=..|start=..,end=..,query=..]; default: "
-                   "the columns named qid, vid, ...)")
+                   "the columns named qid, vid, ...); JSON-lines regions: where each row's "
+                   "base prediction is, if not pred_relevant_windows or start and end "
+                   "(windows=FIELD, or start=FIELD,end=FIELD; e.g. start=timestamp.0,"
+                   "end=timestamp.1)")
     p.add_argument("--calibrator", metavar="FILE", type=InputPath,
                    help="CSV regions: the calibrator they were certified with (score, "
                    "alpha, k, n for the test band; without it the band is not known)")

@@ -24,7 +24,7 @@ are dropped and counted on both paths, except those rejected for an empty region
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from itertools import compress, repeat
 from operator import attrgetter, eq, is_, itemgetter
 from typing import Any
@@ -88,18 +88,23 @@ _STATUSES = frozenset(STATUSES)
 
 def load_regions(name: str, batch: Sequence[tuple[int, bytes]], *,
                  seen: SeenLines | None = None,
-                 first: tuple[dict[str, Any], int] | None = None) -> LoadedRegions:
+                 first: tuple[dict[str, Any], int] | None = None,
+                 windows: Callable[[dict[str, Any]], Any] | None = None) -> LoadedRegions:
     """:func:`~cover.io.regions_jsonl.regions_from_rows` of the ``(line number, bytes)``
     pairs ``batch``: in bulk when the batch is clean, else row by row. The bulk read
-    keeps no parsed rows (the table's ``records`` is None)."""
+    keeps no parsed rows (the table's ``records`` is None). ``windows``: where a row's
+    base windows are, named by ``--columns`` (:func:`cover.io.regions_read.windows_of`):
+    such a batch is read row by row."""
     with gc_paused():
         try:
-            got = decode_regions(name, batch, seen=seen, first=first)
+            got = (decode_regions(name, batch, seen=seen, first=first) if windows is None
+                   else None)
         except OverflowError:  # a number beyond float range: the per-row reader says so
             got = None
         if got is not None:
             return got
-        return regions_from_rows(parse_json_lines(name, batch), seen=seen, first=first)
+        return regions_from_rows(parse_json_lines(name, batch), seen=seen, first=first,
+                                 windows=windows)
 
 
 def decode_regions(name: str, batch: Sequence[tuple[int, bytes]], *,

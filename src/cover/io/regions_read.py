@@ -15,6 +15,7 @@ differs.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -108,7 +109,9 @@ def regions_kind(path: str | Path) -> str:
 
 def regions_from_rows(raw: RawRows, *, seen: SeenLines | None = None,
                       first: tuple[dict[str, Any], int] | None = None,
-                      thresholds: Thresholds | None = None) -> LoadedRegions:
+                      thresholds: Thresholds | None = None,
+                      windows: Callable[[dict[str, Any]], Any] | None = None
+                      ) -> LoadedRegions:
     """The checks and arrays of :func:`read_regions` on parsed rows (a whole file, or one
     batch of a streamed one), never raising on a bad row. For a batch: ``seen`` holds
     the qids of earlier batches (a repeat is rejected, naming the first line) and
@@ -116,7 +119,8 @@ def regions_from_rows(raw: RawRows, *, seen: SeenLines | None = None,
 
     Every path of ``cover evaluate`` (JSON lines, Parquet, CSV; streamed or whole) comes
     here, so the regions rules (the module doc) live here; ``thresholds``: those of the
-    calibrator CSV regions were certified with."""
+    calibrator CSV regions were certified with; ``windows``: where a row's base windows
+    are (:func:`windows_of`; else :func:`base_windows`)."""
     # A row rejected for its empty region is evaluated (a miss): cover.row_status.
     was_rejected = np.array([block_of(r).get("status") == "rejected"
                              and not empty_region_block(block_of(r)) for r in raw.records],
@@ -150,7 +154,7 @@ def regions_from_rows(raw: RawRows, *, seen: SeenLines | None = None,
     thr = np.array([threshold_value(block_of(r).get("threshold")) for r in raw.records], np.float64)
     before = raw.lines
     win, woff = fields.ragged_field(raw, "pred_relevant_windows", (2, 3), optional=True,
-                                    get=base_windows)
+                                    get=windows or base_windows)
     if raw.lines.size != before.size:  # rows rejected for their windows: drop their region
         kept = np.isin(before, raw.lines)
         reg, roff = fields.trim_ragged(kept, reg, roff)
@@ -164,6 +168,30 @@ def regions_from_rows(raw: RawRows, *, seen: SeenLines | None = None,
                       dtype=bool)
     return LoadedRegions(table, regions, raw.problems, int(was_rejected.sum()), meta, in_cal,
                          meta_line)
+
+
+def windows_of(spec: str) -> Callable[[dict[str, Any]], Any]:
+    """The base grounder's windows of a JSON-lines regions row as ``--columns`` names
+    them: ``windows=PATH`` (a list of ``[start, end(, score)]``) or ``start=PATH,end=PATH``
+    (two numbers: ``timestamp.0`` is a list's item), field paths as ``--columns`` reads
+    them; anything else is an error naming the flag (the ids and the ``cover`` block are
+    read by their names)."""
+    from cover.io.generic import field_at
+    from cover.io.mapping import spec_items
+
+    m = spec_items(spec, ("windows", "start", "end"), "FIELD", "--columns")
+    if not m or ("windows" in m) == ("start" in m or "end" in m) or (
+            ("start" in m) != ("end" in m)):
+        raise InputError("--columns: for JSON-lines regions, name the base grounder's "
+                         "prediction: windows=FIELD, or start=FIELD,end=FIELD")
+    if "windows" in m:
+        return lambda rec: field_at(rec, m["windows"])
+
+    def pair(rec: dict[str, Any]) -> Any:
+        s, e = field_at(rec, m["start"]), field_at(rec, m["end"])
+        return [[s, e]] if s is not None and e is not None else None
+
+    return pair
 
 
 def base_windows(rec: dict[str, Any]) -> Any:

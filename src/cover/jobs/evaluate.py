@@ -64,7 +64,7 @@ def evaluate_files(job: EvaluateFiles) -> dict[str, Any]:
     """Run ``cover evaluate``: print the summary, write ``job.json``; returns the metrics."""
     from cover._memory import map_large_blocks_for
     from cover.io.batch_join import rejected_qids
-    from cover.io.regions_read import NO_REGION, regions_kind
+    from cover.io.regions_read import NO_REGION, regions_kind, windows_of
     from cover.stream.evaluate import evaluate_stream
 
     kind = regions_kind(job.regions)  # before the truth is read: a wrong file fails first
@@ -72,8 +72,7 @@ def evaluate_files(job: EvaluateFiles) -> dict[str, Any]:
         raise InputError(f"{job.regions}: --calibrator is for CSV regions; JSON-lines and "
                          "Parquet regions carry their calibrator's fields")
     if job.columns is not None and kind == "jsonl":
-        raise InputError(f"{job.regions}: --columns is for CSV and Parquet regions; "
-                         "JSON-lines regions are read by their own field names")
+        windows_of(job.columns)  # only the base prediction's fields: checked before any read
     map_large_blocks_for(job.gt)  # a large truth and its per-video sums: growing columns
     truth, problems = _read_truth(job)
     run = partial(evaluate_stream, job.regions, truth, target=job.target,

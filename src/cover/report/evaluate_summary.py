@@ -22,7 +22,7 @@ __all__ = ["band_side", "summary_lines"]
 #: Why the base grounder's IoU is not known: where a predicted window would be read.
 NO_WINDOW = ("not known (no row carries a predicted window: Moment-DETR's "
              "pred_relevant_windows, or start and end numbers, which --compact output lacks; "
-             "CSV and Parquet regions may name other columns by start= and end= of --columns)")
+             "--columns names another layout's: windows=FIELD, or start=FIELD,end=FIELD)")
 
 
 def band_side(coverage: float, reference: dict[str, Any]) -> str | None:

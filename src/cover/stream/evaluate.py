@@ -48,7 +48,7 @@ from cover.io.opener import json_array
 from cover.io.order_join import order_qids
 from cover.io.predictions_bulk import TableJoin
 from cover.io.regions_jsonl import LoadedRegions, regions_from_rows
-from cover.io.regions_read import regions_kind
+from cover.io.regions_read import regions_kind, windows_of
 from cover.io.seen import SeenIds
 from cover.io.truth_index import CompactTruth, TruthSeen
 from cover.metric_sums import CodeUnitSums
@@ -76,10 +76,12 @@ def _batch_readers(path: str | Path, batch_rows: int, columns: str | None,
     if batch_rows < 1:
         raise ValueError(f"batch_rows must be >= 1, got {batch_rows}")
     kind = regions_kind(path)
+    # JSON lines: --columns names where each row's base windows are (windows_of)
+    windows = windows_of(columns) if kind == "jsonl" and columns is not None else None
     if kind == "jsonl" and json_array(path):
-        yield partial(regions_from_rows, read_json_rows(path))
+        yield partial(regions_from_rows, read_json_rows(path), windows=windows)
         return
-    readers = (_line_readers(path, batch_rows) if kind == "jsonl" else
+    readers = (_line_readers(path, batch_rows, windows) if kind == "jsonl" else
                region_readers(path, kind, batch_rows, columns, *calibrator_of(calibrator)))
     if whole:
         yield partial(collected, readers)
@@ -87,14 +89,16 @@ def _batch_readers(path: str | Path, batch_rows: int, columns: str | None,
         yield from readers
 
 
-def _line_readers(path: str | Path, batch_rows: int) -> Iterator[Callable[..., LoadedRegions]]:
+def _line_readers(path: str | Path, batch_rows: int,
+                  windows: Callable[[dict[str, Any]], Any] | None
+                  ) -> Iterator[Callable[..., LoadedRegions]]:
     from cover.io.lines import line_batches
     from cover.io.regions_batch import load_regions
 
     empty = True
     for batch in line_batches(path, batch_rows):
         empty = False
-        yield partial(load_regions, str(path), batch)
+        yield partial(load_regions, str(path), batch, windows=windows)
     if empty:
         raise InputError(f"{path}: the file is empty (expected one JSON object per line)")
 
