@@ -35,6 +35,7 @@ NOT_PATHS = {
     ("compare", "--name-a"): "a display name (defaults to its file's folder name)",
     ("compare", "--name-b"): "a display name (defaults to its file's folder name)",
     ("parse-answers", "--text-field"): "a field name, FILE=FIELD naming an answer file given",
+    ("evaluate", "--columns"): "a column mapping (its help names JSON-lines regions)",
 }
 
 
