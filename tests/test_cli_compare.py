@@ -49,6 +49,18 @@ def test_qd_detr_vs_moment_detr_on_qvhighlights(data_dir: Path, qvh_gt: Path,
     band = doc["a"]["calibration_band"]
     assert band["name"] == "calibration band"
     assert (band["lo"], band["hi"]) == pytest.approx((0.8717, 0.9267), abs=5e-5)
+    # Each side's coverage against its test band (the calibration band plus the test
+    # sample's own noise, clustered by video), as cover evaluate tests it: Moment-DETR's
+    # 0.933 lies above its band on this split, and the console says so first.
+    ta, tb = doc["a"]["test_band"], doc["b"]["test_band"]
+    assert ta["lo"] <= ta["coverage"] <= ta["hi"] and tb["coverage"] > tb["hi"]
+    assert ta["lo"] < band["lo"] and band["hi"] < ta["hi"]  # wider than the calibration band
+    first = console.out.splitlines()[0]
+    assert first == (f"off its band: moment_detr (NORM, split) coverage 0.933 is above its 95% "
+                     f"test band [{tb['lo']:.3f}, {tb['hi']:.3f}]: more coverage than asked, "
+                     "paid for in length"), console.out
+    assert console.out.splitlines()[1].startswith("A = qd_detr")
+    assert "<b>Off its band</b>: moment_detr (NORM, split) coverage 0.933" in html
     assert snapshot(qdetr_preds, mdetr, qvh_gt) == before
     assert leftovers(tmp_path) == []
 

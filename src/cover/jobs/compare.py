@@ -132,7 +132,7 @@ def side_values(side: Side, pool: GroundingTable, test: GroundingTable, spec: Co
     from cover.bands import fitted_clusters
     from cover.calibrate import Calibrator
     from cover.grounding_metrics import grounding_metrics
-    from cover.metrics import coverage_reference, evaluate
+    from cover.metrics import cluster_sd, coverage_reference, evaluate
     from cover.scores import require_family_input
 
     require_family_input(pool, side.score, str(side.preds))
@@ -158,6 +158,16 @@ def side_values(side: Side, pool: GroundingTable, test: GroundingTable, spec: Co
         info["calibration_band"] = {"expected": ref["expected"], "lo": ref["band_lo"],
                                     "hi": ref["band_hi"], "k": cal.k_,
                                     "name": ref["calibration_band_name"]}
+        # the test band: the calibration band plus this test sample's own noise, clustered
+        # by source video, as cover evaluate tests a coverage against it
+        covered = ev.covered.astype(np.float64)
+        units = np.unique(test.units).size
+        test_ref = coverage_reference(cal.n_, cal.k_, test_sd=cluster_sd(covered, test.units),
+                                      test_p=float(covered.mean()), test_n=covered.size,
+                                      test_units=units, calibration_deff=deff,
+                                      calibration_units=videos)
+        info["test_band"] = {"coverage": float(covered.mean()), "lo": test_ref["band_lo"],
+                             "hi": test_ref["band_hi"]}
     return np.column_stack(cols).astype(np.float64), info
 
 
