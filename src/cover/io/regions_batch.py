@@ -89,7 +89,8 @@ _STATUSES = frozenset(STATUSES)
 def load_regions(name: str, batch: Sequence[tuple[int, bytes]], *,
                  seen: SeenLines | None = None,
                  first: tuple[dict[str, Any], int] | None = None,
-                 windows: Callable[[dict[str, Any]], Any] | None = None) -> LoadedRegions:
+                 windows: tuple[str, Callable[[dict[str, Any]], Any]] | None = None
+                 ) -> LoadedRegions:
     """:func:`~cover.io.regions_jsonl.regions_from_rows` of the ``(line number, bytes)``
     pairs ``batch``: in bulk when the batch is clean, else row by row. The bulk read
     keeps no parsed rows (the table's ``records`` is None). ``windows``: where a row's

@@ -110,7 +110,7 @@ def regions_kind(path: str | Path) -> str:
 def regions_from_rows(raw: RawRows, *, seen: SeenLines | None = None,
                       first: tuple[dict[str, Any], int] | None = None,
                       thresholds: Thresholds | None = None,
-                      windows: Callable[[dict[str, Any]], Any] | None = None
+                      windows: tuple[str, Callable[[dict[str, Any]], Any]] | None = None
                       ) -> LoadedRegions:
     """The checks and arrays of :func:`read_regions` on parsed rows (a whole file, or one
     batch of a streamed one), never raising on a bad row. For a batch: ``seen`` holds
@@ -153,8 +153,8 @@ def regions_from_rows(raw: RawRows, *, seen: SeenLines | None = None,
     abstained = abstain_reasons(raw.records)
     thr = np.array([threshold_value(block_of(r).get("threshold")) for r in raw.records], np.float64)
     before = raw.lines
-    win, woff = fields.ragged_field(raw, "pred_relevant_windows", (2, 3), optional=True,
-                                    get=windows or base_windows)
+    field, get = windows or ("pred_relevant_windows", base_windows)
+    win, woff = fields.ragged_field(raw, field, (2, 3), optional=True, get=get)
     if raw.lines.size != before.size:  # rows rejected for their windows: drop their region
         kept = np.isin(before, raw.lines)
         reg, roff = fields.trim_ragged(kept, reg, roff)
@@ -170,12 +170,13 @@ def regions_from_rows(raw: RawRows, *, seen: SeenLines | None = None,
                          meta_line)
 
 
-def windows_of(spec: str) -> Callable[[dict[str, Any]], Any]:
-    """The base grounder's windows of a JSON-lines regions row as ``--columns`` names
-    them: ``windows=PATH`` (a list of ``[start, end(, score)]``) or ``start=PATH,end=PATH``
-    (two numbers: ``timestamp.0`` is a list's item), field paths as ``--columns`` reads
-    them; anything else is an error naming the flag (the ids and the ``cover`` block are
-    read by their names)."""
+def windows_of(spec: str) -> tuple[str, Callable[[dict[str, Any]], Any]]:
+    """Where the base grounder's windows of a JSON-lines regions row are, as ``--columns``
+    names them, and the field named in a row's problem: ``windows=PATH`` (a list of
+    ``[start, end(, score)]``) or ``start=PATH,end=PATH`` (a window where both hold
+    numbers, as :func:`base_windows` reads ``start`` and ``end``; ``timestamp.0`` is a
+    list's item), field paths as ``--columns`` reads them; anything else is an error
+    naming the flag (the ids and the ``cover`` block are read by their names)."""
     from cover.io.generic import field_at
     from cover.io.mapping import spec_items
 
@@ -185,13 +186,13 @@ def windows_of(spec: str) -> Callable[[dict[str, Any]], Any]:
         raise InputError("--columns: for JSON-lines regions, name the base grounder's "
                          "prediction: windows=FIELD, or start=FIELD,end=FIELD")
     if "windows" in m:
-        return lambda rec: field_at(rec, m["windows"])
+        return m["windows"], lambda rec: field_at(rec, m["windows"])
 
     def pair(rec: dict[str, Any]) -> Any:
         s, e = field_at(rec, m["start"]), field_at(rec, m["end"])
-        return [[s, e]] if s is not None and e is not None else None
+        return [[s, e]] if type(s) in _NUMBER and type(e) in _NUMBER else None
 
-    return pair
+    return f"{m['start']}, {m['end']}", pair
 
 
 def base_windows(rec: dict[str, Any]) -> Any:

@@ -90,7 +90,7 @@ def _batch_readers(path: str | Path, batch_rows: int, columns: str | None,
 
 
 def _line_readers(path: str | Path, batch_rows: int,
-                  windows: Callable[[dict[str, Any]], Any] | None
+                  windows: tuple[str, Callable[[dict[str, Any]], Any]] | None
                   ) -> Iterator[Callable[..., LoadedRegions]]:
     from cover.io.lines import line_batches
     from cover.io.regions_batch import load_regions
