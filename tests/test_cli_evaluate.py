@@ -333,6 +333,17 @@ def test_tgn_proposals_calibrate_certify_evaluate_as_the_study_fits(
     m = json.loads(metrics.read_text())
     assert m["counts"]["rows"] == 2184
     assert 0.65 < m["marginal"]["coverage"] < 0.75  # alpha = 0.3
+    # TGN's proposals, echoed as certify read them ("value": [{timestamp, score}, ...]),
+    # are the base prediction read through the layout: the field's metrics of the
+    # study's table on the same queries (not known without --format).
+    assert m["field_metrics"] is None
+    assert main(["evaluate", "--regions", str(regions), "--gt", str(gt), "--relevance-from",
+                 "proposals", "--format", "tgn-proposals", "--json", str(metrics)]) == 0
+    got = json.loads(metrics.read_text())["field_metrics"]["full"]
+    from cover.grounding_metrics import grounding_metrics
+
+    want = grounding_metrics(test_t).to_dict()["full"]
+    assert got == pytest.approx(want, rel=1e-12), (got, want)
 
 
 def test_rows_rejected_in_either_file_are_reported_as_the_evaluation_input(tmp_path: Path,
@@ -567,9 +578,12 @@ def test_regions_of_another_layout_give_the_base_iou_on_every_format(tmp_path: P
             ("--columns", "qid=qid,start=start,end=end",
              "--columns: unknown field(s) qid; expected some of windows, start, end"),
             ("--columns", "start=a", "for JSON-lines regions, name the base grounder's "
-             "prediction: windows=FIELD, or start=FIELD,end=FIELD"),
+             "prediction: windows=SOURCE (and scores=SOURCE), or start=SOURCE,end=SOURCE"),
+            ("--format", "tgn-proposals", f"{regions.with_name('regions.csv')}: --format is "
+             "for JSON-lines regions"),
             ("--calibrator", str(cal), f"{regions}: --calibrator is for CSV")):
-        assert main(["evaluate", "--regions", str(regions), "--gt", str(missing), flag,
+        where = regions.with_name("regions.csv") if flag == "--format" else regions
+        assert main(["evaluate", "--regions", str(where), "--gt", str(missing), flag,
                      value]) == 2
         err = capsys.readouterr().err
         assert said in err and "no-truth" not in err, err

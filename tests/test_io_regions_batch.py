@@ -248,26 +248,40 @@ def test_a_row_of_another_layout_gives_its_start_and_end_as_its_window() -> None
 
 
 def test_windows_named_by_columns_are_read_row_by_row_and_named_in_problems() -> None:
-    """--columns on JSON-lines regions: windows=FIELD is read as the rows' windows (a bad
-    value rejects the row naming FIELD); start=,end= gives a window where both hold
-    numbers, as start and end are read by default; any other mapping is refused."""
+    """--columns on JSON-lines regions, in the mapping language of the named layouts:
+    windows=SOURCE (with scores=SOURCE; |json decodes a string; a record certify echoed
+    under "value" is read there) or start=,end=; a value that is not numbers rejects its
+    row naming the source; any other mapping is refused."""
     from cover.io.regions_batch import load_regions
     from cover.io.regions_read import windows_of
 
     blk = {"status": "certified", "region": [[0.0, 9.0]], "refused": False,
            "duration": 10.0, "score": "norm", "rule": "split", "alpha": 0.1, "k": 9,
            "n_calibration": 10, "threshold": 1.0}
-    recs = [{"qid": 1, "vid": "v", "p": {"w": [[1.0, 2.0, 0.9]], "t": [3.0, 4.0]}, "cover": blk},
-            {"qid": 2, "vid": "v", "p": {"w": "1 to 2", "t": ["3", 4.0]}, "cover": blk}]
-    batch = as_batch(recs)
-    got = load_regions("r.jsonl", batch, windows=windows_of("windows=p.w"))
-    assert got.table.qid.tolist() == ["1"]  # the second row rejected, naming its field
+    recs = [{"qid": 1, "vid": "v", "p": {"w": [[1.0, 2.0, 0.9]], "t": [3.0, 4.0]},
+             "s": "[[5, 6]]", "cover": blk},
+            {"qid": 2, "vid": "v", "p": {"w": "1 to 2", "t": ["3", 4.0]}, "s": "[[5",
+             "cover": blk},
+            {"qid": 3, "vid": "v", "value": [{"ts": [7.0, 8.0], "sc": 0.5}], "cover": blk}]
+    batch = as_batch(recs[:2])
+
+    def read(spec: str, rows: list[tuple[int, bytes]] = batch) -> LoadedRegions:
+        return load_regions("r.jsonl", rows, windows=windows_of(spec))
+
+    got = read("windows=p.w")
+    assert got.table.qid.tolist() == ["1"]  # the second row rejected, naming its source
     assert [p.problem for p in got.problems] == [
         "p.w must look like [[start, end(, score)], ...] of numbers"]
     assert got.table.pred_windows.values.tolist() == [[1.0, 2.0, 0.9]]
-    got = load_regions("r.jsonl", batch, windows=windows_of("start=p.t.0,end=p.t.1"))
-    assert got.table.qid.tolist() == ["1", "2"] and not got.problems
-    assert got.table.pred_windows.offsets.tolist() == [0, 1, 1]  # "3" is no number
-    for bad in ("qid=x", "start=a", "windows=a,start=b,end=c", ""):
+    got = read("start=p.t.0,end=p.t.1")
+    assert got.table.qid.tolist() == ["1"]  # "3" is no number
+    assert got.table.pred_windows.values[:, :2].tolist() == [[3.0, 4.0]]
+    got = read("windows=s|json")
+    assert got.table.qid.tolist() == ["1"]  # "[[5" is not JSON: its row is rejected
+    assert [p.problem for p in got.problems] == [
+        "s|json must look like [[start, end(, score)], ...] of numbers"]
+    got = read("windows=*.ts,scores=*.sc", as_batch(recs[2:]))
+    assert got.table.pred_windows.values.tolist() == [[7.0, 8.0, 0.5]]
+    for bad in ("qid=x", "start=a", "windows=a,start=b,end=c", "scores=a", ""):
         with pytest.raises(InputError, match="--columns"):
             windows_of(bad)

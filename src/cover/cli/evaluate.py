@@ -6,6 +6,10 @@ import argparse
 
 from cover.cli._common import InputPath, Subparsers, add_command, add_flags, job_of
 from cover.cli.formats import add_format_flags, add_relevance_flag
+from cover.io.layouts import LAYOUTS
+
+#: The named layouts whose certified rows ``--format`` reads (their predictions').
+LAYOUT_NAMES = tuple(x.name for x in LAYOUTS if x.role == "predictions")
 
 
 def add_parser(sub: Subparsers) -> None:
@@ -30,8 +34,13 @@ def add_parser(sub: Subparsers) -> None:
                    "with (qid=COL[,vid=..,windows=..|start=..,end=..,query=..]; default: "
                    "the columns named qid, vid, ...); JSON-lines regions: where each row's "
                    "base prediction is, if not pred_relevant_windows or start and end "
-                   "(windows=FIELD, or start=FIELD,end=FIELD; e.g. start=timestamp.0,"
+                   "(windows=SOURCE[,scores=SOURCE], or start=SOURCE,end=SOURCE, in the "
+                   "mapping language of `cover formats`; e.g. start=timestamp.0,"
                    "end=timestamp.1)")
+    p.add_argument("--format", dest="pred_format", metavar="NAME", choices=LAYOUT_NAMES,
+                   help="JSON-lines regions certified from a named layout's predictions ("
+                   f"{', '.join(LAYOUT_NAMES)}): read each row's base prediction as that "
+                   "layout reads it (what --columns would name)")
     p.add_argument("--calibrator", metavar="FILE", type=InputPath,
                    help="CSV regions: the calibrator they were certified with (score, "
                    "alpha, k, n for the test band; without it the band is not known)")

@@ -118,6 +118,14 @@ def spec_items(spec: str | dict[str, str], known: tuple[str, ...] = (),
     return out
 
 
+def field_sources(spec: str | dict[str, str], known: tuple[str, ...],
+                  flag: str = "--columns") -> dict[str, Source]:
+    """The ``FIELD=SOURCE`` items of ``spec`` (only ``known`` fields) as sources, each
+    read and checked as a mapping's (paths, ``$value``, ``|json``), with no rows or join:
+    what a mapping says about one record."""
+    return {k: _source(k, v, flag) for k, v in spec_items(spec, known, flag=flag).items()}
+
+
 def parse_mapping(spec: str | dict[str, str], flag: str = "--columns") -> Mapping:
     """``"rows=results.*,vid=$key|<vid>-<order>,windows=timestamp"`` (or the same as a
     dict) -> a checked :class:`Mapping`; a wrong key or source is an

@@ -119,6 +119,23 @@ def evaluate(m: Mapping, rec: Any, keys: tuple[Any, ...]) -> tuple[dict[str, Any
     return out, why
 
 
+def record_windows(sources: dict[str, Source], rec: Any) -> Any:
+    """The windows ``sources`` (``windows``, or ``start`` and ``end``; ``scores``) give one
+    record, as a mapped read gives a row its windows (:func:`_windows`); None for none.
+    A value that cannot be read (not JSON, windows and scores that do not pair up) gives
+    a text saying why, which is no list of windows: the caller's shape check rejects the
+    row, naming the sources."""
+    vals: dict[str, Any] = {}
+    for name, src in sources.items():
+        v = value(src, rec, ())
+        if v is _BAD:
+            return f"{src.text}: the text is not JSON"
+        vals[name] = v
+    reasons: dict[int, str] = {}
+    per, _ = _windows([vals], set(sources), reasons)
+    return reasons.get(0, per[0])
+
+
 def sniff(m: Mapping, doc: Any) -> bool:
     """Whether ``doc``'s first record gives every field of ``m`` (a named layout's test)."""
     first = None if doc is None else next(records(doc, m.rows), None)

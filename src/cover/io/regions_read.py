@@ -56,6 +56,8 @@ from cover.row_status import empty_region_block
 REGION_ATOL = 1e-6
 #: The JSON numbers (a boolean is no number).
 _NUMBER = (int, float)
+#: What certify adds to the record it echoes (:func:`cover.io.mapping_read._echo`).
+_ECHO_IDS = frozenset({"qid", "vid", "query", "cover"})
 
 
 @dataclass(frozen=True)
@@ -172,27 +174,27 @@ def regions_from_rows(raw: RawRows, *, seen: SeenLines | None = None,
 
 def windows_of(spec: str) -> tuple[str, Callable[[dict[str, Any]], Any]]:
     """Where the base grounder's windows of a JSON-lines regions row are, as ``--columns``
-    names them, and the field named in a row's problem: ``windows=PATH`` (a list of
-    ``[start, end(, score)]``) or ``start=PATH,end=PATH`` (a window where both hold
-    numbers, as :func:`base_windows` reads ``start`` and ``end``; ``timestamp.0`` is a
-    list's item), field paths as ``--columns`` reads them; anything else is an error
-    naming the flag (the ids and the ``cover`` block are read by their names)."""
-    from cover.io.generic import field_at
-    from cover.io.mapping import spec_items
+    names them in the mapping language of the named layouts (:mod:`cover.io.mapping`:
+    paths, ``$value``, ``|json``): ``windows=SOURCE`` (a list of ``[start, end]``),
+    with ``scores=SOURCE``, or ``start=SOURCE,end=SOURCE`` (``timestamp.0``: a list's
+    item); and the field named in a row's problem. Anything else is an error naming the
+    flag (the ids and the ``cover`` block are read by their names). A value read is
+    checked as ``pred_relevant_windows`` is: a string or a boolean rejects its row."""
+    from cover.io.mapping import field_sources
+    from cover.io.mapping_read import record_windows
 
-    m = spec_items(spec, ("windows", "start", "end"), "FIELD", "--columns")
-    if not m or ("windows" in m) == ("start" in m or "end" in m) or (
-            ("start" in m) != ("end" in m)):
+    src = field_sources(spec, ("windows", "start", "end", "scores"))
+    if not ({"windows"} <= set(src) <= {"windows", "scores"} or set(src) == {"start", "end"}):
         raise InputError("--columns: for JSON-lines regions, name the base grounder's "
-                         "prediction: windows=FIELD, or start=FIELD,end=FIELD")
-    if "windows" in m:
-        return m["windows"], lambda rec: field_at(rec, m["windows"])
+                         "prediction: windows=SOURCE (and scores=SOURCE), or "
+                         "start=SOURCE,end=SOURCE")
 
-    def pair(rec: dict[str, Any]) -> Any:
-        s, e = field_at(rec, m["start"]), field_at(rec, m["end"])
-        return [[s, e]] if type(s) in _NUMBER and type(e) in _NUMBER else None
+    def get(row: dict[str, Any]) -> Any:
+        # certify echoes a record that is not an object as {ids..., "value": record}
+        own = [k for k in row if k not in _ECHO_IDS]
+        return record_windows(src, row["value"] if own == ["value"] else row)
 
-    return f"{m['start']}, {m['end']}", pair
+    return ", ".join(s.text for s in src.values()), get
 
 
 def base_windows(rec: dict[str, Any]) -> Any:

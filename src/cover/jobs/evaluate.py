@@ -54,6 +54,9 @@ class EvaluateFiles:
     batch_rows: int = 16_384
     #: CSV regions: the calibrator certify used (its fields, for the test band).
     calibrator: str | None = None
+    #: JSON-lines regions: the named layout their predictions were read in (where each
+    #: row's base prediction is: :func:`layout_columns`).
+    pred_format: str | None = None
     #: Covariates for worst-slab coverage and coverage gap (kept per row when given).
     diagnostics: tuple[str, ...] = ()
     #: ``--relevance-from``: must be the source the regions' calibrator was fitted on.
@@ -71,13 +74,19 @@ def evaluate_files(job: EvaluateFiles) -> dict[str, Any]:
     if job.calibrator is not None and kind != "csv":
         raise InputError(f"{job.regions}: --calibrator is for CSV regions; JSON-lines and "
                          "Parquet regions carry their calibrator's fields")
-    if job.columns is not None and kind == "jsonl":
-        windows_of(job.columns)  # only the base prediction's fields: checked before any read
+    columns = job.columns
+    if job.pred_format is not None:
+        if kind != "jsonl" or columns is not None:
+            raise InputError(f"{job.regions}: --format is for JSON-lines regions, without "
+                             "--columns (which names the same fields)")
+        columns = layout_columns(job.pred_format)
+    if columns is not None and kind == "jsonl":
+        windows_of(columns)  # only the base prediction's fields: checked before any read
     map_large_blocks_for(job.gt)  # a large truth and its per-video sums: growing columns
     truth, problems = _read_truth(job)
     run = partial(evaluate_stream, job.regions, truth, target=job.target,
                   refusal_policy=job.refusal_policy, batch_rows=job.batch_rows,
-                  columns=job.columns, calibrator=job.calibrator, covariates=job.diagnostics,
+                  columns=columns, calibrator=job.calibrator, covariates=job.diagnostics,
                   on_meta=partial(_check_relevance, job, kind),
                   truth_rejected=rejected_qids(problems))
     whole = job.in_memory or (kind == "jsonl" and json_array(job.regions))
@@ -118,6 +127,19 @@ def evaluate_files(job: EvaluateFiles) -> dict[str, Any]:
     ev = res.sums.finish(_calibration(res.meta))
     field = res.grounding.finish() if res.windows else None
     return _finish(job, kind, ev, field, res.meta, counts, _diagnostics(job, ev, res))
+
+
+def layout_columns(name: str) -> str:
+    """The ``--columns`` of JSON-lines regions certified from the named layout's
+    predictions: its mapping's ``windows`` / ``start``, ``end`` / ``scores`` (certify
+    echoes each record's own fields, so the layout's sources read the rows)."""
+    from cover.io.layouts import by_name
+
+    layout = by_name(name)
+    if layout is None or layout.role != "predictions":
+        raise InputError(f"--format {name}: not a named layout of predictions")
+    return ",".join(f"{k}={v}" for k, v in layout.mapping.items()
+                    if k in ("windows", "start", "end", "scores"))
 
 
 def _nothing_evaluated(job: EvaluateFiles, counts: dict[str, int], tally: ProblemTally

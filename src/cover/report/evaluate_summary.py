@@ -22,7 +22,8 @@ __all__ = ["band_side", "summary_lines"]
 #: Why the base grounder's IoU is not known: where a predicted window would be read.
 NO_WINDOW = ("not known (no row carries a predicted window: Moment-DETR's "
              "pred_relevant_windows, or start and end numbers, which --compact output lacks; "
-             "--columns names another layout's: windows=FIELD, or start=FIELD,end=FIELD)")
+             "a named layout's rows are read with --format NAME, any other with --columns "
+             "windows=SOURCE or start=SOURCE,end=SOURCE)")
 
 
 def band_side(coverage: float, reference: dict[str, Any]) -> str | None:
