@@ -575,8 +575,9 @@ def test_regions_of_another_layout_give_the_base_iou_on_every_format(tmp_path: P
     capsys.readouterr()
     missing = tmp_path / "no-truth.jsonl"
     for flag, value, said in (
-            ("--columns", "qid=qid,start=start,end=end",
-             "--columns: unknown field(s) qid; expected some of windows, start, end"),
+            ("--columns", "vid=v,start=start,end=end",
+             "--columns: unknown field(s) vid; expected some of qid, windows, start, end, "
+             "scores"),
             ("--columns", "start=a", "for JSON-lines regions, name the base grounder's "
              "prediction: windows=SOURCE (and scores=SOURCE), or start=SOURCE,end=SOURCE"),
             ("--format", "tgn-proposals", f"{regions.with_name('regions.csv')}: --format is "
@@ -654,3 +655,39 @@ def test_a_prediction_file_given_as_regions_is_named_as_one(qdetr_preds: Path, q
             "certify` writes on every row: a prediction file? Certify it first and give its "
             "output as --regions"), on_error
         assert "bad row(s)" not in err
+
+
+def test_distime_qvhighlights_certified_and_evaluated_through_its_layout(
+        data_dir: Path, tmp_path: Path, capsys) -> None:
+    """DisTime's QVHighlights list names no vid and writes its qid as QVHighlight_<n>:
+    certify takes each row's vid from --videos by qid, as calibrate takes it from the
+    ground truth (every row was rejected, no duration known for a video named by its
+    qid), and echoes it; evaluate --format distime-list reads the qid and the base
+    prediction (a JSON string) as the layout does: the field's metrics of the study's
+    table on the same queries."""
+    from cover.grounding_metrics import grounding_metrics
+    from cover.io.labelled import read_labelled
+
+    preds = data_dir / "qvhighlights/distime/DisTime-InternVL2_5-8B_qvh_val_results.json"
+    gt = data_dir / "qvhighlights/annotations/highlight_val_release.jsonl"
+    assert main(["split", "--gt", str(gt), "--out-dir", str(tmp_path)]) == 0
+    cal_q, test_q = tmp_path / "calibration_qids.txt", tmp_path / "test_qids.txt"
+    cal, regions, metrics = tmp_path / "cal.json", tmp_path / "r.jsonl", tmp_path / "m.json"
+    assert main(["calibrate", "--preds", str(preds), "--gt", str(gt), "--qids", str(cal_q),
+                 "-o", str(cal)]) == 0
+    capsys.readouterr()
+    assert main(["certify", "--calibrator", str(cal), "--preds", str(preds), "--videos",
+                 str(gt), "--qids", str(test_q), "-o", str(regions)]) == 0
+    said = capsys.readouterr()
+    assert "the mapping names no vid; took it from --videos" in said.err
+    assert "certified 927, refused (whole video) 0, rejected 0 of 927" in said.out
+    rows = [json.loads(x) for x in regions.read_text().splitlines()]
+    truth = {r["qid"]: r["vid"] for r in map(json.loads, gt.read_text().splitlines())}
+    assert all(truth[int(r["qid"].split("_")[1])] == r["vid"] for r in rows)
+    assert main(["evaluate", "--regions", str(regions), "--gt", str(gt), "--format",
+                 "distime-list", "--json", str(metrics)]) == 0
+    got = json.loads(metrics.read_text())
+    assert got["counts"]["rows"] == 927
+    test_t = read_labelled(preds, gt, qids=test_q).table
+    assert got["field_metrics"]["full"] == pytest.approx(
+        grounding_metrics(test_t).to_dict()["full"], rel=1e-12)

@@ -282,6 +282,6 @@ def test_windows_named_by_columns_are_read_row_by_row_and_named_in_problems() ->
         "s|json must look like [[start, end(, score)], ...] of numbers"]
     got = read("windows=*.ts,scores=*.sc", as_batch(recs[2:]))
     assert got.table.pred_windows.values.tolist() == [[7.0, 8.0, 0.5]]
-    for bad in ("qid=x", "start=a", "windows=a,start=b,end=c", "scores=a", ""):
+    for bad in ("vid=x", "qid=x", "start=a", "windows=a,start=b,end=c", "scores=a", ""):
         with pytest.raises(InputError, match="--columns"):
             windows_of(bad)

@@ -34,7 +34,8 @@ def add_parser(sub: Subparsers) -> None:
                    "with (qid=COL[,vid=..,windows=..|start=..,end=..,query=..]; default: "
                    "the columns named qid, vid, ...); JSON-lines regions: where each row's "
                    "base prediction is, if not pred_relevant_windows or start and end "
-                   "(windows=SOURCE[,scores=SOURCE], or start=SOURCE,end=SOURCE, in the "
+                   "(windows=SOURCE[,scores=SOURCE], or start=SOURCE,end=SOURCE, and "
+                   "qid=SOURCE when its qid field is the grounder's own text, in the "
                    "mapping language of `cover formats`; e.g. start=timestamp.0,"
                    "end=timestamp.1)")
     p.add_argument("--format", dest="pred_format", metavar="NAME", choices=LAYOUT_NAMES,

@@ -119,6 +119,16 @@ def evaluate(m: Mapping, rec: Any, keys: tuple[Any, ...]) -> tuple[dict[str, Any
     return out, why
 
 
+def record_field(src: Source, name: str, rec: Any) -> Any:
+    """Field ``name`` of one record as ``src`` reads it (a pattern's ``<name>`` part: the
+    ``<qid>`` of ``qid|QVHighlight_<qid>``); None when the record does not have it."""
+    v = value(src, rec, ())
+    if v is _BAD or v is None or src.pattern is None:
+        return None if v is _BAD else v
+    hit = src.pattern.fullmatch(str(v))
+    return None if hit is None else hit.groupdict().get(name)
+
+
 def record_windows(sources: dict[str, Source], rec: Any) -> Any:
     """The windows ``sources`` (``windows``, or ``start`` and ``end``; ``scores``) give one
     record, as a mapped read gives a row its windows (:func:`_windows`); None for none.

@@ -24,7 +24,7 @@ are dropped and counted on both paths, except those rejected for an empty region
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from itertools import compress, repeat
 from operator import attrgetter, eq, is_, itemgetter
 from typing import Any
@@ -39,7 +39,7 @@ from cover.io.jsonl_batch import gc_paused
 from cover.io.jsonl_typed import exact_values, pairs_column, typed_lines, windows_column
 from cover.io.regions_block import META_KEYS, META_OPTIONAL, meta_of, threshold_value
 from cover.io.regions_columns import RegionColumns, RowIds, bulk_regions
-from cover.io.regions_read import LoadedRegions, regions_from_rows
+from cover.io.regions_read import LoadedRegions, RowSources, regions_from_rows
 from cover.io.seen import SeenLines
 from cover.ragged import offsets_from_lengths
 from cover.row_status import STATUSES
@@ -89,8 +89,7 @@ _STATUSES = frozenset(STATUSES)
 def load_regions(name: str, batch: Sequence[tuple[int, bytes]], *,
                  seen: SeenLines | None = None,
                  first: tuple[dict[str, Any], int] | None = None,
-                 windows: tuple[str, Callable[[dict[str, Any]], Any]] | None = None
-                 ) -> LoadedRegions:
+                 windows: RowSources | None = None) -> LoadedRegions:
     """:func:`~cover.io.regions_jsonl.regions_from_rows` of the ``(line number, bytes)``
     pairs ``batch``: in bulk when the batch is clean, else row by row. The bulk read
     keeps no parsed rows (the table's ``records`` is None). ``windows``: where a row's

@@ -18,7 +18,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
@@ -112,8 +112,7 @@ def regions_kind(path: str | Path) -> str:
 def regions_from_rows(raw: RawRows, *, seen: SeenLines | None = None,
                       first: tuple[dict[str, Any], int] | None = None,
                       thresholds: Thresholds | None = None,
-                      windows: tuple[str, Callable[[dict[str, Any]], Any]] | None = None
-                      ) -> LoadedRegions:
+                      windows: RowSources | None = None) -> LoadedRegions:
     """The checks and arrays of :func:`read_regions` on parsed rows (a whole file, or one
     batch of a streamed one), never raising on a bad row. For a batch: ``seen`` holds
     the qids of earlier batches (a repeat is rejected, naming the first line) and
@@ -123,6 +122,10 @@ def regions_from_rows(raw: RawRows, *, seen: SeenLines | None = None,
     here, so the regions rules (the module doc) live here; ``thresholds``: those of the
     calibrator CSV regions were certified with; ``windows``: where a row's base windows
     are (:func:`windows_of`; else :func:`base_windows`)."""
+    if windows is not None and windows.qid is not None:  # the layout's qid, not its text
+        for r in raw.records:
+            if isinstance(r, dict):
+                r["qid"] = windows.qid(r)
     # A row rejected for its empty region is evaluated (a miss): cover.row_status.
     was_rejected = np.array([block_of(r).get("status") == "rejected"
                              and not empty_region_block(block_of(r)) for r in raw.records],
@@ -155,7 +158,8 @@ def regions_from_rows(raw: RawRows, *, seen: SeenLines | None = None,
     abstained = abstain_reasons(raw.records)
     thr = np.array([threshold_value(block_of(r).get("threshold")) for r in raw.records], np.float64)
     before = raw.lines
-    field, get = windows or ("pred_relevant_windows", base_windows)
+    field, get = windows[:2] if windows is not None else ("pred_relevant_windows",
+                                                           base_windows)
     win, woff = fields.ragged_field(raw, field, (2, 3), optional=True, get=get)
     if raw.lines.size != before.size:  # rows rejected for their windows: drop their region
         kept = np.isin(before, raw.lines)
@@ -172,29 +176,49 @@ def regions_from_rows(raw: RawRows, *, seen: SeenLines | None = None,
                          meta_line)
 
 
-def windows_of(spec: str) -> tuple[str, Callable[[dict[str, Any]], Any]]:
+class RowSources(NamedTuple):
+    """Where a JSON-lines regions row's base windows are (:func:`windows_of`): the
+    sources' text (named in a row's problem), the windows of a row, and its qid when
+    the sources rewrite it (a layout's ``qid|QVHighlight_<qid>``: the echoed record keeps
+    the grounder's own text)."""
+
+    name: str
+    windows: Callable[[dict[str, Any]], Any]
+    qid: Callable[[dict[str, Any]], Any] | None = None
+
+
+def windows_of(spec: str) -> RowSources:
     """Where the base grounder's windows of a JSON-lines regions row are, as ``--columns``
     names them in the mapping language of the named layouts (:mod:`cover.io.mapping`:
-    paths, ``$value``, ``|json``): ``windows=SOURCE`` (a list of ``[start, end]``),
-    with ``scores=SOURCE``, or ``start=SOURCE,end=SOURCE`` (``timestamp.0``: a list's
-    item); and the field named in a row's problem. Anything else is an error naming the
-    flag (the ids and the ``cover`` block are read by their names). A value read is
-    checked as ``pred_relevant_windows`` is: a string or a boolean rejects its row."""
+    paths, ``$value``, ``|json``, patterns): ``windows=SOURCE`` (a list of ``[start,
+    end]``), with ``scores=SOURCE``, or ``start=SOURCE,end=SOURCE`` (``timestamp.0``: a
+    list's item), and ``qid=SOURCE`` when the row's qid field is the grounder's own text
+    (``qid|QVHighlight_<qid>``). Anything else is an error naming the flag (the vid and
+    the ``cover`` block are read by their names). A value read is checked as
+    ``pred_relevant_windows`` is: a string or a boolean rejects its row."""
     from cover.io.mapping import field_sources
-    from cover.io.mapping_read import record_windows
+    from cover.io.mapping_read import record_field, record_windows
 
-    src = field_sources(spec, ("windows", "start", "end", "scores"))
+    src = field_sources(spec, ("qid", "windows", "start", "end", "scores"))
+    qid = src.pop("qid", None)
     if not ({"windows"} <= set(src) <= {"windows", "scores"} or set(src) == {"start", "end"}):
         raise InputError("--columns: for JSON-lines regions, name the base grounder's "
                          "prediction: windows=SOURCE (and scores=SOURCE), or "
                          "start=SOURCE,end=SOURCE")
 
-    def get(row: dict[str, Any]) -> Any:
+    def own(row: dict[str, Any]) -> Any:
         # certify echoes a record that is not an object as {ids..., "value": record}
-        own = [k for k in row if k not in _ECHO_IDS]
-        return record_windows(src, row["value"] if own == ["value"] else row)
+        mine = [k for k in row if k not in _ECHO_IDS]
+        return row["value"] if mine == ["value"] else row
 
-    return ", ".join(s.text for s in src.values()), get
+    def qid_of(row: dict[str, Any]) -> Any:
+        assert qid is not None
+        got = record_field(qid, "qid", own(row))
+        return row.get("qid") if got is None else got
+
+    return RowSources(", ".join(s.text for s in src.values()),
+                      lambda row: record_windows(src, own(row)),
+                      qid_of if qid is not None and qid.var is None else None)
 
 
 def base_windows(rec: dict[str, Any]) -> Any:

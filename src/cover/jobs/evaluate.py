@@ -139,7 +139,7 @@ def layout_columns(name: str) -> str:
     if layout is None or layout.role != "predictions":
         raise InputError(f"--format {name}: not a named layout of predictions")
     return ",".join(f"{k}={v}" for k, v in layout.mapping.items()
-                    if k in ("windows", "start", "end", "scores"))
+                    if k in ("qid", "windows", "start", "end", "scores"))
 
 
 def _nothing_evaluated(job: EvaluateFiles, counts: dict[str, int], tally: ProblemTally

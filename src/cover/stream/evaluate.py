@@ -48,7 +48,7 @@ from cover.io.opener import json_array
 from cover.io.order_join import order_qids
 from cover.io.predictions_bulk import TableJoin
 from cover.io.regions_jsonl import LoadedRegions, regions_from_rows
-from cover.io.regions_read import regions_kind, windows_of
+from cover.io.regions_read import RowSources, regions_kind, windows_of
 from cover.io.seen import SeenIds
 from cover.io.truth_index import CompactTruth, TruthSeen
 from cover.metric_sums import CodeUnitSums
@@ -90,7 +90,7 @@ def _batch_readers(path: str | Path, batch_rows: int, columns: str | None,
 
 
 def _line_readers(path: str | Path, batch_rows: int,
-                  windows: tuple[str, Callable[[dict[str, Any]], Any]] | None
+                  windows: RowSources | None
                   ) -> Iterator[Callable[..., LoadedRegions]]:
     from cover.io.lines import line_batches
     from cover.io.regions_batch import load_regions
