@@ -289,7 +289,8 @@ def test_tgn_proposals_calibrate_certify_evaluate_as_the_study_fits(
     TGN's names, so the one pair of lists serves calibrate, certify and evaluate, from
     the command line alone. SLS on the relevance built from the proposals, calibrated,
     certified on held-out videos and evaluated, gives the regions of the study's fit
-    (the labelled table read with the flag, fitted as is) and a coverage near 1 - alpha."""
+    (the labelled table read with the flag, fitted as is), a coverage near 1 - alpha,
+    and, read through TGN's layout, the field's metrics of the study's table."""
     from cover.calibrate import Calibrator
     from cover.io import formats
     from cover.io.labelled import read_labelled
@@ -321,8 +322,10 @@ def test_tgn_proposals_calibrate_certify_evaluate_as_the_study_fits(
     assert sorted(test_t.qid.tolist()) == sorted(test_q.read_text().splitlines())
     assert main(["certify", "--calibrator", str(cal), "--preds", str(preds), "--videos",
                  str(videos), "--qids", str(test_q), "-o", str(regions)]) == 0
+    # TGN's proposals, echoed as certify read them ("value": [{timestamp, score}, ...]),
+    # are the base prediction read through the layout (--format).
     assert main(["evaluate", "--regions", str(regions), "--gt", str(gt), "--relevance-from",
-                 "proposals", "--json", str(metrics)]) == 0
+                 "proposals", "--format", "tgn-proposals", "--json", str(metrics)]) == 0
     study = Calibrator(score="sls", alpha="0.3").fit(cal_t)
     assert Calibrator.load(cal).threshold_ == study.threshold_
     want = dict(zip(test_t.qid.tolist(), study.certify(test_t).intervals.to_lists(),
@@ -333,17 +336,11 @@ def test_tgn_proposals_calibrate_certify_evaluate_as_the_study_fits(
     m = json.loads(metrics.read_text())
     assert m["counts"]["rows"] == 2184
     assert 0.65 < m["marginal"]["coverage"] < 0.75  # alpha = 0.3
-    # TGN's proposals, echoed as certify read them ("value": [{timestamp, score}, ...]),
-    # are the base prediction read through the layout: the field's metrics of the
-    # study's table on the same queries (not known without --format).
-    assert m["field_metrics"] is None
-    assert main(["evaluate", "--regions", str(regions), "--gt", str(gt), "--relevance-from",
-                 "proposals", "--format", "tgn-proposals", "--json", str(metrics)]) == 0
-    got = json.loads(metrics.read_text())["field_metrics"]["full"]
+    # the field's metrics of the study's table on the same queries
     from cover.grounding_metrics import grounding_metrics
 
     want = grounding_metrics(test_t).to_dict()["full"]
-    assert got == pytest.approx(want, rel=1e-12), (got, want)
+    assert m["field_metrics"]["full"] == pytest.approx(want, rel=1e-12)
 
 
 def test_rows_rejected_in_either_file_are_reported_as_the_evaluation_input(tmp_path: Path,
