@@ -681,8 +681,11 @@ def test_distime_qvhighlights_certified_and_evaluated_through_its_layout(
     rows = [json.loads(x) for x in regions.read_text().splitlines()]
     truth = {r["qid"]: r["vid"] for r in map(json.loads, gt.read_text().splitlines())}
     assert all(truth[int(r["qid"].split("_")[1])] == r["vid"] for r in rows)
-    assert main(["evaluate", "--regions", str(regions), "--gt", str(gt), "--format",
-                 "distime-list", "--json", str(metrics)]) == 0
+    capsys.readouterr()
+    assert main(["evaluate", "--regions", str(regions), "--gt", str(gt), "--json",
+                 str(metrics)]) == 0  # the layout detected from the first row, and named
+    assert (f"{regions}: rows of the distime-list layout; each row's base prediction read "
+            "as it reads it (--format distime-list)") in capsys.readouterr().err
     got = json.loads(metrics.read_text())
     assert got["counts"]["rows"] == 927
     test_t = read_labelled(preds, gt, qids=test_q).table

@@ -285,3 +285,30 @@ def test_windows_named_by_columns_are_read_row_by_row_and_named_in_problems() ->
     for bad in ("vid=x", "qid=x", "start=a", "windows=a,start=b,end=c", "scores=a", ""):
         with pytest.raises(InputError, match="--columns"):
             windows_of(bad)
+
+
+def test_the_layout_of_certified_rows_is_detected_from_a_row() -> None:
+    """Rows certify echoed from a named layout's records (their own field names): the one
+    layout whose sources read a base prediction from the row; none for rows that carry
+    pred_relevant_windows or start and end numbers, or nothing at all (--compact)."""
+    from cover.io.regions_read import detected_layout
+
+    blk = {"cover": {"status": "certified"}}
+    rows = {
+        "shuffling-videos": {"qid": "v-0", "vid": "v", "sentence": "x",
+                             "timestamp": [1.0, 2.0], "score": 0.5, **blk},
+        "distime-results": {"qid": "v-0", "vid": "v", "query": "x",
+                            "timestamp": [[1.0, 2.0]], **blk},
+        "distime-list": {"qid": "QVHighlight_7", "vid": "v", "query": "x",
+                         "prediction": "[[1.0, 2.0]]", "duration": 150.0, **blk},
+        "tgn-proposals": {"qid": "v-1", "vid": "v",
+                          "value": [{"timestamp": [1.0, 2.0], "score": 0.4}], **blk},
+    }
+    for name, row in rows.items():
+        assert detected_layout(row) == name, name
+    for row in ({"qid": 1, "vid": "v", "pred_relevant_windows": [[1, 2, 0.5]], **blk},
+                {"qid": 1, "vid": "v", "start": 1.0, "end": 2.0, **blk},
+                {"qid": 1, "vid": "v", **blk},  # --compact
+                {"qid": "QVHighlight_7", "prediction": "[[1.0", **blk},  # not JSON
+                None):
+        assert detected_layout(row) is None, row

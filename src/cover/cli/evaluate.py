@@ -41,7 +41,8 @@ def add_parser(sub: Subparsers) -> None:
     p.add_argument("--format", dest="pred_format", metavar="NAME", choices=LAYOUT_NAMES,
                    help="JSON-lines regions certified from a named layout's predictions ("
                    f"{', '.join(LAYOUT_NAMES)}): read each row's base prediction as that "
-                   "layout reads it (what --columns would name)")
+                   "layout reads it (what --columns would name; default: the layout "
+                   "detected from the first row, named on standard error)")
     p.add_argument("--calibrator", metavar="FILE", type=InputPath,
                    help="CSV regions: the calibrator they were certified with (score, "
                    "alpha, k, n for the test band; without it the band is not known)")

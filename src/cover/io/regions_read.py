@@ -221,6 +221,43 @@ def windows_of(spec: str) -> RowSources:
                       qid_of if qid is not None and qid.var is None else None)
 
 
+def layout_sources(name: str) -> str:
+    """The ``--columns`` of JSON-lines regions certified from the named layout's
+    predictions: its mapping's ``qid`` / ``windows`` / ``start``, ``end`` / ``scores``
+    (certify echoes each record's own fields, so the layout's sources read the rows)."""
+    from cover.io.layouts import by_name
+
+    layout = by_name(name)
+    if layout is None or layout.role != "predictions":
+        raise InputError(f"--format {name}: not a named layout of predictions")
+    return ",".join(f"{k}={v}" for k, v in layout.mapping.items()
+                    if k in ("qid", "windows", "start", "end", "scores"))
+
+
+def detected_layout(row: Any) -> str | None:
+    """The named layout whose sources read a base prediction from ``row`` (a certified
+    row with neither ``pred_relevant_windows`` nor ``start`` and ``end`` numbers), when
+    exactly one does (each layout's windows: a list of windows of numbers; its qid, where
+    it rewrites one, matched): the layout its predictions were read in. None otherwise."""
+    from cover.io.layouts import LAYOUTS
+
+    if (not isinstance(row, dict) or "pred_relevant_windows" in row
+            or base_windows(row) is not None):
+        return None
+    hits = []
+    for layout in LAYOUTS:
+        if layout.role != "predictions":
+            continue
+        src = windows_of(layout_sources(layout.name))
+        got = src.windows(row)
+        plain = isinstance(got, list) and bool(got) and all(
+            isinstance(w, list) and len(w) in (2, 3)
+            and all(type(x) in _NUMBER and math.isfinite(x) for x in w) for w in got)
+        if plain and (src.qid is None or src.qid(row) != row.get("qid")):
+            hits.append(layout.name)
+    return hits[0] if len(hits) == 1 else None
+
+
 def base_windows(rec: dict[str, Any]) -> Any:
     """The base grounder's windows a certified row carries: Moment-DETR's
     ``pred_relevant_windows`` when the row has that field, else ``[[start, end]]`` when

@@ -55,7 +55,8 @@ class EvaluateFiles:
     #: CSV regions: the calibrator certify used (its fields, for the test band).
     calibrator: str | None = None
     #: JSON-lines regions: the named layout their predictions were read in (where each
-    #: row's base prediction is: :func:`layout_columns`).
+    #: row's base prediction is: :func:`cover.io.regions_read.layout_sources`; else
+    #: detected from the first row, :func:`cover.io.regions_read.detected_layout`).
     pred_format: str | None = None
     #: Covariates for worst-slab coverage and coverage gap (kept per row when given).
     diagnostics: tuple[str, ...] = ()
@@ -67,7 +68,14 @@ def evaluate_files(job: EvaluateFiles) -> dict[str, Any]:
     """Run ``cover evaluate``: print the summary, write ``job.json``; returns the metrics."""
     from cover._memory import map_large_blocks_for
     from cover.io.batch_join import rejected_qids
-    from cover.io.regions_read import NO_REGION, regions_kind, windows_of
+    from cover.io.peek import peek
+    from cover.io.regions_read import (
+        NO_REGION,
+        detected_layout,
+        layout_sources,
+        regions_kind,
+        windows_of,
+    )
     from cover.stream.evaluate import evaluate_stream
 
     kind = regions_kind(job.regions)  # before the truth is read: a wrong file fails first
@@ -79,7 +87,13 @@ def evaluate_files(job: EvaluateFiles) -> dict[str, Any]:
         if kind != "jsonl" or columns is not None:
             raise InputError(f"{job.regions}: --format is for JSON-lines regions, without "
                              "--columns (which names the same fields)")
-        columns = layout_columns(job.pred_format)
+        columns = layout_sources(job.pred_format)
+    elif kind == "jsonl" and columns is None:
+        found = detected_layout(peek(job.regions).first_row)
+        if found is not None:  # as every input's format is: detected and named
+            say(f"{job.regions}: rows of the {found} layout; each row's base prediction "
+                f"read as it reads it (--format {found})")
+            columns = layout_sources(found)
     if columns is not None and kind == "jsonl":
         windows_of(columns)  # only the base prediction's fields: checked before any read
     map_large_blocks_for(job.gt)  # a large truth and its per-video sums: growing columns
@@ -127,19 +141,6 @@ def evaluate_files(job: EvaluateFiles) -> dict[str, Any]:
     ev = res.sums.finish(_calibration(res.meta))
     field = res.grounding.finish() if res.windows else None
     return _finish(job, kind, ev, field, res.meta, counts, _diagnostics(job, ev, res))
-
-
-def layout_columns(name: str) -> str:
-    """The ``--columns`` of JSON-lines regions certified from the named layout's
-    predictions: its mapping's ``windows`` / ``start``, ``end`` / ``scores`` (certify
-    echoes each record's own fields, so the layout's sources read the rows)."""
-    from cover.io.layouts import by_name
-
-    layout = by_name(name)
-    if layout is None or layout.role != "predictions":
-        raise InputError(f"--format {name}: not a named layout of predictions")
-    return ",".join(f"{k}={v}" for k, v in layout.mapping.items()
-                    if k in ("qid", "windows", "start", "end", "scores"))
 
 
 def _nothing_evaluated(job: EvaluateFiles, counts: dict[str, int], tally: ProblemTally
