@@ -253,7 +253,7 @@ def test_windows_named_by_columns_are_read_row_by_row_and_named_in_problems() ->
     under "value" is read there) or start=,end=; a value that is not numbers rejects its
     row naming the source; any other mapping is refused."""
     from cover.io.regions_batch import load_regions
-    from cover.io.regions_read import windows_of
+    from cover.io.regions_windows import windows_of
 
     blk = {"status": "certified", "region": [[0.0, 9.0]], "refused": False,
            "duration": 10.0, "score": "norm", "rule": "split", "alpha": 0.1, "k": 9,
@@ -291,7 +291,7 @@ def test_the_layout_of_certified_rows_is_detected_from_a_row() -> None:
     """Rows certify echoed from a named layout's records (their own field names): the one
     layout whose sources read a base prediction from the row; none for rows that carry
     pred_relevant_windows or start and end numbers, or nothing at all (--compact)."""
-    from cover.io.regions_read import detected_layout
+    from cover.io.regions_windows import detected_layout
 
     blk = {"cover": {"status": "certified"}}
     rows = {

@@ -45,7 +45,8 @@ from cover.io.mapping import Mapping, Source
 from cover.io.qvhighlights import Loaded
 from cover.io.row_checks import id_records
 
-_BAD = object()  # a value that could not be read (e.g. a string that is not JSON)
+#: A value that could not be read (e.g. a string that is not JSON).
+BAD = object()
 
 
 def records(doc: Any, steps: tuple[str, ...], keys: tuple[Any, ...] = ()
@@ -83,7 +84,7 @@ def _walk(v: Any, path: tuple[str, ...]) -> Any:
 
 
 def value(src: Source, rec: Any, keys: tuple[Any, ...]) -> Any:
-    """The raw value of ``src`` in one record (``_BAD`` when a ``json`` string fails)."""
+    """The raw value of ``src`` in one record (``BAD`` when a ``json`` string fails)."""
     if src.var == "value":
         v = rec
     elif src.var is not None:
@@ -95,7 +96,7 @@ def value(src: Source, rec: Any, keys: tuple[Any, ...]) -> Any:
         try:
             v = json.loads(v)
         except ValueError:
-            return _BAD
+            return BAD
     return v
 
 
@@ -105,7 +106,7 @@ def evaluate(m: Mapping, rec: Any, keys: tuple[Any, ...]) -> tuple[dict[str, Any
     why = None
     for name, src in m.sources.items():
         v = value(src, rec, keys)
-        if v is _BAD:
+        if v is BAD:
             why = why or f"{name}: {src.text}: the text is not JSON"
             v = None
         if src.pattern is not None and v is not None:
@@ -117,33 +118,6 @@ def evaluate(m: Mapping, rec: Any, keys: tuple[Any, ...]) -> tuple[dict[str, Any
         else:
             out[name] = v
     return out, why
-
-
-def record_field(src: Source, name: str, rec: Any) -> Any:
-    """Field ``name`` of one record as ``src`` reads it (a pattern's ``<name>`` part: the
-    ``<qid>`` of ``qid|QVHighlight_<qid>``); None when the record does not have it."""
-    v = value(src, rec, ())
-    if v is _BAD or v is None or src.pattern is None:
-        return None if v is _BAD else v
-    hit = src.pattern.fullmatch(str(v))
-    return None if hit is None else hit.groupdict().get(name)
-
-
-def record_windows(sources: dict[str, Source], rec: Any) -> Any:
-    """The windows ``sources`` (``windows``, or ``start`` and ``end``; ``scores``) give one
-    record, as a mapped read gives a row its windows (:func:`_windows`); None for none.
-    A value that cannot be read (not JSON, windows and scores that do not pair up) gives
-    a text saying why, which is no list of windows: the caller's shape check rejects the
-    row, naming the sources."""
-    vals: dict[str, Any] = {}
-    for name, src in sources.items():
-        v = value(src, rec, ())
-        if v is _BAD:
-            return f"{src.text}: the text is not JSON"
-        vals[name] = v
-    reasons: dict[int, str] = {}
-    per, _ = _windows([vals], set(sources), reasons)
-    return reasons.get(0, per[0])
 
 
 def sniff(m: Mapping, doc: Any) -> bool:
@@ -263,7 +237,7 @@ def _columns(name: str, m: Mapping, rows: list[dict[str, Any]],
     if "vid" not in f:
         vid = qid.copy()  # a placeholder the ground truth replaces (load_labelled)
     dur = numbers([r.get("duration") for r in rows])
-    per_row, width = _windows(rows, f, reasons)
+    per_row, width = row_windows(rows, f, reasons)
     win, off, bad = stack_windows(per_row, width)
     for i in bad:
         reasons.setdefault(i, f"windows={_given(m, 'windows')} must look like "
@@ -274,7 +248,7 @@ def _columns(name: str, m: Mapping, rows: list[dict[str, Any]],
                    line=_lines(data, recs), query=query, saliency=sal)
 
 
-def _windows(rows: list[dict[str, Any]], f: set[str], reasons: dict[int, str]
+def row_windows(rows: list[dict[str, Any]], f: set[str], reasons: dict[int, str]
              ) -> tuple[list[Any], int | None]:
     """One list of windows per row, ``[s, e, score]`` when the mapping gives scores (width
     3; else None: :func:`cover.io.columns.stack_windows` tells)."""

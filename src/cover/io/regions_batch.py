@@ -39,7 +39,8 @@ from cover.io.jsonl_batch import gc_paused
 from cover.io.jsonl_typed import exact_values, pairs_column, typed_lines, windows_column
 from cover.io.regions_block import META_KEYS, META_OPTIONAL, meta_of, threshold_value
 from cover.io.regions_columns import RegionColumns, RowIds, bulk_regions
-from cover.io.regions_read import LoadedRegions, RowSources, regions_from_rows
+from cover.io.regions_read import LoadedRegions, regions_from_rows
+from cover.io.regions_windows import RowSources
 from cover.io.seen import SeenLines
 from cover.ragged import offsets_from_lengths
 from cover.row_status import STATUSES
@@ -75,7 +76,7 @@ class _Row(msgspec.Struct, gc=False):
     pred_relevant_windows: Raw | UnsetType = UNSET
     cover: _Block | None = None
     start: Any = None  # the base window of a row without pred_relevant_windows
-    end: Any = None  # (:func:`cover.io.regions_read.base_windows`)
+    end: Any = None  # (:func:`cover.io.regions_windows.base_windows`)
 
 
 _DECODE = msgspec.json.Decoder(_Row).decode
@@ -93,7 +94,7 @@ def load_regions(name: str, batch: Sequence[tuple[int, bytes]], *,
     """:func:`~cover.io.regions_jsonl.regions_from_rows` of the ``(line number, bytes)``
     pairs ``batch``: in bulk when the batch is clean, else row by row. The bulk read
     keeps no parsed rows (the table's ``records`` is None). ``windows``: where a row's
-    base windows are, named by ``--columns`` (:func:`cover.io.regions_read.windows_of`):
+    base windows are, named by ``--columns`` (:func:`cover.io.regions_windows.windows_of`):
     such a batch is read row by row."""
     with gc_paused():
         try:
@@ -163,7 +164,7 @@ def decode_regions(name: str, batch: Sequence[tuple[int, bytes]], *,
 def _start_end_windows(wins: list[Any], starts: list[Any], ends: list[Any]
                        ) -> list[Any] | None:
     """``wins`` with each absent one made ``[[start, end]]`` where the row's start and end
-    both hold numbers (:func:`cover.io.regions_read.base_windows`); None when one is an
+    both hold numbers (:func:`cover.io.regions_windows.base_windows`); None when one is an
     integer the two parsers read apart."""
     pick = [w is UNSET and type(s) in _NUMBER and type(e) in _NUMBER
             for w, s, e in zip(wins, starts, ends, strict=True)]

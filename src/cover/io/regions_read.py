@@ -15,10 +15,9 @@ differs.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -47,6 +46,7 @@ from cover.io.regions_block import (
     status_problems,
     threshold_value,
 )
+from cover.io.regions_windows import RowSources, base_windows
 from cover.io.seen import SeenLines
 from cover.ragged import Ragged, row_ids, segment_any
 from cover.regions import Regions
@@ -54,10 +54,6 @@ from cover.row_status import empty_region_block
 
 #: Relative tolerance of the ``[0, T]`` check on regions read back (rounding only).
 REGION_ATOL = 1e-6
-#: The JSON numbers (a boolean is no number).
-_NUMBER = (int, float)
-#: What certify adds to the record it echoes (:func:`cover.io.mapping_read._echo`).
-_ECHO_IDS = frozenset({"qid", "vid", "query", "cover"})
 
 
 @dataclass(frozen=True)
@@ -174,100 +170,6 @@ def regions_from_rows(raw: RawRows, *, seen: SeenLines | None = None,
                       dtype=bool)
     return LoadedRegions(table, regions, raw.problems, int(was_rejected.sum()), meta, in_cal,
                          meta_line)
-
-
-class RowSources(NamedTuple):
-    """Where a JSON-lines regions row's base windows are (:func:`windows_of`): the
-    sources' text (named in a row's problem), the windows of a row, and its qid when
-    the sources rewrite it (a layout's ``qid|QVHighlight_<qid>``: the echoed record keeps
-    the grounder's own text)."""
-
-    name: str
-    windows: Callable[[dict[str, Any]], Any]
-    qid: Callable[[dict[str, Any]], Any] | None = None
-
-
-def windows_of(spec: str) -> RowSources:
-    """Where the base grounder's windows of a JSON-lines regions row are, as ``--columns``
-    names them in the mapping language of the named layouts (:mod:`cover.io.mapping`:
-    paths, ``$value``, ``|json``, patterns): ``windows=SOURCE`` (a list of ``[start,
-    end]``), with ``scores=SOURCE``, or ``start=SOURCE,end=SOURCE`` (``timestamp.0``: a
-    list's item), and ``qid=SOURCE`` when the row's qid field is the grounder's own text
-    (``qid|QVHighlight_<qid>``). Anything else is an error naming the flag (the vid and
-    the ``cover`` block are read by their names). A value read is checked as
-    ``pred_relevant_windows`` is: a string or a boolean rejects its row."""
-    from cover.io.mapping import field_sources
-    from cover.io.mapping_read import record_field, record_windows
-
-    src = field_sources(spec, ("qid", "windows", "start", "end", "scores"))
-    qid = src.pop("qid", None)
-    if not ({"windows"} <= set(src) <= {"windows", "scores"} or set(src) == {"start", "end"}):
-        raise InputError("--columns: for JSON-lines regions, name the base grounder's "
-                         "prediction: windows=SOURCE (and scores=SOURCE), or "
-                         "start=SOURCE,end=SOURCE")
-
-    def own(row: dict[str, Any]) -> Any:
-        # certify echoes a record that is not an object as {ids..., "value": record}
-        mine = [k for k in row if k not in _ECHO_IDS]
-        return row["value"] if mine == ["value"] else row
-
-    def qid_of(row: dict[str, Any]) -> Any:
-        assert qid is not None
-        got = record_field(qid, "qid", own(row))
-        return row.get("qid") if got is None else got
-
-    return RowSources(", ".join(s.text for s in src.values()),
-                      lambda row: record_windows(src, own(row)),
-                      qid_of if qid is not None and qid.var is None else None)
-
-
-def layout_sources(name: str) -> str:
-    """The ``--columns`` of JSON-lines regions certified from the named layout's
-    predictions: its mapping's ``qid`` / ``windows`` / ``start``, ``end`` / ``scores``
-    (certify echoes each record's own fields, so the layout's sources read the rows)."""
-    from cover.io.layouts import by_name
-
-    layout = by_name(name)
-    if layout is None or layout.role != "predictions":
-        raise InputError(f"--format {name}: not a named layout of predictions")
-    return ",".join(f"{k}={v}" for k, v in layout.mapping.items()
-                    if k in ("qid", "windows", "start", "end", "scores"))
-
-
-def detected_layout(row: Any) -> str | None:
-    """The named layout whose sources read a base prediction from ``row`` (a certified
-    row with neither ``pred_relevant_windows`` nor ``start`` and ``end`` numbers), when
-    exactly one does (each layout's windows: a list of windows of numbers; its qid, where
-    it rewrites one, matched): the layout its predictions were read in. None otherwise."""
-    from cover.io.layouts import LAYOUTS
-
-    if (not isinstance(row, dict) or "pred_relevant_windows" in row
-            or base_windows(row) is not None):
-        return None
-    hits = []
-    for layout in LAYOUTS:
-        if layout.role != "predictions":
-            continue
-        src = windows_of(layout_sources(layout.name))
-        got = src.windows(row)
-        plain = isinstance(got, list) and bool(got) and all(
-            isinstance(w, list) and len(w) in (2, 3)
-            and all(type(x) in _NUMBER and math.isfinite(x) for x in w) for w in got)
-        if plain and (src.qid is None or src.qid(row) != row.get("qid")):
-            hits.append(layout.name)
-    return hits[0] if len(hits) == 1 else None
-
-
-def base_windows(rec: dict[str, Any]) -> Any:
-    """The base grounder's windows a certified row carries: Moment-DETR's
-    ``pred_relevant_windows`` when the row has that field, else ``[[start, end]]`` when
-    its ``start`` and ``end`` both hold numbers (a row of another layout, echoed by
-    certify: DisTime's), else None (no window: its IoU is not known). The rule of CSV
-    regions, whose ``start`` and ``end`` columns are read by name."""
-    if "pred_relevant_windows" in rec:
-        return rec["pred_relevant_windows"]
-    s, e = rec.get("start"), rec.get("end")
-    return [[s, e]] if type(s) in _NUMBER and type(e) in _NUMBER else None
 
 
 def regions_of(reg: NDArray[np.float64], roff: NDArray[np.int64], dur: NDArray[np.float64],

@@ -5,7 +5,7 @@ that every input field reaches the output, as a JSON row's do.
 A CSV row is its header's names with the line's fields as text (a line of fewer fields
 has the ones it has); a column the mapping reads as a number (``duration``, ``start``,
 ``end``) is written as that number when its text is a finite one (``"150"``: 150.0), so
-the base grounder's window reads back (:func:`cover.io.regions_read.base_windows`). A
+the base grounder's window reads back (:func:`cover.io.regions_windows.base_windows`). A
 Parquet row is its values; a value JSON cannot hold (a timestamp, bytes, a decimal) is
 written as its text.
 """

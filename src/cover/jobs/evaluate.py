@@ -55,8 +55,8 @@ class EvaluateFiles:
     #: CSV regions: the calibrator certify used (its fields, for the test band).
     calibrator: str | None = None
     #: JSON-lines regions: the named layout their predictions were read in (where each
-    #: row's base prediction is: :func:`cover.io.regions_read.layout_sources`; else
-    #: detected from the first row, :func:`cover.io.regions_read.detected_layout`).
+    #: row's base prediction is: :func:`cover.io.regions_windows.layout_sources`; else
+    #: detected from the first row, :func:`cover.io.regions_windows.detected_layout`).
     pred_format: str | None = None
     #: Covariates for worst-slab coverage and coverage gap (kept per row when given).
     diagnostics: tuple[str, ...] = ()
@@ -69,13 +69,8 @@ def evaluate_files(job: EvaluateFiles) -> dict[str, Any]:
     from cover._memory import map_large_blocks_for
     from cover.io.batch_join import rejected_qids
     from cover.io.peek import peek
-    from cover.io.regions_read import (
-        NO_REGION,
-        detected_layout,
-        layout_sources,
-        regions_kind,
-        windows_of,
-    )
+    from cover.io.regions_read import NO_REGION, regions_kind
+    from cover.io.regions_windows import detected_layout, layout_sources, windows_of
     from cover.stream.evaluate import evaluate_stream
 
     kind = regions_kind(job.regions)  # before the truth is read: a wrong file fails first

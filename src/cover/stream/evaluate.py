@@ -48,7 +48,8 @@ from cover.io.opener import json_array
 from cover.io.order_join import order_qids
 from cover.io.predictions_bulk import TableJoin
 from cover.io.regions_jsonl import LoadedRegions, regions_from_rows
-from cover.io.regions_read import RowSources, regions_kind, windows_of
+from cover.io.regions_read import regions_kind
+from cover.io.regions_windows import RowSources, windows_of
 from cover.io.seen import SeenIds
 from cover.io.truth_index import CompactTruth, TruthSeen
 from cover.metric_sums import CodeUnitSums

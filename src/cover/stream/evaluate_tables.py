@@ -255,7 +255,7 @@ def _parquet_parts(path: str | Path, batch_rows: int, columns: str | None
                          "the output of `cover certify`?)")
     meta = block_fields(raw_meta)
     # The base window by name, as a row of JSON lines has it
-    # (:func:`cover.io.regions_read.base_windows`): pred_relevant_windows, else start and end.
+    # (:func:`cover.io.regions_windows.base_windows`): pred_relevant_windows, else start and end.
     named = {**DEFAULT_COLUMNS, "query": "query"}
     if DEFAULT_COLUMNS["windows"] not in schema.names:
         named |= {"start": "start", "end": "end"}
