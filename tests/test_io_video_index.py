@@ -16,7 +16,8 @@ from cover.data.join import fill_durations
 from cover.data.table import GroundingTable
 from cover.errors import InputError
 from cover.io import durations, jsonl_batch, qvhighlights
-from cover.io.durations import VideoIndex, read_video_index
+from cover.io.durations import read_video_index
+from cover.io.video_index import VideoIndex
 
 _VID = st.text(alphabet=st.sampled_from(["a", "b", "é", "𝄞", "Z", "0"]), min_size=1,
                max_size=4)

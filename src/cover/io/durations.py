@@ -9,8 +9,9 @@ A JSON-lines file is streamed a few thousand lines at a time and only ``(vid,
 duration)`` per video is kept (a 1e6-row ground-truth file held as parsed rows took
 ~840 MB); a file that is not plainly clean is read by
 :func:`~cover.io.qvhighlights.read_durations`, so its rejections and messages are its own.
-The videos are held as a :class:`VideoIndex`: sorted UTF-8 bytes (a byte an ASCII
-character; numpy text takes four) beside float64 durations, looked up a batch at a time.
+The videos are held as a :class:`~cover.io.video_index.VideoIndex`: sorted UTF-8 bytes
+(a byte an ASCII character; numpy text takes four) beside float64 durations, looked up a
+batch at a time.
 """
 
 from __future__ import annotations
@@ -32,58 +33,7 @@ from cover.io.jsonl import json_loads
 from cover.io.jsonl_typed import exact_values, typed_lines
 from cover.io.narrow import merge_sorted, sorted_find
 from cover.io.qvhighlights import DURATIONS_SHAPES, read_durations
-from cover.utf8 import as_bytes, as_text
-
-
-@dataclass(frozen=True)
-class VideoIndex:
-    """Video durations as sorted UTF-8 ``vid`` bytes (byte order is code-point order, so
-    they sort as the text does) and each one's duration ``t``; equal vids keep the order
-    they were given in, so a lookup finds the first, as a stable sort of the text would."""
-
-    vid: NDArray[np.bytes_]
-    t: NDArray[np.float64]
-
-    @classmethod
-    def of(cls, vid: NDArray[Any], t: NDArray[Any]) -> VideoIndex:
-        """The index of ``(vid, t)`` in any order, vids as text or UTF-8 bytes."""
-        v = np.asarray(vid).reshape(-1)
-        v = v if v.dtype.kind == "S" else _utf8(v)
-        d = np.asarray(t, dtype=np.float64).reshape(-1)
-        if v.size > 1 and not (v[1:] >= v[:-1]).all():
-            order = np.argsort(v, kind="stable")
-            v, d = v[order], d[order]
-        return cls(v, d)
-
-    def texts(self) -> tuple[NDArray[np.str_], NDArray[np.float64]]:
-        """``(vid as text, t)``, sorted by vid."""
-        try:
-            return as_text(self.vid), self.t
-        except UnicodeDecodeError:  # a lone surrogate (:func:`_utf8`)
-            return np.char.decode(self.vid, "utf-8", "surrogatepass"), self.t
-
-    def known(self, vid: NDArray[Any]) -> tuple[NDArray[np.str_], NDArray[np.float64]]:
-        """The distinct ``vid`` (text) that have a duration here, sorted, and their
-        durations: what a batch needs of the index (a binary search of its own vids,
-        no sort or copy of the index)."""
-        v = np.asarray(vid, dtype=str).reshape(-1)
-        if v.size > 1:  # a video's rows mostly come together: drop runs before the sort
-            run = np.ones(v.size, dtype=bool)
-            np.not_equal(v[1:], v[:-1], out=run[1:])
-            v = v[run]
-        uniq = np.unique(v)
-        pos, hit = sorted_find(self.vid, _utf8(uniq))
-        return uniq[hit], self.t[pos[hit]]
-
-
-def _utf8(text: NDArray[Any]) -> NDArray[np.bytes_]:
-    """Text as UTF-8 bytes (:func:`cover.utf8.as_bytes`); a lone surrogate (which a JSON
-    document may hold) is kept as its three bytes, still in code-point order."""
-    try:
-        return as_bytes(text)
-    except UnicodeEncodeError:
-        raw = np.char.encode(np.asarray(text, dtype=str), "utf-8", "surrogatepass")
-        return raw.astype(f"S{max(int(np.char.str_len(raw).max(initial=1)), 1)}")
+from cover.io.video_index import VideoIndex, utf8_ids
 
 
 def read_video_durations(path: str | Path) -> tuple[NDArray[np.str_], NDArray[np.float64]]:
@@ -229,7 +179,7 @@ def _lines_lean(path: str | Path) -> VideoIndex | None:
             if not (np.isfinite(t) & (t > 0)).all():
                 return None
             if t.size:
-                pending.append((_utf8(np.array(vids, dtype=str)), t))
+                pending.append((utf8_ids(np.array(vids, dtype=str)), t))
                 waiting += t.size
             vids, durs = [], []
             if batch is None or waiting > max(held.vid.size // 4, _GATHER):

@@ -17,8 +17,8 @@ from typing import Literal
 
 from cover.calibrate import Calibrator
 from cover.errors import CoverWarning, InputError
-from cover.io.durations import VideoIndex
 from cover.io.opener import json_array
+from cover.io.video_index import VideoIndex
 
 Stream = Literal["jsonl", "parquet", "csv"]
 

@@ -20,7 +20,7 @@ import numpy as np
 
 from cover.calibrate.calibrator import Calibrator
 from cover.errors import InputError
-from cover.io.durations import VideoIndex
+from cover.io.video_index import VideoIndex
 from cover.stream.jsonl import CertifyKernel
 
 

@@ -13,8 +13,8 @@ import numpy as np
 
 from cover.grounders.parse import answers_to_predictions, parse_answer
 from cover.grounders.parse.batch import columns_of
-from cover.io.durations import VideoIndex
 from cover.io.seen import SeenIds
+from cover.io.video_index import VideoIndex
 from cover.serve.calibrators import Loaded
 from cover.serve.certify import SOURCE, RequestError
 

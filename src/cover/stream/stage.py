@@ -50,10 +50,10 @@ from cover.data.table import GroundingTable, ids_as_given
 from cover.data.validate import id_reasons, ids_checked
 from cover.errors import KEEP, ProblemTally, RowProblem
 from cover.io.batch_join import across_batches
-from cover.io.durations import VideoIndex
 from cover.io.narrow import sorted_find
 from cover.io.qvhighlights import Loaded
 from cover.io.seen import SeenIds
+from cover.io.video_index import VideoIndex
 from cover.regions import Regions
 from cover.row_status import ABSTAINED, CERTIFIED, REFUSED, REJECTED, empty_rows
 from cover.stream.output_fields import calibrator_fields
