@@ -342,3 +342,22 @@ def test_validity_split_seeds_writes_the_spread(tmp_path, qvh_gt, qdetr_preds, c
     assert "| QD-DETR | QVHighlights | coverage | NORM | 0.90 |" in (
         out / "split_seeds.md").read_text()
     assert "split-seed spread" in (out / "report.html").read_text()
+
+
+def test_rows_clipped_in_both_files_are_said_of_the_join(tmp_path, capsys) -> None:
+    """A labelled read (validity, study, online) whose clipped rows are in both files
+    names the join, then each file's count (it named the predictions alone, although
+    most rows were the ground truth's)."""
+    from cli_files import synthetic_rows
+    from cover.jobs.validity import labelled
+
+    preds, gts = synthetic_rows(12, saliency=False)
+    preds[0]["pred_relevant_windows"] = [[140.0, 160.0, 0.9]]
+    for g in gts[1:3]:
+        g["relevant_windows"] = [[140.0, 155.0]]
+    p = write_jsonl(tmp_path / "p.jsonl", preds)
+    g = write_jsonl(tmp_path / "g.jsonl", gts)
+    labelled(p, g)
+    err = capsys.readouterr().err
+    assert f"cover: 3 row(s) clipped in {p} joined with {g} (" in err, err
+    assert f"1 in {p}" in err and f"2 in {g}" in err

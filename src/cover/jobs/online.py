@@ -245,11 +245,11 @@ def run_online(
     inputs = [preds, gt, switch_preds, cal_qids]
     check_results_folder(out, inputs)  # before any reading: a folder it may not replace
     table, problems = load_labelled(preds, gt, **read)
-    report_problems(problems, what=str(preds))
+    report_problems(problems, what=f"{preds} joined with {gt}")
     switch_table = None
     if switch_preds is not None:
         switch_table, more = load_labelled(switch_preds, gt, **read | {"on_error": "reject"})
-        report_problems(more, what=str(switch_preds))
+        report_problems(more, what=f"{switch_preds} joined with {gt}")
     calibration = _calibration_mask(table, cal_qids, cal_frac, seed)
     name = names[0] or preds.stem
     switch_name = names[1] or (switch_preds.stem if switch_preds else "")

@@ -79,7 +79,7 @@ def _load(inputs: Sequence[InputPair], timings: dict[str, float],
         t0 = time.perf_counter()
         table, problems = load_labelled(inp.preds, inp.gt, **(read or {}))
         timings[f"load {inp.id}"] = time.perf_counter() - t0
-        report_problems(problems, what=str(inp.preds), limit=1)
+        report_problems(problems, what=f"{inp.preds} joined with {inp.gt}", limit=1)
         out.append((table, {k: sum(1 for p in problems if p.action == k)
                             for k in ("clipped", "rejected", "refused")}))
     return out

@@ -265,7 +265,7 @@ def labelled(preds: Path, gt: Path, **read: Any) -> GroundingTable:
     """The labelled rows of ``preds`` (:func:`cover.io.labelled.load_labelled`, ``read``
     its keywords), their problems said in one line per kind (first example only)."""
     table, problems = load_labelled(preds, gt, **read)
-    report_problems(problems, what=str(preds), limit=1)
+    report_problems(problems, what=f"{preds} joined with {gt}", limit=1)
     return table
 
 
