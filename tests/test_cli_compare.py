@@ -141,3 +141,22 @@ def test_compare_keeps_the_queries_of_short_videos_as_validity_does(tmp_path: Pa
                      str(out), *extra]) == 0
         docs[name] = json.loads(out.read_text())["queries"]
     assert docs["all"]["common"] == 120 and docs["short"]["common"] == 60
+
+
+def test_grounders_naming_queries_otherwise_pair_by_the_ground_truth(
+        data_dir: Path, tmp_path: Path) -> None:
+    """DisTime (joined on vid and query text, named by Charades-STA's line numbers) and
+    TGN (named <vid>-<k>) predict the same 3,720 queries: they pair by the ground
+    truth's qids (they shared 0, by their own names). Golden: each side's R1@0.5 on the
+    2,184 test queries is the one `cover study` and `cover evaluate` give for it."""
+    d = data_dir / "charades_sta"
+    out = tmp_path / "cmp.json"
+    assert main(["compare", str(d / "distime/DisTime-InternVL2_5-8B_charades_test_results.json"),
+                 str(d / "tgn/TGN_predict_proposals_test_nms_0.55.json"), "--gt",
+                 str(d / "annotations/charades_sta_test.txt"), "--gt-durations",
+                 str(d / "annotations/charades.json"), "--json", str(out)]) == 0
+    doc = json.loads(out.read_text())
+    q = doc["queries"]
+    assert (q["common"], q["only_a"], q["only_b"], q["test"]) == (3720, 0, 0, 2184)
+    r1 = _by_metric(doc)["R1@0.5"]
+    assert (r1["a"], r1["b"]) == pytest.approx((61.17, 34.89), abs=0.005)

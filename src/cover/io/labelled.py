@@ -31,6 +31,18 @@ class Labelled:
     table: GroundingTable
     problems: list[RowProblem]
     relevance: str
+    #: ``(the ground truth's qids, the same queries' names in the predictions)`` when the
+    #: join renamed the ground truth (:func:`truth_named_as_predictions`), else None.
+    renamed: tuple[np.ndarray, np.ndarray] | None = None
+
+    def truth_qids(self) -> np.ndarray:
+        """Each row's qid in the ground truth's own names (the table's are the
+        predictions' when the join renamed them): what two grounders share."""
+        if self.renamed is None:
+            return self.table.qid
+        old, new = self.renamed
+        j, hit = index_of(new.astype(str), self.table.qid)
+        return np.where(hit, old.astype(str)[j], self.table.qid)
 
 
 def load_labelled(preds: str | Path, gt: str | Path, **kw: Any
@@ -129,7 +141,7 @@ def read_labelled(
         table = rebuild_relevance(table)  # over [0, T] now that T is known
     if max_duration is not None:
         table = _shorter(table, max_duration, gt, say)
-    return Labelled(table, problems, p.loaded.relevance)
+    return Labelled(table, problems, p.loaded.relevance, renamed)
 
 
 def truth_named_as_predictions(p: formats.Read, g: formats.Read, ptab: GroundingTable,

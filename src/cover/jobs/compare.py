@@ -181,9 +181,11 @@ def compare(spec: CompareSpec, log: Any = None) -> dict[str, Any]:
     say = log or (lambda _m: None)
     kw = dict(clip=spec.clip, strict=spec.strict, on_error=spec.on_error, log=say,
               **spec.read_options)
-    ta = labelled(spec.a.preds, spec.gt, **kw)
+    # each row named by its ground-truth qid: two grounders that name the same queries
+    # otherwise (TGN's <vid>-<k>, Charades-STA's line numbers) pair by the query
+    ta = labelled(spec.a.preds, spec.gt, truth_qids=True, **kw)
     same = Path(spec.b.preds).resolve() == Path(spec.a.preds).resolve()
-    tb = ta if same else labelled(spec.b.preds, spec.gt, **kw)
+    tb = ta if same else labelled(spec.b.preds, spec.gt, truth_qids=True, **kw)
     ia, ib, counts = common_queries(ta, tb, spec.a.preds, spec.b.preds)
     if counts["common"] < 2:
         raise InputError(f"{spec.a.preds} and {spec.b.preds} share {counts['common']} "

@@ -16,7 +16,7 @@ from cover.data.table import DEFAULT_CLIP_SECONDS, GroundingTable
 from cover.errors import InputError, report_problems, say
 from cover.io.folders import slug
 from cover.io.jsonl import OnError
-from cover.io.labelled import load_labelled
+from cover.io.labelled import read_labelled
 from cover.io.output import (
     check_results_folder,
     make_folder,
@@ -261,12 +261,15 @@ def run_validity(
     return results
 
 
-def labelled(preds: Path, gt: Path, **read: Any) -> GroundingTable:
-    """The labelled rows of ``preds`` (:func:`cover.io.labelled.load_labelled`, ``read``
-    its keywords), their problems said in one line per kind (first example only)."""
-    table, problems = load_labelled(preds, gt, **read)
-    report_problems(problems, what=f"{preds} joined with {gt}", limit=1)
-    return table
+def labelled(preds: Path, gt: Path, *, truth_qids: bool = False, **read: Any
+             ) -> GroundingTable:
+    """The labelled rows of ``preds`` (:func:`cover.io.labelled.read_labelled`, ``read``
+    its keywords), their problems said in one line per kind (first example only);
+    ``truth_qids``: each row named by its ground-truth qid, where the join renamed the
+    ground truth to the predictions' names (:meth:`cover.io.labelled.Labelled.truth_qids`)."""
+    got = read_labelled(preds, gt, **read)
+    report_problems(got.problems, what=f"{preds} joined with {gt}", limit=1)
+    return replace(got.table, qid=got.truth_qids()) if truth_qids else got.table
 
 
 def _write_overview(results: list[ValidityResult], out: Path,
