@@ -214,3 +214,24 @@ def test_the_out_dir_is_a_results_folder_written_all_or_nothing(tmp_path, capsys
     assert main(cmd) == 0
     assert sorted(p.name for p in out.iterdir()) == ["online_steps.jsonl",
                                                      "online_summary.json"]
+
+
+def test_a_switch_to_a_grounder_naming_queries_otherwise_replays_the_same_queries(
+        data_dir: Path, tmp_path: Path) -> None:
+    """DisTime (named by Charades-STA's line numbers) then TGN (named <vid>-<k>) on the
+    same queries: the switch file's rows are the stream's queries under the stream's
+    names (it stopped: "1092 streamed query id(s) have no prediction there"), and the
+    one fixed threshold misses far above alpha after the switch."""
+    d = data_dir / "charades_sta"
+    out = tmp_path / "on"
+    assert main(["online", "--preds",
+                 str(d / "distime/DisTime-InternVL2_5-8B_charades_test_results.json"),
+                 "--switch-preds", str(d / "tgn/TGN_predict_proposals_test_nms_0.55.json"),
+                 "--gt", str(d / "annotations/charades_sta_test.txt"), "--gt-durations",
+                 str(d / "annotations/charades.json"), "--no-figure", "--out", str(out)]) == 0
+    doc = json.loads((out / "online_summary.json").read_text())
+    steps = (out / "online_steps.jsonl").read_text().splitlines()
+    assert len(steps) == 2184
+    assert doc["steps"] == len(steps) and doc["switch_step"] == 1092
+    assert doc["split_miss_rate_after"] > 0.3 > 0.15 > doc["split_miss_rate_before"]
+    assert doc["aci_miss_rate_after"] < 0.15  # the adaptive rule keeps near alpha

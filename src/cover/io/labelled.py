@@ -44,6 +44,13 @@ class Labelled:
         j, hit = index_of(new.astype(str), self.table.qid)
         return np.where(hit, old.astype(str)[j], self.table.qid)
 
+    def named_as(self, other: Labelled) -> GroundingTable:
+        """This table with each row named as ``other`` (read against the same ground
+        truth) names the same query, where ``other`` has it: two grounders that name
+        their queries otherwise (TGN's ``<vid>-<k>``, the ground truth's line numbers)."""
+        j, hit = index_of(other.truth_qids(), self.truth_qids())
+        return replace(self.table, qid=np.where(hit, other.table.qid[j], self.table.qid))
+
 
 def load_labelled(preds: str | Path, gt: str | Path, **kw: Any
                   ) -> tuple[GroundingTable, list[RowProblem]]:

@@ -27,7 +27,7 @@ from cover.data.table import GroundingTable
 from cover.errors import InputError, report_problems, say
 from cover.io.folders import check_results_folder
 from cover.io.jsonl import write_jsonl
-from cover.io.labelled import load_labelled
+from cover.io.labelled import read_labelled
 from cover.io.output import results_folder, write_bytes, write_json
 from cover.io.qids import read_qid_lines
 from cover.regions import build_regions
@@ -240,16 +240,18 @@ def run_online(
 ) -> OnlineRun:
     """Files in, ``out/online_steps.jsonl``, ``online_summary.json`` and (with
     matplotlib) ``online_miss_rate.png`` out. ``read_options`` go to
-    :func:`cover.io.labelled.load_labelled` (formats, mappings, durations)."""
+    :func:`cover.io.labelled.read_labelled` (formats, mappings, durations)."""
     read = read_options or {}
     inputs = [preds, gt, switch_preds, cal_qids]
     check_results_folder(out, inputs)  # before any reading: a folder it may not replace
-    table, problems = load_labelled(preds, gt, **read)
-    report_problems(problems, what=f"{preds} joined with {gt}")
+    main = read_labelled(preds, gt, **read)
+    table = main.table
+    report_problems(main.problems, what=f"{preds} joined with {gt}")
     switch_table = None
     if switch_preds is not None:
-        switch_table, more = load_labelled(switch_preds, gt, **read | {"on_error": "reject"})
-        report_problems(more, what=f"{switch_preds} joined with {gt}")
+        switch = read_labelled(switch_preds, gt, **read | {"on_error": "reject"})
+        report_problems(switch.problems, what=f"{switch_preds} joined with {gt}")
+        switch_table = switch.named_as(main)  # the same queries under the stream's names
     calibration = _calibration_mask(table, cal_qids, cal_frac, seed)
     name = names[0] or preds.stem
     switch_name = names[1] or (switch_preds.stem if switch_preds else "")
