@@ -61,6 +61,7 @@ def test_qd_detr_vs_moment_detr_on_qvhighlights(data_dir: Path, qvh_gt: Path,
                      "paid for in length"), console.out
     assert console.out.splitlines()[1].startswith("A = qd_detr")
     assert "<b>Off its band</b>: moment_detr (NORM, split) coverage 0.933" in html
+    assert f"test band [{tb['lo']:.3f}, {tb['hi']:.3f}] (coverage 0.933)" in html
     assert snapshot(qdetr_preds, mdetr, qvh_gt) == before
     assert leftovers(tmp_path) == []
 

@@ -113,12 +113,13 @@ def _summary(doc: dict[str, Any]) -> str:
                      f"{esc(', '.join(unclear))}.</li>")
     bands = []
     for side in ("a", "b"):
-        band = doc[side].get("calibration_band")
+        band, test = doc[side].get("calibration_band"), doc[side].get("test_band")
         if band:
             bands.append(f"{esc(doc[side]['name'])}: expected coverage k/(n+1) = "
                          f"{band['expected']:.3f}, {esc(band.get('name', 'calibration band'))} "
-                         f"[{band['lo']:.3f}, "
-                         f"{band['hi']:.3f}]")
+                         f"[{band['lo']:.3f}, {band['hi']:.3f}]"
+                         + (f", test band [{test['lo']:.3f}, {test['hi']:.3f}] (coverage "
+                            f"{test['coverage']:.3f})" if test else ""))
     misses = "".join(f"<li><b>{esc(m.split(': ', 1)[0].capitalize())}</b>: "
                      f"{esc(m.split(': ', 1)[1])}</li>" for m in band_misses(doc))
     return (f"<div class='summary' id='summary'><p><b>In short.</b> A = "
@@ -143,6 +144,6 @@ def compare_html(doc: dict[str, Any]) -> str:
     bands = sorted({doc[side].get("calibration_band", {}).get("name", "calibration band")
                     for side in ("a", "b")})
     body.append(glossary_html(["target (1 - alpha)", "certified region", "NORM", "SEC", "SLS",
-                               "share of T", "k/(n+1)", *bands, "R1@t, mIoU",
+                               "share of T", "k/(n+1)", *bands, "test band", "R1@t, mIoU",
                                "paired difference", "source video (unit)"]))
     return page("COVER compare", "".join(body), {})
