@@ -132,7 +132,7 @@ def side_values(side: Side, pool: GroundingTable, test: GroundingTable, spec: Co
     from cover.bands import fitted_clusters
     from cover.calibrate import Calibrator
     from cover.grounding_metrics import grounding_metrics
-    from cover.metrics import cluster_sd, coverage_reference, evaluate
+    from cover.metrics import evaluate
     from cover.scores import require_family_input
 
     require_family_input(pool, side.score, str(side.preds))
@@ -140,7 +140,12 @@ def side_values(side: Side, pool: GroundingTable, test: GroundingTable, spec: Co
                      min_scale=spec.min_scale, target=spec.target, rule=side.rule,
                      groups=side.groups).fit(pool)
     regions = cal.certify(test)
-    ev = evaluate(regions, test, target=spec.target, base_iou=False)
+    # The bands cover evaluate tests a coverage against: the calibration band widened for
+    # calibration queries sharing a video (one threshold: the split rule; a rule of several
+    # keeps the Beta band, named so), plus this test sample's own noise.
+    calibration = (cal.n_, cal.k_) if cal.k_ is not None and cal.n_ is not None else None
+    ev = evaluate(regions, test, target=spec.target, base_iou=False, calibration=calibration,
+                  calibration_clusters=fitted_clusters(cal, pool) if calibration else None)
     iou = grounding_metrics(test).iou
     cols: list[NDArray[Any]] = [ev.covered, regions.length, regions.length / test.duration]
     cols += [100.0 * (iou >= t) for t in R1_AT]
@@ -148,26 +153,13 @@ def side_values(side: Side, pool: GroundingTable, test: GroundingTable, spec: Co
     info: dict[str, Any] = {"preds": str(side.preds), "name": side.name, "score": side.score,
                             "rule": side.rule, "groups": side.groups,
                             "n_calibration": cal.n_, "thresholds": cal.describe()}
-    if cal.k_ is not None and cal.n_ is not None:
-        # widened for calibration queries sharing a video, as calibrate prints it (one
-        # threshold: the split rule; a rule of several keeps the Beta band, named so)
-        clusters = fitted_clusters(cal, pool)
-        deff, videos = clusters if clusters is not None else (1.0, None)
-        ref = coverage_reference(cal.n_, cal.k_, calibration_deff=deff,
-                                 calibration_units=videos)
-        info["calibration_band"] = {"expected": ref["expected"], "lo": ref["band_lo"],
-                                    "hi": ref["band_hi"], "k": cal.k_,
-                                    "name": ref["calibration_band_name"]}
-        # the test band: the calibration band plus this test sample's own noise, clustered
-        # by source video, as cover evaluate tests a coverage against it
-        covered = ev.covered.astype(np.float64)
-        units = np.unique(test.units).size
-        test_ref = coverage_reference(cal.n_, cal.k_, test_sd=cluster_sd(covered, test.units),
-                                      test_p=float(covered.mean()), test_n=covered.size,
-                                      test_units=units, calibration_deff=deff,
-                                      calibration_units=videos)
-        info["test_band"] = {"coverage": float(covered.mean()), "lo": test_ref["band_lo"],
-                             "hi": test_ref["band_hi"]}
+    if ev.reference is not None:
+        r = ev.reference
+        lo, hi = r["calibration_band"]
+        info["calibration_band"] = {"expected": r["expected"], "lo": lo, "hi": hi,
+                                    "k": cal.k_, "name": r["calibration_band_name"]}
+        info["test_band"] = {"coverage": ev.marginal.coverage, "lo": r["band_lo"],
+                             "hi": r["band_hi"]}
     return np.column_stack(cols).astype(np.float64), info
 
 
