@@ -10,7 +10,6 @@ Writes ``online_steps.jsonl`` (one record per step), ``online_summary.json`` and
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,7 +30,7 @@ from cover.io.labelled import read_labelled
 from cover.io.output import results_folder, write_bytes, write_json
 from cover.io.qids import read_qid_lines
 from cover.regions import build_regions
-from cover.report.misses import Z95
+from cover.report.misses import stratum_floor
 from cover.scores import compute_scores
 
 ORDERS = ("file", "random", "duration", "pred_length", "reverse")
@@ -105,7 +104,7 @@ class OnlineRun:
                            ("ACI", rec.miss)):
             for words, sl in zip(parts, (slice(0, cut), slice(cut, T)), strict=True):
                 n = int(miss[sl].size)
-                floor = alpha + Z95 * math.sqrt(alpha * (1 - alpha) / max(n, 1))
+                floor = 1 - stratum_floor(1 - alpha, n)  # the stratum rule, for misses
                 rate = float(miss[sl].mean()) if n else 0.0
                 if n and rate > floor:
                     out.append(f"Miss: {rule} missed {rate:.1%} of the {n} rows {words} "
