@@ -118,7 +118,6 @@ def read_ground_truth(path: str | Path, *, on_error: OnError = "raise") -> Loade
     return Loaded(table, raw.problems, raw.rejected)
 
 
-#: What a durations file (``--videos``) holds, for a message about one that is not one.
 #: What a durations file (``--videos``, ``--gt-durations``) holds: the flags' help and the
 #: error for a file that is none say it in these words.
 DURATIONS_SHAPES = ("JSON lines with vid and duration, or a JSON object vid -> {duration} "
