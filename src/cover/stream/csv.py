@@ -1,7 +1,7 @@
 """Certify a CSV (or TSV) file of any size in bounded memory, a batch of lines at a time.
 
 Each output line is the input line **byte for byte** (a line rejected for its count of
-fields or an unclosed quote cut or padded to the header's fields: :func:`padded`)
+fields or an unclosed quote cut or padded to the header's fields: :func:`header_wide`)
 followed by the cover columns
 (:data:`COVER_COLUMNS`, then :data:`P_VALUE_COLUMN` when the calibrator kept its
 calibration scores); ``compact=True`` writes only the qid and vid columns before
@@ -89,7 +89,7 @@ def certify_csv(
             if compact:  # qid and vid as parsed, then the cover columns
                 out.write(b"\n".join(cells) + b"\n" if cells else b"")
             else:  # one write a batch: the writer thread takes whole batches
-                raws = padded(batch, unread, len(csv_in.names), delim)
+                raws = header_wide(batch, unread, len(csv_in.names), delim)
                 if done.rows is not None:
                     raws = [raws[i] for i in done.rows.tolist()]
                 out.write(b"".join([raw + delim + tail + b"\n"
@@ -100,8 +100,8 @@ def certify_csv(
     return counts
 
 
-def padded(batch: list[tuple[int, bytes]], unread: dict[int, str], width: int,
-           delim: bytes) -> list[bytes]:
+def header_wide(batch: list[tuple[int, bytes]], unread: dict[int, str], width: int,
+                delim: bytes) -> list[bytes]:
     """The batch's lines as echoed, each of ``width`` fields so that the cover cells after
     them sit under their names: byte for byte, but a line pyarrow could not read
     (``unread``) for its shape. One of fewer fields is given empty ones up to ``width``;
@@ -113,9 +113,11 @@ def padded(batch: list[tuple[int, bytes]], unread: dict[int, str], width: int,
     for i in unread:
         text = raws[i].decode("utf-8", "surrogateescape")
         fields = csv_fields(text, sep)
+        if fields is not None and len(fields) == width and text.count('"') % 2 == 0:
+            continue  # read for its values, not its shape: byte for byte
         if fields is not None and len(fields) < width and text.count('"') % 2 == 0:
             raws[i] += delim * (width - len(fields))
-        elif fields is None or len(fields) != width or text.count('"') % 2:
+        else:
             cut = (fields or [])[:width]
             raws[i] = _csv_line([*cut, *[""] * (width - len(cut))], sep)
     return raws
