@@ -245,6 +245,16 @@ def test_a_row_of_another_layout_gives_its_start_and_end_as_its_window() -> None
     w = want.table.pred_windows
     assert w.offsets.tolist() == [0, 1, 1, 1, 1, 2, 2]
     assert w.values[:, :2].tolist() == [[2.0, 3.5], [1.0, 2.0]]
+    # every row of another layout (a DisTime file): read as two columns, the same values
+    # to the bit (the lone window's score -0.0 included)
+    flat = as_batch([{"qid": i, "vid": "v", "start": float(i), "end": i + 2, "cover": blk}
+                     for i in range(5)])
+    want = regions_from_rows(parse_json_lines("r.jsonl", flat))
+    got = decode_regions("r.jsonl", flat)
+    assert got is not None
+    same(got, want)
+    a, b = got.table.pred_windows.values, want.table.pred_windows.values
+    assert a.tobytes() == b.tobytes() and np.signbit(a[:, 2]).all()
 
 
 def test_windows_named_by_columns_are_read_row_by_row_and_named_in_problems() -> None:

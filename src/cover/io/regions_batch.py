@@ -134,8 +134,11 @@ def decode_regions(name: str, batch: Sequence[tuple[int, bytes]], *,
     n = len(blocks)
     if n == 0 or not exact_values(query):
         return None
-    if UNSET in wins:  # a row of another layout: its start and end, as the per-row reader
-        paired = _start_end_windows(wins, starts, ends)
+    win: tuple[NDArray[np.float64], NDArray[np.int64]] | None = None
+    if wins.count(UNSET) == n:  # every row of another layout: their numbers as columns
+        win = _start_end_column(starts, ends)
+    if win is None and UNSET in wins:  # some rows: each its start and end, as the per-row
+        paired = _start_end_windows(wins, starts, ends)  # reader reads them
         if paired is None:
             return None
         wins = paired
@@ -147,7 +150,8 @@ def decode_regions(name: str, batch: Sequence[tuple[int, bytes]], *,
     for k in _META:  # list.count compares as the per-row dicts do
         if list(map(attrgetter(k), blocks)).count(first[0].get(k)) != n:
             return None
-    got, win = _regions(blocks), windows_column(wins)
+    got = _regions(blocks)
+    win = win if win is not None else windows_column(wins)
     refused = _refused(blocks)
     thresholds, reasons = _thresholds(blocks), _abstain_reasons(blocks)
     if got is None or win is None or refused is None or thresholds is None or reasons is False:
@@ -159,6 +163,19 @@ def decode_regions(name: str, batch: Sequence[tuple[int, bytes]], *,
     ids = RowIds(name, qv, vv, query, win[0], offsets_from_lengths(win[1]), line_no)
     return bulk_regions(rc, ids, first[0], seen=seen, first=first, statuses=_STATUSES,
                         abstained=reasons, rejected_at_certify=int(was_rejected.sum()))
+
+
+def _start_end_column(starts: list[Any], ends: list[Any]
+                      ) -> tuple[NDArray[np.float64], NDArray[np.int64]] | None:
+    """``(windows (n, 3), one a row)`` when every row's start and end are numbers (a file
+    of another layout, DisTime's), read as two columns, no Python object a row; None
+    otherwise (:func:`_start_end_windows` reads them row by row)."""
+    if not (set(map(type, starts)) <= _NUMBER and set(map(type, ends)) <= _NUMBER
+            and exact_values(starts) and exact_values(ends)):
+        return None
+    s, e = np.array(starts, dtype=np.float64), np.array(ends, dtype=np.float64)
+    # scored as the per-row reader scores a lone two-number window (by list order: -0.0)
+    return np.column_stack([s, e, np.full(s.size, -0.0)]), np.ones(s.size, dtype=np.int64)
 
 
 def _start_end_windows(wins: list[Any], starts: list[Any], ends: list[Any]
