@@ -677,6 +677,17 @@ def test_distime_qvhighlights_certified_and_evaluated_through_its_layout(
                  str(gt), "--qids", str(test_q), "-o", str(regions)]) == 0
     said = capsys.readouterr()
     assert "the mapping names no vid; took it from --videos" in said.err
+    # --videos without qids (durations only): nothing to take the vid from, said
+    durations = tmp_path / "durations.jsonl"
+    durations.write_text("".join(json.dumps({"vid": r["vid"], "duration": r["duration"]})
+                                 + "\n" for r in map(json.loads, gt.read_text().splitlines())))
+    assert main(["certify", "--calibrator", str(cal), "--preds", str(preds), "--videos",
+                 str(durations), "--qids", str(test_q), "--on-error", "reject", "-o",
+                 str(tmp_path / "r2.jsonl")]) == 0
+    err = capsys.readouterr().err
+    assert (f"the mapping names no vid, and --videos {durations} is no ground truth with qids"
+            in err), err
+    assert "no duration known for video" in err
     assert "certified 927, refused (whole video) 0, rejected 0 of 927" in said.out
     rows = [json.loads(x) for x in regions.read_text().splitlines()]
     truth = {r["qid"]: r["vid"] for r in map(json.loads, gt.read_text().splitlines())}

@@ -242,6 +242,9 @@ def _vids_by_qid(preds: Loaded, source: str, videos: str) -> Loaded:
         truth = formats.read(videos, "ground_truth",
                              options=formats.Options(on_error="reject")).loaded.table
     except InputError:  # durations without qids (charades.json): nothing to take
+        say(f"{source}: the mapping names no vid, and --videos {videos} is no ground truth "
+            "with qids to take it from: each row's vid is its qid (give --videos the ground "
+            "truth, which names each query's video)")
         return preds
     table = vid_from_truth(preds.table, truth, f"{source}: the mapping names no vid",
                            f"--videos {videos}", say)
