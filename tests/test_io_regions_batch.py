@@ -297,7 +297,7 @@ def test_windows_named_by_columns_are_read_row_by_row_and_named_in_problems() ->
             windows_of(bad)
 
 
-def test_the_layout_of_certified_rows_is_detected_from_a_row() -> None:
+def test_the_layout_of_certified_rows_is_detected_from_a_row(tmp_path) -> None:
     """Rows certify echoed from a named layout's records (their own field names): the one
     layout whose sources read a base prediction from the row; none for rows that carry
     pred_relevant_windows or start and end numbers, or nothing at all (--compact)."""
@@ -322,3 +322,16 @@ def test_the_layout_of_certified_rows_is_detected_from_a_row() -> None:
                 {"qid": "QVHighlight_7", "prediction": "[[1.0", **blk},  # not JSON
                 None):
         assert detected_layout(row) is None, row
+    # The API reads them as the command does: TGN's proposals under "value"
+    from cover.io import read_regions
+
+    full = {"status": "certified", "region": [[0.0, 9.0]], "refused": False,
+            "duration": 10.0, "score": "norm", "rule": "split", "alpha": 0.1, "k": 9,
+            "n_calibration": 10, "threshold": 1.0}
+    path = tmp_path / "r.jsonl"
+    path.write_text("".join(encode({"qid": f"v-{i}", "vid": "v", "value": [
+        {"timestamp": [1.0, 2.0 + i], "score": 0.4}], "cover": full}).decode() + "\n"
+        for i in range(3)))
+    got = read_regions(path).table.pred_windows
+    assert got.offsets.tolist() == [0, 1, 2, 3]
+    assert got.values.tolist() == [[1.0, 2.0, 0.4], [1.0, 3.0, 0.4], [1.0, 4.0, 0.4]]

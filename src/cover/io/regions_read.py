@@ -46,7 +46,7 @@ from cover.io.regions_block import (
     status_problems,
     threshold_value,
 )
-from cover.io.regions_windows import RowSources, base_windows
+from cover.io.regions_windows import RowSources, base_windows, sources_for
 from cover.io.seen import SeenLines
 from cover.ragged import Ragged, row_ids, segment_any
 from cover.regions import Regions
@@ -88,7 +88,8 @@ def read_regions(path: str | Path, *, on_error: OnError = "raise") -> LoadedRegi
     rules of the module doc: a region inside ``[0, T]`` up to ``REGION_ATOL * max(1, T)``,
     normalized (sorted, merged)."""
     regions_kind(path)  # a JSON document is refused as one, not as a bad row a line
-    loaded = regions_from_rows(read_json_rows(path))
+    # a named layout's rows read as it reads them, as the command and the stream do
+    loaded = regions_from_rows(read_json_rows(path), windows=sources_for(path, None)[0])
     raise_on_rejections(loaded.problems, on_error, str(path))
     return loaded
 

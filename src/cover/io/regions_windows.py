@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, NamedTuple
 
 from cover.errors import InputError
@@ -21,7 +22,7 @@ from cover.io.mapping import Source
 from cover.io.mapping_read import BAD, row_windows, value
 
 __all__ = ["RowSources", "base_windows", "detected_layout", "layout_sources", "record_field",
-           "record_windows", "windows_of"]
+           "record_windows", "sources_for", "windows_of"]
 
 #: The JSON numbers (a boolean is no number).
 _NUMBER = (int, float)
@@ -136,6 +137,20 @@ def detected_layout(row: Any) -> str | None:
         if plain and (src.qid is None or src.qid(row) != row.get("qid")):
             hits.append(layout.name)
     return hits[0] if len(hits) == 1 else None
+
+
+def sources_for(path: str | Path, columns: str | None
+                ) -> tuple[RowSources | None, str | None]:
+    """Where the rows of JSON-lines regions ``path`` carry the base prediction, for every
+    reader of them (the command, the stream, :func:`cover.io.read_regions`): ``columns``
+    when given; else the named layout detected from the first row (its name returned, for
+    the caller to say); else None (:func:`base_windows`)."""
+    if columns is not None:
+        return windows_of(columns), None
+    from cover.io.peek import peek
+
+    found = detected_layout(peek(path).first_row)
+    return (windows_of(layout_sources(found)), found) if found is not None else (None, None)
 
 
 def base_windows(rec: dict[str, Any]) -> Any:

@@ -68,9 +68,8 @@ def evaluate_files(job: EvaluateFiles) -> dict[str, Any]:
     """Run ``cover evaluate``: print the summary, write ``job.json``; returns the metrics."""
     from cover._memory import map_large_blocks_for
     from cover.io.batch_join import rejected_qids
-    from cover.io.peek import peek
     from cover.io.regions_read import NO_REGION, regions_kind
-    from cover.io.regions_windows import detected_layout, layout_sources, windows_of
+    from cover.io.regions_windows import layout_sources, sources_for
     from cover.stream.evaluate import evaluate_stream
 
     kind = regions_kind(job.regions)  # before the truth is read: a wrong file fails first
@@ -83,14 +82,11 @@ def evaluate_files(job: EvaluateFiles) -> dict[str, Any]:
             raise InputError(f"{job.regions}: --format is for JSON-lines regions, without "
                              "--columns (which names the same fields)")
         columns = layout_sources(job.pred_format)
-    elif kind == "jsonl" and columns is None:
-        found = detected_layout(peek(job.regions).first_row)
+    if kind == "jsonl":  # --columns checked, or the layout detected, before any read
+        _, found = sources_for(job.regions, columns)
         if found is not None:  # as every input's format is: detected and named
             say(f"{job.regions}: rows of the {found} layout; each row's base prediction "
                 f"read as it reads it (--format {found})")
-            columns = layout_sources(found)
-    if columns is not None and kind == "jsonl":
-        windows_of(columns)  # only the base prediction's fields: checked before any read
     map_large_blocks_for(job.gt)  # a large truth and its per-video sums: growing columns
     truth, problems = _read_truth(job)
     run = partial(evaluate_stream, job.regions, truth, target=job.target,

@@ -49,7 +49,7 @@ from cover.io.order_join import order_qids
 from cover.io.predictions_bulk import TableJoin
 from cover.io.regions_jsonl import LoadedRegions, regions_from_rows
 from cover.io.regions_read import regions_kind
-from cover.io.regions_windows import RowSources, windows_of
+from cover.io.regions_windows import RowSources, sources_for
 from cover.io.seen import SeenIds
 from cover.io.truth_index import CompactTruth, TruthSeen
 from cover.metric_sums import CodeUnitSums
@@ -77,8 +77,8 @@ def _batch_readers(path: str | Path, batch_rows: int, columns: str | None,
     if batch_rows < 1:
         raise ValueError(f"batch_rows must be >= 1, got {batch_rows}")
     kind = regions_kind(path)
-    # JSON lines: --columns names where each row's base windows are (windows_of)
-    windows = windows_of(columns) if kind == "jsonl" and columns is not None else None
+    # JSON lines: where each row's base windows are (--columns, else a detected layout)
+    windows = sources_for(path, columns)[0] if kind == "jsonl" else None
     if kind == "jsonl" and json_array(path):
         yield partial(regions_from_rows, read_json_rows(path), windows=windows)
         return
