@@ -351,3 +351,27 @@ def test_batch_repeats_in_one_pass_are_the_whole_column_rule(qids, batch):
         got |= {a + i: why for i, why in
                 batch_repeats(seen, part, lines[a:a + batch]).items()}
     assert got == want
+
+
+@given(st.lists(st.lists(st.text(alphabet='ab ,"\\x\t', max_size=6), min_size=0, max_size=7),
+                min_size=1, max_size=6),
+       st.sampled_from([",", "\t"]))
+def test_every_echoed_line_has_the_headers_fields(rows, sep):
+    """Whatever a line pyarrow could not read holds (too few or too many fields, stray or
+    unclosed quotes), header_wide echoes it as a line of exactly the header's fields,
+    followed by the cover cells where they belong; a line that already reads so stays
+    byte for byte."""
+    from cover.stream.csv import header_wide
+
+    width = 4
+    lines = [sep.join(r).encode() for r in rows]
+    batch = list(enumerate(lines, start=2))
+    out = header_wide(batch, {i: "unread" for i in range(len(lines))}, width, sep.encode())
+    for raw, got in zip(lines, out, strict=True):
+        text = got.decode()
+        assert "\n" not in text and "\r" not in text
+        cells = next(csv.reader([text + sep + "cover"], delimiter=sep))
+        assert len(cells) == width + 1 and cells[-1] == "cover", (raw, got)
+        before = next(csv.reader([raw.decode() + sep + "cover"], delimiter=sep))
+        if len(before) == width + 1 and before[-1] == "cover":
+            assert got == raw

@@ -104,23 +104,32 @@ def header_wide(batch: list[tuple[int, bytes]], unread: dict[int, str], width: i
                 delim: bytes) -> list[bytes]:
     """The batch's lines as echoed, each of ``width`` fields so that the cover cells after
     them sit under their names: byte for byte, but a line pyarrow could not read
-    (``unread``) for its shape. One of fewer fields is given empty ones up to ``width``;
-    one of more fields, an unclosed quote or a field past the csv module's limit is
+    (``unread``) for its shape. One of fewer fields is given empty ones up to ``width``
+    when that reads as ``width`` fields with the cells after them (:func:`_holds`); any
+    other (more fields, a quote left open, a field past the csv module's limit) is
     written as its first ``width`` fields, re-quoted (the reason gives its count of
     fields; the input file keeps the line)."""
     raws = [raw for _, raw in batch]
     sep = delim.decode()
     for i in unread:
-        text = raws[i].decode("utf-8", "surrogateescape")
-        fields = csv_fields(text, sep)
-        if fields is not None and len(fields) == width and text.count('"') % 2 == 0:
-            continue  # read for its values, not its shape: byte for byte
-        if fields is not None and len(fields) < width and text.count('"') % 2 == 0:
-            raws[i] += delim * (width - len(fields))
-        else:
-            cut = (fields or [])[:width]
-            raws[i] = _csv_line([*cut, *[""] * (width - len(cut))], sep)
+        fields = csv_fields(raws[i].decode("utf-8", "surrogateescape"), sep)
+        if fields == []:  # an empty line is one empty field, as the delimiters added count
+            fields = [""]
+        if fields is not None and len(fields) <= width:
+            kept = raws[i] + delim * (width - len(fields))
+            if _holds(kept, width, sep):
+                raws[i] = kept
+                continue
+        cut = (fields or [])[:width]
+        raws[i] = _csv_line([*cut, *[""] * (width - len(cut))], sep)
     return raws
+
+
+def _holds(line: bytes, width: int, delim: str) -> bool:
+    """Whether ``line`` followed by a delimiter and a cell reads as ``width`` fields and
+    that cell: no quote left open to swallow the cover cells after it."""
+    got = csv_fields((line + delim.encode() + b"x").decode("utf-8", "surrogateescape"), delim)
+    return got is not None and len(got) == width + 1 and got[-1] == "x"
 
 
 def _csv_line(fields: list[str], delim: str) -> bytes:
