@@ -656,12 +656,12 @@ def test_a_prediction_file_given_as_regions_is_named_as_one(qdetr_preds: Path, q
 
 def test_distime_qvhighlights_certified_and_evaluated_through_its_layout(
         data_dir: Path, tmp_path: Path, capsys) -> None:
-    """DisTime's QVHighlights list names no vid and writes its qid as QVHighlight_<n>:
-    certify takes each row's vid from --videos by qid, as calibrate takes it from the
-    ground truth (every row was rejected, no duration known for a video named by its
-    qid), and echoes it; evaluate --format distime-list reads the qid and the base
-    prediction (a JSON string) as the layout does: the field's metrics of the study's
-    table on the same queries."""
+    """DisTime's QVHighlights list names no vid and writes its qid as QVHighlight_<n>.
+    Certify takes each row's vid to be its qid on every path (the ground truth as
+    --videos then knows no such video, and says so); durations keyed by qid certify
+    it. With each row's video added, evaluate detects the layout from the first row
+    and reads the qid and the base prediction (a JSON string) as the layout does: the
+    field's metrics of the study's table on the same queries."""
     from cover.grounding_metrics import grounding_metrics
     from cover.io.labelled import read_labelled
 
@@ -674,25 +674,23 @@ def test_distime_qvhighlights_certified_and_evaluated_through_its_layout(
                  "-o", str(cal)]) == 0
     capsys.readouterr()
     assert main(["certify", "--calibrator", str(cal), "--preds", str(preds), "--videos",
-                 str(gt), "--qids", str(test_q), "-o", str(regions)]) == 0
+                 str(gt), "--qids", str(test_q), "--on-error", "reject", "-o",
+                 str(regions)]) == 0
     said = capsys.readouterr()
-    assert "the mapping names no vid; took it from --videos" in said.err
-    # --videos without qids (durations only): nothing to take the vid from, said
-    durations = tmp_path / "durations.jsonl"
-    durations.write_text("".join(json.dumps({"vid": r["vid"], "duration": r["duration"]})
-                                 + "\n" for r in map(json.loads, gt.read_text().splitlines())))
+    assert "certified 0, refused (whole video) 0, rejected 927 of 927" in said.out
+    assert "no duration known for video '" in said.err
+    truth = [json.loads(x) for x in gt.read_text().splitlines()]
+    by_qid = tmp_path / "durations_by_qid.jsonl"  # the vid of a row is its qid
+    by_qid.write_text("".join(json.dumps({"vid": str(r["qid"]), "duration": r["duration"]})
+                              + "\n" for r in truth))
     assert main(["certify", "--calibrator", str(cal), "--preds", str(preds), "--videos",
-                 str(durations), "--qids", str(test_q), "--on-error", "reject", "-o",
-                 str(tmp_path / "r2.jsonl")]) == 0
-    err = capsys.readouterr().err
-    assert (f"the mapping names no vid, and --videos {durations} is no ground truth with qids"
-            in err), err
-    assert "no duration known for video" in err
-    assert "certified 927, refused (whole video) 0, rejected 0 of 927" in said.out
+                 str(by_qid), "--qids", str(test_q), "-o", str(regions)]) == 0
+    assert "certified 927, refused (whole video) 0, rejected 0 of 927" in (
+        capsys.readouterr().out)
+    vid = {str(r["qid"]): r["vid"] for r in truth}
     rows = [json.loads(x) for x in regions.read_text().splitlines()]
-    truth = {r["qid"]: r["vid"] for r in map(json.loads, gt.read_text().splitlines())}
-    assert all(truth[int(r["qid"].split("_")[1])] == r["vid"] for r in rows)
-    capsys.readouterr()
+    regions.write_text("".join(json.dumps({**r, "vid": vid[r["qid"].split("_")[1]]}) + "\n"
+                               for r in rows))
     assert main(["evaluate", "--regions", str(regions), "--gt", str(gt), "--json",
                  str(metrics)]) == 0  # the layout detected from the first row, and named
     assert (f"{regions}: rows of the distime-list layout; each row's base prediction read "

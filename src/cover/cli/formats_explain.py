@@ -31,8 +31,7 @@ def explain(path: str) -> tuple[str, bool]:
             out.append(f"  mapping:  --columns '{f.mapping.describe()}'")
             out.append(f"  join:     {_join(f.mapping.join)}")
             if "vid" not in f.mapping.fields:
-                out.append("  vid:      not in the file; taken from the ground truth by qid "
-                           "(certify: from --videos, when that is a ground truth)")
+                out.append("  vid:      not in the file; taken from the ground truth by qid")
         try:
             got = formats.read(path, role, format=f.name,
                                options=formats.Options(on_error="reject"))

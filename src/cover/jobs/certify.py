@@ -198,8 +198,6 @@ def certify_whole(job: CertifyJob) -> list[str]:
                                                relevance_from=cal.relevance))
     say(f"{job.preds}: {got.format} ({len(got.loaded.table)} rows)")
     preds = got.loaded
-    if not got.vid_given and job.videos:
-        preds = _vids_by_qid(preds, job.preds, job.videos)
     wanted, lines = read_qid_lines(job.qids) if job.qids else (None, None)
     stage = CertifyStage.of(cal, videos=videos_index(job.videos) if job.videos else None,
                             videos_source=job.videos or "--videos (not given)",
@@ -226,35 +224,6 @@ def certify_whole(job: CertifyJob) -> list[str]:
     write_certified(job.output, rows, inputs=[job.calibrator, job.preds, job.videos, job.qids])
     report_problems(counts.tally, what=job.preds)
     return [summary_line(counts, "read whole"), f"wrote {job.output}"]
-
-
-def _vids_by_qid(preds: Loaded, source: str, videos: str) -> Loaded:
-    """A layout that names no vid (DisTime's QVHighlights list): each row's vid from the
-    ``--videos`` row of the same qid, when that file is a ground truth with qids (as
-    ``calibrate`` takes it from the ground truth), said; else the rows keep the qid as
-    vid, and one whose duration is not known is rejected saying so."""
-    from dataclasses import replace
-
-    from cover.io import formats
-    from cover.io.labelled import vid_from_truth
-
-    try:
-        truth = formats.read(videos, "ground_truth",
-                             options=formats.Options(on_error="reject")).loaded.table
-    except InputError:  # durations without qids (charades.json): nothing to take
-        say(f"{source}: the mapping names no vid, and --videos {videos} is no ground truth "
-            "with qids to take it from: each row's vid is its qid (give --videos the ground "
-            "truth, which names each query's video)")
-        return preds
-    table = vid_from_truth(preds.table, truth, f"{source}: the mapping names no vid",
-                           f"--videos {videos}", say)
-    if table.records is not None:  # the echo names the vid taken, as it names a read one
-        from cover.io.jsonl import object_column
-
-        table = replace(table, records=object_column([
-            {"qid": r.get("qid"), "vid": v} | r if isinstance(r, dict) and "vid" not in r
-            else r for r, v in zip(table.records.tolist(), table.vid.tolist(), strict=True)]))
-    return replace(preds, table=table)
 
 
 def _whole_rows(preds: str, columns: str, table: GroundingTable,
