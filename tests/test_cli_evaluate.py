@@ -207,6 +207,50 @@ def test_regions_rules_hold_on_every_path(tmp_path: Path, capsys) -> None:
         assert "contains a NUL character" in err
 
 
+def test_regions_rows_naming_no_vid_are_on_their_querys_video(tmp_path: Path,
+                                                                capsys) -> None:
+    """A regions row without a vid (certified from a layout naming none) takes its
+    query's video from the truth, by qid, streamed or whole, JSON lines or Parquet: the
+    metrics of the same rows with their vids, clusters included. A row naming another
+    video than its query's is still rejected. Before, every such row was rejected (its
+    vid, its qid, differed from the truth's)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    gt, _, _, regions = _certified_synthetic(tmp_path)
+    rows = [json.loads(x) for x in regions.read_text().splitlines()]
+    want = _evaluate(tmp_path, regions, gt, "with_vids")
+    bare = tmp_path / "bare.jsonl"
+    bare.write_text("".join(json.dumps({k: v for k, v in r.items()
+                                        if k != "vid" or i % 2}) + "\n"
+                            for i, r in enumerate(rows)))
+    keep = ("status", "region", "refused", "duration", "threshold")
+    meta = {b"cover.calibrator": json.dumps({k: rows[0]["cover"].get(k) for k in (
+        "score", "rule", "alpha", "k", "n_calibration")}).encode()}
+    pq.write_table(pa.table({"qid": [str(r["qid"]) for r in rows],
+                             "cover": [{k: r["cover"][k] for k in keep} for r in rows]}
+                            ).replace_schema_metadata(meta), tmp_path / "bare.parquet")
+    n_bare = {bare: (len(rows) + 1) // 2, tmp_path / "bare.parquet": len(rows)}
+    for path, n in n_bare.items():
+        for flags in ([], ["--in-memory"], ["--batch-rows", "7"]):
+            out = tmp_path / "m.json"
+            capsys.readouterr()
+            assert main(["evaluate", "--regions", str(path), "--gt", str(gt), "--json",
+                         str(out), *flags]) == 0, (path, flags)
+            assert (f"{path}: the rows name no vid; took it from {gt} for {n} rows (by qid)"
+                    in capsys.readouterr().err)
+            got = json.loads(out.read_text())
+            for part in ("marginal", "reference", "counts"):
+                assert got[part] == want[part], (path, flags, part)
+    rows[0]["vid"] = "another_video"
+    wrong = tmp_path / "wrong.jsonl"
+    wrong.write_text("".join(json.dumps({k: v for k, v in r.items() if k != "vid" or i < 2})
+                             + "\n" for i, r in enumerate(rows)))
+    assert main(["evaluate", "--regions", str(wrong), "--gt", str(gt)]) == 2
+    assert "wrong.jsonl:1 (qid=" in (err := capsys.readouterr().err)
+    assert "vid differs from ground truth ('another_video' vs " in err
+
+
 def test_csv_regions_against_another_calibrator_are_refused(tmp_path: Path, capsys) -> None:
     """CSV regions carry no alpha: a calibrator whose thresholds are not theirs (another
     alpha) is a row problem on every path, and `"yes"` is not a refusal."""
@@ -657,46 +701,39 @@ def test_a_prediction_file_given_as_regions_is_named_as_one(qdetr_preds: Path, q
 def test_distime_qvhighlights_certified_and_evaluated_through_its_layout(
         data_dir: Path, tmp_path: Path, capsys) -> None:
     """DisTime's QVHighlights list names no vid and writes its qid as QVHighlight_<n>.
-    Certify takes each row's vid to be its qid on every path (the ground truth as
-    --videos then knows no such video, and says so); durations keyed by qid certify
-    it. With each row's video added, evaluate detects the layout from the first row
-    and reads the qid and the base prediction (a JSON string) as the layout does: the
-    field's metrics of the study's table on the same queries."""
+    Given the ground truth as --videos, certify finds each row's duration by its qid
+    (the ground truth's query names its video); evaluate takes each row's video from the
+    truth by qid and detects the layout from the first row: the field's metrics of the
+    study's table on the same queries, clustered by source video. Certify rejected every
+    row (no video '<qid>' in the ground truth) and evaluate every row (vid differs)."""
     from cover.grounding_metrics import grounding_metrics
     from cover.io.labelled import read_labelled
 
     preds = data_dir / "qvhighlights/distime/DisTime-InternVL2_5-8B_qvh_val_results.json"
     gt = data_dir / "qvhighlights/annotations/highlight_val_release.jsonl"
     assert main(["split", "--gt", str(gt), "--out-dir", str(tmp_path)]) == 0
+    split_said = capsys.readouterr().out
     cal_q, test_q = tmp_path / "calibration_qids.txt", tmp_path / "test_qids.txt"
     cal, regions, metrics = tmp_path / "cal.json", tmp_path / "r.jsonl", tmp_path / "m.json"
     assert main(["calibrate", "--preds", str(preds), "--gt", str(gt), "--qids", str(cal_q),
                  "-o", str(cal)]) == 0
     capsys.readouterr()
     assert main(["certify", "--calibrator", str(cal), "--preds", str(preds), "--videos",
-                 str(gt), "--qids", str(test_q), "--on-error", "reject", "-o",
-                 str(regions)]) == 0
+                 str(gt), "--qids", str(test_q), "-o", str(regions)]) == 0
     said = capsys.readouterr()
-    assert "certified 0, refused (whole video) 0, rejected 927 of 927" in said.out
-    assert "no duration known for video '" in said.err
-    truth = [json.loads(x) for x in gt.read_text().splitlines()]
-    by_qid = tmp_path / "durations_by_qid.jsonl"  # the vid of a row is its qid
-    by_qid.write_text("".join(json.dumps({"vid": str(r["qid"]), "duration": r["duration"]})
-                              + "\n" for r in truth))
-    assert main(["certify", "--calibrator", str(cal), "--preds", str(preds), "--videos",
-                 str(by_qid), "--qids", str(test_q), "-o", str(regions)]) == 0
-    assert "certified 927, refused (whole video) 0, rejected 0 of 927" in (
-        capsys.readouterr().out)
-    vid = {str(r["qid"]): r["vid"] for r in truth}
-    rows = [json.loads(x) for x in regions.read_text().splitlines()]
-    regions.write_text("".join(json.dumps({**r, "vid": vid[r["qid"].split("_")[1]]}) + "\n"
-                               for r in rows))
+    assert "certified 927, refused (whole video) 0, rejected 0 of 927" in said.out
+    assert (f"{preds}: the rows name no vid; each row's duration is its query's in {gt} "
+            "(moment-detr-gt, by qid)") in said.err
     assert main(["evaluate", "--regions", str(regions), "--gt", str(gt), "--json",
                  str(metrics)]) == 0  # the layout detected from the first row, and named
+    err = capsys.readouterr().err
     assert (f"{regions}: rows of the distime-list layout; each row's base prediction read "
-            "as it reads it (--format distime-list)") in capsys.readouterr().err
+            "as it reads it (--format distime-list)") in err
+    assert f"{regions}: the rows name no vid; took it from {gt} for 927 rows (by qid)" in err
     got = json.loads(metrics.read_text())
     assert got["counts"]["rows"] == 927
     test_t = read_labelled(preds, gt, qids=test_q).table
     assert got["field_metrics"]["full"] == pytest.approx(
         grounding_metrics(test_t).to_dict()["full"], rel=1e-12)
+    # each row on its own video: the test band's clusters are the split's source videos
+    assert f"test 927 queries / {got['reference']['test_units']} videos" in split_said

@@ -600,6 +600,43 @@ def test_a_mapping_that_names_no_vid_gets_one_fate_on_every_format(cal_path, tmp
                                f"(not in the row, not in {tmp_path / 'videos.jsonl'})")
 
 
+def test_rows_naming_no_vid_find_their_duration_by_qid_in_a_ground_truth_on_every_format(
+        cal_path, tmp_path, capsys):
+    """--videos a ground truth and a mapping naming no vid (DisTime's QVHighlights list):
+    each row's duration is its query's there, by qid, on every format and path; a row
+    whose qid the ground truth lacks still has none. It was rejected on every path (its
+    vid, its qid, is no video of the ground truth)."""
+    _write_inputs(tmp_path, [("plain", 10.0, 20.0, None), ("c3", 100.0, 118.0, None),
+                             ("no_duration", 5.0, 25.0, None)])
+    gt = tmp_path / "gt.jsonl"
+    gt.write_text("".join(json.dumps({"qid": q, "query": "a person", "vid": v, "duration": t,
+                                      "relevant_windows": [[0, 10]]}) + "\n"
+                          for q, v, t in [("plain", "video_a", T), ("c3", "video_b", 120.0)]))
+    cols = COLS.replace("vid=vid,", "")
+    results = {}
+    for name, kind, extra, out in PATHS:
+        extra = [cols if x == COLS else x for x in extra]
+        if kind == "jsonl":
+            extra = [*extra, "--columns", "qid=qid,duration=duration,"
+                     "windows=pred_relevant_windows"]
+        dst = tmp_path / f"{name.replace(' ', '_')}_{out}"
+        assert main(["certify", "--calibrator", str(cal_path), "--preds",
+                     str(tmp_path / f"p.{kind}"), "--videos", str(gt), *extra,
+                     "--on-error", "reject", "-o", str(dst)]) == 0, name
+        err = capsys.readouterr().err
+        assert (f"p.{kind}: the rows name no vid; each row's duration is its query's in "
+                f"{gt} (moment-detr-gt, by qid)") in err, name
+        results[name] = ([f[:4] for f in _fates(dst)],
+                         _messages(err, str(tmp_path / f"p.{kind}"), kind == "csv"))
+    first = results["jsonl streamed"]
+    assert all(got == first for got in results.values()), results
+    fates = {f[0]: f for f in first[0]}
+    assert fates["plain"][1] == fates["c3"][1] == "certified"
+    assert fates["c3"][2][-1][1] == 120.0  # the ground truth's T of its query, not 150 s
+    assert fates["no_duration"][1:] == ("rejected", None, "no duration known for video "
+                                        f"'no_duration' (not in the row, not in {gt})")
+
+
 @pytest.mark.parametrize("path", PATHS, ids=[p[0] for p in PATHS])
 def test_a_repeated_qid_names_its_first_line_on_every_path(cal_path, tmp_path, capsys, path):
     # One row a batch: the repeat is found across batches wherever the path checks it.

@@ -69,6 +69,10 @@ class LoadedRegions:
     in_calibration: NDArray[np.bool_]
     #: The line the calibrator fields (``meta``) were read from (None: no row).
     meta_line: int | None
+    #: Rows that name no vid (their table vid is the qid, a placeholder evaluate
+    #: replaces by the ground truth's: :func:`cover.stream.evaluate.evaluate_stream`),
+    #: aligned with ``table``; None when every row names one.
+    vid_absent: NDArray[np.bool_] | None = None
 
 
 @dataclass(frozen=True)
@@ -169,8 +173,9 @@ def regions_from_rows(raw: RawRows, *, seen: SeenLines | None = None,
     regions = regions_of(reg, roff, dur, refused, thr, meta, abstained)
     in_cal = np.array([block_of(r).get("in_calibration") is True for r in raw.records],
                       dtype=bool)
+    absent = np.array(["vid" not in r for r in raw.records], dtype=bool)
     return LoadedRegions(table, regions, raw.problems, int(was_rejected.sum()), meta, in_cal,
-                         meta_line)
+                         meta_line, absent if absent.any() else None)
 
 
 def regions_of(reg: NDArray[np.float64], roff: NDArray[np.int64], dur: NDArray[np.float64],

@@ -26,6 +26,7 @@ from numpy.typing import NDArray
 
 from cover.data.rules import OnError
 from cover.errors import InputError, ProblemTally, RowProblem, report_problems, say
+from cover.io.generic import parse_columns
 from cover.io.mapping_guard import refuse_csv_proposals
 from cover.io.opener import CSV_SUFFIXES, PARQUET_SUFFIXES, kind_suffix, suffix_kind
 from cover.io.qids import read_qid_lines, unknown_qids
@@ -33,8 +34,8 @@ from cover.jobs.certify_stream import (
     Stream,
     calibration_warning,
     load_calibrator,
+    row_videos,
     streamable,
-    videos_index,
 )
 
 if TYPE_CHECKING:
@@ -124,7 +125,8 @@ def certify_streaming(kind: Stream, job: CertifyJob) -> list[str]:
     cal = load_calibrator(calibrator, job.max_p, job.relevance_from)
     refuse_csv_proposals(preds, cal.relevance, f"{calibrator} was fitted on it")
     inputs: list[str | Path | None] = [calibrator, videos, qids]
-    vd = videos_index(videos) if videos else None
+    # a streamed JSON-lines row names its vid; a table's does where its mapping names one
+    vd = row_videos(videos, preds, job.columns is None or "vid" in parse_columns(job.columns))
     source = videos or "--videos (not given)"
     wanted, lines = read_qid_lines(qids) if qids else (None, None)
 
@@ -199,7 +201,7 @@ def certify_whole(job: CertifyJob) -> list[str]:
     say(f"{job.preds}: {got.format} ({len(got.loaded.table)} rows)")
     preds = got.loaded
     wanted, lines = read_qid_lines(job.qids) if job.qids else (None, None)
-    stage = CertifyStage.of(cal, videos=videos_index(job.videos) if job.videos else None,
+    stage = CertifyStage.of(cal, videos=row_videos(job.videos, job.preds, got.vid_given),
                             videos_source=job.videos or "--videos (not given)",
                             qids=wanted, strict=job.strict, max_p=job.max_p)
     done = stage.run(preds)

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Literal
 
 from cover.calibrate import Calibrator
-from cover.errors import CoverWarning, InputError
+from cover.errors import CoverWarning, InputError, say
 from cover.io.opener import json_array
 from cover.io.video_index import VideoIndex
 
@@ -58,6 +58,29 @@ def videos_index(videos: str | Path) -> VideoIndex:
     from cover.io.durations import read_video_index
 
     return read_video_index(videos)
+
+
+def row_videos(videos: str | None, preds: str, vid_named: bool) -> VideoIndex | None:
+    """The ``--videos`` durations as the rows look them up: by vid, or, for rows whose
+    input names no vid (its mapping names none: each row's vid is its qid), by qid when
+    ``videos`` is a ground truth, whose queries name their videos (said once). The rule
+    is the run's, decided before any row is read, so every path of the run applies it."""
+    if videos is None:
+        return None
+    if not vid_named:
+        from cover.io import formats
+
+        try:
+            gt = formats.read(videos, "ground_truth",
+                              options=formats.Options(on_error="reject", keep_records=False))
+        except InputError:
+            gt = None  # durations by video only: the rows' qids name none of its videos
+        if gt is not None:
+            t = gt.loaded.table
+            say(f"{preds}: the rows name no vid; each row's duration is its query's in "
+                f"{videos} ({gt.format}, by qid)")
+            return VideoIndex.of(t.qid.astype(str), t.duration)
+    return videos_index(videos)
 
 
 def load_calibrator(path: str, max_p: float | None,

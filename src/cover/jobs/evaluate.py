@@ -110,6 +110,9 @@ def evaluate_files(job: EvaluateFiles) -> dict[str, Any]:
                          "certify` writes on every row: a prediction file? Certify it first "
                          "and give its output as --regions")
     raise_on_rejections(res.read_problems, job.on_error, job.regions)
+    if res.vid_from_truth:  # as calibrate and split say it of predictions naming none
+        say(f"{job.regions}: the rows name no vid; took it from {job.gt} for "
+            f"{res.vid_from_truth} rows (by qid)")
     if res.content_join is not None:
         matched, rows, by_qid = res.content_join
         say(f"joined on (vid, query text): {matched} of {rows} regions matched ({by_qid} "

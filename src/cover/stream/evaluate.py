@@ -21,6 +21,8 @@ may join on (vid, query text) instead
 could match by content; while that count cannot beat the qid matches the join stays by
 qid (what the whole-file rule would decide), and otherwise :func:`evaluate_stream`
 returns None: the caller runs it again with ``whole=True``, where the join is decided.
+A row that names no vid (certified from a layout without one) is on its query's video,
+the truth's (by qid), in every batch alike.
 """
 
 from __future__ import annotations
@@ -56,6 +58,7 @@ from cover.metric_sums import CodeUnitSums
 from cover.metrics import EvaluationSums
 from cover.regions import Regions
 from cover.stream.fit_columns import unit_codes
+from cover.utf8 import as_text
 
 #: Rows per batch: as ``cover certify``'s JSON-lines default (~1.1 KB per echoed line).
 DEFAULT_BATCH_ROWS = 16_384
@@ -114,6 +117,7 @@ def collected(readers: Iterator[Callable[..., LoadedRegions]], *, seen: Any = No
     regions: list[Regions] = []
     problems: list[RowProblem] = []
     in_cal: list[NDArray[np.bool_]] = []
+    absent: list[NDArray[np.bool_]] = []
     rejected, last_meta = 0, {}
     for read in readers:
         got = read(seen=seen, first=first)
@@ -123,6 +127,8 @@ def collected(readers: Iterator[Callable[..., LoadedRegions]], *, seen: Any = No
         regions.append(got.regions)
         problems += got.problems
         in_cal.append(got.in_calibration)
+        absent.append(np.zeros(len(got.table), dtype=bool) if got.vid_absent is None
+                      else got.vid_absent)
         rejected += got.rejected_at_certify
         last_meta = got.meta
     meta, meta_line = first if first is not None else (last_meta, None)
@@ -136,7 +142,8 @@ def collected(readers: Iterator[Callable[..., LoadedRegions]], *, seen: Any = No
                 abstain_reason=None if all(r is None for r in reasons) else np.concatenate(
                     [np.full(len(g), None) if r is None else r
                      for r, g in zip(reasons, regions, strict=True)])),
-        problems, rejected, meta, np.concatenate(in_cal), meta_line)
+        problems, rejected, meta, np.concatenate(in_cal), meta_line,
+        vid_absent=(vid_absent if (vid_absent := np.concatenate(absent)).any() else None))
 
 
 @dataclass
@@ -158,6 +165,8 @@ class StreamedEvaluation:
     batches: int = 0
     #: ``(matched, regions rows, by qid)`` when the truth was joined on (vid, query text).
     content_join: tuple[int, int, int] | None = None
+    #: Rows that named no vid and took their query's from the truth (by qid).
+    vid_from_truth: int = 0
     #: Per evaluated row, in file order: covered, and the ``covariates`` asked for.
     covered: list[NDArray[np.bool_]] = field(default_factory=list)
     covariates: list[NDArray[np.float64]] = field(default_factory=list)
@@ -223,6 +232,9 @@ def evaluate_stream(
         out.rejected_at_certify += loaded.rejected_at_certify
         j, hit = truth.find(loaded.table.qid)
         rtab = loaded.table
+        if loaded.vid_absent is not None:  # a row naming no video is on its query's
+            rtab, taken = _vid_of_query(rtab, loaded.vid_absent & hit, truth, j)
+            out.vid_from_truth += taken
         both = hit & truth.same_vid(j, rtab.vid)
         if not both.all():  # else every vid is known as written
             rtab = replace(rtab, vid=known_vids(rtab.vid, truth.known_vids()))
@@ -270,3 +282,15 @@ def evaluate_stream(
 
         out.same_as_calibration = fitted_on(np.concatenate(digest_qids))["sha256"] == digest
     return out
+
+
+def _vid_of_query(table: GroundingTable, take: NDArray[np.bool_], truth: CompactTruth,
+                  j: NDArray[np.int64]) -> tuple[GroundingTable, int]:
+    """``table`` with the vid of each ``take`` row (one that names none, whose qid the
+    truth has: truth row ``j``) the truth's, and how many rows took one."""
+    n = int(take.sum())
+    if not n:
+        return table, 0
+    vid = table.vid.astype(object)  # object: a truth vid may be longer than the qid
+    vid[take] = as_text(truth.vids[truth.vid_code[j[take]]])
+    return replace(table, vid=vid.astype(str)), n

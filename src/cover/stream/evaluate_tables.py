@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -228,6 +228,9 @@ class _ParquetPart:
                     "cover": {**(c or {}), **self.meta}}
                    for q, v, t, a, b, c in zip(*self.ids(), query, off[:-1], off[1:], blocks,
                                                strict=True)]
+        if "vid" not in self.mapping:  # no vid column: the rows name none (JSON lines')
+            for r in records:
+                del r["vid"]
         return RawRows(cols.source, records, cols.line)
 
     def bulk(self, **kw: Any) -> LoadedRegions | None:
@@ -239,7 +242,10 @@ class _ParquetPart:
             return None
         query = [None] * len(cols) if cols.query is None else cols.query.tolist()
         ids = RowIds(cols.source, *self.ids(), query, cols.windows, cols.offsets, cols.line)
-        return bulk_regions(rc, ids, self.meta, **kw)
+        got = bulk_regions(rc, ids, self.meta, **kw)
+        if got is None or "vid" in self.mapping:
+            return got
+        return replace(got, vid_absent=np.ones(len(got.table), dtype=bool))  # vid = qid
 
 
 def _parquet_parts(path: str | Path, batch_rows: int, columns: str | None
