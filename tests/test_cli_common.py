@@ -194,7 +194,7 @@ def test_every_number_flag_is_checked_before_any_file_is_read(command, flag, val
 
 def test_videos_is_one_flag_with_one_reading_on_every_command() -> None:
     """--videos of certify, serve and parse-answers is the shared flag: one help, and
-    every one reads durations through cover.io.durations (any shape it takes)."""
+    every one reads durations through cover.io.row_durations (any shape it takes)."""
     from cover.cli import build_parser
     from cover.cli._common import VIDEOS_HELP
 

@@ -145,3 +145,53 @@ def test_a_too_long_signal_gets_one_fate_read_whole_or_streamed(data_dir: Path, 
             "signal from proposals over its duration of 1e+09 s" in capsys.readouterr().err
     assert fates[0] == fates[1] and len(fates[0]) == len(rows)
     assert [f[1] for f in fates[0]].count("rejected") == 1
+
+
+def test_uag_answers_take_each_clips_duration_from_the_ground_truth_as_videos(
+        data_dir: Path, tmp_path: Path, capsys) -> None:
+    """Video-LLaMA2's parsed UAG-OOPS answers name the source video of each clip, and
+    the clips of one video differ in length: the ground truth given as --videos (no
+    durations file) gives each row its query's, by qid, and the regions are those of the
+    same rows carrying the clip length themselves, streamed or read whole. It was an
+    error (not a durations file)."""
+    answers = data_dir / ("oops_uag/hasnat79_uag/"
+                          "video_llama2_pred_uag_oops_dataset_v1_null_fixed.json")
+    gt = data_dir / "oops_uag/annotations/uag_oops_dataset_v1_start_time_fixed.json"
+    bare, timed = tmp_path / "bare.jsonl", tmp_path / "timed.jsonl"
+    assert main(["parse-answers", str(answers), "-o", str(bare)]) == 0
+    length = {q: a["end_time"] for q, a in json.loads(gt.read_text()).items()}  # the clip's
+    rows = [json.loads(x) for x in bare.read_text().splitlines()]
+    timed.write_text("".join(json.dumps({**r, "duration": length[r["qid"]]}) + "\n"
+                             for r in rows))
+    cal = tmp_path / "cal.json"
+    assert main(["calibrate", "--preds", str(timed), "--gt", str(gt), "--on-error",
+                 "reject", "-o", str(cal)]) == 0
+    capsys.readouterr()
+    fates = {}
+    for name, preds, flags in [("timed", timed, []),
+                               ("bare", bare, ["--videos", str(gt)]),
+                               ("bare whole", bare, ["--videos", str(gt), "--in-memory"])]:
+        out = tmp_path / f"{name.replace(' ', '_')}.out.jsonl"
+        assert main(["certify", "--calibrator", str(cal), "--preds", str(preds), *flags,
+                     "--on-error", "reject", "-o", str(out)]) == 0, name
+        said = capsys.readouterr()
+        if flags:
+            assert (f"{bare}: --videos is a ground truth, not a durations file; each row's "
+                    f"duration is its query's in {gt} (uag-oops, by qid)") in said.err
+        got = [json.loads(x) for x in out.read_text().splitlines()]
+        fates[name] = [(r["qid"], r["cover"]["status"], r["cover"].get("region"),
+                        r["cover"].get("duration"), r["cover"].get("reason")) for r in got]
+    assert fates["bare"] == fates["timed"] == fates["bare whole"]
+    counts = Counter(f[1] for f in fates["bare"])
+    assert sum(counts.values()) == 1589 and counts["certified"] > 1000, counts
+    # parse-answers reads --videos as certify does: the clip's length, as its own field
+    by_gt, by_field = tmp_path / "by_gt.jsonl", tmp_path / "by_field.jsonl"
+    assert main(["parse-answers", str(answers), "--videos", str(gt), "-o", str(by_gt)]) == 0
+    assert main(["parse-answers", str(answers), "--duration-field", "end_time", "-o",
+                 str(by_field)]) == 0
+    assert by_gt.read_bytes() == by_field.read_bytes()
+    assert "each row's duration is its query's in" in capsys.readouterr().err
+    # the clips of one source video keep their own lengths
+    by_vid = Counter(r["vid"] for r in rows)
+    assert max(by_vid.values()) > 1
+    assert len({f[3] for f in fates["bare"]}) > len(by_vid)

@@ -633,7 +633,7 @@ def test_rows_naming_no_vid_find_their_duration_by_qid_in_a_ground_truth_on_ever
     fates = {f[0]: f for f in first[0]}
     assert fates["plain"][1] == fates["c3"][1] == "certified"
     assert fates["c3"][2][-1][1] == 120.0  # the ground truth's T of its query, not 150 s
-    assert fates["no_duration"][1:] == ("rejected", None, "no duration known for video "
+    assert fates["no_duration"][1:] == ("rejected", None, "no duration known for query "
                                         f"'no_duration' (not in the row, not in {gt})")
 
 

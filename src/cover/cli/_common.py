@@ -88,7 +88,9 @@ RESULTS_FOLDER_HELP = ("results folder, written all or nothing: built beside it 
                        "there is replaced whole, a folder holding other files is refused")
 
 #: ``--videos`` wherever durations are read from a file (cover.io.durations).
-VIDEOS_HELP = f"video durations for rows that lack them: {DURATIONS_SHAPES}"
+VIDEOS_HELP = (f"video durations for rows that lack them: {DURATIONS_SHAPES}; or a ground "
+               "truth of any format, where each row finds its query's (by qid) when the "
+               "file holds no durations by video (UAG-OOPS) or the rows name no vid")
 
 
 class OutputFolder(str):

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 
 from cover.cli._common import (
-    VIDEOS_HELP,
     InputPath,
     OutputOrStdout,
     Subparsers,
@@ -29,8 +28,7 @@ def add_parser(sub: Subparsers) -> None:
     p.add_argument("--calibrator", required=True, type=InputPath,
                    help="calibrator JSON from cover calibrate")
     add_flags(p, "preds", "videos", "qids", "output", qids="certify only these query ids",
-              videos={"help": VIDEOS_HELP + "; rows that name no vid (a layout without one) "
-                      "find their query's in a ground truth given here"}, output={
+              output={
         "type": OutputOrStdout,
         "help": "regions to write (- for standard output); the name sets the format: "
         ".parquet (from a Parquet input with --columns), .csv/.tsv (CSV rows with cover "

@@ -196,28 +196,30 @@ def fill_durations(
     *,
     strict: bool = False,
     source: str = "--videos",
+    by: str = "vid",
 ) -> tuple[T, list[RowProblem]]:
-    """Take T from the prediction rows when present, else look the vid up in
-    ``(vids, durations)``. A row whose video has no known duration, or whose own
-    duration contradicts the lookup, is rejected with a message naming it. Then
-    clip predictions to ``[0, T]``."""
+    """Take T from the prediction rows when present, else look the vid (``by="qid"``: the
+    qid, whose durations ``vids`` then keys) up in ``(vids, durations)``. A row whose
+    video has no known duration, or whose own duration contradicts the lookup, is
+    rejected with a message naming it. Then clip predictions to ``[0, T]``."""
     t = preds.duration.copy()
     missing = ~np.isfinite(t)
     clash = np.zeros(t.size, dtype=bool)
+    key, noun = (preds.qid, "query") if by == "qid" else (preds.vid, "video")
     if vids is not None and durations is not None:
-        j, hit = index_of(vids, preds.vid)
+        j, hit = index_of(vids, key)
         fill = missing & hit
         t[fill] = durations[j[fill]]
         clash = ~missing & hit & (np.abs(t - durations[j]) > 1e-6)
     unknown = ~np.isfinite(t)
     problems = _problems(preds, np.flatnonzero(unknown), [
-        f"{NO_DURATION} for video {v!r} (not in the row, not in {source})"
-        for v in preds.vid[unknown].tolist()
+        f"{NO_DURATION} for {noun} {v!r} (not in the row, not in {source})"
+        for v in key[unknown].tolist()
     ] if unknown.any() else [])
     problems += _problems(preds, np.flatnonzero(clash), [
-        f"duration {a:g} in the row contradicts {b:g} for video {v!r} in {source}"
+        f"duration {a:g} in the row contradicts {b:g} for {noun} {v!r} in {source}"
         for a, b, v in zip(t[clash].tolist(), durations[j[clash]].tolist(),
-                           preds.vid[clash].tolist(), strict=True)
+                           key[clash].tolist(), strict=True)
     ] if clash.any() and durations is not None else [])
     out = replace_keeping_ids(preds, duration=t)
     if (unknown | clash).any():

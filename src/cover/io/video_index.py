@@ -25,17 +25,21 @@ class VideoIndex:
 
     vid: NDArray[np.bytes_]
     t: NDArray[np.float64]
+    #: What the keys ``vid`` are: videos, or queries (``"qid"``: durations of a ground
+    #: truth's queries, which a row looks up by its qid; :func:`cover.data.join.fill_durations`).
+    by: str = "vid"
 
     @classmethod
-    def of(cls, vid: NDArray[Any], t: NDArray[Any]) -> VideoIndex:
-        """The index of ``(vid, t)`` in any order, vids as text or UTF-8 bytes."""
+    def of(cls, vid: NDArray[Any], t: NDArray[Any], by: str = "vid") -> VideoIndex:
+        """The index of ``(vid, t)`` in any order, vids (or qids: ``by``) as text or UTF-8
+        bytes."""
         v = np.asarray(vid).reshape(-1)
         v = v if v.dtype.kind == "S" else utf8_ids(v)
         d = np.asarray(t, dtype=np.float64).reshape(-1)
         if v.size > 1 and not (v[1:] >= v[:-1]).all():
             order = np.argsort(v, kind="stable")
             v, d = v[order], d[order]
-        return cls(v, d)
+        return cls(v, d, by)
 
     def texts(self) -> tuple[NDArray[np.str_], NDArray[np.float64]]:
         """``(vid as text, t)``, sorted by vid."""

@@ -34,8 +34,8 @@ from cover.jobs.certify_stream import (
     Stream,
     calibration_warning,
     load_calibrator,
-    row_videos,
     streamable,
+    videos_index,
 )
 
 if TYPE_CHECKING:
@@ -126,7 +126,8 @@ def certify_streaming(kind: Stream, job: CertifyJob) -> list[str]:
     refuse_csv_proposals(preds, cal.relevance, f"{calibrator} was fitted on it")
     inputs: list[str | Path | None] = [calibrator, videos, qids]
     # a streamed JSON-lines row names its vid; a table's does where its mapping names one
-    vd = row_videos(videos, preds, job.columns is None or "vid" in parse_columns(job.columns))
+    vd = videos_index(videos, preds, vid_named=job.columns is None
+                      or "vid" in parse_columns(job.columns)) if videos else None
     source = videos or "--videos (not given)"
     wanted, lines = read_qid_lines(qids) if qids else (None, None)
 
@@ -201,7 +202,9 @@ def certify_whole(job: CertifyJob) -> list[str]:
     say(f"{job.preds}: {got.format} ({len(got.loaded.table)} rows)")
     preds = got.loaded
     wanted, lines = read_qid_lines(job.qids) if job.qids else (None, None)
-    stage = CertifyStage.of(cal, videos=row_videos(job.videos, job.preds, got.vid_given),
+    stage = CertifyStage.of(cal, videos=videos_index(job.videos, job.preds,
+                                                     vid_named=got.vid_given)
+                            if job.videos else None,
                             videos_source=job.videos or "--videos (not given)",
                             qids=wanted, strict=job.strict, max_p=job.max_p)
     done = stage.run(preds)

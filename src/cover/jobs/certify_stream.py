@@ -51,36 +51,23 @@ def streamable(preds: str | Path, pred_format: str | None, columns: str | None,
     return None if json_array(p) else "jsonl"
 
 
-def videos_index(videos: str | Path) -> VideoIndex:
+def videos_index(videos: str | Path, what: str | Path = "the rows", *, vid_named: bool = True
+                 ) -> VideoIndex:
     """The ``--videos`` durations as every certify path holds them (streamed, whole
-    read, service): sorted UTF-8 vids beside float64 durations, a quarter of the memory
-    of the vids as text (:func:`cover.io.durations.read_video_index`)."""
-    from cover.io.durations import read_video_index
+    read, service): sorted UTF-8 keys beside float64 durations, a quarter of the memory
+    of the keys as text, read by the one reading of the flag
+    (:func:`cover.io.row_durations.read_row_durations`: by vid, or by qid from a ground
+    truth, which is said, naming ``what`` the rows are). The rule is the run's, decided
+    before any row is read, so every path of the run applies it."""
+    from cover.io.row_durations import read_row_durations
 
-    return read_video_index(videos)
-
-
-def row_videos(videos: str | None, preds: str, vid_named: bool) -> VideoIndex | None:
-    """The ``--videos`` durations as the rows look them up: by vid, or, for rows whose
-    input names no vid (its mapping names none: each row's vid is its qid), by qid when
-    ``videos`` is a ground truth, whose queries name their videos (said once). The rule
-    is the run's, decided before any row is read, so every path of the run applies it."""
-    if videos is None:
-        return None
-    if not vid_named:
-        from cover.io import formats
-
-        try:
-            gt = formats.read(videos, "ground_truth",
-                              options=formats.Options(on_error="reject", keep_records=False))
-        except InputError:
-            gt = None  # durations by video only: the rows' qids name none of its videos
-        if gt is not None:
-            t = gt.loaded.table
-            say(f"{preds}: the rows name no vid; each row's duration is its query's in "
-                f"{videos} ({gt.format}, by qid)")
-            return VideoIndex.of(t.qid.astype(str), t.duration)
-    return videos_index(videos)
+    got = read_row_durations(videos, vid_named=vid_named)
+    if got.truth_format is not None:
+        why = ("the rows name no vid" if not vid_named
+               else "--videos is a ground truth, not a durations file")
+        say(f"{what}: {why}; each row's duration is its query's in {videos} "
+            f"({got.truth_format}, by qid)")
+    return got.index
 
 
 def load_calibrator(path: str, max_p: float | None,

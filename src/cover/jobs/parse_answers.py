@@ -64,18 +64,20 @@ def parse_answers(answers: Sequence[str], *, text_fields: Sequence[str | None],
     and warnings; then write every prediction file, then the ``summary`` JSON."""
     from cover.grounders.parse.files import parse_answer_file, summary_lines, warnings_of
     from cover.io import write_jsonl
-    from cover.io.durations import read_video_durations
     from cover.io.output import make_folder, write_json
+    from cover.jobs.certify_stream import videos_index
 
     targets = prediction_targets(answers, out=out, out_dir=out_dir, summary=summary,
                                  videos=videos)
-    durations = None
-    if videos:
-        vids, durs = read_video_durations(videos)
-        durations = dict(zip(vids.tolist(), durs.tolist(), strict=True))
+    durations, by_qid = None, False
+    if videos:  # the flag's one reading: by vid, or a ground truth's queries by qid
+        index = videos_index(videos, ", ".join(answers))
+        keys, durs = index.texts()
+        durations, by_qid = dict(zip(keys.tolist(), durs.tolist(), strict=True)), index.by == "qid"
     parsed, summaries = [], []
     for path, text_field in zip(answers, text_fields, strict=True):
         pf = parse_answer_file(path, text_field=text_field, durations=durations,
+                               durations_by_qid=by_qid,
                                duration_field=duration_field, **parse)
         doc = pf.summary(k=samples)
         parsed.append(pf)

@@ -64,7 +64,7 @@ def build(opts: ServeOptions) -> Any:
     proxy = None if opts.upstream is None else ProxyConfig(
         opts.upstream, opts.upstream_timeout, secret("--upstream-token-env",
                                                      opts.upstream_token_env))
-    vd = videos_index(opts.videos) if opts.videos else None
+    vd = videos_index(opts.videos, "requests") if opts.videos else None
     sources = Sources(opts.calibrators, vd, opts.videos or "--videos (not given)",
                       opts.clip, opts.strict)
     if opts.state is None:

@@ -21,7 +21,6 @@ from typing import Any
 
 import numpy as np
 
-from cover.data.join import fill_durations
 from cover.intervals import Intervals
 from cover.io.jsonl_batch import load_batch
 from cover.io.seen import SeenIds
@@ -55,8 +54,7 @@ def _scored(loaded: Loaded, qid: str, pred: Any, truth: list[list[float]]
         raise RequestError(422, f"prediction: {block.get('reason')}")
     k = loaded.kernel
     got = load_batch("feedback", [(1, line)], clip=k.clip, on_error="reject")
-    table, _ = fill_durations(got.loaded.table, *k.stage.known_durations(got.loaded.table.vid),
-                              strict=k.stage.strict, source=k.stage.videos_source)
+    table, _ = k.stage.with_durations(got.loaded.table)
     ts, te = min(w[0] for w in truth), max(w[1] for w in truth)
     table = dataclasses.replace(table, truth=Intervals.from_lists([truth]))
     cal = loaded.cal

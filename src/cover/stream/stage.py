@@ -154,6 +154,14 @@ class CertifyStage:
         known = self.index.known(vid)
         return (None, None) if known[0].size == 0 else known
 
+    def with_durations(self, table: GroundingTable) -> tuple[GroundingTable, list[RowProblem]]:
+        """``table`` with each row's duration, from the row or ``--videos`` (by vid, or by
+        qid from a ground truth: :attr:`VideoIndex.by`), clipped to ``[0, T]``, and the
+        rows it rejected or clipped (:func:`cover.data.join.fill_durations`)."""
+        by = "vid" if self.index is None else self.index.by
+        return fill_durations(table, *self.known_durations(getattr(table, by)),
+                              strict=self.strict, source=self.videos_source, by=by)
+
     @property
     def p_values(self) -> bool:
         """Whether every certified row gets a conformal p-value (``cover.p_value``): the
@@ -174,8 +182,7 @@ class CertifyStage:
             found += repeats
         if self.qids is not None:
             table = table.select_qids(self.qids)
-        table, filled = fill_durations(table, *self.known_durations(table.vid),
-                                       strict=self.strict, source=self.videos_source)
+        table, filled = self.with_durations(table)
         found += filled
         rule = signal_rule(self.cal.relevance)  # a signal T makes too long: the row, not the run
         if rule is not None:

@@ -120,6 +120,7 @@ def parse_answer_file(
     vid_pattern: str | None = None,
     duration_field: str = "duration",
     durations: dict[str, float] | None = None,
+    durations_by_qid: bool = False,
     fps: float | None = None,
     prompt_examples: Sequence[str] = (),
     bare: BareRule = "seconds",
@@ -127,7 +128,8 @@ def parse_answer_file(
 ) -> ParsedFile:
     """Parse every answer of ``path``. The answer field and the vid follow the rules of
     :mod:`cover.grounders.parse.fields`; the duration of a row is its
-    ``duration_field``, else ``durations[vid]``; a row with no qid is an error naming
+    ``duration_field``, else ``durations[vid]`` (``durations[qid]`` with
+    ``durations_by_qid``: a ground truth's queries); a row with no qid is an error naming
     its line. A row whose answer is missing or not text is kept and parsed as an empty
     answer (a ``failure``, hence a refusal), never dropped."""
     raw, keyed = _rows_of(path)
@@ -155,7 +157,7 @@ def parse_answer_file(
                                        f"{json_text(given)} is not a finite number > 0; "
                                        "set aside", "noted"))
         if math.isnan(T[i]):
-            fallback = (durations or {}).get(str(v))
+            fallback = (durations or {}).get(str(q if durations_by_qid else v))
             T[i] = math.nan if fallback is None else float(fallback)
     problems.sort(key=lambda p: p.line)
     rows, parsed = answers_to_predictions(
