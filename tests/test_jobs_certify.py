@@ -176,8 +176,9 @@ def test_uag_answers_take_each_clips_duration_from_the_ground_truth_as_videos(
                      "--on-error", "reject", "-o", str(out)]) == 0, name
         said = capsys.readouterr()
         if flags:
-            assert (f"{bare}: --videos is a ground truth, not a durations file; each row's "
-                    f"duration is its query's in {gt} (uag-oops, by qid)") in said.err
+            assert (f"{bare}: --videos is a ground truth whose clips of one video differ in "
+                    f"length; each row's duration is its query's in {gt} (uag-oops, by "
+                    "qid)") in said.err
         got = [json.loads(x) for x in out.read_text().splitlines()]
         fates[name] = [(r["qid"], r["cover"]["status"], r["cover"].get("region"),
                         r["cover"].get("duration"), r["cover"].get("reason")) for r in got]
@@ -195,3 +196,24 @@ def test_uag_answers_take_each_clips_duration_from_the_ground_truth_as_videos(
     by_vid = Counter(r["vid"] for r in rows)
     assert max(by_vid.values()) > 1
     assert len({f[3] for f in fates["bare"]}) > len(by_vid)
+
+
+def test_a_ground_truth_whose_videos_have_one_length_gives_durations_by_video(
+        data_dir: Path, tmp_path: Path, capsys) -> None:
+    """Charades-STA's text ground truth (its durations from charades.json beside it) as
+    --videos: each of its videos has one length, so rows look theirs up by vid, as in
+    charades.json itself (LA-DETR's qids are not the text file's). It was an error (not
+    a durations file)."""
+    preds = data_dir / "charades_sta/la_detr/hl_test_submission.jsonl"
+    text = data_dir / GT
+    cal = tmp_path / "cal.json"
+    assert main(["calibrate", "--preds", str(preds), "--gt", str(text), "-o", str(cal)]) == 0
+    outs = []
+    for videos in (text, data_dir / VIDEOS):
+        out = tmp_path / f"{videos.stem}.out.jsonl"
+        assert main(["certify", "--calibrator", str(cal), "--preds", str(preds), "--videos",
+                     str(videos), "-o", str(out)]) == 0
+        outs.append(out.read_bytes())
+    assert outs[0] == outs[1]
+    assert (f"{preds}: each row's duration is its video's in the ground truth {text} "
+            "(charades-sta, by vid)") in capsys.readouterr().err

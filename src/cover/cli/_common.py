@@ -89,8 +89,8 @@ RESULTS_FOLDER_HELP = ("results folder, written all or nothing: built beside it 
 
 #: ``--videos`` wherever durations are read from a file (cover.io.durations).
 VIDEOS_HELP = (f"video durations for rows that lack them: {DURATIONS_SHAPES}; or a ground "
-               "truth of any format, where each row finds its query's (by qid) when the "
-               "file holds no durations by video (UAG-OOPS) or the rows name no vid")
+               "truth of any format: by vid where each video has one length, else each "
+               "row finds its query's (by qid; UAG-OOPS clips, rows that name no vid)")
 
 
 class OutputFolder(str):

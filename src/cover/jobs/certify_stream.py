@@ -62,11 +62,14 @@ def videos_index(videos: str | Path, what: str | Path = "the rows", *, vid_named
     from cover.io.row_durations import read_row_durations
 
     got = read_row_durations(videos, vid_named=vid_named)
-    if got.truth_format is not None:
-        why = ("the rows name no vid" if not vid_named
-               else "--videos is a ground truth, not a durations file")
+    if got.truth_format is not None and got.index.by == "qid":
+        why = ("the rows name no vid" if not vid_named else "--videos is a ground truth "
+               "whose clips of one video differ in length")
         say(f"{what}: {why}; each row's duration is its query's in {videos} "
             f"({got.truth_format}, by qid)")
+    elif got.truth_format is not None:
+        say(f"{what}: each row's duration is its video's in the ground truth {videos} "
+            f"({got.truth_format}, by vid)")
     return got.index
 
 
