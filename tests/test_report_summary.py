@@ -5,12 +5,13 @@ band, and the glossary."""
 from __future__ import annotations
 
 import re
+from html import escape
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from cover.report.glossary import GLOSSARY, glossary_html
+from cover.report.glossary import GLOSSARY, SLOT, USES, fill_glossary, glossary_html
 from cover.report.misses import conditional_misses, misses, stratum_floor
 from cover.report.summary import summary_html
 
@@ -65,18 +66,25 @@ def test_out_of_band_cells_are_misses_and_noise_is_not() -> None:
            in clean
 
 
-def test_glossary_defines_every_term_the_box_uses() -> None:
-    html = _box(_studies(0.80))
-    for term in ("NORM", "SEC", "SLS", "share of T", "components", "relevance ≥ c",
-                 "calibration band", "test band", "k/(n+1)"):
+def test_glossary_defines_every_term_the_box_uses_and_no_other() -> None:
+    """The glossary lists the terms the page uses: "paired difference" (a compare page's)
+    and the Beta band (a band whose queries' videos were not counted) were listed on
+    every study page, which uses neither."""
+    html = fill_glossary(_box(_studies(0.80)))
+    for term in ("NORM", "share of T", "k/(n+1)", "calibration band", "test band",
+                 "resamples", "stratum", "Mondrian"):
         assert term in GLOSSARY
         assert f"<dt>{term}</dt>" in html
     assert html.index("</div>") < html.index("id='glossary'")
+    for term in ("Beta band", "paired difference", "SEC", "SLS", "IoU"):  # not in this box
+        assert f"<dt>{term}</dt>" not in html
     assert glossary_html(["SEC"]).count("<dt>") == 1
-    # The Beta band (a calibration band whose queries' videos were not counted) is listed
-    # only where a page names it: the study's box always counts them.
-    assert "<dt>Beta band</dt>" not in html
-    assert "<dt>Beta band</dt>" in glossary_html(["Beta band"])
+    assert set(USES) == set(GLOSSARY)
+    for term in GLOSSARY:  # a page using a term's words lists it, a page without, not
+        page = f"<p>{term.replace('(', '').replace(')', '')} <b>{term}</b></p>{SLOT}"
+        assert f"<dt>{escape(term, quote=False)}</dt>" in fill_glossary(page), term
+        assert f"<dt>{escape(term, quote=False)}</dt>" not in fill_glossary(
+            f"<p>a word</p><script>{term}</script>{SLOT}"), term
 
 
 def test_qd_detr_long_tercile_undercovers_at_0_9(qdetr_table, data_dir: Path, qvh_gt: Path,

@@ -15,6 +15,7 @@ import msgspec
 from cover.errors import InputError
 from cover.io.output import write_text
 from cover.report.gallery import gallery_html
+from cover.report.glossary import fill_glossary
 from cover.report.layout import esc, img, page, table_html
 from cover.report.query_table import query_table_html
 from cover.report.sections import CAPTIONS, INTRO, section_html
@@ -178,7 +179,7 @@ def build_report(results: str | Path, out: str | Path) -> Path:
             body.append(gallery_html(p["id"], labels[p["id"]], records[p["id"]]))
     body.append("<h2 id='queries'>All test queries</h2>")
     body.append(query_table_html(records))
-    doc_html = page("COVER report", "".join(body), records)
+    doc_html = page("COVER report", fill_glossary("".join(body)), records)
     target = Path(out)
     write_text(target, doc_html)
     return target

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from cover.report.glossary import glossary_html
+from cover.report.glossary import SLOT, fill_glossary
 from cover.report.layout import esc, page, table_html
 from cover.report.misses import OFF_BAND
 from cover.report.tables import render
@@ -141,9 +141,5 @@ def compare_html(doc: dict[str, Any]) -> str:
         body.append(f"<p><b>{side.upper()} = {esc(side_label(s))}</b>, {esc(s['preds'])}, "
                     f"{s['n_calibration']} calibration rows:</p><ul>"
                     + "".join(f"<li>{esc(line)}</li>" for line in s["thresholds"]) + "</ul>")
-    bands = sorted({doc[side].get("calibration_band", {}).get("name", "calibration band")
-                    for side in ("a", "b")})
-    body.append(glossary_html(["target (1 - alpha)", "certified region", "NORM", "SEC", "SLS",
-                               "share of T", "k/(n+1)", *bands, "test band", "R1@t, mIoU",
-                               "paired difference", "source video (unit)"]))
-    return page("COVER compare", "".join(body), {})
+    body.append(SLOT)  # the glossary of the terms the page uses
+    return page("COVER compare", fill_glossary("".join(body)), {})

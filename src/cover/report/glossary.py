@@ -1,8 +1,11 @@
-"""The short glossary under a report's summary box: every term the box and the tables use,
-in one sentence each."""
+"""The short glossary under a report's summary box: every term the page uses, in one
+sentence each. A box leaves :data:`SLOT` where the glossary goes; once the whole page is
+written, :func:`fill_glossary` puts there the terms its text uses (:data:`USES`)."""
 
 from __future__ import annotations
 
+import html
+import re
 from collections.abc import Iterable
 
 from cover.report.layout import esc
@@ -58,16 +61,55 @@ GLOSSARY: dict[str, str] = {
 }
 
 
-#: Terms a page lists only when it asks for them: the study and demo reports always count
-#: the calibration queries' videos, so they never show a Beta band.
-ASKED_ONLY = frozenset({"Beta band"})
+#: Where a page's glossary goes (:func:`fill_glossary` fills it with the terms it uses).
+SLOT = "<!--cover:glossary-->"
+
+#: How a page's text shows it uses each term (a regular expression).
+USES: dict[str, str] = {
+    "target (1 - alpha)": r"\btarget\b|\balpha\b",
+    "certified region": r"\bcertified\b",
+    "NORM": r"\bNORM\b",
+    "SEC": r"\bSEC\b",
+    "SLS": r"\bSLS\b",
+    "relevance ≥ c": r"relevance ≥|≥ c\b|\bcut\b",
+    "share of T": r"share of T|% of the video",
+    "components": r"\bcomponents?\b",
+    "k/(n+1)": r"k/\(n\+1\)",
+    "calibration band": r"calibration band",
+    "Beta band": r"Beta band",
+    "test band": r"test band",
+    "resamples": r"\bresampl",
+    "IoU": r"IoU",
+    "refused": r"\brefus",
+    "R1@t, mIoU": r"R1@|mIoU",
+    "paired difference": r"paired difference|\bA - B\b",
+    "stratum": r"\bstrat",
+    "Mondrian": r"Mondrian",
+    "source video (unit)": r"source video",
+}
 
 
-def glossary_html(terms: Iterable[str] | None = None) -> str:
-    """A compact definition list of ``terms`` (default: all but :data:`ASKED_ONLY`),
-    folded under the summary."""
-    keys = ([k for k in GLOSSARY if k not in ASKED_ONLY] if terms is None
-            else [t for t in GLOSSARY if t in set(terms)])
-    items = "".join(f"<dt>{esc(k)}</dt><dd>{esc(GLOSSARY[k])}</dd>" for k in keys)
+def glossary_html(terms: Iterable[str]) -> str:
+    """A compact definition list of ``terms`` (in :data:`GLOSSARY`'s order), folded under
+    the summary."""
+    wanted = set(terms)
+    items = "".join(f"<dt>{esc(k)}</dt><dd>{esc(v)}</dd>" for k, v in GLOSSARY.items()
+                    if k in wanted)
     return (f"<details class='glossary' id='glossary' open><summary>Glossary: the terms on "
             f"this page</summary><dl>{items}</dl></details>")
+
+
+def terms_on(page: str) -> list[str]:
+    """The terms of :data:`GLOSSARY` the text of HTML ``page`` uses (its scripts, styles
+    and tags left out)."""
+    text = re.sub(r"<(script|style)\b.*?</\1>", " ", page, flags=re.S)
+    text = html.unescape(re.sub(r"<[^>]+>", " ", text))
+    return [t for t, used in USES.items() if re.search(used, text)]
+
+
+def fill_glossary(page: str) -> str:
+    """``page`` with its :data:`SLOT` (if any) replaced by the glossary of the terms the
+    rest of the page uses."""
+    if SLOT not in page:
+        return page
+    return page.replace(SLOT, glossary_html(terms_on(page.replace(SLOT, ""))), 1)

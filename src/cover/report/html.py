@@ -31,6 +31,7 @@ def write_html(path: str | Path, title: str,
     (:mod:`cover.io.output`). ``lead`` is HTML placed under the title (a summary box);
     every figure carries the caption :data:`cover.report.sections.CAPTIONS` gives its
     file name."""
+    from cover.report.glossary import fill_glossary
     from cover.report.layout import CSS
     from cover.report.sections import CAPTIONS
 
@@ -51,6 +52,7 @@ def write_html(path: str | Path, title: str,
     style = CSS + "td:nth-child(-n+3),th:nth-child(-n+3){text-align:right}" \
         "td:first-child,th:first-child{text-align:left}"
     doc = (f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}"
-           f"</title><style>{style}</style></head><body>{''.join(parts)}</body></html>\n")
+           f"</title><style>{style}</style></head><body>{fill_glossary(''.join(parts))}"
+           "</body></html>\n")
     write_text(path, doc, inputs=inputs)
     return Path(path)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from cover.report.glossary import glossary_html
+from cover.report.glossary import SLOT
 from cover.report.layout import esc
 from cover.report.misses import TARGET, headline, misses, mondrian_note, transfer_misses
 
@@ -254,7 +254,7 @@ def summary_html(pairs: list[dict[str, Any]], studies: dict[str, dict[str, dict[
         parts.append("<p>Not filled in this run: " + "; ".join(esc(m) for m in missing)
                      + ".</p>")
     parts.append("</div>")
-    parts.append(glossary_html())
+    parts.append(SLOT)  # the glossary of the terms the whole page uses
     return "".join(parts)
 
 
