@@ -14,10 +14,8 @@ Design (SPEC §4, paper §Method):
 * The calibrator is saved as versioned JSON (:mod:`cover.calibrate.calibrator_file`),
   validated field by field when read back.
 
-Extending: ``register_rule(RuleSpec(name, fn, summary, defaults=..., check_params=...,
-rank=..., sides=..., needs=...))`` and ``register_grouping(Grouping(kind, fit, assign,
-check_params))`` in :mod:`cover.calibrate.registry`; then ``Calibrator(rule=name,
-groups=kind)``.
+Extending: a rule or a grouping registered in :mod:`cover.calibrate.registry`
+(docs/calibration-rules.md), then ``Calibrator(rule=name, groups=kind)``.
 
 >>> import numpy as np, cover
 >>> cal_table = cover.GroundingTable.from_arrays(   # end overshoots by i/4 s
