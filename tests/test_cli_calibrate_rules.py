@@ -111,3 +111,22 @@ def test_calibrate_reports_ties_at_the_threshold(tmp_path: Path, capsys) -> None
         assert "ties at the threshold: the upper bound 1 - alpha + 1/(n+1)" in out
     else:
         assert "coverage is at most 1 - alpha + 1/(n+1) = " in out
+
+
+@pytest.mark.parametrize(("score", "said"), [
+    ("norm", "refused rows 0, NORM scale floored "),
+    ("sec", "refused rows 0\n"),
+    ("sls", "refused rows 0, truth beyond signal "),
+])
+def test_the_rows_set_apart_are_named_for_the_family_alone(score: str, said: str,
+                                                           tmp_path: Path, capsys) -> None:
+    """Each family names only the rows it treats apart: SEC has no scale to floor and no
+    signal, NORM no signal, SLS no scale. Every family's line named all three."""
+    preds, gt = synthetic(tmp_path, 60, 0, saliency=True)
+    assert main(["calibrate", "--preds", str(preds), "--gt", str(gt), "--score", score,
+                 "-o", str(tmp_path / "cal.json")]) == 0
+    out = capsys.readouterr().out
+    assert said in out
+    line = next(x for x in out.splitlines() if x.startswith("refused rows"))
+    assert ("scale floored" in line) == (score == "norm")
+    assert ("beyond signal" in line) == (score == "sls")

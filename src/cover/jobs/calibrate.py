@@ -170,7 +170,17 @@ def calibrate(job: CalibrateJob) -> list[str]:
                                  calibration_units=g)
         out.append(f"expected coverage k/(n+1) = {bands.expected:.4f}; {bands.describe()}")
     out.append(Ties.of(scores(), cal.threshold_).describe(float(as_fraction(job.alpha))))
-    out.append(f"refused rows {c.get('refused', 0)}, NORM scale floored "
-               f"{c.get('min_scale_floored', 0)}, truth beyond signal "
-               f"{c.get('beyond_signal', 0)}")
+    out.append(_counts_line(job.score, c))
     return [*out, f"wrote {job.output}"]
+
+
+def _counts_line(score: str, counts: dict[str, int]) -> str:
+    """The calibration rows a family treats apart: refused rows (every family); rows whose
+    scale was floored at --min-scale (NORM's predicted length, SIGMA's std); rows whose
+    truth lies beyond the relevance signal (SLS). Only the family's own are named."""
+    said = [f"refused rows {counts.get('refused', 0)}"]
+    if score in ("norm", "sigma"):
+        said.append(f"{score.upper()} scale floored {counts.get('min_scale_floored', 0)}")
+    if score == "sls":
+        said.append(f"truth beyond signal {counts.get('beyond_signal', 0)}")
+    return ", ".join(said)
