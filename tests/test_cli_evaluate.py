@@ -12,7 +12,7 @@ import pytest
 from cover.cli import main
 from cover.data.table import GroundingTable
 from cover.io.content_join import known_vids
-from cover.io.order_join import align_truth
+from cover.io.order_join import join_truth
 from cover.ragged import Ragged
 
 
@@ -107,13 +107,14 @@ def test_known_vids_strips_extension_and_prefix_only_when_that_names_a_video() -
     assert got.tolist() == ["A1", "abc", "v_x", "B.mkv", "abc"]
 
 
-def test_align_truth_rekeys_only_when_content_matches_more() -> None:
+def test_join_truth_rekeys_only_when_content_matches_more() -> None:
     preds = _table(["0", "1"], ["a", "b"], ["Walk.", "run"])
     gt = _table(["10", "11"], ["a", "b"], ["walk", "run"])
-    got, agree, matched = align_truth(preds, gt)
-    assert (agree, matched) == (0, 2) and got.qid.tolist() == ["0", "1"]
-    same, agree, matched = align_truth(preds, preds)
-    assert same is preds and (agree, matched) == (2, 0)
+    got = join_truth(preds, gt)
+    assert (got.agree, got.matched, got.how) == (0, 2, "(vid, query text)")
+    assert got.gt.qid.tolist() == ["0", "1"]
+    same = join_truth(preds, preds)
+    assert same.gt is preds and (same.agree, same.matched) == (2, 0)
 
 
 def _certified_synthetic(tmp_path: Path, n: int = 60) -> tuple[Path, Path, Path, Path]:
@@ -737,3 +738,38 @@ def test_distime_qvhighlights_certified_and_evaluated_through_its_layout(
         grounding_metrics(test_t).to_dict()["full"], rel=1e-12)
     # each row on its own video: the test band's clusters are the split's source videos
     assert f"test 927 queries / {got['reference']['test_units']} videos" in split_said
+
+
+def test_a_rejected_truth_row_keeps_its_place_in_a_join_by_order(data_dir: Path,
+                                                                  tmp_path: Path, capsys) -> None:
+    """Shuffling Videos on ActivityNet-CD names each query <vid>-<k>; the ground truth
+    has two rows whose window runs backwards (rejected), the 4th of ten queries of
+    v_0bosp4-pyTM and the 6th of nine of v_rhOtqArO-3Y. Evaluate joins by order within
+    each video as calibrate does, the rejected rows holding their places: every region
+    meets its own query's truth, and the join is named for what it is. The video's later
+    queries met the truth of the next one and its last none, under a message naming the
+    join on (vid, query text)."""
+    preds = data_dir / "activitynet_cd/shuffling_videos_mdc/prediction_results_test_ood.json"
+    gt = data_dir / "activitynet_cd/momentdiff_repo/anet_test_ood_momentdiff.jsonl"
+    cal, regions, out = tmp_path / "cal.json", tmp_path / "r.jsonl", tmp_path / "m.json"
+    assert main(["calibrate", "--preds", str(preds), "--gt", str(gt), "--on-error", "reject",
+                 "-o", str(cal)]) == 0
+    assert main(["certify", "--calibrator", str(cal), "--preds", str(preds), "-o",
+                 str(regions)]) == 0
+    capsys.readouterr()
+    assert main(["evaluate", "--regions", str(regions), "--gt", str(gt), "--on-error",
+                 "reject", "--json", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert "joined on order within each video: 13576 of 13578 regions matched (0 by qid)" in err
+    # the two regions on the rejected rows' own places are told so
+    assert f"its ground-truth row in {gt} was rejected (2)" in err
+    assert f"(qid=v_0bosp4-pyTM-3): its ground-truth row in {gt} was rejected" in err
+    assert "no ground truth for this qid" not in err
+    assert json.loads(out.read_text())["counts"]["rows"] == 13576
+    # the field's metrics of the regions are those of the labelled join calibrate reads
+    from cover.grounding_metrics import grounding_metrics
+    from cover.io.labelled import read_labelled
+
+    labelled = read_labelled(preds, gt, on_error="reject").table
+    assert json.loads(out.read_text())["field_metrics"]["full"] == pytest.approx(
+        grounding_metrics(labelled).to_dict()["full"], rel=1e-12)

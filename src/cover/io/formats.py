@@ -10,7 +10,7 @@ expected one of ...", with the first row's keys, never "malformed JSON".
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
@@ -32,6 +32,7 @@ from cover.io.mapping import Mapping
 from cover.io.opener import TABLE_SUFFIXES, kind_suffix
 from cover.io.peek import Peek, peek
 from cover.io.qvhighlights import Loaded
+from cover.io.row_checks import RejectedRows
 from cover.io.truth_index import CompactTruth
 
 
@@ -143,6 +144,9 @@ class TruthRead:
     format: str
     native_qids: bool = True
     no_moment: bool = False
+    #: The rows the reader rejected, with their records: a join by order within each
+    #: video keeps their places (:func:`cover.io.order_join.order_keys`).
+    rejected: RejectedRows = field(default_factory=dict)
 
 
 def read_truth(path: str | Path, *, format: str | None = None,
@@ -168,4 +172,4 @@ def read_truth(path: str | Path, *, format: str | None = None,
         on_error=on_error, durations=durations, columns=columns, keep_records=lean))
     table = got.loaded.table if labels else replace(got.loaded.table, truth_saliency=None)
     return TruthRead(compact_truth(table), got.loaded.problems, got.format,
-                     got.native_qids, bool(no_moment_qids(got.loaded)))
+                     got.native_qids, bool(no_moment_qids(got.loaded)), got.loaded.rejected)

@@ -124,7 +124,7 @@ def read_labelled(
             f"({int(drop.sum())} predictions for them)")
     if not p.vid_given:
         ptab = vid_from_truth(ptab, gtab, f"{preds}: the mapping names no vid", gt, say)
-    gtab, renamed = truth_named_as_predictions(p, g, ptab, say)
+    gtab, renamed, held = truth_named_as_predictions(p, g, ptab, say)
     listed = None
     if qids is not None:
         wanted, lines = read_qid_lines(qids)
@@ -141,7 +141,7 @@ def read_labelled(
                             gt_name=gt, qids=listed, strict=strict, on_error=on_error,
                             head=[*g.loaded.problems, *problems],
                             use=kept.append, keep=None,
-                            truth_rejected=rejected_qids(g.loaded.problems),
+                            truth_rejected=np.union1d(rejected_qids(g.loaded.problems), held),
                             row_rule=signal_rule(p.loaded.relevance)).kept
     table = kept[0]
     if p.loaded.relevance == PROPOSALS:  # asked for, or the mapping's default
@@ -153,11 +153,14 @@ def read_labelled(
 
 def truth_named_as_predictions(p: formats.Read, g: formats.Read, ptab: GroundingTable,
                                say: Callable[[str], None]
-                               ) -> tuple[GroundingTable, tuple[np.ndarray, np.ndarray] | None]:
+                               ) -> tuple[GroundingTable, tuple[np.ndarray, np.ndarray] | None,
+                                          np.ndarray]:
     """The ground truth of ``g`` under the qids of the predictions ``ptab`` (read as
     ``p``) when another join matches more of them than their qids do
-    (:func:`cover.io.order_join.join_truth`), said, with ``(old qids, new qids)``; else
-    the ground truth as read and None."""
+    (:func:`cover.io.order_join.join_truth`), said, with ``(old qids, new qids)`` and
+    the names of the places its rejected rows hold (an order join's); else the ground
+    truth as read, None and no name."""
+    none = np.empty(0, dtype=str)
     gtab = g.loaded.table
     # A format numbering queries by position, or text qids (charades_sta_test_<i>: the
     # grounder's own names), may name the ground truth's queries differently: try the
@@ -165,12 +168,12 @@ def truth_named_as_predictions(p: formats.Read, g: formats.Read, ptab: Grounding
     try_content = not (p.native_qids and g.native_qids) or not _numeric(ptab.qid)
     joined_by = join_truth(ptab, gtab, g.loaded.rejected) if try_content else None
     if joined_by is None or joined_by.gt is gtab:
-        return gtab, None
+        return gtab, None, none
     differs = (f"; {joined_by.text_differs} of them with a different query text"
                if joined_by.text_differs else "")
     say(f"joined on {joined_by.how}: {joined_by.matched} of {len(ptab)} predictions "
         f"matched ({joined_by.agree} by qid){differs}")
-    return joined_by.gt, (gtab.qid, joined_by.gt.qid)
+    return joined_by.gt, (gtab.qid, joined_by.gt.qid), joined_by.rejected
 
 
 def _translate(wanted: np.ndarray, old: np.ndarray, new: np.ndarray, *,

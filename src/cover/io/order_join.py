@@ -14,7 +14,7 @@ order does not pass unseen.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from numpy.typing import NDArray
@@ -37,6 +37,9 @@ class Joined:
     how: str = "qid"
     #: Order join only: matched pairs whose query texts differ beyond case/punctuation.
     text_differs: int = 0
+    #: Order join only: the names (``<vid>-<k>``) of the places the reader's rejected
+    #: rows hold, so a prediction for one is told its truth row was rejected.
+    rejected: NDArray[np.str_] = field(default_factory=lambda: np.empty(0, dtype=str))
 
 
 def order_qids(t: GroundingTable) -> bool:
@@ -51,10 +54,12 @@ def order_qids(t: GroundingTable) -> bool:
     return bool(np.char.isdigit(tail).all())
 
 
-def order_keys(gt: GroundingTable, rejected: RejectedRows | None = None) -> NDArray[np.str_]:
+def order_keys(gt: GroundingTable, rejected: RejectedRows | None = None
+               ) -> tuple[NDArray[np.str_], NDArray[np.str_]]:
     """``<vid>-<k>`` of every ground-truth row: k = its place among its video's rows in
     file order (by line, then row), the ``rejected`` rows (``(line, qid)`` -> record with a vid)
-    holding their places (a document's rejected row after the kept rows of its line)."""
+    holding their places (a document's rejected row after the kept rows of its line); and
+    the names of the places the rejected rows hold."""
     n = len(gt)
     lines = gt.line if gt.line is not None else np.zeros(n, dtype=np.int64)
     extra = [(str(r["vid"]), int(ln)) for (ln, _), r in (rejected or {}).items()
@@ -64,7 +69,8 @@ def order_keys(gt: GroundingTable, rejected: RejectedRows | None = None) -> NDAr
     order = np.argsort(line, kind="stable")  # file order: by line, then row
     rank = np.empty(vid.size, dtype=np.int64)
     rank[order] = rank_within(vid[order])
-    return np.char.add(np.char.add(gt.vid.astype(str), "-"), rank[:n].astype(str))
+    keys = np.char.add(np.char.add(vid, "-"), rank.astype(str))
+    return keys[:n], keys[n:]
 
 
 def _words(q: NDArray[np.object_] | None, n: int) -> NDArray[np.str_]:
@@ -84,24 +90,15 @@ def join_truth(preds: GroundingTable, gt: GroundingTable,
         return Joined(gt, agree, 0)
     best = Joined(gt, agree, 0)
     if order_qids(preds):
-        gk = order_keys(gt, rejected)
+        gk, held = order_keys(gt, rejected)
         rekeyed, matched = rekey(preds, gt, preds.qid.astype(str), gk)
         if matched > agree:
             j, hit = index_of(preds.qid.astype(str), gk)
             pw, gw = _words(preds.query, len(preds))[j[hit]], _words(gt.query, len(gt))[hit]
             differs = int(((pw != "") & (gw != "") & (pw != gw)).sum())
-            best = Joined(rekeyed, agree, matched, "order within each video", differs)
+            best = Joined(rekeyed, agree, matched, "order within each video", differs, held)
     if best.matched < len(preds):
         rekeyed, matched = rekey(preds, gt, content_keys(preds), content_keys(gt))
         if matched > max(agree, best.matched):
             best = Joined(rekeyed, agree, matched, "(vid, query text)")
     return best
-
-
-def align_truth(preds: GroundingTable, gt: GroundingTable) -> tuple[GroundingTable, int, int]:
-    """``gt`` rekeyed to the predictions' qids (:func:`join_truth`) when a join on
-    (vid, query text), or by order within each video, matches more predictions than
-    their qids do, else ``gt`` as is; with the number matched by qid and by the other
-    join (0 when not tried)."""
-    j = join_truth(preds, gt)
-    return j.gt, j.agree, j.matched

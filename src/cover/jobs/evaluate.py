@@ -32,6 +32,7 @@ from cover.io.opener import json_array
 from cover.metrics import Evaluation
 
 if TYPE_CHECKING:
+    from cover.io.row_checks import RejectedRows
     from cover.io.truth_index import CompactTruth
     from cover.stream.evaluate import StreamedEvaluation
 
@@ -88,12 +89,12 @@ def evaluate_files(job: EvaluateFiles) -> dict[str, Any]:
             say(f"{job.regions}: rows of the {found} layout; each row's base prediction "
                 f"read as it reads it (--format {found})")
     map_large_blocks_for(job.gt)  # a large truth and its per-video sums: growing columns
-    truth, problems = _read_truth(job)
+    truth, problems, rejected = _read_truth(job)
     run = partial(evaluate_stream, job.regions, truth, target=job.target,
                   refusal_policy=job.refusal_policy, batch_rows=job.batch_rows,
                   columns=columns, calibrator=job.calibrator, covariates=job.diagnostics,
                   on_meta=partial(_check_relevance, job, kind),
-                  truth_rejected=rejected_qids(problems))
+                  truth_rejected=rejected_qids(problems), truth_rejected_rows=rejected)
     whole = job.in_memory or (kind == "jsonl" and json_array(job.regions))
     res = run(whole=whole)
     if res is None:
@@ -114,9 +115,8 @@ def evaluate_files(job: EvaluateFiles) -> dict[str, Any]:
         say(f"{job.regions}: the rows name no vid; took it from {job.gt} for "
             f"{res.vid_from_truth} rows (by qid)")
     if res.content_join is not None:
-        matched, rows, by_qid = res.content_join
-        say(f"joined on (vid, query text): {matched} of {rows} regions matched ({by_qid} "
-            "by qid)")
+        matched, rows, by_qid, how = res.content_join
+        say(f"joined on {how}: {matched} of {rows} regions matched ({by_qid} by qid)")
     raise_on_rejections(res.join_problems, job.on_error, f"{job.regions} joined with {job.gt}")
     # Both files' rows (each named with its file), as calibrate says "calibration input".
     tally = res.read_problems + ProblemTally.of(problems) + res.join_problems
@@ -169,9 +169,9 @@ def _check_relevance(job: EvaluateFiles, kind: str, meta: dict[str, Any]) -> Non
                     where=job.calibrator or f"the calibrator recorded in {job.regions}")
 
 
-def _read_truth(job: EvaluateFiles) -> tuple[CompactTruth, list[RowProblem]]:
-    """The ground truth as compact columns (held for the whole run) and the reader's
-    problems (:func:`cover.io.formats.read_truth`)."""
+def _read_truth(job: EvaluateFiles) -> tuple[CompactTruth, list[RowProblem], RejectedRows]:
+    """The ground truth as compact columns (held for the whole run), the reader's
+    problems and its rejected rows (:func:`cover.io.formats.read_truth`)."""
     from cover.io.formats import read_truth
 
     # Highlight labels are checked but not kept: regions are read without the saliency
@@ -179,7 +179,7 @@ def _read_truth(job: EvaluateFiles) -> tuple[CompactTruth, list[RowProblem]]:
     got = read_truth(job.gt, format=job.gt_format, columns=job.gt_columns,
                      durations=job.gt_durations, on_error=job.on_error, labels=False)
     say(f"{job.gt}: {got.format} ({len(got.truth)} rows)")
-    return got.truth, got.problems
+    return got.truth, got.problems, got.rejected
 
 
 def _diagnostics(job: EvaluateFiles, ev: Evaluation, res: StreamedEvaluation) -> Any:

@@ -50,7 +50,7 @@ def split_queries(gt: str, *, out_dir: str, cal_frac: float, seed: int,
         ptab = p.loaded.table
         if not p.vid_given:
             ptab = vid_from_truth(ptab, t, f"{preds}: the mapping names no vid", gt, say)
-        t, _ = truth_named_as_predictions(p, g, ptab, say)
+        t, _, _ = truth_named_as_predictions(p, g, ptab, say)
     sp = split_by_unit(t.units, cal_frac=cal_frac, seed=seed)
     if not (sp.n_units_calibration and sp.n_units_test):  # one video: all on one side
         videos = sp.n_units_calibration + sp.n_units_test

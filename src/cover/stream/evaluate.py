@@ -17,7 +17,7 @@ unit of the truth, :class:`~cover.metric_sums.CodeUnitSums`) and, for
 and joins them into one (a JSON array file is parsed whole). One rule needs every row:
 when the regions' qids do not all name a truth row of the same video, ``cover evaluate``
 may join on (vid, query text) instead
-(:func:`cover.io.order_join.align_truth`). The stream counts, per batch, the rows that
+(:func:`cover.io.order_join.join_truth`). The stream counts, per batch, the rows that
 could match by content; while that count cannot beat the qid matches the join stays by
 qid (what the whole-file rule would decide), and otherwise :func:`evaluate_stream`
 returns None: the caller runs it again with ``whole=True``, where the join is decided.
@@ -52,6 +52,7 @@ from cover.io.predictions_bulk import TableJoin
 from cover.io.regions_jsonl import LoadedRegions, regions_from_rows
 from cover.io.regions_read import regions_kind
 from cover.io.regions_windows import RowSources, sources_for
+from cover.io.row_checks import RejectedRows
 from cover.io.seen import SeenIds
 from cover.io.truth_index import CompactTruth, TruthSeen
 from cover.metric_sums import CodeUnitSums
@@ -163,8 +164,9 @@ class StreamedEvaluation:
     same_as_calibration: bool = False
     windows: int = 0
     batches: int = 0
-    #: ``(matched, regions rows, by qid)`` when the truth was joined on (vid, query text).
-    content_join: tuple[int, int, int] | None = None
+    #: ``(matched, regions rows, by qid, how)`` when the truth was joined otherwise than
+    #: by qid: by order within each video, or on (vid, query text).
+    content_join: tuple[int, int, int, str] | None = None
     #: Rows that named no vid and took their query's from the truth (by qid).
     vid_from_truth: int = 0
     #: Per evaluated row, in file order: covered, and the ``covariates`` asked for.
@@ -186,6 +188,7 @@ def evaluate_stream(
     on_meta: Callable[[dict[str, Any]], None] | None = None,
     keep_problems: int | None = KEEP,
     truth_rejected: NDArray[np.str_] | None = None,
+    truth_rejected_rows: RejectedRows | None = None,
 ) -> StreamedEvaluation | None:
     """The sums of ``cover evaluate`` over ``path`` against ``gt``, one batch at a time,
     or the whole file as one batch (``whole``), see the module doc; None when a join on
@@ -195,9 +198,11 @@ def evaluate_stream(
     calibrator fields the rows share once the first batch has them (a check that may
     stop the run before the rest is read). ``keep_problems``: the problems of each action
     kept as examples (None: every one); all are counted. ``truth_rejected``: the qids of
-    ground-truth rows the reader rejected (their regions say so)."""
+    ground-truth rows the reader rejected (their regions say so); ``truth_rejected_rows``
+    those rows, whose places a join by order within each video keeps (else a video's
+    later queries would meet the truth of the next)."""
     from cover.calibrate.covariates import covariate_matrix
-    from cover.io.order_join import align_truth
+    from cover.io.order_join import join_truth
 
     truth = gt if isinstance(gt, CompactTruth) else compact_truth(gt)
     # One batch: its own duplicate check is enough; else qids are marked per truth row.
@@ -241,9 +246,16 @@ def evaluate_stream(
             both = hit & truth.same_vid(j, rtab.vid)
         if whole:  # every row is here: the join on (vid, query text) is decided
             gt_table = truth.table()
-            gtab, by_qid, matched = align_truth(rtab, gt_table)
+            joined_as = join_truth(rtab, gt_table, truth_rejected_rows)
+            gtab = joined_as.gt
             if gtab is not gt_table:
-                truth, out.content_join = compact_truth(gtab), (matched, len(rtab), by_qid)
+                truth = compact_truth(gtab)
+                out.content_join = (joined_as.matched, len(rtab), joined_as.agree,
+                                    joined_as.how)
+                if joined_as.rejected.size:  # a region on a rejected row's place: told so
+                    truth_rejected = np.union1d(
+                        np.empty(0, str) if truth_rejected is None else truth_rejected,
+                        joined_as.rejected)
                 j, hit = truth.find(rtab.qid)
             del gt_table, gtab
         else:
