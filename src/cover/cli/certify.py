@@ -27,8 +27,7 @@ def add_parser(sub: Subparsers) -> None:
         "--videos gt.jsonl --qids splits/test_qids.txt -o regions.jsonl")
     p.add_argument("--calibrator", required=True, type=InputPath,
                    help="calibrator JSON from cover calibrate")
-    add_flags(p, "preds", "videos", "qids", "output", qids="certify only these query ids",
-              output={
+    add_flags(p, "preds", "videos", "qids", "output", qids="certify only these query ids", output={
         "type": OutputOrStdout,
         "help": "regions to write (- for standard output); the name sets the format: "
         ".parquet (from a Parquet input with --columns), .csv/.tsv (CSV rows with cover "
