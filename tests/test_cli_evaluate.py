@@ -746,30 +746,32 @@ def test_a_rejected_truth_row_keeps_its_place_in_a_join_by_order(data_dir: Path,
     has two rows whose window runs backwards (rejected), the 4th of ten queries of
     v_0bosp4-pyTM and the 6th of nine of v_rhOtqArO-3Y. Evaluate joins by order within
     each video as calibrate does, the rejected rows holding their places: every region
-    meets its own query's truth, and the join is named for what it is. The video's later
-    queries met the truth of the next one and its last none, under a message naming the
-    join on (vid, query text)."""
+    meets its own query's truth, a region on a rejected row's place is told so, and the
+    join is named for what it is. The video's later queries met the truth of the next
+    one and its last none, under a message naming the join on (vid, query text)."""
     preds = data_dir / "activitynet_cd/shuffling_videos_mdc/prediction_results_test_ood.json"
     gt = data_dir / "activitynet_cd/momentdiff_repo/anet_test_ood_momentdiff.jsonl"
+    videos = {"v_0bosp4-pyTM": 10, "v_rhOtqArO-3Y": 9}  # their queries, certified alone
+    qids = tmp_path / "qids.txt"
+    qids.write_text("".join(f"{v}-{k}\n" for v, n in videos.items() for k in range(n)))
     cal, regions, out = tmp_path / "cal.json", tmp_path / "r.jsonl", tmp_path / "m.json"
-    assert main(["calibrate", "--preds", str(preds), "--gt", str(gt), "--on-error", "reject",
-                 "-o", str(cal)]) == 0
-    assert main(["certify", "--calibrator", str(cal), "--preds", str(preds), "-o",
-                 str(regions)]) == 0
+    assert main(["calibrate", "--preds", str(preds), "--gt", str(gt), "--qids", str(qids),
+                 "--on-error", "reject", "-o", str(cal)]) == 0
+    assert main(["certify", "--calibrator", str(cal), "--preds", str(preds), "--qids",
+                 str(qids), "-o", str(regions)]) == 0
     capsys.readouterr()
     assert main(["evaluate", "--regions", str(regions), "--gt", str(gt), "--on-error",
                  "reject", "--json", str(out)]) == 0
     err = capsys.readouterr().err
-    assert "joined on order within each video: 13576 of 13578 regions matched (0 by qid)" in err
-    # the two regions on the rejected rows' own places are told so
+    assert "joined on order within each video: 17 of 19 regions matched (0 by qid)" in err
     assert f"its ground-truth row in {gt} was rejected (2)" in err
     assert f"(qid=v_0bosp4-pyTM-3): its ground-truth row in {gt} was rejected" in err
     assert "no ground truth for this qid" not in err
-    assert json.loads(out.read_text())["counts"]["rows"] == 13576
     # the field's metrics of the regions are those of the labelled join calibrate reads
     from cover.grounding_metrics import grounding_metrics
     from cover.io.labelled import read_labelled
 
-    labelled = read_labelled(preds, gt, on_error="reject").table
+    labelled = read_labelled(preds, gt, qids=qids, on_error="reject").table
+    assert len(labelled) == json.loads(out.read_text())["counts"]["rows"] == 17
     assert json.loads(out.read_text())["field_metrics"]["full"] == pytest.approx(
         grounding_metrics(labelled).to_dict()["full"], rel=1e-12)
