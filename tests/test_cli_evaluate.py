@@ -741,14 +741,23 @@ def test_distime_qvhighlights_certified_and_evaluated_through_its_layout(
 
 
 def test_a_rejected_truth_row_keeps_its_place_in_a_join_by_order(data_dir: Path,
-                                                                  tmp_path: Path, capsys) -> None:
+                                                                  tmp_path: Path, capsys,
+                                                                  monkeypatch) -> None:
     """Shuffling Videos on ActivityNet-CD names each query <vid>-<k>; the ground truth
     has two rows whose window runs backwards (rejected), the 4th of ten queries of
     v_0bosp4-pyTM and the 6th of nine of v_rhOtqArO-3Y. Evaluate joins by order within
     each video as calibrate does, the rejected rows holding their places: every region
     meets its own query's truth, a region on a rejected row's place is told so, and the
     join is named for what it is. The video's later queries met the truth of the next
-    one and its last none, under a message naming the join on (vid, query text)."""
+    one and its last none, under a message naming the join on (vid, query text). Rows
+    named by their place, which the truth does not name so, are read whole at once: the
+    stream read their first batch, found the join needed every row, and read it again."""
+    import cover.io.regions_batch as regions_batch
+
+    reads: list[int] = []
+    real = regions_batch.load_regions
+    monkeypatch.setattr(regions_batch, "load_regions",
+                        lambda *a, **k: reads.append(1) or real(*a, **k))
     preds = data_dir / "activitynet_cd/shuffling_videos_mdc/prediction_results_test_ood.json"
     gt = data_dir / "activitynet_cd/momentdiff_repo/anet_test_ood_momentdiff.jsonl"
     videos = {"v_0bosp4-pyTM": 10, "v_rhOtqArO-3Y": 9}  # their queries, certified alone
@@ -767,6 +776,7 @@ def test_a_rejected_truth_row_keeps_its_place_in_a_join_by_order(data_dir: Path,
     assert f"its ground-truth row in {gt} was rejected (2)" in err
     assert f"(qid=v_0bosp4-pyTM-3): its ground-truth row in {gt} was rejected" in err
     assert "no ground truth for this qid" not in err
+    assert len(reads) == 1  # one batch, read once
     # the field's metrics of the regions are those of the labelled join calibrate reads
     from cover.grounding_metrics import grounding_metrics
     from cover.io.labelled import read_labelled

@@ -96,7 +96,11 @@ def evaluate_files(job: EvaluateFiles) -> dict[str, Any]:
                   on_meta=partial(_check_relevance, job, kind),
                   truth_rejected=rejected_qids(problems), truth_rejected_rows=rejected)
     whole = job.in_memory or (kind == "jsonl" and json_array(job.regions))
-    res = run(whole=whole)
+    # Rows named by their place in their video, which the truth does not name so: the
+    # stream would find after its first batch that the join needs every row. Read whole
+    # at once, not that batch twice (the same numbers: the stream is the whole read).
+    late = not whole and kind == "jsonl" and _named_by_place(job.regions, truth)
+    res = None if late else run(whole=whole)
     if res is None:
         say(f"{job.regions}: qids do not all match {job.gt}; reading it whole to choose the "
             "join (by qid, or on vid and query text when its qids are positions)")
@@ -167,6 +171,19 @@ def _check_relevance(job: EvaluateFiles, kind: str, meta: dict[str, Any]) -> Non
     check_relevance(job.relevance_from, recorded=meta.get("relevance") or SALIENCY,
                     score=meta.get("score"),
                     where=job.calibrator or f"the calibrator recorded in {job.regions}")
+
+
+def _named_by_place(path: str, truth: CompactTruth) -> bool:
+    """Whether the first row of JSON-lines regions ``path`` is named ``<vid>-<k>`` (its
+    place in its video: TGN's, Shuffling Videos') and the truth names no query so."""
+    from cover.io.peek import peek
+
+    row = peek(path).first_row
+    q, v = (row.get("qid"), row.get("vid")) if row is not None else (None, None)
+    if not (isinstance(q, str) and isinstance(v, str) and q.startswith(f"{v}-")
+            and q[len(v) + 1:].isdigit()):
+        return False
+    return not bool(truth.find(np.array([q]))[1][0])
 
 
 def _read_truth(job: EvaluateFiles) -> tuple[CompactTruth, list[RowProblem], RejectedRows]:
