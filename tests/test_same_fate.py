@@ -573,12 +573,11 @@ def test_a_row_without_a_qid_names_no_qid_on_every_format(cal_path, tmp_path, ca
     assert "  FILE:2: missing field(s): qid" in first
 
 
-def test_a_mapping_that_names_no_vid_gets_one_fate_on_every_format(cal_path, tmp_path,
-                                                                     capsys):
-    # No vid column mapped: each row's vid is its qid on every format, streamed or whole,
-    # so --videos durations are looked up by it alike.
-    _write_inputs(tmp_path, [("plain", 10.0, 20.0, T), ("no_duration", 5.0, 25.0, None)])
-    (tmp_path / "videos.jsonl").write_text(json.dumps({"vid": "plain", "duration": T}) + "\n")
+def _without_vid_on_every_path(d: Path, cal_path: Path, capsys: pytest.CaptureFixture[str],
+                               videos: Path, said: str | None = None) -> tuple:
+    """The rows of ``d`` read by a mapping naming no vid, certified with ``videos`` on
+    every path: the one result every path gives (the fates, the messages); ``said``: a
+    line each run's standard error holds."""
     cols = COLS.replace("vid=vid,", "")
     results = {}
     for name, kind, extra, out in PATHS:
@@ -586,15 +585,27 @@ def test_a_mapping_that_names_no_vid_gets_one_fate_on_every_format(cal_path, tmp
         if kind == "jsonl":
             extra = [*extra, "--columns", "qid=qid,duration=duration,"
                      "windows=pred_relevant_windows"]
-        dst = tmp_path / f"{name.replace(' ', '_')}_{out}"
+        dst = d / f"{name.replace(' ', '_')}_{out}"
         assert main(["certify", "--calibrator", str(cal_path), "--preds",
-                     str(tmp_path / f"p.{kind}"), "--videos", str(tmp_path / "videos.jsonl"),
-                     *extra, "--on-error", "reject", "-o", str(dst)]) == 0, name
+                     str(d / f"p.{kind}"), "--videos", str(videos), *extra,
+                     "--on-error", "reject", "-o", str(dst)]) == 0, name
         err = capsys.readouterr().err
+        assert said is None or f"p.{kind}: {said}" in err, name
         results[name] = ([f[:4] for f in _fates(dst)],
-                         _messages(err, str(tmp_path / f"p.{kind}"), kind == "csv"))
+                         _messages(err, str(d / f"p.{kind}"), kind == "csv"))
     first = results["jsonl streamed"]
     assert all(got == first for got in results.values()), results
+    return first
+
+
+def test_a_mapping_that_names_no_vid_gets_one_fate_on_every_format(cal_path, tmp_path,
+                                                                     capsys):
+    # No vid column mapped: each row's vid is its qid on every format, streamed or whole,
+    # so --videos durations are looked up by it alike.
+    _write_inputs(tmp_path, [("plain", 10.0, 20.0, T), ("no_duration", 5.0, 25.0, None)])
+    (tmp_path / "videos.jsonl").write_text(json.dumps({"vid": "plain", "duration": T}) + "\n")
+    first = _without_vid_on_every_path(tmp_path, cal_path, capsys,
+                                       tmp_path / "videos.jsonl")
     assert first[0][0][:2] == ("plain", "certified")
     assert first[0][1][1:] == ("rejected", None, "no duration known for video 'no_duration' "
                                f"(not in the row, not in {tmp_path / 'videos.jsonl'})")
@@ -612,24 +623,10 @@ def test_rows_naming_no_vid_find_their_duration_by_qid_in_a_ground_truth_on_ever
     gt.write_text("".join(json.dumps({"qid": q, "query": "a person", "vid": v, "duration": t,
                                       "relevant_windows": [[0, 10]]}) + "\n"
                           for q, v, t in [("plain", "video_a", T), ("c3", "video_b", 120.0)]))
-    cols = COLS.replace("vid=vid,", "")
-    results = {}
-    for name, kind, extra, out in PATHS:
-        extra = [cols if x == COLS else x for x in extra]
-        if kind == "jsonl":
-            extra = [*extra, "--columns", "qid=qid,duration=duration,"
-                     "windows=pred_relevant_windows"]
-        dst = tmp_path / f"{name.replace(' ', '_')}_{out}"
-        assert main(["certify", "--calibrator", str(cal_path), "--preds",
-                     str(tmp_path / f"p.{kind}"), "--videos", str(gt), *extra,
-                     "--on-error", "reject", "-o", str(dst)]) == 0, name
-        err = capsys.readouterr().err
-        assert (f"p.{kind}: the rows name no vid; each row's duration is its query's in "
-                f"{gt} (moment-detr-gt, by qid)") in err, name
-        results[name] = ([f[:4] for f in _fates(dst)],
-                         _messages(err, str(tmp_path / f"p.{kind}"), kind == "csv"))
-    first = results["jsonl streamed"]
-    assert all(got == first for got in results.values()), results
+    first = _without_vid_on_every_path(
+        tmp_path, cal_path, capsys, gt,
+        said="the rows name no vid; each row's duration is its query's in "
+             f"{gt} (moment-detr-gt, by qid)")
     fates = {f[0]: f for f in first[0]}
     assert fates["plain"][1] == fates["c3"][1] == "certified"
     assert fates["c3"][2][-1][1] == 120.0  # the ground truth's T of its query, not 150 s
