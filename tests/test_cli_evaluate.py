@@ -699,6 +699,17 @@ def test_a_prediction_file_given_as_regions_is_named_as_one(qdetr_preds: Path, q
         assert "bad row(s)" not in err
 
 
+def test_a_prediction_file_given_as_gt_is_named_with_what_evaluate_takes(
+        qdetr_preds: Path, capsys) -> None:
+    """Predictions given as --gt: evaluate says what --gt and --regions take. It said
+    "give it as --preds", a flag evaluate does not have."""
+    assert main(["evaluate", "--regions", str(qdetr_preds), "--gt", str(qdetr_preds)]) == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1] == (
+        f"cover: error: {qdetr_preds}: this is a predictions file (moment-detr), not ground "
+        "truth: --gt takes the ground truth; predictions are certified first and the output "
+        "given as --regions")
+
+
 def test_distime_qvhighlights_certified_and_evaluated_through_its_layout(
         data_dir: Path, tmp_path: Path, capsys) -> None:
     """DisTime's QVHighlights list names no vid and writes its qid as QVHighlight_<n>.

@@ -82,16 +82,16 @@ def read_kwargs(args: argparse.Namespace) -> dict[str, Any]:
 def _detect(path: str) -> tuple[str, bool]:
     """``<format> (<role>)`` of ``path``, or why none fits; and whether one does."""
     from cover.errors import InputError
-    from cover.io.formats import Role, detect
+    from cover.io.formats import OtherRole, Role, detect
 
     found: list[str] = []
     roles: tuple[Role, ...] = ("predictions", "ground_truth")
     for role in roles:
         try:
             f, _ = detect(path, role)
+        except OtherRole:
+            continue  # the other role's format: found on that pass
         except InputError as exc:
-            if "give it as" in str(exc):
-                continue  # the other role's format: found on that pass
             if role == "ground_truth" and not found:
                 from cover.io.peek import peek
 

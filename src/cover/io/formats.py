@@ -48,8 +48,20 @@ def names(role: Role) -> list[str]:
     return [f.name for f in FORMATS if f.role == role] + [COLUMNS_FORMAT]
 
 
+class OtherRole(InputError):
+    """A file given in one role (predictions, ground truth) that is of the other; its
+    message names the flag the file belongs under."""
+
+    def __init__(self, path: str | Path, found: Format) -> None:
+        flag = "--gt" if found.role == "ground_truth" else "--preds"
+        super().__init__(f"{path}: this is a {found.role.replace('_', ' ')} file "
+                         f"({found.name}); give it as {flag}")
+        self.found = found
+
+
 def detect(path: str | Path, role: Role) -> tuple[Format, Peek]:
-    """The format of ``path``; an error when it is of the other role or of none."""
+    """The format of ``path``; an error when it is of the other role (:class:`OtherRole`)
+    or of none."""
     p = peek(path)
     if kind_suffix(p.path) in TABLE_SUFFIXES:
         raise InputError(f"{path}: a {kind_suffix(p.path)} table needs a column mapping, e.g. "
@@ -57,9 +69,7 @@ def detect(path: str | Path, role: Role) -> tuple[Format, Peek]:
     for f in FORMATS:
         if f.sniff(p):
             if f.role != role:
-                flag = "--gt" if f.role == "ground_truth" else "--preds"
-                raise InputError(f"{path}: this is a {f.role.replace('_', ' ')} file "
-                                 f"({f.name}); give it as {flag}")
+                raise OtherRole(path, f)
             return f, p
     if p.doc is None and p.first_row is None and p.head.lstrip()[:1] in (b"{", b"["):
         # Not one JSON value and its first line is not JSON: a real syntax problem;

@@ -189,12 +189,17 @@ def _named_by_place(path: str, truth: CompactTruth) -> bool:
 def _read_truth(job: EvaluateFiles) -> tuple[CompactTruth, list[RowProblem], RejectedRows]:
     """The ground truth as compact columns (held for the whole run), the reader's
     problems and its rejected rows (:func:`cover.io.formats.read_truth`)."""
-    from cover.io.formats import read_truth
+    from cover.io.formats import OtherRole, read_truth
 
     # Highlight labels are checked but not kept: regions are read without the saliency
     # they echo, so no row could be scored on them.
-    got = read_truth(job.gt, format=job.gt_format, columns=job.gt_columns,
-                     durations=job.gt_durations, on_error=job.on_error, labels=False)
+    try:
+        got = read_truth(job.gt, format=job.gt_format, columns=job.gt_columns,
+                         durations=job.gt_durations, on_error=job.on_error, labels=False)
+    except OtherRole as exc:  # evaluate has no --preds: say what it takes
+        raise InputError(f"{job.gt}: this is a predictions file ({exc.found.name}), not "
+                         "ground truth: --gt takes the ground truth; predictions are "
+                         "certified first and the output given as --regions") from None
     say(f"{job.gt}: {got.format} ({len(got.truth)} rows)")
     return got.truth, got.problems, got.rejected
 
