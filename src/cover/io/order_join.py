@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -44,10 +45,15 @@ class Joined:
 
 def order_qids(t: GroundingTable) -> bool:
     """Whether every qid is ``<vid>-<k>`` of its own row (a position in its video)."""
-    if not len(t):
+    return named_by_place(t.qid, t.vid)
+
+
+def named_by_place(qid: NDArray[Any], vid: NDArray[Any]) -> bool:
+    """Whether each ``qid`` is ``<vid>-<k>`` of the ``vid`` beside it (some row given)."""
+    if not qid.size:
         return False
-    head = np.char.add(t.vid.astype(str), "-")
-    q = t.qid.astype(str)
+    head = np.char.add(vid.astype(str), "-")
+    q = qid.astype(str)
     if not np.char.startswith(q, head).all():
         return False
     tail = np.array([s[len(h):] for s, h in zip(q.tolist(), head.tolist(), strict=True)])

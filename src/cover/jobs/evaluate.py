@@ -176,12 +176,13 @@ def _check_relevance(job: EvaluateFiles, kind: str, meta: dict[str, Any]) -> Non
 def _named_by_place(path: str, truth: CompactTruth) -> bool:
     """Whether the first row of JSON-lines regions ``path`` is named ``<vid>-<k>`` (its
     place in its video: TGN's, Shuffling Videos') and the truth names no query so."""
+    from cover.io.order_join import named_by_place
     from cover.io.peek import peek
 
     row = peek(path).first_row
     q, v = (row.get("qid"), row.get("vid")) if row is not None else (None, None)
-    if not (isinstance(q, str) and isinstance(v, str) and q.startswith(f"{v}-")
-            and q[len(v) + 1:].isdigit()):
+    if not (isinstance(q, str) and isinstance(v, str)
+            and named_by_place(np.array([q]), np.array([v]))):
         return False
     return not bool(truth.find(np.array([q]))[1][0])
 
