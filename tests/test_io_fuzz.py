@@ -49,8 +49,13 @@ REGION = {"qid": 7, "vid": "v_0.0_150.0", "pred_relevant_windows": [[10.0, 30.0,
                     "k": 9, "n_calibration": 9, "threshold": 0.25}}
 
 
+#: Every file the fuzz writes, in one folder removed when the test process ends (a folder
+#: a file was left in /tmp by every example).
+_SCRATCH = tempfile.TemporaryDirectory(prefix="cover-fuzz-")
+
+
 def _file(data: bytes, name: str = "f.jsonl") -> Path:
-    path = Path(tempfile.mkdtemp()) / name
+    path = Path(tempfile.mkdtemp(dir=_SCRATCH.name)) / name
     path.write_bytes(data)
     return path
 

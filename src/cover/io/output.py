@@ -28,7 +28,8 @@ What a target may be:
   it is: renaming a new file onto it would replace the device or pipe for everyone.
 
 >>> import tempfile, pathlib
->>> d = pathlib.Path(tempfile.mkdtemp())
+>>> scratch = tempfile.TemporaryDirectory()
+>>> d = pathlib.Path(scratch.name)
 >>> write_text(d / "a.txt", "hello\\n")
 >>> (d / "a.txt").read_text()
 'hello\\n'
@@ -36,6 +37,7 @@ What a target may be:
 Traceback (most recent call last):
 ...
 cover.errors.OutputError: ...a.txt: is also an input of this run (...); write the output ...else
+>>> scratch.cleanup()
 """
 
 from __future__ import annotations
