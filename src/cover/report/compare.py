@@ -7,7 +7,7 @@ from typing import Any
 
 from cover.report.glossary import SLOT, fill_glossary
 from cover.report.layout import esc, page, table_html
-from cover.report.misses import OFF_BAND
+from cover.report.misses import band_miss
 from cover.report.tables import render
 
 
@@ -72,26 +72,23 @@ def _protocol(doc: dict[str, Any]) -> str:
             "the rule or score family.")
 
 
-def band_misses(doc: dict[str, Any]) -> list[str]:
+def side_misses(doc: dict[str, Any]) -> list[str]:
     """Each side whose test coverage lies outside its 95% test band, in the words of
-    ``cover evaluate`` and the study (:data:`cover.report.misses.OFF_BAND`)."""
+    ``cover evaluate`` (:func:`cover.report.misses.band_miss`)."""
     out = []
     for side in ("a", "b"):
         band = doc[side].get("test_band")
-        if band is None or band["lo"] <= band["coverage"] <= band["hi"]:
-            continue
-        below = band["coverage"] < band["lo"]
-        out.append(f"{'falls short' if below else 'off its band'}: "
-                   f"{side_label(doc[side])} coverage {band['coverage']:.3f} is "
-                   f"{'below' if below else 'above'} its 95% test band [{band['lo']:.3f}, "
-                   f"{band['hi']:.3f}]: {OFF_BAND['below' if below else 'above']}")
+        miss = None if band is None else band_miss(
+            band["coverage"], band["lo"], band["hi"], who=f"{side_label(doc[side])} ")
+        if miss is not None:
+            out.append(miss)
     return out
 
 
 def compare_text(doc: dict[str, Any]) -> str:
     """The console report: a side's coverage outside its test band first, then who is A
     and B, the table, and the protocol in one paragraph."""
-    misses = "".join(f"{m}\n" for m in band_misses(doc))
+    misses = "".join(f"{m}\n" for m in side_misses(doc))
     head = (f"{misses}A = {side_label(doc['a'])}\nB = {side_label(doc['b'])}\n")
     return f"{head}\n{render(_header(doc), _rows(doc), False)}\n\n{_protocol(doc)}"
 
@@ -121,7 +118,7 @@ def _summary(doc: dict[str, Any]) -> str:
                          + (f", test band [{test['lo']:.3f}, {test['hi']:.3f}] (coverage "
                             f"{test['coverage']:.3f})" if test else ""))
     misses = "".join(f"<li><b>{esc(m.split(': ', 1)[0].capitalize())}</b>: "
-                     f"{esc(m.split(': ', 1)[1])}</li>" for m in band_misses(doc))
+                     f"{esc(m.split(': ', 1)[1])}</li>" for m in side_misses(doc))
     return (f"<div class='summary' id='summary'><p><b>In short.</b> A = "
             f"{esc(side_label(doc['a']))}, B = {esc(side_label(doc['b']))}, on "
             f"{doc['queries']['test']} shared test queries.</p>"

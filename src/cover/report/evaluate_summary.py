@@ -14,26 +14,16 @@ from cover.bands import BETA_BAND
 from cover.errors import counted
 from cover.grounding_metrics import GroundingMetrics
 from cover.metrics import Evaluation
-from cover.report.misses import OFF_BAND
+from cover.report.misses import OFF_BAND, band_miss, band_side
 from cover.report.tables import field_metrics_text
 
-__all__ = ["band_side", "summary_lines"]
+__all__ = ["summary_lines"]
 
 #: Why the base grounder's IoU is not known: where a predicted window would be read.
 NO_WINDOW = ("not known (no row carries a predicted window: Moment-DETR's "
              "pred_relevant_windows, or start and end numbers, which --compact output lacks; "
              "a named layout's rows are read with --format NAME, any other with --columns "
              "windows=SOURCE or start=SOURCE,end=SOURCE)")
-
-
-def band_side(coverage: float, reference: dict[str, Any]) -> str | None:
-    """``"below"`` or ``"above"`` when ``coverage`` lies outside the reference's 95% test
-    band, else None."""
-    if coverage < reference["band_lo"]:
-        return "below"
-    if coverage > reference["band_hi"]:
-        return "above"
-    return None
 
 
 def summary_lines(regions: str, ev: Evaluation, field: GroundingMetrics | None,
@@ -49,11 +39,11 @@ def summary_lines(regions: str, ev: Evaluation, field: GroundingMetrics | None,
                f"{rows - m.n} refused out)" if m.n != rows else "")
     out = [f"{regions}: {rows} rows evaluated ({which}){dropped}"]
     r = ev.reference
-    side = band_side(m.coverage, r) if r is not None and m.n else None
-    if r is not None and side is not None:  # the miss first, in plain words
-        out.append(f"{'falls short' if side == 'below' else 'off its band'}: coverage "
-                   f"{m.coverage:.4f} is {side} its 95% test band [{r['band_lo']:.4f}, "
-                   f"{r['band_hi']:.4f}]: {OFF_BAND[side]}")
+    side = band_side(m.coverage, r["band_lo"], r["band_hi"]) if r is not None and m.n else None
+    miss = (band_miss(m.coverage, r["band_lo"], r["band_hi"], digits=4)
+            if r is not None and side is not None else None)
+    if miss is not None:  # the miss first, in plain words
+        out.append(miss)
     if m.n:
         out.append(f"coverage {m.coverage:.4f} (miss rate {m.miss_rate:.4f}); mean length "
                    f"{m.mean_length_s:.1f} s ({m.mean_length_frac:.1%} of the video); IoU "

@@ -100,6 +100,24 @@ OFF_BAND = {"below": "fewer true moments covered than promised",
             "above": "more coverage than asked, paid for in length"}
 
 
+def band_side(coverage: float, lo: float, hi: float) -> str | None:
+    """``"below"`` or ``"above"`` when ``coverage`` lies outside ``[lo, hi]``, else None."""
+    return "below" if coverage < lo else "above" if coverage > hi else None
+
+
+def band_miss(coverage: float, lo: float, hi: float, *, who: str = "", digits: int = 3
+              ) -> str | None:
+    """The sentence ``cover evaluate`` and ``cover compare`` open with when ``coverage``
+    lies outside its 95% test band ``[lo, hi]`` (``who``: whose coverage, before the
+    word), in the study's words (:data:`OFF_BAND`); None inside it."""
+    side = band_side(coverage, lo, hi)
+    if side is None:
+        return None
+    verdict = "falls short" if side == "below" else "off its band"
+    return (f"{verdict}: {who}coverage {coverage:.{digits}f} is {side} its 95% test band "
+            f"[{lo:.{digits}f}, {hi:.{digits}f}]: {OFF_BAND[side]}")
+
+
 def band_misses(doc: dict[str, Any]) -> list[str]:
     """Coverage cells outside their test band: below first, then above."""
     cells = [c for c in doc["data"]["cells"] if not c.get("within_band", True)]
