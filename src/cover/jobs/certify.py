@@ -239,7 +239,6 @@ def _whole_rows(preds: str, columns: str, table: GroundingTable,
     only the ids), the ids read first, as a JSON row's echo has them."""
     from dataclasses import replace
 
-    from cover.io.generic import parse_columns
     from cover.io.jsonl import object_column
     from cover.io.table_rows import table_rows
 
