@@ -5,6 +5,7 @@ from cover.io.labelled import load_labelled
 from cover.io.qids import read_qids, write_qids
 from cover.io.qvhighlights import Loaded, read_durations, read_ground_truth, read_predictions
 from cover.io.regions_jsonl import LoadedRegions, certified_rows, read_regions, write_certified
+from cover.io.row_durations import read_row_durations
 
 __all__ = [
     "Loaded",
@@ -18,6 +19,7 @@ __all__ = [
     "read_predictions",
     "read_qids",
     "read_regions",
+    "read_row_durations",
     "write_certified",
     "write_jsonl",
     "write_qids",

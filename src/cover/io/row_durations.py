@@ -32,7 +32,8 @@ def read_row_durations(path: str | Path, *, vid_named: bool = True) -> RowDurati
     """The one reading of ``--videos`` (the module doc): a durations file by vid; else a
     ground truth of any format (:func:`cover.io.formats.read`), by vid when each video has
     one duration and the rows name theirs (``vid_named``), else by qid. A file that is
-    neither is the durations reader's error."""
+    neither is the durations reader's error. The API's ``--videos``: its ``index`` is the
+    ``videos=`` of :func:`cover.stream.certify_jsonl` and the certify stage."""
     if vid_named:
         try:
             return RowDurations(read_video_index(path))
