@@ -88,6 +88,7 @@ def evaluate_files(job: EvaluateFiles) -> dict[str, Any]:
         if found is not None:  # as every input's format is: detected and named
             say(f"{job.regions}: rows of the {found} layout; each row's base prediction "
                 f"read as it reads it (--format {found})")
+            columns = layout_sources(found)  # the stream reads them so, not detects again
     map_large_blocks_for(job.gt)  # a large truth and its per-video sums: growing columns
     truth, problems, rejected = _read_truth(job)
     run = partial(evaluate_stream, job.regions, truth, target=job.target,
