@@ -230,3 +230,25 @@ def test_upstream_must_be_an_http_url(files, capsys):
         main(["serve", "--calibrator", str(files["cal"]), "--upstream", "ftp://gpu/v1"])
     assert exc.value.code == 2
     assert "--upstream: expected an http:// or https:// URL" in capsys.readouterr().err
+
+
+def test_an_answer_finds_its_querys_duration_where_videos_is_read_by_qid(files):
+    """With --videos a ground truth read by qid (UAG-OOPS's clips), the answer's duration
+    is its query's, as /v1/certify's rows find theirs (the stage's rule); the answer
+    looked its vid up in that index, found none and came back rejected."""
+    import numpy as np
+
+    from cover.io.video_index import VideoIndex
+    from cover.serve.calibrators import Sources, load_set
+    from cover.serve.chat import CoverFields, certify_answer
+
+    index = VideoIndex.of(np.array(["q1"]), np.array([120.0]), by="qid")
+    loaded = load_set(Sources((("main", str(files["cal"])),), index, "gt.json", 2.0, False),
+                      0).get(None)
+    got = certify_answer(loaded, CoverFields(qid="q1", vid="a compilation"), ANSWERS["ok"],
+                         index)
+    assert got["status"] == "certified" and got["duration"] == 120.0
+    miss = certify_answer(loaded, CoverFields(qid="q2", vid="a compilation"), ANSWERS["ok"],
+                          index)
+    assert miss["status"] == "rejected"
+    assert miss["reason"].endswith("; query 'q2' is not in --videos")

@@ -77,16 +77,20 @@ def certify_answer(loaded: Loaded, fields: CoverFields, text: str,
                    videos: VideoIndex | None) -> dict[str, Any]:
     """The ``cover`` object of one answer ``text`` (see the module docstring)."""
     T = fields.duration
-    if T is None and fields.vid is not None and videos is not None:
-        _, known = videos.known(np.array([fields.vid]))  # the lookup of every path
+    # the lookup of every path: by the video, or by the query where --videos is a ground
+    # truth read by qid (:attr:`VideoIndex.by`)
+    by_qid = videos is not None and videos.by == "qid"
+    key, noun = (fields.qid, "query") if by_qid else (fields.vid, "video")
+    if T is None and key is not None and videos is not None:
+        _, known = videos.known(np.array([key]))
         T = float(known[0]) if known.size else None
     parsed = parse_answer(text, duration=T, prompt_examples=fields.examples)
     extra = {"calibrator": loaded.name, **({"qid": fields.qid} if fields.qid else {}),
              "parse": parsed.status, "parse_reason": parsed.reason,
              "intervals": [list(iv) for iv in parsed.intervals]}
     if T is None:
-        reason = NO_DURATION if fields.vid is None else (
-            f"{NO_DURATION}; video {fields.vid!r} is not in --videos")
+        reason = NO_DURATION if key is None else (
+            f"{NO_DURATION}; {noun} {key!r} is not in --videos")
         return {"status": "rejected", "region": None, "refused": False, "reason": reason,
                 **extra}
     qid = fields.qid or "chat"
